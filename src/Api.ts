@@ -1,0 +1,28 @@
+/**
+ * The root contract. Every endpoint, payload and error of the service is declared here or in a
+ * module's Api.ts; the server, the OpenAPI document and the typed client all derive from it.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AuthApi } from "./auth/Api.js"
+import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
+import { KeysApi } from "./keys/Api.js"
+import { SystemApi } from "./system/Api.js"
+import { TenantsApi } from "./tenants/Api.js"
+
+export class Api extends HttpApi.make("etd")
+  .add(SystemApi)
+  .add(AuthApi)
+  .add(TenantsApi)
+  .add(KeysApi)
+  .addError(InvalidRequest)
+  .addError(ApiKeyInUrl)
+  .addError(NotFound)
+  .addError(PayloadTooLarge)
+  .addError(InternalError)
+  .annotate(OpenApi.Title, "Electronic tax-document issuing API")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(
+    OpenApi.Description,
+    "Issues NFS-e service invoices to the national tax authority for many tenants. Live API keys reach production, test keys the homologation sandbox. Every path is also served without the `/v1` prefix."
+  )
+{}

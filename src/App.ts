@@ -1,0 +1,65 @@
+/**
+ * Composition root: configuration, logging, tracing, database, services and the HTTP API.
+ * `main.ts` adds the Node HTTP server; tests add `NodeHttpServer.layerTest` instead.
+ */
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, type HttpRouter, type HttpServer } from "@effect/platform"
+import { Layer } from "effect"
+import { Api } from "./Api.js"
+import { AuthHttpLive } from "./auth/Http.js"
+import { AuthService } from "./auth/AuthService.js"
+import { AppConfig } from "./Config.js"
+import { DatabaseLive } from "./db/Database.js"
+import { ApiMiddlewareLive, ServerMiddleware } from "./http/Middleware.js"
+import { RateLimiter } from "./http/RateLimiter.js"
+import { AuthenticationLive } from "./keys/AuthenticationLive.js"
+import { ExposureMonitor, ExposureReports } from "./keys/ExposureMonitor.js"
+import { KeysHttpLive } from "./keys/Http.js"
+import { KeyService } from "./keys/KeyService.js"
+import { SystemHttpLive } from "./system/Http.js"
+import { Readiness } from "./system/Readiness.js"
+import { LoggerLive } from "./telemetry/Logger.js"
+import { TracingLive } from "./telemetry/Tracing.js"
+import { TenantsHttpLive } from "./tenants/Http.js"
+import { TenantService } from "./tenants/TenantService.js"
+
+export const ServicesLive = Layer.mergeAll(
+  AuthService.Default,
+  TenantService.Default,
+  KeyService.Default,
+  ExposureMonitor.Default,
+  RateLimiter.Default,
+  Readiness.Default
+)
+
+const HandlersLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([AuthHttpLive, TenantsHttpLive, KeysHttpLive, SystemHttpLive]),
+  Layer.provide(AuthenticationLive)
+)
+
+/** The HTTP API on whatever `HttpServer` is provided. */
+export const HttpLive = HttpApiBuilder.serve(ServerMiddleware).pipe(
+  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(ApiMiddlewareLive),
+  Layer.provide(HandlersLive),
+  // Our own server span (ServerMiddleware) replaces the built-in one, which records full URLs.
+  HttpMiddleware.withTracerDisabledWhen(() => true)
+)
+
+/**
+ * The whole application for a given server and configuration. The logger is installed first so
+ * every fiber, including background workers, writes through the token guard.
+ */
+export const makeApp = <E, R>(
+  server: Layer.Layer<HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices, E, R>,
+  config: Layer.Layer<AppConfig>
+) =>
+  HttpLive.pipe(
+    Layer.provide(server),
+    Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(DatabaseLive),
+    Layer.provide(LoggerLive),
+    Layer.provide(TracingLive),
+    Layer.provideMerge(ExposureReports.Default),
+    Layer.provideMerge(config)
+  )

@@ -1,0 +1,69 @@
+/**
+ * Every setting of SPEC §14, read once through Effect `Config`. Secrets stay `Redacted`.
+ */
+import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option } from "effect"
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly production: boolean
+  readonly databaseUrl: Option.Option<string>
+  readonly dataDir: string
+  readonly keyRotationGraceDays: number
+  readonly sessionTtl: Duration.Duration
+  readonly defaultMonthlyQuota: number
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number }
+  readonly loginRateLimit: { readonly perMinute: number }
+  /** scrypt cost parameter N (a power of two); lower only in tests. */
+  readonly passwordHashCost: number
+  readonly lastUsedFlushInterval: Duration.Duration
+}
+
+export class AppConfig extends Context.Tag("etd/AppConfig")<AppConfig, AppConfigShape>() {}
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  production: Config.string("NODE_ENV").pipe(Config.map((env) => env === "production"), Config.withDefault(false)),
+  databaseUrl: Config.option(Config.nonEmptyString("DATABASE_URL")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  keyRotationGraceDays: Config.integer("KEY_ROTATION_GRACE_DAYS").pipe(
+    Config.validate({ message: "KEY_ROTATION_GRACE_DAYS must be 0..30", validation: (n) => n >= 0 && n <= 30 }),
+    Config.withDefault(7)
+  ),
+  sessionTtl: Config.duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
+  defaultMonthlyQuota: positiveInt("DEFAULT_MONTHLY_QUOTA", 100),
+  rateLimit: Config.all({
+    perSecond: positiveInt("RATE_LIMIT_PER_SECOND", 100),
+    burst: positiveInt("RATE_LIMIT_BURST", 200)
+  }),
+  loginRateLimit: Config.all({ perMinute: positiveInt("RATE_LIMIT_LOGIN_PER_MINUTE", 10) }),
+  passwordHashCost: Config.integer("PASSWORD_HASH_COST").pipe(
+    Config.validate({
+      message: "PASSWORD_HASH_COST must be a power of two >= 1024",
+      validation: (n) => n >= 1024 && (n & (n - 1)) === 0
+    }),
+    Config.withDefault(32768)
+  ),
+  lastUsedFlushInterval: Config.duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30)))
+})
+
+export const AppConfigLive = Layer.effect(AppConfig, Effect.orDie(appConfig))
+
+const emptyProvider = ConfigProvider.fromMap(new Map())
+
+/** Tests build the configuration from a partial override on top of the defaults. */
+export const AppConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
+  Layer.effect(
+    AppConfig,
+    Effect.map(Effect.orDie(appConfig.pipe(Effect.withConfigProvider(emptyProvider))), (defaults) => ({
+      ...defaults,
+      passwordHashCost: 1024,
+      ...overrides
+    }))
+  )
+

@@ -1,0 +1,27 @@
+/** Cursor pagination of SPEC §2: `?limit=1..100&starting_after=<id>` → `{data, has_more, next_cursor}`. */
+import { Schema } from "effect"
+
+export const PageParams = Schema.Struct({
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })),
+    { default: () => 20 }
+  ),
+  starting_after: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
+})
+export type PageParams = typeof PageParams.Type
+
+export const Page = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+  Schema.Struct({
+    data: Schema.Array(item),
+    has_more: Schema.Boolean,
+    next_cursor: Schema.NullOr(Schema.String)
+  })
+
+/**
+ * Builds a page from rows fetched with `limit + 1`: the extra row only tells whether more exist.
+ */
+export const toPage = <A extends { readonly id: string }>(rows: ReadonlyArray<A>, limit: number) => {
+  const data = rows.slice(0, limit)
+  const has_more = rows.length > limit
+  return { data, has_more, next_cursor: has_more ? data[data.length - 1]!.id : null }
+}

@@ -1,0 +1,48 @@
+/**
+ * Bearer tokens (SPEC §3): `etd_<live|test|sess>_<32 base32 chars>`, 20 CSPRNG bytes in RFC 4648
+ * base32, lower case. Only the SHA-256 of the whole token is stored; the token is shown once.
+ */
+import { randomBytes } from "node:crypto"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex } from "@noble/hashes/utils.js"
+
+const RFC4648 = "abcdefghijklmnopqrstuvwxyz234567"
+
+/** RFC 4648 base32 without padding, lower case. 20 bytes encode to exactly 32 characters. */
+export const base32 = (bytes: Uint8Array): string => {
+  let bits = 0
+  let value = 0
+  let out = ""
+  for (const byte of bytes) {
+    value = ((value << 8) | byte) & 0xffff
+    bits += 8
+    while (bits >= 5) {
+      out += RFC4648[(value >>> (bits - 5)) & 31]
+      bits -= 5
+    }
+  }
+  if (bits > 0) out += RFC4648[(value << (5 - bits)) & 31]
+  return out
+}
+
+export type Environment = "live" | "test"
+export type TokenKind = Environment | "sess"
+
+/** The random source, swappable only to prove in tests that tokens come from it. */
+export type RandomSource = (size: number) => Uint8Array
+export const cryptoRandom: RandomSource = (size) => new Uint8Array(randomBytes(size))
+
+export const generateToken = (kind: TokenKind, random: RandomSource = cryptoRandom): string =>
+  `etd_${kind}_${base32(random(20))}`
+
+export const apiKeyTokenPattern = /^etd_(live|test)_[a-z2-7]{32}$/
+export const sessionTokenPattern = /^etd_sess_[a-z2-7]{32}$/
+
+/** Anything shaped like one of our secrets, anywhere in a string (used by the log guard and URL check). */
+export const embeddedTokenPattern = /etd_(?:live|test|sess)_[a-z2-7]{32}/g
+export const embeddedSecretPattern = /etd_(?:live|test|sess)_[a-z2-7]{32}|whsec_[A-Za-z0-9+/=]{20,}/g
+
+export const hashToken = (token: string): string => bytesToHex(sha256(new TextEncoder().encode(token)))
+
+/** What we may show after creation: the environment prefix and the last four characters. */
+export const tokenHint = (token: string): string => `${token.slice(0, token.lastIndexOf("_") + 1)}…${token.slice(-4)}`

@@ -1,0 +1,112 @@
+/**
+ * The authentication middleware. Each request is verified against the database (no cache), then
+ * the endpoint's declared requirements are enforced: the `{tenantId}` of the path, the key's scope
+ * or the member's role, and the per-key rate limit.
+ */
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
+import { Api } from "../Api.js"
+import { AuthService } from "../auth/AuthService.js"
+import { AppConfig } from "../Config.js"
+import { InvalidApiKey, InvalidSession, MissingCredentials, NotFound } from "../domain/Errors.js"
+import type { ApiKeyPrincipal, SessionPrincipal } from "../domain/Principal.js"
+import { sessionTokenPattern } from "../domain/Tokens.js"
+import { RateLimiter } from "../http/RateLimiter.js"
+import { TenantService } from "../tenants/TenantService.js"
+import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "./Authentication.js"
+import { KeyService } from "./KeyService.js"
+import { endpointPolicies, policyIndex, requireRole, requireSameTenant, requireScope } from "./Policy.js"
+
+const BEARER = /^Bearer +([^\s]+)$/i
+
+/** The token of `Authorization: Bearer <token>`; a missing or malformed header is `missing_credentials`. */
+export const bearerToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const match = BEARER.exec(request.headers["authorization"] ?? "")
+  return match?.[1] ? Effect.succeed(match[1]) : Effect.fail(new MissingCredentials())
+})
+
+const make = Effect.gen(function*() {
+  const keys = yield* KeyService
+  const auth = yield* AuthService
+  const tenants = yield* TenantService
+  const limiter = yield* RateLimiter
+  const config = yield* AppConfig
+  const policyOf = policyIndex(endpointPolicies(Api))
+  const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
+
+  const currentPolicy = Effect.map(HttpRouter.RouteContext, (context) => ({
+    pathTenantId: context.params["tenantId"],
+    policy: policyOf(context.route.method, context.route.path)
+  }))
+
+  const authenticateKey = (token: string) =>
+    Effect.gen(function*() {
+      const principal = yield* keys.verify(token)
+      yield* Effect.annotateCurrentSpan({
+        "tenant.id": principal.tenantId,
+        "api_key.id": principal.keyId,
+        "api_key.environment": principal.environment
+      })
+      yield* limiter.consume(`key:${principal.keyId}`, keyBucket)
+      const { pathTenantId, policy } = yield* currentPolicy
+      yield* requireSameTenant(pathTenantId, principal.tenantId)
+      return { principal, policy }
+    })
+
+  const authenticateSession = (token: string) =>
+    Effect.gen(function*() {
+      if (!sessionTokenPattern.test(token)) return yield* new InvalidSession()
+      const principal = yield* auth.verifySession(token)
+      yield* Effect.annotateCurrentSpan({ "user.id": principal.userId })
+      const { pathTenantId, policy } = yield* currentPolicy
+      if (pathTenantId === undefined) return { principal, policy }
+      // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.
+      const role = yield* Effect.flatMap(tenants.roleOf(pathTenantId, principal.userId), Option.match({
+        onNone: () => Effect.fail(new NotFound()),
+        onSome: Effect.succeed
+      }))
+      yield* Effect.annotateCurrentSpan({ "tenant.id": pathTenantId })
+      return { principal: { ...principal, role } satisfies SessionPrincipal, policy }
+    })
+
+  const apiKey = ApiKeyAuth.of({
+    apiKey: () =>
+      Effect.gen(function*() {
+        const { policy, principal } = yield* authenticateKey(yield* bearerToken)
+        yield* requireScope(policy?.scope ?? null, principal.scopes)
+        return principal
+      })
+  })
+
+  const session = SessionAuth.of({
+    session: () =>
+      Effect.gen(function*() {
+        const { policy, principal } = yield* authenticateSession(yield* bearerToken)
+        if (principal.role !== undefined) yield* requireRole(policy?.roles ?? null, principal.role)
+        return principal
+      })
+  })
+
+  const tenantReader = TenantReaderAuth.of({
+    bearer: () =>
+      Effect.gen(function*() {
+        const token = yield* bearerToken
+        if (token.startsWith("etd_sess_")) {
+          return (yield* authenticateSession(token)).principal satisfies SessionPrincipal
+        }
+        if (!token.startsWith("etd_live_") && !token.startsWith("etd_test_")) return yield* new InvalidApiKey()
+        return (yield* authenticateKey(token)).principal satisfies ApiKeyPrincipal
+      })
+  })
+
+  return { apiKey, session, tenantReader }
+})
+
+export const AuthenticationLive = Layer.unwrapEffect(
+  Effect.map(make, ({ apiKey, session, tenantReader }) =>
+    Layer.mergeAll(
+      Layer.succeed(ApiKeyAuth, apiKey),
+      Layer.succeed(SessionAuth, session),
+      Layer.succeed(TenantReaderAuth, tenantReader)
+    ))
+)

@@ -1,0 +1,65 @@
+/**
+ * Exposure alerts (SPEC §4). When a token shows up where it must not (our own log output, or a
+ * request URL), the key it belongs to is looked up by hash, a security alert is logged naming the
+ * key id, counted in a metric and recorded for the tenant. The token itself goes nowhere.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Metric, Option, Queue } from "effect"
+import { now } from "../domain/Time.js"
+import { KeyService } from "./KeyService.js"
+
+export type ExposureSource = "log" | "url"
+
+export const exposureAlerts = Metric.counter("etd_api_key_exposures_total", {
+  description: "Tokens found in log output or request URLs"
+})
+
+/**
+ * Where exposures are reported. It has no dependencies, so the logger can be installed before
+ * anything else starts and still report what it redacts.
+ */
+export class ExposureReports extends Effect.Service<ExposureReports>()("etd/ExposureReports", {
+  effect: Effect.gen(function*() {
+    // Sliding: a flood of leaked tokens must not grow memory.
+    const queue = yield* Queue.sliding<{ token: string; source: ExposureSource }>(1024)
+    /** Synchronous, so the logger can call it while it writes a line. */
+    const reportUnsafe = (token: string, source: ExposureSource) => {
+      queue.unsafeOffer({ token, source })
+    }
+    const report = (token: string, source: ExposureSource) => Queue.offer(queue, { token, source })
+    return { queue, report, reportUnsafe } as const
+  })
+}) {}
+
+/** The worker that turns reports into alerts. */
+export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/ExposureMonitor", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const keys = yield* KeyService
+    const { queue: reports } = yield* ExposureReports
+
+    const handle = Effect.fn("ExposureMonitor.handle")(function*(token: string, source: ExposureSource) {
+      const owner = yield* keys.identify(token)
+      const at = yield* now
+      const keyId = Option.getOrNull(Option.map(owner, (o) => o.keyId))
+      const tenantId = Option.getOrNull(Option.map(owner, (o) => o.tenantId))
+      yield* Effect.logWarning("security alert: API key exposed").pipe(
+        Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId ?? "unknown", tenant_id: tenantId ?? "unknown" })
+      )
+      yield* Metric.increment(Metric.tagged(exposureAlerts, "source", source))
+      yield* sql`
+        INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
+        VALUES ('api_key.exposed', ${tenantId}, ${keyId}, ${source}, ${at})`
+    })
+
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(Queue.take(reports), ({ source, token }) =>
+          handle(token, source).pipe(Effect.catchAllCause((cause) => Effect.logError("exposure alert failed", cause))))
+      )
+    )
+
+    return { handle } as const
+  }),
+  dependencies: [KeyService.Default]
+}) {}

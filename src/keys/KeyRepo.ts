@@ -1,0 +1,90 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { Environment, Scope } from "../domain/Principal.js"
+
+export interface ApiKeyRow {
+  readonly id: string
+  readonly tenantId: string
+  readonly name: string
+  readonly environment: Environment
+  readonly scopes: ReadonlyArray<Scope>
+  readonly hint: string
+  readonly createdAt: Date
+  readonly lastUsedAt: Date | null
+  readonly expiresAt: Date | null
+  readonly revokedAt: Date | null
+  readonly replacedBy: string | null
+}
+
+export interface NewApiKey {
+  readonly id: string
+  readonly tenantId: string
+  readonly name: string
+  readonly environment: Environment
+  readonly scopes: ReadonlyArray<Scope>
+  readonly tokenHash: string
+  readonly hint: string
+  readonly createdBy: string | null
+  readonly createdAt: Date
+}
+
+const columns = "id, tenant_id, name, environment, scopes, hint, created_at, last_used_at, expires_at, revoked_at, replaced_by"
+
+export class KeyRepo extends Effect.Service<KeyRepo>()("etd/KeyRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const selectColumns = sql.unsafe(columns)
+
+    const insert = (key: NewApiKey) =>
+      sql`
+        INSERT INTO api_keys (id, tenant_id, name, environment, scopes, token_hash, hint, created_by, created_at)
+        VALUES (${key.id}, ${key.tenantId}, ${key.name}, ${key.environment}, ${JSON.stringify(key.scopes)}::jsonb,
+                ${key.tokenHash}, ${key.hint}, ${key.createdBy}, ${key.createdAt})`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("KeyRepo.insert")
+      )
+
+    const findByTokenHash = (tokenHash: string) =>
+      sql<ApiKeyRow>`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.withSpan("KeyRepo.findByTokenHash")
+      )
+
+    /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
+    const findForUpdate = (tenantId: string, id: string) =>
+      sql<ApiKeyRow>`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.withSpan("KeyRepo.findForUpdate")
+      )
+
+    const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
+      sql<ApiKeyRow>`
+        SELECT ${selectColumns} FROM api_keys
+        WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
+        ORDER BY id DESC
+        LIMIT ${limit + 1}`.pipe(Effect.withSpan("KeyRepo.list"))
+
+    const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
+      sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("KeyRepo.markRotated")
+      )
+
+    const revoke = (id: string, at: Date) =>
+      sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("KeyRepo.revoke")
+      )
+
+    /** One statement per key that was used since the last flush, never one per request. */
+    const touch = (usage: ReadonlyArray<readonly [id: string, at: Date]>) =>
+      Effect.forEach(usage, ([id, at]) =>
+        sql`
+          UPDATE api_keys SET last_used_at = ${at}
+          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true }).pipe(
+        Effect.withSpan("KeyRepo.touch")
+      )
+
+    return { insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch } as const
+  })
+}) {}

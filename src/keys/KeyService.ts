@@ -1,0 +1,171 @@
+/**
+ * API keys: creation, listing, rotation with a grace period, revocation, and the per-request
+ * verification. Tokens are shown once; only their SHA-256 is stored.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schedule } from "effect"
+import { AppConfig } from "../Config.js"
+import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
+import { makeId } from "../domain/Ids.js"
+import { type PageParams, toPage } from "../domain/Pagination.js"
+import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js"
+import { now } from "../domain/Time.js"
+import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
+import { ApiKey, CreatedApiKey, RotatedApiKey } from "./Api.js"
+import { type ApiKeyRow, KeyRepo } from "./KeyRepo.js"
+
+const DAY = 24 * 60 * 60 * 1000
+
+export const keyStatus = (row: Pick<ApiKeyRow, "revokedAt" | "expiresAt">, at: Date) =>
+  row.revokedAt !== null ? "revoked" : row.expiresAt === null ? "active" : row.expiresAt <= at ? "expired" : "expiring"
+
+export const toApiKey = (row: ApiKeyRow, at: Date) =>
+  new ApiKey({
+    id: row.id,
+    name: row.name,
+    environment: row.environment,
+    scopes: row.scopes,
+    hint: row.hint,
+    status: keyStatus(row, at),
+    created_at: row.createdAt,
+    last_used_at: row.lastUsedAt,
+    expires_at: row.expiresAt,
+    replaced_by: row.replacedBy
+  })
+
+export class KeyService extends Effect.Service<KeyService>()("etd/KeyService", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const repo = yield* KeyRepo
+
+    const issue = (input: {
+      tenantId: string
+      name: string
+      environment: Environment
+      scopes: ReadonlyArray<Scope>
+      createdBy: string | null
+    }) =>
+      Effect.gen(function*() {
+        const token = generateToken(input.environment)
+        const row = {
+          id: yield* makeId("apiKey"),
+          tenantId: input.tenantId,
+          name: input.name,
+          environment: input.environment,
+          scopes: [...new Set(input.scopes)],
+          tokenHash: hashToken(token),
+          hint: tokenHint(token),
+          createdBy: input.createdBy,
+          createdAt: yield* now
+        }
+        yield* Effect.orDie(repo.insert(row))
+        const apiKey = toApiKey(
+          { ...row, lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null },
+          row.createdAt
+        )
+        return { apiKey, token }
+      })
+
+    const create = Effect.fn("KeyService.create")(function*(input: {
+      tenantId: string
+      name: string
+      environment: Environment
+      scopes: ReadonlyArray<Scope>
+      createdBy: string
+    }) {
+      const { apiKey, token } = yield* issue(input)
+      return new CreatedApiKey({ api_key: apiKey, token })
+    })
+
+    const list = Effect.fn("KeyService.list")(function*(tenantId: string, page: PageParams) {
+      const rows = yield* Effect.orDie(repo.list(tenantId, page.limit, page.starting_after))
+      const at = yield* now
+      const result = toPage(rows, page.limit)
+      return { ...result, data: result.data.map((row) => toApiKey(row, at)) }
+    })
+
+    const rotate = Effect.fn("KeyService.rotate")(function*(
+      tenantId: string,
+      keyId: string,
+      createdBy: string,
+      graceDays: number | undefined
+    ) {
+      return yield* Effect.gen(function*() {
+        const found = yield* Effect.orDie(repo.findForUpdate(tenantId, keyId))
+        if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
+        const old = found.value
+        const at = yield* now
+        const status = keyStatus(old, at)
+        if (status !== "active") {
+          return yield* new InvalidState({
+            message: `Only an active key can be rotated; this one is ${status}${
+              old.replacedBy ? ` and was replaced by ${old.replacedBy}` : ""
+            }.`
+          })
+        }
+        const { apiKey, token } = yield* issue({ ...old, createdBy })
+        const expiresAt = new Date(at.getTime() + (graceDays ?? config.keyRotationGraceDays) * DAY)
+        yield* Effect.orDie(repo.markRotated(old.id, expiresAt, apiKey.id))
+        return new RotatedApiKey({ api_key: apiKey, token, previous: { id: old.id, expires_at: expiresAt } })
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const revoke = Effect.fn("KeyService.revoke")(function*(tenantId: string, keyId: string) {
+      return yield* Effect.gen(function*() {
+        const found = yield* Effect.orDie(repo.findForUpdate(tenantId, keyId))
+        if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
+        const at = yield* now
+        if (found.value.revokedAt !== null) return toApiKey(found.value, at)
+        yield* Effect.orDie(repo.revoke(keyId, at))
+        return toApiKey({ ...found.value, revokedAt: at }, at)
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    // last_used_at is kept in memory and written in batches: a write per request would double
+    // the database load of every authenticated call.
+    const pendingUse = new Map<string, Date>()
+    const flushLastUsed = Effect.suspend(() => {
+      if (pendingUse.size === 0) return Effect.void
+      const usage = [...pendingUse.entries()]
+      pendingUse.clear()
+      return repo.touch(usage)
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not record API key usage", cause)), Effect.withSpan("KeyService.flushLastUsed"))
+
+    yield* Effect.forkScoped(Effect.repeat(flushLastUsed, Schedule.spaced(config.lastUsedFlushInterval)))
+    yield* Effect.addFinalizer(() => flushLastUsed)
+
+    /** Every request: one indexed lookup, so a revocation is seen at once by every instance. */
+    const verify = Effect.fn("KeyService.verify")(function*(token: string) {
+      if (!apiKeyTokenPattern.test(token)) return yield* new InvalidApiKey()
+      const found = yield* Effect.orDie(repo.findByTokenHash(hashToken(token)))
+      if (Option.isNone(found)) return yield* new InvalidApiKey()
+      const key = found.value
+      const at = yield* now
+      const status = keyStatus(key, at)
+      if (status === "revoked") return yield* new ApiKeyRevoked()
+      if (status === "expired") {
+        return yield* new ApiKeyExpired({
+          message: `This key was rotated and expired at ${key.expiresAt?.toISOString()}. Use its replacement.`
+        })
+      }
+      pendingUse.set(key.id, at)
+      return {
+        _tag: "ApiKey",
+        keyId: key.id,
+        tenantId: key.tenantId,
+        environment: key.environment,
+        scopes: key.scopes
+      } satisfies ApiKeyPrincipal
+    })
+
+    /** Which key a leaked token belongs to, for the exposure alert (never returns the token). */
+    const identify = Effect.fn("KeyService.identify")(function*(token: string) {
+      const found = yield* Effect.orDie(repo.findByTokenHash(hashToken(token)))
+      return Option.map(found, (key) => ({ keyId: key.id, tenantId: key.tenantId }))
+    })
+
+    return { create, list, rotate, revoke, verify, identify, flushLastUsed } as const
+  }),
+  dependencies: [KeyRepo.Default]
+}) {}

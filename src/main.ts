@@ -1,0 +1,11 @@
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { makeApp } from "./App.js"
+import { AppConfig, AppConfigLive } from "./Config.js"
+
+const ServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, ({ port }) => NodeHttpServer.layer(createServer, { port }))
+).pipe(Layer.provide(AppConfigLive))
+
+makeApp(ServerLive, AppConfigLive).pipe(Layer.launch, NodeRuntime.runMain({ disablePrettyLogger: true }))

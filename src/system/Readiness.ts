@@ -1,0 +1,54 @@
+/**
+ * Readiness (SPEC §12): the database answers, every migration this build knows is applied, and
+ * every background worker is running. Workers register their fibers here when they start.
+ */
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Fiber, Option } from "effect"
+import { latestMigrationId, MIGRATIONS_TABLE } from "../db/Database.js"
+import { NotReady } from "../domain/Errors.js"
+
+export type CheckResult = "ok" | "failed"
+
+export class Readiness extends Effect.Service<Readiness>()("etd/Readiness", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const workers = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
+    const latest = yield* Effect.orDie(latestMigrationId)
+
+    /** Called by a worker layer with the fiber it forked; a finished fiber fails readiness. */
+    const registerWorker = (name: string, fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+      Effect.sync(() => void workers.set(name, fiber))
+
+    const within = <A, E>(effect: Effect.Effect<A, E>) =>
+      effect.pipe(Effect.timeout(Duration.seconds(2)), Effect.option, Effect.map(Option.isSome))
+
+    const database = within(sql`SELECT 1`)
+    const migrations = Effect.map(
+      Effect.option(
+        Effect.timeout(sql.unsafe<{ latest: number | null }>(`SELECT max(migration_id) AS latest FROM ${MIGRATIONS_TABLE}`), "2 seconds")
+      ),
+      Option.match({ onNone: () => false, onSome: (rows) => (rows[0]?.latest ?? 0) >= latest })
+    )
+    const workersRunning = Effect.forEach([...workers.values()], Fiber.poll).pipe(
+      Effect.map((polls) => polls.every(Option.isNone))
+    )
+
+    const check = Effect.gen(function*() {
+      const [db, migrated, running] = yield* Effect.all([database, migrations, Effect.suspend(() => workersRunning)], {
+        concurrency: "unbounded"
+      })
+      const checks: Record<string, CheckResult> = {
+        database: db ? "ok" : "failed",
+        migrations: db && migrated ? "ok" : "failed",
+        workers: running ? "ok" : "failed"
+      }
+      const failed = Object.entries(checks).filter(([, result]) => result === "failed").map(([name]) => name)
+      if (failed.length > 0) {
+        return yield* new NotReady({ message: `Not ready: ${failed.join(", ")} check failed.`, checks })
+      }
+      return { status: "ok" as const, checks }
+    }).pipe(Effect.withSpan("Readiness.check"))
+
+    return { check, registerWorker } as const
+  })
+}) {}

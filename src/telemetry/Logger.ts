@@ -1,0 +1,43 @@
+/**
+ * Structured JSON logs on stdout, one object per line, with the trace and span ids of the fiber
+ * that logged. Every line passes the token guard before it is written: anything shaped like one of
+ * our secrets is replaced by `[REDACTED]`, and API tokens are reported as exposed (SPEC §4).
+ */
+import { Context, Effect, FiberRef, FiberRefs, Layer, Logger, LogLevel, Option, Config, Tracer } from "effect"
+import { embeddedSecretPattern } from "../domain/Tokens.js"
+import { ExposureReports } from "../keys/ExposureMonitor.js"
+
+export const redactSecrets = (text: string, onToken: (token: string) => void): string =>
+  text.replace(embeddedSecretPattern, (secret) => {
+    if (secret.startsWith("etd_")) onToken(secret)
+    return "[REDACTED]"
+  })
+
+export const makeGuardedLogger = (write: (line: string) => void, onToken: (token: string) => void) =>
+  Logger.make((options) => {
+    const record: Record<string, unknown> = Logger.structuredLogger.log(options)
+    const span = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), Tracer.ParentSpan)
+    if (Option.isSome(span)) {
+      record["trace_id"] = span.value.traceId
+      record["span_id"] = span.value.spanId
+    }
+    let line: string
+    try {
+      line = JSON.stringify(record)
+    } catch {
+      line = JSON.stringify({ ...record, message: String(record["message"]), annotations: "[unserializable]" })
+    }
+    write(redactSecrets(line, onToken))
+  })
+
+const logLevel = Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+
+/** Replaces the default logger; the guard's exposure reports go to the ExposureReports. */
+export const LoggerLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const exposure = yield* ExposureReports
+    const level = yield* Effect.orDie(logLevel)
+    const logger = makeGuardedLogger((line) => process.stdout.write(line + "\n"), (token) => exposure.reportUnsafe(token, "log"))
+    return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(level))
+  })
+)

@@ -1,0 +1,84 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { Role } from "../domain/Principal.js"
+import { quotaPeriod } from "../domain/Time.js"
+import { type PublicUser, Tenant, type TenantStatus } from "./Api.js"
+
+export interface TenantRow {
+  readonly id: string
+  readonly name: string
+  readonly taxId: string
+  readonly status: typeof TenantStatus.Type
+  readonly plan: string
+  readonly monthlyQuota: number
+  readonly createdAt: Date
+  readonly used: number | null
+}
+
+export const toTenant = (row: TenantRow, period: string) =>
+  new Tenant({
+    id: row.id,
+    name: row.name,
+    tax_id: row.taxId,
+    status: row.status,
+    plan: row.plan,
+    quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
+    created_at: row.createdAt
+  })
+
+export interface MemberRow {
+  readonly userId: string
+  readonly email: string
+  readonly name: string | null
+  readonly userCreatedAt: Date
+  readonly role: Role
+  readonly createdAt: Date
+}
+
+export type UserShape = Pick<PublicUser, "id" | "email" | "name" | "created_at">
+
+export class TenantRepo extends Effect.Service<TenantRepo>()("etd/TenantRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = (tenant: { id: string; name: string; taxId: string; monthlyQuota: number; createdAt: Date }) =>
+      sql`INSERT INTO tenants ${sql.insert(tenant)}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.insert"))
+
+    const findById = (id: string, at: Date) =>
+      sql<TenantRow>`
+        SELECT t.*, q.used FROM tenants t
+        LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
+        WHERE t.id = ${id}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.withSpan("TenantRepo.findById")
+      )
+
+    const addMember = (member: { tenantId: string; userId: string; role: Role; createdAt: Date }) =>
+      sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.addMember"))
+
+    const roleOf = (tenantId: string, userId: string) =>
+      sql<{ role: Role }>`SELECT role FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.role)),
+        Effect.withSpan("TenantRepo.roleOf")
+      )
+
+    const listMembers = (tenantId: string, limit: number, startingAfter: string | undefined) =>
+      sql<MemberRow>`
+        SELECT m.user_id, u.email, u.name, u.created_at AS user_created_at, m.role, m.created_at
+        FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.tenant_id = ${tenantId} ${startingAfter ? sql`AND m.user_id > ${startingAfter}` : sql``}
+        ORDER BY m.user_id
+        LIMIT ${limit + 1}`.pipe(Effect.withSpan("TenantRepo.listMembers"))
+
+    const tenantsOfUser = (userId: string, at: Date, limit: number, startingAfter: string | undefined) =>
+      sql<TenantRow & { role: Role }>`
+        SELECT t.*, q.used, m.role FROM memberships m
+        JOIN tenants t ON t.id = m.tenant_id
+        LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
+        WHERE m.user_id = ${userId} ${startingAfter ? sql`AND t.id > ${startingAfter}` : sql``}
+        ORDER BY t.id
+        LIMIT ${limit + 1}`.pipe(Effect.withSpan("TenantRepo.tenantsOfUser"))
+
+    return { insert, findById, addMember, roleOf, listMembers, tenantsOfUser } as const
+  })
+}) {}
