@@ -2,13 +2,16 @@
  * Composition root: configuration, logging, tracing, database, services and the HTTP API.
  * `main.ts` adds the Node HTTP server; tests add `NodeHttpServer.layerTest` instead.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, type HttpRouter, type HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { Layer } from "effect"
 import { Api } from "./Api.js"
 import { AuthHttpLive } from "./auth/Http.js"
 import { AuthService } from "./auth/AuthService.js"
 import { AppConfig } from "./Config.js"
-import { DatabaseLive } from "./db/Database.js"
+import { MigrationsLive, SqlLive } from "./db/Database.js"
+import type { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { ApiMiddlewareLive, ServerMiddleware } from "./http/Middleware.js"
 import { RateLimiter } from "./http/RateLimiter.js"
 import { AuthenticationLive } from "./keys/AuthenticationLive.js"
@@ -47,17 +50,16 @@ export const HttpLive = HttpApiBuilder.serve(ServerMiddleware).pipe(
 )
 
 /**
- * The whole application for a given server and configuration. The logger is installed first so
+ * The whole application for a given configuration; the caller provides the HTTP server. The logger is installed first so
  * every fiber, including background workers, writes through the token guard.
  */
-export const makeApp = <E, R>(
-  server: Layer.Layer<HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices, E, R>,
-  config: Layer.Layer<AppConfig>
+export const makeApp = (
+  config: Layer.Layer<AppConfig>,
+  sql: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError, AppConfig> = SqlLive
 ) =>
   HttpLive.pipe(
-    Layer.provide(server),
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(DatabaseLive),
+    Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
     Layer.provide(LoggerLive),
     Layer.provide(TracingLive),
     Layer.provideMerge(ExposureReports.Default),

@@ -8,4 +8,4 @@ const ServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, ({ port }) => NodeHttpServer.layer(createServer, { port }))
 ).pipe(Layer.provide(AppConfigLive))
 
-makeApp(ServerLive, AppConfigLive).pipe(Layer.launch, NodeRuntime.runMain({ disablePrettyLogger: true }))
+makeApp(AppConfigLive).pipe(Layer.provide(ServerLive), Layer.launch, NodeRuntime.runMain({ disablePrettyLogger: true }))

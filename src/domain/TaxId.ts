@@ -91,6 +91,7 @@ const rawInput = (description: string, examples: ReadonlyArray<string>) =>
     jsonSchema: { pattern: RAW_PATTERN, minLength: 11 }
   })
 
+// No brands: these schemas type request payloads, and the typed client should take plain strings.
 const normalizing = <A extends string>(
   from: Schema.Schema<string>,
   to: Schema.Schema<A, string>
@@ -106,8 +107,7 @@ const CpfNormalized = Schema.String.pipe(
     message: () => CPF_MESSAGE,
     jsonSchema: { pattern: "^[0-9]{11}$" },
     description: "CPF, 11 digits"
-  }),
-  Schema.brand("Cpf")
+  })
 )
 
 const CnpjNormalized = Schema.String.pipe(
@@ -115,8 +115,7 @@ const CnpjNormalized = Schema.String.pipe(
     message: () => CNPJ_MESSAGE,
     jsonSchema: { pattern: "^[0-9A-Z]{12}[0-9]{2}$" },
     description: "CNPJ, 14 characters without punctuation"
-  }),
-  Schema.brand("Cnpj")
+  })
 )
 
 const TaxIdNormalized = Schema.String.pipe(
@@ -124,8 +123,7 @@ const TaxIdNormalized = Schema.String.pipe(
     message: () => TAX_ID_MESSAGE,
     jsonSchema: { pattern: "^([0-9]{11}|[0-9A-Z]{12}[0-9]{2})$" },
     description: "CPF (11 digits) or CNPJ (14 characters), without punctuation"
-  }),
-  Schema.brand("TaxId")
+  })
 )
 
 /** CPF; decoding accepts punctuation and yields the 11 digits. */
@@ -169,7 +167,6 @@ export const MunicipalityCode = Schema.String.pipe(
     message: () => "municipality_code must be a 7-digit IBGE municipality code",
     description: "7-digit IBGE municipality code",
     examples: ["3550308", "3304557"]
-  }),
-  Schema.brand("MunicipalityCode")
+  })
 )
 export type MunicipalityCode = typeof MunicipalityCode.Type

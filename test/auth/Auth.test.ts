@@ -1,0 +1,61 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { client, makeTestApp, testDatabases } from "../support/TestApp.js"
+import { cnpj, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
+
+for (const database of testDatabases) {
+  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`users and sessions (${database})`, (it) => {
+    it.effect("registers a user with a tenant and logs in", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const api = yield* client(owner.session)
+        const me = yield* api.auth.me()
+        expect(me.id).toBe(owner.userId)
+        const mine = yield* api.auth.myTenants({ urlParams: { limit: 20 } })
+        expect(mine.data.map((m) => [m.tenant.id, m.role])).toEqual([[owner.tenantId, "owner"]])
+      }))
+
+    it.effect("refuses a taken email with 409 conflict, case-insensitively", () =>
+      Effect.gen(function*() {
+        const email = uniqueEmail()
+        const api = yield* client()
+        yield* api.auth.register({ payload: { email, password: Redacted.make(PASSWORD) } })
+        const error = yield* Effect.flip(
+          api.auth.register({ payload: { email: email.toUpperCase(), password: Redacted.make(PASSWORD) } })
+        )
+        expect(error._tag).toBe("Conflict")
+      }))
+
+    it.effect("answers a wrong password and an unknown email the same way", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const api = yield* client()
+        const wrong = yield* Effect.flip(api.auth.login({ payload: { email: owner.email, password: Redacted.make("not the password!") } }))
+        const unknown = yield* Effect.flip(api.auth.login({ payload: { email: uniqueEmail(), password: Redacted.make(PASSWORD) } }))
+        expect(wrong).toEqual(unknown)
+        expect(wrong._tag).toBe("InvalidCredentials")
+      }))
+
+    it.effect("logout revokes the session for the very next request", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const api = yield* client(owner.session)
+        yield* api.auth.logout()
+        const error = yield* Effect.flip(api.auth.me())
+        expect(error._tag).toBe("InvalidSession")
+      }))
+
+    it.effect("rejects an invalid tax id with 400 invalid_request and issues", () =>
+      Effect.gen(function*() {
+        const api = yield* client()
+        const error = yield* Effect.flip(api.auth.register({
+          payload: { email: uniqueEmail(), password: Redacted.make(PASSWORD), tenant: { name: "X", tax_id: "11.222.333/0001-82" } }
+        }))
+        expect(error._tag).toBe("InvalidRequest")
+        if (error._tag === "InvalidRequest") expect(error.issues?.[0]?.path).toEqual(["tenant", "tax_id"])
+        const valid = cnpj()
+        expect(valid).toHaveLength(14)
+      }))
+  })
+}
+
