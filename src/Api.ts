@@ -7,6 +7,7 @@ import { AuthApi } from "./auth/Api.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
+import { withoutFrameworkErrors } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
 
 export class Api extends HttpApi.make("etd")
@@ -19,6 +20,7 @@ export class Api extends HttpApi.make("etd")
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)
+  .annotate(OpenApi.Transform, withoutFrameworkErrors)
   .annotate(OpenApi.Title, "Electronic tax-document issuing API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

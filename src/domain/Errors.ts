@@ -6,7 +6,9 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
-const message = (fallback: string) => Schema.optionalWith(Schema.String, { default: () => fallback })
+// Always present on the wire; the constructor fills in the default text.
+const message = (fallback: string) =>
+  Schema.String.pipe(Schema.propertySignature, Schema.withConstructorDefault(() => fallback))
 
 export const ValidationIssue = Schema.Struct({
   path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),

@@ -1,0 +1,11 @@
+/** Writes schemas/openapi.json from the contract. `npm run openapi`; a test fails when it is stale. */
+import { OpenApi } from "@effect/platform"
+import { writeFileSync } from "node:fs"
+import { Api } from "../src/Api.js"
+
+export const renderOpenApi = () => JSON.stringify(OpenApi.fromApi(Api), null, 2) + "\n"
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  writeFileSync(new URL("../schemas/openapi.json", import.meta.url), renderOpenApi())
+  console.log("wrote schemas/openapi.json")
+}
