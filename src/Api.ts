@@ -5,16 +5,19 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthApi } from "./auth/Api.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
+import { DocumentsApi } from "./documents/Api.js"
+import { reportingAllIssues } from "./http/Validation.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { withoutFrameworkErrors } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
 
-export class Api extends HttpApi.make("etd")
+export class Api extends reportingAllIssues(HttpApi.make("etd")
   .add(SystemApi)
   .add(AuthApi)
   .add(TenantsApi)
   .add(KeysApi)
+  .add(DocumentsApi)
   .addError(InvalidRequest)
   .addError(ApiKeyInUrl)
   .addError(NotFound)
@@ -26,5 +29,5 @@ export class Api extends HttpApi.make("etd")
   .annotate(
     OpenApi.Description,
     "Issues NFS-e service invoices to the national tax authority for many tenants. Live API keys reach production, test keys the homologation sandbox. Every path is also served without the `/v1` prefix."
-  )
+  ))
 {}

@@ -2,6 +2,8 @@
  * Every setting of SPEC §14, read once through Effect `Config`. Secrets stay `Redacted`.
  */
 import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
 
 export interface AppConfigShape {
   readonly port: number
@@ -16,6 +18,21 @@ export interface AppConfigShape {
   /** scrypt cost parameter N (a power of two); lower only in tests. */
   readonly passwordHashCost: number
   readonly lastUsedFlushInterval: Duration.Duration
+  readonly worker: {
+    /** Identifies this instance's claims in the job queue. */
+    readonly instanceId: string
+    readonly concurrency: number
+    readonly pollInterval: Duration.Duration
+    /** A claimed job is another instance's to take once its lease has run out (a crash). */
+    readonly lease: Duration.Duration
+    readonly shutdownGrace: Duration.Duration
+  }
+  readonly retry: {
+    readonly baseDelay: Duration.Duration
+    readonly maxDelay: Duration.Duration
+    /** After this long without an answer from the authority a document is `failed`. */
+    readonly window: Duration.Duration
+  }
 }
 
 export class AppConfig extends Context.Tag("etd/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -49,7 +66,21 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     }),
     Config.withDefault(32768)
   ),
-  lastUsedFlushInterval: Config.duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30)))
+  lastUsedFlushInterval: Config.duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30))),
+  worker: Config.all({
+    instanceId: Config.string("INSTANCE_ID").pipe(
+      Config.withDefault(`${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`)
+    ),
+    concurrency: positiveInt("WORKER_CONCURRENCY", 4),
+    pollInterval: Config.duration("WORKER_POLL_INTERVAL").pipe(Config.withDefault(Duration.millis(500))),
+    lease: Config.duration("WORKER_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
+    shutdownGrace: Config.duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(15)))
+  }),
+  retry: Config.all({
+    baseDelay: Config.duration("TAX_AUTHORITY_RETRY_BASE_DELAY").pipe(Config.withDefault(Duration.seconds(2))),
+    maxDelay: Config.duration("TAX_AUTHORITY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.minutes(5))),
+    window: Config.duration("TAX_AUTHORITY_RETRY_WINDOW").pipe(Config.withDefault(Duration.hours(6)))
+  })
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, Effect.orDie(appConfig))

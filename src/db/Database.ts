@@ -14,7 +14,11 @@ import { migrations } from "./migrations/index.js"
 
 export const MIGRATIONS_TABLE = "etd_migrations"
 
-const names = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }
+/**
+ * Columns are snake_case in SQL and camelCase in code. JSON columns hold API-shaped (snake_case)
+ * objects and are left as they are.
+ */
+const names = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
 
 /**
  * node-postgres returns int8 and numeric as strings; PGlite returns int8 as a number. Parse int8

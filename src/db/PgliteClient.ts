@@ -23,6 +23,8 @@ export interface PgliteClientConfig {
   readonly dataDir?: string | undefined
   readonly transformQueryNames?: ((name: string) => string) | undefined
   readonly transformResultNames?: ((name: string) => string) | undefined
+  /** Whether the name transforms also apply inside JSON columns. */
+  readonly transformJson?: boolean | undefined
 }
 
 type Rows = ReadonlyArray<Record<string, unknown>>
@@ -78,9 +80,10 @@ export const make = (config: PgliteClientConfig) =>
     }
 
     const acquirer = Effect.as(Effect.acquireRelease(permit.take(1), () => permit.release(1)), connection)
-    const compiler = PgClient.makeCompiler(config.transformQueryNames, true)
+    const transformJson = config.transformJson ?? true
+    const compiler = PgClient.makeCompiler(config.transformQueryNames, transformJson)
     const transformRows = config.transformResultNames
-      ? Statement.defaultTransforms(config.transformResultNames, true).array
+      ? Statement.defaultTransforms(config.transformResultNames, transformJson).array
       : undefined
 
     const client = yield* Client.make({

@@ -4,22 +4,11 @@ import { randomBytes } from "node:crypto"
 import type { Environment, Scope } from "../../src/domain/Principal.js"
 import { allScopes } from "../../src/domain/Principal.js"
 import { client } from "./TestApp.js"
+import { cnpj } from "./taxIds.js"
+
+export { cnpj }
 
 export const PASSWORD = "correct horse battery staple"
-
-/** Valid CNPJs (check digits computed) so every tenant in a run has its own. */
-export const cnpj = (): string => {
-  const digits = Array.from(randomBytes(12), (b) => b % 10)
-  const check = (base: Array<number>) => {
-    const weights = base.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]
-    const sum = base.reduce((acc, d, i) => acc + d * weights[i]!, 0)
-    const rest = sum % 11
-    return rest < 2 ? 0 : 11 - rest
-  }
-  const d1 = check(digits)
-  const d2 = check([...digits, d1])
-  return [...digits, d1, d2].join("")
-}
 
 export const uniqueEmail = (label = "user") => `${label}-${randomBytes(5).toString("hex")}@example.com`
 

@@ -1,0 +1,289 @@
+/**
+ * Issuing, reading and cancelling documents (SPEC §6). Acceptance is one transaction: quota,
+ * number, document and its queued submission are stored together or not at all. The submission
+ * itself happens in the background (IssuanceWorker).
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Either, Exit, Option, Queue, Schema } from "effect"
+import { isUniqueViolation } from "../db/errors.js"
+import {
+  Conflict,
+  IdempotencyConflict,
+  IdempotencyKeyReused,
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  QuotaExceeded,
+  TenantSuspended
+} from "../domain/Errors.js"
+import { makeId } from "../domain/Ids.js"
+import { computeAmounts } from "../domain/Money.js"
+import { toPage } from "../domain/Pagination.js"
+import type { Environment } from "../domain/Principal.js"
+import { now, quotaPeriod } from "../domain/Time.js"
+import { EventLog } from "../events/EventLog.js"
+import { Document, type ListDocumentsParams, type NewDocument } from "./Api.js"
+import { type DocumentRow, DocumentRepo } from "./DocumentRepo.js"
+import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
+
+export interface Issuer {
+  readonly tenantId: string
+  readonly environment: Environment
+}
+
+const date = (value: string | null) => (value === null ? null : new Date(value))
+
+export const toDocument = (row: DocumentRow) =>
+  Document.make({
+    id: row.id,
+    environment: row.environment,
+    type: row.type,
+    status: row.status,
+    reference: row.reference,
+    series: row.series,
+    number: Number(row.number),
+    issue_date: row.issueDate,
+    // JSON columns hold what this service validated and wrote; they are trusted as written.
+    taker: row.taker as Document["taker"],
+    service: row.service as Document["service"],
+    amounts: row.amounts as Document["amounts"],
+    currency: "BRL",
+    notes: row.notes,
+    authority: row.authority && {
+      access_key: row.authority.access_key,
+      protocol: row.authority.protocol,
+      authorized_at: new Date(row.authority.authorized_at)
+    },
+    rejection: row.rejection,
+    cancellation: row.cancellation && {
+      reason_code: row.cancellation.reason_code as "issue_error" | "service_not_provided" | "other",
+      reason: row.cancellation.reason,
+      requested_at: new Date(row.cancellation.requested_at),
+      cancelled_at: date(row.cancellation.cancelled_at),
+      protocol: row.cancellation.protocol,
+      error: row.cancellation.error
+    },
+    attempts: row.attempts,
+    last_error: row.lastError && { ...row.lastError, at: new Date(row.lastError.at) },
+    created_at: row.createdAt,
+    updated_at: row.updatedAt
+  }, { disableValidation: true })
+
+/**
+ * The DPS id of the national system: `DPS` + municipality (7) + inscription type (1 CPF, 2 CNPJ)
+ * + issuer tax id (14) + series (5) + number (15). Deterministic, so a retry carries the same id
+ * and the authority can tell us whether it already authorized it.
+ */
+export const submissionIdOf = (input: {
+  municipalityCode: string
+  issuerTaxId: string
+  series: string
+  number: number
+}) =>
+  `DPS${input.municipalityCode}${input.issuerTaxId.length === 11 ? "1" : "2"}${input.issuerTaxId.padStart(14, "0")}${
+    input.series.padStart(5, "0")
+  }${String(input.number).padStart(15, "0")}`
+
+/** Wakes this instance's workers when work is queued, instead of waiting for the next poll. */
+export class WorkSignal extends Effect.Service<WorkSignal>()("etd/WorkSignal", {
+  effect: Effect.map(Queue.sliding<void>(1), (queue) => ({
+    notify: Queue.offer(queue, undefined).pipe(Effect.asVoid),
+    wait: Queue.take(queue)
+  }))
+}) {}
+
+const traceparent = Effect.map(
+  Effect.option(Effect.currentSpan),
+  Option.match({ onNone: () => null, onSome: (span) => `00-${span.traceId}-${span.spanId}-01` })
+)
+
+const ContractError = Schema.Union(QuotaExceeded, TenantSuspended, Conflict, InvalidRequest)
+type ContractError = typeof ContractError.Type
+
+const statusOf = (error: ContractError) =>
+  error._tag === "QuotaExceeded" || error._tag === "TenantSuspended" ? 402 : error._tag === "Conflict" ? 409 : 400
+
+export class DocumentService extends Effect.Service<DocumentService>()("etd/DocumentService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* DocumentRepo
+    const events = yield* EventLog
+    const idempotency = yield* Idempotency
+    const signal = yield* WorkSignal
+
+    const accept = (issuer: Issuer, input: NewDocument, scope: IdempotencyScope | null) =>
+      Effect.gen(function*() {
+        const amounts = yield* Either.mapLeft(
+          computeAmounts({
+            services: input.amounts.services,
+            deductions: input.amounts.deductions,
+            issRate: input.amounts.iss_rate
+          }),
+          (error) =>
+            new InvalidRequest({
+              message: `The request is not valid. amounts.${error.path.join(".")}: ${error.message}`,
+              issues: [{ path: ["amounts", ...error.path], message: error.message }]
+            })
+        )
+        const at = yield* now
+        const [tenant] = yield* sql<{ name: string; taxId: string; status: string; monthlyQuota: number }>`
+          SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${issuer.tenantId}`
+        if (tenant === undefined) return yield* new NotFound()
+        if (issuer.environment === "live") {
+          if (tenant.status === "suspended") return yield* new TenantSuspended()
+          const period = quotaPeriod(at)
+          const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)
+          if (Option.isNone(used)) {
+            return yield* new QuotaExceeded({
+              message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
+            })
+          }
+          yield* quotaThresholds(issuer.tenantId, period, used.value, tenant.monthlyQuota)
+        }
+        const series = input.series ?? "1"
+        const number = yield* repo.nextNumber(issuer.tenantId, issuer.environment, series)
+        const row = {
+          id: yield* makeId("document"),
+          tenantId: issuer.tenantId,
+          environment: issuer.environment,
+          type: "service_invoice" as const,
+          status: "queued" as const,
+          reference: input.reference ?? null,
+          series,
+          number,
+          issueDate: input.issue_date ?? at.toISOString().slice(0, 10),
+          taker: input.taker,
+          service: input.service,
+          amounts,
+          notes: input.notes ?? null,
+          submissionId: submissionIdOf({
+            municipalityCode: input.service.municipality_code,
+            issuerTaxId: tenant.taxId,
+            series,
+            number
+          }),
+          createdAt: at,
+          updatedAt: at
+        }
+        yield* repo.insert(row).pipe(
+          Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
+            isUniqueViolation(error)
+              ? Effect.fail(new Conflict({ message: `A document with reference "${input.reference}" already exists.` }))
+              : Effect.fail(error))
+        )
+        yield* repo.enqueue({ documentId: row.id, kind: "submit", runAt: at, traceparent: yield* traceparent })
+        const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
+        if (scope !== null) yield* idempotency.complete(scope, 202, Schema.encodeSync(Document)(document))
+        return document
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+    const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
+      Effect.forEach([80, 100] as const, (threshold) =>
+        used === Math.ceil((limit * threshold) / 100)
+          ? events.record({
+            tenantId,
+            environment: "live",
+            type: "quota.threshold",
+            object: { object: "quota", tenant_id: tenantId, period, limit, used, threshold }
+          })
+          : Effect.void, { discard: true })
+
+    /** Replays a stored outcome: the original success, or the original contract error. */
+    const replay = (status: number, body: unknown) =>
+      status === 202
+        ? Effect.orDie(Schema.decodeUnknown(Document)(body))
+        : Effect.flatMap(Effect.orDie(Schema.decodeUnknown(ContractError)(body)), Effect.fail)
+
+    const issue = Effect.fn("DocumentService.issue")(function*(
+      issuer: Issuer,
+      input: NewDocument,
+      idempotencyKey: string | undefined
+    ) {
+      yield* Effect.annotateCurrentSpan({ "tenant.id": issuer.tenantId, "document.environment": issuer.environment })
+      if (idempotencyKey === undefined) {
+        const document = yield* accept(issuer, input, null)
+        yield* signal.notify
+        return document
+      }
+      const scope = { ...issuer, key: idempotencyKey }
+      const claim = yield* idempotency.claim(scope, requestHash(input))
+      switch (claim._tag) {
+        case "InFlight":
+          return yield* new IdempotencyConflict()
+        case "Reused":
+          return yield* new IdempotencyKeyReused()
+        case "Replay":
+          return yield* replay(claim.status, claim.body)
+        case "Claimed":
+          break
+      }
+      const document = yield* accept(issuer, input, scope).pipe(
+        Effect.tapError((error) =>
+          error._tag === "NotFound"
+            ? idempotency.release(scope)
+            : idempotency.complete(scope, statusOf(error), Schema.encodeSync(ContractError)(error)).pipe(Effect.orDie)),
+        // A crash or interruption has no answer worth replaying: give the key back for a retry.
+        Effect.onExit((exit) =>
+          Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) ? idempotency.release(scope) : Effect.void)
+      )
+      yield* signal.notify
+      return document
+    })
+
+    const get = Effect.fn("DocumentService.get")(function*(issuer: Issuer, id: string) {
+      const row = yield* Effect.orDie(repo.find(issuer.tenantId, issuer.environment, id))
+      return toDocument(yield* Option.match(row, {
+        onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
+        onSome: Effect.succeed
+      }))
+    })
+
+    const list = Effect.fn("DocumentService.list")(function*(issuer: Issuer, params: ListDocumentsParams) {
+      const rows = yield* Effect.orDie(repo.list(issuer.tenantId, issuer.environment, {
+        limit: params.limit,
+        startingAfter: params.starting_after,
+        status: params.status,
+        reference: params.reference,
+        createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
+        createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
+      }))
+      const page = toPage(rows, params.limit)
+      return { ...page, data: page.data.map(toDocument) }
+    })
+
+    const cancel = Effect.fn("DocumentService.cancel")(function*(
+      issuer: Issuer,
+      id: string,
+      request: { reason_code: "issue_error" | "service_not_provided" | "other"; reason: string }
+    ) {
+      const document = yield* Effect.gen(function*() {
+        const found = yield* repo.findForUpdate(issuer.tenantId, issuer.environment, id)
+        if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
+        const row = found.value
+        if (row.status !== "authorized") {
+          return yield* new InvalidState({
+            message: `Only an authorized document can be cancelled; this one is ${row.status}.`
+          })
+        }
+        const at = yield* now
+        const cancellation = {
+          reason_code: request.reason_code,
+          reason: request.reason,
+          requested_at: at.toISOString(),
+          cancelled_at: null,
+          protocol: null,
+          error: null
+        }
+        yield* repo.requestCancellation(row.id, cancellation, at)
+        yield* repo.enqueue({ documentId: row.id, kind: "cancel", runAt: at, traceparent: yield* traceparent })
+        return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      yield* signal.notify
+      return document
+    })
+
+    return { issue, get, list, cancel } as const
+  }),
+  dependencies: [DocumentRepo.Default, EventLog.Default, Idempotency.Default, WorkSignal.Default]
+}) {}

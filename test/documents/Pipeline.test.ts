@@ -1,0 +1,399 @@
+/**
+ * The issuance pipeline with scripted authorities: retries on the Schedule (driven by TestClock),
+ * reconciliation before every retry, final rejections, the bounded retry window, cancellation,
+ * crash recovery through leases, two worker pools sharing one queue, and graceful shutdown.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Duration, Effect, Exit, Fiber, Layer, Option, Scope, TestClock, TestServices } from "effect"
+import {
+  AuthorityRejected,
+  AuthorityTimeout,
+  AuthorityUnavailable,
+  TaxAuthorityLive,
+  TaxAuthoritySandbox
+} from "../../src/authority/TaxAuthority.js"
+import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
+import { MigrationsLive } from "../../src/db/Database.js"
+import type { NewDocument } from "../../src/documents/Api.js"
+import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
+import { DocumentService, type Issuer, WorkSignal } from "../../src/documents/DocumentService.js"
+import { IssuanceWorkersLive, makeIssuanceWorker, retryDelay, retrySchedule } from "../../src/documents/IssuanceWorker.js"
+import { EventLog } from "../../src/events/EventLog.js"
+import { Readiness } from "../../src/system/Readiness.js"
+import { cnpj } from "../support/taxIds.js"
+import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
+import { databaseLayer, testDatabases } from "../support/Databases.js"
+
+const START = Date.parse("2026-11-10T12:00:00Z")
+
+const payload = (notes?: string): NewDocument => ({
+  type: "service_invoice",
+  taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  amounts: { services: 150000, iss_rate: "2.00" },
+  ...(notes ? { notes } : {})
+})
+
+const workerConfig = (instanceId: string, concurrency = 2) => ({
+  instanceId,
+  concurrency,
+  pollInterval: Duration.millis(5),
+  lease: Duration.seconds(60),
+  shutdownGrace: Duration.seconds(5)
+})
+
+/** The services of one instance, over a shared database, with scripted authorities. */
+const instance = (
+  scripts: { submit?: SubmitScript; cancel?: CancelScript } = {},
+  overrides: Partial<AppConfigShape> = {},
+  // The authority is a remote system: two instances of our service talk to the same one.
+  shared?: { live: ReturnType<typeof makeScriptedAuthority>; sandbox: ReturnType<typeof makeScriptedAuthority> }
+) => {
+  const live = shared?.live ?? makeScriptedAuthority("production", scripts)
+  const sandbox = shared?.sandbox ?? makeScriptedAuthority("homologation", scripts)
+  const services = Layer.mergeAll(
+    DocumentService.Default,
+    DocumentRepo.Default,
+    EventLog.Default,
+    WorkSignal.Default,
+    Readiness.Default
+  ).pipe(
+    Layer.provideMerge(Layer.succeed(TaxAuthorityLive, live.authority)),
+    Layer.provideMerge(Layer.succeed(TaxAuthoritySandbox, sandbox.authority)),
+    Layer.provideMerge(AppConfigTest({
+      worker: workerConfig("worker-a"),
+      retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) },
+      ...overrides
+    }))
+  )
+  return { live, sandbox, services }
+}
+
+let tenantCounter = 0
+const newTenant = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  tenantCounter += 1
+  const id = `ten_pipeline${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`
+  yield* sql`
+    INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
+    VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${100}, ${new Date(START)})`
+  return id
+})
+
+interface StatusRow {
+  readonly status: string
+  readonly attempts: number
+  readonly lastError: unknown
+  readonly rejection: unknown
+  readonly cancellation: unknown
+}
+
+const documentStatus = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<StatusRow>`
+      SELECT status, attempts, last_error, rejection, cancellation FROM documents WHERE id = ${id}`
+    return row!
+  })
+
+const eventsOf = (documentId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ type: string }>`
+      SELECT type FROM events WHERE data -> 'object' ->> 'id' = ${documentId} ORDER BY id`
+    return rows.map((row) => row.type)
+  })
+
+/** Wall-clock wait while the TestClock stands still (the database answers in real time). */
+const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
+
+const slowly = (delay: Duration.DurationInput): SubmitScript => (_, __, authorize) =>
+  Effect.zipRight(Effect.sleep(delay), authorize)
+
+describe("retry schedule", () => {
+  it.effect("grows exponentially with jitter and is capped", () =>
+    Effect.gen(function*() {
+      const schedule = retrySchedule({ baseDelay: Duration.seconds(2), maxDelay: Duration.seconds(30) })
+      const delays = yield* Effect.forEach([1, 2, 3, 8], (attempt) => Effect.map(retryDelay(schedule, attempt), Duration.toMillis))
+      // Jitter keeps each delay within 80–120 % of 2 s × 2^(attempt-1); the cap wins later on.
+      expect(delays[0]).toBeGreaterThanOrEqual(1600)
+      expect(delays[0]).toBeLessThanOrEqual(2400)
+      expect(delays[1]).toBeGreaterThanOrEqual(3200)
+      expect(delays[1]).toBeLessThanOrEqual(4800)
+      expect(delays[2]).toBeGreaterThanOrEqual(6400)
+      expect(delays[2]).toBeLessThanOrEqual(9600)
+      expect(delays[3]).toBe(30_000)
+    }))
+})
+
+for (const database of testDatabases) {
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(
+    `issuance pipeline (${database})`,
+    (it) => {
+      it.effect("retries transient failures on the schedule, reconciling before each retry", () => {
+        const { live, services } = instance({
+          submit: (_, attempt, authorize) =>
+            attempt <= 2 ? Effect.fail(new AuthorityUnavailable({ message: "503 from the authority", status: 503 })) : authorize
+        })
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const documents = yield* DocumentService
+          const worker = yield* makeIssuanceWorker
+          const doc = yield* documents.issue({ tenantId, environment: "live" }, payload(), undefined)
+
+          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          const afterFirst = yield* documentStatus(doc.id)
+          expect(afterFirst.status).toBe("submitting")
+          expect(afterFirst.lastError).toMatchObject({ code: "authority_unavailable" })
+
+          // Not due yet: the first retry waits about 2 s (jittered).
+          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          yield* TestClock.adjust("3 seconds")
+          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          yield* TestClock.adjust("5 seconds")
+          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+
+          const final = yield* documentStatus(doc.id)
+          expect(final.status).toBe("authorized")
+          expect(final.attempts).toBe(3)
+          expect(live.calls.map((c) => c.op)).toEqual(["submit", "lookup", "submit", "lookup", "submit"])
+          expect(yield* eventsOf(doc.id)).toEqual(["document.authorized"])
+          yield* TestClock.adjust("1 hour")
+          expect(Option.isNone(yield* worker.claim)).toBe(true)
+        }).pipe(Effect.provide(services))
+      })
+
+      it.effect("a rejection is final and never retried", () => {
+        const { sandbox, services } = instance({
+          submit: () => Effect.fail(new AuthorityRejected({ code: "E0310", message: "Invalid taker" }))
+        })
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const worker = yield* makeIssuanceWorker
+          const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "test" }, payload(), undefined)
+          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          const row = yield* documentStatus(doc.id)
+          expect(row.status).toBe("rejected")
+          expect(row.rejection).toEqual({ code: "E0310", message: "Invalid taker" })
+          yield* TestClock.adjust("1 day")
+          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          expect(sandbox.calls.map((c) => c.op)).toEqual(["submit"])
+          expect(yield* eventsOf(doc.id)).toEqual(["document.rejected"])
+        }).pipe(Effect.provide(services))
+      })
+
+      it.effect("fails the document when the retry window runs out", () => {
+        const { services } = instance(
+          { submit: () => Effect.fail(new AuthorityUnavailable({ message: "down", status: 503 })) },
+          { retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.seconds(10), window: Duration.minutes(1) } }
+        )
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const worker = yield* makeIssuanceWorker
+          const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "test" }, payload(), undefined)
+          let seconds = 0
+          while ((yield* documentStatus(doc.id)).status !== "failed" && seconds < 120) {
+            const job = yield* worker.claim
+            if (Option.isSome(job)) yield* worker.process(job.value)
+            yield* TestClock.adjust("1 second")
+            seconds++
+          }
+          const row = yield* documentStatus(doc.id)
+          expect(row.status).toBe("failed")
+          expect(row.lastError).toMatchObject({ code: "authority_unavailable", message: "down" })
+          // Given up within the one-minute window (the last delay would have crossed it).
+          expect(seconds).toBeLessThanOrEqual(61)
+          expect(row.attempts).toBeGreaterThan(3)
+          expect(yield* eventsOf(doc.id)).toEqual(["document.failed"])
+        }).pipe(Effect.provide(services))
+      })
+
+      it.effect("a timeout after the authority authorized is reconciled without a second submission", () => {
+        const { live, services } = instance({
+          submit: (_, attempt, authorize) =>
+            attempt === 1 ? Effect.zipRight(authorize, Effect.fail(new AuthorityTimeout({ message: "no answer" }))) : authorize
+        })
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const worker = yield* makeIssuanceWorker
+          const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
+          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          expect((yield* documentStatus(doc.id)).status).toBe("submitting")
+          yield* TestClock.adjust("1 minute")
+          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          expect((yield* documentStatus(doc.id)).status).toBe("authorized")
+          expect(live.calls.map((c) => c.op)).toEqual(["submit", "lookup"])
+        }).pipe(Effect.provide(services))
+      })
+
+      it.effect("crash mid-flight: the lease expires, another instance reconciles, issued exactly once", () => {
+        // The authority authorizes, but the instance dies before it hears back.
+        const crashed = instance({ submit: (_, __, authorize) => Effect.zipRight(authorize, Effect.never) })
+        const restarted = instance({}, { worker: workerConfig("worker-b", 1) }, crashed)
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const doc = yield* Effect.provide(
+            Effect.flatMap(DocumentService, (documents) => documents.issue({ tenantId, environment: "live" }, payload(), undefined)),
+            crashed.services
+          )
+          const inFlight = yield* Effect.provide(
+            Effect.gen(function*() {
+              const worker = yield* makeIssuanceWorker
+              const job = Option.getOrThrow(yield* worker.claim)
+              return yield* Effect.fork(worker.process(job))
+            }),
+            crashed.services
+          )
+          for (let i = 0; i < 200 && crashed.live.authorizedCount() === 0; i++) yield* realPause
+          expect(crashed.live.authorizedCount()).toBe(1)
+          yield* Fiber.interrupt(inFlight)
+
+          // The new instance talks to the same authority (it is a remote system) but shares nothing else.
+          yield* Effect.gen(function*() {
+            const worker = yield* makeIssuanceWorker
+            expect(Option.isNone(yield* worker.claim)).toBe(true) // still leased by the dead instance
+            yield* TestClock.adjust("61 seconds")
+            const job = Option.getOrThrow(yield* worker.claim)
+            expect(job.attempts).toBe(2)
+            yield* worker.process(job)
+          }).pipe(Effect.provide(restarted.services))
+          expect((yield* documentStatus(doc.id)).status).toBe("authorized")
+          const submissionId = crashed.live.calls[0]!.submissionId
+          expect(crashed.live.submissionsOf(submissionId)).toBe(1)
+          expect(crashed.live.authorizedCount()).toBe(1)
+          expect(yield* eventsOf(doc.id)).toEqual(["document.authorized"])
+        })
+      })
+
+      it.effect("a worker that lost its lease writes nothing", () => {
+        const slow = instance({ submit: slowly("2 minutes") })
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const worker = yield* makeIssuanceWorker
+          const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
+          const job = Option.getOrThrow(yield* worker.claim)
+          const slowFiber = yield* Effect.fork(worker.process(job))
+          yield* TestClock.adjust("61 seconds")
+          // Another instance took the job over after the lease ran out.
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`UPDATE document_jobs SET locked_by = 'worker-z' WHERE id = ${job.id}`
+          yield* TestClock.adjust("2 minutes")
+          yield* Fiber.join(slowFiber)
+          expect((yield* documentStatus(doc.id)).status).toBe("submitting")
+          expect(yield* eventsOf(doc.id)).toEqual([])
+        }).pipe(Effect.provide(slow.services))
+      })
+
+      it.effect("cancellation: accepted, refused, and given up after the window", () => {
+        const { services } = instance(
+          {
+            cancel: (request) =>
+              request.reason.includes("refuse")
+                ? Effect.fail(new AuthorityRejected({ code: "E1235", message: "cancellation refused" }))
+                : request.reason.includes("unavailable")
+                ? Effect.fail(new AuthorityUnavailable({ message: "down", status: 503 }))
+                : undefined
+          },
+          { retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.seconds(5), window: Duration.seconds(20) } }
+        )
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const worker = yield* makeIssuanceWorker
+          const documents = yield* DocumentService
+          const issuer: Issuer = { tenantId, environment: "test" }
+          const drain = Effect.gen(function*() {
+            for (let i = 0; i < 40; i++) {
+              const job = yield* worker.claim
+              if (Option.isSome(job)) yield* worker.process(job.value)
+              else yield* TestClock.adjust("1 second")
+            }
+          })
+          const [ok, refused, down] = yield* Effect.forEach([1, 2, 3], () => documents.issue(issuer, payload(), undefined))
+          yield* drain
+          yield* documents.cancel(issuer, ok!.id, { reason_code: "issue_error", reason: "Wrong amount on the invoice" })
+          yield* documents.cancel(issuer, refused!.id, { reason_code: "other", reason: "please refuse this one" })
+          yield* documents.cancel(issuer, down!.id, { reason_code: "other", reason: "authority unavailable case" })
+          expect((yield* documentStatus(ok!.id)).status).toBe("cancel_requested")
+          yield* drain
+
+          const cancelled = yield* documentStatus(ok!.id)
+          expect(cancelled.status).toBe("cancelled")
+          expect(cancelled.cancellation).toMatchObject({ reason_code: "issue_error", protocol: "C1", error: null })
+          const kept = yield* documentStatus(refused!.id)
+          expect(kept.status).toBe("authorized")
+          expect(kept.cancellation).toMatchObject({ error: { code: "E1235", message: "cancellation refused" } })
+          const gaveUp = yield* documentStatus(down!.id)
+          expect(gaveUp.status).toBe("authorized")
+          expect(gaveUp.cancellation).toMatchObject({ error: { code: "authority_unavailable" } })
+          expect(yield* eventsOf(ok!.id)).toEqual(["document.authorized", "document.cancelled"])
+          expect(yield* eventsOf(refused!.id)).toEqual(["document.authorized", "document.cancellation_failed"])
+          expect(yield* eventsOf(down!.id)).toEqual(["document.authorized", "document.cancellation_failed"])
+        }).pipe(Effect.provide(services))
+      })
+
+      // Real time from here on: many fibers race on the queue.
+      it.effect("two worker pools share the queue without submitting anything twice", () => {
+        const a = instance({ submit: slowly("5 millis") }, { worker: workerConfig("pool-a", 3) })
+        const b = instance({}, { worker: workerConfig("pool-b", 3) }, a)
+        return Effect.gen(function*() {
+          const tenantId = yield* newTenant
+          yield* Effect.provide(
+            Effect.flatMap(DocumentService, (documents) =>
+              Effect.forEach(Array.from({ length: 30 }), () => documents.issue({ tenantId, environment: "live" }, payload(), undefined))),
+            a.services
+          )
+          // Both pools talk to the same authority, as two instances of the service would.
+          const scope = yield* Scope.make()
+          yield* Layer.buildWithScope(IssuanceWorkersLive.pipe(Layer.provide(a.services)), scope)
+          yield* Layer.buildWithScope(IssuanceWorkersLive.pipe(Layer.provide(b.services)), scope)
+          const sql = yield* SqlClient.SqlClient
+          for (let i = 0; i < 400; i++) {
+            const [row] = yield* sql<{ pending: number }>`
+              SELECT count(*)::int AS pending FROM documents WHERE tenant_id = ${tenantId} AND status <> 'authorized'`
+            if (row!.pending === 0) break
+            yield* Effect.sleep("25 millis")
+          }
+          yield* Scope.close(scope, Exit.void)
+          const [settled] = yield* sql<{ authorized: number }>`
+            SELECT count(*)::int AS authorized FROM documents WHERE tenant_id = ${tenantId} AND status = 'authorized'`
+          expect(settled!.authorized).toBe(30)
+          const submits = a.live.calls.filter((c) => c.op === "submit")
+          expect(submits.length).toBe(30)
+          expect(new Set(submits.map((c) => c.submissionId)).size).toBe(30)
+          const owners = yield* sql<{ lockedBy: string | null }>`
+            SELECT DISTINCT j.locked_by FROM document_jobs j JOIN documents d ON d.id = j.document_id
+            WHERE d.tenant_id = ${tenantId}`
+          // Finished jobs release their lock.
+          expect(owners.map((o) => o.lockedBy)).toEqual([null])
+        }).pipe(TestServices.provideLive)
+      })
+
+      it.effect("graceful shutdown lets the job in hand finish", () => {
+        const slow = instance({ submit: slowly("300 millis") }, { worker: workerConfig("graceful", 1) })
+        return Effect.gen(function*() {
+          const tenantId = yield* newTenant
+          const doc = yield* Effect.provide(
+            Effect.flatMap(DocumentService, (documents) => documents.issue({ tenantId, environment: "test" }, payload(), undefined)),
+            slow.services
+          )
+          const scope = yield* Scope.make()
+          yield* Layer.buildWithScope(IssuanceWorkersLive.pipe(Layer.provide(slow.services)), scope)
+          for (let i = 0; i < 200 && slow.sandbox.calls.length === 0; i++) yield* Effect.sleep("5 millis")
+          expect((yield* documentStatus(doc.id)).status).toBe("submitting")
+          yield* Scope.close(scope, Exit.void)
+          expect((yield* documentStatus(doc.id)).status).toBe("authorized")
+        }).pipe(TestServices.provideLive)
+      })
+    }
+  )
+}
+

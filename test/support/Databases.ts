@@ -1,0 +1,41 @@
+/**
+ * The databases a suite runs on: the embedded one always, and a fresh schema of a real
+ * PostgreSQL when TEST_DATABASE_URL is set.
+ */
+import { Effect, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import pg from "pg"
+import { embeddedLayer, postgresLayer } from "../../src/db/Database.js"
+
+export type TestDatabase = "embedded" | "postgres"
+
+export const testDatabases: ReadonlyArray<TestDatabase> = process.env["TEST_DATABASE_URL"]
+  ? ["embedded", "postgres"]
+  : ["embedded"]
+
+/** A PostgreSQL schema of its own, dropped afterwards, so parallel test files never meet. */
+const isolatedPostgres = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const url = process.env["TEST_DATABASE_URL"]!
+    const schema = `test_${randomBytes(6).toString("hex")}`
+    const admin = async (statement: string) => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        await client.query(statement)
+      } finally {
+        await client.end()
+      }
+    }
+    yield* Effect.acquireRelease(
+      Effect.promise(() => admin(`CREATE SCHEMA ${schema}`)),
+      () => Effect.promise(() => admin(`DROP SCHEMA ${schema} CASCADE`))
+    )
+    const separator = url.includes("?") ? "&" : "?"
+    return postgresLayer(`${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`)
+  })
+)
+
+export const databaseLayer = (database: TestDatabase) =>
+  database === "postgres" ? isolatedPostgres : embeddedLayer(undefined)
+
