@@ -4,6 +4,8 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthApi } from "./auth/Api.js"
+import { BillingApi } from "./billing/Api.js"
+import { CredentialsApi } from "./credentials/Api.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
 import { DocumentsApi } from "./documents/Api.js"
 import { reportingAllIssues } from "./http/Validation.js"
@@ -11,6 +13,7 @@ import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { withoutFrameworkErrors } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
+import { WebhooksApi } from "./webhooks/Api.js"
 
 export class Api extends reportingAllIssues(HttpApi.make("etd")
   .add(SystemApi)
@@ -18,6 +21,9 @@ export class Api extends reportingAllIssues(HttpApi.make("etd")
   .add(TenantsApi)
   .add(KeysApi)
   .add(DocumentsApi)
+  .add(WebhooksApi)
+  .add(CredentialsApi)
+  .add(BillingApi)
   .addError(InvalidRequest)
   .addError(ApiKeyInUrl)
   .addError(NotFound)

@@ -1,7 +1,7 @@
 /**
  * Every setting of SPEC §14, read once through Effect `Config`. Secrets stay `Redacted`.
  */
-import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option } from "effect"
+import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 
@@ -33,6 +33,27 @@ export interface AppConfigShape {
     /** After this long without an answer from the authority a document is `failed`. */
     readonly window: Duration.Duration
   }
+  /** Outgoing webhooks (SPEC §9): the WebhookDispatcher and the SSRF guard. */
+  readonly webhooks: {
+    /** WEBHOOKS_ALLOW_PRIVATE_TARGETS: loopback targets allowed (local development and tests only). */
+    readonly allowPrivateTargets: boolean
+    /** Bound on one delivery attempt, connect to last byte read. */
+    readonly timeout: Duration.Duration
+    readonly concurrency: number
+    /** Fallback poll; NOTIFY on commit normally wakes the dispatcher at once. */
+    readonly pollInterval: Duration.Duration
+    /** Longer than `timeout`, so a live attempt never loses its claim. */
+    readonly lease: Duration.Duration
+  }
+  /**
+   * `CREDENTIALS_MASTER_KEY`: `<kid>:<base64 of 32 bytes>[,<kid>:<base64>…]`, current key first.
+   * Unset → generated once in DATA_DIR outside production (src/system/Secrets.ts).
+   */
+  readonly credentialsMasterKey: Option.Option<Redacted.Redacted<string>>
+  /** `PAYMENT_PROVIDER_WEBHOOK_SECRET`: `whsec_<base64>`; same rule when unset. */
+  readonly paymentProviderWebhookSecret: Option.Option<Redacted.Redacted<string>>
+  /** How often the credential expiry monitor looks for warnings to send and certificates to expire. */
+  readonly credentialExpiryCheckInterval: Duration.Duration
 }
 
 export class AppConfig extends Context.Tag("etd/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -80,7 +101,19 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     baseDelay: Config.duration("TAX_AUTHORITY_RETRY_BASE_DELAY").pipe(Config.withDefault(Duration.seconds(2))),
     maxDelay: Config.duration("TAX_AUTHORITY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.minutes(5))),
     window: Config.duration("TAX_AUTHORITY_RETRY_WINDOW").pipe(Config.withDefault(Duration.hours(6)))
-  })
+  }),
+  webhooks: Config.all({
+    allowPrivateTargets: Config.boolean("WEBHOOKS_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    timeout: Config.duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
+    concurrency: positiveInt("WEBHOOKS_CONCURRENCY", 8),
+    pollInterval: Config.duration("WEBHOOKS_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
+    lease: Config.duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
+  }),
+  credentialsMasterKey: Config.option(Config.redacted("CREDENTIALS_MASTER_KEY")),
+  paymentProviderWebhookSecret: Config.option(Config.redacted("PAYMENT_PROVIDER_WEBHOOK_SECRET")),
+  credentialExpiryCheckInterval: Config.duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
+    Config.withDefault(Duration.hours(1))
+  )
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, Effect.orDie(appConfig))
@@ -94,6 +127,9 @@ export const AppConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     Effect.map(Effect.orDie(appConfig.pipe(Effect.withConfigProvider(emptyProvider))), (defaults) => ({
       ...defaults,
       passwordHashCost: 1024,
+      // Fresh secrets per app, so tests never generate files in DATA_DIR.
+      credentialsMasterKey: Option.some(Redacted.make(`test:${randomBytes(32).toString("base64")}`)),
+      paymentProviderWebhookSecret: Option.some(Redacted.make(`whsec_${randomBytes(32).toString("base64")}`)),
       ...overrides
     }))
   )

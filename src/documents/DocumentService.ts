@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Either, Exit, Option, Queue, Schema } from "effect"
+import { randomBytes } from "node:crypto"
 import { isUniqueViolation } from "../db/errors.js"
 import {
   Conflict,
@@ -17,7 +18,7 @@ import {
   QuotaExceeded,
   TenantSuspended
 } from "../domain/Errors.js"
-import { makeId } from "../domain/Ids.js"
+import { encodeId, idPrefixes } from "../domain/Ids.js"
 import { computeAmounts } from "../domain/Money.js"
 import { toPage } from "../domain/Pagination.js"
 import type { Environment } from "../domain/Principal.js"
@@ -143,8 +144,12 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
         }
         const series = input.series ?? "1"
         const number = yield* repo.nextNumber(issuer.tenantId, issuer.environment, series)
+        // One clock reading for both the id and created_at: list filters on created_at are id bounds
+        // (DocumentRepo.list), so the two must agree to the millisecond. Read after the series lock,
+        // so ids keep the numbers' order.
+        const createdAt = yield* now
         const row = {
-          id: yield* makeId("document"),
+          id: encodeId(idPrefixes.document, createdAt.getTime(), randomBytes(10)),
           tenantId: issuer.tenantId,
           environment: issuer.environment,
           type: "service_invoice" as const,
@@ -163,8 +168,8 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
             series,
             number
           }),
-          createdAt: at,
-          updatedAt: at
+          createdAt,
+          updatedAt: createdAt
         }
         yield* repo.insert(row).pipe(
           Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>

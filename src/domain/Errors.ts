@@ -114,6 +114,43 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
   message: message("This Idempotency-Key was used with a different request body.")
 }, HttpApiSchema.annotations({ status: 422 })) {}
 
+/**
+ * Credential uploads (SPEC §8). Each refusal has its own stable code so a dashboard can tell the
+ * user what to fix; the messages are fixed texts that never echo the file or the password.
+ */
+export class InvalidCertificate extends Schema.TaggedError<InvalidCertificate>()("InvalidCertificate", {
+  code: Schema.tag("invalid_certificate"),
+  message: message("The file is not a usable PKCS#12 (.pfx/.p12) A1 certificate with its private key.")
+}, HttpApiSchema.annotations({ status: 422 })) {}
+
+export class CertificatePasswordIncorrect extends Schema.TaggedError<CertificatePasswordIncorrect>()(
+  "CertificatePasswordIncorrect",
+  {
+    code: Schema.tag("certificate_password_incorrect"),
+    message: message("The password does not open this PKCS#12 file.")
+  },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
+export class CertificateExpired extends Schema.TaggedError<CertificateExpired>()("CertificateExpired", {
+  code: Schema.tag("certificate_expired"),
+  message: message("The certificate has expired.")
+}, HttpApiSchema.annotations({ status: 422 })) {}
+
+export class CertificateNotYetValid extends Schema.TaggedError<CertificateNotYetValid>()("CertificateNotYetValid", {
+  code: Schema.tag("certificate_not_yet_valid"),
+  message: message("The certificate is not valid yet.")
+}, HttpApiSchema.annotations({ status: 422 })) {}
+
+export class CertificateTaxIdMismatch extends Schema.TaggedError<CertificateTaxIdMismatch>()(
+  "CertificateTaxIdMismatch",
+  {
+    code: Schema.tag("certificate_tax_id_mismatch"),
+    message: message("The certificate was not issued to the tenant's CNPJ.")
+  },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   code: Schema.tag("rate_limited"),
   message: message("Too many requests. Retry after the number of seconds in Retry-After."),

@@ -50,7 +50,10 @@ export const makeId = (kind: IdKind) =>
 
 const idPattern = (kind: IdKind) => new RegExp(`^${idPrefixes[kind]}_[0-9a-hjkmnp-tv-z]{26}$`)
 
-/** Schema of an id of one kind: a path parameter that is not shaped like one is a 404, not a 400. */
+/**
+ * Schema of an id of one kind. A malformed id in a path is `400 invalid_request` (SPEC §2), except
+ * `{tenantId}`: authentication checks it first, so it is the `404` of any tenant the caller cannot see.
+ */
 export const IdOf = (kind: IdKind) =>
   Schema.String.pipe(
     Schema.pattern(idPattern(kind)),

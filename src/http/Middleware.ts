@@ -12,9 +12,11 @@ import {
   HttpApiBuilder,
   HttpApp,
   HttpIncomingMessage,
+  HttpServerError,
   HttpServerRequest,
   HttpServerResponse,
-  HttpTraceContext
+  HttpTraceContext,
+  Multipart
 } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { Api } from "../Api.js"
@@ -40,7 +42,12 @@ import {
   RateLimited,
   TenantSuspended,
   ApiKeyExpired,
-  ApiKeyRevoked
+  ApiKeyRevoked,
+  CertificateExpired,
+  CertificateNotYetValid,
+  CertificatePasswordIncorrect,
+  CertificateTaxIdMismatch,
+  InvalidCertificate
 } from "../domain/Errors.js"
 import { embeddedTokenPattern } from "../domain/Tokens.js"
 import { ExposureReports } from "../keys/ExposureMonitor.js"
@@ -55,7 +62,8 @@ const contractErrors = [
   InvalidRequest, ApiKeyInUrl, MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InvalidSession,
   InvalidCredentials, InvalidSignature, QuotaExceeded, TenantSuspended, InsufficientScope, Forbidden, NotFound,
   IdempotencyConflict, InvalidState, Conflict, PayloadTooLarge, IdempotencyKeyReused, RateLimited, NotReady,
-  InternalError
+  InternalError, InvalidCertificate, CertificatePasswordIncorrect, CertificateExpired, CertificateNotYetValid,
+  CertificateTaxIdMismatch
 ]
 const isContractError = (error: unknown) => contractErrors.some((cls) => error instanceof cls)
 
@@ -91,11 +99,20 @@ const tokensIn = (url: string): ReadonlyArray<string> => {
   return [...new Set([...url.matchAll(embeddedTokenPattern), ...decoded.matchAll(embeddedTokenPattern)].map((m) => m[0]))]
 }
 
-const issuesOf = (error: { readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> }) =>
-  error.issues.map((issue) => ({
+const issuesOf = (error: { readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> }) => {
+  const issues = error.issues.map((issue) => ({
     path: issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment))),
     message: issue.message
   }))
+  // An optional field is `X | undefined` to Schema, so a bad value also fails the `undefined`
+  // branch ("Expected undefined, actual …"); that echo says nothing when the field has real issues.
+  const within = (outer: ReadonlyArray<string | number>, inner: ReadonlyArray<string | number>) =>
+    outer.length <= inner.length && outer.every((segment, i) => segment === inner[i])
+  return issues.filter((issue, i) =>
+    !(issue.message.startsWith("Expected undefined,") &&
+      issues.some((other, j) => j !== i && within(issue.path, other.path)))
+  )
+}
 
 /**
  * Contract errors declared on an endpoint pass through unchanged (the API's encoder knows their
@@ -104,8 +121,44 @@ const issuesOf = (error: { readonly issues: ReadonlyArray<{ readonly path: Reado
 type ContractFailure = InvalidRequest | ApiKeyInUrl | NotFound | PayloadTooLarge | InternalError
 const passThrough = (cause: Cause.Cause<unknown>) => Effect.failCause(cause as Cause.Cause<ContractFailure>)
 
+/** An unreadable body: over the size limit (the Node reader says "maxBytes exceeded") or not JSON. */
+const bodyError = (error: HttpServerError.RequestError): PayloadTooLarge | InvalidRequest =>
+  /maxBytes|maxBodySize|too large/.test(String(error.cause))
+    ? new PayloadTooLarge()
+    : new InvalidRequest({ message: "The request body could not be read as JSON." })
+
+/**
+ * A multipart body that could not be read. A limit hit while a file streams to disk arrives as
+ * `InternalError` wrapping the parser's `ReachedLimit`, so the cause is looked at too.
+ */
+const multipartError = (error: Multipart.MultipartError): PayloadTooLarge | InvalidRequest => {
+  const cause: unknown = error.cause
+  const limit = typeof cause === "object" && cause !== null && "_tag" in cause && cause._tag === "ReachedLimit" &&
+      "limit" in cause
+    ? cause.limit
+    : undefined
+  if (error.reason === "TooManyParts" || limit === "MaxParts") {
+    return new InvalidRequest({ message: "The multipart/form-data body has too many parts." })
+  }
+  if (error.reason === "Parse" || (error.reason === "InternalError" && limit === undefined)) {
+    return new InvalidRequest({ message: "The multipart/form-data body could not be read." })
+  }
+  return new PayloadTooLarge({ message: "A part of the multipart/form-data body is larger than this endpoint accepts." })
+}
+
 /** Framework failures become the SPEC's error values; anything unknown becomes a 500 without internals. */
 const toContractError = (cause: Cause.Cause<unknown>): Effect.Effect<never, ContractFailure> => {
+  // HttpApiBuilder reads the body with `Effect.orDie`, so malformed JSON and an oversized chunked
+  // body arrive as defects, not failures.
+  const unreadable = Cause.find(cause, (reason) =>
+    Cause.isDieType(reason) && reason.defect instanceof HttpServerError.RequestError
+      ? Option.some(reason.defect)
+      : Option.none())
+  if (Option.isSome(unreadable)) return Effect.fail(bodyError(unreadable.value))
+  // Multipart bodies are read the same way; their limits (e.g. the credential upload's file size) fail as MultipartError.
+  const multipart = Cause.find(cause, (reason) =>
+    Cause.isDieType(reason) && reason.defect instanceof Multipart.MultipartError ? Option.some(reason.defect) : Option.none())
+  if (Option.isSome(multipart)) return Effect.fail(multipartError(multipart.value))
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value
@@ -120,12 +173,7 @@ const toContractError = (cause: Cause.Cause<unknown>): Effect.Effect<never, Cont
         case "RouteNotFound":
           return Effect.fail(new NotFound({ message: "No endpoint matches this method and path." }))
         case "RequestError":
-          return Effect.fail(
-            String((error as { cause?: unknown }).cause).includes("maxBodySize") ||
-              String((error as { cause?: unknown }).cause).includes("too large")
-              ? new PayloadTooLarge()
-              : new InvalidRequest({ message: "The request body could not be read as JSON." })
-          )
+          if (error instanceof HttpServerError.RequestError) return Effect.fail(bodyError(error))
       }
     }
   }

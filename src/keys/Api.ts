@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
@@ -35,8 +35,25 @@ export class CreatedApiKey extends Schema.Class<CreatedApiKey>("CreatedApiKey")(
   token: Schema.String.annotations({ description: "The secret token. Shown only in this response." })
 }) {}
 
-export const RotateApiKey = Schema.Struct({
-  grace_days: Schema.optional(Schema.Int.pipe(Schema.between(0, 30)))
+const RotateApiKeyFields = Schema.Struct({
+  // `exact`: a JSON field is present or absent, never `undefined` (which would add a second issue).
+  grace_days: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 30)), { exact: true })
+})
+
+/**
+ * Every field is optional, so a client may rotate with a body-less POST, as it revokes. The
+ * framework reads an empty body as `null`, which is decoded as `{}`; the document shows the object.
+ */
+export const RotateApiKey = Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(RotateApiKeyFields), {
+  strict: true,
+  decode: (body, options) => ParseResult.decodeUnknown(RotateApiKeyFields)(body ?? {}, options),
+  encode: (body, options) => ParseResult.encode(RotateApiKeyFields)(body, options)
+}).annotations({
+  jsonSchema: {
+    type: "object",
+    properties: { grace_days: { type: "integer", minimum: 0, maximum: 30, description: "Default 7 (configurable)." } },
+    additionalProperties: false
+  }
 })
 
 export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")({

@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Metric, Option, Queue } from "effect"
 import { now } from "../domain/Time.js"
+import { EventLog } from "../events/EventLog.js"
 import { KeyService } from "./KeyService.js"
 
 export type ExposureSource = "log" | "url"
@@ -37,6 +38,7 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
     const sql = yield* SqlClient.SqlClient
     const keys = yield* KeyService
     const { queue: reports } = yield* ExposureReports
+    const events = yield* EventLog
 
     const handle = Effect.fn("ExposureMonitor.handle")(function*(token: string, source: ExposureSource) {
       const owner = yield* keys.identify(token)
@@ -47,9 +49,19 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
         Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId ?? "unknown", tenant_id: tenantId ?? "unknown" })
       )
       yield* Metric.increment(Metric.tagged(exposureAlerts, "source", source))
-      yield* sql`
-        INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
-        VALUES ('api_key.exposed', ${tenantId}, ${keyId}, ${source}, ${at})`
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`
+          INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
+          VALUES ('api_key.exposed', ${tenantId}, ${keyId}, ${source}, ${at})`
+        if (Option.isNone(owner)) return
+        // The token's own prefix names its environment (etd_live_… / etd_test_…), as the key's does.
+        yield* events.record({
+          tenantId: owner.value.tenantId,
+          environment: token.startsWith("etd_live_") ? "live" : "test",
+          type: "api_key.exposed",
+          object: { object: "api_key_exposure", api_key_id: owner.value.keyId, source, detected_at: at.toISOString() }
+        })
+      }))
     })
 
     yield* Effect.forkScoped(
@@ -61,5 +73,5 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
 
     return { handle } as const
   }),
-  dependencies: [KeyService.Default]
+  dependencies: [KeyService.Default, EventLog.Default]
 }) {}

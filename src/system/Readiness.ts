@@ -29,12 +29,14 @@ export class Readiness extends Effect.Service<Readiness>()("etd/Readiness", {
       ),
       Option.match({ onNone: () => false, onSome: (rows) => (rows[0]?.latest ?? 0) >= latest })
     )
-    const workersRunning = Effect.forEach([...workers.values()], Fiber.poll).pipe(
+    // Suspended: the workers must be read at each check, not when the service is built (before
+    // any worker has registered).
+    const workersRunning = Effect.suspend(() => Effect.forEach([...workers.values()], Fiber.poll)).pipe(
       Effect.map((polls) => polls.every(Option.isNone))
     )
 
     const check = Effect.gen(function*() {
-      const [db, migrated, running] = yield* Effect.all([database, migrations, Effect.suspend(() => workersRunning)], {
+      const [db, migrated, running] = yield* Effect.all([database, migrations, workersRunning], {
         concurrency: "unbounded"
       })
       const checks: Record<string, CheckResult> = {

@@ -2,10 +2,14 @@ import { Migrator } from "@effect/sql"
 import foundation from "./0001_foundation.js"
 import authoritySimulator from "./0002_authority_simulator.js"
 import documents from "./0003_documents.js"
+import webhooks from "./0004_webhooks.js"
+import credentialsBilling from "./0005_credentials_billing.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_authority_simulator": authoritySimulator,
-  "0003_documents": documents
+  "0003_documents": documents,
+  "0004_webhooks": webhooks,
+  "0005_credentials_billing": credentialsBilling
 })

@@ -1,0 +1,157 @@
+/**
+ * Uploading and reading credentials (SPEC §8). An upload is parsed, checked against the tenant and
+ * the clock, sealed by the vault and stored as the tenant's active credential in one transaction
+ * that marks the previous one `replaced`. Reads return metadata only.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Redacted, Schedule } from "effect"
+import { readFile } from "node:fs/promises"
+import { isUniqueViolation } from "../db/errors.js"
+import {
+  CertificateExpired,
+  CertificateNotYetValid,
+  CertificatePasswordIncorrect,
+  CertificateTaxIdMismatch,
+  InvalidCertificate,
+  InvalidRequest,
+  NotFound,
+  PayloadTooLarge
+} from "../domain/Errors.js"
+import { makeId } from "../domain/Ids.js"
+import { type PageParams, toPage } from "../domain/Pagination.js"
+import { now } from "../domain/Time.js"
+import { Credential, MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
+import { type CredentialRow, CredentialRepo } from "./CredentialRepo.js"
+import { CredentialVault } from "./CredentialVault.js"
+import { checkCertificate, parsePkcs12 } from "./Pkcs12.js"
+import { largestIterationCount, MAX_PKCS12_ITERATIONS } from "./Pkcs12Limits.js"
+
+export const toCredential = (row: CredentialRow) =>
+  new Credential({
+    id: row.id,
+    kind: row.kind,
+    subject: row.subject,
+    issuer: row.issuer,
+    serial_number: row.serialNumber,
+    tax_id: row.taxId,
+    not_before: row.notBefore,
+    not_after: row.notAfter,
+    fingerprint_sha256: row.fingerprintSha256,
+    status: row.status,
+    created_at: row.createdAt
+  })
+
+const tooLarge = new PayloadTooLarge({ message: `The certificate file is larger than ${MAX_PKCS12_BYTES / 1024} KiB.` })
+
+/** The file's bytes, from either encoding of the upload. */
+const fileBytes = (payload: typeof UploadCredential.Type): Effect.Effect<Uint8Array, InvalidRequest | PayloadTooLarge> =>
+  "file" in payload
+    ? Effect.tryPromise({
+      try: () => readFile(payload.file.path),
+      catch: () => new InvalidRequest({ message: "The uploaded file could not be read." })
+    })
+    : Effect.sync(() => {
+      const text = payload.pkcs12.replace(/\s+/g, "")
+      // Checked before decoding so an oversized string costs no allocation.
+      return text.length > Math.ceil(MAX_PKCS12_BYTES / 3) * 4 + 4
+        ? null
+        : new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"))
+    }).pipe(Effect.flatMap((bytes) => (bytes === null ? Effect.fail(tooLarge) : Effect.succeed(bytes))))
+
+export class CredentialService extends Effect.Service<CredentialService>()("etd/CredentialService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* CredentialRepo
+    const vault = yield* CredentialVault
+
+    const upload = Effect.fn("CredentialService.upload")(function*(tenantId: string, payload: typeof UploadCredential.Type) {
+      const bytes = yield* fileBytes(payload)
+      if (bytes.length === 0) {
+        return yield* new InvalidRequest({
+          message: "The certificate file is empty.",
+          issues: [{ path: ["file" in payload ? "file" : "pkcs12"], message: "must not be empty" }]
+        })
+      }
+      if (bytes.length > MAX_PKCS12_BYTES) return yield* tooLarge
+      const iterations = largestIterationCount(bytes)
+      if (iterations === null) return yield* new InvalidCertificate()
+      if (iterations > MAX_PKCS12_ITERATIONS) {
+        return yield* new InvalidCertificate({
+          message: `The PKCS#12 file asks for more than ${MAX_PKCS12_ITERATIONS} key-derivation iterations; export it again with the defaults.`
+        })
+      }
+
+      const parsed = yield* parsePkcs12(bytes, Redacted.value(payload.password)).pipe(
+        Effect.mapError((error) =>
+          error.reason === "wrong_password"
+            ? new CertificatePasswordIncorrect()
+            // Pkcs12Error messages are fixed texts (they never pass forge's own errors through).
+            : new InvalidCertificate({ message: `${error.message}.` })
+        )
+      )
+      const [tenant] = yield* Effect.orDie(sql<{ taxId: string }>`SELECT tax_id FROM tenants WHERE id = ${tenantId}`)
+      if (tenant === undefined) return yield* new NotFound()
+      const at = yield* now
+      yield* checkCertificate(parsed, { now: at, tenantTaxId: tenant.taxId }).pipe(
+        Effect.mapError((rejected) => {
+          switch (rejected.reason) {
+            case "expired":
+              return new CertificateExpired({ message: `${rejected.message}.` })
+            case "not_yet_valid":
+              return new CertificateNotYetValid({ message: `${rejected.message}.` })
+            case "tax_id_missing":
+              return new CertificateTaxIdMismatch({ message: `${rejected.message}.` })
+            case "tax_id_mismatch":
+              return new CertificateTaxIdMismatch({
+                message: `The certificate was issued to ${parsed.taxId}, not to the tenant's tax id ${tenant.taxId}.`
+              })
+          }
+        })
+      )
+
+      const id = yield* makeId("credential")
+      const sealed = vault.sealMaterial(tenantId, id, parsed)
+      const row = {
+        id,
+        tenantId,
+        kind: "a1_certificate" as const,
+        subject: parsed.subject,
+        issuer: parsed.issuer,
+        serialNumber: parsed.serialNumber,
+        taxId: parsed.taxId ?? tenant.taxId,
+        notBefore: parsed.notBefore,
+        notAfter: parsed.notAfter,
+        fingerprintSha256: parsed.fingerprintSha256,
+        status: "active" as const,
+        envelope: sealed.envelope,
+        masterKeyId: sealed.masterKeyId,
+        createdAt: at,
+        updatedAt: at
+      }
+      yield* Effect.zipRight(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
+        sql.withTransaction,
+        // Two uploads at once: the unique index on the active credential lets one commit first and
+        // the other retry, so it replaces the first instead of failing.
+        Effect.retry({ times: 3, schedule: Schedule.spaced("10 millis"), while: isUniqueViolation }),
+        Effect.orDie
+      )
+      yield* Effect.annotateCurrentSpan({ "credential.id": id })
+      yield* Effect.logInfo("credential uploaded", { tenant_id: tenantId, credential_id: id, not_after: parsed.notAfter.toISOString() })
+      return toCredential(row)
+    })
+
+    const get = Effect.fn("CredentialService.get")(function*(tenantId: string, id: string) {
+      const row = yield* Effect.orDie(repo.findById(tenantId, id))
+      return toCredential(yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
+    })
+
+    const list = Effect.fn("CredentialService.list")(function*(tenantId: string, page: PageParams) {
+      const rows = yield* Effect.orDie(repo.list(tenantId, page.limit, page.starting_after))
+      const result = toPage(rows, page.limit)
+      return { ...result, data: result.data.map(toCredential) }
+    })
+
+    return { upload, get, list } as const
+  }),
+  dependencies: [CredentialRepo.Default, CredentialVault.Default]
+}) {}

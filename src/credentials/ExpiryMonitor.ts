@@ -1,0 +1,86 @@
+/**
+ * Credential expiry (SPEC §8): a supervised background fiber that, on every tick, marks active
+ * credentials past `not_after` as `expired` and records `credential.expiring` 30, 7 and 1 days
+ * before `not_after`, once each. A warning is claimed on the row and its event recorded in the same
+ * transaction, so several instances running the monitor still send each warning once.
+ *
+ * A credential uploaded late in its life gets only the nearest warning (uploaded 5 days before
+ * expiry: the 7-day one, not the 30-day one as well).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Schedule, Schema } from "effect"
+import { AppConfig } from "../Config.js"
+import type { Environment } from "../domain/Principal.js"
+import { now } from "../domain/Time.js"
+import { EventLog } from "../events/EventLog.js"
+import { Readiness } from "../system/Readiness.js"
+import { Credential } from "./Api.js"
+import { CredentialRepo } from "./CredentialRepo.js"
+import { toCredential } from "./CredentialService.js"
+
+export const EXPIRY_WARNING_DAYS: ReadonlyArray<number> = [30, 7, 1]
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/**
+ * Credentials serve both environments (the same certificate signs for production and
+ * homologation), so the warning goes to the tenant's endpoints of each.
+ */
+const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
+
+/** The warning due at `at` for a credential, if any: the smallest threshold already reached and not yet sent. */
+export const dueWarning = (notAfter: Date, lastSent: number | null, at: Date): number | null => {
+  const remaining = notAfter.getTime() - at.getTime()
+  if (remaining < 0) return null
+  const reached = EXPIRY_WARNING_DAYS.filter((days) => remaining <= days * DAY_MS)
+  const nearest = reached.length === 0 ? null : Math.min(...reached)
+  return nearest !== null && (lastSent === null || nearest < lastSent) ? nearest : null
+}
+
+export const makeExpirySweep = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const repo = yield* CredentialRepo
+  const events = yield* EventLog
+
+  return Effect.gen(function*() {
+    const at = yield* now
+    const expired = yield* repo.expireDue(at)
+    for (const row of expired) {
+      yield* Effect.logInfo("credential expired", { tenant_id: row.tenantId, credential_id: row.id })
+    }
+    const horizon = new Date(at.getTime() + Math.max(...EXPIRY_WARNING_DAYS) * DAY_MS)
+    let warned = 0
+    for (const row of yield* repo.activeExpiringBefore(horizon)) {
+      const days = dueWarning(row.notAfter, row.lastExpiryWarningDays, at)
+      if (days === null) continue
+      const sent = yield* Effect.gen(function*() {
+        if (!(yield* repo.claimWarning(row.id, days, at))) return false
+        const object = { ...Schema.encodeSync(Credential)(toCredential(row)), days_before_expiry: days }
+        for (const environment of ENVIRONMENTS) {
+          yield* events.record({ tenantId: row.tenantId, environment, type: "credential.expiring", object })
+        }
+        return true
+      }).pipe(sql.withTransaction)
+      if (sent) {
+        warned += 1
+        yield* Effect.logInfo("credential expiry warning recorded", { tenant_id: row.tenantId, credential_id: row.id, days })
+      }
+    }
+    return { expired: expired.length, warned }
+  }).pipe(Effect.withSpan("ExpiryMonitor.sweep"))
+})
+
+/** The monitor: one sweep at start-up, then one per `CREDENTIAL_EXPIRY_CHECK_INTERVAL`. */
+export const ExpiryMonitorLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const readiness = yield* Readiness
+    const sweep = yield* makeExpirySweep
+    const fiber = yield* sweep.pipe(
+      // A failed sweep (database briefly away) is logged and retried at the next tick; the fiber lives on.
+      Effect.catchAllCause((cause) => Effect.logError("credential expiry sweep failed", cause)),
+      Effect.repeat(Schedule.spaced(config.credentialExpiryCheckInterval)),
+      Effect.forkScoped
+    )
+    yield* readiness.registerWorker("credential-expiry-monitor", fiber)
+  })
+).pipe(Layer.provide(CredentialRepo.Default))

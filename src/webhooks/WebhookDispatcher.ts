@@ -1,0 +1,464 @@
+/**
+ * The WebhookDispatcher (SPEC §9): sends queued deliveries, durably and at least once.
+ *
+ * Deliveries are created with their event (webhooks/FanOut.ts). Workers claim a due one with
+ * `FOR UPDATE SKIP LOCKED` and a lease, POST it outside any transaction, and record the attempt and
+ * the outcome in one transaction, only if they still hold the lease. A crash leaves the delivery
+ * leased; once the lease runs out another worker (of any instance) sends it again. Receivers
+ * deduplicate on `webhook-id`, which is the event id and never changes between attempts.
+ *
+ * Sending uses node's http/https with the SSRF guard's `lookup`, so every resolved address is
+ * checked and the socket connects to the checked one; IP-literal hosts, for which node skips
+ * `lookup`, are checked by `checkUrl` before each attempt. Redirects are not followed (node's
+ * client never does), a 3xx is a failure like any other non-2xx.
+ */
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import {
+  Chunk,
+  Context,
+  Data,
+  Duration,
+  Effect,
+  Either,
+  Fiber,
+  Layer,
+  Metric,
+  MetricBoundaries,
+  Option,
+  Queue,
+  Ref,
+  Schedule,
+  Stream,
+  Tracer
+} from "effect"
+import * as http from "node:http"
+import * as https from "node:https"
+import { performance } from "node:perf_hooks"
+import { AppConfig } from "../Config.js"
+import type { Environment } from "../domain/Principal.js"
+import { now } from "../domain/Time.js"
+import { Readiness } from "../system/Readiness.js"
+import { DELIVERIES_CHANNEL } from "./FanOut.js"
+import { webhookHeaders } from "./Signing.js"
+import { checkUrl, guardedLookup, type Resolver, SSRF_ERROR_CODE } from "./SsrfGuard.js"
+
+/**
+ * SPEC §9: the first attempt at once, then retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and
+ * 10 h, each delay jittered by ±10 % so a receiver that comes back is not hit by every retry at once.
+ */
+export const deliverySchedule = Schedule.fromDelays(
+  Duration.seconds(5),
+  Duration.minutes(5),
+  Duration.minutes(30),
+  Duration.hours(2),
+  Duration.hours(5),
+  Duration.hours(10),
+  Duration.hours(10)
+).pipe(Schedule.jitteredWith({ min: 0.9, max: 1.1 }))
+
+/** The delay before the next attempt after `attempts` failed ones of this run; None once the schedule is spent. */
+export const nextDelay = (attempts: number) =>
+  Effect.map(
+    Schedule.run(Schedule.delays(deliverySchedule), 0, Array.from({ length: attempts }, () => undefined)),
+    (delays) => (delays.length >= attempts ? Chunk.last(delays) : Option.none())
+  )
+
+/** An endpoint whose deliveries all failed for this long is disabled. */
+export const FAILING_DISABLE_AFTER = Duration.days(5)
+
+/** How much of a response body is kept with the attempt. */
+export const RESPONSE_EXCERPT_BYTES = 1024
+
+/** Resolves webhook hosts; tests inject a hostile DNS here. Unset: the system resolver. */
+export class WebhookResolver extends Context.Reference<WebhookResolver>()("etd/WebhookResolver", {
+  defaultValue: (): { readonly resolve: Resolver | undefined } => ({ resolve: undefined })
+}) {}
+
+export const webhookOutcomes = Metric.counter("etd_webhook_deliveries_total", {
+  description: "Webhook delivery attempts by outcome (succeeded, retrying, failed, disabled)"
+})
+export const webhookLatency = Metric.histogram(
+  "etd_webhook_delivery_duration_ms",
+  MetricBoundaries.exponential({ start: 5, factor: 2, count: 13 }),
+  "Time from the start of a webhook attempt to its answer or error"
+)
+
+export type SendResult =
+  | { readonly _tag: "Answered"; readonly status: number; readonly body: string; readonly latencyMs: number }
+  | { readonly _tag: "NoAnswer"; readonly error: string; readonly latencyMs: number }
+
+// Postgres text cannot hold NUL; a binary response is kept as what survives.
+const excerpt = (chunks: ReadonlyArray<Buffer>) => Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8").replace(/\0/g, "")
+
+const errorText = (error: unknown): string => {
+  if (typeof error === "object" && error !== null && "code" in error && error.code === SSRF_ERROR_CODE) {
+    return `refused by the SSRF guard: ${String((error as { message?: unknown }).message)}`
+  }
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
+  const message = error instanceof Error ? error.message : String(error)
+  return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message
+}
+
+/** One POST with node's client; interruption (the timeout) destroys the request. */
+export const send = (options: {
+  readonly url: URL
+  readonly body: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly lookup: ReturnType<typeof guardedLookup>
+  readonly agents: { readonly http: http.Agent; readonly https: https.Agent }
+}) =>
+  Effect.async<SendResult>((resume) => {
+    // Wall-clock latency of real network I/O, independent of the Effect clock (TestClock in tests).
+    const started = performance.now()
+    const elapsed = () => Math.round(performance.now() - started)
+    const secure = options.url.protocol === "https:"
+    const request = (secure ? https : http).request(options.url, {
+      method: "POST",
+      agent: secure ? options.agents.https : options.agents.http,
+      lookup: options.lookup,
+      headers: { ...options.headers, "content-length": String(Buffer.byteLength(options.body)) }
+    })
+    let settled = false
+    const done = (result: SendResult) => {
+      if (settled) return
+      settled = true
+      resume(Effect.succeed(result))
+    }
+    request.on("error", (error) => done({ _tag: "NoAnswer", error: errorText(error), latencyMs: elapsed() }))
+    request.on("response", (response) => {
+      const chunks: Array<Buffer> = []
+      let kept = 0
+      const finish = () => done({ _tag: "Answered", status: response.statusCode ?? 0, body: excerpt(chunks), latencyMs: elapsed() })
+      response.on("data", (chunk: Buffer) => {
+        if (kept < RESPONSE_EXCERPT_BYTES) {
+          chunks.push(chunk)
+          kept += chunk.length
+        }
+        // Beyond the excerpt the body is of no use: stop reading rather than wait for a large one.
+        if (kept >= RESPONSE_EXCERPT_BYTES) {
+          finish()
+          response.destroy()
+        }
+      })
+      response.on("end", finish)
+      response.on("error", finish)
+      response.on("aborted", finish)
+    })
+    request.end(options.body)
+    return Effect.sync(() => {
+      settled = true
+      request.destroy()
+    })
+  })
+
+class LeaseLost extends Data.TaggedError("LeaseLost") {}
+
+export interface ClaimedDelivery {
+  readonly id: string
+  readonly endpointId: string
+  readonly eventId: string
+  readonly attempts: number
+  readonly runAttempts: number
+  readonly traceparent: string | null
+}
+
+interface DeliveryContext {
+  readonly url: string
+  readonly enabled: boolean
+  readonly deletedAt: Date | null
+  readonly secret: string
+  readonly previousSecret: string | null
+  readonly previousSecretExpiresAt: Date | null
+  readonly eventType: string
+  readonly eventData: unknown
+  readonly eventCreatedAt: Date
+  readonly tenantId: string
+  readonly environment: Environment
+}
+
+type Outcome = "succeeded" | "retrying" | "failed" | "disabled"
+
+const parentOf = (traceparent: string | null) => {
+  const match = traceparent === null ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent)
+  return match ? Option.some(Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: true })) : Option.none()
+}
+
+/** The exact body sent; `data` is the stored `{object}`. */
+export const webhookBody = (event: {
+  readonly id: string
+  readonly type: string
+  readonly createdAt: Date
+  readonly environment: Environment
+  readonly tenantId: string
+  readonly data: unknown
+}) =>
+  JSON.stringify({
+    id: event.id,
+    type: event.type,
+    created_at: event.createdAt.toISOString(),
+    environment: event.environment,
+    tenant_id: event.tenantId,
+    data: event.data
+  })
+
+export const makeWebhookDispatcher = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const config = yield* AppConfig
+  const { resolve } = yield* WebhookResolver
+  const me = config.worker.instanceId
+  const policy = { allowLoopback: config.webhooks.allowPrivateTargets, requireHttps: config.production }
+  const lookup = guardedLookup({ allowLoopback: policy.allowLoopback, ...(resolve ? { resolve } : {}) })
+  // Keep-alive pools: a busy endpoint is not re-handshaken per delivery. A pooled socket was
+  // connected to an address the guard checked when it was opened.
+  const agents = yield* Effect.acquireRelease(
+    Effect.sync(() => ({
+      http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
+      https: new https.Agent({ keepAlive: true, maxSockets: 64 })
+    })),
+    (pools) => Effect.sync(() => {
+      pools.http.destroy()
+      pools.https.destroy()
+    })
+  )
+
+  /** Takes the next due delivery, if any, and counts the attempt. */
+  const claim = Effect.gen(function*() {
+    const at = yield* now
+    const leaseUntil = new Date(at.getTime() + Duration.toMillis(config.webhooks.lease))
+    const rows = yield* sql<ClaimedDelivery>`
+      UPDATE webhook_deliveries
+      SET locked_by = ${me}, locked_until = ${leaseUntil}, attempts = attempts + 1, run_attempts = run_attempts + 1,
+          updated_at = ${at}
+      WHERE id = (
+        SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})
+        ORDER BY next_attempt_at, id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, endpoint_id, event_id, attempts, run_attempts, traceparent`
+    return Option.fromNullable(rows[0])
+  }).pipe(Effect.withSpan("WebhookDispatcher.claim"))
+
+  const loadContext = (delivery: ClaimedDelivery) =>
+    Effect.map(
+      sql<DeliveryContext>`
+        SELECT e.url, e.enabled, e.deleted_at, e.secret, e.previous_secret, e.previous_secret_expires_at,
+               ev.type AS event_type, ev.data AS event_data, ev.created_at AS event_created_at,
+               ev.tenant_id, ev.environment
+        FROM webhook_endpoints e, events ev
+        WHERE e.id = ${delivery.endpointId} AND ev.id = ${delivery.eventId}`,
+      (rows) => Option.fromNullable(rows[0])
+    )
+
+  /** Writes only while this worker holds the lease; otherwise the whole transaction rolls back. */
+  const settle = (delivery: ClaimedDelivery, fields: {
+    readonly status: "pending" | "succeeded" | "failed"
+    readonly nextAttemptAt: Date | null
+    readonly lastStatusCode: number | null
+    readonly lastError: string | null
+    readonly at: Date
+  }) =>
+    Effect.flatMap(
+      sql`
+        UPDATE webhook_deliveries
+        SET status = ${fields.status}, next_attempt_at = ${fields.nextAttemptAt}, locked_by = NULL, locked_until = NULL,
+            last_attempt_at = ${fields.at}, last_status_code = ${fields.lastStatusCode}, last_error = ${fields.lastError},
+            updated_at = ${fields.at}
+        WHERE id = ${delivery.id} AND locked_by = ${me} AND status = 'pending'
+        RETURNING id`,
+      (rows) => (rows.length === 1 ? Effect.void : Effect.fail(new LeaseLost()))
+    )
+
+  const disableEndpoint = (endpointId: string, reason: "gone" | "failing", at: Date) =>
+    Effect.zipRight(
+      sql`
+        UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
+        WHERE id = ${endpointId} AND enabled`,
+      sql`
+        UPDATE webhook_deliveries
+        SET status = 'failed', next_attempt_at = NULL, last_error = 'endpoint disabled', updated_at = ${at}
+        WHERE endpoint_id = ${endpointId} AND status = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`
+    )
+
+  /** The attempt and the outcome, in one transaction. */
+  const record = (delivery: ClaimedDelivery, startedAt: Date, result: SendResult) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const statusCode = result._tag === "Answered" ? result.status : null
+      const error = result._tag === "NoAnswer" ? result.error : null
+      yield* sql`
+        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, status_code, latency_ms, response_body, error)
+        VALUES (${delivery.id}, ${delivery.attempts}, ${startedAt}, ${statusCode}, ${result.latencyMs},
+                ${result._tag === "Answered" ? result.body : null}, ${error})`
+      const lastError = error ?? (statusCode !== null && (statusCode < 200 || statusCode > 299) ? `HTTP ${statusCode}` : null)
+
+      if (statusCode !== null && statusCode >= 200 && statusCode <= 299) {
+        yield* settle(delivery, { status: "succeeded", nextAttemptAt: null, lastStatusCode: statusCode, lastError: null, at })
+        yield* sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${delivery.endpointId} AND failing_since IS NOT NULL`
+        return "succeeded" satisfies Outcome as Outcome
+      }
+      if (statusCode === 410) {
+        yield* settle(delivery, { status: "failed", nextAttemptAt: null, lastStatusCode: statusCode, lastError, at })
+        yield* disableEndpoint(delivery.endpointId, "gone", at)
+        return "disabled"
+      }
+      const [endpoint] = yield* sql<{ failingSince: Date }>`
+        UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${at})
+        WHERE id = ${delivery.endpointId} RETURNING failing_since`
+      const failingFor = endpoint === undefined ? 0 : at.getTime() - endpoint.failingSince.getTime()
+      if (failingFor >= Duration.toMillis(FAILING_DISABLE_AFTER)) {
+        yield* settle(delivery, { status: "failed", nextAttemptAt: null, lastStatusCode: statusCode, lastError, at })
+        yield* disableEndpoint(delivery.endpointId, "failing", at)
+        return "disabled"
+      }
+      const delay = yield* nextDelay(delivery.runAttempts)
+      if (Option.isNone(delay)) {
+        yield* settle(delivery, { status: "failed", nextAttemptAt: null, lastStatusCode: statusCode, lastError, at })
+        return "failed"
+      }
+      const nextAttemptAt = new Date(at.getTime() + Duration.toMillis(delay.value))
+      yield* settle(delivery, { status: "pending", nextAttemptAt, lastStatusCode: statusCode, lastError, at })
+      return "retrying"
+    }).pipe(sql.withTransaction)
+
+  /** The endpoint went away (disabled or deleted) while the delivery waited: it is not sent. */
+  const abandon = (delivery: ClaimedDelivery, reason: string) =>
+    Effect.flatMap(now, (at) =>
+      settle(delivery, { status: "failed", nextAttemptAt: null, lastStatusCode: null, lastError: reason, at })).pipe(
+        sql.withTransaction
+      )
+
+  const attempt = (delivery: ClaimedDelivery, context: DeliveryContext) =>
+    Effect.gen(function*() {
+      const startedAt = yield* now
+      const target = checkUrl(context.url, policy)
+      let result: SendResult
+      if (Either.isLeft(target)) {
+        result = { _tag: "NoAnswer", error: `refused by the SSRF guard: ${target.left.message}`, latencyMs: 0 }
+      } else {
+        const body = webhookBody({
+          id: delivery.eventId,
+          type: context.eventType,
+          createdAt: context.eventCreatedAt,
+          environment: context.environment,
+          tenantId: context.tenantId,
+          data: context.eventData
+        })
+        const secrets = context.previousSecret !== null && context.previousSecretExpiresAt !== null &&
+            context.previousSecretExpiresAt > startedAt
+          ? [context.secret, context.previousSecret]
+          : [context.secret]
+        const headers = {
+          ...webhookHeaders(secrets, { msgId: delivery.eventId, timestamp: startedAt, payload: body }),
+          "content-type": "application/json",
+          "user-agent": "etd-webhooks/1.0"
+        }
+        result = yield* send({ url: target.right, body, headers, lookup, agents }).pipe(
+          Effect.timeoutTo({
+            duration: config.webhooks.timeout,
+            onSuccess: (r): SendResult => r,
+            onTimeout: (): SendResult => ({
+              _tag: "NoAnswer",
+              error: `timed out after ${Duration.format(config.webhooks.timeout)}`,
+              latencyMs: Math.round(Duration.toMillis(config.webhooks.timeout))
+            })
+          }),
+          Effect.withSpan("WebhookDispatcher.send", {
+            kind: "client",
+            // The host only: a URL's path or query may carry the receiver's own credentials.
+            attributes: { "server.address": target.right.hostname, "http.request.method": "POST" }
+          })
+        )
+      }
+      yield* Effect.annotateCurrentSpan(
+        result._tag === "Answered" ? { "http.response.status_code": result.status } : { "error.type": "no_answer" }
+      )
+      yield* Metric.update(webhookLatency, result.latencyMs)
+      return yield* record(delivery, startedAt, result)
+    })
+
+  const process = (delivery: ClaimedDelivery) =>
+    Effect.gen(function*() {
+      yield* Effect.annotateCurrentSpan({
+        "webhook.delivery.id": delivery.id,
+        "webhook.endpoint.id": delivery.endpointId,
+        "webhook.event.id": delivery.eventId,
+        "webhook.attempt": delivery.attempts
+      })
+      const context = yield* loadContext(delivery)
+      if (Option.isNone(context)) return yield* abandon(delivery, "endpoint or event missing")
+      if (context.value.deletedAt !== null) return yield* abandon(delivery, "endpoint deleted")
+      if (!context.value.enabled) return yield* abandon(delivery, "endpoint disabled")
+      yield* Effect.annotateCurrentSpan({ "tenant.id": context.value.tenantId, "webhook.event.type": context.value.eventType })
+      const outcome = yield* attempt(delivery, context.value)
+      yield* Metric.increment(Metric.tagged(webhookOutcomes, "outcome", outcome))
+    }).pipe(
+      Effect.catchTag("LeaseLost", () =>
+        Effect.logWarning("lost the lease on a webhook delivery; its new owner sends it").pipe(
+          Effect.annotateLogs({ delivery_id: delivery.id })
+        )),
+      Effect.withSpan("WebhookDispatcher.deliver", { kind: "producer" }),
+      (effect) => Option.match(parentOf(delivery.traceparent), { onNone: () => effect, onSome: (parent) => Effect.withParentSpan(effect, parent) })
+    )
+
+  /** One worker: claim and send until told to stop; wait for a signal or the poll when idle. */
+  const runWorker = (stopping: Ref.Ref<boolean>, signal: { readonly wait: Effect.Effect<unknown>; readonly nudge: Effect.Effect<unknown> }) =>
+    Effect.gen(function*() {
+      while (!(yield* Ref.get(stopping))) {
+        const delivery = yield* claim.pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logError("could not claim a webhook delivery", cause), Option.none<ClaimedDelivery>()))
+        )
+        if (Option.isSome(delivery)) {
+          // One notification may stand for many deliveries: pass it on to an idle worker.
+          yield* signal.nudge
+          yield* process(delivery.value).pipe(
+            // The delivery stays leased; when the lease runs out it is sent again.
+            Effect.catchAllCause((cause) => Effect.logError("webhook delivery failed unexpectedly", cause))
+          )
+        } else {
+          yield* Effect.raceFirst(signal.wait, Effect.sleep(config.webhooks.pollInterval))
+        }
+      }
+    })
+
+  return { claim, process, runWorker } as const
+})
+
+/**
+ * The dispatcher as a scoped layer: `WEBHOOKS_CONCURRENCY` supervised workers, woken by NOTIFY
+ * (sent when a delivery is queued, at commit, to every instance) or by the poll. Shutdown is
+ * graceful: workers stop claiming and finish the attempt in hand within the grace period.
+ */
+export const WebhookDispatcherLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const readiness = yield* Readiness
+    const dispatcher = yield* makeWebhookDispatcher
+    const stopping = yield* Ref.make(false)
+    const signal = yield* Queue.sliding<void>(1)
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    if (Option.isSome(pg)) {
+      yield* Effect.forkScoped(
+        pg.value.listen(DELIVERIES_CHANNEL).pipe(
+          Stream.runForEach(() => Queue.offer(signal, undefined)),
+          // Without notifications the poll still finds every delivery, just later.
+          Effect.catchAllCause((cause) => Effect.logWarning("webhook notifications unavailable; polling only", cause))
+        )
+      )
+    }
+    const fibers = yield* Effect.forEach(
+      Array.from({ length: config.webhooks.concurrency }, (_, i) => i),
+      (i) =>
+        Effect.tap(
+          Effect.forkScoped(dispatcher.runWorker(stopping, { wait: Queue.take(signal), nudge: Queue.offer(signal, undefined) })),
+          (fiber) => readiness.registerWorker(`webhooks-${i}`, fiber)
+        )
+    )
+    yield* Effect.addFinalizer(() =>
+      Ref.set(stopping, true).pipe(
+        Effect.zipRight(Fiber.awaitAll(fibers).pipe(Effect.timeout(config.worker.shutdownGrace), Effect.ignore))
+      )
+    )
+  })
+)

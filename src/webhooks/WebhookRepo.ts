@@ -1,0 +1,236 @@
+/**
+ * SQL for webhook endpoints, deliveries and their attempts. Every read of an endpoint or a
+ * delivery through the API is bounded by tenant and environment, so other tenants' and other
+ * environments' rows are simply not there (404).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { Environment } from "../domain/Principal.js"
+import type { DeliveryStatus } from "./Api.js"
+import type { EventType } from "./Events.js"
+import { DELIVERIES_CHANNEL } from "./FanOut.js"
+
+export interface EndpointRow {
+  readonly id: string
+  readonly tenantId: string
+  readonly environment: Environment
+  readonly url: string
+  readonly description: string | null
+  readonly events: ReadonlyArray<string>
+  readonly enabled: boolean
+  readonly disabledReason: "manual" | "gone" | "failing" | null
+  readonly secret: string
+  readonly previousSecret: string | null
+  readonly previousSecretExpiresAt: Date | null
+  readonly failingSince: Date | null
+  readonly deletedAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface DeliveryRow {
+  readonly id: string
+  readonly eventId: string
+  readonly endpointId: string
+  readonly tenantId: string
+  readonly environment: Environment
+  readonly eventType: EventType
+  readonly status: DeliveryStatus
+  readonly attempts: number
+  readonly runAttempts: number
+  readonly nextAttemptAt: Date | null
+  readonly lockedBy: string | null
+  readonly lockedUntil: Date | null
+  readonly lastAttemptAt: Date | null
+  readonly lastStatusCode: number | null
+  readonly lastError: string | null
+  readonly traceparent: string | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface AttemptRow {
+  readonly deliveryId: string
+  readonly attempt: number
+  readonly startedAt: Date
+  readonly statusCode: number | null
+  readonly latencyMs: number
+  readonly responseBody: string | null
+  readonly error: string | null
+}
+
+export interface Owner {
+  readonly tenantId: string
+  readonly environment: Environment
+}
+
+export class WebhookRepo extends Effect.Service<WebhookRepo>()("etd/WebhookRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const json = (value: unknown) => JSON.stringify(value)
+    const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+
+    /** Serializes endpoint creation per tenant, so concurrent creates cannot pass the limit together. */
+    const lockTenant = (tenantId: string) =>
+      sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR UPDATE`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.lockTenant"))
+
+    const countEndpoints = (owner: Owner) =>
+      sql<{ count: number }>`
+        SELECT count(*)::int AS count FROM webhook_endpoints
+        WHERE tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`.pipe(
+        Effect.map((rows) => rows[0]?.count ?? 0),
+        Effect.withSpan("WebhookRepo.countEndpoints")
+      )
+
+    const insertEndpoint = (row: Omit<EndpointRow, "previousSecret" | "previousSecretExpiresAt" | "failingSince" | "deletedAt" | "disabledReason">) =>
+      sql`
+        INSERT INTO webhook_endpoints (id, tenant_id, environment, url, description, events, enabled, secret, created_at, updated_at)
+        VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.url}, ${row.description}, ${json(row.events)}::jsonb,
+                ${row.enabled}, ${row.secret}, ${row.createdAt}, ${row.updatedAt})`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("WebhookRepo.insertEndpoint")
+      )
+
+    const findEndpoint = (owner: Owner, id: string) =>
+      sql<EndpointRow>`
+        SELECT * FROM webhook_endpoints
+        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`.pipe(
+        Effect.map(first),
+        Effect.withSpan("WebhookRepo.findEndpoint")
+      )
+
+    const findEndpointForUpdate = (owner: Owner, id: string) =>
+      sql<EndpointRow>`
+        SELECT * FROM webhook_endpoints
+        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL
+        FOR UPDATE`.pipe(Effect.map(first), Effect.withSpan("WebhookRepo.findEndpointForUpdate"))
+
+    const listEndpoints = (owner: Owner, limit: number, startingAfter: string | undefined) =>
+      sql<EndpointRow>`
+        SELECT * FROM webhook_endpoints
+        WHERE ${
+        sql.and([
+          sql`tenant_id = ${owner.tenantId}`,
+          sql`environment = ${owner.environment}`,
+          sql`deleted_at IS NULL`,
+          ...(startingAfter ? [sql`id < ${startingAfter}`] : [])
+        ])
+      }
+        ORDER BY id DESC LIMIT ${limit + 1}`.pipe(Effect.withSpan("WebhookRepo.listEndpoints"))
+
+    const updateEndpoint = (id: string, fields: {
+      readonly url: string
+      readonly events: ReadonlyArray<string>
+      readonly description: string | null
+      readonly enabled: boolean
+      readonly disabledReason: EndpointRow["disabledReason"]
+      readonly failingSince: Date | null
+      readonly updatedAt: Date
+    }) =>
+      sql`
+        UPDATE webhook_endpoints
+        SET url = ${fields.url}, events = ${json(fields.events)}::jsonb, description = ${fields.description},
+            enabled = ${fields.enabled}, disabled_reason = ${fields.disabledReason}, failing_since = ${fields.failingSince},
+            updated_at = ${fields.updatedAt}
+        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.updateEndpoint"))
+
+    const rotateSecret = (id: string, secret: string, previous: string, previousExpiresAt: Date, at: Date) =>
+      sql`
+        UPDATE webhook_endpoints
+        SET secret = ${secret}, previous_secret = ${previous}, previous_secret_expires_at = ${previousExpiresAt}, updated_at = ${at}
+        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.rotateSecret"))
+
+    const deleteEndpoint = (id: string, at: Date) =>
+      sql`
+        UPDATE webhook_endpoints SET deleted_at = ${at}, enabled = false, updated_at = ${at} WHERE id = ${id}`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("WebhookRepo.deleteEndpoint")
+      )
+
+    /** Pending deliveries of an endpoint that is no longer sent to; ones in flight settle on their own. */
+    const failPending = (endpointId: string, reason: string, at: Date) =>
+      sql`
+        UPDATE webhook_deliveries
+        SET status = 'failed', next_attempt_at = NULL, last_error = ${reason}, updated_at = ${at}
+        WHERE endpoint_id = ${endpointId} AND status = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("WebhookRepo.failPending")
+      )
+
+    const listDeliveries = (owner: Owner, endpointId: string, filters: {
+      readonly limit: number
+      readonly startingAfter?: string | undefined
+      readonly status?: DeliveryStatus | undefined
+      readonly eventType?: EventType | undefined
+    }) =>
+      sql<DeliveryRow>`
+        SELECT * FROM webhook_deliveries
+        WHERE ${
+        sql.and([
+          sql`endpoint_id = ${endpointId}`,
+          sql`tenant_id = ${owner.tenantId}`,
+          sql`environment = ${owner.environment}`,
+          ...(filters.status ? [sql`status = ${filters.status}`] : []),
+          ...(filters.eventType ? [sql`event_type = ${filters.eventType}`] : []),
+          ...(filters.startingAfter ? [sql`id < ${filters.startingAfter}`] : [])
+        ])
+      }
+        ORDER BY id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.withSpan("WebhookRepo.listDeliveries"))
+
+    const findDelivery = (owner: Owner, id: string) =>
+      sql<DeliveryRow>`
+        SELECT * FROM webhook_deliveries
+        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment}`.pipe(
+        Effect.map(first),
+        Effect.withSpan("WebhookRepo.findDelivery")
+      )
+
+    const attemptsOf = (deliveryId: string) =>
+      sql<AttemptRow>`
+        SELECT delivery_id, attempt, started_at, status_code, latency_ms, response_body, error
+        FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`.pipe(
+        Effect.withSpan("WebhookRepo.attemptsOf")
+      )
+
+    /**
+     * Due now, with a fresh retry schedule. Any lease is cleared: a dispatcher still in flight on it
+     * then finds its lease lost and writes nothing, and the requeued delivery is sent afresh.
+     */
+    const requeue = (deliveryId: string, at: Date) =>
+      sql`
+        UPDATE webhook_deliveries
+        SET status = 'pending', run_attempts = 0, next_attempt_at = ${at}, locked_by = NULL, locked_until = NULL,
+            updated_at = ${at}
+        WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.requeue"))
+
+    const requeueFailedSince = (endpointId: string, since: Date, at: Date) =>
+      sql<{ id: string }>`
+        UPDATE webhook_deliveries
+        SET status = 'pending', run_attempts = 0, next_attempt_at = ${at}, locked_by = NULL, locked_until = NULL,
+            updated_at = ${at}
+        WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}
+        RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.withSpan("WebhookRepo.requeueFailedSince"))
+
+    /** Wakes the dispatchers of every instance once the surrounding transaction commits. */
+    const notify = sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`.pipe(Effect.asVoid)
+
+    return {
+      lockTenant,
+      countEndpoints,
+      insertEndpoint,
+      findEndpoint,
+      findEndpointForUpdate,
+      listEndpoints,
+      updateEndpoint,
+      rotateSecret,
+      deleteEndpoint,
+      failPending,
+      listDeliveries,
+      findDelivery,
+      attemptsOf,
+      requeue,
+      requeueFailedSince,
+      notify
+    } as const
+  })
+}) {}

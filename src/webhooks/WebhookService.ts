@@ -1,0 +1,265 @@
+/**
+ * Webhook endpoints and their deliveries (SPEC §9), for one tenant and environment at a time:
+ * the caller's (the API key's). Sending is the WebhookDispatcher's; this service only queues.
+ */
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Either, Option } from "effect"
+import { AppConfig } from "../Config.js"
+import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
+import { makeId } from "../domain/Ids.js"
+import { toPage } from "../domain/Pagination.js"
+import { now } from "../domain/Time.js"
+import {
+  type ListDeliveriesParams,
+  type ListEndpointsParams,
+  MAX_ENDPOINTS,
+  type NewWebhookEndpoint,
+  type UpdateWebhookEndpoint,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret
+} from "./Api.js"
+import { generateWebhookSecret } from "./Signing.js"
+import { checkUrl } from "./SsrfGuard.js"
+import { type AttemptRow, type DeliveryRow, type EndpointRow, type Owner, WebhookRepo } from "./WebhookRepo.js"
+
+/** How long the previous secret keeps signing after a rotation. */
+export const SECRET_OVERLAP = Duration.hours(24)
+
+const endpointFields = (row: EndpointRow, at: Date) => ({
+  id: row.id,
+  environment: row.environment,
+  url: row.url,
+  description: row.description,
+  // The column holds what this service validated and wrote.
+  events: row.events as WebhookEndpoint["events"],
+  enabled: row.enabled,
+  disabled_reason: row.disabledReason,
+  previous_secret_expires_at: row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > at
+    ? row.previousSecretExpiresAt
+    : null,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt
+})
+
+export const toEndpoint = (row: EndpointRow, at: Date) =>
+  WebhookEndpoint.make(endpointFields(row, at), { disableValidation: true })
+
+const withSecret = (row: EndpointRow, at: Date) =>
+  WebhookEndpointWithSecret.make({ ...endpointFields(row, at), secret: row.secret }, { disableValidation: true })
+
+const deliveryFields = (row: DeliveryRow) => ({
+  id: row.id,
+  environment: row.environment,
+  endpoint_id: row.endpointId,
+  event_id: row.eventId,
+  event_type: row.eventType,
+  status: row.status,
+  attempt_count: row.attempts,
+  next_attempt_at: row.nextAttemptAt,
+  last_attempt_at: row.lastAttemptAt,
+  last_status_code: row.lastStatusCode,
+  last_error: row.lastError,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt
+})
+
+export const toDelivery = (row: DeliveryRow) => WebhookDelivery.make(deliveryFields(row), { disableValidation: true })
+
+const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>) =>
+  WebhookDeliveryDetail.make({
+    ...deliveryFields(row),
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      started_at: a.startedAt,
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      response_body: a.responseBody,
+      error: a.error
+    }))
+  }, { disableValidation: true })
+
+const endpointNotFound = () => new NotFound({ message: "No such webhook endpoint." })
+const deliveryNotFound = () => new NotFound({ message: "No such delivery." })
+
+/** Keeps the filter as given, without repeats, so `["document.authorized", "document.authorized"]` is one entry. */
+const normalizeEvents = (events: ReadonlyArray<string>) => [...new Set(events)]
+
+export class WebhookService extends Effect.Service<WebhookService>()("etd/WebhookService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhookRepo
+    const config = yield* AppConfig
+    const urlPolicy = { allowLoopback: config.webhooks.allowPrivateTargets, requireHttps: config.production }
+
+    /** An obviously bad target is refused when it is registered; the dispatcher checks again at connect time. */
+    const validUrl = (url: string) =>
+      Either.match(checkUrl(url, urlPolicy), {
+        onLeft: (unsafe) =>
+          Effect.fail(
+            new InvalidRequest({
+              message: `The request is not valid. url: ${unsafe.message}`,
+              issues: [{ path: ["url"], message: unsafe.message }]
+            })
+          ),
+        onRight: (parsed) => Effect.succeed(parsed.href)
+      })
+
+    const endpointOf = (owner: Owner, id: string) =>
+      Effect.flatMap(repo.findEndpoint(owner, id), Option.match({
+        onNone: () => Effect.fail(endpointNotFound()),
+        onSome: Effect.succeed
+      }))
+
+    const create = Effect.fn("WebhookService.createEndpoint")(function*(owner: Owner, input: NewWebhookEndpoint) {
+      const url = yield* validUrl(input.url)
+      return yield* Effect.gen(function*() {
+        yield* repo.lockTenant(owner.tenantId)
+        const count = yield* repo.countEndpoints(owner)
+        if (count >= MAX_ENDPOINTS) {
+          return yield* new Conflict({
+            message: `At most ${MAX_ENDPOINTS} webhook endpoints per tenant and environment; delete or reuse one.`
+          })
+        }
+        const at = yield* now
+        const row: EndpointRow = {
+          id: yield* makeId("webhookEndpoint"),
+          tenantId: owner.tenantId,
+          environment: owner.environment,
+          url,
+          description: input.description ?? null,
+          events: normalizeEvents(input.events),
+          enabled: true,
+          disabledReason: null,
+          secret: generateWebhookSecret(),
+          previousSecret: null,
+          previousSecretExpiresAt: null,
+          failingSince: null,
+          deletedAt: null,
+          createdAt: at,
+          updatedAt: at
+        }
+        yield* repo.insertEndpoint(row)
+        yield* Effect.annotateCurrentSpan({ "webhook_endpoint.id": row.id })
+        return withSecret(row, at)
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const list = Effect.fn("WebhookService.listEndpoints")(function*(owner: Owner, params: ListEndpointsParams) {
+      const rows = yield* Effect.orDie(repo.listEndpoints(owner, params.limit, params.starting_after))
+      const at = yield* now
+      const page = toPage(rows, params.limit)
+      return { ...page, data: page.data.map((row) => toEndpoint(row, at)) }
+    })
+
+    const get = Effect.fn("WebhookService.getEndpoint")(function*(owner: Owner, id: string) {
+      const row = yield* Effect.orDie(repo.findEndpoint(owner, id))
+      if (Option.isNone(row)) return yield* endpointNotFound()
+      return toEndpoint(row.value, yield* now)
+    })
+
+    const update = Effect.fn("WebhookService.updateEndpoint")(function*(owner: Owner, id: string, input: UpdateWebhookEndpoint) {
+      const url = input.url === undefined ? undefined : yield* validUrl(input.url)
+      return yield* Effect.gen(function*() {
+        const found = yield* repo.findEndpointForUpdate(owner, id)
+        if (Option.isNone(found)) return yield* endpointNotFound()
+        const row = found.value
+        const at = yield* now
+        const enabled = input.enabled ?? row.enabled
+        const next = {
+          url: url ?? row.url,
+          events: input.events === undefined ? row.events : normalizeEvents(input.events),
+          description: input.description === undefined ? row.description : input.description,
+          enabled,
+          disabledReason: enabled ? null : input.enabled === false && row.enabled ? "manual" as const : row.disabledReason,
+          // Re-enabling starts the 5-day failure clock afresh.
+          failingSince: enabled && !row.enabled ? null : row.failingSince,
+          updatedAt: at
+        }
+        yield* repo.updateEndpoint(row.id, next)
+        if (!enabled && row.enabled) yield* repo.failPending(row.id, "endpoint disabled", at)
+        return toEndpoint({ ...row, ...next }, at)
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const remove = Effect.fn("WebhookService.deleteEndpoint")(function*(owner: Owner, id: string) {
+      return yield* Effect.gen(function*() {
+        const row = yield* endpointOf(owner, id)
+        const at = yield* now
+        yield* repo.deleteEndpoint(row.id, at)
+        yield* repo.failPending(row.id, "endpoint deleted", at)
+        return { id: row.id, object: "webhook_endpoint" as const, deleted: true as const }
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const rotateSecret = Effect.fn("WebhookService.rotateSecret")(function*(owner: Owner, id: string) {
+      return yield* Effect.gen(function*() {
+        const found = yield* repo.findEndpointForUpdate(owner, id)
+        if (Option.isNone(found)) return yield* endpointNotFound()
+        const row = found.value
+        const at = yield* now
+        const secret = generateWebhookSecret()
+        const expiresAt = new Date(at.getTime() + Duration.toMillis(SECRET_OVERLAP))
+        yield* repo.rotateSecret(row.id, secret, row.secret, expiresAt, at)
+        return withSecret({ ...row, secret, previousSecret: row.secret, previousSecretExpiresAt: expiresAt, updatedAt: at }, at)
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const listDeliveries = Effect.fn("WebhookService.listDeliveries")(function*(
+      owner: Owner,
+      endpointId: string,
+      params: ListDeliveriesParams
+    ) {
+      yield* endpointOf(owner, endpointId).pipe(Effect.catchTag("SqlError", Effect.die))
+      const rows = yield* Effect.orDie(repo.listDeliveries(owner, endpointId, {
+        limit: params.limit,
+        startingAfter: params.starting_after,
+        status: params.status,
+        eventType: params.event_type
+      }))
+      const page = toPage(rows, params.limit)
+      return { ...page, data: page.data.map(toDelivery) }
+    })
+
+    const getDelivery = Effect.fn("WebhookService.getDelivery")(function*(owner: Owner, id: string) {
+      const row = yield* Effect.orDie(repo.findDelivery(owner, id))
+      if (Option.isNone(row)) return yield* deliveryNotFound()
+      return toDetail(row.value, yield* Effect.orDie(repo.attemptsOf(id)))
+    })
+
+    const requireEnabled = (endpoint: EndpointRow) =>
+      endpoint.enabled
+        ? Effect.void
+        : Effect.fail(new InvalidState({ message: "The webhook endpoint is disabled; enable it first (PATCH enabled: true)." }))
+
+    const replay = Effect.fn("WebhookService.replayDelivery")(function*(owner: Owner, id: string) {
+      yield* Effect.gen(function*() {
+        const found = yield* repo.findDelivery(owner, id)
+        if (Option.isNone(found)) return yield* deliveryNotFound()
+        const endpoint = yield* repo.findEndpointForUpdate(owner, found.value.endpointId)
+        if (Option.isNone(endpoint)) {
+          return yield* new InvalidState({ message: "The delivery's webhook endpoint was deleted." })
+        }
+        yield* requireEnabled(endpoint.value)
+        yield* repo.requeue(id, yield* now)
+        yield* repo.notify
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      return yield* getDelivery(owner, id)
+    })
+
+    const recover = Effect.fn("WebhookService.recoverDeliveries")(function*(owner: Owner, endpointId: string, since: Date) {
+      return yield* Effect.gen(function*() {
+        const found = yield* repo.findEndpointForUpdate(owner, endpointId)
+        if (Option.isNone(found)) return yield* endpointNotFound()
+        yield* requireEnabled(found.value)
+        const recovered = yield* repo.requeueFailedSince(endpointId, since, yield* now)
+        if (recovered > 0) yield* repo.notify
+        return { object: "webhook_recovery" as const, endpoint_id: endpointId, since, recovered }
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    return { create, list, get, update, remove, rotateSecret, listDeliveries, getDelivery, replay, recover } as const
+  }),
+  dependencies: [WebhookRepo.Default]
+}) {}

@@ -1,0 +1,173 @@
+/**
+ * The authority adapter: configuration checked at start-up, every call bounded by
+ * TAX_AUTHORITY_TIMEOUT, and documents routed to the system of their environment.
+ */
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Cause, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { randomBytes } from "node:crypto"
+import {
+  authorityFor,
+  TaxAuthoritiesLive,
+  TaxAuthorityLiveLayer,
+  TaxAuthoritySandboxLayer
+} from "../../src/authority/Adapter.js"
+import type {
+  AlreadyAuthorized,
+  AuthorityRejected,
+  Submission,
+  TransientAuthorityError
+} from "../../src/authority/TaxAuthority.js"
+import { MigrationsLive } from "../../src/db/Database.js"
+import { databaseLayer, testDatabases } from "../support/TestApp.js"
+
+const NOW = Date.parse("2026-11-10T12:00:00Z")
+
+const withEnv = (variables: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(variables))))
+
+const submission = (notes: string | null = null): Submission => ({
+  submissionId: `DPS-${randomBytes(8).toString("hex")}`,
+  document: {
+    environment: "test",
+    issuer: { taxId: "11222333000181", name: "Acme Serviços Ltda" },
+    series: "1",
+    number: 7,
+    issueDate: "2026-11-10",
+    taker: { tax_id: "52998224725", name: "Maria da Silva" },
+    service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+    amounts: { services: 10_000, deductions: 0, base: 10_000, iss_rate: "2.00", iss_amount: 200, total: 10_000 },
+    notes
+  }
+})
+
+type AuthorityError = AuthorityRejected | AlreadyAuthorized | TransientAuthorityError
+
+const realPause = (millis = 5) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
+
+/** Builds a layer (and releases it) with the given environment variables, for its exit. */
+const start = <ROut>(layer: Layer.Layer<ROut, never, SqlClient.SqlClient>, variables: Record<string, string>) =>
+  Effect.exit(Effect.scoped(Layer.build(layer.pipe(Layer.provide(withEnv(variables)))))).pipe(Effect.map(Exit.asVoid))
+
+const defectMessage = <A, E>(exit: Exit.Exit<A, E>): string =>
+  Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "succeeded"
+
+const systemsOf = (submissionId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly system: string }>`
+      SELECT system FROM authority_sim_records WHERE submission_id = ${submissionId}`
+    return rows.map((row) => row.system)
+  })
+
+for (const database of testDatabases) {
+  const Database = Layer.provideMerge(MigrationsLive, databaseLayer(database))
+
+  layer(Database, { timeout: 120_000 })(`authority adapter (${database})`, (it) => {
+    it.effect("refuses an unknown target at start-up, saying the national adapter is not available yet", () =>
+      Effect.gen(function*() {
+        const attempts = [
+          { variable: "TAX_AUTHORITY_LIVE_TARGET", exit: yield* start(TaxAuthorityLiveLayer, { TAX_AUTHORITY_LIVE_TARGET: "sefin" }) },
+          {
+            variable: "TAX_AUTHORITY_SANDBOX_TARGET",
+            exit: yield* start(TaxAuthoritySandboxLayer, { TAX_AUTHORITY_SANDBOX_TARGET: "sefin" })
+          }
+        ]
+        for (const { exit, variable } of attempts) {
+          expect(Exit.isFailure(exit)).toBe(true)
+          const message = defectMessage(exit)
+          expect(message).toContain(variable)
+          expect(message).toContain("not available yet")
+        }
+        // The whole pair fails when either side is misconfigured.
+        const both = yield* start(TaxAuthoritiesLive, { TAX_AUTHORITY_SANDBOX_TARGET: "national" })
+        expect(Exit.isFailure(both)).toBe(true)
+      }))
+
+    it.effect("refuses a failure rate outside 0..1 and a malformed timeout", () =>
+      Effect.gen(function*() {
+        const invalid: ReadonlyArray<Record<string, string>> = [
+          { TAX_AUTHORITY_SIMULATOR_FAILURE_RATE: "1.5" },
+          { TAX_AUTHORITY_SIMULATOR_FAILURE_RATE: "-0.1" },
+          { TAX_AUTHORITY_TIMEOUT: "soon" },
+          { TAX_AUTHORITY_TIMEOUT: "0 millis" }
+        ]
+        for (const variables of invalid) {
+          const exit = yield* start(TaxAuthoritiesLive, variables)
+          expect(Exit.isFailure(exit), JSON.stringify(variables)).toBe(true)
+          expect(defectMessage(exit)).toContain(Object.keys(variables)[0]!)
+        }
+        // The defaults, and the one supported target spelled out, start.
+        const ok = yield* start(TaxAuthoritiesLive, {
+          TAX_AUTHORITY_LIVE_TARGET: "simulator",
+          TAX_AUTHORITY_SANDBOX_TARGET: "simulator"
+        })
+        expect(defectMessage(ok)).toBe("succeeded")
+      }))
+
+    it.effect("routes live to production and test to homologation", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const live = yield* authorityFor("live")
+        const sandbox = yield* authorityFor("test")
+        expect(live.system).toBe("production")
+        expect(sandbox.system).toBe("homologation")
+
+        const liveSubmission = submission()
+        const liveAuthorization = yield* live.submit(liveSubmission)
+        // Production protocols start with tpAmb 1, homologation ones with 2.
+        expect(liveAuthorization.protocol.startsWith("1")).toBe(true)
+        expect(yield* systemsOf(liveSubmission.submissionId)).toEqual(["production"])
+
+        const testSubmission = submission()
+        const testAuthorization = yield* sandbox.submit(testSubmission)
+        expect(testAuthorization.protocol.startsWith("2")).toBe(true)
+        expect(yield* systemsOf(testSubmission.submissionId)).toEqual(["homologation"])
+        expect(Option.isNone(yield* live.lookup(testSubmission.submissionId))).toBe(true)
+      }).pipe(Effect.provide(TaxAuthoritiesLive.pipe(Layer.provide(withEnv({}))))))
+
+    it.effect("bounds every call by TAX_AUTHORITY_TIMEOUT, even when the authority hangs", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const authority = yield* authorityFor("test")
+        const sub = submission()
+        const calls: ReadonlyArray<Effect.Effect<unknown, AuthorityError>> = [
+          authority.submit(sub),
+          authority.lookup(sub.submissionId),
+          authority.cancel({ submissionId: sub.submissionId, accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
+        ]
+        for (const call of calls) {
+          const fiber = yield* Effect.fork(call)
+          yield* realPause(20)
+          yield* TestClock.adjust(Duration.millis(1_999))
+          yield* realPause(20)
+          expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+          yield* TestClock.adjust(Duration.millis(1))
+          const error = yield* Effect.flip(Fiber.join(fiber))
+          expect(error._tag).toBe("AuthorityTimeout")
+          expect(error.message).toContain("2s")
+        }
+        // The request never got past the (simulated) network: nothing was recorded.
+        expect(yield* systemsOf(sub.submissionId)).toEqual([])
+      }).pipe(
+        Effect.provide(TaxAuthoritiesLive.pipe(
+          Layer.provide(withEnv({ TAX_AUTHORITY_SIMULATOR_LATENCY: "1 hour", TAX_AUTHORITY_TIMEOUT: "2 seconds" }))
+        ))
+      ))
+
+    it.effect("a simulate:timeout submission ends in AuthorityTimeout at the configured timeout, then reconciles", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const authority = yield* authorityFor("live")
+        const sub = submission("simulate:timeout")
+        const fiber = yield* Effect.fork(authority.submit(sub))
+        for (let i = 0; i < 400 && (yield* systemsOf(sub.submissionId)).length === 0; i++) yield* realPause()
+        yield* TestClock.adjust(Duration.seconds(3))
+        const error = yield* Effect.flip(Fiber.join(fiber))
+        expect(error._tag).toBe("AuthorityTimeout")
+        const found = yield* authority.lookup(sub.submissionId)
+        expect(Option.map(found, (record) => record.status)).toEqual(Option.some("authorized"))
+        expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AlreadyAuthorized")
+      }).pipe(Effect.provide(TaxAuthoritiesLive.pipe(Layer.provide(withEnv({ TAX_AUTHORITY_TIMEOUT: "3 seconds" }))))))
+  })
+}

@@ -1,0 +1,233 @@
+/**
+ * What every endpoint requires, read from the contract (SPEC §3-§5), and proof that the
+ * authentication middleware enforces it: a key without an endpoint's scope gets 403
+ * `insufficient_scope` naming the scope, on every `api_key` endpoint there is.
+ */
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Exit } from "effect"
+import { Api } from "../../src/Api.js"
+import { idPrefixes } from "../../src/domain/Ids.js"
+import { allScopes, type Role, type Scope } from "../../src/domain/Principal.js"
+import { endpointPolicies, type EndpointPolicy, policyIndex, requireRole, requireSameTenant, requireScope } from "../../src/keys/Policy.js"
+import { expectError, field } from "../support/accounts.js"
+import { createKey, registerOwner } from "../support/fixtures.js"
+import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
+
+const policies = endpointPolicies(Api)
+
+/** One line per endpoint: `METHOD path  authentication  scope  roles`. */
+const table = policies.map((p) =>
+  [p.method, p.path, p.authentication, p.scope ?? "-", p.roles === null ? "-" : p.roles.join("|")].join("  ")
+)
+
+describe("the endpoint policy table", () => {
+  it("every endpoint's authentication, scope and roles are as the SPEC requires", () => {
+    expect(table).toEqual(EXPECTED_TABLE)
+  })
+
+  it("every api_key endpoint declares a scope, and only api_key endpoints do", () => {
+    for (const policy of policies) {
+      if (policy.authentication === "api_key") expect(policy.scope, policy.endpoint).not.toBe(null)
+      else expect(policy.scope, policy.endpoint).toBe(null)
+    }
+  })
+
+  it("roles are declared only on session endpoints, and every tenant-scoped session endpoint is owner/admin", () => {
+    for (const policy of policies) {
+      if (policy.authentication !== "session") expect(policy.roles, policy.endpoint).toBe(null)
+      if (policy.authentication === "session" && policy.path.includes(":tenantId")) {
+        expect(policy.roles, policy.endpoint).toEqual(["owner", "admin"])
+      }
+    }
+  })
+
+  it("no tenant's data is public", () => {
+    for (const policy of policies) {
+      if (policy.path.includes(":tenantId")) expect(policy.authentication, policy.endpoint).not.toBe("public")
+    }
+    const publicEndpoints = policies.filter((p) => p.authentication === "public").map((p) => p.endpoint)
+    expect(publicEndpoints.sort()).toEqual(EXPECTED_PUBLIC)
+  })
+
+  it("policyIndex finds a policy by method and route template", () => {
+    const find = policyIndex(policies)
+    expect(find("POST", "/v1/tenants/:tenantId/api-keys")?.endpoint).toBe("apiKeys.create")
+    expect(find("GET", "/v1/tenants/:tenantId/api-keys")?.endpoint).toBe("apiKeys.list")
+    expect(find("DELETE", "/v1/tenants/:tenantId/api-keys")).toBeUndefined()
+    expect(find("GET", "/v1/tenants/ten_x/api-keys")).toBeUndefined()
+  })
+})
+
+describe("authorization rules", () => {
+  const failureOf = <E>(effect: Effect.Effect<void, E>) => {
+    const exit = Effect.runSyncExit(effect)
+    return Exit.isFailure(exit) ? exit.cause : undefined
+  }
+  const errorOf = <E>(effect: Effect.Effect<void, E>) => Effect.runSync(Effect.flip(effect))
+
+  it("requireScope passes a granted or absent scope and names a missing one", () => {
+    expect(failureOf(requireScope(null, []))).toBeUndefined()
+    expect(failureOf(requireScope("documents:read", ["documents:read"]))).toBeUndefined()
+    expect(failureOf(requireScope("webhooks:write", allScopes))).toBeUndefined()
+    for (const scope of allScopes) {
+      const error = errorOf(requireScope(scope, allScopes.filter((s) => s !== scope)))
+      expect(error._tag).toBe("InsufficientScope")
+      expect(error.code).toBe("insufficient_scope")
+      expect(error.required_scope).toBe(scope)
+      expect(error.message).toContain(scope)
+    }
+    // Related scopes do not stand in for each other.
+    expect(errorOf(requireScope("documents:write", ["documents:read", "documents:cancel"])).required_scope).toBe(
+      "documents:write"
+    )
+    expect(errorOf(requireScope("webhooks:read", ["webhooks:write"])).required_scope).toBe("webhooks:read")
+  })
+
+  it("requireSameTenant passes the key's own tenant or a path without one, and is 404 otherwise", () => {
+    expect(failureOf(requireSameTenant(undefined, "ten_a"))).toBeUndefined()
+    expect(failureOf(requireSameTenant("ten_a", "ten_a"))).toBeUndefined()
+    for (const other of ["ten_b", "", "TEN_A", "ten_a "]) {
+      const error = errorOf(requireSameTenant(other, "ten_a"))
+      expect(error._tag).toBe("NotFound")
+      expect(error.code).toBe("not_found")
+    }
+  })
+
+  it("requireRole passes a listed role or no requirement, and is 403 forbidden otherwise", () => {
+    const ownerOrAdmin: ReadonlyArray<Role> = ["owner", "admin"]
+    expect(failureOf(requireRole(null, "developer"))).toBeUndefined()
+    expect(failureOf(requireRole(ownerOrAdmin, "owner"))).toBeUndefined()
+    expect(failureOf(requireRole(ownerOrAdmin, "admin"))).toBeUndefined()
+    const error = errorOf(requireRole(ownerOrAdmin, "developer"))
+    expect(error._tag).toBe("Forbidden")
+    expect(error.code).toBe("forbidden")
+    expect(error.message).toContain("owner or admin")
+    expect(errorOf(requireRole(["owner"], "admin"))._tag).toBe("Forbidden")
+    expect(errorOf(requireRole([], "owner"))._tag).toBe("Forbidden")
+  })
+})
+
+/** A well-formed id for a path parameter, from its name (`keyId` is an API key, `docId` a document, `credId` a credential…). */
+const sampleParam = (name: string, tenantId: string): string => {
+  if (name === "tenantId") return tenantId
+  const stem = name.replace(/Id$/, "").toLowerCase()
+  const prefix = Object.entries(idPrefixes).find(([kind, prefix]) =>
+    prefix === stem || kind.toLowerCase().startsWith(stem) || (kind === "apiKey" && stem === "key")
+  )?.[1]
+  return prefix === undefined ? "x" : `${prefix}_${"0".repeat(26)}`
+}
+
+const urlOf = (path: string, tenantId: string) => path.replace(/:(\w+)/g, (_, name: string) => sampleParam(name, tenantId))
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE"
+const methodOf = (method: string): Method => {
+  if (method === "GET" || method === "POST" || method === "PATCH" || method === "DELETE") return method
+  throw new Error(`no raw request for ${method}`)
+}
+
+/** A request to an endpoint: well-formed ids in the path, an empty JSON object as the body. */
+const requestFor = (policy: EndpointPolicy, tenantId: string) => {
+  const method = methodOf(policy.method)
+  return {
+    method,
+    url: urlOf(policy.path, tenantId),
+    body: method === "GET" || method === "DELETE" ? undefined : {}
+  }
+}
+
+const scopeOf = (policy: EndpointPolicy): Scope => {
+  if (policy.scope === null) throw new Error(`${policy.endpoint} declares no scope`)
+  return policy.scope
+}
+
+const apiKeyEndpoints = policies.filter((p) => p.authentication === "api_key")
+
+for (const database of testDatabases) {
+  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`scope enforcement (${database})`, (it) => {
+    it.effect(`a key without the scope gets 403 insufficient_scope on each of the ${apiKeyEndpoints.length} api_key endpoints`, () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const keysWithout = new Map<Scope, string>()
+        for (const scope of allScopes) {
+          const others = allScopes.filter((s) => s !== scope)
+          keysWithout.set(scope, (yield* createKey(owner, "test", others)).token)
+        }
+        for (const policy of apiKeyEndpoints) {
+          const scope = scopeOf(policy)
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          const response = yield* rawRequest(method, url, { token: keysWithout.get(scope)!, body })
+          expectError(response, 403, "insufficient_scope")
+          expect(field(response.json, "required_scope"), `${policy.endpoint} ${url}`).toBe(scope)
+        }
+      }))
+
+    it.effect("a key with the scope gets past the scope check on every api_key endpoint", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        for (const policy of apiKeyEndpoints) {
+          const key = yield* createKey(owner, "test", [scopeOf(policy)])
+          // An invalid body: whatever the answer, it is not an authentication or authorization one.
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          const response = yield* rawRequest(method, url, { token: key.token, body })
+          expect([401, 403], `${policy.endpoint} ${url}: ${response.text}`).not.toContain(response.status)
+        }
+      }))
+
+    it.effect("a key of another tenant on a tenant path is 404 before any scope check", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const other = yield* registerOwner("other")
+        const foreign = yield* createKey(other, "live", allScopes)
+        const scopeless = yield* createKey(other, "live", ["webhooks:read"])
+        for (const policy of policies.filter((p) => p.authentication !== "public" && p.path.includes(":tenantId"))) {
+          if (policy.authentication === "session") continue
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          for (const token of [foreign.token, scopeless.token]) {
+            expectError(yield* rawRequest(method, url, { token, body }), 404, "not_found")
+          }
+        }
+      }))
+
+    it.effect("a session is not an API key: 401 on every api_key endpoint", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        for (const policy of apiKeyEndpoints) {
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          const response = yield* rawRequest(method, url, { token: owner.session, body })
+          expectError(response, 401, "invalid_api_key")
+        }
+      }))
+  })
+}
+
+const EXPECTED_PUBLIC = ["auth.login", "auth.register", "billing.paymentProviderWebhook", "system.healthz", "system.readyz"]
+
+// METHOD  path  authentication  scope  roles (SPEC §3-§5). Change it only with the SPEC.
+const EXPECTED_TABLE: ReadonlyArray<string> = [
+  "GET  /healthz  public  -  -",
+  "GET  /readyz  public  -  -",
+  "POST  /v1/auth/register  public  -  -",
+  "POST  /v1/auth/login  public  -  -",
+  "POST  /v1/auth/logout  session  -  -",
+  "GET  /v1/me  session  -  -",
+  "GET  /v1/me/tenants  session  -  -",
+  "GET  /v1/tenants/:tenantId  session_or_api_key  -  -",
+  "POST  /v1/tenants/:tenantId/members  session  -  owner|admin",
+  "GET  /v1/tenants/:tenantId/members  session  -  owner|admin",
+  "POST  /v1/tenants/:tenantId/api-keys  session  -  owner|admin",
+  "GET  /v1/tenants/:tenantId/api-keys  session  -  owner|admin",
+  "POST  /v1/tenants/:tenantId/api-keys/:keyId/rotate  session  -  owner|admin",
+  "POST  /v1/tenants/:tenantId/api-keys/:keyId/revoke  session  -  owner|admin",
+  "POST  /v1/tenants/:tenantId/documents  api_key  documents:write  -",
+  "GET  /v1/tenants/:tenantId/documents  api_key  documents:read  -",
+  "GET  /v1/tenants/:tenantId/documents/:docId  api_key  documents:read  -",
+  "POST  /v1/tenants/:tenantId/documents/:docId/cancel  api_key  documents:cancel  -",
+  "POST  /v1/documents  api_key  documents:write  -",
+  "GET  /v1/documents  api_key  documents:read  -",
+  "GET  /v1/documents/:docId  api_key  documents:read  -",
+  "POST  /v1/documents/:docId/cancel  api_key  documents:cancel  -",
+  "POST  /v1/tenants/:tenantId/credentials  session  -  owner|admin",
+  "GET  /v1/tenants/:tenantId/credentials  api_key  credentials:read  -",
+  "GET  /v1/tenants/:tenantId/credentials/:credId  api_key  credentials:read  -",
+  "POST  /v1/webhooks/payment-provider  public  -  -"
+]

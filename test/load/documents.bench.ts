@@ -1,0 +1,127 @@
+/**
+ * Document pipeline benchmark: accepted documents per second over HTTP, and the time from
+ * acceptance to `authorized` (p50/p99), against the built-in simulator with 0 ms and 200 ms of
+ * authority latency. Loopback only, bounded in count and time.
+ *
+ *   npm run bench:documents                    # both latencies, 400 documents each
+ *   BENCH_DOCUMENTS=1000 BENCH_CONCURRENCY=32 npm run bench:documents
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { createServer } from "node:http"
+import { cpus } from "node:os"
+import { makeApp } from "../../src/App.js"
+import { AppConfigTest } from "../../src/Config.js"
+import { embeddedLayer, postgresLayer } from "../../src/db/Database.js"
+import { percentile, runLoad } from "./loadgen.js"
+
+const TOTAL = Number(process.env["BENCH_DOCUMENTS"] ?? 400)
+const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 16)
+const DEADLINE_MS = 120_000
+
+
+const digits = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 10))
+const cnpj = () => {
+  const base = digits(12)
+  const check = (ds: Array<number>) => {
+    const weights = ds.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]
+    const rest = ds.reduce((acc, d, i) => acc + d * weights[i]!, 0) % 11
+    return rest < 2 ? 0 : 11 - rest
+  }
+  const d1 = check(base)
+  return [...base, d1, check([...base, d1])].join("")
+}
+
+const json = async (response: Response) => (await response.json()) as Record<string, unknown>
+
+const run = async (latencyMs: number) => {
+  process.env["TAX_AUTHORITY_SIMULATOR_LATENCY"] = `${latencyMs} millis`
+  const database = process.env["DATABASE_URL"] ? postgresLayer(process.env["DATABASE_URL"]) : embeddedLayer(undefined)
+  const config = AppConfigTest({
+    passwordHashCost: 1024,
+    rateLimit: { perSecond: 100_000, burst: 100_000 },
+    worker: {
+      instanceId: "bench",
+      concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4),
+      pollInterval: Duration.millis(100),
+      lease: Duration.seconds(60),
+      shutdownGrace: Duration.seconds(5)
+    }
+  })
+  const app = makeApp(config, database).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
+  const runtime = ManagedRuntime.make(app)
+  try {
+    const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
+    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    const base = `http://127.0.0.1:${address.port}`
+    const post = (path: string, body: unknown, token?: string) =>
+      fetch(base + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body)
+      })
+
+    const email = `bench-${Date.now()}@example.com`
+    const password = "correct horse battery staple"
+    const registration = await json(await post("/v1/auth/register", { email, password, tenant: { name: "Bench", tax_id: cnpj() } }))
+    const tenantId = (registration["tenant"] as { id: string }).id
+    const session = (await json(await post("/v1/auth/login", { email, password })))["token"] as string
+    const key = (await json(await post(`/v1/tenants/${tenantId}/api-keys`, {
+      name: "bench",
+      environment: "test",
+      scopes: ["documents:write", "documents:read"]
+    }, session)))["token"] as string
+
+    const document = {
+      type: "service_invoice",
+      taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+      service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+      amounts: { services: 150000, iss_rate: "2.00" }
+    }
+    const load = await runLoad({
+      url: `${base}/v1/documents`,
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify(document),
+      total: TOTAL,
+      concurrency: CONCURRENCY,
+      deadlineMs: DEADLINE_MS
+    })
+
+    // Wait for the pipeline to settle, then read acceptance → authorization times from the rows.
+    const settled = await runtime.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (let i = 0; i < DEADLINE_MS / 100; i++) {
+        const [row] = yield* sql<{ pending: number }>`
+          SELECT count(*)::int AS pending FROM documents WHERE tenant_id = ${tenantId} AND status IN ('queued', 'submitting')`
+        if (row!.pending === 0) break
+        yield* Effect.sleep("100 millis")
+      }
+      return yield* sql<{ createdAt: Date; updatedAt: Date; status: string }>`
+        SELECT created_at, updated_at, status FROM documents WHERE tenant_id = ${tenantId}`
+    }))
+    const toAuthorized = settled
+      .filter((row) => row.status === "authorized")
+      .map((row) => row.updatedAt.getTime() - row.createdAt.getTime())
+    const memory = process.memoryUsage()
+    console.log(JSON.stringify({
+      authority_latency_ms: latencyMs,
+      documents: load.latenciesMs.length,
+      statuses: load.statuses,
+      concurrency: CONCURRENCY,
+      accepted_per_second: Math.round((load.statuses["202"] ?? 0) / load.seconds),
+      accept_request_ms: { p50: Math.round(percentile(load.latenciesMs, 50)), p99: Math.round(percentile(load.latenciesMs, 99)) },
+      authorized: toAuthorized.length,
+      acceptance_to_authorized_ms: { p50: percentile(toAuthorized, 50), p99: percentile(toAuthorized, 99) },
+      rss_mib: Math.round(memory.rss / 1024 / 1024),
+      heap_used_mib: Math.round(memory.heapUsed / 1024 / 1024)
+    }))
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, database: ${process.env["DATABASE_URL"] ? "postgres" : "embedded"}`)
+for (const latency of (process.env["BENCH_LATENCIES"] ?? "0,200").split(",").map(Number)) await run(latency)

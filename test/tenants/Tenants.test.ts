@@ -1,0 +1,331 @@
+/**
+ * Tenants and membership over HTTP (SPEC §5): who may read a tenant, what it shows, and how
+ * owners and admins add members.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { AppConfig, AppConfigTest } from "../../src/Config.js"
+import type { Role } from "../../src/domain/Principal.js"
+import { addMember, expectError, field, registerUser } from "../support/accounts.js"
+import { createKey, registerOwner } from "../support/fixtures.js"
+import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
+
+// Not the default of 100, so the test shows the limit comes from the configuration.
+const MONTHLY_QUOTA = 250
+const UNKNOWN_TENANT_ID = `ten_${"0".repeat(26)}`
+const USER_FIELDS = ["created_at", "email", "id", "name", "object"]
+
+const tenantUrl = (tenantId: string) => `/v1/tenants/${tenantId}`
+const membersUrl = (tenantId: string) => `/v1/tenants/${tenantId}/members`
+
+const currentPeriod = () => new Date().toISOString().slice(0, 7)
+
+for (const database of testDatabases) {
+  const app = makeTestApp(database, { defaultMonthlyQuota: MONTHLY_QUOTA, loginRateLimit: { perMinute: 10_000 } })
+
+  layer(app, { timeout: 60_000, excludeTestServices: true })(`tenants and members (${database})`, (it) => {
+    it.effect("a member's session reads the tenant: fields, status, plan and this month's quota", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("acme")
+        const before = Date.now()
+        const response = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })
+        expect(response.status, response.text).toBe(200)
+        expect(Object.keys(response.json ?? {}).sort()).toEqual([
+          "created_at",
+          "id",
+          "name",
+          "object",
+          "plan",
+          "quota",
+          "status",
+          "tax_id"
+        ])
+        expect(response.json).toMatchObject({
+          id: owner.tenantId,
+          object: "tenant",
+          name: "acme Ltda",
+          status: "active",
+          plan: "free",
+          quota: { period: currentPeriod(), limit: MONTHLY_QUOTA, used: 0 }
+        })
+        expect(String(field(response.json, "tax_id"))).toMatch(/^[0-9]{14}$/)
+        expect(String(field(field(response.json, "quota"), "period"))).toMatch(/^\d{4}-(0[1-9]|1[0-2])$/)
+        const createdAt = Date.parse(String(field(response.json, "created_at")))
+        expect(Math.abs(createdAt - before)).toBeLessThan(60_000)
+        expect(String(field(response.json, "created_at"))).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
+      }))
+
+    it.effect("the configuration's default quota is 100", () =>
+      Effect.gen(function*() {
+        const config = yield* Effect.provide(AppConfig, AppConfigTest())
+        expect(config.defaultMonthlyQuota).toBe(100)
+      }))
+
+    it.effect("every role may read the tenant, through the typed client too", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        for (const role of ["admin", "developer", "owner"] as const) {
+          const member = yield* addMember(owner, role)
+          const api = yield* client(member.session)
+          const tenant = yield* api.tenants.get({ path: { tenantId: owner.tenantId } })
+          expect(tenant.id).toBe(owner.tenantId)
+          expect(tenant.quota.limit).toBe(MONTHLY_QUOTA)
+        }
+      }))
+
+    it.effect("live and test keys of the tenant read it with any scope", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        for (const environment of ["live", "test"] as const) {
+          const key = yield* createKey(owner, environment, ["webhooks:read"])
+          const response = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: key.token })
+          expect(response.status, response.text).toBe(200)
+          expect(response.json).toMatchObject({ id: owner.tenantId, status: "active", quota: { used: 0 } })
+          // The alias without /v1 answers the same.
+          const alias = yield* rawRequest("GET", `/tenants/${owner.tenantId}`, { token: key.token })
+          expect(alias.status).toBe(200)
+          expect(alias.json).toEqual(response.json)
+        }
+      }))
+
+    it.effect("another tenant's key, a non-member's session and unknown or malformed ids are 404 not_found", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const other = yield* registerOwner("other")
+        const loner = yield* registerUser("loner")
+        const foreignKey = yield* createKey(other, "live", ["documents:read"])
+        const ownKey = yield* createKey(owner, "test", ["documents:read"])
+
+        const cases: ReadonlyArray<readonly [string, string, string]> = [
+          ["another tenant's key", tenantUrl(owner.tenantId), foreignKey.token],
+          ["another tenant's owner", tenantUrl(owner.tenantId), other.session],
+          ["a user in no tenant", tenantUrl(owner.tenantId), loner.session],
+          ["unknown tenant, session", tenantUrl(UNKNOWN_TENANT_ID), owner.session],
+          ["unknown tenant, key", tenantUrl(UNKNOWN_TENANT_ID), ownKey.token],
+          ["malformed id, session", tenantUrl("acme"), owner.session],
+          ["malformed id, key", tenantUrl("ten_123"), ownKey.token],
+          ["another id kind, session", tenantUrl(`usr_${"0".repeat(26)}`), owner.session]
+        ]
+        const bodies = new Set<string>()
+        for (const [label, url, token] of cases) {
+          const response = yield* rawRequest("GET", url, { token })
+          expect(response.status, `${label}: ${response.text}`).toBe(404)
+          expectError(response, 404, "not_found")
+          bodies.add(JSON.stringify({ code: field(response.json, "code"), message: field(response.json, "message") }))
+        }
+        // Nothing tells an existing foreign tenant from one that does not exist.
+        expect(bodies.size).toBe(1)
+      }))
+
+    it.effect("credentials that do not authenticate are 401 with their code", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const revoked = yield* createKey(owner, "live", ["documents:read"])
+        const api = yield* client(owner.session)
+        yield* api.apiKeys.revoke({ path: { tenantId: owner.tenantId, keyId: revoked.api_key.id } })
+        const url = tenantUrl(owner.tenantId)
+        expectError(yield* rawRequest("GET", url), 401, "missing_credentials")
+        expectError(yield* rawRequest("GET", url, { headers: { authorization: "Bearer" } }), 401, "missing_credentials")
+        expectError(yield* rawRequest("GET", url, { token: revoked.token }), 401, "api_key_revoked")
+        expectError(yield* rawRequest("GET", url, { token: `etd_live_${"a".repeat(32)}` }), 401, "invalid_api_key")
+        expectError(yield* rawRequest("GET", url, { token: "not-a-token" }), 401, "invalid_api_key")
+        expectError(yield* rawRequest("GET", url, { token: `etd_sess_${"a".repeat(32)}` }), 401, "invalid_session")
+      }))
+
+    it.effect("an owner adds a registered user by email: 201 with the member", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const user = yield* registerUser("newcomer")
+        const response = yield* rawRequest("POST", membersUrl(owner.tenantId), {
+          token: owner.session,
+          // Emails match case-insensitively.
+          body: { email: user.email.toUpperCase(), role: "developer" }
+        })
+        expect(response.status, response.text).toBe(201)
+        expect(response.json).toMatchObject({
+          object: "member",
+          role: "developer",
+          user: { id: user.userId, object: "user", email: user.email, name: "newcomer" }
+        })
+        expect(Object.keys(field(response.json, "user") ?? {}).sort()).toEqual(USER_FIELDS)
+        expect(response.text).not.toContain("password")
+
+        // The new member sees the tenant, with the role.
+        const api = yield* client(user.session)
+        const mine = yield* api.auth.myTenants({ urlParams: { limit: 20 } })
+        expect(mine.data.map((m) => [m.tenant.id, m.role])).toEqual([[owner.tenantId, "developer"]])
+        const tenant = yield* api.tenants.get({ path: { tenantId: owner.tenantId } })
+        expect(tenant.id).toBe(owner.tenantId)
+      }))
+
+    it.effect("adding a member twice is 409 conflict, whatever the role", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const member = yield* addMember(owner, "developer")
+        for (const role of ["developer", "admin"] as const) {
+          const response = yield* rawRequest("POST", membersUrl(owner.tenantId), {
+            token: owner.session,
+            body: { email: member.email, role }
+          })
+          expectError(response, 409, "conflict")
+        }
+        // The owner cannot be re-added either.
+        const self = yield* rawRequest("POST", membersUrl(owner.tenantId), {
+          token: owner.session,
+          body: { email: owner.email, role: "admin" }
+        })
+        expectError(self, 409, "conflict")
+        // The original role is unchanged.
+        const api = yield* client(member.session)
+        const mine = yield* api.auth.myTenants({ urlParams: { limit: 20 } })
+        expect(mine.data.map((m) => m.role)).toEqual(["developer"])
+      }))
+
+    it.effect("concurrent adds of the same user: one 201, the rest 409 conflict", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const user = yield* registerUser()
+        const responses = yield* Effect.all(
+          Array.from({ length: 5 }, () =>
+            rawRequest("POST", membersUrl(owner.tenantId), {
+              token: owner.session,
+              body: { email: user.email, role: "developer" }
+            })),
+          { concurrency: "unbounded" }
+        )
+        expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409])
+        for (const response of responses.filter((r) => r.status === 409)) expectError(response, 409, "conflict")
+      }))
+
+    it.effect("an unknown email is 404 not_found; an invalid email or role is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const unknown = yield* rawRequest("POST", membersUrl(owner.tenantId), {
+          token: owner.session,
+          body: { email: "nobody-here@example.com", role: "developer" }
+        })
+        expectError(unknown, 404, "not_found")
+        const user = yield* registerUser()
+        for (const body of [{ email: "not-an-email", role: "developer" }, { email: user.email, role: "superuser" }, { email: user.email }]) {
+          const response = yield* rawRequest("POST", membersUrl(owner.tenantId), { token: owner.session, body })
+          expectError(response, 400, "invalid_request")
+        }
+      }))
+
+    it.effect("an admin adds admins and developers but not owners (403); an owner adds owners", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const admin = yield* addMember(owner, "admin")
+        const adminApi = yield* client(admin.session)
+        const path = { tenantId: owner.tenantId }
+
+        const candidate = yield* registerUser("candidate")
+        const refused = yield* rawRequest("POST", membersUrl(owner.tenantId), {
+          token: admin.session,
+          body: { email: candidate.email, role: "owner" }
+        })
+        expectError(refused, 403, "forbidden")
+        const typed = yield* Effect.flip(adminApi.tenants.addMember({ path, payload: { email: candidate.email, role: "owner" } }))
+        expect(typed._tag).toBe("Forbidden")
+
+        const asDeveloper = yield* adminApi.tenants.addMember({ path, payload: { email: candidate.email, role: "developer" } })
+        expect(asDeveloper.role).toBe("developer")
+        const another = yield* registerUser("another")
+        const asAdmin = yield* adminApi.tenants.addMember({ path, payload: { email: another.email, role: "admin" } })
+        expect(asAdmin.role).toBe("admin")
+
+        const coOwner = yield* registerUser("coowner")
+        const ownerApi = yield* client(owner.session)
+        const added = yield* ownerApi.tenants.addMember({ path, payload: { email: coOwner.email, role: "owner" } })
+        expect(added.role).toBe("owner")
+        // A co-owner is a full owner: it may add owners too.
+        const third = yield* registerUser("third")
+        const coOwnerApi = yield* client(coOwner.session)
+        const byCoOwner = yield* coOwnerApi.tenants.addMember({ path, payload: { email: third.email, role: "owner" } })
+        expect(byCoOwner.role).toBe("owner")
+      }))
+
+    it.effect("lists members with pagination; members are ordered and complete", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const roles: ReadonlyArray<Role> = ["admin", "developer", "developer", "owner"]
+        const added: Array<{ userId: string; role: Role }> = [{ userId: owner.userId, role: "owner" }]
+        for (const role of roles) added.push({ ...(yield* addMember(owner, role)), role })
+        const expected = [...added].sort((a, b) => (a.userId < b.userId ? -1 : 1))
+
+        const api = yield* client(owner.session)
+        const path = { tenantId: owner.tenantId }
+        const first = yield* api.tenants.listMembers({ path, urlParams: { limit: 2 } })
+        expect(first.data.map((m) => m.user.id)).toEqual(expected.slice(0, 2).map((m) => m.userId))
+        expect(first.has_more).toBe(true)
+        expect(first.next_cursor).toBe(expected[1]!.userId)
+
+        const second = yield* api.tenants.listMembers({ path, urlParams: { limit: 2, starting_after: first.next_cursor! } })
+        expect(second.data.map((m) => m.user.id)).toEqual(expected.slice(2, 4).map((m) => m.userId))
+        expect(second.has_more).toBe(true)
+
+        const third = yield* api.tenants.listMembers({ path, urlParams: { limit: 2, starting_after: second.next_cursor! } })
+        expect(third.data.map((m) => m.user.id)).toEqual(expected.slice(4).map((m) => m.userId))
+        expect(third.has_more).toBe(false)
+        expect(third.next_cursor).toBe(null)
+
+        const all = yield* api.tenants.listMembers({ path, urlParams: { limit: 20 } })
+        expect(all.data.map((m) => [m.user.id, m.role])).toEqual(expected.map((m) => [m.userId, m.role]))
+        expect(all.has_more).toBe(false)
+
+        const raw = yield* rawRequest("GET", `${membersUrl(owner.tenantId)}?limit=1`, { token: owner.session })
+        expect(raw.status).toBe(200)
+        const data = field(raw.json, "data")
+        const member: unknown = Array.isArray(data) ? data[0] : undefined
+        expect(Object.keys(member ?? {}).sort()).toEqual(["created_at", "object", "role", "user"])
+        expect(Object.keys(field(member, "user") ?? {}).sort()).toEqual(USER_FIELDS)
+        expect(raw.text).not.toContain("password")
+        for (const query of ["limit=0", "limit=101"]) {
+          expectError(yield* rawRequest("GET", `${membersUrl(owner.tenantId)}?${query}`, { token: owner.session }), 400, "invalid_request")
+        }
+      }))
+
+    it.effect("an admin may list members; a developer may neither list nor add (403 forbidden)", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const admin = yield* addMember(owner, "admin")
+        const developer = yield* addMember(owner, "developer")
+        const adminList = yield* rawRequest("GET", membersUrl(owner.tenantId), { token: admin.session })
+        expect(adminList.status, adminList.text).toBe(200)
+
+        expectError(yield* rawRequest("GET", membersUrl(owner.tenantId), { token: developer.session }), 403, "forbidden")
+        const candidate = yield* registerUser()
+        const add = yield* rawRequest("POST", membersUrl(owner.tenantId), {
+          token: developer.session,
+          body: { email: candidate.email, role: "developer" }
+        })
+        expectError(add, 403, "forbidden")
+        const api = yield* client(developer.session)
+        const typed = yield* Effect.flip(api.tenants.listMembers({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } }))
+        expect(typed._tag).toBe("Forbidden")
+        // The refused add added nobody.
+        const list = yield* (yield* client(owner.session)).tenants.listMembers({
+          path: { tenantId: owner.tenantId },
+          urlParams: { limit: 20 }
+        })
+        expect(list.data.map((m) => m.user.id)).not.toContain(candidate.userId)
+      }))
+
+    it.effect("members endpoints: non-members get 404, API keys get 401 invalid_session", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const stranger = yield* registerOwner("stranger")
+        const key = yield* createKey(owner, "live", ["documents:read", "webhooks:write"])
+        const candidate = yield* registerUser()
+        const requests = [
+          { method: "GET", body: undefined },
+          { method: "POST", body: { email: candidate.email, role: "developer" } }
+        ] as const
+        for (const { body, method } of requests) {
+          expectError(yield* rawRequest(method, membersUrl(owner.tenantId), { token: stranger.session, body }), 404, "not_found")
+          expectError(yield* rawRequest(method, membersUrl(owner.tenantId), { token: key.token, body }), 401, "invalid_session")
+          expectError(yield* rawRequest(method, membersUrl(UNKNOWN_TENANT_ID), { token: owner.session, body }), 404, "not_found")
+        }
+      }))
+  })
+}

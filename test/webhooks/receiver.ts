@@ -1,0 +1,80 @@
+/** A real HTTP receiver on 127.0.0.1 for webhook tests: records every request, answers as scripted. */
+import { Effect } from "effect"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface Received {
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+export type Responder = (request: Received, index: number) => number | { status: number; body?: string }
+
+const flat = (headers: IncomingHttpHeaders): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])))
+
+/** Scoped: the server closes with the test's scope. `respond` can be swapped at any time. */
+export const startReceiver = (initial: Responder = () => 200) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{
+        readonly url: (path?: string) => string
+        readonly port: number
+        readonly received: Array<Received>
+        respond: Responder
+        readonly close: () => Promise<void>
+      }>((resolve) => {
+        const state = {
+          received: [] as Array<Received>,
+          respond: initial
+        }
+        const server = createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", () => {
+            const request = { path: req.url ?? "/", headers: flat(req.headers), body: Buffer.concat(chunks).toString("utf8") }
+            const index = state.received.length
+            state.received.push(request)
+            const answer = handle.respond(request, index)
+            const { body, status } = typeof answer === "number" ? { status: answer, body: `status ${answer}` } : answer
+            res.writeHead(status, { "content-type": "text/plain" })
+            res.end(body ?? "")
+          })
+        })
+        const handle = {
+          get received() {
+            return state.received
+          },
+          get respond() {
+            return state.respond
+          },
+          set respond(r: Responder) {
+            state.respond = r
+          },
+          port: 0,
+          url: (path = "/hook") => `http://127.0.0.1:${handle.port}${path}`,
+          close: () =>
+            new Promise<void>((done) => {
+              server.closeAllConnections()
+              server.close(() => done())
+            })
+        }
+        server.listen(0, "127.0.0.1", () => {
+          handle.port = (server.address() as AddressInfo).port
+          resolve(handle)
+        })
+      })
+    ),
+    (receiver) => Effect.promise(() => receiver.close())
+  )
+
+/** Wall-clock wait for the receiver (real I/O), whatever clock the test runs on. */
+export const waitFor = (condition: () => boolean, timeoutMs = 10_000) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + timeoutMs
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error("timed out waiting for the receiver")
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  })
