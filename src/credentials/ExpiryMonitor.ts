@@ -14,11 +14,11 @@ import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { Readiness } from "../system/Readiness.js"
-import { Credential } from "./Api.js"
+import { CredentialExpiryObject } from "../webhooks/Events.js"
 import { CredentialRepo } from "./CredentialRepo.js"
-import { toCredential } from "./CredentialService.js"
 
-export const EXPIRY_WARNING_DAYS: ReadonlyArray<number> = [30, 7, 1]
+export type WarningDays = 30 | 7 | 1
+export const EXPIRY_WARNING_DAYS: ReadonlyArray<WarningDays> = [30, 7, 1]
 const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
@@ -28,11 +28,11 @@ const DAY_MS = 24 * 60 * 60 * 1000
 const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
 
 /** The warning due at `at` for a credential, if any: the smallest threshold already reached and not yet sent. */
-export const dueWarning = (notAfter: Date, lastSent: number | null, at: Date): number | null => {
+export const dueWarning = (notAfter: Date, lastSent: number | null, at: Date): WarningDays | null => {
   const remaining = notAfter.getTime() - at.getTime()
   if (remaining < 0) return null
-  const reached = EXPIRY_WARNING_DAYS.filter((days) => remaining <= days * DAY_MS)
-  const nearest = reached.length === 0 ? null : Math.min(...reached)
+  // Thresholds are in descending order, so the last one reached is the nearest.
+  const nearest = EXPIRY_WARNING_DAYS.filter((days) => remaining <= days * DAY_MS).at(-1) ?? null
   return nearest !== null && (lastSent === null || nearest < lastSent) ? nearest : null
 }
 
@@ -54,7 +54,13 @@ export const makeExpirySweep = Effect.gen(function*() {
       if (days === null) continue
       const sent = yield* Effect.gen(function*() {
         if (!(yield* repo.claimWarning(row.id, days, at))) return false
-        const object = { ...Schema.encodeSync(Credential)(toCredential(row)), days_before_expiry: days }
+        // The event's published shape (schemas/events/credential.expiring.json).
+        const object = Schema.encodeSync(CredentialExpiryObject)({
+          object: "credential_expiry",
+          credential_id: row.id,
+          not_after: row.notAfter.toISOString(),
+          days_remaining: days
+        })
         for (const environment of ENVIRONMENTS) {
           yield* events.record({ tenantId: row.tenantId, environment, type: "credential.expiring", object })
         }

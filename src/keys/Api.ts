@@ -65,6 +65,8 @@ export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")(
 const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
 const keyPath = HttpApiSchema.param("keyId", IdOf("apiKey"))
 const ownerOrAdmin: ReadonlyArray<Role> = ["owner", "admin"]
+// Developers are read-only in the dashboard: they may see the keys, not manage them.
+const anyMember: ReadonlyArray<Role> = ["owner", "admin", "developer"]
 
 export class KeysApi extends HttpApiGroup.make("apiKeys")
   .add(
@@ -76,6 +78,7 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
     HttpApiEndpoint.get("list")`/v1/tenants/${tenantPath}/api-keys`
       .setUrlParams(PageParams)
       .addSuccess(Page(ApiKey))
+      .annotate(RequiredRoles, anyMember)
   )
   .add(
     HttpApiEndpoint.post("rotate")`/v1/tenants/${tenantPath}/api-keys/${keyPath}/rotate`

@@ -56,6 +56,8 @@ export const AddMember = Schema.Struct({ email: Email, role: Role })
 
 const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
 const ownerOrAdmin: ReadonlyArray<Role> = ["owner", "admin"]
+// Developers are read-only in the dashboard: they may see the members, not add them.
+const anyMember: ReadonlyArray<Role> = ["owner", "admin", "developer"]
 
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
@@ -80,7 +82,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       .setUrlParams(PageParams)
       .addSuccess(Page(Member))
       .middleware(SessionAuth)
-      .annotate(RequiredRoles, ownerOrAdmin)
+      .annotate(RequiredRoles, anyMember)
   )
   .annotate(OpenApi.Title, "Tenants")
 {}

@@ -7,7 +7,10 @@ import { Effect, Option } from "effect"
 import { makeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 
-/** NOTIFY channel: Postgres delivers it at commit, so a dispatcher never wakes before the rows exist. */
+/**
+ * NOTIFY channel: Postgres delivers it at commit, so a dispatcher never wakes before the rows exist.
+ * The payload must not be empty: @effect/sql-pg's `listen` drops empty notifications.
+ */
 export const DELIVERIES_CHANNEL = "etd_webhook_deliveries"
 
 export interface RecordedEvent {
@@ -48,6 +51,6 @@ export const fanOut = (sql: SqlClient.SqlClient, event: RecordedEvent) =>
         updatedAt: event.createdAt
       })))
     yield* sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`
-    yield* sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`
+    yield* sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, 'queued')`
     return rows.length
   }).pipe(Effect.withSpan("Webhooks.fanOut"))

@@ -57,11 +57,15 @@ export const deliverySchedule = Schedule.fromDelays(
   Duration.hours(10)
 ).pipe(Schedule.jitteredWith({ min: 0.9, max: 1.1 }))
 
-/** The delay before the next attempt after `attempts` failed ones of this run; None once the schedule is spent. */
+/**
+ * The delay before the next attempt after `attempts` failed ones of this run; None once the schedule
+ * is spent. `Schedule.run` appends one final output when the schedule ends, so it is run one input
+ * further: a schedule still going after `attempts + 1` inputs has a real delay at `attempts - 1`.
+ */
 export const nextDelay = (attempts: number) =>
   Effect.map(
-    Schedule.run(Schedule.delays(deliverySchedule), 0, Array.from({ length: attempts }, () => undefined)),
-    (delays) => (delays.length >= attempts ? Chunk.last(delays) : Option.none())
+    Schedule.run(Schedule.delays(deliverySchedule), 0, Array.from({ length: attempts + 1 }, () => undefined)),
+    (delays) => (attempts >= 1 && delays.length > attempts ? Chunk.get(delays, attempts - 1) : Option.none())
   )
 
 /** An endpoint whose deliveries all failed for this long is disabled. */

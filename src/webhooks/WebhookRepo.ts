@@ -212,7 +212,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("etd/WebhookRepo"
         RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.withSpan("WebhookRepo.requeueFailedSince"))
 
     /** Wakes the dispatchers of every instance once the surrounding transaction commits. */
-    const notify = sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`.pipe(Effect.asVoid)
+    const notify = sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, 'queued')`.pipe(Effect.asVoid)
 
     return {
       lockTenant,

@@ -476,19 +476,25 @@ for (const database of testDatabases) {
         expect(list.data.map((k) => k.status)).toEqual(["active"])
       }))
 
-    it.effect("a developer gets 403 forbidden on all four key-management endpoints", () =>
+    it.effect("a developer may list keys but gets 403 forbidden on create, rotate and revoke", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const key = yield* createKey(owner, "test", ["documents:read"])
         const developer = yield* addMember(owner, "developer")
-        for (const call of managementCalls(owner.tenantId, key.api_key.id)) {
+        const listed = yield* rawRequest("GET", keysPath(owner.tenantId), { token: developer.session })
+        expect(listed.status, listed.text).toBe(200)
+        expect(listed.text).not.toContain(key.token)
+        for (const call of managementCalls(owner.tenantId, key.api_key.id).filter((c) => c.name !== "list")) {
           const response = yield* rawRequest(call.method, call.url, { token: developer.session, body: call.body })
           expect(response.status, `${call.name}: ${response.text}`).toBe(403)
           expectError(response, 403, "forbidden")
         }
         // The typed client decodes it too.
         const api = yield* client(developer.session)
-        const error = yield* Effect.flip(api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } }))
+        const error = yield* Effect.flip(api.apiKeys.create({
+          path: { tenantId: owner.tenantId },
+          payload: { name: "nope", environment: "test", scopes: ["documents:read"] }
+        }))
         expect(error._tag).toBe("Forbidden")
         // The key was neither rotated nor revoked.
         expect((yield* getTenant(owner.tenantId, key.token)).status).toBe(200)
@@ -586,7 +592,14 @@ for (const database of testDatabases) {
         })
         expect(response.status, response.text).toBe(201)
         const developer = yield* addMember(owner, "developer")
-        expectError(yield* rawRequest("GET", `/tenants/${owner.tenantId}/api-keys`, { token: developer.session }), 403, "forbidden")
+        expectError(
+          yield* rawRequest("POST", `/tenants/${owner.tenantId}/api-keys`, {
+            token: developer.session,
+            body: { name: "alias", environment: "test", scopes: ["documents:read"] }
+          }),
+          403,
+          "forbidden"
+        )
       }))
   })
 }

@@ -32,11 +32,13 @@ describe("the endpoint policy table", () => {
     }
   })
 
-  it("roles are declared only on session endpoints, and every tenant-scoped session endpoint is owner/admin", () => {
+  it("roles are declared only on session endpoints: writes need owner/admin, developers only read", () => {
     for (const policy of policies) {
       if (policy.authentication !== "session") expect(policy.roles, policy.endpoint).toBe(null)
       if (policy.authentication === "session" && policy.path.includes(":tenantId")) {
-        expect(policy.roles, policy.endpoint).toEqual(["owner", "admin"])
+        expect(policy.roles, policy.endpoint).toEqual(
+          policy.method === "GET" ? ["owner", "admin", "developer"] : ["owner", "admin"]
+        )
       }
     }
   })
@@ -213,9 +215,9 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "GET  /v1/me/tenants  session  -  -",
   "GET  /v1/tenants/:tenantId  session_or_api_key  -  -",
   "POST  /v1/tenants/:tenantId/members  session  -  owner|admin",
-  "GET  /v1/tenants/:tenantId/members  session  -  owner|admin",
+  "GET  /v1/tenants/:tenantId/members  session  -  owner|admin|developer",
   "POST  /v1/tenants/:tenantId/api-keys  session  -  owner|admin",
-  "GET  /v1/tenants/:tenantId/api-keys  session  -  owner|admin",
+  "GET  /v1/tenants/:tenantId/api-keys  session  -  owner|admin|developer",
   "POST  /v1/tenants/:tenantId/api-keys/:keyId/rotate  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/api-keys/:keyId/revoke  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/documents  api_key  documents:write  -",
