@@ -22,6 +22,7 @@ import type { TaxAuthorityLive, TaxAuthoritySandbox } from "./authority/TaxAutho
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService, WorkSignal } from "./documents/DocumentService.js"
 import { DocumentsHttpLive } from "./documents/Http.js"
+import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
 import { EventLog } from "./events/EventLog.js"
 import { KeyService } from "./keys/KeyService.js"
@@ -81,8 +82,9 @@ export const HttpLive = HttpApiBuilder.serve(ServerMiddleware).pipe(
  * every fiber, including background workers, writes through the token guard.
  */
 /** Background work: the issuance pipeline's workers and the webhook dispatcher. */
-export const WorkersLive = Layer.merge(
+export const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.Default, EventLog.Default, WorkSignal.Default])),
+  IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.Default)),
   WebhookDispatcherLive
 )
 

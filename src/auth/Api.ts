@@ -6,9 +6,12 @@ import { Role } from "../domain/Principal.js"
 import { SessionAuth } from "../keys/Authentication.js"
 import { Email, NewTenant, PublicUser, Tenant } from "../tenants/Api.js"
 
-export const Password = Schema.String.pipe(
+// Fixed messages: the default ones quote the actual value, and a password must never be echoed.
+const passwordString = Schema.String.annotations({ message: () => "password must be a string" })
+
+export const Password = passwordString.pipe(
   Schema.minLength(12, { message: () => "password must have at least 12 characters" }),
-  Schema.maxLength(1024),
+  Schema.maxLength(1024, { message: () => "password must have at most 1024 characters" }),
   Schema.Redacted,
   Schema.annotations({ description: "At least 12 characters." })
 )
@@ -27,7 +30,10 @@ export class Registration extends Schema.Class<Registration>("Registration")({
 
 export const LoginPayload = Schema.Struct({
   email: Email,
-  password: Schema.String.pipe(Schema.maxLength(1024), Schema.Redacted)
+  password: passwordString.pipe(
+    Schema.maxLength(1024, { message: () => "password must have at most 1024 characters" }),
+    Schema.Redacted
+  )
 })
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({

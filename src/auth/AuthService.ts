@@ -58,7 +58,9 @@ export class AuthService extends Effect.Service<AuthService>()("etd/AuthService"
       }).pipe(
         sql.withTransaction,
         Effect.catchTag("SqlError", (error) =>
-          isUniqueViolation(error)
+          isUniqueViolation(error, "tenants_tax_id")
+            ? Effect.fail(new Conflict({ message: "A tenant with this tax id already exists." }))
+            : isUniqueViolation(error)
             ? Effect.fail(new Conflict({ message: "A user with this email already exists." }))
             : Effect.die(error))
       )

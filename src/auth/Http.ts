@@ -24,7 +24,10 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
 
     return handlers
       .handle("register", ({ payload }) =>
-        limitAddress("register").pipe(Effect.zipRight(auth.register(payload))))
+        limitAddress("register").pipe(
+          Effect.zipRight(limiter.consume(`register:email:${normalizeEmail(payload.email)}`, perEmail)),
+          Effect.zipRight(auth.register(payload))
+        ))
       .handle("login", ({ payload }) =>
         limitAddress("login").pipe(
           Effect.zipRight(limiter.consume(`login:email:${normalizeEmail(payload.email)}`, perEmail)),

@@ -93,7 +93,7 @@ export class BillingService extends Effect.Service<BillingService>()("etd/Billin
       Effect.gen(function*() {
         const receivedAt = yield* now
         const [tenant] = yield* sql<{ id: string; billingEventAt: Date | null }>`
-          SELECT id, billing_event_at FROM tenants WHERE id = ${event.data.tenant_id} FOR UPDATE`
+          SELECT id, billing_event_at FROM tenants WHERE id = ${event.data.tenant_id} FOR NO KEY UPDATE`
         const outcome: WebhookOutcome = !isKnownType(event.type)
           ? "ignored_unknown_type"
           : tenant === undefined

@@ -18,7 +18,7 @@ import {
   PayloadTooLarge
 } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { type PageParams, toPage } from "../domain/Pagination.js"
+import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import { Credential, MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
 import { type CredentialRow, CredentialRepo } from "./CredentialRepo.js"
@@ -146,8 +146,8 @@ export class CredentialService extends Effect.Service<CredentialService>()("etd/
     })
 
     const list = Effect.fn("CredentialService.list")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* Effect.orDie(repo.list(tenantId, page.limit, page.starting_after))
-      const result = toPage(rows, page.limit)
+      const rows = yield* Effect.orDie(repo.list(tenantId, pageSize(page.limit), page.starting_after))
+      const result = toPage(rows, pageSize(page.limit))
       return { ...result, data: result.data.map(toCredential) }
     })
 

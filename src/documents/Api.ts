@@ -11,7 +11,7 @@ import {
 } from "../domain/Errors.js"
 import { IdOf } from "../domain/Ids.js"
 import { Amounts, Centavos, Rate } from "../domain/Money.js"
-import { Page } from "../domain/Pagination.js"
+import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { MunicipalityCode, TaxId } from "../domain/TaxId.js"
 import { ApiKeyAuth } from "../keys/Authentication.js"
@@ -56,6 +56,16 @@ export const ServiceDescription = Schema.Struct({
   municipality_code: MunicipalityCode
 }).annotations({ identifier: "Service" })
 
+/**
+ * A DPS series: 1 to 5 digits. "01" and "1" are the same series at the authority (the DPS id pads
+ * it to 5 digits), so it is stored without leading zeros.
+ */
+export const Series = Schema.transform(
+  Schema.String.pipe(Schema.pattern(/^[0-9]{1,5}$/, { message: () => "series must have 1 to 5 digits" })),
+  Schema.String,
+  { strict: true, decode: (s) => String(Number(s)), encode: (s) => s }
+).annotations({ description: "1 to 5 digits; leading zeros are not significant. Default \"1\"." })
+
 export const IssueDate = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "issue_date must be a date, YYYY-MM-DD" }),
   Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), {
@@ -66,9 +76,7 @@ export const IssueDate = Schema.String.pipe(
 export const NewDocument = Schema.Struct({
   type: Schema.Literal("service_invoice"),
   reference: Schema.optional(text(100).annotations({ description: "Your own id; unique per tenant and environment." })),
-  series: Schema.optional(
-    Schema.String.pipe(Schema.pattern(/^[0-9]{1,5}$/, { message: () => "series must have 1 to 5 digits" }))
-  ),
+  series: Schema.optional(Series),
   issue_date: Schema.optional(IssueDate.annotations({ description: "Defaults to today (UTC)." })),
   taker: Taker,
   service: ServiceDescription,
@@ -147,10 +155,7 @@ const Timestamp = Schema.String.pipe(
 )
 
 export const ListDocumentsParams = Schema.Struct({
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })),
-    { default: () => 20 }
-  ),
+  limit: Schema.optional(PageLimit),
   starting_after: Schema.optional(IdOf("document")),
   status: Schema.optional(DocumentStatus),
   reference: Schema.optional(Schema.String.pipe(Schema.maxLength(100))),

@@ -47,6 +47,8 @@ export interface JobRow {
   readonly attempts: number
   readonly firstAttemptAt: Date | null
   readonly traceparent: string | null
+  /** This claim's lease token; results are written only while it still holds the job. */
+  readonly lockedBy: string
 }
 
 export interface DocumentFilters {

@@ -20,7 +20,7 @@ import {
 } from "../domain/Errors.js"
 import { encodeId, idPrefixes } from "../domain/Ids.js"
 import { computeAmounts } from "../domain/Money.js"
-import { toPage } from "../domain/Pagination.js"
+import { toPage, pageSize } from "../domain/Pagination.js"
 import type { Environment } from "../domain/Principal.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
@@ -173,7 +173,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
         }
         yield* repo.insert(row).pipe(
           Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
-            isUniqueViolation(error)
+            isUniqueViolation(error, "documents_reference")
               ? Effect.fail(new Conflict({ message: `A document with reference "${input.reference}" already exists.` }))
               : Effect.fail(error))
         )
@@ -246,14 +246,14 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
 
     const list = Effect.fn("DocumentService.list")(function*(issuer: Issuer, params: ListDocumentsParams) {
       const rows = yield* Effect.orDie(repo.list(issuer.tenantId, issuer.environment, {
-        limit: params.limit,
+        limit: pageSize(params.limit),
         startingAfter: params.starting_after,
         status: params.status,
         reference: params.reference,
         createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
         createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
       }))
-      const page = toPage(rows, params.limit)
+      const page = toPage(rows, pageSize(params.limit))
       return { ...page, data: page.data.map(toDocument) }
     })
 

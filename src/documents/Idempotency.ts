@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Effect } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 
@@ -104,3 +104,16 @@ export class Idempotency extends Effect.Service<Idempotency>()("etd/Idempotency"
     return { claim, complete, release, purgeExpired } as const
   })
 }) {}
+
+/** Expired keys are only reused when the same key returns; this sweeps the rest away hourly. */
+export const IdempotencyPurgeLive = Layer.scopedDiscard(
+  Effect.flatMap(Idempotency, (idempotency) =>
+    Effect.forkScoped(
+      Effect.repeat(
+        idempotency.purgeExpired.pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("could not purge expired idempotency keys", cause))
+        ),
+        Schedule.spaced("1 hour")
+      )
+    ))
+)

@@ -11,6 +11,7 @@
  * final. A worker that lost its lease writes nothing: the job's new owner reconciles.
  */
 import { SqlClient } from "@effect/sql"
+import { randomUUID } from "node:crypto"
 import {
   Chunk,
   Data,
@@ -82,9 +83,11 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const claim = Effect.gen(function*() {
     const at = yield* now
     const leaseUntil = new Date(at.getTime() + Duration.toMillis(config.worker.lease))
+    // Each claim gets its own token: workers of one instance must not pass for each other's lease.
+    const lockToken = `${me}:${randomUUID()}`
     const rows = yield* sql<JobRow>`
       UPDATE document_jobs
-      SET locked_by = ${me}, locked_until = ${leaseUntil}, attempts = attempts + 1,
+      SET locked_by = ${lockToken}, locked_until = ${leaseUntil}, attempts = attempts + 1,
           first_attempt_at = COALESCE(first_attempt_at, ${at}), updated_at = ${at}
       WHERE id = (
         SELECT id FROM document_jobs
@@ -92,7 +95,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         ORDER BY run_at, id
         LIMIT 1
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, document_id, kind, attempts, first_attempt_at, traceparent`
+      RETURNING id, document_id, kind, attempts, first_attempt_at, traceparent, locked_by`
     return Option.fromNullable(rows[0])
   }).pipe(Effect.withSpan("IssuanceWorker.claim"))
 
@@ -101,8 +104,18 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     Effect.flatMap(
       sql`
         UPDATE document_jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ${at}
-        WHERE id = ${job.id} AND locked_by = ${me} AND state = 'pending'
+        WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND state = 'pending'
         RETURNING id`,
+      (rows) => (rows.length === 1 ? Effect.void : Effect.fail(new LeaseLost()))
+    )
+
+  /** Fails the surrounding transaction unless this claim still holds the job (and locks it). */
+  const holdLease = (job: JobRow) =>
+    Effect.flatMap(
+      sql`
+        SELECT id FROM document_jobs
+        WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND state = 'pending'
+        FOR UPDATE`,
       (rows) => (rows.length === 1 ? Effect.void : Effect.fail(new LeaseLost()))
     )
 
@@ -167,7 +180,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
             const runAt = new Date(at.getTime() + Duration.toMillis(delay))
             const updated = yield* sql`
               UPDATE document_jobs SET run_at = ${runAt}, locked_by = NULL, locked_until = NULL, updated_at = ${at}
-              WHERE id = ${job.id} AND locked_by = ${me} AND state = 'pending'
+              WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND state = 'pending'
               RETURNING id`
             if (updated.length === 0) return yield* new LeaseLost()
             return yield* sql`
@@ -284,9 +297,13 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       if (job.kind === "submit") {
         const [tenant] = yield* sql<{ name: string; taxId: string }>`SELECT name, tax_id FROM tenants WHERE id = ${row.tenantId}`
         const at = yield* now
-        yield* sql`
-          UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
-          WHERE id = ${row.id} AND status IN ('queued', 'submitting')`
+        // Counted only by the lease holder: a stale worker must not touch the document.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* holdLease(job)
+          yield* sql`
+            UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
+            WHERE id = ${row.id} AND status IN ('queued', 'submitting')`
+        }))
         outcome = yield* submit(job, row, authority, tenant!)
       } else {
         outcome = yield* cancel(job, row, authority)

@@ -1,11 +1,18 @@
 /** Cursor pagination of SPEC §2: `?limit=1..100&starting_after=<id>` → `{data, has_more, next_cursor}`. */
 import { Schema } from "effect"
 
+export const DEFAULT_PAGE_SIZE = 20
+
+/** `?limit=`: optional in the contract (so typed-client callers may omit it); see `pageSize`. */
+export const PageLimit = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })
+)
+
+export const pageSize = (limit: number | undefined): number => limit ?? DEFAULT_PAGE_SIZE
+
 export const PageParams = Schema.Struct({
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })),
-    { default: () => 20 }
-  ),
+  limit: Schema.optional(PageLimit),
   starting_after: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
 })
 export type PageParams = typeof PageParams.Type

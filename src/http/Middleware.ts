@@ -20,6 +20,7 @@ import {
 } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { Api } from "../Api.js"
+import { isUnstorableText } from "../db/errors.js"
 import {
   ApiKeyInUrl,
   Conflict,
@@ -108,10 +109,18 @@ const issuesOf = (error: { readonly issues: ReadonlyArray<{ readonly path: Reado
   // branch ("Expected undefined, actual …"); that echo says nothing when the field has real issues.
   const within = (outer: ReadonlyArray<string | number>, inner: ReadonlyArray<string | number>) =>
     outer.length <= inner.length && outer.every((segment, i) => segment === inner[i])
-  return issues.filter((issue, i) =>
-    !(issue.message.startsWith("Expected undefined,") &&
-      issues.some((other, j) => j !== i && within(issue.path, other.path)))
-  )
+  return issues
+    .filter((issue, i) =>
+      !(issue.message.startsWith("Expected undefined,") &&
+        issues.some((other, j) => j !== i && within(issue.path, other.path)))
+    )
+    // Schema's default messages quote the actual value; a secret must never be echoed back.
+    .map((issue) =>
+      issue.path.some((segment) => typeof segment === "string" && /password|secret|pkcs12/i.test(segment)) &&
+        issue.message.includes("actual")
+        ? { ...issue, message: "is not valid" }
+        : issue
+    )
 }
 
 /**
@@ -159,6 +168,13 @@ const toContractError = (cause: Cause.Cause<unknown>): Effect.Effect<never, Cont
   const multipart = Cause.find(cause, (reason) =>
     Cause.isDieType(reason) && reason.defect instanceof Multipart.MultipartError ? Option.some(reason.defect) : Option.none())
   if (Option.isSome(multipart)) return Effect.fail(multipartError(multipart.value))
+  const unstorable = Cause.find(cause, (reason) =>
+    (Cause.isDieType(reason) && isUnstorableText(reason.defect)) || (Cause.isFailType(reason) && isUnstorableText(reason.error))
+      ? Option.some(reason)
+      : Option.none())
+  if (Option.isSome(unstorable)) {
+    return Effect.fail(new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." }))
+  }
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value

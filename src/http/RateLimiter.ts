@@ -14,6 +14,7 @@ export interface BucketPolicy {
 interface Bucket {
   tokens: number
   updatedAt: number
+  readonly policy: BucketPolicy
 }
 
 const MAX_BUCKETS = 100_000
@@ -28,10 +29,11 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("etd/RateLimiter"
     }
 
     // A full bucket carries no information; dropping it keeps memory bounded under key churn.
-    const prune = (now: number, policy: BucketPolicy) => {
+    // Each bucket refills by its own policy, so pruning never hands a login bucket a key's budget.
+    const prune = (now: number) => {
       for (const [key, bucket] of buckets) {
-        refill(bucket, policy, now)
-        if (bucket.tokens >= policy.capacity) buckets.delete(key)
+        refill(bucket, bucket.policy, now)
+        if (bucket.tokens >= bucket.policy.capacity) buckets.delete(key)
       }
     }
 
@@ -40,8 +42,8 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("etd/RateLimiter"
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         let bucket = buckets.get(key)
         if (bucket === undefined) {
-          if (buckets.size >= MAX_BUCKETS) prune(now, policy)
-          bucket = { tokens: policy.capacity, updatedAt: now }
+          if (buckets.size >= MAX_BUCKETS) prune(now)
+          bucket = { tokens: policy.capacity, updatedAt: now, policy }
           buckets.set(key, bucket)
         }
         refill(bucket, policy, now)

@@ -34,10 +34,13 @@ const make = Effect.gen(function*() {
   const policyOf = policyIndex(endpointPolicies(Api))
   const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
 
-  const currentPolicy = Effect.map(HttpRouter.RouteContext, (context) => ({
-    pathTenantId: context.params["tenantId"],
-    policy: policyOf(context.route.method, context.route.path)
-  }))
+  // Fails closed: an authenticated route without a policy is a wiring mistake, never an open door.
+  const currentPolicy = Effect.flatMap(HttpRouter.RouteContext, (context) => {
+    const policy = policyOf(context.route.method, context.route.path)
+    return policy === undefined
+      ? Effect.dieMessage(`no endpoint policy for ${context.route.method} ${context.route.path}`)
+      : Effect.succeed({ pathTenantId: context.params["tenantId"], policy })
+  })
 
   const authenticateKey = (token: string) =>
     Effect.gen(function*() {
@@ -73,7 +76,7 @@ const make = Effect.gen(function*() {
     apiKey: () =>
       Effect.gen(function*() {
         const { policy, principal } = yield* authenticateKey(yield* bearerToken)
-        yield* requireScope(policy?.scope ?? null, principal.scopes)
+        yield* requireScope(policy.scope, principal.scopes)
         return principal
       })
   })
@@ -82,7 +85,7 @@ const make = Effect.gen(function*() {
     session: () =>
       Effect.gen(function*() {
         const { policy, principal } = yield* authenticateSession(yield* bearerToken)
-        if (principal.role !== undefined) yield* requireRole(policy?.roles ?? null, principal.role)
+        if (principal.role !== undefined) yield* requireRole(policy.roles, principal.role)
         return principal
       })
   })

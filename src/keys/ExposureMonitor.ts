@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Metric, Option, Queue } from "effect"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
+import { hashToken } from "../domain/Tokens.js"
 import { KeyService } from "./KeyService.js"
 
 export type ExposureSource = "log" | "url"
@@ -40,7 +41,24 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
     const { queue: reports } = yield* ExposureReports
     const events = yield* EventLog
 
+    /** A leaked session is revoked at once: unlike an API key, no integration depends on it. */
+    const handleSession = Effect.fn("ExposureMonitor.handleSession")(function*(token: string, source: ExposureSource) {
+      const at = yield* now
+      const revoked = yield* sql<{ id: string; userId: string }>`
+        UPDATE sessions SET revoked_at = ${at}
+        WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL
+        RETURNING id, user_id`
+      yield* Effect.logWarning("security alert: session token exposed; the session is revoked").pipe(
+        Effect.annotateLogs({ alert: "session.exposed", source, session_id: revoked[0]?.id ?? "unknown", user_id: revoked[0]?.userId ?? "unknown" })
+      )
+      yield* Metric.increment(Metric.tagged(Metric.tagged(exposureAlerts, "source", source), "kind", "session"))
+      yield* sql`
+        INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
+        VALUES ('session.exposed', NULL, NULL, ${source}, ${at})`
+    })
+
     const handle = Effect.fn("ExposureMonitor.handle")(function*(token: string, source: ExposureSource) {
+      if (token.startsWith("etd_sess_")) return yield* handleSession(token, source)
       const owner = yield* keys.identify(token)
       const at = yield* now
       const keyId = Option.getOrNull(Option.map(owner, (o) => o.keyId))
@@ -48,7 +66,7 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
       yield* Effect.logWarning("security alert: API key exposed").pipe(
         Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId ?? "unknown", tenant_id: tenantId ?? "unknown" })
       )
-      yield* Metric.increment(Metric.tagged(exposureAlerts, "source", source))
+      yield* Metric.increment(Metric.tagged(Metric.tagged(exposureAlerts, "source", source), "kind", "api_key"))
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`
           INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)

@@ -7,7 +7,7 @@ import { Effect, Option, Schedule } from "effect"
 import { AppConfig } from "../Config.js"
 import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { type PageParams, toPage } from "../domain/Pagination.js"
+import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
@@ -79,9 +79,9 @@ export class KeyService extends Effect.Service<KeyService>()("etd/KeyService", {
     })
 
     const list = Effect.fn("KeyService.list")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* Effect.orDie(repo.list(tenantId, page.limit, page.starting_after))
+      const rows = yield* Effect.orDie(repo.list(tenantId, pageSize(page.limit), page.starting_after))
       const at = yield* now
-      const result = toPage(rows, page.limit)
+      const result = toPage(rows, pageSize(page.limit))
       return { ...result, data: result.data.map((row) => toApiKey(row, at)) }
     })
 

@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { UserRepo, toPublicUser } from "../auth/UserRepo.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict, Forbidden, NotFound } from "../domain/Errors.js"
-import { type PageParams, toPage } from "../domain/Pagination.js"
+import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { TenantMembership } from "../auth/Api.js"
@@ -49,7 +49,7 @@ export class TenantService extends Effect.Service<TenantService>()("etd/TenantSe
     })
 
     const listMembers = Effect.fn("TenantService.listMembers")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* Effect.orDie(tenants.listMembers(tenantId, page.limit, page.starting_after))
+      const rows = yield* Effect.orDie(tenants.listMembers(tenantId, pageSize(page.limit), page.starting_after))
       const members = rows.map((row) => ({
         id: row.userId,
         member: new Member({
@@ -58,14 +58,14 @@ export class TenantService extends Effect.Service<TenantService>()("etd/TenantSe
           created_at: row.createdAt
         })
       }))
-      const result = toPage(members, page.limit)
+      const result = toPage(members, pageSize(page.limit))
       return { ...result, data: result.data.map((entry) => entry.member) }
     })
 
     const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: string, page: PageParams) {
       const at = yield* now
-      const rows = yield* Effect.orDie(tenants.tenantsOfUser(userId, at, page.limit, page.starting_after))
-      const result = toPage(rows, page.limit)
+      const rows = yield* Effect.orDie(tenants.tenantsOfUser(userId, at, pageSize(page.limit), page.starting_after))
+      const result = toPage(rows, pageSize(page.limit))
       return {
         ...result,
         data: result.data.map((row) => new TenantMembership({ tenant: toTenant(row, quotaPeriod(at)), role: row.role }))

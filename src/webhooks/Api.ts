@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf } from "../domain/Ids.js"
-import { Page } from "../domain/Pagination.js"
+import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth } from "../keys/Authentication.js"
 import { EventType } from "./Events.js"
@@ -115,19 +115,13 @@ const Timestamp = Schema.String.pipe(
 )
 
 export const ListEndpointsParams = Schema.Struct({
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })),
-    { default: () => 20 }
-  ),
+  limit: Schema.optional(PageLimit),
   starting_after: Schema.optional(IdOf("webhookEndpoint"))
 }).annotations({ parseOptions: { errors: "all" } })
 export type ListEndpointsParams = typeof ListEndpointsParams.Type
 
 export const ListDeliveriesParams = Schema.Struct({
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })),
-    { default: () => 20 }
-  ),
+  limit: Schema.optional(PageLimit),
   starting_after: Schema.optional(IdOf("delivery")),
   status: Schema.optional(DeliveryStatus),
   event_type: Schema.optional(EventType)

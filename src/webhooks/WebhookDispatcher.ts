@@ -38,6 +38,7 @@ import { performance } from "node:perf_hooks"
 import { AppConfig } from "../Config.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
+import { randomUUID } from "node:crypto"
 import { Readiness } from "../system/Readiness.js"
 import { DELIVERIES_CHANNEL } from "./FanOut.js"
 import { webhookHeaders } from "./Signing.js"
@@ -97,7 +98,8 @@ const excerpt = (chunks: ReadonlyArray<Buffer>) => Buffer.concat(chunks).subarra
 
 const errorText = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "code" in error && error.code === SSRF_ERROR_CODE) {
-    return `refused by the SSRF guard: ${String((error as { message?: unknown }).message)}`
+    // Tenants read this text: naming the internal address would make the guard a DNS oracle.
+    return "refused by the SSRF guard: the target resolves to an address that is not allowed (private, loopback or reserved)"
   }
   const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
   const message = error instanceof Error ? error.message : String(error)
@@ -165,6 +167,8 @@ export interface ClaimedDelivery {
   readonly attempts: number
   readonly runAttempts: number
   readonly traceparent: string | null
+  /** This claim's lease token; results are written only while it still holds the delivery. */
+  readonly lockedBy: string
 }
 
 interface DeliveryContext {
@@ -230,9 +234,11 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
   const claim = Effect.gen(function*() {
     const at = yield* now
     const leaseUntil = new Date(at.getTime() + Duration.toMillis(config.webhooks.lease))
+    // Each claim gets its own token: workers of one instance must not pass for each other's lease.
+    const lockToken = `${me}:${randomUUID()}`
     const rows = yield* sql<ClaimedDelivery>`
       UPDATE webhook_deliveries
-      SET locked_by = ${me}, locked_until = ${leaseUntil}, attempts = attempts + 1, run_attempts = run_attempts + 1,
+      SET locked_by = ${lockToken}, locked_until = ${leaseUntil}, attempts = attempts + 1, run_attempts = run_attempts + 1,
           updated_at = ${at}
       WHERE id = (
         SELECT id FROM webhook_deliveries
@@ -240,7 +246,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         ORDER BY next_attempt_at, id
         LIMIT 1
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, endpoint_id, event_id, attempts, run_attempts, traceparent`
+      RETURNING id, endpoint_id, event_id, attempts, run_attempts, traceparent, locked_by`
     return Option.fromNullable(rows[0])
   }).pipe(Effect.withSpan("WebhookDispatcher.claim"))
 
@@ -269,7 +275,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         SET status = ${fields.status}, next_attempt_at = ${fields.nextAttemptAt}, locked_by = NULL, locked_until = NULL,
             last_attempt_at = ${fields.at}, last_status_code = ${fields.lastStatusCode}, last_error = ${fields.lastError},
             updated_at = ${fields.at}
-        WHERE id = ${delivery.id} AND locked_by = ${me} AND status = 'pending'
+        WHERE id = ${delivery.id} AND locked_by = ${delivery.lockedBy} AND status = 'pending'
         RETURNING id`,
       (rows) => (rows.length === 1 ? Effect.void : Effect.fail(new LeaseLost()))
     )

@@ -72,7 +72,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("etd/WebhookRepo"
 
     /** Serializes endpoint creation per tenant, so concurrent creates cannot pass the limit together. */
     const lockTenant = (tenantId: string) =>
-      sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR UPDATE`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.lockTenant"))
+      sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.lockTenant"))
 
     const countEndpoints = (owner: Owner) =>
       sql<{ count: number }>`

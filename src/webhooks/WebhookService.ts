@@ -7,7 +7,7 @@ import { Duration, Effect, Either, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { toPage } from "../domain/Pagination.js"
+import { toPage, pageSize } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import {
   type ListDeliveriesParams,
@@ -147,9 +147,9 @@ export class WebhookService extends Effect.Service<WebhookService>()("etd/Webhoo
     })
 
     const list = Effect.fn("WebhookService.listEndpoints")(function*(owner: Owner, params: ListEndpointsParams) {
-      const rows = yield* Effect.orDie(repo.listEndpoints(owner, params.limit, params.starting_after))
+      const rows = yield* Effect.orDie(repo.listEndpoints(owner, pageSize(params.limit), params.starting_after))
       const at = yield* now
-      const page = toPage(rows, params.limit)
+      const page = toPage(rows, pageSize(params.limit))
       return { ...page, data: page.data.map((row) => toEndpoint(row, at)) }
     })
 
@@ -213,12 +213,12 @@ export class WebhookService extends Effect.Service<WebhookService>()("etd/Webhoo
     ) {
       yield* endpointOf(owner, endpointId).pipe(Effect.catchTag("SqlError", Effect.die))
       const rows = yield* Effect.orDie(repo.listDeliveries(owner, endpointId, {
-        limit: params.limit,
+        limit: pageSize(params.limit),
         startingAfter: params.starting_after,
         status: params.status,
         eventType: params.event_type
       }))
-      const page = toPage(rows, params.limit)
+      const page = toPage(rows, pageSize(params.limit))
       return { ...page, data: page.data.map(toDelivery) }
     })
 

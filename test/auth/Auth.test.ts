@@ -45,6 +45,29 @@ for (const database of testDatabases) {
         expect(error._tag).toBe("InvalidSession")
       }))
 
+    it.effect("never echoes a password in a validation error", () =>
+      Effect.gen(function*() {
+        const secret = "x".repeat(1100)
+        for (const path of ["/v1/auth/register", "/v1/auth/login"]) {
+          const response = yield* rawRequest("POST", path, { body: { email: uniqueEmail(), password: secret } })
+          expect(response.status).toBe(400)
+          expect(response.text).not.toContain("xxxxxxxxxxxx")
+        }
+      }))
+
+    it.effect("one tax id, one tenant: a second registration with it is 409 conflict", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const api = yield* client(owner.session)
+        const tenant = yield* api.tenants.get({ path: { tenantId: owner.tenantId } })
+        const response = yield* rawRequest("POST", "/v1/auth/register", {
+          body: { email: uniqueEmail(), password: PASSWORD, tenant: { name: "Copycat", tax_id: tenant.tax_id } }
+        })
+        expect(response.status).toBe(409)
+        expect(response.json?.["code"]).toBe("conflict")
+        expect(response.json?.["message"]).toContain("tax id")
+      }))
+
     it.effect("rejects an invalid tax id with 400 invalid_request naming the field", () =>
       Effect.gen(function*() {
         // Raw request: the typed client would refuse to send an invalid tax id at all.

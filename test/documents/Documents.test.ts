@@ -253,6 +253,24 @@ for (const database of testDatabases) {
         expect(burst.map((d) => d.number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
       }))
 
+    it.effect("a series is one series however it is spelled: \"02\" continues \"2\"", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant()
+        const a = yield* issue(t.test, t.tenantId, invoice({ series: "2" }))
+        const b = accepted(yield* issueRaw(t.test.token, t.tenantId, { ...invoice(), series: "00002" }))
+        expect([a.series, a.number]).toEqual(["2", 1])
+        expect([b.series, b.number]).toEqual(["2", 2])
+      }))
+
+    it.effect("text the database cannot store (a NUL character) is a 400, not a 500", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant()
+        const response = yield* issueRaw(t.test.token, t.tenantId, invoice({ notes: "before\u0000after" }))
+        expectError(response, 400, "invalid_request")
+        const list = yield* rawRequest("GET", `/v1/documents?reference=${encodeURIComponent("a\u0000b")}`, { token: t.test.token })
+        expectError(list, 400, "invalid_request")
+      }))
+
     it.effect("refuses invalid documents with 400 invalid_request naming every issue", () =>
       Effect.gen(function*() {
         const t = yield* tenant()

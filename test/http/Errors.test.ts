@@ -8,6 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Metric, Redacted, Stream } from "effect"
 import { MAX_BODY_BYTES } from "../../src/http/Middleware.js"
 import { exposureAlerts } from "../../src/keys/ExposureMonitor.js"
+import { hashToken as sha256Hex } from "../../src/domain/Tokens.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { createKey, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
 import { eventually, expectError, issuesOf, jsonObject, tokenShaped } from "./helpers.js"
@@ -25,7 +26,10 @@ const chunkedPost = (url: string, totalBytes: number) =>
     return { status: response.status, headers: response.headers, text: yield* response.text }
   }).pipe(Effect.scoped)
 
-const exposuresFromUrls = Effect.map(Metric.value(Metric.tagged(exposureAlerts, "source", "url")), (state) => state.count)
+const exposuresFromUrls = Effect.map(
+  Metric.value(Metric.tagged(Metric.tagged(exposureAlerts, "source", "url"), "kind", "api_key")),
+  (state) => state.count
+)
 
 for (const database of testDatabases) {
   layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`error table (${database})`, (it) => {
@@ -160,6 +164,20 @@ for (const database of testDatabases) {
         // The token itself is stored nowhere in the alert.
         const text = yield* sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM security_alerts a`
         for (const { row } of text) expect(row).not.toContain(key.token)
+      }))
+
+    it.effect("a session token in the URL is refused and the session revoked at once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const owner = yield* registerOwner()
+        expectError(yield* rawRequest("GET", `/v1/me?session=${owner.session}`), 400, "api_key_in_url")
+        yield* eventually(
+          sql<{ revokedAt: Date | null }>`SELECT revoked_at FROM sessions WHERE token_hash = ${sha256Hex(owner.session)}`,
+          (rows) => rows[0]?.revokedAt !== null && rows[0]?.revokedAt !== undefined
+        )
+        expectError(yield* rawRequest("GET", "/v1/me", { token: owner.session }), 401, "invalid_session")
+        const alerts = yield* sql<{ kind: string }>`SELECT kind FROM security_alerts WHERE kind = 'session.exposed'`
+        expect(alerts.length).toBeGreaterThan(0)
       }))
 
     it.effect("a real key in the path is reported too", () =>

@@ -14,7 +14,7 @@ import { WebhookEvent } from "../../src/webhooks/Events.js"
 import { expectError } from "../http/helpers.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
-import { type Received, startReceiver, waitFor } from "./receiver.js"
+import { eventually, type Received, startReceiver, waitFor } from "./receiver.js"
 
 const overrides: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
@@ -98,9 +98,12 @@ for (const database of testDatabases) {
         expect(() => verified(`whsec_${Buffer.alloc(32, 7).toString("base64")}`, second)).toThrow()
 
         // The deliveries, filtered, and one with its attempts.
-        const listed = yield* rawRequest("GET", `${hooksPath(tenantId)}/${hook["id"]}/deliveries?status=succeeded&event_type=document.rejected`, {
-          token: test
-        })
+        const listed = yield* eventually(
+          rawRequest("GET", `${hooksPath(tenantId)}/${hook["id"]}/deliveries?status=succeeded&event_type=document.rejected`, {
+            token: test
+          }),
+          (response) => (response.json?.["data"] as Array<unknown> | undefined)?.length === 1
+        )
         expect(listed.status).toBe(200)
         const rows = listed.json!["data"] as Array<Record<string, unknown>>
         expect(rows).toHaveLength(1)
@@ -144,7 +147,10 @@ for (const database of testDatabases) {
         expect(recovered.json).toMatchObject({ object: "webhook_recovery", endpoint_id: hook["id"], recovered: 1 })
         yield* waitFor(() => receiver.received.length >= 2)
         verified(String(hook["secret"]), receiver.received[1]!)
-        const succeeded = yield* rawRequest("GET", `${path}/deliveries?status=succeeded`, { token: test })
+        const succeeded = yield* eventually(
+          rawRequest("GET", `${path}/deliveries?status=succeeded`, { token: test }),
+          (response) => (response.json?.["data"] as Array<unknown> | undefined)?.length === 1
+        )
         expect((succeeded.json!["data"] as Array<unknown>).length).toBe(1)
         expectError(yield* rawRequest("POST", `${path}/recover`, { token: test, body: { since: "yesterday" } }), 400, "invalid_request")
       }))

@@ -78,3 +78,17 @@ export const waitFor = (condition: () => boolean, timeoutMs = 10_000) =>
       await new Promise((r) => setTimeout(r, 10))
     }
   })
+
+/**
+ * Repeats `effect` until its result satisfies `done` (bounded). The receiver sees a delivery a
+ * moment before the dispatcher records its outcome, so reads of the outcome must wait for it.
+ */
+export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (value: A) => boolean, attempts = 200) =>
+  Effect.gen(function*() {
+    let value = yield* effect
+    for (let i = 0; i < attempts && !done(value); i++) {
+      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
+      value = yield* effect
+    }
+    return value
+  })

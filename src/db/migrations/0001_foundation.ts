@@ -22,6 +22,9 @@ export default Effect.gen(function*() {
       monthly_quota integer NOT NULL CHECK (monthly_quota >= 0),
       created_at timestamptz NOT NULL
     )`
+  // A CNPJ/CPF is one taxpayer at the authority, whose numbering and submission ids are keyed by
+  // it: two tenants with the same tax id would collide there.
+  yield* sql`CREATE UNIQUE INDEX tenants_tax_id ON tenants (tax_id)`
   yield* sql`
     CREATE TABLE memberships (
       tenant_id text NOT NULL REFERENCES tenants (id),

@@ -28,7 +28,7 @@ export default Effect.gen(function*() {
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL,
       UNIQUE (tenant_id, environment, series, number),
-      UNIQUE (environment, submission_id)
+      UNIQUE (tenant_id, environment, submission_id)
     )`
   // Lists are newest first within a tenant and environment, optionally by status.
   yield* sql`CREATE INDEX documents_by_tenant ON documents (tenant_id, environment, id DESC)`
