@@ -10,6 +10,7 @@ import {
   TenantSuspended
 } from "../domain/Errors.js"
 import { IdOf } from "../domain/Ids.js"
+import { Timestamp } from "../domain/Time.js"
 import { Amounts, Centavos, Rate } from "../domain/Money.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
@@ -150,9 +151,6 @@ export const CancelDocument = Schema.Struct({
   )
 }).annotations({ parseOptions: { errors: "all" } })
 
-const Timestamp = Schema.String.pipe(
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an RFC 3339 timestamp" })
-)
 
 export const ListDocumentsParams = Schema.Struct({
   limit: Schema.optional(PageLimit),

@@ -113,7 +113,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
     const idempotency = yield* Idempotency
     const signal = yield* WorkSignal
 
-    const accept = (issuer: Issuer, input: NewDocument, scope: IdempotencyScope | null) =>
+    const accept = (issuer: Issuer, input: NewDocument, claim: { scope: IdempotencyScope; token: string } | null) =>
       Effect.gen(function*() {
         const amounts = yield* Either.mapLeft(
           computeAmounts({
@@ -179,7 +179,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
         )
         yield* repo.enqueue({ documentId: row.id, kind: "submit", runAt: at, traceparent: yield* traceparent })
         const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
-        if (scope !== null) yield* idempotency.complete(scope, 202, Schema.encodeSync(Document)(document))
+        if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(Document)(document))
         return document
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
@@ -223,14 +223,23 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
         case "Claimed":
           break
       }
-      const document = yield* accept(issuer, input, scope).pipe(
+      const owned = { scope, token: claim.token }
+      const document = yield* accept(issuer, input, owned).pipe(
         Effect.tapError((error) =>
           error._tag === "NotFound"
-            ? idempotency.release(scope)
-            : idempotency.complete(scope, statusOf(error), Schema.encodeSync(ContractError)(error)).pipe(Effect.orDie)),
+            ? idempotency.release(scope, claim.token)
+            : error._tag === "IdempotencyConflict"
+            // The key was taken over by a newer request: that one's answer is the one to keep.
+            ? Effect.void
+            : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractError)(error)).pipe(
+              Effect.catchTag("IdempotencyConflict", () => Effect.void),
+              Effect.orDie
+            )),
         // A crash or interruption has no answer worth replaying: give the key back for a retry.
         Effect.onExit((exit) =>
-          Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)) ? idempotency.release(scope) : Effect.void)
+          Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause))
+            ? idempotency.release(scope, claim.token)
+            : Effect.void)
       )
       yield* signal.notify
       return document

@@ -7,6 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Effect, Layer, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import { IdempotencyConflict } from "../domain/Errors.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 
@@ -15,7 +17,7 @@ const RETENTION_MS = 24 * 60 * 60 * 1000
 const STALE_CLAIM_MS = 60 * 1000
 
 export type Claim =
-  | { readonly _tag: "Claimed" }
+  | { readonly _tag: "Claimed"; readonly token: string }
   | { readonly _tag: "InFlight" }
   | { readonly _tag: "Reused" }
   | { readonly _tag: "Replay"; readonly status: number; readonly body: unknown }
@@ -43,15 +45,18 @@ export class Idempotency extends Effect.Service<Idempotency>()("etd/Idempotency"
 
     const claim = Effect.fn("Idempotency.claim")(function*(scope: IdempotencyScope, hash: string) {
       const at = yield* now
+      // Fences the outcome: a request whose claim was taken over (it looked dead) cannot store one.
+      const token = randomUUID()
       const expiresAt = new Date(at.getTime() + RETENTION_MS)
       const lockedUntil = new Date(at.getTime() + STALE_CLAIM_MS)
       return yield* Effect.gen(function*() {
         const inserted = yield* sql`
-          INSERT INTO idempotency_keys (tenant_id, environment, key, request_hash, locked_until, created_at, expires_at)
-          VALUES (${scope.tenantId}, ${scope.environment}, ${scope.key}, ${hash}, ${lockedUntil}, ${at}, ${expiresAt})
+          INSERT INTO idempotency_keys
+            (tenant_id, environment, key, request_hash, claim_token, locked_until, created_at, expires_at)
+          VALUES (${scope.tenantId}, ${scope.environment}, ${scope.key}, ${hash}, ${token}, ${lockedUntil}, ${at}, ${expiresAt})
           ON CONFLICT (tenant_id, environment, key) DO NOTHING
           RETURNING key`
-        if (inserted.length > 0) return { _tag: "Claimed" } as Claim
+        if (inserted.length > 0) return { _tag: "Claimed", token } as Claim
         const [existing] = yield* sql<{
           requestHash: string
           responseStatus: number | null
@@ -68,10 +73,11 @@ export class Idempotency extends Effect.Service<Idempotency>()("etd/Idempotency"
         if (expired || abandoned) {
           yield* sql`
             UPDATE idempotency_keys
-            SET request_hash = ${hash}, response_status = NULL, response_body = NULL, locked_until = ${lockedUntil},
+            SET request_hash = ${hash}, response_status = NULL, response_body = NULL, claim_token = ${token},
+                locked_until = ${lockedUntil},
                 created_at = ${at}, expires_at = ${expiresAt}
             WHERE tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}`
-          return { _tag: "Claimed" } as Claim
+          return { _tag: "Claimed", token } as Claim
         }
         if (existing.requestHash !== hash) return { _tag: "Reused" } as Claim
         if (existing.responseStatus === null) return { _tag: "InFlight" } as Claim
@@ -79,22 +85,27 @@ export class Idempotency extends Effect.Service<Idempotency>()("etd/Idempotency"
       }).pipe(sql.withTransaction, Effect.orDie)
     })
 
-    /** Stores the outcome; call it in the transaction that produced a success. */
-    const complete = (scope: IdempotencyScope, status: number, body: unknown) =>
+    /**
+     * Stores the outcome; call it in the transaction that produced a success. Fails with
+     * `IdempotencyConflict` (rolling that transaction back) when another request took the key over.
+     */
+    const complete = (scope: IdempotencyScope, token: string, status: number, body: unknown) =>
       sql`
         UPDATE idempotency_keys SET response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb,
           locked_until = NULL
-        WHERE tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}`.pipe(
-        Effect.asVoid,
+        WHERE tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}
+          AND claim_token = ${token}
+        RETURNING key`.pipe(
+        Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : Effect.fail(new IdempotencyConflict()))),
         Effect.withSpan("Idempotency.complete")
       )
 
     /** Gives the key back when the request ended without an answer worth replaying. */
-    const release = (scope: IdempotencyScope) =>
+    const release = (scope: IdempotencyScope, token: string) =>
       sql`
         DELETE FROM idempotency_keys
         WHERE tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}
-          AND response_status IS NULL`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Idempotency.release"))
+          AND response_status IS NULL AND claim_token = ${token}`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Idempotency.release"))
 
     const purgeExpired = Effect.flatMap(now, (at) => sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`).pipe(
       Effect.asVoid,

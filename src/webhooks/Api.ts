@@ -6,6 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf } from "../domain/Ids.js"
+import { Timestamp } from "../domain/Time.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth } from "../keys/Authentication.js"
@@ -110,9 +111,6 @@ export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliver
   attempts: Schema.Array(DeliveryAttempt)
 }) {}
 
-const Timestamp = Schema.String.pipe(
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an RFC 3339 timestamp" })
-)
 
 export const ListEndpointsParams = Schema.Struct({
   limit: Schema.optional(PageLimit),

@@ -74,6 +74,7 @@ export default Effect.gen(function*() {
       request_hash text NOT NULL,
       response_status integer,
       response_body jsonb,
+      claim_token text,
       locked_until timestamptz,
       created_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL,
