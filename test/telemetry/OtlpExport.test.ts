@@ -1,0 +1,88 @@
+/**
+ * Traces leave through OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set: a local collector stand-in
+ * receives them, the server spans are named after route templates and carry the principal's ids,
+ * and no token or password appears anywhere in what was exported.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { makeApp } from "../../src/App.js"
+import { databaseLayer } from "../support/Databases.js"
+import { testConfig } from "../support/TestApp.js"
+import { cnpj } from "../support/taxIds.js"
+
+const startCollector = () =>
+  new Promise<{ server: Server; url: string; bodies: Array<string> }>((resolve) => {
+    const bodies: Array<string> = []
+    const server = createServer((request, response) => {
+      let body = ""
+      request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+      request.on("end", () => {
+        bodies.push(`${request.url} ${body}`)
+        response.writeHead(200, { "content-type": "application/json" }).end("{}")
+      })
+    })
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies }))
+  })
+
+describe("OTLP export", () => {
+  it.live("exports server spans named after route templates, without any secret", () =>
+    Effect.gen(function*() {
+      const collector = yield* Effect.promise(startCollector)
+      process.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.url
+      process.env["OTEL_SERVICE_NAME"] = "etd-test"
+      const runtime = ManagedRuntime.make(
+        makeApp(testConfig(), databaseLayer("embedded")).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
+        )
+      )
+      const secrets = yield* Effect.promise(async () => {
+        const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
+        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const post = async (path: string, body: unknown, token?: string) =>
+          (await fetch(base + path, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            body: JSON.stringify(body)
+          })).json() as Promise<Record<string, unknown>>
+        const password = "a very secret password 42"
+        const registration = await post("/v1/auth/register", {
+          email: "otel@example.com",
+          password,
+          tenant: { name: "Otel", tax_id: cnpj() }
+        })
+        const tenantId = (registration["tenant"] as { id: string }).id
+        const session = String((await post("/v1/auth/login", { email: "otel@example.com", password }))["token"])
+        const key = String((await post(`/v1/tenants/${tenantId}/api-keys`, {
+          name: "k",
+          environment: "live",
+          scopes: ["documents:read"]
+        }, session))["token"])
+        await (await fetch(`${base}/v1/tenants/${tenantId}`, { headers: { authorization: `Bearer ${key}` } })).text()
+        await (await fetch(`${base}/v1/tenants/${tenantId}?api_key=${key}`)).text()
+        // Shutting down flushes the exporter.
+        await runtime.dispose()
+        return { password, session, key, tenantId }
+      })
+      yield* Effect.promise(() => new Promise<void>((resolve) => collector.server.close(() => resolve())))
+      delete process.env["OTEL_EXPORTER_OTLP_ENDPOINT"]
+
+      const traces = collector.bodies.filter((body) => body.startsWith("/v1/traces"))
+      expect(traces.length).toBeGreaterThan(0)
+      const exported = traces.join("\n")
+      expect(exported).toContain("GET /v1/tenants/{tenantId}")
+      expect(exported).toContain("POST /v1/auth/login")
+      expect(exported).toContain(secrets.tenantId)
+      expect(exported).toContain("api_key.id")
+      for (const secret of [secrets.password, secrets.session, secrets.key, secrets.key.slice(9)]) {
+        expect(exported).not.toContain(secret)
+      }
+      const everything = collector.bodies.join("\n")
+      expect(everything).not.toContain(secrets.key)
+      expect(everything).not.toContain(secrets.password)
+    }), 60_000)
+})
