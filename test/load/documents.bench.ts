@@ -3,8 +3,9 @@
  * acceptance to `authorized` (p50/p99), against the built-in simulator with 0 ms and 200 ms of
  * authority latency. Loopback only, bounded in count and time.
  *
- *   npm run bench:documents                    # both latencies, 400 documents each
- *   BENCH_DOCUMENTS=1000 BENCH_CONCURRENCY=32 npm run bench:documents
+ *   npm run bench:documents                         # burst: both latencies, 400 documents each
+ *   BENCH_RATE=20 BENCH_DOCUMENTS=200 npm run bench:documents   # paced: 20 documents/s
+ *   DATABASE_URL=postgres://… WORKER_CONCURRENCY=16 npm run bench:documents
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -19,6 +20,8 @@ import { percentile, runLoad } from "./loadgen.js"
 
 const TOTAL = Number(process.env["BENCH_DOCUMENTS"] ?? 400)
 const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 16)
+/** Unset: a burst (throughput). Set: an open model at that many documents per second (latency). */
+const RATE = process.env["BENCH_RATE"] ? Number(process.env["BENCH_RATE"]) : undefined
 const DEADLINE_MS = 120_000
 
 
@@ -87,7 +90,8 @@ const run = async (latencyMs: number) => {
       body: JSON.stringify(document),
       total: TOTAL,
       concurrency: CONCURRENCY,
-      deadlineMs: DEADLINE_MS
+      deadlineMs: DEADLINE_MS,
+      ratePerSecond: RATE
     })
 
     // Wait for the pipeline to settle, then read acceptance → authorization times from the rows.
@@ -108,6 +112,8 @@ const run = async (latencyMs: number) => {
     const memory = process.memoryUsage()
     console.log(JSON.stringify({
       authority_latency_ms: latencyMs,
+      mode: RATE ? `paced ${RATE}/s` : "burst",
+      worker_concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4),
       documents: load.latenciesMs.length,
       statuses: load.statuses,
       concurrency: CONCURRENCY,

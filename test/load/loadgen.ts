@@ -14,6 +14,8 @@ export interface LoadOptions {
   readonly total: number
   readonly concurrency: number
   readonly deadlineMs: number
+  /** When set, requests start at this rate (an open model) instead of as fast as possible. */
+  readonly ratePerSecond?: number | undefined
 }
 
 export interface LoadResult {
@@ -32,6 +34,11 @@ const started = performance.now()
 const one = async () => {
   while (next < o.total && performance.now() - started < o.deadlineMs) {
     const i = next++
+    if (o.ratePerSecond) {
+      const due = started + (i * 1000) / o.ratePerSecond
+      const wait = due - performance.now()
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    }
     const t0 = performance.now()
     const response = await fetch(o.url, { method: o.method, headers: o.headers, body: o.bodies ? o.bodies[i] : o.body })
     await response.arrayBuffer()
