@@ -24,6 +24,7 @@ import { toPage, pageSize } from "../domain/Pagination.js"
 import type { Environment } from "../domain/Principal.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
+import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { Document, type ListDocumentsParams, type NewDocument } from "./Api.js"
 import { type DocumentRow, DocumentRepo } from "./DocumentRepo.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
@@ -94,10 +95,6 @@ export class WorkSignal extends Effect.Service<WorkSignal>()("etd/WorkSignal", {
   }))
 }) {}
 
-const traceparent = Effect.map(
-  Effect.option(Effect.currentSpan),
-  Option.match({ onNone: () => null, onSome: (span) => `00-${span.traceId}-${span.spanId}-01` })
-)
 
 const ContractError = Schema.Union(QuotaExceeded, TenantSuspended, Conflict, InvalidRequest)
 type ContractError = typeof ContractError.Type
@@ -177,7 +174,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
               ? Effect.fail(new Conflict({ message: `A document with reference "${input.reference}" already exists.` }))
               : Effect.fail(error))
         )
-        yield* repo.enqueue({ documentId: row.id, kind: "submit", runAt: at, traceparent: yield* traceparent })
+        yield* repo.enqueue({ documentId: row.id, kind: "submit", runAt: at, traceparent: yield* currentTraceparent })
         const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
         if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(Document)(document))
         return document
@@ -290,7 +287,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
           error: null
         }
         yield* repo.requestCancellation(row.id, cancellation, at)
-        yield* repo.enqueue({ documentId: row.id, kind: "cancel", runAt: at, traceparent: yield* traceparent })
+        yield* repo.enqueue({ documentId: row.id, kind: "cancel", runAt: at, traceparent: yield* currentTraceparent })
         return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
       yield* signal.notify

@@ -21,8 +21,7 @@ import {
   Layer,
   Option,
   Ref,
-  Schedule,
-  Tracer
+  Schedule
 } from "effect"
 import {
   type AuthorityRecord,
@@ -34,6 +33,7 @@ import {
 import { AppConfig } from "../Config.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
+import { continueTrace } from "../telemetry/TraceContext.js"
 import { EventLog, type EventType } from "../events/EventLog.js"
 import { Readiness } from "../system/Readiness.js"
 import { type DocumentRow, type JobRow, DocumentRepo } from "./DocumentRepo.js"
@@ -62,10 +62,6 @@ type Outcome =
   | { readonly _tag: "CancellationRefused"; readonly code: string; readonly message: string }
   | { readonly _tag: "Transient"; readonly code: string; readonly message: string }
 
-const parentOf = (traceparent: string | null) => {
-  const match = traceparent === null ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent)
-  return match ? Option.some(Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: true })) : Option.none()
-}
 
 export const makeIssuanceWorker = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -315,7 +311,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           Effect.annotateLogs({ job_id: job.id })
         )),
       Effect.withSpan(`IssuanceWorker.${job.kind}`, { kind: "consumer" }),
-      (effect) => Option.match(parentOf(job.traceparent), { onNone: () => effect, onSome: (parent) => Effect.withParentSpan(effect, parent) })
+      continueTrace(job.traceparent)
     )
 
   /** One worker: claim and process until told to stop; sleep when the queue is empty. */

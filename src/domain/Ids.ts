@@ -60,4 +60,3 @@ export const IdOf = (kind: IdKind) =>
     Schema.annotations({ description: `An id with the \`${idPrefixes[kind]}_\` prefix.` })
   )
 
-export const isIdOf = (kind: IdKind, value: string) => idPattern(kind).test(value)

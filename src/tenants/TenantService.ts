@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { UserRepo, toPublicUser } from "../auth/UserRepo.js"
 import { isUniqueViolation } from "../db/errors.js"
@@ -12,7 +11,6 @@ import { TenantRepo, toTenant } from "./TenantRepo.js"
 
 export class TenantService extends Effect.Service<TenantService>()("etd/TenantService", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const tenants = yield* TenantRepo
     const users = yield* UserRepo
 
@@ -72,7 +70,7 @@ export class TenantService extends Effect.Service<TenantService>()("etd/TenantSe
       }
     })
 
-    return { get, roleOf, addMember, listMembers, tenantsOfUser, withTransaction: sql.withTransaction } as const
+    return { get, roleOf, addMember, listMembers, tenantsOfUser } as const
   }),
   dependencies: [TenantRepo.Default, UserRepo.Default]
 }) {}

@@ -3,9 +3,10 @@
  * the event (EventLog.record), so an event and its deliveries commit or roll back together.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { makeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
+import { currentTraceparent } from "../telemetry/TraceContext.js"
 
 /**
  * NOTIFY channel: Postgres delivers it at commit, so a dispatcher never wakes before the rows exist.
@@ -21,10 +22,6 @@ export interface RecordedEvent {
   readonly createdAt: Date
 }
 
-const traceparent = Effect.map(
-  Effect.option(Effect.currentSpan),
-  Option.match({ onNone: () => null, onSome: (span) => `00-${span.traceId}-${span.spanId}-01` })
-)
 
 export const fanOut = (sql: SqlClient.SqlClient, event: RecordedEvent) =>
   Effect.gen(function*() {
@@ -35,7 +32,7 @@ export const fanOut = (sql: SqlClient.SqlClient, event: RecordedEvent) =>
         AND (events @> '["*"]'::jsonb OR events @> ${JSON.stringify([event.type])}::jsonb)
       ORDER BY id`
     if (endpoints.length === 0) return 0
-    const parent = yield* traceparent
+    const parent = yield* currentTraceparent
     const rows = yield* Effect.forEach(endpoints, (endpoint) =>
       Effect.map(makeId("delivery"), (id) => ({
         id,

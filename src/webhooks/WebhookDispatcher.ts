@@ -29,8 +29,7 @@ import {
   Queue,
   Ref,
   Schedule,
-  Stream,
-  Tracer
+  Stream
 } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -38,6 +37,7 @@ import { performance } from "node:perf_hooks"
 import { AppConfig } from "../Config.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
+import { continueTrace } from "../telemetry/TraceContext.js"
 import { randomUUID } from "node:crypto"
 import { Readiness } from "../system/Readiness.js"
 import { DELIVERIES_CHANNEL } from "./FanOut.js"
@@ -187,10 +187,6 @@ interface DeliveryContext {
 
 type Outcome = "succeeded" | "retrying" | "failed" | "disabled"
 
-const parentOf = (traceparent: string | null) => {
-  const match = traceparent === null ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent)
-  return match ? Option.some(Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: true })) : Option.none()
-}
 
 /** The exact body sent; `data` is the stored `{object}`. */
 export const webhookBody = (event: {
@@ -291,16 +287,22 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         WHERE endpoint_id = ${endpointId} AND status = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`
     )
 
-  /** The attempt and the outcome, in one transaction. */
-  const record = (delivery: ClaimedDelivery, startedAt: Date, result: SendResult) =>
+  /**
+   * Every attempt that was sent is recorded (SPEC §9), on its own; the outcome is then written in
+   * one transaction, only if this claim still holds the delivery.
+   */
+  const recordAttempt = (delivery: ClaimedDelivery, startedAt: Date, result: SendResult) =>
+    sql`
+      INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, status_code, latency_ms, response_body, error)
+      VALUES (${delivery.id}, ${delivery.attempts}, ${startedAt}, ${result._tag === "Answered" ? result.status : null},
+              ${result.latencyMs}, ${result._tag === "Answered" ? result.body : null},
+              ${result._tag === "NoAnswer" ? result.error : null})`
+
+  const record = (delivery: ClaimedDelivery, result: SendResult) =>
     Effect.gen(function*() {
       const at = yield* now
       const statusCode = result._tag === "Answered" ? result.status : null
       const error = result._tag === "NoAnswer" ? result.error : null
-      yield* sql`
-        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, status_code, latency_ms, response_body, error)
-        VALUES (${delivery.id}, ${delivery.attempts}, ${startedAt}, ${statusCode}, ${result.latencyMs},
-                ${result._tag === "Answered" ? result.body : null}, ${error})`
       const lastError = error ?? (statusCode !== null && (statusCode < 200 || statusCode > 299) ? `HTTP ${statusCode}` : null)
 
       if (statusCode !== null && statusCode >= 200 && statusCode <= 299) {
@@ -385,7 +387,8 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         result._tag === "Answered" ? { "http.response.status_code": result.status } : { "error.type": "no_answer" }
       )
       yield* Metric.update(webhookLatency, result.latencyMs)
-      return yield* record(delivery, startedAt, result)
+      yield* recordAttempt(delivery, startedAt, result)
+      return yield* record(delivery, result)
     })
 
   const process = (delivery: ClaimedDelivery) =>
@@ -409,7 +412,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
           Effect.annotateLogs({ delivery_id: delivery.id })
         )),
       Effect.withSpan("WebhookDispatcher.deliver", { kind: "producer" }),
-      (effect) => Option.match(parentOf(delivery.traceparent), { onNone: () => effect, onSome: (parent) => Effect.withParentSpan(effect, parent) })
+      continueTrace(delivery.traceparent)
     )
 
   /** One worker: claim and send until told to stop; wait for a signal or the poll when idle. */
