@@ -174,7 +174,7 @@ interface RawExtension {
   readonly value: string
 }
 
-// forge types `Certificate.extensions` as any[]; check the two fields we rely on.
+// forge leaves `Certificate.extensions` untyped; check the two fields we rely on.
 const isRawExtension = (u: unknown): u is RawExtension =>
   typeof u === "object" &&
   u !== null &&
