@@ -69,7 +69,9 @@ const HandlersLive = HttpApiBuilder.api(Api).pipe(
 
 /** The HTTP API on whatever `HttpServer` is provided. */
 export const HttpLive = HttpApiBuilder.serve(ServerMiddleware).pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  // The reference page is self-contained: the Scalar bundle is served inline and, without its
+  // default web fonts, the page makes no request outside this service.
+  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(ApiMiddlewareLive),
   Layer.provide(HandlersLive),
