@@ -8,6 +8,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     // PGlite boots a WASM Postgres per test file; two cores, so two forks at a time.
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+    maxWorkers: 2
   }
 })

@@ -3,18 +3,22 @@
  * Schemas the service itself uses (src/webhooks/Events.ts). `npm run events-schemas`; a test fails
  * when the checked-in files are stale.
  */
-import { JSONSchema } from "effect"
+import { JsonSchema, Schema } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { eventEnvelope, eventTypes } from "../src/webhooks/Events.js"
+
+/** A standalone draft-07 document: receivers' validators (ajv and most others) default to it. */
+const draft07 = (schema: Schema.Top) => {
+  const document = JsonSchema.toDocumentDraft07(Schema.toJsonSchemaDocument(schema))
+  const definitions = Object.keys(document.definitions).length > 0 ? { definitions: document.definitions } : {}
+  return { $schema: JsonSchema.META_SCHEMA_URI_DRAFT_07, ...document.schema, ...definitions }
+}
 
 export const renderEventSchemas = (): ReadonlyArray<{ readonly file: string; readonly content: string }> =>
   eventTypes.map((type) => ({
     file: `${type}.json`,
-    content: JSON.stringify(
-      { $id: `https://etd.example/schemas/events/${type}.json`, ...JSONSchema.make(eventEnvelope(type)) },
-      null,
-      2
-    ) + "\n"
+    content: JSON.stringify({ $id: `https://etd.example/schemas/events/${type}.json`, ...draft07(eventEnvelope(type)) }, null, 2) +
+      "\n"
   }))
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,5 +1,5 @@
 /** Writes schemas/openapi.json from the contract. `npm run openapi`; a test fails when it is stale. */
-import { OpenApi } from "@effect/platform"
+import { OpenApi } from "effect/http-api"
 import { writeFileSync } from "node:fs"
 import { Api } from "../src/Api.js"
 

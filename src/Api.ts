@@ -2,20 +2,19 @@
  * The root contract. Every endpoint, payload and error of the service is declared here or in a
  * module's Api.ts; the server, the OpenAPI document and the typed client all derive from it.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
-import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
 import { DocumentsApi } from "./documents/Api.js"
-import { reportingAllIssues } from "./http/Validation.js"
+import { ApiErrors } from "./http/Middleware.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { withoutFrameworkErrors } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
-export class Api extends reportingAllIssues(HttpApi.make("etd")
+export class Api extends HttpApi.make("etd")
   .add(SystemApi)
   .add(AuthApi)
   .add(TenantsApi)
@@ -24,16 +23,15 @@ export class Api extends reportingAllIssues(HttpApi.make("etd")
   .add(WebhooksApi)
   .add(CredentialsApi)
   .add(BillingApi)
-  .addError(InvalidRequest)
-  .addError(ApiKeyInUrl)
-  .addError(NotFound)
-  .addError(PayloadTooLarge)
-  .addError(InternalError)
+  // The API-level errors (invalid request, unknown route, body too large, internal error) on every endpoint.
+  .middleware(ApiErrors)
+  // A client fixing a request should learn every issue at once (SPEC §2, `issues`), not the first.
+  .annotate(HttpApi.ParseOptions, { errors: "all" })
   .annotate(OpenApi.Transform, withoutFrameworkErrors)
   .annotate(OpenApi.Title, "Electronic tax-document issuing API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(
     OpenApi.Description,
     "Issues NFS-e service invoices to the national tax authority for many tenants. Live API keys reach production, test keys the homologation sandbox. Every path is also served without the `/v1` prefix."
-  ))
+  )
 {}

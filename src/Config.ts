@@ -1,7 +1,7 @@
 /**
  * Every setting of SPEC §14, read once through Effect `Config`. Secrets stay `Redacted`.
  */
-import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 
@@ -9,6 +9,8 @@ export interface AppConfigShape {
   readonly port: number
   readonly production: boolean
   readonly databaseUrl: Option.Option<string>
+  /** DATABASE_PREPARED_STATEMENTS: off behind a transaction-mode pooler (PgBouncer), which cannot keep them. */
+  readonly databasePreparedStatements: boolean
   readonly dataDir: string
   readonly keyRotationGraceDays: number
   readonly sessionTtl: Duration.Duration
@@ -56,75 +58,70 @@ export interface AppConfigShape {
   readonly credentialExpiryCheckInterval: Duration.Duration
 }
 
-export class AppConfig extends Context.Tag("etd/AppConfig")<AppConfig, AppConfigShape>() {}
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("etd/AppConfig") {}
+
+/** An integer setting that must satisfy `valid`; the message names the rule when it does not. */
+const checkedInt = (name: string, message: string, valid: (n: number) => boolean) =>
+  Config.schema(Schema.Int.check(Schema.makeFilter(valid, { message })), name)
 
 const positiveInt = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
-    Config.withDefault(fallback)
-  )
+  checkedInt(name, `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(fallback))
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(3000)),
-  production: Config.string("NODE_ENV").pipe(Config.map((env) => env === "production"), Config.withDefault(false)),
-  databaseUrl: Config.option(Config.nonEmptyString("DATABASE_URL")),
-  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
-  keyRotationGraceDays: Config.integer("KEY_ROTATION_GRACE_DAYS").pipe(
-    Config.validate({ message: "KEY_ROTATION_GRACE_DAYS must be 0..30", validation: (n) => n >= 0 && n <= 30 }),
-    Config.withDefault(7)
-  ),
-  sessionTtl: Config.duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
+  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
+  production: Config.String("NODE_ENV").pipe(Config.map((env) => env === "production"), Config.withDefault(false)),
+  databaseUrl: Config.option(Config.NonEmptyString("DATABASE_URL")),
+  databasePreparedStatements: Config.Boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data")),
+  keyRotationGraceDays: checkedInt("KEY_ROTATION_GRACE_DAYS", "KEY_ROTATION_GRACE_DAYS must be 0..30", (n) =>
+    n >= 0 && n <= 30).pipe(Config.withDefault(7)),
+  sessionTtl: Config.Duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
   defaultMonthlyQuota: positiveInt("DEFAULT_MONTHLY_QUOTA", 100),
   rateLimit: Config.all({
     perSecond: positiveInt("RATE_LIMIT_PER_SECOND", 100),
     burst: positiveInt("RATE_LIMIT_BURST", 200)
   }),
   loginRateLimit: Config.all({ perMinute: positiveInt("RATE_LIMIT_LOGIN_PER_MINUTE", 10) }),
-  passwordHashCost: Config.integer("PASSWORD_HASH_COST").pipe(
-    Config.validate({
-      message: "PASSWORD_HASH_COST must be a power of two >= 1024",
-      validation: (n) => n >= 1024 && (n & (n - 1)) === 0
-    }),
-    Config.withDefault(32768)
-  ),
-  lastUsedFlushInterval: Config.duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30))),
+  passwordHashCost: checkedInt("PASSWORD_HASH_COST", "PASSWORD_HASH_COST must be a power of two >= 1024", (n) =>
+    n >= 1024 && (n & (n - 1)) === 0).pipe(Config.withDefault(32768)),
+  lastUsedFlushInterval: Config.Duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30))),
   worker: Config.all({
-    instanceId: Config.string("INSTANCE_ID").pipe(
+    instanceId: Config.String("INSTANCE_ID").pipe(
       Config.withDefault(`${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`)
     ),
     concurrency: positiveInt("WORKER_CONCURRENCY", 4),
-    pollInterval: Config.duration("WORKER_POLL_INTERVAL").pipe(Config.withDefault(Duration.millis(500))),
-    lease: Config.duration("WORKER_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
-    shutdownGrace: Config.duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(15)))
+    pollInterval: Config.Duration("WORKER_POLL_INTERVAL").pipe(Config.withDefault(Duration.millis(500))),
+    lease: Config.Duration("WORKER_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
+    shutdownGrace: Config.Duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(15)))
   }),
   retry: Config.all({
-    baseDelay: Config.duration("TAX_AUTHORITY_RETRY_BASE_DELAY").pipe(Config.withDefault(Duration.seconds(2))),
-    maxDelay: Config.duration("TAX_AUTHORITY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.minutes(5))),
-    window: Config.duration("TAX_AUTHORITY_RETRY_WINDOW").pipe(Config.withDefault(Duration.hours(6)))
+    baseDelay: Config.Duration("TAX_AUTHORITY_RETRY_BASE_DELAY").pipe(Config.withDefault(Duration.seconds(2))),
+    maxDelay: Config.Duration("TAX_AUTHORITY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.minutes(5))),
+    window: Config.Duration("TAX_AUTHORITY_RETRY_WINDOW").pipe(Config.withDefault(Duration.hours(6)))
   }),
   webhooks: Config.all({
-    allowPrivateTargets: Config.boolean("WEBHOOKS_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
-    timeout: Config.duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
+    allowPrivateTargets: Config.Boolean("WEBHOOKS_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    timeout: Config.Duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
     concurrency: positiveInt("WEBHOOKS_CONCURRENCY", 8),
-    pollInterval: Config.duration("WEBHOOKS_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
-    lease: Config.duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
+    pollInterval: Config.Duration("WEBHOOKS_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
+    lease: Config.Duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
   }),
-  credentialsMasterKey: Config.option(Config.redacted("CREDENTIALS_MASTER_KEY")),
-  paymentProviderWebhookSecret: Config.option(Config.redacted("PAYMENT_PROVIDER_WEBHOOK_SECRET")),
-  credentialExpiryCheckInterval: Config.duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
+  credentialsMasterKey: Config.option(Config.Redacted("CREDENTIALS_MASTER_KEY")),
+  paymentProviderWebhookSecret: Config.option(Config.Redacted("PAYMENT_PROVIDER_WEBHOOK_SECRET")),
+  credentialExpiryCheckInterval: Config.Duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
     Config.withDefault(Duration.hours(1))
   )
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, Effect.orDie(appConfig))
 
-const emptyProvider = ConfigProvider.fromMap(new Map())
+const emptyProvider = ConfigProvider.fromUnknown({})
 
 /** Tests build the configuration from a partial override on top of the defaults. */
 export const AppConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
   Layer.effect(
     AppConfig,
-    Effect.map(Effect.orDie(appConfig.pipe(Effect.withConfigProvider(emptyProvider))), (defaults) => ({
+    Effect.map(Effect.orDie(appConfig.parse(emptyProvider)), (defaults) => ({
       ...defaults,
       passwordHashCost: 1024,
       // Fresh secrets per app, so tests never generate files in DATA_DIR.

@@ -1,5 +1,5 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, InvalidCredentials, RateLimited } from "../domain/Errors.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { Role } from "../domain/Principal.js"
@@ -7,37 +7,39 @@ import { SessionAuth } from "../keys/Authentication.js"
 import { Email, NewTenant, PublicUser, Tenant } from "../tenants/Api.js"
 
 // Fixed messages: the default ones quote the actual value, and a password must never be echoed.
-const passwordString = Schema.String.annotations({ message: () => "password must be a string" })
+const passwordString = Schema.String.annotate({ message: "password must be a string" })
+const passwordMaxLength = Schema.isMaxLength(1024, { message: "password must have at most 1024 characters" })
 
-export const Password = passwordString.pipe(
-  Schema.minLength(12, { message: () => "password must have at least 12 characters" }),
-  Schema.maxLength(1024, { message: () => "password must have at most 1024 characters" }),
-  Schema.Redacted,
-  Schema.annotations({ description: "At least 12 characters." })
+export const Password = Schema.RedactedFromValue(
+  passwordString.check(
+    Schema.isMinLength(12, {
+      message: "password must have at least 12 characters",
+      // v4 would document ceil(12 / 2) code points; the contract has always said 12.
+      toJsonSchema: () => ({ minLength: 12 })
+    }),
+    passwordMaxLength
+  ).annotate({ description: "At least 12 characters." })
 )
 
 export const RegisterPayload = Schema.Struct({
   email: Email,
   password: Password,
-  name: Schema.optional(Schema.Trim.pipe(Schema.maxLength(200))),
-  tenant: Schema.optional(NewTenant)
+  name: Schema.optionalKey(Schema.Trim.check(Schema.isMaxLength(200))),
+  tenant: Schema.optionalKey(NewTenant)
 })
 
 export class Registration extends Schema.Class<Registration>("Registration")({
   user: PublicUser,
-  tenant: Schema.optional(Tenant)
+  tenant: Schema.optionalKey(Tenant)
 }) {}
 
 export const LoginPayload = Schema.Struct({
   email: Email,
-  password: passwordString.pipe(
-    Schema.maxLength(1024, { message: () => "password must have at most 1024 characters" }),
-    Schema.Redacted
-  )
+  password: Schema.RedactedFromValue(passwordString.check(passwordMaxLength))
 })
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
-  token: Schema.String.annotations({ description: "Bearer session token (`etd_sess_…`). Shown once." }),
+  token: Schema.String.annotate({ description: "Bearer session token (`etd_sess_…`). Shown once." }),
   expires_at: Schema.Date,
   user: PublicUser
 }) {}
@@ -49,30 +51,32 @@ export class TenantMembership extends Schema.Class<TenantMembership>("TenantMemb
 
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
-    HttpApiEndpoint.post("register", "/v1/auth/register")
-      .setPayload(RegisterPayload)
-      .addSuccess(Registration, { status: 201 })
-      .addError(Conflict)
-      .addError(RateLimited)
+    HttpApiEndpoint.post("register", "/v1/auth/register", {
+      payload: RegisterPayload,
+      success: Registration.pipe(HttpApiSchema.status(201)),
+      error: [Conflict, RateLimited]
+    })
       .annotate(OpenApi.Description, "Creates a user; with `tenant`, also a tenant with the user as owner.")
   )
   .add(
-    HttpApiEndpoint.post("login", "/v1/auth/login")
-      .setPayload(LoginPayload)
-      .addSuccess(LoginResult)
-      .addError(InvalidCredentials)
-      .addError(RateLimited)
+    HttpApiEndpoint.post("login", "/v1/auth/login", {
+      payload: LoginPayload,
+      success: LoginResult,
+      error: [InvalidCredentials, RateLimited]
+    })
   )
   .add(
-    HttpApiEndpoint.post("logout", "/v1/auth/logout")
-      .addSuccess(HttpApiSchema.NoContent)
+    HttpApiEndpoint.post("logout", "/v1/auth/logout", {
+      success: HttpApiSchema.NoContent
+    })
       .middleware(SessionAuth)
   )
-  .add(HttpApiEndpoint.get("me", "/v1/me").addSuccess(PublicUser).middleware(SessionAuth))
+  .add(HttpApiEndpoint.get("me", "/v1/me", { success: PublicUser }).middleware(SessionAuth))
   .add(
-    HttpApiEndpoint.get("myTenants", "/v1/me/tenants")
-      .setUrlParams(PageParams)
-      .addSuccess(Page(TenantMembership))
+    HttpApiEndpoint.get("myTenants", "/v1/me/tenants", {
+      query: PageParams,
+      success: Page(TenantMembership)
+    })
       .middleware(SessionAuth)
   )
   .annotate(OpenApi.Title, "Users and sessions")

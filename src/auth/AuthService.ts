@@ -1,8 +1,8 @@
 /**
  * Users and sessions: registration (optionally with a tenant), login, logout and session checks.
  */
-import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Option, type Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict, InvalidCredentials, InvalidSession } from "../domain/Errors.js"
@@ -23,8 +23,8 @@ export interface RegisterInput {
   readonly tenant?: { readonly name: string; readonly tax_id: string } | undefined
 }
 
-export class AuthService extends Effect.Service<AuthService>()("etd/AuthService", {
-  effect: Effect.gen(function*() {
+export class AuthService extends Context.Service<AuthService>()("etd/AuthService", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const passwords = yield* Passwords
@@ -109,6 +109,9 @@ export class AuthService extends Effect.Service<AuthService>()("etd/AuthService"
     })
 
     return { register, login, verifySession, logout, me } as const
-  }),
-  dependencies: [Passwords.Default, UserRepo.Default, SessionRepo.Default, TenantRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(
+    Layer.provide([Passwords.layer, UserRepo.layer, SessionRepo.layer, TenantRepo.layer])
+  )
+}

@@ -1,15 +1,18 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AppConfig } from "../Config.js"
 import { CurrentSession } from "../domain/Principal.js"
 import { RateLimiter } from "../http/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { normalizeEmail } from "./UserRepo.js"
 import { AuthService } from "./AuthService.js"
+import { normalizeEmail } from "./UserRepo.js"
 
-export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
-  Effect.gen(function*() {
+export const AuthHttpLive = HttpApiBuilder.group(
+  Api,
+  "auth",
+  Effect.fn(function*(handlers) {
     const auth = yield* AuthService
     const tenants = yield* TenantService
     const limiter = yield* RateLimiter
@@ -18,23 +21,23 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
     // One address may serve several people (an office behind NAT), so it gets a larger budget.
     const perAddress = { capacity: loginRateLimit.perMinute * 3, refillPerSecond: (loginRateLimit.perMinute * 3) / 60 }
 
-    const limitAddress = (action: string) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        limiter.consume(`${action}:address:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, perAddress))
+    const limitAddress = (action: string, request: HttpServerRequest.HttpServerRequest) =>
+      limiter.consume(`${action}:address:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, perAddress)
 
     return handlers
-      .handle("register", ({ payload }) =>
-        limitAddress("register").pipe(
-          Effect.zipRight(limiter.consume(`register:email:${normalizeEmail(payload.email)}`, perEmail)),
-          Effect.zipRight(auth.register(payload))
+      .handle("register", ({ payload, request }) =>
+        limitAddress("register", request).pipe(
+          Effect.andThen(limiter.consume(`register:email:${normalizeEmail(payload.email)}`, perEmail)),
+          Effect.andThen(auth.register(payload))
         ))
-      .handle("login", ({ payload }) =>
-        limitAddress("login").pipe(
-          Effect.zipRight(limiter.consume(`login:email:${normalizeEmail(payload.email)}`, perEmail)),
-          Effect.zipRight(auth.login(payload.email, payload.password))
+      .handle("login", ({ payload, request }) =>
+        limitAddress("login", request).pipe(
+          Effect.andThen(limiter.consume(`login:email:${normalizeEmail(payload.email)}`, perEmail)),
+          Effect.andThen(auth.login(payload.email, payload.password))
         ))
       .handle("logout", () => Effect.flatMap(CurrentSession, (session) => auth.logout(session.sessionId)))
       .handle("me", () => Effect.flatMap(CurrentSession, (session) => auth.me(session.userId)))
-      .handle("myTenants", ({ urlParams }) =>
-        Effect.flatMap(CurrentSession, (session) => tenants.tenantsOfUser(session.userId, urlParams)))
-  }))
+      .handle("myTenants", ({ query }) =>
+        Effect.flatMap(CurrentSession, (session) => tenants.tenantsOfUser(session.userId, query)))
+  })
+)

@@ -4,7 +4,7 @@
  * can be raised later without invalidating existing passwords.
  */
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { Effect, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../Config.js"
 
 const KEY_LENGTH = 32
@@ -12,7 +12,7 @@ const BLOCK_SIZE = 8
 const PARALLELISM = 1
 
 const derive = (password: string, salt: Buffer, cost: number, blockSize: number, parallelism: number) =>
-  Effect.async<Buffer>((resume) => {
+  Effect.callback<Buffer>((resume) => {
     scrypt(
       password.normalize("NFKC"),
       salt,
@@ -22,8 +22,8 @@ const derive = (password: string, salt: Buffer, cost: number, blockSize: number,
     )
   })
 
-export class Passwords extends Effect.Service<Passwords>()("etd/Passwords", {
-  effect: Effect.gen(function*() {
+export class Passwords extends Context.Service<Passwords>()("etd/Passwords", {
+  make: Effect.gen(function*() {
     const { passwordHashCost } = yield* AppConfig
 
     const hash = Effect.fn("Passwords.hash")(function*(password: Redacted.Redacted<string>) {
@@ -52,4 +52,6 @@ export class Passwords extends Effect.Service<Passwords>()("etd/Passwords", {
 
     return { hash, verify, burn } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

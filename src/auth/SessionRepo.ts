@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 
 export interface SessionRow {
   readonly id: string
@@ -8,8 +8,8 @@ export interface SessionRow {
   readonly revokedAt: Date | null
 }
 
-export class SessionRepo extends Effect.Service<SessionRepo>()("etd/SessionRepo", {
-  effect: Effect.gen(function*() {
+export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = (session: { id: string; userId: string; tokenHash: string; createdAt: Date; expiresAt: Date }) =>
@@ -17,7 +17,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("etd/SessionRepo"
 
     const findByTokenHash = (tokenHash: string) =>
       sql<SessionRow>`SELECT id, user_id, expires_at, revoked_at FROM sessions WHERE token_hash = ${tokenHash}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("SessionRepo.findByTokenHash")
       )
 
@@ -29,4 +29,6 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("etd/SessionRepo"
 
     return { insert, findByTokenHash, revoke } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { PublicUser } from "../tenants/Api.js"
 
 export interface UserRow {
@@ -16,8 +16,8 @@ export const toPublicUser = (row: Pick<UserRow, "id" | "email" | "name" | "creat
 /** Emails compare case-insensitively; the address is kept as the user typed it. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
-export class UserRepo extends Effect.Service<UserRepo>()("etd/UserRepo", {
-  effect: Effect.gen(function*() {
+export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = (user: Omit<UserRow, "name"> & { name: string | null }) =>
@@ -28,16 +28,18 @@ export class UserRepo extends Effect.Service<UserRepo>()("etd/UserRepo", {
 
     const findByEmail = (email: string) =>
       sql<UserRow>`SELECT * FROM users WHERE email_normalized = ${normalizeEmail(email)}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("UserRepo.findByEmail")
       )
 
     const findById = (id: string) =>
       sql<UserRow>`SELECT * FROM users WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("UserRepo.findById")
       )
 
     return { insert, findByEmail, findById } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -12,25 +12,20 @@
  *   with `AuthorityTimeout` (transient), so a hung authority never holds a worker forever. It is
  *   also how long the simulator keeps a `simulate:timeout` submission waiting.
  */
-import type { SqlClient } from "@effect/sql"
 import {
   Cause,
   Clock,
   Config,
-  ConfigError,
   Duration,
   Effect,
-  Either,
   Exit,
   Layer,
   Metric,
-  MetricBoundaries,
-  MetricLabel,
   Option,
+  Schema,
   type Scope
 } from "effect"
-import type { ConfigError as ConfigErrorType } from "effect/ConfigError"
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlClient, SqlError } from "effect/sql"
 import type { Environment } from "../domain/Principal.js"
 import { makeSimulator } from "./Simulator.js"
 import {
@@ -59,48 +54,44 @@ export interface AuthorityAdapterConfig {
 }
 
 const target = (name: string): Config.Config<AuthorityTarget> =>
-  Config.string(name).pipe(
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value) =>
+      value === "simulator" ||
+      `${name}=${JSON.stringify(value)} is not supported: the only available target is "simulator"; ` +
+        `the national tax authority (SEFIN Nacional) protocol adapter is not available yet.`
+    )),
+    name
+  ).pipe(
     Config.withDefault("simulator"),
-    Config.mapOrFail((value) =>
-      value === "simulator"
-        ? Either.right("simulator" as const)
-        : Either.left(ConfigError.InvalidData(
-          [name],
-          `${name}=${JSON.stringify(value)} is not supported: the only available target is "simulator"; ` +
-            `the national tax authority (SEFIN Nacional) protocol adapter is not available yet.`
-        ))
-    )
+    Config.map(() => "simulator" as const)
   )
 
 export const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapterConfig> =>
   Config.all({
     target: target(authorityEnvironments[environment].targetVariable),
-    timeout: Config.duration("TAX_AUTHORITY_TIMEOUT").pipe(
-      Config.validate({
-        message: "TAX_AUTHORITY_TIMEOUT must be a positive duration",
-        validation: (d) => Duration.greaterThan(d, Duration.zero)
-      }),
-      Config.withDefault(Duration.seconds(10))
-    ),
+    timeout: Config.schema(
+      Schema.DurationFromString.check(Schema.makeFilter((d) =>
+        Duration.isGreaterThan(d, Duration.zero) || "TAX_AUTHORITY_TIMEOUT must be a positive duration"
+      )),
+      "TAX_AUTHORITY_TIMEOUT"
+    ).pipe(Config.withDefault(Duration.seconds(10))),
     simulator: Config.all({
-      latency: Config.duration("TAX_AUTHORITY_SIMULATOR_LATENCY").pipe(Config.withDefault(Duration.zero)),
-      failureRate: Config.number("TAX_AUTHORITY_SIMULATOR_FAILURE_RATE").pipe(
-        Config.validate({
-          message: "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE must be a number from 0 to 1",
-          validation: (rate) => rate >= 0 && rate <= 1
-        }),
-        Config.withDefault(0)
-      )
+      latency: Config.Duration("TAX_AUTHORITY_SIMULATOR_LATENCY").pipe(Config.withDefault(Duration.zero)),
+      failureRate: Config.schema(
+        Schema.Number.check(Schema.makeFilter((rate) =>
+          (rate >= 0 && rate <= 1) || "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE must be a number from 0 to 1"
+        )),
+        "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE"
+      ).pipe(Config.withDefault(0))
     })
   })
 
 // SPEC §13: authority latency and errors.
-const callDuration = Metric.histogram(
-  "etd_authority_call_duration_ms",
+const callDuration = Metric.histogram("etd_authority_call_duration_ms", {
+  description: "Duration of tax-authority calls",
   // 5 ms .. ~41 s: the simulator answers in milliseconds, the real authority in seconds.
-  MetricBoundaries.exponential({ start: 5, factor: 2, count: 14 }),
-  "Duration of tax-authority calls"
-)
+  boundaries: Metric.exponentialBoundaries({ start: 5, factor: 2, count: 14 })
+})
 const callOutcomes = Metric.counter("etd_authority_calls_total", {
   description: "Tax-authority calls by outcome",
   incremental: true
@@ -111,10 +102,7 @@ const callOutcomes = Metric.counter("etd_authority_calls_total", {
  * authority did meanwhile is the worker's to find out with `lookup`.
  */
 export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration): TaxAuthority => {
-  const labels = (operation: string) => [
-    MetricLabel.make("system", authority.system),
-    MetricLabel.make("operation", operation)
-  ]
+  const labels = (operation: string) => ({ system: authority.system, operation })
   const bounded = <A, E extends { readonly _tag: string }>(
     operation: string,
     submissionId: string,
@@ -122,19 +110,19 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
   ): Effect.Effect<A, E | AuthorityTimeout> =>
     Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
-      const exit = yield* Effect.exit(Effect.timeoutFail(call, {
+      const exit = yield* Effect.exit(Effect.timeoutOrElse(call, {
         duration: timeout,
-        onTimeout: () =>
-          new AuthorityTimeout({ message: `The tax authority did not answer within ${Duration.format(timeout)}.` })
+        orElse: () =>
+          Effect.fail(
+            new AuthorityTimeout({ message: `The tax authority did not answer within ${Duration.format(timeout)}.` })
+          )
       }))
       const elapsed = (yield* Clock.currentTimeMillis) - started
       const outcome = Exit.isSuccess(exit)
         ? "ok"
-        : Option.match(Cause.failureOption(exit.cause), { onNone: () => "defect", onSome: (error) => error._tag })
-      yield* Metric.update(Metric.taggedWithLabels(callDuration, labels(operation)), elapsed)
-      yield* Metric.increment(
-        Metric.taggedWithLabels(callOutcomes, [...labels(operation), MetricLabel.make("outcome", outcome)])
-      )
+        : Option.match(Cause.findErrorOption(exit.cause), { onNone: () => "defect", onSome: (error) => error._tag })
+      yield* Metric.update(Metric.withAttributes(callDuration, labels(operation)), elapsed)
+      yield* Metric.update(Metric.withAttributes(callOutcomes, { ...labels(operation), outcome }), 1)
       return yield* exit
     }).pipe(
       // The port-level span, whatever the target; it includes the time spent waiting for a timeout.
@@ -154,7 +142,7 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
 /** The adapter for one environment, as configured. */
 export const makeAuthority = (
   environment: Environment
-): Effect.Effect<TaxAuthority, ConfigErrorType | SqlError, SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<TaxAuthority, Config.ConfigError | SqlError.SqlError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const config = yield* authorityConfig(environment)
     const { system } = authorityEnvironments[environment]
@@ -172,12 +160,12 @@ export const makeAuthority = (
   })
 
 // A configuration error is fatal at start-up: the service must not run against the wrong authority.
-export const TaxAuthorityLiveLayer: Layer.Layer<TaxAuthorityLive, never, SqlClient.SqlClient> = Layer.scoped(
+export const TaxAuthorityLiveLayer: Layer.Layer<TaxAuthorityLive, never, SqlClient.SqlClient> = Layer.effect(
   TaxAuthorityLive,
   Effect.orDie(makeAuthority("live"))
 )
 
-export const TaxAuthoritySandboxLayer: Layer.Layer<TaxAuthoritySandbox, never, SqlClient.SqlClient> = Layer.scoped(
+export const TaxAuthoritySandboxLayer: Layer.Layer<TaxAuthoritySandbox, never, SqlClient.SqlClient> = Layer.effect(
   TaxAuthoritySandbox,
   Effect.orDie(makeAuthority("test"))
 )

@@ -32,20 +32,20 @@
  * embedded single-connection database that is impossible while the caller's transaction is open;
  * see `SingleConnectionState` for what it does instead.
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import {
   Clock,
   Context,
   Duration,
   Effect,
-  Either,
   Fiber,
   Option,
   Random,
+  Result,
   Schema,
-  type Scope
+  type Scope,
+  Semaphore
 } from "effect"
+import { SqlClient, type SqlError as SqlErrors } from "effect/sql"
 import { normalizeTaxId } from "../domain/TaxId.js"
 import {
   AlreadyAuthorized,
@@ -66,11 +66,11 @@ export type AuthoritySystem = "production" | "homologation"
 export interface SimulatorOptions {
   readonly system: AuthoritySystem
   /** Delay before the simulator handles a call (network and processing time). Default 0. */
-  readonly latency?: Duration.DurationInput | undefined
+  readonly latency?: Duration.Input | undefined
   /** Probability (0..1) that a call fails with a random 503. Default 0. */
   readonly failureRate?: number | undefined
   /** How long a `simulate:timeout` submission keeps the caller waiting. Default 30 s. */
-  readonly timeoutAfter?: Duration.DurationInput | undefined
+  readonly timeoutAfter?: Duration.Input | undefined
   /** How many submits of a `simulate:unavailable` document fail before it is authorized. Default 2. */
   readonly unavailableTimes?: number | undefined
 }
@@ -155,7 +155,7 @@ export const buildAccessKey = (parts: AccessKeyParts): string => {
 
 const randomDigits = (count: number) =>
   Effect.map(
-    Effect.all(Array.from({ length: count }, () => Random.nextIntBetween(0, 10))),
+    Effect.all(Array.from({ length: count }, () => Random.nextIntBetween(0, 10, { halfOpen: true }))),
     (digits) => digits.join("")
   )
 
@@ -177,9 +177,9 @@ const protocolNumber = (system: AuthoritySystem, at: Date) =>
 // ---------------------------------------------------------------------------------------------
 
 const SimRecord = Schema.Struct({
-  system: Schema.Literal("production", "homologation"),
+  system: Schema.Literals(["production", "homologation"]),
   submissionId: Schema.String,
-  status: Schema.Literal("received", "authorized", "cancelled"),
+  status: Schema.Literals(["received", "authorized", "cancelled"]),
   submitAttempts: Schema.Number,
   lookups: Schema.Number,
   lastOutcome: Schema.NullOr(Schema.String),
@@ -187,18 +187,18 @@ const SimRecord = Schema.Struct({
   nfseNumber: Schema.NullOr(Schema.Number),
   accessKey: Schema.NullOr(Schema.String),
   protocol: Schema.NullOr(Schema.String),
-  authorizedAt: Schema.NullOr(Schema.DateFromSelf),
-  cancelledAt: Schema.NullOr(Schema.DateFromSelf),
+  authorizedAt: Schema.NullOr(Schema.Date),
+  cancelledAt: Schema.NullOr(Schema.Date),
   cancelProtocol: Schema.NullOr(Schema.String),
   cancelReasonCode: Schema.NullOr(Schema.String),
   cancelReason: Schema.NullOr(Schema.String),
-  receivedAt: Schema.DateFromSelf,
-  updatedAt: Schema.DateFromSelf
+  receivedAt: Schema.Date,
+  updatedAt: Schema.Date
 })
 /** One row of `authority_sim_records` (camelCase, as the SQL client maps result names). */
 export type SimRecord = typeof SimRecord.Type
 
-const decodeRecords = Schema.decodeUnknown(Schema.Array(SimRecord))
+const decodeRecords = Schema.decodeUnknownEffect(Schema.Array(SimRecord))
 
 const authorizationOf = (record: SimRecord): Option.Option<Authorization> =>
   record.accessKey !== null && record.protocol !== null && record.authorizedAt !== null
@@ -213,23 +213,23 @@ const notesOf = (document: unknown): string =>
   })
 
 /** A decision on one record: the record's next state (none: unchanged) and the caller's answer. */
-type Decision<A, E> = readonly [next: Option.Option<SimRecord>, answer: Either.Either<A, E>]
+type Decision<A, E> = readonly [next: Option.Option<SimRecord>, answer: Result.Result<A, E>]
 
 // ---------------------------------------------------------------------------------------------
 // Isolation from the caller's transaction
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Runs `effect` as if no transaction were open: `@effect/sql` finds the current transaction's
- * connection in the Context under `TransactionConnection`, so without it the statements acquire a
+ * Runs `effect` as if no transaction were open: the SQL client finds the current transaction's
+ * connection in the Context under its `transactionService`, so without it the statements acquire a
  * connection (and a transaction) of their own.
  */
-const outsideTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.mapInputContext(
+const outsideTransaction = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.updateContext(
     effect,
     // `omit` narrows the type to "R without TransactionConnection", which R never names (the tag is
     // optional context): the cast only restores the type parameter.
-    (context: Context.Context<R>) => Context.omit(SqlClient.TransactionConnection)(context) as Context.Context<R>
+    (context: Context.Context<R>) => Context.omit(sql.transactionService)(context) as Context.Context<R>
   )
 
 /**
@@ -250,7 +250,7 @@ const outsideTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Eff
  * connection permit (never while waiting for it with the lock held), so the two cannot deadlock.
  */
 interface SingleConnectionState {
-  readonly lock: Effect.Semaphore
+  readonly lock: Semaphore.Semaphore
   readonly pending: Map<string, SimRecord>
 }
 
@@ -269,7 +269,7 @@ const isolationModeOf = (sql: SqlClient.SqlClient) =>
     const rows = yield* sql<{ readonly version: string }>`SELECT version() AS version`
     if (!(rows[0]?.version ?? "").includes("PGlite")) return { _tag: "Pooled" } satisfies IsolationMode
     const state: SingleConnectionState = singleConnectionStates.get(sql) ??
-      { lock: yield* Effect.makeSemaphore(1), pending: new Map() }
+      { lock: yield* Semaphore.make(1), pending: new Map() }
     singleConnectionStates.set(sql, state)
     return { _tag: "SingleConnection", state } satisfies IsolationMode
   })
@@ -284,19 +284,19 @@ const isolationModeOf = (sql: SqlClient.SqlClient) =>
  */
 export const makeSimulator = (
   options: SimulatorOptions
-): Effect.Effect<TaxAuthority, SqlError, SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<TaxAuthority, SqlErrors.SqlError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const scope = yield* Effect.scope
     const mode = yield* isolationModeOf(sql)
     const system = options.system
-    const latency = Duration.decode(options.latency ?? Duration.zero)
+    const latency = Duration.fromInputUnsafe(options.latency ?? Duration.zero)
     const failureRate = Math.min(1, Math.max(0, options.failureRate ?? 0))
-    const timeoutAfter = Duration.decode(options.timeoutAfter ?? Duration.seconds(30))
+    const timeoutAfter = Duration.fromInputUnsafe(options.timeoutAfter ?? Duration.seconds(30))
     const unavailableTimes = Math.max(0, options.unavailableTimes ?? 2)
 
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-    const travel = Duration.greaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
+    const travel = Duration.isGreaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
     const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
 
     const select = (submissionId: string, forUpdate: boolean) =>
@@ -306,7 +306,7 @@ export const makeSimulator = (
                 WHERE system = ${system} AND submission_id = ${submissionId} FOR UPDATE`
           : sql`SELECT * FROM authority_sim_records WHERE system = ${system} AND submission_id = ${submissionId}`,
         // A row that does not decode means the table was changed behind the simulator's back.
-        (rows) => Effect.map(Effect.orDie(decodeRecords(rows)), (records) => Option.fromNullable(records[0]))
+        (rows) => Effect.map(Effect.orDie(decodeRecords(rows)), (records) => Option.fromNullishOr(records[0]))
       )
 
     const write = (record: SimRecord) =>
@@ -343,8 +343,8 @@ export const makeSimulator = (
     const withRecord = <A, E>(
       submissionId: string,
       options: { readonly createIfMissing: boolean },
-      decide: (current: Option.Option<SimRecord>) => Effect.Effect<Decision<A, E>, SqlError>
-    ): Effect.Effect<Either.Either<A, E>, SqlError> => {
+      decide: (current: Option.Option<SimRecord>) => Effect.Effect<Decision<A, E>, SqlErrors.SqlError>
+    ): Effect.Effect<Result.Result<A, E>, SqlErrors.SqlError> => {
       if (mode._tag === "Pooled") {
         // Another connection of the pool, in a transaction of its own. The row lock serializes
         // concurrent calls for one id, across processes too.
@@ -361,7 +361,7 @@ export const makeSimulator = (
           if (Option.isSome(next)) yield* write(next.value)
           return answer
         })
-        return ownTransaction.pipe(sql.withTransaction, outsideTransaction)
+        return ownTransaction.pipe(sql.withTransaction, outsideTransaction(sql))
       }
 
       const { lock, pending } = mode.state
@@ -371,7 +371,7 @@ export const makeSimulator = (
         return record !== undefined ? Effect.succeed(Option.some(record)) : select(submissionId, false)
       })
 
-      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (ambient) => {
+      return Effect.flatMap(Effect.serviceOption(sql.transactionService), (ambient) => {
         if (Option.isNone(ambient)) {
           // The connection permit serializes this against everything else on the database.
           return lock.withPermits(1)(Effect.gen(function*() {
@@ -386,14 +386,14 @@ export const makeSimulator = (
         }
 
         // Inside a caller's transaction: decide now, write once the caller's transaction is over.
-        const flush = lock.withPermits(1)(Effect.suspend(() => {
+        const flush = lock.withPermits(1)(Effect.suspend((): Effect.Effect<void, SqlErrors.SqlError> => {
           const record = pending.get(key)
           if (record === undefined) return Effect.void
-          return Effect.tap(write(record), () => Effect.sync(() => pending.delete(key)))
+          return Effect.asVoid(Effect.tap(write(record), () => Effect.sync(() => pending.delete(key))))
         })).pipe(
           sql.withTransaction,
-          outsideTransaction,
-          Effect.tapErrorCause((cause) =>
+          outsideTransaction(sql),
+          Effect.tapCause((cause) =>
             Effect.logError("authority simulator: a deferred record could not be written", cause)
           )
         )
@@ -414,20 +414,20 @@ export const makeSimulator = (
      * scope. In deferred mode it runs in place: it uses the caller's connection, which must not
      * outlive the caller's transaction, and it touches the database only briefly.
      */
-    const handle = <A, E>(effect: Effect.Effect<Either.Either<A, E>, SqlError>) =>
+    const handle = <A, E>(effect: Effect.Effect<Result.Result<A, E>, SqlErrors.SqlError>) =>
       Effect.gen(function*() {
-        const ambient = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        const ambient = yield* Effect.serviceOption(sql.transactionService)
         const result = mode._tag === "SingleConnection" && Option.isSome(ambient)
-          ? yield* Effect.either(effect)
-          : yield* Effect.either(Effect.flatMap(Effect.forkIn(effect, scope), Fiber.join))
-        if (Either.isLeft(result)) {
-          yield* Effect.logError("authority simulator: storage failure", result.left)
+          ? yield* Effect.result(effect)
+          : yield* Effect.result(Effect.flatMap(Effect.forkIn(effect, scope), Fiber.join))
+        if (Result.isFailure(result)) {
+          yield* Effect.logError("authority simulator: storage failure", result.failure)
           return yield* new AuthorityUnavailable({
             message: "The tax authority had an internal error; try again later.",
             status: 500
           })
         }
-        return yield* result.right
+        return yield* Effect.fromResult(result.success)
       })
 
     const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
@@ -473,7 +473,7 @@ export const makeSimulator = (
     // Every submit changes the record: at least its attempt counter.
     const submitted = (
       record: SimRecord,
-      answer: Either.Either<SubmitSuccess, SubmitFailure>
+      answer: Result.Result<SubmitSuccess, SubmitFailure>
     ): Decision<SubmitSuccess, SubmitFailure> => [Option.some(record), answer]
 
     const submit = Effect.fn("TaxAuthoritySimulator.submit")(function*(submission: Submission) {
@@ -493,14 +493,14 @@ export const makeSimulator = (
             if (yield* randomFailure) {
               return submitted(
                 { ...received, lastOutcome: "unavailable (random failure)" },
-                Either.left(unavailable("The tax authority is temporarily unavailable."))
+                Result.fail(unavailable("The tax authority is temporarily unavailable."))
               )
             }
             const existing = authorizationOf(previous)
             if (previous.status !== "received" && Option.isSome(existing)) {
               return submitted(
                 { ...received, lastOutcome: "duplicate" },
-                Either.left(new AlreadyAuthorized(existing.value))
+                Result.fail(new AlreadyAuthorized(existing.value))
               )
             }
             const document = submission.document
@@ -509,7 +509,7 @@ export const makeSimulator = (
             if (notes.includes(MagicValues.reject)) {
               return submitted(
                 { ...withDocument, lastOutcome: `rejected ${SimulatorCodes.rejected}` },
-                Either.left(
+                Result.fail(
                   new AuthorityRejected({
                     code: SimulatorCodes.rejected,
                     message: "The national service code is not allowed in the municipality of the service."
@@ -520,7 +520,7 @@ export const makeSimulator = (
             if (notes.includes(MagicValues.unavailable) && received.submitAttempts <= unavailableTimes) {
               return submitted(
                 { ...withDocument, lastOutcome: "unavailable (simulate:unavailable)" },
-                Either.left(unavailable("The tax authority is temporarily unavailable (503)."))
+                Result.fail(unavailable("The tax authority is temporarily unavailable (503)."))
               )
             }
             const timesOut = notes.includes(MagicValues.timeout)
@@ -540,7 +540,7 @@ export const makeSimulator = (
                 authorizedAt: at,
                 lastOutcome: timesOut ? "authorized (simulate:timeout)" : "authorized"
               },
-              Either.right({ authorization, timesOut })
+              Result.succeed({ authorization, timesOut })
             )
           })
       ))
@@ -570,7 +570,7 @@ export const makeSimulator = (
               updatedAt: at
             }))
             if (failed) {
-              return [next, Either.left(unavailable("The tax authority is temporarily unavailable."))] as const
+              return [next, Result.fail(unavailable("The tax authority is temporarily unavailable."))] as const
             }
             const found = Option.flatMap(current, (record): Option.Option<AuthorityRecord> =>
               record.status === "received"
@@ -580,7 +580,7 @@ export const makeSimulator = (
                   authorization,
                   cancelledAt: record.cancelledAt
                 })))
-            return [next, Either.right(found)] as const
+            return [next, Result.succeed(found)] as const
           })
       ))
     })
@@ -594,16 +594,16 @@ export const makeSimulator = (
       return yield* handle(withRecord(
         request.submissionId,
         { createIfMissing: false },
-        (current): Effect.Effect<Decision<Cancellation, AuthorityRejected | AuthorityUnavailable>, SqlError> =>
+        (current): Effect.Effect<Decision<Cancellation, AuthorityRejected | AuthorityUnavailable>, SqlErrors.SqlError> =>
           Effect.gen(function*() {
             const unchanged = Option.none<SimRecord>()
             if (yield* randomFailure) {
-              return [unchanged, Either.left(unavailable("The tax authority is temporarily unavailable."))] as const
+              return [unchanged, Result.fail(unavailable("The tax authority is temporarily unavailable."))] as const
             }
             if (Option.isNone(current) || current.value.status === "received") {
               return [
                 unchanged,
-                Either.left(
+                Result.fail(
                   new AuthorityRejected({
                     code: SimulatorCodes.notFound,
                     message: "No NFS-e was found for this submission (not found)."
@@ -615,7 +615,7 @@ export const makeSimulator = (
             if (record.accessKey !== request.accessKey) {
               return [
                 unchanged,
-                Either.left(
+                Result.fail(
                   new AuthorityRejected({
                     code: SimulatorCodes.accessKeyMismatch,
                     message: "The access key does not belong to this submission."
@@ -625,13 +625,13 @@ export const makeSimulator = (
             }
             if (record.status === "cancelled" && record.cancelProtocol !== null && record.cancelledAt !== null) {
               // Idempotent: the cancellation already registered is the answer.
-              return [unchanged, Either.right({ protocol: record.cancelProtocol, cancelledAt: record.cancelledAt })] as const
+              return [unchanged, Result.succeed({ protocol: record.cancelProtocol, cancelledAt: record.cancelledAt })] as const
             }
             const at = yield* now
             if (notesOf(record.document).includes(MagicValues.cancelReject)) {
               return [
                 Option.some({ ...record, lastOutcome: `cancellation refused ${SimulatorCodes.cancellationRefused}`, updatedAt: at }),
-                Either.left(
+                Result.fail(
                   new AuthorityRejected({
                     code: SimulatorCodes.cancellationRefused,
                     message: "Cancellation refused: the NFS-e can no longer be cancelled by the issuer."
@@ -651,7 +651,7 @@ export const makeSimulator = (
                 lastOutcome: "cancelled",
                 updatedAt: at
               }),
-              Either.right({ protocol, cancelledAt: at })
+              Result.succeed({ protocol, cancelledAt: at })
             ] as const
           })
       ))

@@ -97,10 +97,10 @@ export interface TaxAuthority {
 }
 
 /** The production system; live keys' documents go here. */
-export class TaxAuthorityLive extends Context.Tag("etd/TaxAuthorityLive")<TaxAuthorityLive, TaxAuthority>() {}
+export class TaxAuthorityLive extends Context.Service<TaxAuthorityLive, TaxAuthority>()("etd/TaxAuthorityLive") {}
 
 /** The homologation system; test keys' documents go here. */
-export class TaxAuthoritySandbox extends Context.Tag("etd/TaxAuthoritySandbox")<TaxAuthoritySandbox, TaxAuthority>() {}
+export class TaxAuthoritySandbox extends Context.Service<TaxAuthoritySandbox, TaxAuthority>()("etd/TaxAuthoritySandbox") {}
 
 /** Environment code of the national system (tpAmb): 1 production, 2 homologation. */
 export const environmentCode = (environment: Environment): 1 | 2 => (environment === "live" ? 1 : 2)

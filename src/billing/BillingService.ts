@@ -10,8 +10,8 @@
  * by retrying: duplicates, unknown types, unknown tenants (a tenant id from another environment or a
  * deleted tenant never starts existing), and events older than the last one applied.
  */
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Redacted, Schema, SchemaIssue } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { InvalidRequest, InvalidSignature } from "../domain/Errors.js"
 import { now } from "../domain/Time.js"
@@ -26,10 +26,9 @@ import {
 } from "./Api.js"
 
 /** `PAYMENT_PROVIDER_WEBHOOK_SECRET`, `whsec_<base64>`. */
-export class PaymentProviderSecret extends Context.Tag("etd/PaymentProviderSecret")<
-  PaymentProviderSecret,
-  Redacted.Redacted<string>
->() {}
+export class PaymentProviderSecret extends Context.Service<PaymentProviderSecret, Redacted.Redacted<string>>()(
+  "etd/PaymentProviderSecret"
+) {}
 
 export const PAYMENT_PROVIDER_SECRET_FILE = "payment-provider-webhook-secret"
 
@@ -74,18 +73,23 @@ const statusAfter: Record<PaymentProviderEventType, TenantStatus> = {
 
 const isKnownType = Schema.is(EventTypeSchema)
 
-const decodeEvent = Schema.decodeUnknown(Schema.parseJson(PaymentProviderEvent), { errors: "all" })
+const decodeEvent = Schema.decodeUnknownEffect(Schema.fromJsonString(PaymentProviderEvent), { errors: "all" })
 
-const invalidBody = (error: ParseResult.ParseError) => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    path: issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment))),
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const invalidBody = (error: Schema.SchemaError) => {
+  const issues = formatIssues(error.issue).issues.map((issue) => ({
+    path: (issue.path ?? []).map((segment) => {
+      const key = typeof segment === "object" ? segment.key : segment
+      return typeof key === "number" ? key : String(key)
+    }),
     message: issue.message
   }))
   return new InvalidRequest({ message: "The body is not a valid payment-provider event.", issues })
 }
 
-export class BillingService extends Effect.Service<BillingService>()("etd/BillingService", {
-  effect: Effect.gen(function*() {
+export class BillingService extends Context.Service<BillingService>()("etd/BillingService", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const secret = yield* PaymentProviderSecret
 
@@ -152,4 +156,7 @@ export class BillingService extends Effect.Service<BillingService>()("etd/Billin
 
     return { receive } as const
   })
-}) {}
+}) {
+  /** Needs the `PaymentProviderSecret` (`PaymentProviderSecretLive`), as before. */
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,10 +1,12 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { BillingService } from "./BillingService.js"
 
-export const BillingHttpLive = HttpApiBuilder.group(Api, "billing", (handlers) =>
-  Effect.gen(function*() {
+export const BillingHttpLive = HttpApiBuilder.group(
+  Api,
+  "billing",
+  Effect.fn(function*(handlers) {
     const billing = yield* BillingService
     return handlers
       // Raw: the signature covers the exact body bytes, so they are verified before any parsing.
@@ -12,4 +14,5 @@ export const BillingHttpLive = HttpApiBuilder.group(Api, "billing", (handlers) =
       // middleware answers like any other unreadable body.
       .handleRaw("paymentProviderWebhook", ({ request }) =>
         Effect.flatMap(Effect.orDie(request.text), (body) => billing.receive(request.headers, body)))
-  }))
+  })
+)

@@ -6,8 +6,9 @@
  * - Everyone else: `createClient({ baseUrl, token })` has the same methods returning Promises;
  *   a failed call rejects with the same error classes (each an `Error` with `code` and `message`).
  */
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Cause, Effect, Exit } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 import { Api } from "../Api.js"
 
 export { Api }
@@ -28,11 +29,13 @@ export const makeClient = (options: ClientOptions) =>
       : HttpClient.mapRequest(HttpClientRequest.bearerToken(options.token))
   })
 
-export type EffectClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
+export type EffectClient = Effect.Success<ReturnType<typeof makeClient>>
 
-// Each endpoint method is generic in `withResponse`; the facade offers the plain-value form.
+// Each endpoint method is generic in its `responseMode`; the facade offers the plain-value form.
 type Promisified<F> = F extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R>
-  ? (...args: Args) => Promise<Exclude<A, readonly [unknown, HttpClientResponse.HttpClientResponse]>>
+  ? (...args: Args) => Promise<
+    Exclude<A, readonly [unknown, HttpClientResponse.HttpClientResponse] | HttpClientResponse.HttpClientResponse>
+  >
   : never
 
 export type PromiseClient = {
@@ -53,7 +56,7 @@ export const createClient = (options: ClientOptions): PromiseClient => {
   const groups: Record<string, Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>>> = {}
   for (const [group, endpoints] of Object.entries(client)) {
     groups[group] = {}
-    for (const [name, call] of Object.entries(endpoints as Record<string, (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown>>)) {
+    for (const [name, call] of Object.entries(endpoints as unknown as Record<string, (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown>>)) {
       groups[group][name] = (...args) => run(call(...args))
     }
   }

@@ -2,8 +2,9 @@
  * Credentials (SPEC §8): tenants upload their A1 certificate (PKCS#12) and read back its metadata.
  * The certificate's key material and the password never leave the service through this contract.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
+import { Multipart } from "effect/http"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   CertificateExpired,
   CertificateNotYetValid,
@@ -13,9 +14,9 @@ import {
   InvalidCertificate,
   NotFound
 } from "../domain/Errors.js"
-import { IdOf } from "../domain/Ids.js"
+import { IdOf, TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
-import { RequiredRoles, RequiredScope, type Role } from "../domain/Principal.js"
+import { managerRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth, SessionAuth } from "../keys/Authentication.js"
 
 /**
@@ -24,99 +25,119 @@ import { ApiKeyAuth, SessionAuth } from "../keys/Authentication.js"
  */
 export const MAX_PKCS12_BYTES = 64 * 1024
 
-export const CredentialStatus = Schema.Literal("active", "expired", "replaced")
+/**
+ * The multipart parser's own per-part limit: it stops reading (413) as soon as a part grows past
+ * it, so an oversized file is never spooled to disk in full. It counts the part's headers too, so it
+ * sits a little above `MAX_PKCS12_BYTES`; the exact 64 KiB limit is checked by the service.
+ */
+const MULTIPART_PART_LIMIT = MAX_PKCS12_BYTES + 8 * 1024
+
+export const CredentialStatus = Schema.Literals(["active", "expired", "replaced"])
 export type CredentialStatus = typeof CredentialStatus.Type
 
 export class Credential extends Schema.Class<Credential>("Credential")({
   id: Schema.String,
   object: Schema.tag("credential"),
   kind: Schema.Literal("a1_certificate"),
-  subject: Schema.String.annotations({ description: "Subject DN, RFC 4514 (most specific first)." }),
+  subject: Schema.String.annotate({ description: "Subject DN, RFC 4514 (most specific first)." }),
   issuer: Schema.String,
-  serial_number: Schema.String.annotations({ description: "Lower-case hex." }),
-  tax_id: Schema.String.annotations({ description: "The CNPJ the certificate was issued to, digits only." }),
+  serial_number: Schema.String.annotate({ description: "Lower-case hex." }),
+  tax_id: Schema.String.annotate({ description: "The CNPJ the certificate was issued to, digits only." }),
   not_before: Schema.Date,
   not_after: Schema.Date,
-  fingerprint_sha256: Schema.String.annotations({ description: "Lower-case hex SHA-256 of the certificate's DER." }),
-  status: CredentialStatus.annotations({
+  fingerprint_sha256: Schema.String.annotate({ description: "Lower-case hex SHA-256 of the certificate's DER." }),
+  status: CredentialStatus.annotate({
     description: "`active`: the one in use; `replaced`: a newer upload took over; `expired`: past `not_after`."
   }),
   created_at: Schema.Date
 }) {}
 
 // Fixed messages: Schema's default ones quote the actual value, which here is a secret.
-const Password = Schema.String.annotations({ message: () => "password must be a text value" }).pipe(
-  Schema.maxLength(1024, { message: () => "password must have at most 1024 characters" }),
-  Schema.Redacted
+const Password = Schema.RedactedFromValue(
+  Schema.String.annotate({ message: "password must be a text value" }).check(
+    Schema.isMaxLength(1024, { message: "password must have at most 1024 characters" })
+  )
 )
 
 export const UploadCredentialJson = Schema.Struct({
-  pkcs12: Schema.String.annotations({ message: () => "pkcs12 must be a base64 string" }).pipe(
-    Schema.minLength(1, { message: () => "pkcs12 must not be empty" }),
-    Schema.pattern(/^[A-Za-z0-9+/=_\s-]+$/, { message: () => "pkcs12 must be the base64 of the .pfx file" }),
-    Schema.annotations({ description: "The PKCS#12 (.pfx/.p12) file, base64 (standard or URL-safe)." })
-  ),
+  pkcs12: Schema.String.annotate({ message: "pkcs12 must be a base64 string" }).check(
+    Schema.isMinLength(1, { message: "pkcs12 must not be empty" }),
+    Schema.isPattern(/^[A-Za-z0-9+/=_\s-]+$/u, { message: "pkcs12 must be the base64 of the .pfx file" })
+  ).annotate({ description: "The PKCS#12 (.pfx/.p12) file, base64 (standard or URL-safe)." }),
   password: Password
-}).annotations({ identifier: "UploadCredentialJson" })
+}).annotate({ identifier: "UploadCredentialJson" })
 
-export const UploadCredentialMultipart = HttpApiSchema.Multipart(
-  Schema.Struct({
-    file: Multipart.SingleFileSchema.annotations({
-      message: () => "file must be exactly one uploaded .pfx/.p12 file",
-      description: "The PKCS#12 (.pfx/.p12) file.",
-      // What a client sends; the framework's own schema describes the server's temporary file.
-      jsonSchema: { type: "string", format: "binary" }
-    }),
-    password: Password
-  }).annotations({ identifier: "UploadCredentialMultipart" })
-)
+// `Multipart.SingleFileSchema` with one fixed message for every way the `file` field can be wrong
+// (missing aside); the OpenAPI document shows it as a binary string.
+const fileMessage = "file must be exactly one uploaded .pfx/.p12 file"
+const SingleFile = Schema.Array(Multipart.PersistedFileSchema.annotate({ message: fileMessage }))
+  .annotate({ message: fileMessage })
+  .check(Schema.isBetweenLength(1, 1, { message: fileMessage }))
+  .pipe(
+    Schema.decodeTo(
+      Multipart.PersistedFileSchema,
+      SchemaTransformation.transform({ decode: ([file]) => file, encode: (file) => [file] })
+    )
+  )
+  .annotate({ description: "The PKCS#12 (.pfx/.p12) file." })
+
+/**
+ * The multipart form. Its parser limit applies to this encoding only (v4 keeps the encodings of a
+ * payload apart), so the JSON body is not documented as multipart too.
+ */
+export const UploadCredentialMultipart = Schema.Struct({
+  file: SingleFile,
+  password: Password
+}).pipe(HttpApiSchema.asMultipart({ maxFileSize: MULTIPART_PART_LIMIT }))
 
 /**
  * Either encoding: the server picks the member by the request's content type, and the OpenAPI
- * document lists both. Per-endpoint multipart limits would have to annotate the union itself, which
- * the framework copies onto every member (documenting the JSON body as multipart too); so a
- * multipart upload is bounded by the API's 1 MiB body limit while it is read, and the 64 KiB file
- * limit is checked by the service before the file is parsed.
+ * document lists both. A multipart upload is cut off by the parser a little past 64 KiB (see
+ * `MULTIPART_PART_LIMIT`); the exact 64 KiB file limit is checked by the service before the file
+ * is parsed, for both encodings.
  */
-export const UploadCredential = Schema.Union(UploadCredentialJson, UploadCredentialMultipart)
+export const UploadCredential = [UploadCredentialJson, UploadCredentialMultipart] as const
+export type UploadCredential = typeof UploadCredentialJson.Type | typeof UploadCredentialMultipart.Type
 
-const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
-const credentialPath = HttpApiSchema.param("credId", IdOf("credential"))
-const ownerOrAdmin: ReadonlyArray<Role> = ["owner", "admin"]
+const CredentialId = IdOf("credential")
 
 export class CredentialsApi extends HttpApiGroup.make("credentials")
   .add(
-    HttpApiEndpoint.post("upload")`/v1/tenants/${tenantPath}/credentials`
-      .setPayload(UploadCredential)
-      .addSuccess(Credential, { status: 201 })
-      .addError(InvalidCertificate)
-      .addError(CertificatePasswordIncorrect)
-      .addError(CertificateExpired)
-      .addError(CertificateNotYetValid)
-      .addError(CertificateTaxIdMismatch)
-      .addError(Forbidden)
+    HttpApiEndpoint.post("upload", "/v1/tenants/:tenantId/credentials", {
+      params: { tenantId: TenantId },
+      payload: UploadCredential,
+      success: Credential.pipe(HttpApiSchema.status(201)),
+      error: [
+        InvalidCertificate,
+        CertificatePasswordIncorrect,
+        CertificateExpired,
+        CertificateNotYetValid,
+        CertificateTaxIdMismatch,
+        Forbidden
+      ]
+    })
       .middleware(SessionAuth)
-      .annotate(RequiredRoles, ownerOrAdmin)
+      .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
         "Uploads the tenant's A1 certificate: `multipart/form-data` with the fields `file` and `password`, or JSON " +
           "`{pkcs12: <base64>, password}`. The file is at most 64 KiB. The certificate must be valid now and issued to " +
           "the tenant's CNPJ. It becomes the active credential; the previous one is marked `replaced`. The private key " +
           "is stored encrypted; the password is used once to open the file and is not stored."
-      )
-  )
-  .add(
-    HttpApiEndpoint.get("list")`/v1/tenants/${tenantPath}/credentials`
-      .setUrlParams(PageParams)
-      .addSuccess(Page(Credential))
+      ),
+    HttpApiEndpoint.get("list", "/v1/tenants/:tenantId/credentials", {
+      params: { tenantId: TenantId },
+      query: PageParams,
+      success: Page(Credential)
+    })
       .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "credentials:read")
-      .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content.")
-  )
-  .add(
-    HttpApiEndpoint.get("get")`/v1/tenants/${tenantPath}/credentials/${credentialPath}`
-      .addSuccess(Credential)
-      .addError(NotFound)
+      .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content."),
+    HttpApiEndpoint.get("get", "/v1/tenants/:tenantId/credentials/:credId", {
+      params: { tenantId: TenantId, credId: CredentialId },
+      success: Credential,
+      error: NotFound
+    })
       .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "credentials:read")
   )

@@ -2,8 +2,8 @@
  * SQL for credentials. Metadata columns are plain; the key material is only ever in `envelope`.
  * Reads that feed API responses never select the envelope.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { CredentialStatus } from "./Api.js"
 
 export interface CredentialRow {
@@ -37,8 +37,8 @@ export interface SealedRow {
 const metadata = (sql: SqlClient.SqlClient) =>
   sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
 
-export class CredentialRepo extends Effect.Service<CredentialRepo>()("etd/CredentialRepo", {
-  effect: Effect.gen(function*() {
+export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/CredentialRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = metadata(sql)
 
@@ -53,7 +53,7 @@ export class CredentialRepo extends Effect.Service<CredentialRepo>()("etd/Creden
 
     const findById = (tenantId: string, id: string) =>
       sql<CredentialRow>`SELECT ${columns} FROM credentials WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("CredentialRepo.findById")
       )
 
@@ -68,7 +68,7 @@ export class CredentialRepo extends Effect.Service<CredentialRepo>()("etd/Creden
       sql<SealedRow & { notAfter: Date }>`
         SELECT id, tenant_id, envelope, master_key_id, not_after FROM credentials
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("CredentialRepo.activeSealed")
       )
 
@@ -123,4 +123,6 @@ export class CredentialRepo extends Effect.Service<CredentialRepo>()("etd/Creden
       claimWarning
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

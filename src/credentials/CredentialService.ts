@@ -3,8 +3,8 @@
  * the clock, sealed by the vault and stored as the tenant's active credential in one transaction
  * that marks the previous one `replaced`. Reads return metadata only.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Redacted, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { readFile } from "node:fs/promises"
 import { isUniqueViolation } from "../db/errors.js"
 import {
@@ -44,7 +44,7 @@ export const toCredential = (row: CredentialRow) =>
 const tooLarge = new PayloadTooLarge({ message: `The certificate file is larger than ${MAX_PKCS12_BYTES / 1024} KiB.` })
 
 /** The file's bytes, from either encoding of the upload. */
-const fileBytes = (payload: typeof UploadCredential.Type): Effect.Effect<Uint8Array, InvalidRequest | PayloadTooLarge> =>
+const fileBytes = (payload: UploadCredential): Effect.Effect<Uint8Array, InvalidRequest | PayloadTooLarge> =>
   "file" in payload
     ? Effect.tryPromise({
       try: () => readFile(payload.file.path),
@@ -58,13 +58,13 @@ const fileBytes = (payload: typeof UploadCredential.Type): Effect.Effect<Uint8Ar
         : new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"))
     }).pipe(Effect.flatMap((bytes) => (bytes === null ? Effect.fail(tooLarge) : Effect.succeed(bytes))))
 
-export class CredentialService extends Effect.Service<CredentialService>()("etd/CredentialService", {
-  effect: Effect.gen(function*() {
+export class CredentialService extends Context.Service<CredentialService>()("etd/CredentialService", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* CredentialRepo
     const vault = yield* CredentialVault
 
-    const upload = Effect.fn("CredentialService.upload")(function*(tenantId: string, payload: typeof UploadCredential.Type) {
+    const upload = Effect.fn("CredentialService.upload")(function*(tenantId: string, payload: UploadCredential) {
       const bytes = yield* fileBytes(payload)
       if (bytes.length === 0) {
         return yield* new InvalidRequest({
@@ -128,7 +128,7 @@ export class CredentialService extends Effect.Service<CredentialService>()("etd/
         createdAt: at,
         updatedAt: at
       }
-      yield* Effect.zipRight(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
+      yield* Effect.andThen(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
         sql.withTransaction,
         // Two uploads at once: the unique index on the active credential lets one commit first and
         // the other retry, so it replaces the first instead of failing.
@@ -152,6 +152,9 @@ export class CredentialService extends Effect.Service<CredentialService>()("etd/
     })
 
     return { upload, get, list } as const
-  }),
-  dependencies: [CredentialRepo.Default, CredentialVault.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(
+    Layer.provide(Layer.mergeAll(CredentialRepo.layer, CredentialVault.layer))
+  )
+}

@@ -8,7 +8,7 @@
  * `MasterKeyRewrapLive`) re-wraps their data keys under `new`. When the start-up log reports
  * nothing left under an old key id, that key can be removed from the variable.
  */
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { now } from "../domain/Time.js"
 import { resolveSecret, SecretUnavailable } from "../system/Secrets.js"
@@ -25,7 +25,7 @@ import {
 } from "./Envelope.js"
 
 /** The configured master keys (current first). */
-export class MasterKeys extends Context.Tag("etd/MasterKeys")<MasterKeys, MasterKeyRing>() {}
+export class MasterKeys extends Context.Service<MasterKeys, MasterKeyRing>()("etd/MasterKeys") {}
 
 export const MASTER_KEY_FILE = "credentials-master-key"
 
@@ -71,10 +71,12 @@ export class CredentialUnreadable extends Schema.TaggedError<CredentialUnreadabl
 // The envelope is bound to its row: copied onto another credential or tenant, it does not open.
 const aadOf = (tenantId: string, credentialId: string) => `credential\0${tenantId}\0${credentialId}`
 
-const Plaintext = Schema.parseJson(Schema.Struct({ v: Schema.Literal(1), certificate_pem: Schema.String, private_key_pem: Schema.String }))
+const Plaintext = Schema.fromJsonString(
+  Schema.Struct({ v: Schema.Literal(1), certificate_pem: Schema.String, private_key_pem: Schema.String })
+)
 
-export class CredentialVault extends Effect.Service<CredentialVault>()("etd/CredentialVault", {
-  effect: Effect.gen(function*() {
+export class CredentialVault extends Context.Service<CredentialVault>()("etd/CredentialVault", {
+  make: Effect.gen(function*() {
     const ring = yield* MasterKeys
     const repo = yield* CredentialRepo
 
@@ -102,12 +104,12 @@ export class CredentialVault extends Effect.Service<CredentialVault>()("etd/Cred
         const bytes = yield* open(ring, envelope, aadOf(row.tenantId, row.id))
         const text = Buffer.from(bytes).toString("utf8")
         bytes.fill(0)
-        return yield* Schema.decodeUnknown(Plaintext)(text)
+        return yield* Schema.decodeUnknownEffect(Plaintext)(text)
       }).pipe(
         // The reasons are fixed texts from Envelope.ts; the parse error is replaced so nothing decrypted is quoted.
         Effect.catchTags({
           EnvelopeError: (error) => Effect.fail(new CredentialUnreadable({ credentialId: row.id, message: error.message })),
-          ParseError: () => Effect.fail(new CredentialUnreadable({ credentialId: row.id, message: "The decrypted content is not a credential." }))
+          SchemaError: () => Effect.fail(new CredentialUnreadable({ credentialId: row.id, message: "The decrypted content is not a credential." }))
         })
       )
 
@@ -141,20 +143,20 @@ export class CredentialVault extends Effect.Service<CredentialVault>()("etd/Cred
         if (batch.length === 0) break
         for (const row of batch) {
           after = row.id
-          const result = yield* Effect.either(
+          const result = yield* Effect.result(
             Effect.flatMap(parseEnvelope(row.envelope), (envelope) => rewrap(ring, envelope, aadOf(row.tenantId, row.id)))
           )
-          if (result._tag === "Left") {
+          if (Result.isFailure(result)) {
             failed += 1
             yield* Effect.logError("credential envelope could not be re-wrapped", {
               credential_id: row.id,
               master_key_id: row.masterKeyId,
-              reason: result.left.reason
+              reason: result.failure.reason
             })
             continue
           }
           const updated = yield* Effect.orDie(
-            repo.updateEnvelope(row.id, row.envelope, serializeEnvelope(result.right), result.right.keyId, yield* now)
+            repo.updateEnvelope(row.id, row.envelope, serializeEnvelope(result.success), result.success.keyId, yield* now)
           )
           if (updated) rewrapped += 1
         }
@@ -163,12 +165,13 @@ export class CredentialVault extends Effect.Service<CredentialVault>()("etd/Cred
     }).pipe(Effect.withSpan("CredentialVault.rewrapAll"))
 
     return { sealMaterial, activeFor, rewrapAll } as const
-  }),
-  dependencies: [CredentialRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(CredentialRepo.layer))
+}
 
 /** Start-up re-wrap after a master-key rotation, in the background so it never delays serving. */
-export const MasterKeyRewrapLive = Layer.scopedDiscard(
+export const MasterKeyRewrapLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const vault = yield* CredentialVault
     yield* vault.rewrapAll.pipe(
@@ -180,7 +183,7 @@ export const MasterKeyRewrapLive = Layer.scopedDiscard(
             failed
           })
           : Effect.void),
-      Effect.catchAllCause((cause) => Effect.logError("credential re-wrap failed; it runs again at the next start", cause)),
+      Effect.catchCause((cause) => Effect.logError("credential re-wrap failed; it runs again at the next start", cause)),
       Effect.forkScoped
     )
   })

@@ -40,7 +40,7 @@ export class MasterKeyError extends Schema.TaggedError<MasterKeyError>()("Master
   message: Schema.String
 }) {}
 
-export const EnvelopeErrorReason = Schema.Literal("unknown_key_id", "decryption_failed", "malformed")
+export const EnvelopeErrorReason = Schema.Literals(["unknown_key_id", "decryption_failed", "malformed"])
 export type EnvelopeErrorReason = typeof EnvelopeErrorReason.Type
 
 export class EnvelopeError extends Schema.TaggedError<EnvelopeError>()("EnvelopeError", {

@@ -7,8 +7,8 @@
  * A credential uploaded late in its life gets only the nearest warning (uploaded 5 days before
  * expiry: the 7-day one, not the 30-day one as well).
  */
-import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Schedule, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -76,17 +76,17 @@ export const makeExpirySweep = Effect.gen(function*() {
 })
 
 /** The monitor: one sweep at start-up, then one per `CREDENTIAL_EXPIRY_CHECK_INTERVAL`. */
-export const ExpiryMonitorLive = Layer.scopedDiscard(
+export const ExpiryMonitorLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const readiness = yield* Readiness
     const sweep = yield* makeExpirySweep
     const fiber = yield* sweep.pipe(
       // A failed sweep (database briefly away) is logged and retried at the next tick; the fiber lives on.
-      Effect.catchAllCause((cause) => Effect.logError("credential expiry sweep failed", cause)),
+      Effect.catchCause((cause) => Effect.logError("credential expiry sweep failed", cause)),
       Effect.repeat(Schedule.spaced(config.credentialExpiryCheckInterval)),
       Effect.forkScoped
     )
     yield* readiness.registerWorker("credential-expiry-monitor", fiber)
   })
-).pipe(Layer.provide(CredentialRepo.Default))
+).pipe(Layer.provide(CredentialRepo.layer))

@@ -38,7 +38,7 @@ export interface ParsedCertificate {
   readonly certificatePem: string
 }
 
-export const Pkcs12ErrorReason = Schema.Literal("wrong_password", "malformed", "no_certificate", "no_private_key")
+export const Pkcs12ErrorReason = Schema.Literals(["wrong_password", "malformed", "no_certificate", "no_private_key"])
 export type Pkcs12ErrorReason = typeof Pkcs12ErrorReason.Type
 
 export class Pkcs12Error extends Schema.TaggedError<Pkcs12Error>()("Pkcs12Error", {
@@ -46,7 +46,7 @@ export class Pkcs12Error extends Schema.TaggedError<Pkcs12Error>()("Pkcs12Error"
   message: Schema.String
 }) {}
 
-export const CertificateRejectedReason = Schema.Literal("expired", "not_yet_valid", "tax_id_mismatch", "tax_id_missing")
+export const CertificateRejectedReason = Schema.Literals(["expired", "not_yet_valid", "tax_id_mismatch", "tax_id_missing"])
 export type CertificateRejectedReason = typeof CertificateRejectedReason.Type
 
 export class CertificateRejected extends Schema.TaggedError<CertificateRejected>()("CertificateRejected", {

@@ -1,13 +1,11 @@
 /**
  * The database: PostgreSQL through `@effect/sql-pg` when DATABASE_URL is set, otherwise the
- * embedded PGlite in DATA_DIR. Migrations run at start-up with `PgMigrator` on either.
+ * embedded PGlite in DATA_DIR. Migrations run at start-up with the SQL `Migrator` on either.
  */
-import { NodeContext } from "@effect/platform-node"
-import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option, Redacted, String as Str } from "effect"
+import { PgClient, PgTypes } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted, Result, String as Str } from "effect"
+import { Migrator, type SqlClient } from "effect/sql"
 import * as path from "node:path"
-import pg from "pg"
 import { AppConfig } from "../Config.js"
 import * as PgliteClient from "./PgliteClient.js"
 import { migrations } from "./migrations/index.js"
@@ -21,37 +19,62 @@ export const MIGRATIONS_TABLE = "etd_migrations"
 const names = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
 
 /**
- * node-postgres returns int8 and numeric as strings; PGlite returns int8 as a number. Parse int8
- * as a number on both so code sees one type (our int8 values are counters far below 2^53).
+ * PostgreSQL's int8 (and `count(*)`) arrives as a `bigint` from sql-pg's binary protocol, as a
+ * `number` from PGlite, and `JSON.stringify` throws on a `bigint`. Our int8 values are counters far
+ * below 2^53, so both databases decode them to `number`; a value that would lose precision fails
+ * loudly instead of being rounded.
  */
-const pgTypes = {
-  getTypeParser: (oid: number, format?: "text" | "binary") =>
-    oid === 20
-      ? (value: string) => Number(value)
-      : oid === 1184 || oid === 1114
-      ? (value: string) => new Date(value)
-      : pgTypeParser(oid, format)
+const int8AsNumber: PgTypes.Codec<number | bigint> = {
+  decode: (bytes) => {
+    const value = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigInt64(0)
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Result.succeed(Number(value))
+      : Result.fail(new PgTypes.CodecError({ message: "int8 value outside the safe integer range" }))
+  },
+  encode: (value) => {
+    if (typeof value === "number" && !Number.isSafeInteger(value)) {
+      return Result.fail(new PgTypes.CodecError({ message: "int8 parameter must be a safe integer" }))
+    }
+    const bytes = new Uint8Array(8)
+    new DataView(bytes.buffer).setBigInt64(0, BigInt(value))
+    return Result.succeed(bytes)
+  }
 }
-const pgTypeParser = (oid: number, format?: "text" | "binary") =>
-  // pg-types' overloads differ only by format; the boundary cast keeps one call site.
-  pg.types.getTypeParser(oid, (format ?? "text") as "text")
 
-export const postgresLayer = (url: string) =>
-  PgClient.layer({ url: Redacted.make(url), ...names, types: pgTypes, maxConnections: 20 })
+const pgTypes = (() => {
+  const registry = PgTypes.makeRegistry()
+  registry.register(PgTypes.OID.int8, int8AsNumber, { arrayOid: PgTypes.OID.int8Array })
+  return registry
+})()
+
+export interface PostgresOptions {
+  /**
+   * Named prepared statements (sql-pg's default) save a parse per query; a transaction-mode
+   * pooler such as PgBouncer cannot keep them between transactions, so they can be turned off.
+   */
+  readonly prepare?: boolean | undefined
+}
+
+export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
+  PgClient.layer({
+    url: Redacted.make(url),
+    ...names,
+    types: pgTypes,
+    maxConnections: 20,
+    prepare: options.prepare ?? true
+  })
 
 export const embeddedLayer = (dataDir: string | undefined) => PgliteClient.layer({ dataDir, ...names })
 
-export const SqlLive = Layer.unwrapEffect(
+export const SqlLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: postgresLayer,
+      onSome: (url) => postgresLayer(url, { prepare: config.databasePreparedStatements }),
       onNone: () => embeddedLayer(path.resolve(config.dataDir, "pglite"))
     }))
 )
 
-export const MigrationsLive = PgMigrator.layer({ loader: migrations, table: MIGRATIONS_TABLE }).pipe(
-  Layer.provide(NodeContext.layer)
-)
+export const MigrationsLive = Layer.effectDiscard(Migrator.make({})({ loader: migrations, table: MIGRATIONS_TABLE }))
 
 /** The highest migration id this build knows, for the readiness check. */
 export const latestMigrationId = Effect.map(migrations, (all) => Math.max(...all.map(([id]) => id)))

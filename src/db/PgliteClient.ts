@@ -1,6 +1,6 @@
 /**
- * An `@effect/sql` client over PGlite, the embedded WASM PostgreSQL used when no DATABASE_URL is
- * set. It offers the same `PgClient` service as `@effect/sql-pg`, so repos, `PgMigrator` and
+ * An `effect/sql` client over PGlite, the embedded WASM PostgreSQL used when no DATABASE_URL is
+ * set. It offers the same `PgClient` service as `@effect/sql-pg`, so repos, migrations and
  * LISTEN/NOTIFY work unchanged on both databases.
  *
  * PGlite is a single connection. Without care, two fibers that each run a transaction would
@@ -8,14 +8,11 @@
  * transaction holds the permit from BEGIN to COMMIT/ROLLBACK, and a statement outside a
  * transaction holds it only while it runs, so it waits for any open transaction to finish.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Client from "@effect/sql/SqlClient"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
-import * as Statement from "@effect/sql/Statement"
 import { PGlite } from "@electric-sql/pglite"
-import { Chunk, Context, Effect, Layer, Stream } from "effect"
+import { PgClient, type PgConnection } from "@effect/sql-pg"
+import { Context, Effect, Layer, Queue, Semaphore, Stream } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient, type SqlConnection, SqlError, Statement } from "effect/sql"
 import { mkdir } from "node:fs/promises"
 
 export interface PgliteClientConfig {
@@ -30,6 +27,49 @@ export interface PgliteClientConfig {
 type Rows = ReadonlyArray<Record<string, unknown>>
 type RowTransform = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
 
+/**
+ * PGlite reports PostgreSQL's own error fields (`code`, `constraint`); classify them the way
+ * `@effect/sql-pg` does, so callers match on the same `SqlError` reasons on both databases.
+ */
+const sqlError = (cause: unknown, message: string, operation: string) => {
+  const fields = typeof cause === "object" && cause !== null ? cause as { code?: unknown; constraint?: unknown } : {}
+  const props = { cause, message, operation }
+  const code = typeof fields.code === "string" ? fields.code : undefined
+  const reason = code === "23505"
+    ? new SqlError.UniqueViolation({ ...props, constraint: typeof fields.constraint === "string" ? fields.constraint : "unknown" })
+    : code?.startsWith("23")
+    ? new SqlError.ConstraintError(props)
+    : code === "40P01"
+    ? new SqlError.DeadlockError(props)
+    : code === "40001"
+    ? new SqlError.SerializationError(props)
+    : code?.startsWith("42")
+    ? new SqlError.SqlSyntaxError(props)
+    : new SqlError.UnknownError(props)
+  return new SqlError.SqlError({ reason })
+}
+
+/** Binds `sql.json(…)` as JSON text, which PGlite casts to json/jsonb like any text parameter. */
+const PgJson = Statement.custom<Statement.Custom<"PgJson", unknown>>("PgJson")
+
+const makeCompiler = (transform: ((name: string) => string) | undefined, transformJson: boolean) => {
+  const escape = Statement.defaultEscape("\"")
+  const transformValue = transformJson && transform ? Statement.defaultTransforms(transform).value : undefined
+  return Statement.makeCompiler<Statement.Custom<"PgJson", unknown>>({
+    dialect: "pg",
+    placeholder: (index) => `$${index}`,
+    onIdentifier: (value, withoutTransform) => escape(withoutTransform || !transform ? value : transform(value)),
+    onRecordUpdate: (placeholders, alias, columns, values, returning) => [
+      `(values ${placeholders}) AS ${alias}${columns}${returning ? ` RETURNING ${returning[0]}` : ""}`,
+      returning ? values.flat().concat(returning[1]) : values.flat()
+    ],
+    onCustom: (type, placeholder, withoutTransform) => {
+      const value = withoutTransform || transformValue === undefined ? type.paramA : transformValue(type.paramA)
+      return [placeholder(undefined), [JSON.stringify(value)]]
+    }
+  })
+}
+
 export const make = (config: PgliteClientConfig) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
@@ -38,34 +78,37 @@ export const make = (config: PgliteClientConfig) =>
           if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true })
           return PGlite.create(config.dataDir ?? "memory://")
         },
-        catch: (cause) => new SqlError({ cause, message: "Failed to open the embedded database" })
+        catch: (cause) => sqlError(cause, "Failed to open the embedded database", "connect")
       }),
       (db) => Effect.promise(() => db.close())
     )
-    const permit = yield* Effect.makeSemaphore(1)
+    const permit = yield* Semaphore.make(1)
 
     const query = (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") =>
       Effect.tryPromise({
         // PGlite's parameter type is mutable; it does not modify the array.
         try: () => db.query<Record<string, unknown>>(sql, params as Array<unknown>, rowMode ? { rowMode } : undefined),
-        catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+        catch: (cause) => sqlError(cause, "Failed to execute statement", "query")
       })
 
     const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: RowTransform) =>
       Effect.map(query(sql, params), (result): Rows =>
         transformRows ? transformRows(result.rows as Rows) : (result.rows as Rows))
 
-    const connection: Connection = {
+    const executeValues = (sql: string, params: ReadonlyArray<unknown>) =>
+      Effect.map(query(sql, params, "array"), (result) => result.rows as unknown as ReadonlyArray<ReadonlyArray<unknown>>)
+
+    const connection: SqlConnection.Connection = {
       execute,
       executeRaw: (sql, params) => query(sql, params),
-      executeValues: (sql, params) =>
-        Effect.map(query(sql, params, "array"), (result) => result.rows as unknown as ReadonlyArray<ReadonlyArray<unknown>>),
+      executeValues,
+      executeValuesUnprepared: executeValues,
       executeUnprepared: (sql, params, transformRows) =>
         params.length === 0
           ? Effect.map(
             Effect.tryPromise({
               try: () => db.exec(sql),
-              catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+              catch: (cause) => sqlError(cause, "Failed to execute statement", "query")
             }),
             (results): Rows => {
               const rows = (results.at(-1)?.rows ?? []) as Rows
@@ -75,45 +118,45 @@ export const make = (config: PgliteClientConfig) =>
           : execute(sql, params, transformRows),
       // PGlite has no cursors over the wire; results are already in memory, so stream the array.
       executeStream: (sql, params, transformRows) =>
-        Stream.flatMap(Stream.fromEffect(execute(sql, params, transformRows)), (rows) =>
-          Stream.fromChunk(Chunk.fromIterable(rows)))
+        Stream.flatMap(Stream.fromEffect(execute(sql, params, transformRows)), (rows) => Stream.fromIterable(rows))
     }
 
     const acquirer = Effect.as(Effect.acquireRelease(permit.take(1), () => permit.release(1)), connection)
     const transformJson = config.transformJson ?? true
-    const compiler = PgClient.makeCompiler(config.transformQueryNames, transformJson)
     const transformRows = config.transformResultNames
       ? Statement.defaultTransforms(config.transformResultNames, transformJson).array
       : undefined
 
-    const client = yield* Client.make({
+    const client = yield* SqlClient.make({
       acquirer,
-      compiler,
-      spanAttributes: [["db.system", "postgresql"], ["db.embedded", "pglite"]],
+      compiler: makeCompiler(config.transformQueryNames, transformJson),
+      driver: "pglite",
+      spanAttributes: [["db.system.name", "postgresql"], ["db.embedded", "pglite"]],
       transformRows
     })
 
-    const pgJson = Statement.custom<PgClient.PgCustom>("PgJson")
-    const extras: Omit<PgClient.PgClient, keyof Client.SqlClient> = {
+    const extras: Omit<PgClient.PgClient, keyof SqlClient.SqlClient> = {
       [PgClient.TypeId]: PgClient.TypeId,
       config: {},
-      json: (value: unknown) => pgJson(value, undefined, undefined),
+      json: (value: unknown) => Statement.fragment([PgJson(value, undefined, undefined)]),
       listen: (channel: string) =>
-        Stream.asyncPush<string, SqlError>((emit) =>
-          Effect.acquireRelease(
+        Effect.gen(function*() {
+          const queue = yield* Queue.unbounded<PgConnection.Notification, SqlError.SqlError>()
+          yield* Effect.acquireRelease(
             Effect.tryPromise({
-              try: () => db.listen(channel, (payload) => emit.single(payload)),
-              catch: (cause) => new SqlError({ cause, message: "Failed to listen" })
+              try: () => db.listen(channel, (payload) => Queue.offerUnsafe(queue, { processId: 0, channel, payload })),
+              catch: (cause) => sqlError(cause, "Failed to listen", "listen")
             }),
             (unlisten) => Effect.promise(() => unlisten())
           )
-        ),
+          return queue
+        }),
       notify: (channel: string, payload: string) => Effect.asVoid(client`SELECT pg_notify(${channel}, ${payload})`)
     }
     return Object.assign(client, extras) as PgClient.PgClient
   })
 
-export const layer = (config: PgliteClientConfig): Layer.Layer<PgClient.PgClient | Client.SqlClient, SqlError> =>
-  Layer.scopedContext(
-    Effect.map(make(config), (client) => Context.make(PgClient.PgClient, client).pipe(Context.add(Client.SqlClient, client)))
+export const layer = (config: PgliteClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.effectContext(
+    Effect.map(make(config), (client) => Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))

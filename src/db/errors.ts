@@ -1,21 +1,21 @@
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "effect/sql"
 
-const pgError = (error: unknown): { code?: unknown; constraint?: unknown } | undefined => {
-  const cause: unknown = typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined
-  return typeof cause === "object" && cause !== null ? cause : undefined
+/** PostgreSQL's SQLSTATE of a failed statement, as both drivers report it on the error's reason. */
+const sqlState = (error: unknown): unknown => {
+  if (!SqlError.isSqlError(error)) return undefined
+  const cause: unknown = error.reason.cause
+  return typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
 }
 
-/** PostgreSQL's unique_violation, reported the same way by node-postgres and PGlite. */
-export const isUniqueViolation = (error: SqlError, constraint?: string): boolean => {
-  const cause = pgError(error)
-  return cause?.code === "23505" && (constraint === undefined || cause.constraint === constraint)
-}
+/** PostgreSQL's unique_violation (of one constraint, when named), on either database. */
+export const isUniqueViolation = (error: SqlError.SqlError, constraint?: string): boolean =>
+  error.reason._tag === "UniqueViolation" && (constraint === undefined || error.reason.constraint === constraint)
 
 /**
  * Text PostgreSQL cannot store (a NUL character, an invalid escape): the client's input, not our
  * failure, so it must become a 400 rather than a 500.
  */
 export const isUnstorableText = (error: unknown): boolean => {
-  const code = pgError(error)?.code
+  const code = sqlState(error)
   return code === "22021" || code === "22P05"
 }

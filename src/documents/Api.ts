@@ -1,5 +1,5 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   Conflict,
   IdempotencyConflict,
@@ -9,7 +9,8 @@ import {
   QuotaExceeded,
   TenantSuspended
 } from "../domain/Errors.js"
-import { IdOf } from "../domain/Ids.js"
+import { emailAddress } from "../domain/Email.js"
+import { IdOf, TenantId } from "../domain/Ids.js"
 import { Timestamp } from "../domain/Time.js"
 import { Amounts, Centavos, Rate } from "../domain/Money.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
@@ -17,7 +18,7 @@ import { Environment, RequiredScope } from "../domain/Principal.js"
 import { MunicipalityCode, TaxId } from "../domain/TaxId.js"
 import { ApiKeyAuth } from "../keys/Authentication.js"
 
-export const DocumentStatus = Schema.Literal(
+export const DocumentStatus = Schema.Literals([
   "queued",
   "submitting",
   "authorized",
@@ -25,82 +26,86 @@ export const DocumentStatus = Schema.Literal(
   "failed",
   "cancel_requested",
   "cancelled"
-)
+])
 export type DocumentStatus = typeof DocumentStatus.Type
 
-const text = (max: number) => Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max))
+const text = (max: number) => Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 
 export const Address = Schema.Struct({
   street: text(125),
   number: text(10),
-  complement: Schema.optional(text(60)),
+  complement: Schema.optionalKey(text(60)),
   district: text(60),
   municipality_code: MunicipalityCode,
-  state: Schema.String.pipe(Schema.pattern(/^[A-Z]{2}$/, { message: () => "state must be a 2-letter UF code" })),
-  postal_code: Schema.String.pipe(Schema.pattern(/^[0-9]{8}$/, { message: () => "postal_code must have 8 digits" }))
-}).annotations({ identifier: "Address" })
+  state: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/u, { message: "state must be a 2-letter UF code" })),
+  postal_code: Schema.String.check(Schema.isPattern(/^[0-9]{8}$/u, { message: "postal_code must have 8 digits" }))
+}).annotate({ identifier: "Address" })
 
 export const Taker = Schema.Struct({
   tax_id: TaxId,
   name: text(150),
-  email: Schema.optional(
-    Schema.String.pipe(Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be an email address" }), Schema.maxLength(254))
-  ),
-  address: Schema.optional(Address)
-}).annotations({ identifier: "Taker" })
+  email: Schema.optionalKey(emailAddress(Schema.String)),
+  address: Schema.optionalKey(Address)
+}).annotate({ identifier: "Taker" })
 
 export const ServiceDescription = Schema.Struct({
-  code: Schema.String.pipe(
-    Schema.pattern(/^[0-9]{6}$/, { message: () => "service.code must be the 6-digit national service code (cTribNac)" })
+  code: Schema.String.check(
+    Schema.isPattern(/^[0-9]{6}$/u, { message: "service.code must be the 6-digit national service code (cTribNac)" })
   ),
   description: text(2000),
   municipality_code: MunicipalityCode
-}).annotations({ identifier: "Service" })
+}).annotate({ identifier: "Service" })
 
 /**
  * A DPS series: 1 to 5 digits. "01" and "1" are the same series at the authority (the DPS id pads
  * it to 5 digits), so it is stored without leading zeros.
  */
-export const Series = Schema.transform(
-  Schema.String.pipe(Schema.pattern(/^[0-9]{1,5}$/, { message: () => "series must have 1 to 5 digits" })),
-  Schema.String,
-  { strict: true, decode: (s) => String(Number(s)), encode: (s) => s }
-).annotations({ description: "1 to 5 digits; leading zeros are not significant. Default \"1\"." })
+export const Series = Schema.String.check(Schema.isPattern(/^[0-9]{1,5}$/u, { message: "series must have 1 to 5 digits" })).pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s) => String(Number(s)), encode: (s) => s }))
+).annotate({ description: "1 to 5 digits; leading zeros are not significant. Default \"1\"." })
 
-export const IssueDate = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "issue_date must be a date, YYYY-MM-DD" }),
-  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), {
-    message: () => "issue_date must be a real calendar date"
-  })
+const ISSUE_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/u
+
+export const IssueDate = Schema.String.check(
+  Schema.isPattern(ISSUE_DATE_PATTERN, { message: "issue_date must be a date, YYYY-MM-DD" }),
+  // Only judged once the shape is right, so a malformed date reports one issue.
+  Schema.makeFilter(
+    (s) =>
+      !ISSUE_DATE_PATTERN.test(s) ||
+      (!Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s)),
+    { message: "issue_date must be a real calendar date" }
+  )
 )
 
 export const NewDocument = Schema.Struct({
-  type: Schema.Literal("service_invoice"),
-  reference: Schema.optional(text(100).annotations({ description: "Your own id; unique per tenant and environment." })),
-  series: Schema.optional(Series),
-  issue_date: Schema.optional(IssueDate.annotations({ description: "Defaults to today (UTC)." })),
+  // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
+  // literal field would make a wrong `type` a whole-body mismatch instead of an issue at `type`.
+  type: Schema.Literals(["service_invoice"]),
+  reference: Schema.optionalKey(text(100).annotate({ description: "Your own id; unique per tenant and environment." })),
+  series: Schema.optionalKey(Series),
+  issue_date: Schema.optionalKey(IssueDate.annotate({ description: "Defaults to today (UTC)." })),
   taker: Taker,
   service: ServiceDescription,
   amounts: Schema.Struct({
-    services: Centavos.pipe(Schema.positive({ message: () => "services must be more than zero centavos" })),
-    deductions: Schema.optional(Centavos),
+    services: Centavos.check(Schema.isGreaterThan(0, { message: "services must be more than zero centavos" })),
+    deductions: Schema.optionalKey(Centavos),
     iss_rate: Rate
   }),
-  notes: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
-}).annotations({ identifier: "NewDocument", parseOptions: { errors: "all" } })
+  notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000)))
+}).annotate({ identifier: "NewDocument" })
 export type NewDocument = typeof NewDocument.Type
 
 export const AuthorityInfo = Schema.Struct({
   access_key: Schema.String,
   protocol: Schema.String,
   authorized_at: Schema.Date
-}).annotations({ identifier: "AuthorityInfo" })
+}).annotate({ identifier: "AuthorityInfo" })
 
-export const Rejection = Schema.Struct({ code: Schema.String, message: Schema.String }).annotations({
+export const Rejection = Schema.Struct({ code: Schema.String, message: Schema.String }).annotate({
   identifier: "Rejection"
 })
 
-export const CancellationReasonCode = Schema.Literal("issue_error", "service_not_provided", "other")
+export const CancellationReasonCode = Schema.Literals(["issue_error", "service_not_provided", "other"])
 
 export const CancellationInfo = Schema.Struct({
   reason_code: CancellationReasonCode,
@@ -108,16 +113,16 @@ export const CancellationInfo = Schema.Struct({
   requested_at: Schema.Date,
   cancelled_at: Schema.NullOr(Schema.Date),
   protocol: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Rejection).annotations({
+  error: Schema.NullOr(Rejection).annotate({
     description: "Set when the authority refused the cancellation; the document is `authorized` again."
   })
-}).annotations({ identifier: "Cancellation" })
+}).annotate({ identifier: "Cancellation" })
 
 export const LastError = Schema.Struct({
   code: Schema.String,
   message: Schema.String,
   at: Schema.Date
-}).annotations({ identifier: "LastError" })
+}).annotate({ identifier: "LastError" })
 
 export class Document extends Schema.Class<Document>("Document")({
   id: Schema.String,
@@ -145,44 +150,47 @@ export class Document extends Schema.Class<Document>("Document")({
 
 export const CancelDocument = Schema.Struct({
   reason_code: CancellationReasonCode,
-  reason: Schema.Trim.pipe(
-    Schema.minLength(15, { message: () => "reason must have 15 to 255 characters" }),
-    Schema.maxLength(255, { message: () => "reason must have 15 to 255 characters" })
-  )
-}).annotations({ parseOptions: { errors: "all" } })
-
-
-export const ListDocumentsParams = Schema.Struct({
-  limit: Schema.optional(PageLimit),
-  starting_after: Schema.optional(IdOf("document")),
-  status: Schema.optional(DocumentStatus),
-  reference: Schema.optional(Schema.String.pipe(Schema.maxLength(100))),
-  created_gte: Schema.optional(Timestamp),
-  created_lt: Schema.optional(Timestamp)
-}).annotations({ parseOptions: { errors: "all" } })
-export type ListDocumentsParams = typeof ListDocumentsParams.Type
-
-export const IdempotencyHeaders = Schema.Struct({
-  "idempotency-key": Schema.optional(
-    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255, { message: () => "Idempotency-Key must be at most 255 characters" }))
+  reason: Schema.Trim.check(
+    Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
+    Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" })
   )
 })
 
-const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
-const documentPath = HttpApiSchema.param("docId", IdOf("document"))
 
+export const ListDocumentsParams = Schema.Struct({
+  limit: Schema.optionalKey(PageLimit),
+  starting_after: Schema.optionalKey(IdOf("document")),
+  status: Schema.optionalKey(DocumentStatus),
+  reference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(100))),
+  created_gte: Schema.optionalKey(Timestamp),
+  created_lt: Schema.optionalKey(Timestamp)
+})
+export type ListDocumentsParams = typeof ListDocumentsParams.Type
+
+export const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optionalKey(
+    Schema.String.check(
+      Schema.isMinLength(1),
+      Schema.isMaxLength(255, { message: "Idempotency-Key must be at most 255 characters" })
+    )
+  )
+})
+
+const TenantPath = { tenantId: TenantId }
+const DocumentPath = { tenantId: TenantId, docId: IdOf("document") }
+const KeyDocumentPath = { docId: IdOf("document") }
+
+const issueErrors = [QuotaExceeded, TenantSuspended, Conflict, IdempotencyConflict, IdempotencyKeyReused]
 
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
-    HttpApiEndpoint.post("issue")`/v1/tenants/${tenantPath}/documents`
-      .setPayload(NewDocument)
-      .setHeaders(IdempotencyHeaders)
-      .addSuccess(Document, { status: 202 })
-      .addError(QuotaExceeded)
-      .addError(TenantSuspended)
-      .addError(Conflict)
-      .addError(IdempotencyConflict)
-      .addError(IdempotencyKeyReused)
+    HttpApiEndpoint.post("issue", "/v1/tenants/:tenantId/documents", {
+      params: TenantPath,
+      payload: NewDocument,
+      headers: IdempotencyHeaders,
+      success: Document.pipe(HttpApiSchema.status(202)),
+      error: issueErrors
+    })
       .annotate(RequiredScope, "documents:write")
       .annotate(
         OpenApi.Description,
@@ -190,57 +198,66 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       )
   )
   .add(
-    HttpApiEndpoint.get("list")`/v1/tenants/${tenantPath}/documents`
-      .setUrlParams(ListDocumentsParams)
-      .addSuccess(Page(Document))
+    HttpApiEndpoint.get("list", "/v1/tenants/:tenantId/documents", {
+      params: TenantPath,
+      query: ListDocumentsParams,
+      success: Page(Document)
+    })
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.get("get")`/v1/tenants/${tenantPath}/documents/${documentPath}`
-      .addSuccess(Document)
-      .addError(NotFound)
+    HttpApiEndpoint.get("get", "/v1/tenants/:tenantId/documents/:docId", {
+      params: DocumentPath,
+      success: Document,
+      error: NotFound
+    })
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.post("cancel")`/v1/tenants/${tenantPath}/documents/${documentPath}/cancel`
-      .setPayload(CancelDocument)
-      .addSuccess(Document, { status: 202 })
-      .addError(NotFound)
-      .addError(InvalidState)
+    HttpApiEndpoint.post("cancel", "/v1/tenants/:tenantId/documents/:docId/cancel", {
+      params: DocumentPath,
+      payload: CancelDocument,
+      success: Document.pipe(HttpApiSchema.status(202)),
+      error: [NotFound, InvalidState]
+    })
       .annotate(RequiredScope, "documents:cancel")
-      .annotate(OpenApi.Description, "Requests the cancellation of an `authorized` document. Answers 202 with the document in `cancel_requested`.")
+      .annotate(
+        OpenApi.Description,
+        "Requests the cancellation of an `authorized` document. Answers 202 with the document in `cancel_requested`."
+      )
   )
   // The key-scoped shorthand: `/v1/documents…` is `/v1/tenants/{tenant of the key}/documents…`.
   .add(
-    HttpApiEndpoint.post("issueForKey", "/v1/documents")
-      .setPayload(NewDocument)
-      .setHeaders(IdempotencyHeaders)
-      .addSuccess(Document, { status: 202 })
-      .addError(QuotaExceeded)
-      .addError(TenantSuspended)
-      .addError(Conflict)
-      .addError(IdempotencyConflict)
-      .addError(IdempotencyKeyReused)
+    HttpApiEndpoint.post("issueForKey", "/v1/documents", {
+      payload: NewDocument,
+      headers: IdempotencyHeaders,
+      success: Document.pipe(HttpApiSchema.status(202)),
+      error: issueErrors
+    })
       .annotate(RequiredScope, "documents:write")
   )
   .add(
-    HttpApiEndpoint.get("listForKey", "/v1/documents")
-      .setUrlParams(ListDocumentsParams)
-      .addSuccess(Page(Document))
+    HttpApiEndpoint.get("listForKey", "/v1/documents", {
+      query: ListDocumentsParams,
+      success: Page(Document)
+    })
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.get("getForKey")`/v1/documents/${documentPath}`
-      .addSuccess(Document)
-      .addError(NotFound)
+    HttpApiEndpoint.get("getForKey", "/v1/documents/:docId", {
+      params: KeyDocumentPath,
+      success: Document,
+      error: NotFound
+    })
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.post("cancelForKey")`/v1/documents/${documentPath}/cancel`
-      .setPayload(CancelDocument)
-      .addSuccess(Document, { status: 202 })
-      .addError(NotFound)
-      .addError(InvalidState)
+    HttpApiEndpoint.post("cancelForKey", "/v1/documents/:docId/cancel", {
+      params: KeyDocumentPath,
+      payload: CancelDocument,
+      success: Document.pipe(HttpApiSchema.status(202)),
+      error: [NotFound, InvalidState]
+    })
       .annotate(RequiredScope, "documents:cancel")
   )
   .middleware(ApiKeyAuth)

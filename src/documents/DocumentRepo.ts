@@ -3,8 +3,8 @@
  * Lists and filters use the (tenant, environment, id) and (tenant, environment, status, id) indexes;
  * ids are time-ordered, so creation-time filters become id bounds on the same indexes.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { encodeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import type { DocumentStatus } from "./Api.js"
@@ -65,8 +65,8 @@ const json = (value: unknown) => JSON.stringify(value)
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
 const idAt = (at: Date) => encodeId("doc", at.getTime(), new Uint8Array(10))
 
-export class DocumentRepo extends Effect.Service<DocumentRepo>()("etd/DocumentRepo", {
-  effect: Effect.gen(function*() {
+export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** The next number of a series. The row lock serializes issuers; a rollback gives it back. */
@@ -91,7 +91,7 @@ export class DocumentRepo extends Effect.Service<DocumentRepo>()("etd/DocumentRe
           UPDATE quota_usage SET used = used + 1
           WHERE tenant_id = ${tenantId} AND period = ${period} AND used < ${limit}
           RETURNING used`
-        return Option.map(Option.fromNullable(rows[0]), (row) => row.used)
+        return Option.map(Option.fromNullishOr(rows[0]), (row) => row.used)
       }).pipe(Effect.withSpan("DocumentRepo.takeQuota"))
 
     const insert = (row: Omit<DocumentRow, "authority" | "rejection" | "cancellation" | "attempts" | "lastError">) =>
@@ -116,20 +116,20 @@ export class DocumentRepo extends Effect.Service<DocumentRepo>()("etd/DocumentRe
     const find = (tenantId: string, environment: Environment, id: string) =>
       sql<DocumentRow>`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("DocumentRepo.find")
       )
 
     const findById = (id: string) =>
       sql<DocumentRow>`SELECT * FROM documents WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("DocumentRepo.findById")
       )
 
     const findForUpdate = (tenantId: string, environment: Environment, id: string) =>
       sql<DocumentRow>`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}
-        FOR UPDATE`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.withSpan("DocumentRepo.findForUpdate"))
+        FOR UPDATE`.pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.withSpan("DocumentRepo.findForUpdate"))
 
     const list = (tenantId: string, environment: Environment, filters: DocumentFilters) => {
       const conditions = [
@@ -153,4 +153,6 @@ export class DocumentRepo extends Effect.Service<DocumentRepo>()("etd/DocumentRe
 
     return { nextNumber, takeQuota, insert, enqueue, find, findById, findForUpdate, list, requestCancellation } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -3,9 +3,8 @@
  * number, document and its queued submission are stored together or not at all. The submission
  * itself happens in the background (IssuanceWorker).
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Either, Exit, Option, Queue, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Queue, Result, Schema } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { isUniqueViolation } from "../db/errors.js"
 import {
@@ -70,7 +69,7 @@ export const toDocument = (row: DocumentRow) =>
     last_error: row.lastError && { ...row.lastError, at: new Date(row.lastError.at) },
     created_at: row.createdAt,
     updated_at: row.updatedAt
-  }, { disableValidation: true })
+  }, { disableChecks: true })
 
 /**
  * The DPS id of the national system: `DPS` + municipality (7) + inscription type (1 CPF, 2 CNPJ)
@@ -88,22 +87,28 @@ export const submissionIdOf = (input: {
   }${String(input.number).padStart(15, "0")}`
 
 /** Wakes this instance's workers when work is queued, instead of waiting for the next poll. */
-export class WorkSignal extends Effect.Service<WorkSignal>()("etd/WorkSignal", {
-  effect: Effect.map(Queue.sliding<void>(1), (queue) => ({
+export class WorkSignal extends Context.Service<WorkSignal>()("etd/WorkSignal", {
+  make: Effect.map(Queue.sliding<void>(1), (queue) => ({
     notify: Queue.offer(queue, undefined).pipe(Effect.asVoid),
     wait: Queue.take(queue)
   }))
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
 
 
-const ContractError = Schema.Union(QuotaExceeded, TenantSuspended, Conflict, InvalidRequest)
+const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, Conflict, InvalidRequest])
 type ContractError = typeof ContractError.Type
+
+// Stored outcomes are JSON (a jsonb column): encoded and decoded with the JSON codecs, as over HTTP.
+const DocumentJson = Schema.toCodecJson(Document)
+const ContractErrorJson = Schema.toCodecJson(ContractError)
 
 const statusOf = (error: ContractError) =>
   error._tag === "QuotaExceeded" || error._tag === "TenantSuspended" ? 402 : error._tag === "Conflict" ? 409 : 400
 
-export class DocumentService extends Effect.Service<DocumentService>()("etd/DocumentService", {
-  effect: Effect.gen(function*() {
+export class DocumentService extends Context.Service<DocumentService>()("etd/DocumentService", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* DocumentRepo
     const events = yield* EventLog
@@ -112,7 +117,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
 
     const accept = (issuer: Issuer, input: NewDocument, claim: { scope: IdempotencyScope; token: string } | null) =>
       Effect.gen(function*() {
-        const amounts = yield* Either.mapLeft(
+        const amounts = yield* Effect.fromResult(Result.mapError(
           computeAmounts({
             services: input.amounts.services,
             deductions: input.amounts.deductions,
@@ -123,7 +128,7 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
               message: `The request is not valid. amounts.${error.path.join(".")}: ${error.message}`,
               issues: [{ path: ["amounts", ...error.path], message: error.message }]
             })
-        )
+        ))
         const at = yield* now
         const [tenant] = yield* sql<{ name: string; taxId: string; status: string; monthlyQuota: number }>`
           SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${issuer.tenantId}`
@@ -169,19 +174,19 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
           updatedAt: createdAt
         }
         yield* repo.insert(row).pipe(
-          Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
+          Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError.SqlError> =>
             isUniqueViolation(error, "documents_reference")
               ? Effect.fail(new Conflict({ message: `A document with reference "${input.reference}" already exists.` }))
               : Effect.fail(error))
         )
         yield* repo.enqueue({ documentId: row.id, kind: "submit", runAt: at, traceparent: yield* currentTraceparent })
         const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
-        if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(Document)(document))
+        if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(document))
         return document
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
     const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
-      Effect.forEach([80, 100] as const, (threshold) =>
+      Effect.forEach([80, 100] as const, (threshold): Effect.Effect<unknown, SqlError.SqlError> =>
         used === Math.ceil((limit * threshold) / 100)
           ? events.record({
             tenantId,
@@ -194,8 +199,8 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
     /** Replays a stored outcome: the original success, or the original contract error. */
     const replay = (status: number, body: unknown) =>
       status === 202
-        ? Effect.orDie(Schema.decodeUnknown(Document)(body))
-        : Effect.flatMap(Effect.orDie(Schema.decodeUnknown(ContractError)(body)), Effect.fail)
+        ? Effect.orDie(Schema.decodeUnknownEffect(DocumentJson)(body))
+        : Effect.flatMap(Effect.orDie(Schema.decodeUnknownEffect(ContractErrorJson)(body)), Effect.fail)
 
     const issue = Effect.fn("DocumentService.issue")(function*(
       issuer: Issuer,
@@ -228,13 +233,13 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
             : error._tag === "IdempotencyConflict"
             // The key was taken over by a newer request: that one's answer is the one to keep.
             ? Effect.void
-            : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractError)(error)).pipe(
+            : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractErrorJson)(error)).pipe(
               Effect.catchTag("IdempotencyConflict", () => Effect.void),
               Effect.orDie
             )),
         // A crash or interruption has no answer worth replaying: give the key back for a retry.
         Effect.onExit((exit) =>
-          Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause))
+          Exit.isFailure(exit) && Option.isNone(Cause.findErrorOption(exit.cause))
             ? idempotency.release(scope, claim.token)
             : Effect.void)
       )
@@ -295,6 +300,9 @@ export class DocumentService extends Effect.Service<DocumentService>()("etd/Docu
     })
 
     return { issue, get, list, cancel } as const
-  }),
-  dependencies: [DocumentRepo.Default, EventLog.Default, Idempotency.Default, WorkSignal.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(
+    Layer.provide([DocumentRepo.layer, EventLog.layer, Idempotency.layer, WorkSignal.layer])
+  )
+}

@@ -3,10 +3,10 @@
  * claims the key in a short transaction of its own, so concurrent duplicates see the claim at
  * once; its outcome is stored with the claim and replayed to later requests with the same body.
  */
-import { SqlClient } from "@effect/sql"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { IdempotencyConflict } from "../domain/Errors.js"
 import type { Environment } from "../domain/Principal.js"
@@ -39,8 +39,8 @@ export const requestHash = (value: unknown): string => {
   return bytesToHex(sha256(new TextEncoder().encode(JSON.stringify(canonical(value)))))
 }
 
-export class Idempotency extends Effect.Service<Idempotency>()("etd/Idempotency", {
-  effect: Effect.gen(function*() {
+export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const claim = Effect.fn("Idempotency.claim")(function*(scope: IdempotencyScope, hash: string) {
@@ -114,15 +114,17 @@ export class Idempotency extends Effect.Service<Idempotency>()("etd/Idempotency"
 
     return { claim, complete, release, purgeExpired } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
 
 /** Expired keys are only reused when the same key returns; this sweeps the rest away hourly. */
-export const IdempotencyPurgeLive = Layer.scopedDiscard(
+export const IdempotencyPurgeLive = Layer.effectDiscard(
   Effect.flatMap(Idempotency, (idempotency) =>
     Effect.forkScoped(
       Effect.repeat(
         idempotency.purgeExpired.pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("could not purge expired idempotency keys", cause))
+          Effect.catchCause((cause) => Effect.logWarning("could not purge expired idempotency keys", cause))
         ),
         Schedule.spaced("1 hour")
       )

@@ -10,19 +10,17 @@
  * Transient failures are retried on the retry Schedule within a bounded window; rejections are
  * final. A worker that lost its lease writes nothing: the job's new owner reconciles.
  */
-import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import {
-  Chunk,
   Data,
   Duration,
   Effect,
-  Fiber,
   Layer,
   Option,
-  Ref,
+  Result,
   Schedule
 } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import {
   type AuthorityRecord,
   type Authorization,
@@ -35,7 +33,7 @@ import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { continueTrace } from "../telemetry/TraceContext.js"
 import { EventLog, type EventType } from "../events/EventLog.js"
-import { Readiness } from "../system/Readiness.js"
+import { superviseWorkers, workLoop } from "../system/Workers.js"
 import { type DocumentRow, type JobRow, DocumentRepo } from "./DocumentRepo.js"
 import { toDocument, WorkSignal } from "./DocumentService.js"
 
@@ -43,15 +41,22 @@ import { toDocument, WorkSignal } from "./DocumentService.js"
 export const retrySchedule = (options: { baseDelay: Duration.Duration; maxDelay: Duration.Duration }) =>
   Schedule.exponential(options.baseDelay, 2).pipe(
     Schedule.jittered,
-    Schedule.modifyDelay((delay) => Duration.min(delay, options.maxDelay))
+    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, options.maxDelay)))
   )
 
 /** The delay before attempt `attempt + 1`, read off the schedule (attempt 1 → its first delay). */
 export const retryDelay = (schedule: Schedule.Schedule<unknown, unknown>, attempt: number) =>
-  Effect.map(
-    Schedule.run(Schedule.delays(schedule), 0, Array.from({ length: attempt }, () => undefined)),
-    (delays) => Option.getOrElse(Chunk.last(delays), () => Duration.zero)
-  )
+  Effect.gen(function*() {
+    const step = yield* Schedule.toStep(schedule)
+    let delay = Duration.zero
+    for (let i = 0; i < attempt; i++) {
+      // A schedule that is done has no further delay: the last one it gave stands.
+      const next = yield* Effect.result(step(0, undefined))
+      if (Result.isFailure(next)) break
+      delay = next.success[1]
+    }
+    return delay
+  })
 
 class LeaseLost extends Data.TaggedError("LeaseLost") {}
 
@@ -92,7 +97,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         LIMIT 1
         FOR UPDATE SKIP LOCKED)
       RETURNING id, document_id, kind, attempts, first_attempt_at, traceparent, locked_by`
-    return Option.fromNullable(rows[0])
+    return Option.fromNullishOr(rows[0])
   }).pipe(Effect.withSpan("IssuanceWorker.claim"))
 
   /** Ends the job, if this worker still holds it; otherwise the whole transaction rolls back. */
@@ -116,7 +121,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     )
 
   const emit = (row: DocumentRow, type: EventType) =>
-    Effect.flatMap(repo.findById(row.id), (updated) =>
+    Effect.flatMap(repo.findById(row.id), (updated): Effect.Effect<unknown, SqlError.SqlError> =>
       Option.isSome(updated)
         ? events.record({
           tenantId: row.tenantId,
@@ -314,23 +319,13 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       continueTrace(job.traceparent)
     )
 
-  /** One worker: claim and process until told to stop; sleep when the queue is empty. */
-  const runWorker = (stopping: Ref.Ref<boolean>) =>
-    Effect.gen(function*() {
-      while (!(yield* Ref.get(stopping))) {
-        const job = yield* claim.pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logError("could not claim a job", cause), Option.none<JobRow>()))
-        )
-        if (Option.isSome(job)) {
-          yield* process(job.value).pipe(
-            // The job stays claimed; when its lease runs out it is retried (and reconciled).
-            Effect.catchAllCause((cause) => Effect.logError("job failed unexpectedly", cause))
-          )
-        } else {
-          yield* Effect.raceFirst(signal.wait, Effect.sleep(config.worker.pollInterval))
-        }
-      }
-    })
+  /** One worker: claim and process until told to stop; sleep until woken when the queue is empty. */
+  const runWorker = workLoop({
+    label: "job",
+    claim,
+    process,
+    idle: Effect.raceFirst(signal.wait, Effect.sleep(config.worker.pollInterval))
+  })
 
   return { claim, process, runWorker } as const
 })
@@ -339,21 +334,15 @@ export const makeIssuanceWorker = Effect.gen(function*() {
  * The workers as a scoped layer. Shutdown is graceful: workers stop claiming, finish the job in
  * hand within the grace period, and are interrupted after it (their leases then expire).
  */
-export const IssuanceWorkersLive = Layer.scopedDiscard(
+export const IssuanceWorkersLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const readiness = yield* Readiness
     const worker = yield* makeIssuanceWorker
-    const stopping = yield* Ref.make(false)
-    const fibers = yield* Effect.forEach(
-      Array.from({ length: config.worker.concurrency }, (_, i) => i),
-      (i) =>
-        Effect.tap(Effect.forkScoped(worker.runWorker(stopping)), (fiber) => readiness.registerWorker(`issuance-${i}`, fiber))
-    )
-    yield* Effect.addFinalizer(() =>
-      Ref.set(stopping, true).pipe(
-        Effect.zipRight(Fiber.awaitAll(fibers).pipe(Effect.timeout(config.worker.shutdownGrace), Effect.ignore))
-      )
-    )
+    yield* superviseWorkers({
+      name: "issuance",
+      count: config.worker.concurrency,
+      grace: config.worker.shutdownGrace,
+      worker: worker.runWorker
+    })
   })
 )

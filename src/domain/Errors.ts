@@ -3,116 +3,114 @@
  * and its HTTP status, so handlers fail with values and never build responses by hand, and the
  * typed client decodes each body back into the same class.
  */
-import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 // Always present on the wire; the constructor fills in the default text.
-const message = (fallback: string) =>
-  Schema.String.pipe(Schema.propertySignature, Schema.withConstructorDefault(() => fallback))
+const message = (fallback: string) => Schema.String.pipe(Schema.withConstructorDefault(Effect.succeed(fallback)))
 
 export const ValidationIssue = Schema.Struct({
-  path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  path: Schema.Array(Schema.Union([Schema.String, Schema.Number])),
   message: Schema.String
-}).annotations({ identifier: "ValidationIssue" })
+}).annotate({ identifier: "ValidationIssue" })
 
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   code: Schema.tag("invalid_request"),
   message: message("The request is not valid."),
-  issues: Schema.optional(Schema.Array(ValidationIssue))
-}, HttpApiSchema.annotations({ status: 400 })) {}
+  issues: Schema.optionalKey(Schema.Array(ValidationIssue))
+}, { httpApiStatus: 400 }) {}
 
 export class ApiKeyInUrl extends Schema.TaggedError<ApiKeyInUrl>()("ApiKeyInUrl", {
   code: Schema.tag("api_key_in_url"),
   message: message(
     "An API key appeared in the URL. Send it only in the Authorization header; the key is now treated as exposed, rotate it."
   )
-}, HttpApiSchema.annotations({ status: 400 })) {}
+}, { httpApiStatus: 400 }) {}
 
 export class MissingCredentials extends Schema.TaggedError<MissingCredentials>()("MissingCredentials", {
   code: Schema.tag("missing_credentials"),
   message: message("Send `Authorization: Bearer <token>`.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
   code: Schema.tag("invalid_api_key"),
   message: message("The API key is not valid.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class ApiKeyRevoked extends Schema.TaggedError<ApiKeyRevoked>()("ApiKeyRevoked", {
   code: Schema.tag("api_key_revoked"),
   message: message("The API key was revoked.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class ApiKeyExpired extends Schema.TaggedError<ApiKeyExpired>()("ApiKeyExpired", {
   code: Schema.tag("api_key_expired"),
   message: message("The API key was rotated and its grace period has ended.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class InvalidSession extends Schema.TaggedError<InvalidSession>()("InvalidSession", {
   code: Schema.tag("invalid_session"),
   message: message("The session is unknown, expired or logged out. Log in again.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class InvalidCredentials extends Schema.TaggedError<InvalidCredentials>()("InvalidCredentials", {
   code: Schema.tag("invalid_credentials"),
   message: message("The email or password is not correct.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", {
   code: Schema.tag("invalid_signature"),
   message: message("The webhook signature or timestamp could not be verified.")
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 export class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", {
   code: Schema.tag("quota_exceeded"),
   message: message("The tenant's monthly quota of live documents is used up.")
-}, HttpApiSchema.annotations({ status: 402 })) {}
+}, { httpApiStatus: 402 }) {}
 
 export class TenantSuspended extends Schema.TaggedError<TenantSuspended>()("TenantSuspended", {
   code: Schema.tag("tenant_suspended"),
   message: message("Live issuing is suspended for this tenant's billing status.")
-}, HttpApiSchema.annotations({ status: 402 })) {}
+}, { httpApiStatus: 402 }) {}
 
 export class InsufficientScope extends Schema.TaggedError<InsufficientScope>()("InsufficientScope", {
   code: Schema.tag("insufficient_scope"),
   message: message("The API key lacks the scope this endpoint requires."),
   required_scope: Schema.String
-}, HttpApiSchema.annotations({ status: 403 })) {}
+}, { httpApiStatus: 403 }) {}
 
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   code: Schema.tag("forbidden"),
   message: message("Your role in this tenant does not allow this operation.")
-}, HttpApiSchema.annotations({ status: 403 })) {}
+}, { httpApiStatus: 403 }) {}
 
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   code: Schema.tag("not_found"),
   message: message("No such resource.")
-}, HttpApiSchema.annotations({ status: 404 })) {}
+}, { httpApiStatus: 404 }) {}
 
 export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", {
   code: Schema.tag("idempotency_conflict"),
   message: message("A request with this Idempotency-Key is still in flight.")
-}, HttpApiSchema.annotations({ status: 409 })) {}
+}, { httpApiStatus: 409 }) {}
 
 export class InvalidState extends Schema.TaggedError<InvalidState>()("InvalidState", {
   code: Schema.tag("invalid_state"),
   message: message("The operation does not apply in the resource's current state.")
-}, HttpApiSchema.annotations({ status: 409 })) {}
+}, { httpApiStatus: 409 }) {}
 
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   code: Schema.tag("conflict"),
   message: message("The resource already exists.")
-}, HttpApiSchema.annotations({ status: 409 })) {}
+}, { httpApiStatus: 409 }) {}
 
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   code: Schema.tag("payload_too_large"),
   message: message("The request body is larger than 1 MiB.")
-}, HttpApiSchema.annotations({ status: 413 })) {}
+}, { httpApiStatus: 413 }) {}
 
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
   code: Schema.tag("idempotency_key_reused"),
   message: message("This Idempotency-Key was used with a different request body.")
-}, HttpApiSchema.annotations({ status: 422 })) {}
+}, { httpApiStatus: 422 }) {}
 
 /**
  * Credential uploads (SPEC §8). Each refusal has its own stable code so a dashboard can tell the
@@ -121,7 +119,7 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
 export class InvalidCertificate extends Schema.TaggedError<InvalidCertificate>()("InvalidCertificate", {
   code: Schema.tag("invalid_certificate"),
   message: message("The file is not a usable PKCS#12 (.pfx/.p12) A1 certificate with its private key.")
-}, HttpApiSchema.annotations({ status: 422 })) {}
+}, { httpApiStatus: 422 }) {}
 
 export class CertificatePasswordIncorrect extends Schema.TaggedError<CertificatePasswordIncorrect>()(
   "CertificatePasswordIncorrect",
@@ -129,18 +127,18 @@ export class CertificatePasswordIncorrect extends Schema.TaggedError<Certificate
     code: Schema.tag("certificate_password_incorrect"),
     message: message("The password does not open this PKCS#12 file.")
   },
-  HttpApiSchema.annotations({ status: 422 })
+  { httpApiStatus: 422 }
 ) {}
 
 export class CertificateExpired extends Schema.TaggedError<CertificateExpired>()("CertificateExpired", {
   code: Schema.tag("certificate_expired"),
   message: message("The certificate has expired.")
-}, HttpApiSchema.annotations({ status: 422 })) {}
+}, { httpApiStatus: 422 }) {}
 
 export class CertificateNotYetValid extends Schema.TaggedError<CertificateNotYetValid>()("CertificateNotYetValid", {
   code: Schema.tag("certificate_not_yet_valid"),
   message: message("The certificate is not valid yet.")
-}, HttpApiSchema.annotations({ status: 422 })) {}
+}, { httpApiStatus: 422 }) {}
 
 export class CertificateTaxIdMismatch extends Schema.TaggedError<CertificateTaxIdMismatch>()(
   "CertificateTaxIdMismatch",
@@ -148,22 +146,22 @@ export class CertificateTaxIdMismatch extends Schema.TaggedError<CertificateTaxI
     code: Schema.tag("certificate_tax_id_mismatch"),
     message: message("The certificate was not issued to the tenant's CNPJ.")
   },
-  HttpApiSchema.annotations({ status: 422 })
+  { httpApiStatus: 422 }
 ) {}
 
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   code: Schema.tag("rate_limited"),
   message: message("Too many requests. Retry after the number of seconds in Retry-After."),
   retry_after: Schema.Number
-}, HttpApiSchema.annotations({ status: 429 })) {}
+}, { httpApiStatus: 429 }) {}
 
 export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
   code: Schema.tag("not_ready"),
   message: Schema.String,
-  checks: Schema.Record({ key: Schema.String, value: Schema.Literal("ok", "failed") })
-}, HttpApiSchema.annotations({ status: 503 })) {}
+  checks: Schema.Record(Schema.String, Schema.Literals(["ok", "failed"]))
+}, { httpApiStatus: 503 }) {}
 
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {
   code: Schema.tag("internal_error"),
   message: message("Something went wrong on our side. Quote the x-request-id header when you contact support.")
-}, HttpApiSchema.annotations({ status: 500 })) {}
+}, { httpApiStatus: 500 }) {}

@@ -48,15 +48,16 @@ export const encodeId = (prefix: string, millis: number, random: Uint8Array): st
 export const makeId = (kind: IdKind) =>
   Effect.map(Clock.currentTimeMillis, (now) => encodeId(idPrefixes[kind], now, randomBytes(10)))
 
-const idPattern = (kind: IdKind) => new RegExp(`^${idPrefixes[kind]}_[0-9a-hjkmnp-tv-z]{26}$`)
+const idPattern = (kind: IdKind) => new RegExp(`^${idPrefixes[kind]}_[0-9a-hjkmnp-tv-z]{26}$`, "u")
 
 /**
  * Schema of an id of one kind. A malformed id in a path is `400 invalid_request` (SPEC §2), except
  * `{tenantId}`: authentication checks it first, so it is the `404` of any tenant the caller cannot see.
  */
 export const IdOf = (kind: IdKind) =>
-  Schema.String.pipe(
-    Schema.pattern(idPattern(kind)),
-    Schema.annotations({ description: `An id with the \`${idPrefixes[kind]}_\` prefix.` })
-  )
+  Schema.String.check(Schema.isPattern(idPattern(kind))).annotate({
+    description: `An id with the \`${idPrefixes[kind]}_\` prefix.`
+  })
 
+/** The `{tenantId}` path parameter every tenant-scoped endpoint declares. */
+export const TenantId = IdOf("tenant")

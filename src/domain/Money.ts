@@ -17,21 +17,20 @@
  *                         value vLiq = vServ - retained taxes) is not modelled here.
  */
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 /** R$ 100 billion: far above any invoice, and well inside Number.MAX_SAFE_INTEGER. */
 export const MAX_CENTAVOS = 10_000_000_000_000
 
 // Schema.Number + int() rather than Schema.Int keeps the JSON Schema inline ("type": "integer")
 // instead of a $ref to a shared "Int" definition.
-export const Centavos = Schema.Number.pipe(
-  Schema.int({ message: () => "amount must be an integer number of centavos" }),
-  Schema.nonNegative({ message: () => "amount must be a non-negative integer number of centavos" }),
-  Schema.lessThanOrEqualTo(MAX_CENTAVOS, {
-    message: () => `amount must not exceed ${MAX_CENTAVOS} centavos`
-  })
-).annotations({
+export const Centavos = Schema.Number.check(
+  Schema.isInt({ message: "amount must be an integer number of centavos" }),
+  Schema.isGreaterThanOrEqualTo(0, { message: "amount must be a non-negative integer number of centavos" }),
+  Schema.isLessThanOrEqualTo(MAX_CENTAVOS, { message: `amount must not exceed ${MAX_CENTAVOS} centavos` })
+).annotate({
   title: "Centavos",
   description: "Amount in centavos (integer minor units of BRL), e.g. 150000 = R$ 1.500,00",
   examples: [150000]
@@ -43,7 +42,7 @@ export const RATE_SCALE = 10_000
 const RATE_DECIMALS = 4
 
 // Two integer digits cap the rate below 100, so 100 itself is spelled out.
-const RATE_PATTERN = /^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$/
+const RATE_PATTERN = /^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$/u
 const RATE_MESSAGE =
   'iss_rate must be a percentage between 0 and 100 as a decimal string with up to 4 decimals, e.g. "2.00"'
 
@@ -51,13 +50,10 @@ const RATE_MESSAGE =
  * Percentage as a decimal string ("2.00" = 2 %). Validation only bounds it to 0..100; which rate a
  * service actually carries (ISS is 2 %..5 % by law) is the municipality's rule, not ours.
  */
-export const Rate = Schema.String.pipe(
-  Schema.pattern(RATE_PATTERN, {
-    message: () => RATE_MESSAGE,
-    description: 'Percentage as a decimal string, 0 to 100, up to 4 decimals ("2.00" = 2 %)',
-    examples: ["2.00", "5", "3.5"]
-  })
-)
+export const Rate = Schema.String.check(Schema.isPattern(RATE_PATTERN, { message: RATE_MESSAGE })).annotate({
+  description: 'Percentage as a decimal string, 0 to 100, up to 4 decimals ("2.00" = 2 %)',
+  examples: ["2.00", "5", "3.5"]
+})
 export type Rate = typeof Rate.Type
 
 export class InvalidAmounts extends Data.TaggedError("InvalidAmounts")<{
@@ -67,12 +63,12 @@ export class InvalidAmounts extends Data.TaggedError("InvalidAmounts")<{
 }> {}
 
 /** "2.5" -> 25_000 (ten-thousandths of a percent), by string arithmetic only. */
-export const parseRate = (s: string): Either.Either<number, InvalidAmounts> => {
+export const parseRate = (s: string): Result.Result<number, InvalidAmounts> => {
   if (!RATE_PATTERN.test(s)) {
-    return Either.left(new InvalidAmounts({ message: RATE_MESSAGE, path: ["iss_rate"] }))
+    return Result.fail(new InvalidAmounts({ message: RATE_MESSAGE, path: ["iss_rate"] }))
   }
   const [int, frac = ""] = s.split(".")
-  return Either.right(Number(int) * RATE_SCALE + Number(frac.padEnd(RATE_DECIMALS, "0")))
+  return Result.succeed(Number(int) * RATE_SCALE + Number(frac.padEnd(RATE_DECIMALS, "0")))
 }
 
 /** 25_000 -> "2.50": at least 2 decimals, further ones only when significant. */
@@ -84,23 +80,20 @@ export const formatRate = (tenThousandths: number): string => {
 }
 
 /** Canonical spelling of a rate: "2" / "2.0" / "02.00" -> "2.00", "2.1250" -> "2.125". */
-export const normalizeRate = (s: string): Either.Either<string, InvalidAmounts> =>
-  Either.map(parseRate(s), formatRate)
+export const normalizeRate = (s: string): Result.Result<string, InvalidAmounts> =>
+  Result.map(parseRate(s), formatRate)
 
 /** Rate string decoded to its exact integer ten-thousandths; encodes back to canonical form. */
-export const RateTenThousandths = Schema.transform(
-  Rate,
-  Schema.Int.pipe(Schema.between(0, 100 * RATE_SCALE)),
-  {
-    strict: true,
-    decode: (s) => Either.getOrThrow(parseRate(s)),
-    encode: formatRate
-  }
+export const RateTenThousandths = Rate.pipe(
+  Schema.decodeTo(
+    Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 * RATE_SCALE })),
+    SchemaTransformation.transform({ decode: (s) => Result.getOrThrow(parseRate(s)), encode: formatRate })
+  )
 )
 
 export const AmountsInput = Schema.Struct({
   services: Centavos,
-  deductions: Schema.optional(Centavos),
+  deductions: Schema.optionalKey(Centavos),
   iss_rate: Rate
 })
 export type AmountsInput = typeof AmountsInput.Type
@@ -115,10 +108,10 @@ export const Amounts = Schema.Struct({
 })
 export type Amounts = typeof Amounts.Type
 
-const checkCentavos = (value: number, field: string): Either.Either<number, InvalidAmounts> =>
+const checkCentavos = (value: number, field: string): Result.Result<number, InvalidAmounts> =>
   Number.isSafeInteger(value) && value >= 0 && value <= MAX_CENTAVOS
-    ? Either.right(value)
-    : Either.left(
+    ? Result.succeed(value)
+    : Result.fail(
         new InvalidAmounts({
           message: `${field} must be an integer number of centavos between 0 and ${MAX_CENTAVOS}`,
           path: [field]
@@ -135,13 +128,13 @@ export const computeAmounts = (input: {
   readonly services: number
   readonly deductions?: number | undefined
   readonly issRate: string
-}): Either.Either<Amounts, InvalidAmounts> =>
-  Either.gen(function*() {
+}): Result.Result<Amounts, InvalidAmounts> =>
+  Result.gen(function*() {
     const services = yield* checkCentavos(input.services, "services")
     const deductions = yield* checkCentavos(input.deductions ?? 0, "deductions")
     const rate = yield* parseRate(input.issRate)
     if (deductions > services) {
-      return yield* Either.left(
+      return yield* Result.fail(
         new InvalidAmounts({ message: "deductions must not exceed services", path: ["deductions"] })
       )
     }

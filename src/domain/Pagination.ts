@@ -4,20 +4,20 @@ import { Schema } from "effect"
 export const DEFAULT_PAGE_SIZE = 20
 
 /** `?limit=`: optional in the contract (so typed-client callers may omit it); see `pageSize`. */
-export const PageLimit = Schema.NumberFromString.pipe(
-  Schema.int(),
-  Schema.between(1, 100, { message: () => "limit must be an integer from 1 to 100" })
+export const PageLimit = Schema.NumberFromString.check(
+  // One check, so a bad value is reported once, not once per rule it breaks.
+  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 100, { message: "limit must be an integer from 1 to 100" })
 )
 
 export const pageSize = (limit: number | undefined): number => limit ?? DEFAULT_PAGE_SIZE
 
 export const PageParams = Schema.Struct({
-  limit: Schema.optional(PageLimit),
-  starting_after: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
+  limit: Schema.optionalKey(PageLimit),
+  starting_after: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
 })
 export type PageParams = typeof PageParams.Type
 
-export const Page = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+export const Page = <S extends Schema.Top>(item: S) =>
   Schema.Struct({
     data: Schema.Array(item),
     has_more: Schema.Boolean,

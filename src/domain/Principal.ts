@@ -3,21 +3,21 @@
  */
 import { Context, Schema } from "effect"
 
-export const Scope = Schema.Literal(
+export const Scope = Schema.Literals([
   "documents:read",
   "documents:write",
   "documents:cancel",
   "credentials:read",
   "webhooks:read",
   "webhooks:write"
-)
+])
 export type Scope = typeof Scope.Type
 export const allScopes: ReadonlyArray<Scope> = Scope.literals
 
-export const Environment = Schema.Literal("live", "test")
+export const Environment = Schema.Literals(["live", "test"])
 export type Environment = typeof Environment.Type
 
-export const Role = Schema.Literal("owner", "admin", "developer")
+export const Role = Schema.Literals(["owner", "admin", "developer"])
 export type Role = typeof Role.Type
 
 export interface ApiKeyPrincipal {
@@ -37,20 +37,22 @@ export interface SessionPrincipal {
 }
 
 /** The API key of the current request (endpoints behind `ApiKeyAuth`). */
-export class CurrentApiKey extends Context.Tag("etd/CurrentApiKey")<CurrentApiKey, ApiKeyPrincipal>() {}
+export class CurrentApiKey extends Context.Service<CurrentApiKey, ApiKeyPrincipal>()("etd/CurrentApiKey") {}
 
 /** The user session of the current request (endpoints behind `SessionAuth`). */
-export class CurrentSession extends Context.Tag("etd/CurrentSession")<CurrentSession, SessionPrincipal>() {}
+export class CurrentSession extends Context.Service<CurrentSession, SessionPrincipal>()("etd/CurrentSession") {}
 
 /** Either principal, for endpoints a member's session and any key of the tenant may both read. */
-export class CurrentPrincipal extends Context.Tag("etd/CurrentPrincipal")<
-  CurrentPrincipal,
-  ApiKeyPrincipal | SessionPrincipal
->() {}
+export class CurrentPrincipal extends Context.Service<CurrentPrincipal, ApiKeyPrincipal | SessionPrincipal>()("etd/CurrentPrincipal") {}
 
 /**
  * Endpoint annotations read by the authentication middleware: the scope a key needs, and the
  * roles a member's session needs on the `{tenantId}` of the path.
  */
-export class RequiredScope extends Context.Tag("etd/RequiredScope")<RequiredScope, Scope>() {}
-export class RequiredRoles extends Context.Tag("etd/RequiredRoles")<RequiredRoles, ReadonlyArray<Role>>() {}
+export class RequiredScope extends Context.Service<RequiredScope, Scope>()("etd/RequiredScope") {}
+export class RequiredRoles extends Context.Service<RequiredRoles, ReadonlyArray<Role>>()("etd/RequiredRoles") {}
+
+/** Who may change a tenant's settings (members, keys, credentials) in the dashboard. */
+export const managerRoles: ReadonlyArray<Role> = ["owner", "admin"]
+/** Every member; developers are read-only in the dashboard, so they get the reads. */
+export const memberRoles: ReadonlyArray<Role> = ["owner", "admin", "developer"]

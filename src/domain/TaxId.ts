@@ -10,6 +10,7 @@
  * uniqueness constraints and the tax-authority XML never depend on how a client typed them.
  */
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 // Clients paste ids formatted as printed on documents ("123.456.789-09", "12.345.678/0001-95").
 const SEPARATORS = /[./\-\s]/g
@@ -85,46 +86,44 @@ export const TAX_ID_MESSAGE =
   "tax_id must be a valid CPF (11 digits) or CNPJ (14 characters) with correct check digits"
 
 const rawInput = (description: string, examples: ReadonlyArray<string>) =>
-  Schema.String.annotations({
-    description,
-    examples: [examples[0]!, ...examples.slice(1)],
-    jsonSchema: { pattern: RAW_PATTERN, minLength: 11 }
-  })
+  Schema.String.annotate({ description, examples: [...examples] }).check(
+    // Documents the raw shape only; the check digits are enforced after normalization.
+    Schema.makeFilter(() => true, { toJsonSchema: () => ({ pattern: RAW_PATTERN, minLength: 11 }) })
+  )
 
 // No brands: these schemas type request payloads, and the typed client should take plain strings.
-const normalizing = <A extends string>(
-  from: Schema.Schema<string>,
-  to: Schema.Schema<A, string>
+const normalizing = (from: Schema.String, to: Schema.String) =>
+  from.pipe(Schema.decodeTo(to, SchemaTransformation.transform({ decode: normalizeTaxId, encode: (s) => s })))
+
+const normalized = (
+  isValid: (s: string) => boolean,
+  annotations: { readonly message: string; readonly pattern: string; readonly description: string }
 ) =>
-  Schema.transform(from, to, {
-    strict: true,
-    decode: (s) => normalizeTaxId(s),
-    encode: (s) => s
-  })
+  Schema.String.check(
+    Schema.makeFilter(isValid, {
+      message: annotations.message,
+      description: annotations.description,
+      toJsonSchema: () => ({ pattern: annotations.pattern })
+    })
+  )
 
-const CpfNormalized = Schema.String.pipe(
-  Schema.filter(isValidNormalizedCpf, {
-    message: () => CPF_MESSAGE,
-    jsonSchema: { pattern: "^[0-9]{11}$" },
-    description: "CPF, 11 digits"
-  })
-)
+const CpfNormalized = normalized(isValidNormalizedCpf, {
+  message: CPF_MESSAGE,
+  pattern: "^[0-9]{11}$",
+  description: "CPF, 11 digits"
+})
 
-const CnpjNormalized = Schema.String.pipe(
-  Schema.filter(isValidNormalizedCnpj, {
-    message: () => CNPJ_MESSAGE,
-    jsonSchema: { pattern: "^[0-9A-Z]{12}[0-9]{2}$" },
-    description: "CNPJ, 14 characters without punctuation"
-  })
-)
+const CnpjNormalized = normalized(isValidNormalizedCnpj, {
+  message: CNPJ_MESSAGE,
+  pattern: "^[0-9A-Z]{12}[0-9]{2}$",
+  description: "CNPJ, 14 characters without punctuation"
+})
 
-const TaxIdNormalized = Schema.String.pipe(
-  Schema.filter((s) => isValidNormalizedCpf(s) || isValidNormalizedCnpj(s), {
-    message: () => TAX_ID_MESSAGE,
-    jsonSchema: { pattern: "^([0-9]{11}|[0-9A-Z]{12}[0-9]{2})$" },
-    description: "CPF (11 digits) or CNPJ (14 characters), without punctuation"
-  })
-)
+const TaxIdNormalized = normalized((s) => isValidNormalizedCpf(s) || isValidNormalizedCnpj(s), {
+  message: TAX_ID_MESSAGE,
+  pattern: "^([0-9]{11}|[0-9A-Z]{12}[0-9]{2})$",
+  description: "CPF (11 digits) or CNPJ (14 characters), without punctuation"
+})
 
 /** CPF; decoding accepts punctuation and yields the 11 digits. */
 export const Cpf = normalizing(
@@ -162,11 +161,7 @@ export type TaxId = typeof TaxId.Type
  * IBGE municipality code: 7 digits. Only the format is checked: the IBGE 7th-digit check has
  * historical exceptions for a few real municipalities, and the authority rejects unknown codes.
  */
-export const MunicipalityCode = Schema.String.pipe(
-  Schema.pattern(/^[0-9]{7}$/, {
-    message: () => "municipality_code must be a 7-digit IBGE municipality code",
-    description: "7-digit IBGE municipality code",
-    examples: ["3550308", "3304557"]
-  })
-)
+export const MunicipalityCode = Schema.String.check(
+  Schema.isPattern(/^[0-9]{7}$/u, { message: "municipality_code must be a 7-digit IBGE municipality code" })
+).annotate({ description: "7-digit IBGE municipality code", examples: ["3550308", "3304557"] })
 export type MunicipalityCode = typeof MunicipalityCode.Type

@@ -12,8 +12,8 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d
  * An RFC 3339 timestamp in a query or body, kept as the client wrote it. Years before 1970 are
  * refused: ids encode their creation time from the epoch, and time filters become id bounds.
  */
-export const Timestamp = Schema.String.pipe(
-  Schema.filter((s) => RFC3339.test(s) && !Number.isNaN(Date.parse(s)) && Date.parse(s) >= 0, {
-    message: () => "must be an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z"
+export const Timestamp = Schema.String.check(
+  Schema.makeFilter((s) => RFC3339.test(s) && !Number.isNaN(Date.parse(s)) && Date.parse(s) >= 0, {
+    message: "must be an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z"
   })
 )

@@ -3,8 +3,8 @@
  * them, so a rolled-back change leaves no event and a committed one never loses its event. The
  * same transaction creates one webhook delivery per matching endpoint (webhooks/FanOut.ts).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { makeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -21,8 +21,8 @@ export interface NewEvent {
   readonly object: unknown
 }
 
-export class EventLog extends Effect.Service<EventLog>()("etd/EventLog", {
-  effect: Effect.gen(function*() {
+export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** Call inside the transaction of the change the event reports. */
@@ -43,4 +43,6 @@ export class EventLog extends Effect.Service<EventLog>()("etd/EventLog", {
 
     return { record } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

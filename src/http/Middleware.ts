@@ -1,82 +1,37 @@
 /**
  * Cross-cutting HTTP behaviour, in two layers:
  *
- * - `ServerMiddleware` wraps every request: the server span (named after the route template,
- *   with the URL's tokens redacted), `x-request-id` equal to the trace id, and a last-resort 500.
- * - `ApiMiddlewareLive` sits inside the API, before routing and before errors are encoded:
- *   unprefixed aliases of `/v1` paths, tokens in the URL, the 1 MiB body limit, and the mapping of
- *   the framework's own failures (validation, unknown route, unreadable body, defects) onto the
- *   SPEC's error bodies.
+ * - `ServerMiddlewareLive` is router-global: it wraps every request before routing. It opens the
+ *   server span (named after the route template, with the URL's tokens redacted), sets
+ *   `x-request-id` to the trace id, refuses tokens in the URL and bodies over 1 MiB, serves the
+ *   unprefixed aliases of `/v1` paths, and answers unknown routes with the SPEC's 404 body.
+ * - `ApiErrors` is an API middleware on every endpoint, inside the API, so its errors are encoded
+ *   by the contract: it maps the framework's own failures (validation, unreadable or oversized
+ *   bodies, unstorable text, defects) onto the SPEC's error bodies.
  */
+import { ByteSize, Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
 import {
-  HttpApiBuilder,
-  HttpApp,
+  HttpEffect,
   HttpIncomingMessage,
+  HttpMiddleware,
+  HttpRouter,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse,
   HttpTraceContext,
   Multipart
-} from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
-import { Api } from "../Api.js"
+} from "effect/http"
+import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { isUnstorableText } from "../db/errors.js"
-import {
-  ApiKeyInUrl,
-  Conflict,
-  Forbidden,
-  IdempotencyConflict,
-  IdempotencyKeyReused,
-  InsufficientScope,
-  InternalError,
-  InvalidApiKey,
-  InvalidCredentials,
-  InvalidRequest,
-  InvalidSession,
-  InvalidSignature,
-  InvalidState,
-  MissingCredentials,
-  NotFound,
-  NotReady,
-  PayloadTooLarge,
-  QuotaExceeded,
-  RateLimited,
-  TenantSuspended,
-  ApiKeyExpired,
-  ApiKeyRevoked,
-  CertificateExpired,
-  CertificateNotYetValid,
-  CertificatePasswordIncorrect,
-  CertificateTaxIdMismatch,
-  InvalidCertificate
-} from "../domain/Errors.js"
+import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "../domain/Errors.js"
 import { embeddedTokenPattern } from "../domain/Tokens.js"
 import { ExposureReports } from "../keys/ExposureMonitor.js"
-import { endpointPolicies } from "../keys/Policy.js"
+import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** Paths served at the root; every other unprefixed path is an alias of its `/v1` form. */
 const ROOT_PATHS = new Set(["/healthz", "/readyz", "/openapi.json", "/docs"])
-
-const contractErrors = [
-  InvalidRequest, ApiKeyInUrl, MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InvalidSession,
-  InvalidCredentials, InvalidSignature, QuotaExceeded, TenantSuspended, InsufficientScope, Forbidden, NotFound,
-  IdempotencyConflict, InvalidState, Conflict, PayloadTooLarge, IdempotencyKeyReused, RateLimited, NotReady,
-  InternalError, InvalidCertificate, CertificatePasswordIncorrect, CertificateExpired, CertificateNotYetValid,
-  CertificateTaxIdMismatch
-]
-const isContractError = (error: unknown) => contractErrors.some((cls) => error instanceof cls)
-
-/** The route template of a request, in OpenAPI form (`/v1/tenants/{tenantId}`), for span names. */
-const routeTemplates = endpointPolicies(Api).map((policy) => ({
-  method: policy.method,
-  template: policy.path.replace(/:(\w+)/g, "{$1}"),
-  pattern: new RegExp(`^${policy.path.replace(/:(\w+)/g, "[^/]+")}$`)
-}))
-
-export const routeTemplateOf = (method: string, path: string): string | undefined =>
-  routeTemplates.find((route) => route.method === method && route.pattern.test(path))?.template
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -100,148 +55,166 @@ const tokensIn = (url: string): ReadonlyArray<string> => {
   return [...new Set([...url.matchAll(embeddedTokenPattern), ...decoded.matchAll(embeddedTokenPattern)].map((m) => m[0]))]
 }
 
-const issuesOf = (error: { readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> }) => {
-  const issues = error.issues.map((issue) => ({
-    path: issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment))),
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
+  const issues = formatIssues(error.cause.issue).issues.map((issue) => ({
+    path: (issue.path ?? []).map((segment) => {
+      const key = typeof segment === "object" ? segment.key : segment
+      return typeof key === "number" ? key : String(key)
+    }),
     message: issue.message
   }))
-  // An optional field is `X | undefined` to Schema, so a bad value also fails the `undefined`
-  // branch ("Expected undefined, actual …"); that echo says nothing when the field has real issues.
-  const within = (outer: ReadonlyArray<string | number>, inner: ReadonlyArray<string | number>) =>
-    outer.length <= inner.length && outer.every((segment, i) => segment === inner[i])
-  return issues
-    .filter((issue, i) =>
-      !(issue.message.startsWith("Expected undefined,") &&
-        issues.some((other, j) => j !== i && within(issue.path, other.path)))
-    )
-    // Schema's default messages quote the actual value; a secret must never be echoed back.
-    .map((issue) =>
-      issue.path.some((segment) => typeof segment === "string" && /password|secret|pkcs12/i.test(segment)) &&
-        issue.message.includes("actual")
-        ? { ...issue, message: "is not valid" }
-        : issue
-    )
+  // Schema's default messages quote the actual value ("Expected …, got …"); a secret must never be echoed back.
+  return issues.map((issue) =>
+    issue.path.some((segment) => typeof segment === "string" && /password|secret|pkcs12/i.test(segment)) &&
+      /\b(got|actual)\b/.test(issue.message)
+      ? { ...issue, message: "is not valid" }
+      : issue
+  )
+}
+
+const invalidRequest = (error: HttpApiError.HttpApiSchemaError) => {
+  const issues = issuesOf(error)
+  const summary = issues.map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ${i.message}` : i.message))
+  return new InvalidRequest({ message: `The request is not valid. ${summary.join("; ")}`, issues })
 }
 
 /**
- * Contract errors declared on an endpoint pass through unchanged (the API's encoder knows their
- * schemas), so the static type only needs to name the API-level ones.
+ * A multipart body that could not be read: too many parts or a parse failure is the client's
+ * malformed request; a part over its limit (e.g. the credential upload's file size) is a 413.
  */
-type ContractFailure = InvalidRequest | ApiKeyInUrl | NotFound | PayloadTooLarge | InternalError
-const passThrough = (cause: Cause.Cause<unknown>) => Effect.failCause(cause as Cause.Cause<ContractFailure>)
+const multipartError = (error: Multipart.MultipartError): PayloadTooLarge | InvalidRequest => {
+  switch (error.reason._tag) {
+    case "TooManyParts":
+      return new InvalidRequest({ message: "The multipart/form-data body has too many parts." })
+    case "Parse":
+    case "InternalError":
+      return new InvalidRequest({ message: "The multipart/form-data body could not be read." })
+    default:
+      return new PayloadTooLarge({ message: "A part of the multipart/form-data body is larger than this endpoint accepts." })
+  }
+}
 
-/** An unreadable body: over the size limit (the Node reader says "maxBytes exceeded") or not JSON. */
-const bodyError = (error: HttpServerError.RequestError): PayloadTooLarge | InvalidRequest =>
-  /maxBytes|maxBodySize|too large/.test(String(error.cause))
+/** An unreadable body: over the size limit, or not what its content type says. */
+const bodyError = (error: HttpServerError.HttpServerError): PayloadTooLarge | InvalidRequest =>
+  error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
     ? new PayloadTooLarge()
     : new InvalidRequest({ message: "The request body could not be read as JSON." })
 
-/**
- * A multipart body that could not be read. A limit hit while a file streams to disk arrives as
- * `InternalError` wrapping the parser's `ReachedLimit`, so the cause is looked at too.
- */
-const multipartError = (error: Multipart.MultipartError): PayloadTooLarge | InvalidRequest => {
-  const cause: unknown = error.cause
-  const limit = typeof cause === "object" && cause !== null && "_tag" in cause && cause._tag === "ReachedLimit" &&
-      "limit" in cause
-    ? cause.limit
-    : undefined
-  if (error.reason === "TooManyParts" || limit === "MaxParts") {
-    return new InvalidRequest({ message: "The multipart/form-data body has too many parts." })
-  }
-  if (error.reason === "Parse" || (error.reason === "InternalError" && limit === undefined)) {
-    return new InvalidRequest({ message: "The multipart/form-data body could not be read." })
-  }
-  return new PayloadTooLarge({ message: "A part of the multipart/form-data body is larger than this endpoint accepts." })
-}
+type ApiFailure = InvalidRequest | PayloadTooLarge | InternalError
 
 /** Framework failures become the SPEC's error values; anything unknown becomes a 500 without internals. */
-const toContractError = (cause: Cause.Cause<unknown>): Effect.Effect<never, ContractFailure> => {
-  // HttpApiBuilder reads the body with `Effect.orDie`, so malformed JSON and an oversized chunked
-  // body arrive as defects, not failures.
-  const unreadable = Cause.find(cause, (reason) =>
-    Cause.isDieType(reason) && reason.defect instanceof HttpServerError.RequestError
-      ? Option.some(reason.defect)
-      : Option.none())
-  if (Option.isSome(unreadable)) return Effect.fail(bodyError(unreadable.value))
-  // Multipart bodies are read the same way; their limits (e.g. the credential upload's file size) fail as MultipartError.
-  const multipart = Cause.find(cause, (reason) =>
-    Cause.isDieType(reason) && reason.defect instanceof Multipart.MultipartError ? Option.some(reason.defect) : Option.none())
-  if (Option.isSome(multipart)) return Effect.fail(multipartError(multipart.value))
-  const unstorable = Cause.find(cause, (reason) =>
-    (Cause.isDieType(reason) && isUnstorableText(reason.defect)) || (Cause.isFailType(reason) && isUnstorableText(reason.error))
-      ? Option.some(reason)
-      : Option.none())
-  if (Option.isSome(unstorable)) {
-    return Effect.fail(new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." }))
-  }
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (isContractError(error)) return passThrough(cause)
-    if (typeof error === "object" && error !== null && "_tag" in error) {
-      switch (error._tag) {
-        case "HttpApiDecodeError": {
-          const issues = issuesOf(error as unknown as Parameters<typeof issuesOf>[0])
-          const summary = issues.map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ${i.message}` : i.message))
-          return Effect.fail(new InvalidRequest({ message: `The request is not valid. ${summary.join("; ")}`, issues }))
-        }
-        case "RouteNotFound":
-          return Effect.fail(new NotFound({ message: "No endpoint matches this method and path." }))
-        case "RequestError":
-          if (error instanceof HttpServerError.RequestError) return Effect.fail(bodyError(error))
-      }
+const toContractError = <E>(cause: Cause.Cause<E>): Effect.Effect<never, E | ApiFailure> => {
+  for (const reason of cause.reasons) {
+    const value: unknown = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
+    if (HttpApiError.HttpApiSchemaError.is(value)) {
+      if (value.kind === "Body" || value.kind === "ResponseHeaders") break
+      return Effect.fail(invalidRequest(value))
+    }
+    if (HttpApiError.HttpApiPayloadTooLarge.is(value)) return Effect.fail(new PayloadTooLarge())
+    if (HttpServerError.isHttpServerError(value)) return Effect.fail(bodyError(value))
+    if (Multipart.isMultipartError(value)) return Effect.fail(multipartError(value))
+    if (isUnstorableText(value)) {
+      return Effect.fail(new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." }))
     }
   }
-  if (Cause.isInterruptedOnly(cause)) return passThrough(cause)
-  return Effect.zipRight(Effect.logError("unexpected failure", cause), Effect.fail(new InternalError()))
+  if (Cause.hasDies(cause) || (!Cause.hasFails(cause) && !Cause.hasInterruptsOnly(cause))) {
+    return Effect.andThen(Effect.logError("unexpected failure", cause), Effect.fail(new InternalError()))
+  }
+  // Contract errors declared on the endpoint pass through unchanged; the API encodes them.
+  return Effect.failCause(cause)
 }
 
-export const ApiMiddlewareLive = HttpApiBuilder.middleware(
-  Api,
-  Effect.map(ExposureReports, (exposure) => (app: HttpApp.Default) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const leaked = tokensIn(request.url)
-      if (leaked.length > 0) {
-        yield* Effect.forEach(leaked, (token) => exposure.report(token, "url"), { discard: true })
-        return yield* new ApiKeyInUrl()
-      }
-      const declaredLength = Number(request.headers["content-length"] ?? 0)
-      if (declaredLength > MAX_BODY_BYTES) return yield* new PayloadTooLarge()
-      const url = aliasOf(request.url)
-      const routed = url === request.url
-        ? app
-        : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url }))
-      return yield* HttpIncomingMessage.withMaxBodySize(routed, Option.some(MAX_BODY_BYTES))
-    }).pipe(Effect.catchAllCause(toContractError)))
-)
+/** The API-level errors, declared on every endpoint by this middleware. */
+export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors", {
+  error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, InternalError]
+}) {}
+
+export const ApiErrorsLive = Layer.succeed(ApiErrors, (httpEffect) => Effect.catchCause(httpEffect, toContractError))
+
+/** A contract error answered before the API runs (no route, token in the URL, oversized body). */
+const respond = <S extends Schema.Top>(schema: S, error: S["Type"], status: number) =>
+  HttpServerResponse.jsonUnsafe(Schema.encodeUnknownSync(schema as unknown as Schema.Codec<unknown, unknown>)(error), {
+    status
+  })
+
+export interface RouteTemplate {
+  readonly method: string
+  readonly template: string
+  readonly pattern: RegExp
+}
+
+/** The route templates of the contract, in OpenAPI form (`/v1/tenants/{tenantId}`), for span names. */
+export const routeTemplates = (policies: ReadonlyArray<EndpointPolicy>): ReadonlyArray<RouteTemplate> =>
+  policies.map((policy) => ({
+    method: policy.method,
+    template: policy.path.replace(/:(\w+)/g, "{$1}"),
+    pattern: new RegExp(`^${policy.path.replace(/:(\w+)/g, "[^/]+")}$`)
+  }))
+
+export const routeTemplateOf = (routes: ReadonlyArray<RouteTemplate>, method: string, path: string): string | undefined =>
+  routes.find((route) => route.method === method && route.pattern.test(path))?.template
+
+const maxBodySize = ByteSize.bytes(MAX_BODY_BYTES)
 
 /**
- * The server span and `x-request-id`. The URL recorded on the span never carries a token. The
- * header is added by a pre-response handler because the response is written inside the app.
+ * The router-global middleware. The URL recorded on the span never carries a token. The response
+ * headers are set by a pre-response handler because the response is written inside the app.
  */
-export const ServerMiddleware = (app: HttpApp.Default): HttpApp.Default =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const path = pathOf(aliasOf(request.url))
-    const template = routeTemplateOf(request.method, path)
-    const parent = HttpTraceContext.fromHeaders(request.headers)
-    return yield* Effect.useSpan(
-      `${request.method} ${template ?? "unmatched route"}`,
-      { kind: "server", parent: Option.getOrUndefined(parent), captureStackTrace: false },
-      (span) => {
-        span.attribute("http.request.method", request.method)
-        span.attribute("url.path", redactTokens(pathOf(request.url)))
-        if (template) span.attribute("http.route", template)
-        if (request.headers["user-agent"]) span.attribute("user_agent.original", request.headers["user-agent"])
-        if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
-        return HttpApp.appendPreResponseHandler((_, response) =>
-          Effect.sync(() => {
-            span.attribute("http.response.status_code", response.status)
-            return HttpServerResponse.setHeader(response, "x-request-id", span.traceId)
-          })
-        ).pipe(Effect.zipRight(Effect.withParentSpan(app, span)))
-      }
-    )
-  })
+export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
+  const routes = routeTemplates(policies)
+  return HttpRouter.middleware(
+    Effect.map(ExposureReports, (exposure) => (app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const url = aliasOf(request.url)
+        const template = routeTemplateOf(routes, request.method, pathOf(url))
+        const parent = HttpTraceContext.fromHeaders(request.headers)
+        return yield* Effect.useSpan(
+          `${request.method} ${template ?? "unmatched route"}`,
+          { kind: "server", parent: Option.getOrUndefined(parent) },
+          (span) => {
+            span.attribute("http.request.method", request.method)
+            span.attribute("url.path", redactTokens(pathOf(request.url)))
+            if (template) span.attribute("http.route", template)
+            if (request.headers["user-agent"]) span.attribute("user_agent.original", request.headers["user-agent"])
+            if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
+            const finish = (response: HttpServerResponse.HttpServerResponse) => {
+              span.attribute("http.response.status_code", response.status)
+              return HttpServerResponse.setHeader(response, "x-request-id", span.traceId)
+            }
+            const handled = Effect.gen(function*() {
+              const leaked = tokensIn(request.url)
+              if (leaked.length > 0) {
+                yield* Effect.forEach(leaked, (token) => exposure.report(token, "url"), { discard: true })
+                return respond(ApiKeyInUrl, new ApiKeyInUrl(), 400)
+              }
+              if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
+                return respond(PayloadTooLarge, new PayloadTooLarge(), 413)
+              }
+              const routed = url === request.url
+                ? app
+                : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+              return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
+                Effect.catchIf(
+                  (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
+                  () =>
+                    Effect.succeed(
+                      respond(NotFound, new NotFound({ message: "No endpoint matches this method and path." }), 404)
+                    )
+                )
+              )
+            })
+            return HttpEffect.appendPreResponseHandler((_, response) => Effect.sync(() => finish(response))).pipe(
+              Effect.andThen(Effect.withParentSpan(handled, span))
+            )
+          }
+        )
+      })),
+    { global: true }
+  )
+}
+
+/** Our own server span replaces the built-in one, which records full URLs (tokens included). */
+export const BuiltInTracerDisabled = Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)

@@ -2,8 +2,8 @@
  * Token buckets kept in this instance's memory: per API key (SPEC §11) and per email and client
  * address for login and registration. Time comes from the Effect clock so tests can drive it.
  */
-import { HttpApp, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { RateLimited } from "../domain/Errors.js"
 
 export interface BucketPolicy {
@@ -19,8 +19,8 @@ interface Bucket {
 
 const MAX_BUCKETS = 100_000
 
-export class RateLimiter extends Effect.Service<RateLimiter>()("etd/RateLimiter", {
-  sync: () => {
+export class RateLimiter extends Context.Service<RateLimiter>()("etd/RateLimiter", {
+  make: Effect.sync(() => {
     const buckets = new Map<string, Bucket>()
 
     const refill = (bucket: Bucket, policy: BucketPolicy, now: number) => {
@@ -58,15 +58,15 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("etd/RateLimiter"
           "ratelimit-reset": String(resetSeconds)
         }
         if (!allowed) headers["retry-after"] = String(retryAfter)
-        return HttpApp.appendPreResponseHandler((_, response) =>
+        return HttpEffect.appendPreResponseHandler((_, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers))
         ).pipe(
-          Effect.zipRight(
-            allowed ? Effect.void : Effect.fail(new RateLimited({ retry_after: retryAfter }))
-          )
+          Effect.andThen(allowed ? Effect.void : Effect.fail(new RateLimited({ retry_after: retryAfter })))
         )
       })
 
     return { consume } as const
-  }
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

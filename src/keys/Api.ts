@@ -1,12 +1,12 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ParseResult, Schema } from "effect"
+import { Schema, SchemaGetter } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { InvalidState, NotFound } from "../domain/Errors.js"
-import { IdOf } from "../domain/Ids.js"
+import { IdOf, TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
-import { Environment, RequiredRoles, type Role, Scope } from "../domain/Principal.js"
+import { Environment, managerRoles, memberRoles, RequiredRoles, Scope } from "../domain/Principal.js"
 import { SessionAuth } from "./Authentication.js"
 
-export const ApiKeyStatus = Schema.Literal("active", "expiring", "expired", "revoked")
+export const ApiKeyStatus = Schema.Literals(["active", "expiring", "expired", "revoked"])
 
 export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   id: Schema.String,
@@ -14,47 +14,53 @@ export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   name: Schema.String,
   environment: Environment,
   scopes: Schema.Array(Scope),
-  hint: Schema.String.annotations({ description: "`etd_live_…` plus the last four characters of the token." }),
-  status: ApiKeyStatus.annotations({
+  hint: Schema.String.annotate({ description: "`etd_live_…` plus the last four characters of the token." }),
+  status: ApiKeyStatus.annotate({
     description: "`expiring`: rotated and still valid until `expires_at`; `expired`: past it; `revoked`: revoked."
   }),
   created_at: Schema.Date,
-  last_used_at: Schema.NullOr(Schema.Date).annotations({ description: "Updated at most every 30 seconds." }),
+  last_used_at: Schema.NullOr(Schema.Date).annotate({ description: "Updated at most every 30 seconds." }),
   expires_at: Schema.NullOr(Schema.Date),
   replaced_by: Schema.NullOr(Schema.String)
 }) {}
 
 export const CreateApiKey = Schema.Struct({
-  name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  name: Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(100)),
   environment: Environment,
-  scopes: Schema.Array(Scope).pipe(Schema.minItems(1, { message: () => "scopes must not be empty" }))
+  scopes: Schema.Array(Scope).check(Schema.isMinLength(1, { message: "scopes must not be empty" }))
 })
 
 export class CreatedApiKey extends Schema.Class<CreatedApiKey>("CreatedApiKey")({
   api_key: ApiKey,
-  token: Schema.String.annotations({ description: "The secret token. Shown only in this response." })
+  token: Schema.String.annotate({ description: "The secret token. Shown only in this response." })
 }) {}
 
 const RotateApiKeyFields = Schema.Struct({
-  // `exact`: a JSON field is present or absent, never `undefined` (which would add a second issue).
-  grace_days: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 30)), { exact: true })
+  // `optionalKey`: a JSON field is present or absent, never `undefined` (which would add a second issue).
+  grace_days: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 30 })))
 })
 
 /**
  * Every field is optional, so a client may rotate with a body-less POST, as it revokes. The
- * framework reads an empty body as `null`, which is decoded as `{}`; the document shows the object.
+ * framework reads an empty body as `undefined`, which (like a JSON `null`) is decoded as `{}`;
+ * the document shows the object. `Any`, not `Unknown`: the JSON codec of `Unknown` refuses
+ * `undefined`.
  */
-export const RotateApiKey = Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(RotateApiKeyFields), {
-  strict: true,
-  decode: (body, options) => ParseResult.decodeUnknown(RotateApiKeyFields)(body ?? {}, options),
-  encode: (body, options) => ParseResult.encode(RotateApiKeyFields)(body, options)
-}).annotations({
-  jsonSchema: {
-    type: "object",
-    properties: { grace_days: { type: "integer", minimum: 0, maximum: 30, description: "Default 7 (configurable)." } },
-    additionalProperties: false
-  }
-})
+export const RotateApiKey = Schema.Any.check(
+  Schema.makeFilter(() => true, {
+    toJsonSchema: () => ({
+      type: "object",
+      properties: { grace_days: { type: "integer", minimum: 0, maximum: 30, description: "Default 7 (configurable)." } },
+      additionalProperties: false
+    })
+  })
+).pipe(
+  Schema.decodeTo(RotateApiKeyFields, {
+    // The fields schema validates the result, so any body that is not an object fails there.
+    decode: SchemaGetter.transform((body: unknown) => (body ?? {}) as typeof RotateApiKeyFields.Encoded),
+    encode: SchemaGetter.passthroughSupertype()
+  })
+)
 
 export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")({
   api_key: ApiKey,
@@ -62,42 +68,45 @@ export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")(
   previous: Schema.Struct({ id: Schema.String, expires_at: Schema.Date })
 }) {}
 
-const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
-const keyPath = HttpApiSchema.param("keyId", IdOf("apiKey"))
-const ownerOrAdmin: ReadonlyArray<Role> = ["owner", "admin"]
-// Developers are read-only in the dashboard: they may see the keys, not manage them.
-const anyMember: ReadonlyArray<Role> = ["owner", "admin", "developer"]
+const KeyPath = { tenantId: TenantId, keyId: IdOf("apiKey") }
 
 export class KeysApi extends HttpApiGroup.make("apiKeys")
   .add(
-    HttpApiEndpoint.post("create")`/v1/tenants/${tenantPath}/api-keys`
-      .setPayload(CreateApiKey)
-      .addSuccess(CreatedApiKey, { status: 201 })
+    HttpApiEndpoint.post("create", "/v1/tenants/:tenantId/api-keys", {
+      params: { tenantId: TenantId },
+      payload: CreateApiKey,
+      success: CreatedApiKey.pipe(HttpApiSchema.status(201))
+    })
   )
   .add(
-    HttpApiEndpoint.get("list")`/v1/tenants/${tenantPath}/api-keys`
-      .setUrlParams(PageParams)
-      .addSuccess(Page(ApiKey))
-      .annotate(RequiredRoles, anyMember)
+    HttpApiEndpoint.get("list", "/v1/tenants/:tenantId/api-keys", {
+      params: { tenantId: TenantId },
+      query: PageParams,
+      success: Page(ApiKey)
+    })
+      .annotate(RequiredRoles, memberRoles)
   )
   .add(
-    HttpApiEndpoint.post("rotate")`/v1/tenants/${tenantPath}/api-keys/${keyPath}/rotate`
-      .setPayload(RotateApiKey)
-      .addSuccess(RotatedApiKey, { status: 201 })
-      .addError(NotFound)
-      .addError(InvalidState)
+    HttpApiEndpoint.post("rotate", "/v1/tenants/:tenantId/api-keys/:keyId/rotate", {
+      params: KeyPath,
+      payload: RotateApiKey,
+      success: RotatedApiKey.pipe(HttpApiSchema.status(201)),
+      error: [NotFound, InvalidState]
+    })
       .annotate(
         OpenApi.Description,
         "Issues a new token with the same environment and scopes; the old one stays valid for `grace_days` (default 7)."
       )
   )
   .add(
-    HttpApiEndpoint.post("revoke")`/v1/tenants/${tenantPath}/api-keys/${keyPath}/revoke`
-      .addSuccess(ApiKey)
-      .addError(NotFound)
+    HttpApiEndpoint.post("revoke", "/v1/tenants/:tenantId/api-keys/:keyId/revoke", {
+      params: KeyPath,
+      success: ApiKey,
+      error: NotFound
+    })
       .annotate(OpenApi.Description, "Revokes the key at once, on every instance. Revoking twice is harmless.")
   )
   .middleware(SessionAuth)
-  .annotate(RequiredRoles, ownerOrAdmin)
+  .annotate(RequiredRoles, managerRoles)
   .annotate(OpenApi.Title, "API keys")
 {}

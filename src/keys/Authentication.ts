@@ -4,8 +4,7 @@
  * serve a revoked key), enforces the endpoint's declared scope or roles and the `{tenantId}` of
  * the path, and provides the principal.
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import {
   ApiKeyExpired,
   ApiKeyRevoked,
@@ -21,37 +20,21 @@ import { CurrentApiKey, CurrentPrincipal, CurrentSession } from "../domain/Princ
 
 const bearer = HttpApiSecurity.bearer
 
-export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("ApiKeyAuth", {
-  failure: Schema.Union(
-    MissingCredentials,
-    InvalidApiKey,
-    ApiKeyRevoked,
-    ApiKeyExpired,
-    InsufficientScope,
-    NotFound,
-    RateLimited
-  ),
-  provides: CurrentApiKey,
+export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentApiKey }>()("ApiKeyAuth", {
+  error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, NotFound, RateLimited],
   security: { apiKey: bearer }
 }) {}
 
-export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAuth", {
-  failure: Schema.Union(MissingCredentials, InvalidSession, Forbidden, NotFound),
-  provides: CurrentSession,
+export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentSession }>()("SessionAuth", {
+  error: [MissingCredentials, InvalidSession, Forbidden, NotFound],
   security: { session: bearer }
 }) {}
 
 /** A member's session or any active key of the path's tenant (no scope needed). */
-export class TenantReaderAuth extends HttpApiMiddleware.Tag<TenantReaderAuth>()("TenantReaderAuth", {
-  failure: Schema.Union(
-    MissingCredentials,
-    InvalidApiKey,
-    ApiKeyRevoked,
-    ApiKeyExpired,
-    InvalidSession,
-    NotFound,
-    RateLimited
-  ),
-  provides: CurrentPrincipal,
-  security: { bearer }
-}) {}
+export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth, { provides: CurrentPrincipal }>()(
+  "TenantReaderAuth",
+  {
+    error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InvalidSession, NotFound, RateLimited],
+    security: { bearer }
+  }
+) {}

@@ -3,13 +3,20 @@
  * the endpoint's declared requirements are enforced: the `{tenantId}` of the path, the key's scope
  * or the member's role, and the per-key rate limit.
  */
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { HttpRouter, HttpServerRequest } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AuthService } from "../auth/AuthService.js"
 import { AppConfig } from "../Config.js"
 import { InvalidApiKey, InvalidSession, MissingCredentials, NotFound } from "../domain/Errors.js"
-import type { ApiKeyPrincipal, SessionPrincipal } from "../domain/Principal.js"
+import {
+  type ApiKeyPrincipal,
+  CurrentApiKey,
+  CurrentPrincipal,
+  CurrentSession,
+  type SessionPrincipal
+} from "../domain/Principal.js"
 import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../http/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
@@ -34,15 +41,16 @@ const make = Effect.gen(function*() {
   const policyOf = policyIndex(endpointPolicies(Api))
   const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
 
-  // Fails closed: an authenticated route without a policy is a wiring mistake, never an open door.
-  const currentPolicy = Effect.flatMap(HttpRouter.RouteContext, (context) => {
-    const policy = policyOf(context.route.method, context.route.path)
-    return policy === undefined
-      ? Effect.dieMessage(`no endpoint policy for ${context.route.method} ${context.route.path}`)
-      : Effect.succeed({ pathTenantId: context.params["tenantId"], policy })
-  })
+  // Fails closed: an authenticated endpoint without a policy is a wiring mistake, never an open door.
+  const currentPolicy = (endpoint: HttpApiEndpoint.Top) =>
+    Effect.flatMap(HttpRouter.params, (params) => {
+      const policy = policyOf(endpoint.method, endpoint.path)
+      return policy === undefined
+        ? Effect.die(new Error(`no endpoint policy for ${endpoint.method} ${endpoint.path}`))
+        : Effect.succeed({ pathTenantId: params["tenantId"], policy })
+    })
 
-  const authenticateKey = (token: string) =>
+  const authenticateKey = (token: string, endpoint: HttpApiEndpoint.Top) =>
     Effect.gen(function*() {
       const principal = yield* keys.verify(token)
       yield* Effect.annotateCurrentSpan({
@@ -51,17 +59,17 @@ const make = Effect.gen(function*() {
         "api_key.environment": principal.environment
       })
       yield* limiter.consume(`key:${principal.keyId}`, keyBucket)
-      const { pathTenantId, policy } = yield* currentPolicy
+      const { pathTenantId, policy } = yield* currentPolicy(endpoint)
       yield* requireSameTenant(pathTenantId, principal.tenantId)
       return { principal, policy }
     })
 
-  const authenticateSession = (token: string) =>
+  const authenticateSession = (token: string, endpoint: HttpApiEndpoint.Top) =>
     Effect.gen(function*() {
       if (!sessionTokenPattern.test(token)) return yield* new InvalidSession()
       const principal = yield* auth.verifySession(token)
       yield* Effect.annotateCurrentSpan({ "user.id": principal.userId })
-      const { pathTenantId, policy } = yield* currentPolicy
+      const { pathTenantId, policy } = yield* currentPolicy(endpoint)
       if (pathTenantId === undefined) return { principal, policy }
       // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.
       const role = yield* Effect.flatMap(tenants.roleOf(pathTenantId, principal.userId), Option.match({
@@ -73,43 +81,40 @@ const make = Effect.gen(function*() {
     })
 
   const apiKey = ApiKeyAuth.of({
-    apiKey: () =>
+    apiKey: (httpEffect, { endpoint }) =>
       Effect.gen(function*() {
-        const { policy, principal } = yield* authenticateKey(yield* bearerToken)
+        const { policy, principal } = yield* authenticateKey(yield* bearerToken, endpoint)
         yield* requireScope(policy.scope, principal.scopes)
-        return principal
+        return yield* Effect.provideService(httpEffect, CurrentApiKey, principal)
       })
   })
 
   const session = SessionAuth.of({
-    session: () =>
+    session: (httpEffect, { endpoint }) =>
       Effect.gen(function*() {
-        const { policy, principal } = yield* authenticateSession(yield* bearerToken)
+        const { policy, principal } = yield* authenticateSession(yield* bearerToken, endpoint)
         if (principal.role !== undefined) yield* requireRole(policy.roles, principal.role)
-        return principal
+        return yield* Effect.provideService(httpEffect, CurrentSession, principal)
       })
   })
 
   const tenantReader = TenantReaderAuth.of({
-    bearer: () =>
+    bearer: (httpEffect, { endpoint }) =>
       Effect.gen(function*() {
         const token = yield* bearerToken
+        let principal: ApiKeyPrincipal | SessionPrincipal
         if (token.startsWith("etd_sess_")) {
-          return (yield* authenticateSession(token)).principal satisfies SessionPrincipal
+          principal = (yield* authenticateSession(token, endpoint)).principal
+        } else if (token.startsWith("etd_live_") || token.startsWith("etd_test_")) {
+          principal = (yield* authenticateKey(token, endpoint)).principal
+        } else {
+          return yield* new InvalidApiKey()
         }
-        if (!token.startsWith("etd_live_") && !token.startsWith("etd_test_")) return yield* new InvalidApiKey()
-        return (yield* authenticateKey(token)).principal satisfies ApiKeyPrincipal
+        return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
       })
   })
 
-  return { apiKey, session, tenantReader }
+  return Context.make(ApiKeyAuth, apiKey).pipe(Context.add(SessionAuth, session), Context.add(TenantReaderAuth, tenantReader))
 })
 
-export const AuthenticationLive = Layer.unwrapEffect(
-  Effect.map(make, ({ apiKey, session, tenantReader }) =>
-    Layer.mergeAll(
-      Layer.succeed(ApiKeyAuth, apiKey),
-      Layer.succeed(SessionAuth, session),
-      Layer.succeed(TenantReaderAuth, tenantReader)
-    ))
-)
+export const AuthenticationLive = Layer.effectContext(make)

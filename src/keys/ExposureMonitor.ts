@@ -3,8 +3,8 @@
  * request URL), the key it belongs to is looked up by hash, a security alert is logged naming the
  * key id, counted in a metric and recorded for the tenant. The token itself goes nowhere.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Metric, Option, Queue } from "effect"
+import { Context, Effect, Layer, Metric, Option, Queue } from "effect"
+import { SqlClient } from "effect/sql"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { hashToken } from "../domain/Tokens.js"
@@ -20,22 +20,24 @@ export const exposureAlerts = Metric.counter("etd_api_key_exposures_total", {
  * Where exposures are reported. It has no dependencies, so the logger can be installed before
  * anything else starts and still report what it redacts.
  */
-export class ExposureReports extends Effect.Service<ExposureReports>()("etd/ExposureReports", {
-  effect: Effect.gen(function*() {
+export class ExposureReports extends Context.Service<ExposureReports>()("etd/ExposureReports", {
+  make: Effect.gen(function*() {
     // Sliding: a flood of leaked tokens must not grow memory.
     const queue = yield* Queue.sliding<{ token: string; source: ExposureSource }>(1024)
     /** Synchronous, so the logger can call it while it writes a line. */
     const reportUnsafe = (token: string, source: ExposureSource) => {
-      queue.unsafeOffer({ token, source })
+      Queue.offerUnsafe(queue, { token, source })
     }
     const report = (token: string, source: ExposureSource) => Queue.offer(queue, { token, source })
     return { queue, report, reportUnsafe } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
 
 /** The worker that turns reports into alerts. */
-export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/ExposureMonitor", {
-  scoped: Effect.gen(function*() {
+export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/ExposureMonitor", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const keys = yield* KeyService
     const { queue: reports } = yield* ExposureReports
@@ -51,7 +53,7 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
       yield* Effect.logWarning("security alert: session token exposed; the session is revoked").pipe(
         Effect.annotateLogs({ alert: "session.exposed", source, session_id: revoked[0]?.id ?? "unknown", user_id: revoked[0]?.userId ?? "unknown" })
       )
-      yield* Metric.increment(Metric.tagged(Metric.tagged(exposureAlerts, "source", source), "kind", "session"))
+      yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "session" }), 1)
       yield* sql`
         INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
         VALUES ('session.exposed', NULL, NULL, ${source}, ${at})`
@@ -66,7 +68,7 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
       yield* Effect.logWarning("security alert: API key exposed").pipe(
         Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId ?? "unknown", tenant_id: tenantId ?? "unknown" })
       )
-      yield* Metric.increment(Metric.tagged(Metric.tagged(exposureAlerts, "source", source), "kind", "api_key"))
+      yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "api_key" }), 1)
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`
           INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
@@ -85,11 +87,12 @@ export class ExposureMonitor extends Effect.Service<ExposureMonitor>()("etd/Expo
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.flatMap(Queue.take(reports), ({ source, token }) =>
-          handle(token, source).pipe(Effect.catchAllCause((cause) => Effect.logError("exposure alert failed", cause))))
+          handle(token, source).pipe(Effect.catchCause((cause) => Effect.logError("exposure alert failed", cause))))
       )
     )
 
     return { handle } as const
-  }),
-  dependencies: [KeyService.Default, EventLog.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([KeyService.layer, EventLog.layer]))
+}

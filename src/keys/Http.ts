@@ -1,19 +1,22 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { CurrentSession } from "../domain/Principal.js"
 import { KeyService } from "./KeyService.js"
 
-export const KeysHttpLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
-  Effect.gen(function*() {
+export const KeysHttpLive = HttpApiBuilder.group(
+  Api,
+  "apiKeys",
+  Effect.fn(function*(handlers) {
     const keys = yield* KeyService
     return handlers
-      .handle("create", ({ path, payload }) =>
+      .handle("create", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
-          keys.create({ ...payload, tenantId: path.tenantId, createdBy: session.userId })))
-      .handle("list", ({ path, urlParams }) => keys.list(path.tenantId, urlParams))
-      .handle("rotate", ({ path, payload }) =>
+          keys.create({ ...payload, tenantId: params.tenantId, createdBy: session.userId })))
+      .handle("list", ({ params, query }) => keys.list(params.tenantId, query))
+      .handle("rotate", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
-          keys.rotate(path.tenantId, path.keyId, session.userId, payload.grace_days)))
-      .handle("revoke", ({ path }) => keys.revoke(path.tenantId, path.keyId))
-  }))
+          keys.rotate(params.tenantId, params.keyId, session.userId, payload.grace_days)))
+      .handle("revoke", ({ params }) => keys.revoke(params.tenantId, params.keyId))
+  })
+)

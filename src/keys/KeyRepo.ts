@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Environment, Scope } from "../domain/Principal.js"
 
 export interface ApiKeyRow {
@@ -30,8 +30,8 @@ export interface NewApiKey {
 
 const columns = "id, tenant_id, name, environment, scopes, hint, created_at, last_used_at, expires_at, revoked_at, replaced_by"
 
-export class KeyRepo extends Effect.Service<KeyRepo>()("etd/KeyRepo", {
-  effect: Effect.gen(function*() {
+export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const selectColumns = sql.unsafe(columns)
 
@@ -46,14 +46,14 @@ export class KeyRepo extends Effect.Service<KeyRepo>()("etd/KeyRepo", {
 
     const findByTokenHash = (tokenHash: string) =>
       sql<ApiKeyRow>`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("KeyRepo.findByTokenHash")
       )
 
     /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
     const findForUpdate = (tenantId: string, id: string) =>
       sql<ApiKeyRow>`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("KeyRepo.findForUpdate")
       )
 
@@ -87,4 +87,6 @@ export class KeyRepo extends Effect.Service<KeyRepo>()("etd/KeyRepo", {
 
     return { insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -2,8 +2,8 @@
  * API keys: creation, listing, rotation with a grace period, revocation, and the per-request
  * verification. Tokens are shown once; only their SHA-256 is stored.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
@@ -33,8 +33,8 @@ export const toApiKey = (row: ApiKeyRow, at: Date) =>
     replaced_by: row.replacedBy
   })
 
-export class KeyService extends Effect.Service<KeyService>()("etd/KeyService", {
-  scoped: Effect.gen(function*() {
+export class KeyService extends Context.Service<KeyService>()("etd/KeyService", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const repo = yield* KeyRepo
@@ -130,9 +130,13 @@ export class KeyService extends Effect.Service<KeyService>()("etd/KeyService", {
       const usage = [...pendingUse.entries()]
       pendingUse.clear()
       return repo.touch(usage)
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not record API key usage", cause)), Effect.withSpan("KeyService.flushLastUsed"))
+    }).pipe(Effect.catchCause((cause) => Effect.logWarning("Could not record API key usage", cause)), Effect.withSpan("KeyService.flushLastUsed"))
 
-    yield* Effect.forkScoped(Effect.repeat(flushLastUsed, Schedule.spaced(config.lastUsedFlushInterval)))
+    // Started at once, so the interval is counted from construction (a v4 fork otherwise waits for
+    // the scheduler's next turn, and its first, empty, flush would come late).
+    yield* Effect.forkScoped(Effect.repeat(flushLastUsed, Schedule.spaced(config.lastUsedFlushInterval)), {
+      startImmediately: true
+    })
     yield* Effect.addFinalizer(() => flushLastUsed)
 
     /** Every request: one indexed lookup, so a revocation is seen at once by every instance. */
@@ -166,6 +170,7 @@ export class KeyService extends Effect.Service<KeyService>()("etd/KeyService", {
     })
 
     return { create, list, rotate, revoke, verify, identify, flushLastUsed } as const
-  }),
-  dependencies: [KeyRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(KeyRepo.layer))
+}

@@ -2,8 +2,8 @@
  * Authorization rules, one small function each, and the table of what every endpoint requires.
  * The table is read from the contract's annotations, so it cannot drift from what is enforced.
  */
-import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { Context, Effect, Option } from "effect"
+import { HttpApi, type HttpApiGroup } from "effect/http-api"
 import { Forbidden, InsufficientScope, NotFound } from "../domain/Errors.js"
 import { RequiredRoles, RequiredScope, type Role, type Scope } from "../domain/Principal.js"
 
@@ -26,8 +26,8 @@ const authenticationOf = (middleware: ReadonlySet<{ readonly key: string }>): Au
   return "public"
 }
 
-export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>
+export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
 ): ReadonlyArray<EndpointPolicy> => {
   const policies: Array<EndpointPolicy> = []
   HttpApi.reflect(api, {
@@ -36,7 +36,7 @@ export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.
       policies.push({
         method: endpoint.method,
         path: endpoint.path,
-        endpoint: `${group.identifier}.${endpoint.name}`,
+        endpoint: `${group.identifier}.${endpoint.identifier}`,
         authentication: authenticationOf(middleware),
         scope: Option.getOrNull(Context.getOption(mergedAnnotations, RequiredScope)),
         roles: Option.getOrNull(Context.getOption(mergedAnnotations, RequiredRoles))
@@ -46,7 +46,7 @@ export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.
   return policies
 }
 
-/** Looks a matched route up by method and path template. */
+/** Looks an endpoint up by method and path template. */
 export const policyIndex = (policies: ReadonlyArray<EndpointPolicy>) => {
   const index = new Map(policies.map((policy) => [`${policy.method} ${policy.path}`, policy]))
   return (method: string, path: string): EndpointPolicy | undefined => index.get(`${method} ${path}`)

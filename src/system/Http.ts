@@ -1,12 +1,16 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
+import { Health, Readiness as ReadinessBody } from "./Api.js"
 import { Readiness } from "./Readiness.js"
 
-export const SystemHttpLive = HttpApiBuilder.group(Api, "system", (handlers) =>
-  Effect.gen(function*() {
+export const SystemHttpLive = HttpApiBuilder.group(
+  Api,
+  "system",
+  Effect.fn(function*(handlers) {
     const readiness = yield* Readiness
     return handlers
-      .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-      .handle("readyz", () => readiness.check)
-  }))
+      .handle("healthz", () => Effect.succeed(new Health({ status: "ok" })))
+      .handle("readyz", () => Effect.map(readiness.check, (ready) => new ReadinessBody(ready)))
+  })
+)

@@ -2,21 +2,21 @@
  * Readiness (SPEC §12): the database answers, every migration this build knows is applied, and
  * every background worker is running. Workers register their fibers here when they start.
  */
-import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Fiber, Option } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { latestMigrationId, MIGRATIONS_TABLE } from "../db/Database.js"
 import { NotReady } from "../domain/Errors.js"
 
 export type CheckResult = "ok" | "failed"
 
-export class Readiness extends Effect.Service<Readiness>()("etd/Readiness", {
-  effect: Effect.gen(function*() {
+export class Readiness extends Context.Service<Readiness>()("etd/Readiness", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const workers = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
+    const workers = new Map<string, Fiber.Fiber<unknown, unknown>>()
     const latest = yield* Effect.orDie(latestMigrationId)
 
     /** Called by a worker layer with the fiber it forked; a finished fiber fails readiness. */
-    const registerWorker = (name: string, fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+    const registerWorker = (name: string, fiber: Fiber.Fiber<unknown, unknown>) =>
       Effect.sync(() => void workers.set(name, fiber))
 
     const within = <A, E>(effect: Effect.Effect<A, E>) =>
@@ -31,9 +31,8 @@ export class Readiness extends Effect.Service<Readiness>()("etd/Readiness", {
     )
     // Suspended: the workers must be read at each check, not when the service is built (before
     // any worker has registered).
-    const workersRunning = Effect.suspend(() => Effect.forEach([...workers.values()], Fiber.poll)).pipe(
-      Effect.map((polls) => polls.every(Option.isNone))
-    )
+    // Read at each check, not when the service is built (before any worker has registered).
+    const workersRunning = Effect.sync(() => [...workers.values()].every((fiber) => fiber.pollUnsafe() === undefined))
 
     const check = Effect.gen(function*() {
       const [db, migrated, running] = yield* Effect.all([database, migrations, workersRunning], {
@@ -53,4 +52,6 @@ export class Readiness extends Effect.Service<Readiness>()("etd/Readiness", {
 
     return { check, registerWorker } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -47,7 +47,7 @@ export const resolveSecret = (source: SecretSource): Effect.Effect<Redacted.Reda
             catch: (error) => error
           }).pipe(
             Effect.map(Option.some),
-            Effect.catchAll((error) =>
+            Effect.catch((error) =>
               isMissingFile(error)
                 ? Effect.succeed(Option.none<string>())
                 : Effect.fail(new SecretUnavailable({ message: `${source.variable}: cannot read ${file}.` })))
@@ -64,7 +64,7 @@ export const resolveSecret = (source: SecretSource): Effect.Effect<Redacted.Reda
             },
             catch: (error) => error
           }).pipe(
-            Effect.catchAll((error) =>
+            Effect.catch((error) =>
               // Lost that race: the other process's secret is the one to use.
               Effect.try({ try: () => readFileSync(file, "utf8").trim(), catch: () => error }).pipe(
                 Effect.filterOrFail((raced) => raced !== "", () => error)

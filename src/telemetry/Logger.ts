@@ -3,7 +3,7 @@
  * that logged. Every line passes the token guard before it is written: anything shaped like one of
  * our secrets is replaced by `[REDACTED]`, and API tokens are reported as exposed (SPEC §4).
  */
-import { Context, Effect, FiberRef, FiberRefs, Layer, Logger, LogLevel, Option, Config, Tracer } from "effect"
+import { Config, Context, Effect, Layer, Logger, Option, References, Tracer } from "effect"
 import { embeddedSecretPattern } from "../domain/Tokens.js"
 import { ExposureReports } from "../keys/ExposureMonitor.js"
 
@@ -15,8 +15,8 @@ export const redactSecrets = (text: string, onToken: (token: string) => void): s
 
 export const makeGuardedLogger = (write: (line: string) => void, onToken: (token: string) => void) =>
   Logger.make((options) => {
-    const record: Record<string, unknown> = Logger.structuredLogger.log(options)
-    const span = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), Tracer.ParentSpan)
+    const record: Record<string, unknown> = { ...Logger.formatStructured.log(options) }
+    const span = Context.getOption(options.fiber.context, Tracer.ParentSpan)
     if (Option.isSome(span)) {
       record["trace_id"] = span.value.traceId
       record["span_id"] = span.value.spanId
@@ -30,14 +30,14 @@ export const makeGuardedLogger = (write: (line: string) => void, onToken: (token
     write(redactSecrets(line, onToken))
   })
 
-const logLevel = Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+const logLevel = Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 
 /** Replaces the default logger; the guard's exposure reports go to the ExposureReports. */
-export const LoggerLive = Layer.unwrapEffect(
+export const LoggerLive = Layer.unwrap(
   Effect.gen(function*() {
     const exposure = yield* ExposureReports
     const level = yield* Effect.orDie(logLevel)
     const logger = makeGuardedLogger((line) => process.stdout.write(line + "\n"), (token) => exposure.reportUnsafe(token, "log"))
-    return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(level))
+    return Layer.merge(Logger.layer([logger]), Layer.succeed(References.MinimumLogLevel, level))
   })
 )

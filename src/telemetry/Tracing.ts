@@ -3,9 +3,9 @@
  * endpoint set nothing is exported (spans still exist, so `x-request-id` still carries a trace id).
  * Logs are not exported over OTLP on purpose: they leave through stdout, behind the token guard.
  */
-import { OtlpMetrics, OtlpSerialization, OtlpTracer } from "@effect/opentelemetry"
-import { FetchHttpClient } from "@effect/platform"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { OtlpMetrics, OtlpSerialization, OtlpTracer } from "effect/observability"
 
 const keyValues = (text: string): Record<string, string> =>
   Object.fromEntries(
@@ -16,14 +16,14 @@ const keyValues = (text: string): Record<string, string> =>
   )
 
 const otelConfig = Config.all({
-  endpoint: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
-  disabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
-  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("etd-service")),
-  attributes: Config.string("OTEL_RESOURCE_ATTRIBUTES").pipe(Config.map(keyValues), Config.withDefault({})),
-  headers: Config.redacted("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.option)
+  endpoint: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("etd-service")),
+  attributes: Config.String("OTEL_RESOURCE_ATTRIBUTES").pipe(Config.map(keyValues), Config.withDefault({})),
+  headers: Config.Redacted("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.option)
 })
 
-export const TracingLive = Layer.unwrapEffect(
+export const TracingLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* Effect.orDie(otelConfig)
     if (config.disabled || Option.isNone(config.endpoint)) return Layer.empty

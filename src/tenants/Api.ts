@@ -1,19 +1,20 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, Forbidden, NotFound } from "../domain/Errors.js"
-import { IdOf } from "../domain/Ids.js"
+import { emailAddress } from "../domain/Email.js"
+import { TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
-import { RequiredRoles, Role } from "../domain/Principal.js"
+import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
 import { TaxId } from "../domain/TaxId.js"
 import { SessionAuth, TenantReaderAuth } from "../keys/Authentication.js"
 
-export const TenantStatus = Schema.Literal("active", "past_due", "suspended")
+export const TenantStatus = Schema.Literals(["active", "past_due", "suspended"])
 
 export const Quota = Schema.Struct({
-  period: Schema.String.annotations({ description: "Calendar month (UTC), `YYYY-MM`." }),
+  period: Schema.String.annotate({ description: "Calendar month (UTC), `YYYY-MM`." }),
   limit: Schema.Int,
   used: Schema.Int
-}).annotations({ identifier: "Quota" })
+}).annotate({ identifier: "Quota" })
 
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
   id: Schema.String,
@@ -41,48 +42,46 @@ export class Member extends Schema.Class<Member>("Member")({
   created_at: Schema.Date
 }) {}
 
-export const Email = Schema.Trim.pipe(
-  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be an email address" }),
-  Schema.maxLength(254),
-  Schema.annotations({ description: "An email address.", examples: ["ana@example.com"] })
-)
+export const Email = emailAddress(Schema.Trim).annotate({
+  description: "An email address.",
+  examples: ["ana@example.com"]
+})
 
 export const NewTenant = Schema.Struct({
-  name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  name: Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
   tax_id: TaxId
 })
 
 export const AddMember = Schema.Struct({ email: Email, role: Role })
 
-const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
-const ownerOrAdmin: ReadonlyArray<Role> = ["owner", "admin"]
-// Developers are read-only in the dashboard: they may see the members, not add them.
-const anyMember: ReadonlyArray<Role> = ["owner", "admin", "developer"]
-
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
-    HttpApiEndpoint.get("get")`/v1/tenants/${tenantPath}`
-      .addSuccess(Tenant)
+    HttpApiEndpoint.get("get", "/v1/tenants/:tenantId", {
+      params: { tenantId: TenantId },
+      success: Tenant
+    })
       .middleware(TenantReaderAuth)
       .annotate(OpenApi.Description, "The tenant, for a member's session or any active API key of the tenant.")
   )
   .add(
-    HttpApiEndpoint.post("addMember")`/v1/tenants/${tenantPath}/members`
-      .setPayload(AddMember)
-      .addSuccess(Member, { status: 201 })
-      .addError(Conflict)
-      .addError(NotFound)
-      .addError(Forbidden)
+    HttpApiEndpoint.post("addMember", "/v1/tenants/:tenantId/members", {
+      params: { tenantId: TenantId },
+      payload: AddMember,
+      success: Member.pipe(HttpApiSchema.status(201)),
+      error: [Conflict, NotFound, Forbidden]
+    })
       .middleware(SessionAuth)
-      .annotate(RequiredRoles, ownerOrAdmin)
+      .annotate(RequiredRoles, managerRoles)
       .annotate(OpenApi.Description, "Adds a registered user to the tenant. Only an owner may add another owner.")
   )
   .add(
-    HttpApiEndpoint.get("listMembers")`/v1/tenants/${tenantPath}/members`
-      .setUrlParams(PageParams)
-      .addSuccess(Page(Member))
+    HttpApiEndpoint.get("listMembers", "/v1/tenants/:tenantId/members", {
+      params: { tenantId: TenantId },
+      query: PageParams,
+      success: Page(Member)
+    })
       .middleware(SessionAuth)
-      .annotate(RequiredRoles, anyMember)
+      .annotate(RequiredRoles, memberRoles)
   )
   .annotate(OpenApi.Title, "Tenants")
 {}

@@ -1,17 +1,20 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { CurrentSession } from "../domain/Principal.js"
 import { TenantService } from "./TenantService.js"
 
-export const TenantsHttpLive = HttpApiBuilder.group(Api, "tenants", (handlers) =>
-  Effect.gen(function*() {
+export const TenantsHttpLive = HttpApiBuilder.group(
+  Api,
+  "tenants",
+  Effect.fn(function*(handlers) {
     const tenants = yield* TenantService
     return handlers
-      .handle("get", ({ path }) => tenants.get(path.tenantId))
-      .handle("addMember", ({ path, payload }) =>
+      .handle("get", ({ params }) => tenants.get(params.tenantId))
+      .handle("addMember", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
           // The middleware resolved the caller's role on this tenant; it is always present here.
-          tenants.addMember(path.tenantId, session.role ?? "developer", payload)))
-      .handle("listMembers", ({ path, urlParams }) => tenants.listMembers(path.tenantId, urlParams))
-  }))
+          tenants.addMember(params.tenantId, session.role ?? "developer", payload)))
+      .handle("listMembers", ({ params, query }) => tenants.listMembers(params.tenantId, query))
+  })
+)

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Role } from "../domain/Principal.js"
 import { quotaPeriod } from "../domain/Time.js"
 import { type PublicUser, Tenant, type TenantStatus } from "./Api.js"
@@ -37,8 +37,8 @@ export interface MemberRow {
 
 export type UserShape = Pick<PublicUser, "id" | "email" | "name" | "created_at">
 
-export class TenantRepo extends Effect.Service<TenantRepo>()("etd/TenantRepo", {
-  effect: Effect.gen(function*() {
+export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = (tenant: { id: string; name: string; taxId: string; monthlyQuota: number; createdAt: Date }) =>
@@ -49,7 +49,7 @@ export class TenantRepo extends Effect.Service<TenantRepo>()("etd/TenantRepo", {
         SELECT t.*, q.used FROM tenants t
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
         WHERE t.id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.withSpan("TenantRepo.findById")
       )
 
@@ -58,7 +58,7 @@ export class TenantRepo extends Effect.Service<TenantRepo>()("etd/TenantRepo", {
 
     const roleOf = (tenantId: string, userId: string) =>
       sql<{ role: Role }>`SELECT role FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.role)),
+        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.role)),
         Effect.withSpan("TenantRepo.roleOf")
       )
 
@@ -81,4 +81,6 @@ export class TenantRepo extends Effect.Service<TenantRepo>()("etd/TenantRepo", {
 
     return { insert, findById, addMember, roleOf, listMembers, tenantsOfUser } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { UserRepo, toPublicUser } from "../auth/UserRepo.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict, Forbidden, NotFound } from "../domain/Errors.js"
@@ -9,8 +9,8 @@ import { TenantMembership } from "../auth/Api.js"
 import { Member } from "./Api.js"
 import { TenantRepo, toTenant } from "./TenantRepo.js"
 
-export class TenantService extends Effect.Service<TenantService>()("etd/TenantService", {
-  effect: Effect.gen(function*() {
+export class TenantService extends Context.Service<TenantService>()("etd/TenantService", {
+  make: Effect.gen(function*() {
     const tenants = yield* TenantRepo
     const users = yield* UserRepo
 
@@ -71,6 +71,7 @@ export class TenantService extends Effect.Service<TenantService>()("etd/TenantSe
     })
 
     return { get, roleOf, addMember, listMembers, tenantsOfUser } as const
-  }),
-  dependencies: [TenantRepo.Default, UserRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([TenantRepo.layer, UserRepo.layer]))
+}

@@ -2,10 +2,10 @@
  * The webhooks contract (SPEC §9): endpoints per tenant and environment (the key's environment),
  * their deliveries with every attempt, replay and recovery.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
-import { IdOf } from "../domain/Ids.js"
+import { IdOf, TenantId } from "../domain/Ids.js"
 import { Timestamp } from "../domain/Time.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
@@ -14,26 +14,26 @@ import { EventType } from "./Events.js"
 
 export const MAX_ENDPOINTS = 20
 
-export const EventFilter = Schema.Union(EventType, Schema.Literal("*"))
+export const EventFilter = Schema.Union([EventType, Schema.Literal("*")])
 
-export const EventFilters = Schema.Array(EventFilter).pipe(
-  Schema.minItems(1, { message: () => "events must name at least one event type, or be [\"*\"]" }),
-  Schema.maxItems(16),
-  Schema.filter((events) => !events.includes("*") || events.length === 1, {
-    message: () => "\"*\" (every event) cannot be combined with other event types"
-  })
-).annotations({
+export const EventFilters = Schema.Array(EventFilter).check(
+  Schema.isMinLength(1, { message: "events must name at least one event type, or be [\"*\"]" }),
+  Schema.isMaxLength(16),
+  Schema.makeFilter((events) =>
+    !events.includes("*") || events.length === 1 ? undefined : "\"*\" (every event) cannot be combined with other event types"
+  )
+).annotate({
   description: "The event types sent to this endpoint, or `[\"*\"]` for every type (including ones added later)."
 })
 
-const Url = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)).annotations({
+const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({
   description: "Where deliveries are POSTed. `https` in production; private, loopback and other non-public addresses are refused.",
   examples: ["https://example.com/webhooks/nfse"]
 })
 
-const Description = Schema.String.pipe(Schema.maxLength(500))
+const Description = Schema.String.check(Schema.isMaxLength(500))
 
-export const DisabledReason = Schema.Literal("manual", "gone", "failing").annotations({
+export const DisabledReason = Schema.Literals(["manual", "gone", "failing"]).annotate({
   description: "`manual`: disabled through the API; `gone`: the endpoint answered 410; `failing`: every delivery failed for 5 days."
 })
 
@@ -46,7 +46,7 @@ export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpo
   events: Schema.Array(EventFilter),
   enabled: Schema.Boolean,
   disabled_reason: Schema.NullOr(DisabledReason),
-  previous_secret_expires_at: Schema.NullOr(Schema.Date).annotations({
+  previous_secret_expires_at: Schema.NullOr(Schema.Date).annotate({
     description: "During a secret rotation: until when the previous secret still signs deliveries, alongside the new one."
   }),
   created_at: Schema.Date,
@@ -54,7 +54,7 @@ export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpo
 }) {}
 
 export class WebhookEndpointWithSecret extends WebhookEndpoint.extend<WebhookEndpointWithSecret>("WebhookEndpointWithSecret")({
-  secret: Schema.String.annotations({
+  secret: Schema.String.annotate({
     description: "The signing secret (`whsec_…`), shown only in this response. Verify deliveries with any Standard Webhooks library."
   })
 }) {}
@@ -62,21 +62,21 @@ export class WebhookEndpointWithSecret extends WebhookEndpoint.extend<WebhookEnd
 export const NewWebhookEndpoint = Schema.Struct({
   url: Url,
   events: EventFilters,
-  description: Schema.optional(Description)
-}).annotations({ identifier: "NewWebhookEndpoint", parseOptions: { errors: "all" } })
+  description: Schema.optionalKey(Description)
+}).annotate({ identifier: "NewWebhookEndpoint" })
 export type NewWebhookEndpoint = typeof NewWebhookEndpoint.Type
 
 export const UpdateWebhookEndpoint = Schema.Struct({
-  url: Schema.optional(Url),
-  events: Schema.optional(EventFilters),
-  description: Schema.optional(Schema.NullOr(Description)),
-  enabled: Schema.optional(Schema.Boolean.annotations({
+  url: Schema.optionalKey(Url),
+  events: Schema.optionalKey(EventFilters),
+  description: Schema.optionalKey(Schema.NullOr(Description)),
+  enabled: Schema.optionalKey(Schema.Boolean.annotate({
     description: "`false` stops deliveries (new events are not queued for it); `true` re-enables an endpoint disabled for any reason."
   }))
-}).annotations({ identifier: "UpdateWebhookEndpoint", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "UpdateWebhookEndpoint" })
 export type UpdateWebhookEndpoint = typeof UpdateWebhookEndpoint.Type
 
-export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed").annotations({
+export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"]).annotate({
   description: "`pending`: waiting for its next attempt; `succeeded`: a 2xx answer; `failed`: retries exhausted or the endpoint was disabled."
 })
 export type DeliveryStatus = typeof DeliveryStatus.Type
@@ -86,7 +86,7 @@ export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDeliv
   object: Schema.tag("webhook_delivery"),
   environment: Environment,
   endpoint_id: Schema.String,
-  event_id: Schema.String.annotations({ description: "Also the `webhook-id` header of every attempt." }),
+  event_id: Schema.String.annotate({ description: "Also the `webhook-id` header of every attempt." }),
   event_type: EventType,
   status: DeliveryStatus,
   attempt_count: Schema.Int,
@@ -103,9 +103,9 @@ export const DeliveryAttempt = Schema.Struct({
   started_at: Schema.Date,
   status_code: Schema.NullOr(Schema.Int),
   latency_ms: Schema.Int,
-  response_body: Schema.NullOr(Schema.String).annotations({ description: "The first 1 KiB of the response body." }),
-  error: Schema.NullOr(Schema.String).annotations({ description: "Why no HTTP answer was had (timeout, refused address, connection error)." })
-}).annotations({ identifier: "WebhookDeliveryAttempt" })
+  response_body: Schema.NullOr(Schema.String).annotate({ description: "The first 1 KiB of the response body." }),
+  error: Schema.NullOr(Schema.String).annotate({ description: "Why no HTTP answer was had (timeout, refused address, connection error)." })
+}).annotate({ identifier: "WebhookDeliveryAttempt" })
 
 export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliveryDetail>("WebhookDeliveryDetail")({
   attempts: Schema.Array(DeliveryAttempt)
@@ -113,46 +113,51 @@ export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliver
 
 
 export const ListEndpointsParams = Schema.Struct({
-  limit: Schema.optional(PageLimit),
-  starting_after: Schema.optional(IdOf("webhookEndpoint"))
-}).annotations({ parseOptions: { errors: "all" } })
+  limit: Schema.optionalKey(PageLimit),
+  starting_after: Schema.optionalKey(IdOf("webhookEndpoint"))
+})
 export type ListEndpointsParams = typeof ListEndpointsParams.Type
 
 export const ListDeliveriesParams = Schema.Struct({
-  limit: Schema.optional(PageLimit),
-  starting_after: Schema.optional(IdOf("delivery")),
-  status: Schema.optional(DeliveryStatus),
-  event_type: Schema.optional(EventType)
-}).annotations({ parseOptions: { errors: "all" } })
+  limit: Schema.optionalKey(PageLimit),
+  starting_after: Schema.optionalKey(IdOf("delivery")),
+  status: Schema.optionalKey(DeliveryStatus),
+  event_type: Schema.optionalKey(EventType)
+})
 export type ListDeliveriesParams = typeof ListDeliveriesParams.Type
 
 export const RecoverDeliveries = Schema.Struct({
-  since: Timestamp.annotations({ description: "Failed deliveries created at or after this time are sent again." })
-}).annotations({ identifier: "RecoverDeliveries" })
+  since: Timestamp.annotate({ description: "Failed deliveries created at or after this time are sent again." })
+}).annotate({ identifier: "RecoverDeliveries" })
 
 export const Recovery = Schema.Struct({
   object: Schema.Literal("webhook_recovery"),
   endpoint_id: Schema.String,
   since: Schema.Date,
-  recovered: Schema.Int.annotations({ description: "How many failed deliveries were queued again." })
-}).annotations({ identifier: "WebhookRecovery" })
+  recovered: Schema.Int.annotate({ description: "How many failed deliveries were queued again." })
+}).annotate({ identifier: "WebhookRecovery" })
 
 export const DeletedEndpoint = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("webhook_endpoint"),
   deleted: Schema.Literal(true)
-}).annotations({ identifier: "DeletedWebhookEndpoint" })
+}).annotate({ identifier: "DeletedWebhookEndpoint" })
 
-const tenantPath = HttpApiSchema.param("tenantId", IdOf("tenant"))
-const endpointPath = HttpApiSchema.param("endpointId", IdOf("webhookEndpoint"))
-const deliveryPath = HttpApiSchema.param("deliveryId", IdOf("delivery"))
+const endpointParams = { tenantId: TenantId, endpointId: IdOf("webhookEndpoint") }
+const deliveryParams = { tenantId: TenantId, deliveryId: IdOf("delivery") }
+
+/** Every problem in a body or query is reported, not only the first. */
+const allErrors = { errors: "all" } as const
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.post("createEndpoint")`/v1/tenants/${tenantPath}/webhook-endpoints`
-      .setPayload(NewWebhookEndpoint)
-      .addSuccess(WebhookEndpointWithSecret, { status: 201 })
-      .addError(Conflict)
+    HttpApiEndpoint.post("createEndpoint", "/v1/tenants/:tenantId/webhook-endpoints", {
+      params: { tenantId: TenantId },
+      payload: NewWebhookEndpoint,
+      success: WebhookEndpointWithSecret.pipe(HttpApiSchema.status(201)),
+      error: Conflict
+    })
+      .annotate(HttpApi.PayloadParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -160,36 +165,48 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("listEndpoints")`/v1/tenants/${tenantPath}/webhook-endpoints`
-      .setUrlParams(ListEndpointsParams)
-      .addSuccess(Page(WebhookEndpoint))
+    HttpApiEndpoint.get("listEndpoints", "/v1/tenants/:tenantId/webhook-endpoints", {
+      params: { tenantId: TenantId },
+      query: ListEndpointsParams,
+      success: Page(WebhookEndpoint)
+    })
+      .annotate(HttpApi.QueryParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
-    HttpApiEndpoint.get("getEndpoint")`/v1/tenants/${tenantPath}/webhook-endpoints/${endpointPath}`
-      .addSuccess(WebhookEndpoint)
-      .addError(NotFound)
+    HttpApiEndpoint.get("getEndpoint", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId", {
+      params: endpointParams,
+      success: WebhookEndpoint,
+      error: NotFound
+    })
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
-    HttpApiEndpoint.patch("updateEndpoint")`/v1/tenants/${tenantPath}/webhook-endpoints/${endpointPath}`
-      .setPayload(UpdateWebhookEndpoint)
-      .addSuccess(WebhookEndpoint)
-      .addError(NotFound)
+    HttpApiEndpoint.patch("updateEndpoint", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId", {
+      params: endpointParams,
+      payload: UpdateWebhookEndpoint,
+      success: WebhookEndpoint,
+      error: NotFound
+    })
+      .annotate(HttpApi.PayloadParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:write")
       .annotate(OpenApi.Description, "Changes the URL, the event filter, the description, or enables / disables the endpoint.")
   )
   .add(
-    HttpApiEndpoint.del("deleteEndpoint")`/v1/tenants/${tenantPath}/webhook-endpoints/${endpointPath}`
-      .addSuccess(DeletedEndpoint)
-      .addError(NotFound)
+    HttpApiEndpoint.delete("deleteEndpoint", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId", {
+      params: endpointParams,
+      success: DeletedEndpoint,
+      error: NotFound
+    })
       .annotate(RequiredScope, "webhooks:write")
       .annotate(OpenApi.Description, "Removes the endpoint; its pending deliveries are not sent. Its delivery history stays readable by id.")
   )
   .add(
-    HttpApiEndpoint.post("rotateSecret")`/v1/tenants/${tenantPath}/webhook-endpoints/${endpointPath}/rotate-secret`
-      .addSuccess(WebhookEndpointWithSecret)
-      .addError(NotFound)
+    HttpApiEndpoint.post("rotateSecret", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId/rotate-secret", {
+      params: endpointParams,
+      success: WebhookEndpointWithSecret,
+      error: NotFound
+    })
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -197,18 +214,22 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("listDeliveries")`/v1/tenants/${tenantPath}/webhook-endpoints/${endpointPath}/deliveries`
-      .setUrlParams(ListDeliveriesParams)
-      .addSuccess(Page(WebhookDelivery))
-      .addError(NotFound)
+    HttpApiEndpoint.get("listDeliveries", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId/deliveries", {
+      params: endpointParams,
+      query: ListDeliveriesParams,
+      success: Page(WebhookDelivery),
+      error: NotFound
+    })
+      .annotate(HttpApi.QueryParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
-    HttpApiEndpoint.post("recoverDeliveries")`/v1/tenants/${tenantPath}/webhook-endpoints/${endpointPath}/recover`
-      .setPayload(RecoverDeliveries)
-      .addSuccess(Recovery, { status: 202 })
-      .addError(NotFound)
-      .addError(InvalidState)
+    HttpApiEndpoint.post("recoverDeliveries", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId/recover", {
+      params: endpointParams,
+      payload: RecoverDeliveries,
+      success: Recovery.pipe(HttpApiSchema.status(202)),
+      error: [NotFound, InvalidState]
+    })
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -216,17 +237,20 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("getDelivery")`/v1/tenants/${tenantPath}/deliveries/${deliveryPath}`
-      .addSuccess(WebhookDeliveryDetail)
-      .addError(NotFound)
+    HttpApiEndpoint.get("getDelivery", "/v1/tenants/:tenantId/deliveries/:deliveryId", {
+      params: deliveryParams,
+      success: WebhookDeliveryDetail,
+      error: NotFound
+    })
       .annotate(RequiredScope, "webhooks:read")
       .annotate(OpenApi.Description, "One delivery with every attempt: status code, latency, the first 1 KiB of the response, or the error.")
   )
   .add(
-    HttpApiEndpoint.post("replayDelivery")`/v1/tenants/${tenantPath}/deliveries/${deliveryPath}/replay`
-      .addSuccess(WebhookDeliveryDetail, { status: 202 })
-      .addError(NotFound)
-      .addError(InvalidState)
+    HttpApiEndpoint.post("replayDelivery", "/v1/tenants/:tenantId/deliveries/:deliveryId/replay", {
+      params: deliveryParams,
+      success: WebhookDeliveryDetail.pipe(HttpApiSchema.status(202)),
+      error: [NotFound, InvalidState]
+    })
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,

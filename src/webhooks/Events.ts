@@ -17,36 +17,36 @@ export const eventTypes = [
   "quota.threshold"
 ] as const
 
-export const EventType = Schema.Literal(...eventTypes)
+export const EventType = Schema.Literals(eventTypes)
 export type EventType = typeof EventType.Type
 
 /** `quota.threshold`: a live document took the month's usage to 80 % or 100 % of the quota. */
 export const QuotaThresholdObject = Schema.Struct({
   object: Schema.Literal("quota"),
   tenant_id: Schema.String,
-  period: Schema.String.annotations({ description: "Calendar month (UTC), `YYYY-MM`." }),
+  period: Schema.String.annotate({ description: "Calendar month (UTC), `YYYY-MM`." }),
   limit: Schema.Int,
   used: Schema.Int,
-  threshold: Schema.Literal(80, 100)
-}).annotations({ identifier: "QuotaThreshold" })
+  threshold: Schema.Literals([80, 100])
+}).annotate({ identifier: "QuotaThreshold" })
 
 /** `api_key.exposed`: a token of this key showed up in our logs or in a request URL; rotate it. */
 export const ApiKeyExposureObject = Schema.Struct({
   object: Schema.Literal("api_key_exposure"),
   api_key_id: Schema.String,
-  source: Schema.Literal("log", "url").annotations({
+  source: Schema.Literals(["log", "url"]).annotate({
     description: "`log`: found (and redacted) in the service's log output; `url`: sent in a request URL."
   }),
-  detected_at: Schema.String.annotations({ description: "RFC 3339 time of detection." })
-}).annotations({ identifier: "ApiKeyExposure" })
+  detected_at: Schema.String.annotate({ description: "RFC 3339 time of detection." })
+}).annotate({ identifier: "ApiKeyExposure" })
 
 /** `credential.expiring`: a certificate's `not_after` is 30, 7 or 1 days away. */
 export const CredentialExpiryObject = Schema.Struct({
   object: Schema.Literal("credential_expiry"),
   credential_id: Schema.String,
-  not_after: Schema.String.annotations({ description: "RFC 3339 end of validity of the certificate." }),
-  days_remaining: Schema.Literal(30, 7, 1)
-}).annotations({ identifier: "CredentialExpiry" })
+  not_after: Schema.String.annotate({ description: "RFC 3339 end of validity of the certificate." }),
+  days_remaining: Schema.Literals([30, 7, 1])
+}).annotate({ identifier: "CredentialExpiry" })
 
 /** The `data.object` of each event type. */
 export const eventObjects = {
@@ -58,7 +58,7 @@ export const eventObjects = {
   "api_key.exposed": ApiKeyExposureObject,
   "credential.expiring": CredentialExpiryObject,
   "quota.threshold": QuotaThresholdObject
-} as const satisfies Record<EventType, Schema.Schema.Any>
+} as const satisfies Record<EventType, Schema.Top>
 
 export type EventObject<T extends EventType> = Schema.Schema.Type<(typeof eventObjects)[T]>
 
@@ -76,16 +76,16 @@ const descriptions: Record<EventType, string> = {
 /** The webhook body of one event type: `{id, type, created_at, environment, tenant_id, data: {object}}`. */
 export const eventEnvelope = <T extends EventType>(type: T) =>
   Schema.Struct({
-    id: Schema.String.pipe(Schema.pattern(/^evt_[0-9a-z]{26}$/)).annotations({
+    id: Schema.String.check(Schema.isPattern(/^evt_[0-9a-z]{26}$/u)).annotate({
       description: "The event id; also the `webhook-id` header, stable across retries. Deduplicate on it."
     }),
     type: Schema.Literal(type),
-    created_at: Schema.String.annotations({ description: "RFC 3339 time of the state change." }),
+    created_at: Schema.String.annotate({ description: "RFC 3339 time of the state change." }),
     environment: Environment,
     tenant_id: Schema.String,
     data: Schema.Struct({ object: eventObjects[type] })
-  }).annotations({ identifier: `Event_${type.replace(/\./g, "_")}`, title: type, description: descriptions[type] })
+  }).annotate({ identifier: `Event_${type.replace(/\./g, "_")}`, title: type, description: descriptions[type] })
 
 /** Any webhook body, discriminated by `type`. */
-export const WebhookEvent = Schema.Union(...eventTypes.map(eventEnvelope))
+export const WebhookEvent = Schema.Union(eventTypes.map(eventEnvelope))
 export type WebhookEvent = typeof WebhookEvent.Type

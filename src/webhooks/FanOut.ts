@@ -2,8 +2,8 @@
  * Fan-out of an event to the tenant's webhook endpoints. Runs inside the transaction that records
  * the event (EventLog.record), so an event and its deliveries commit or roll back together.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Array as Arr, Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { makeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
@@ -47,6 +47,8 @@ export const fanOut = (sql: SqlClient.SqlClient, event: RecordedEvent) =>
         createdAt: event.createdAt,
         updatedAt: event.createdAt
       })))
+    // One row per endpoint, and there is at least one (checked above).
+    if (!Arr.isArrayNonEmpty(rows)) return 0
     yield* sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`
     yield* sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, 'queued')`
     return rows.length

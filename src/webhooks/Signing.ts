@@ -16,13 +16,13 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 
 export const DEFAULT_TOLERANCE_SECONDS = 300
 
-export const WebhookVerificationReason = Schema.Literal(
+export const WebhookVerificationReason = Schema.Literals([
   "missing_headers",
   "invalid_timestamp",
   "timestamp_too_old",
   "timestamp_too_new",
   "invalid_signature"
-)
+])
 export type WebhookVerificationReason = typeof WebhookVerificationReason.Type
 
 export class WebhookVerificationError extends Schema.TaggedError<WebhookVerificationError>()(

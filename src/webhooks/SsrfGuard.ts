@@ -6,7 +6,7 @@
  * into `http(s).request` so the addresses are checked at connect time and the socket connects to
  * exactly the address that was checked (no DNS-rebinding window between check and connect).
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as dns from "node:dns"
 import type { LookupFunction } from "node:net"
@@ -229,14 +229,14 @@ export const isForbiddenAddress = (ip: string, policy: AddressPolicy = { allowLo
 // ---------------------------------------------------------------------------------------------
 // URL check
 
-export const UnsafeUrlReason = Schema.Literal(
+export const UnsafeUrlReason = Schema.Literals([
   "invalid_url",
   "scheme_not_allowed",
   "userinfo_not_allowed",
   "missing_host",
   "forbidden_address",
   "forbidden_hostname"
-)
+])
 export type UnsafeUrlReason = typeof UnsafeUrlReason.Type
 
 export class UnsafeWebhookUrl extends Schema.TaggedError<UnsafeWebhookUrl>()("UnsafeWebhookUrl", {
@@ -264,11 +264,11 @@ const hostnameProblem = (hostname: string, policy: UrlPolicy): string | undefine
 }
 
 /**
- * Syntactic check of a webhook target. Returns the parsed URL; the Either can be `yield*`-ed in
+ * Syntactic check of a webhook target. Returns the parsed URL; the Result can be `yield*`-ed in
  * an Effect, failing with `UnsafeWebhookUrl`.
  */
-export const checkUrl = (url: string, policy: UrlPolicy): Either.Either<URL, UnsafeWebhookUrl> => {
-  const refuse = (reason: UnsafeUrlReason, message: string) => Either.left(new UnsafeWebhookUrl({ reason, message }))
+export const checkUrl = (url: string, policy: UrlPolicy): Result.Result<URL, UnsafeWebhookUrl> => {
+  const refuse = (reason: UnsafeUrlReason, message: string) => Result.fail(new UnsafeWebhookUrl({ reason, message }))
 
   let parsed: URL
   try {
@@ -297,11 +297,11 @@ export const checkUrl = (url: string, policy: UrlPolicy): Either.Either<URL, Uns
   if (isIP(literal) !== 0) {
     const reason = forbiddenReason(literal, policy)
     return reason === undefined
-      ? Either.right(parsed)
+      ? Result.succeed(parsed)
       : refuse("forbidden_address", `The webhook URL points to a non-public address: ${reason}`)
   }
   const problem = hostnameProblem(host, policy)
-  return problem === undefined ? Either.right(parsed) : refuse("forbidden_hostname", problem)
+  return problem === undefined ? Result.succeed(parsed) : refuse("forbidden_hostname", problem)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,25 +12,24 @@
  * `lookup`, are checked by `checkUrl` before each attempt. Redirects are not followed (node's
  * client never does), a 3xx is a failure like any other non-2xx.
  */
-import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import {
-  Chunk,
+  Cause,
   Context,
   Data,
   Duration,
   Effect,
-  Either,
-  Fiber,
   Layer,
   Metric,
-  MetricBoundaries,
   Option,
+  Pull,
   Queue,
-  Ref,
+  Random,
+  Result,
   Schedule,
   Stream
 } from "effect"
+import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import * as https from "node:https"
 import { performance } from "node:perf_hooks"
@@ -39,16 +38,12 @@ import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { continueTrace } from "../telemetry/TraceContext.js"
 import { randomUUID } from "node:crypto"
-import { Readiness } from "../system/Readiness.js"
+import { superviseWorkers, workLoop } from "../system/Workers.js"
 import { DELIVERIES_CHANNEL } from "./FanOut.js"
 import { webhookHeaders } from "./Signing.js"
 import { checkUrl, guardedLookup, type Resolver, SSRF_ERROR_CODE } from "./SsrfGuard.js"
 
-/**
- * SPEC §9: the first attempt at once, then retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and
- * 10 h, each delay jittered by ±10 % so a receiver that comes back is not hit by every retry at once.
- */
-export const deliverySchedule = Schedule.fromDelays(
+const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.seconds(5),
   Duration.minutes(5),
   Duration.minutes(30),
@@ -56,18 +51,45 @@ export const deliverySchedule = Schedule.fromDelays(
   Duration.hours(5),
   Duration.hours(10),
   Duration.hours(10)
-).pipe(Schedule.jitteredWith({ min: 0.9, max: 1.1 }))
+]
+
+/**
+ * SPEC §9: the first attempt at once, then retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and
+ * 10 h, each delay jittered by ±10 % so a receiver that comes back is not hit by every retry at once.
+ * Each step outputs the (unjittered) delay; the schedule is done after the seventh.
+ */
+export const deliverySchedule: Schedule.Schedule<Duration.Duration> = Schedule.fromStepWithMetadata(
+  Effect.succeed((meta: Schedule.InputMetadata<unknown>) => {
+    const delay = RETRY_DELAYS[meta.attempt - 1]
+    return delay === undefined
+      ? Cause.done(RETRY_DELAYS[RETRY_DELAYS.length - 1]!)
+      : Effect.succeed([delay, delay] as [Duration.Duration, Duration.Duration])
+  })
+).pipe(
+  Schedule.modifyDelay(({ duration }) =>
+    Effect.map(Random.next, (random) => Duration.times(duration, 0.9 * (1 - random) + 1.1 * random))
+  )
+)
 
 /**
  * The delay before the next attempt after `attempts` failed ones of this run; None once the schedule
- * is spent. `Schedule.run` appends one final output when the schedule ends, so it is run one input
- * further: a schedule still going after `attempts + 1` inputs has a real delay at `attempts - 1`.
+ * is spent (or for fewer than one attempt). Steps a fresh copy of the schedule `attempts` times and
+ * takes the delay of the last step.
  */
-export const nextDelay = (attempts: number) =>
-  Effect.map(
-    Schedule.run(Schedule.delays(deliverySchedule), 0, Array.from({ length: attempts + 1 }, () => undefined)),
-    (delays) => (attempts >= 1 && delays.length > attempts ? Chunk.get(delays, attempts - 1) : Option.none())
-  )
+export const nextDelay = (attempts: number): Effect.Effect<Option.Option<Duration.Duration>> =>
+  Effect.gen(function*() {
+    if (attempts < 1) return Option.none()
+    const step = yield* Schedule.toStep(deliverySchedule)
+    let delay = Option.none<Duration.Duration>()
+    for (let i = 0; i < attempts; i++) {
+      delay = yield* step(0, undefined).pipe(
+        Effect.map(([, duration]) => Option.some(duration)),
+        Pull.catchDone(() => Effect.succeed(Option.none<Duration.Duration>()))
+      )
+      if (Option.isNone(delay)) return delay
+    }
+    return delay
+  })
 
 /** An endpoint whose deliveries all failed for this long is disabled. */
 export const FAILING_DISABLE_AFTER = Duration.days(5)
@@ -76,18 +98,17 @@ export const FAILING_DISABLE_AFTER = Duration.days(5)
 export const RESPONSE_EXCERPT_BYTES = 1024
 
 /** Resolves webhook hosts; tests inject a hostile DNS here. Unset: the system resolver. */
-export class WebhookResolver extends Context.Reference<WebhookResolver>()("etd/WebhookResolver", {
-  defaultValue: (): { readonly resolve: Resolver | undefined } => ({ resolve: undefined })
-}) {}
+export const WebhookResolver = Context.Reference<{ readonly resolve: Resolver | undefined }>("etd/WebhookResolver", {
+  defaultValue: () => ({ resolve: undefined })
+})
 
 export const webhookOutcomes = Metric.counter("etd_webhook_deliveries_total", {
   description: "Webhook delivery attempts by outcome (succeeded, retrying, failed, disabled)"
 })
-export const webhookLatency = Metric.histogram(
-  "etd_webhook_delivery_duration_ms",
-  MetricBoundaries.exponential({ start: 5, factor: 2, count: 13 }),
-  "Time from the start of a webhook attempt to its answer or error"
-)
+export const webhookLatency = Metric.histogram("etd_webhook_delivery_duration_ms", {
+  boundaries: Metric.exponentialBoundaries({ start: 5, factor: 2, count: 13 }),
+  description: "Time from the start of a webhook attempt to its answer or error"
+})
 
 export type SendResult =
   | { readonly _tag: "Answered"; readonly status: number; readonly body: string; readonly latencyMs: number }
@@ -114,7 +135,7 @@ export const send = (options: {
   readonly lookup: ReturnType<typeof guardedLookup>
   readonly agents: { readonly http: http.Agent; readonly https: https.Agent }
 }) =>
-  Effect.async<SendResult>((resume) => {
+  Effect.callback<SendResult>((resume) => {
     // Wall-clock latency of real network I/O, independent of the Effect clock (TestClock in tests).
     const started = performance.now()
     const elapsed = () => Math.round(performance.now() - started)
@@ -243,7 +264,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         LIMIT 1
         FOR UPDATE SKIP LOCKED)
       RETURNING id, endpoint_id, event_id, attempts, run_attempts, traceparent, locked_by`
-    return Option.fromNullable(rows[0])
+    return Option.fromNullishOr(rows[0])
   }).pipe(Effect.withSpan("WebhookDispatcher.claim"))
 
   const loadContext = (delivery: ClaimedDelivery) =>
@@ -254,7 +275,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
                ev.tenant_id, ev.environment
         FROM webhook_endpoints e, events ev
         WHERE e.id = ${delivery.endpointId} AND ev.id = ${delivery.eventId}`,
-      (rows) => Option.fromNullable(rows[0])
+      (rows) => Option.fromNullishOr(rows[0])
     )
 
   /** Writes only while this worker holds the lease; otherwise the whole transaction rolls back. */
@@ -277,7 +298,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     )
 
   const disableEndpoint = (endpointId: string, reason: "gone" | "failing", at: Date) =>
-    Effect.zipRight(
+    Effect.andThen(
       sql`
         UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
         WHERE id = ${endpointId} AND enabled`,
@@ -346,8 +367,8 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       const startedAt = yield* now
       const target = checkUrl(context.url, policy)
       let result: SendResult
-      if (Either.isLeft(target)) {
-        result = { _tag: "NoAnswer", error: `refused by the SSRF guard: ${target.left.message}`, latencyMs: 0 }
+      if (Result.isFailure(target)) {
+        result = { _tag: "NoAnswer", error: `refused by the SSRF guard: ${target.failure.message}`, latencyMs: 0 }
       } else {
         const body = webhookBody({
           id: delivery.eventId,
@@ -366,20 +387,20 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
           "content-type": "application/json",
           "user-agent": "etd-webhooks/1.0"
         }
-        result = yield* send({ url: target.right, body, headers, lookup, agents }).pipe(
-          Effect.timeoutTo({
+        result = yield* send({ url: target.success, body, headers, lookup, agents }).pipe(
+          Effect.timeoutOrElse({
             duration: config.webhooks.timeout,
-            onSuccess: (r): SendResult => r,
-            onTimeout: (): SendResult => ({
-              _tag: "NoAnswer",
-              error: `timed out after ${Duration.format(config.webhooks.timeout)}`,
-              latencyMs: Math.round(Duration.toMillis(config.webhooks.timeout))
-            })
+            orElse: () =>
+              Effect.succeed<SendResult>({
+                _tag: "NoAnswer",
+                error: `timed out after ${Duration.format(config.webhooks.timeout)}`,
+                latencyMs: Math.round(Duration.toMillis(config.webhooks.timeout))
+              })
           }),
           Effect.withSpan("WebhookDispatcher.send", {
             kind: "client",
             // The host only: a URL's path or query may carry the receiver's own credentials.
-            attributes: { "server.address": target.right.hostname, "http.request.method": "POST" }
+            attributes: { "server.address": target.success.hostname, "http.request.method": "POST" }
           })
         )
       }
@@ -405,7 +426,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       if (!context.value.enabled) return yield* abandon(delivery, "endpoint disabled")
       yield* Effect.annotateCurrentSpan({ "tenant.id": context.value.tenantId, "webhook.event.type": context.value.eventType })
       const outcome = yield* attempt(delivery, context.value)
-      yield* Metric.increment(Metric.tagged(webhookOutcomes, "outcome", outcome))
+      yield* Metric.update(Metric.withAttributes(webhookOutcomes, { outcome }), 1)
     }).pipe(
       Effect.catchTag("LeaseLost", () =>
         Effect.logWarning("lost the lease on a webhook delivery; its new owner sends it").pipe(
@@ -416,23 +437,14 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     )
 
   /** One worker: claim and send until told to stop; wait for a signal or the poll when idle. */
-  const runWorker = (stopping: Ref.Ref<boolean>, signal: { readonly wait: Effect.Effect<unknown>; readonly nudge: Effect.Effect<unknown> }) =>
-    Effect.gen(function*() {
-      while (!(yield* Ref.get(stopping))) {
-        const delivery = yield* claim.pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logError("could not claim a webhook delivery", cause), Option.none<ClaimedDelivery>()))
-        )
-        if (Option.isSome(delivery)) {
-          // One notification may stand for many deliveries: pass it on to an idle worker.
-          yield* signal.nudge
-          yield* process(delivery.value).pipe(
-            // The delivery stays leased; when the lease runs out it is sent again.
-            Effect.catchAllCause((cause) => Effect.logError("webhook delivery failed unexpectedly", cause))
-          )
-        } else {
-          yield* Effect.raceFirst(signal.wait, Effect.sleep(config.webhooks.pollInterval))
-        }
-      }
+  const runWorker = (signal: { readonly wait: Effect.Effect<unknown>; readonly nudge: Effect.Effect<unknown> }) =>
+    workLoop({
+      label: "webhook delivery",
+      claim,
+      process,
+      idle: Effect.raceFirst(signal.wait, Effect.sleep(config.webhooks.pollInterval)),
+      // One notification may stand for many deliveries: pass it on to an idle worker.
+      onClaim: signal.nudge
     })
 
   return { claim, process, runWorker } as const
@@ -443,35 +455,29 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
  * (sent when a delivery is queued, at commit, to every instance) or by the poll. Shutdown is
  * graceful: workers stop claiming and finish the attempt in hand within the grace period.
  */
-export const WebhookDispatcherLive = Layer.scopedDiscard(
+export const WebhookDispatcherLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const readiness = yield* Readiness
     const dispatcher = yield* makeWebhookDispatcher
-    const stopping = yield* Ref.make(false)
     const signal = yield* Queue.sliding<void>(1)
     const pg = yield* Effect.serviceOption(PgClient.PgClient)
     if (Option.isSome(pg)) {
       yield* Effect.forkScoped(
         pg.value.listen(DELIVERIES_CHANNEL).pipe(
-          Stream.runForEach(() => Queue.offer(signal, undefined)),
+          Effect.flatMap((notifications) =>
+            Stream.runForEach(Stream.fromQueue(notifications), () => Queue.offer(signal, undefined))
+          ),
+          Effect.scoped,
           // Without notifications the poll still finds every delivery, just later.
-          Effect.catchAllCause((cause) => Effect.logWarning("webhook notifications unavailable; polling only", cause))
+          Effect.catchCause((cause) => Effect.logWarning("webhook notifications unavailable; polling only", cause))
         )
       )
     }
-    const fibers = yield* Effect.forEach(
-      Array.from({ length: config.webhooks.concurrency }, (_, i) => i),
-      (i) =>
-        Effect.tap(
-          Effect.forkScoped(dispatcher.runWorker(stopping, { wait: Queue.take(signal), nudge: Queue.offer(signal, undefined) })),
-          (fiber) => readiness.registerWorker(`webhooks-${i}`, fiber)
-        )
-    )
-    yield* Effect.addFinalizer(() =>
-      Ref.set(stopping, true).pipe(
-        Effect.zipRight(Fiber.awaitAll(fibers).pipe(Effect.timeout(config.worker.shutdownGrace), Effect.ignore))
-      )
-    )
+    yield* superviseWorkers({
+      name: "webhooks",
+      count: config.webhooks.concurrency,
+      grace: config.worker.shutdownGrace,
+      worker: dispatcher.runWorker({ wait: Queue.take(signal), nudge: Queue.offer(signal, undefined) })
+    })
   })
 )

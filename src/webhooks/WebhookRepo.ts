@@ -3,8 +3,8 @@
  * delivery through the API is bounded by tenant and environment, so other tenants' and other
  * environments' rows are simply not there (404).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Environment } from "../domain/Principal.js"
 import type { DeliveryStatus } from "./Api.js"
 import type { EventType } from "./Events.js"
@@ -64,11 +64,11 @@ export interface Owner {
   readonly environment: Environment
 }
 
-export class WebhookRepo extends Effect.Service<WebhookRepo>()("etd/WebhookRepo", {
-  effect: Effect.gen(function*() {
+export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const json = (value: unknown) => JSON.stringify(value)
-    const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
+    const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 
     /** Serializes endpoint creation per tenant, so concurrent creates cannot pass the limit together. */
     const lockTenant = (tenantId: string) =>
@@ -233,4 +233,6 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("etd/WebhookRepo"
       notify
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

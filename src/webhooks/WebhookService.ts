@@ -2,8 +2,8 @@
  * Webhook endpoints and their deliveries (SPEC §9), for one tenant and environment at a time:
  * the caller's (the API key's). Sending is the WebhookDispatcher's; this service only queues.
  */
-import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Either, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
@@ -44,10 +44,10 @@ const endpointFields = (row: EndpointRow, at: Date) => ({
 })
 
 export const toEndpoint = (row: EndpointRow, at: Date) =>
-  WebhookEndpoint.make(endpointFields(row, at), { disableValidation: true })
+  WebhookEndpoint.make(endpointFields(row, at), { disableChecks: true })
 
 const withSecret = (row: EndpointRow, at: Date) =>
-  WebhookEndpointWithSecret.make({ ...endpointFields(row, at), secret: row.secret }, { disableValidation: true })
+  WebhookEndpointWithSecret.make({ ...endpointFields(row, at), secret: row.secret }, { disableChecks: true })
 
 const deliveryFields = (row: DeliveryRow) => ({
   id: row.id,
@@ -65,7 +65,7 @@ const deliveryFields = (row: DeliveryRow) => ({
   updated_at: row.updatedAt
 })
 
-export const toDelivery = (row: DeliveryRow) => WebhookDelivery.make(deliveryFields(row), { disableValidation: true })
+export const toDelivery = (row: DeliveryRow) => WebhookDelivery.make(deliveryFields(row), { disableChecks: true })
 
 const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>) =>
   WebhookDeliveryDetail.make({
@@ -78,7 +78,7 @@ const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>) =>
       response_body: a.responseBody,
       error: a.error
     }))
-  }, { disableValidation: true })
+  }, { disableChecks: true })
 
 const endpointNotFound = () => new NotFound({ message: "No such webhook endpoint." })
 const deliveryNotFound = () => new NotFound({ message: "No such delivery." })
@@ -86,8 +86,8 @@ const deliveryNotFound = () => new NotFound({ message: "No such delivery." })
 /** Keeps the filter as given, without repeats, so `["document.authorized", "document.authorized"]` is one entry. */
 const normalizeEvents = (events: ReadonlyArray<string>) => [...new Set(events)]
 
-export class WebhookService extends Effect.Service<WebhookService>()("etd/WebhookService", {
-  effect: Effect.gen(function*() {
+export class WebhookService extends Context.Service<WebhookService>()("etd/WebhookService", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* WebhookRepo
     const config = yield* AppConfig
@@ -95,15 +95,15 @@ export class WebhookService extends Effect.Service<WebhookService>()("etd/Webhoo
 
     /** An obviously bad target is refused when it is registered; the dispatcher checks again at connect time. */
     const validUrl = (url: string) =>
-      Either.match(checkUrl(url, urlPolicy), {
-        onLeft: (unsafe) =>
+      Result.match(checkUrl(url, urlPolicy), {
+        onFailure: (unsafe) =>
           Effect.fail(
             new InvalidRequest({
               message: `The request is not valid. url: ${unsafe.message}`,
               issues: [{ path: ["url"], message: unsafe.message }]
             })
           ),
-        onRight: (parsed) => Effect.succeed(parsed.href)
+        onSuccess: (parsed) => Effect.succeed(parsed.href)
       })
 
     const endpointOf = (owner: Owner, id: string) =>
@@ -260,6 +260,7 @@ export class WebhookService extends Effect.Service<WebhookService>()("etd/Webhoo
     })
 
     return { create, list, get, update, remove, rotateSecret, listDeliveries, getDelivery, replay, recover } as const
-  }),
-  dependencies: [WebhookRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(WebhookRepo.layer))
+}

@@ -11,7 +11,7 @@ for (const database of testDatabases) {
         const api = yield* client(owner.session)
         const me = yield* api.auth.me()
         expect(me.id).toBe(owner.userId)
-        const mine = yield* api.auth.myTenants({ urlParams: { limit: 20 } })
+        const mine = yield* api.auth.myTenants({ query: { limit: 20 } })
         expect(mine.data.map((m) => [m.tenant.id, m.role])).toEqual([[owner.tenantId, "owner"]])
       }))
 
@@ -59,7 +59,7 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const api = yield* client(owner.session)
-        const tenant = yield* api.tenants.get({ path: { tenantId: owner.tenantId } })
+        const tenant = yield* api.tenants.get({ params: { tenantId: owner.tenantId } })
         const response = yield* rawRequest("POST", "/v1/auth/register", {
           body: { email: uniqueEmail(), password: PASSWORD, tenant: { name: "Copycat", tax_id: tenant.tax_id } }
         })

@@ -2,9 +2,10 @@
  * The authority adapter: configuration checked at start-up, every call bounded by
  * TAX_AUTHORITY_TIMEOUT, and documents routed to the system of their environment.
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Cause, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { Cause, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
 import {
   authorityFor,
@@ -23,8 +24,7 @@ import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
 
-const withEnv = (variables: Record<string, string>) =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(variables))))
+const withEnv = (variables: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env: variables }))
 
 const submission = (notes: string | null = null): Submission => ({
   submissionId: `DPS-${randomBytes(8).toString("hex")}`,
@@ -137,11 +137,11 @@ for (const database of testDatabases) {
           authority.cancel({ submissionId: sub.submissionId, accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
         ]
         for (const call of calls) {
-          const fiber = yield* Effect.fork(call)
+          const fiber = yield* Effect.forkChild(call)
           yield* realPause(20)
           yield* TestClock.adjust(Duration.millis(1_999))
           yield* realPause(20)
-          expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+          expect(fiber.pollUnsafe() === undefined).toBe(true)
           yield* TestClock.adjust(Duration.millis(1))
           const error = yield* Effect.flip(Fiber.join(fiber))
           expect(error._tag).toBe("AuthorityTimeout")
@@ -160,7 +160,7 @@ for (const database of testDatabases) {
         yield* TestClock.setTime(NOW)
         const authority = yield* authorityFor("live")
         const sub = submission("simulate:timeout")
-        const fiber = yield* Effect.fork(authority.submit(sub))
+        const fiber = yield* Effect.forkChild(authority.submit(sub))
         for (let i = 0; i < 400 && (yield* systemsOf(sub.submissionId)).length === 0; i++) yield* realPause()
         yield* TestClock.adjust(Duration.seconds(3))
         const error = yield* Effect.flip(Fiber.join(fiber))

@@ -3,9 +3,10 @@
  * detection, the magic values, lookups, cancellations, latency and failure rate, and records kept
  * in the simulator's own transactions, on every test database.
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Either, Exit, Fiber, Layer, Option, TestClock, Tracer } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Result, Tracer } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
 import { makeSimulator, type SimulatorOptions } from "../../src/authority/Simulator.js"
 import type { Submission, SubmissionDocument, TaxAuthority } from "../../src/authority/TaxAuthority.js"
@@ -67,20 +68,20 @@ const recordOf = (system: string, submissionId: string) =>
       readonly accessKey: string | null
     }>`SELECT status, submit_attempts, lookups, access_key FROM authority_sim_records
        WHERE system = ${system} AND submission_id = ${submissionId}`
-    return Option.fromNullable(rows[0])
+    return Option.fromNullishOr(rows[0])
   })
 
 const attemptsOf = (submissionId: string) =>
   Effect.map(recordOf("homologation", submissionId), Option.match({ onNone: () => 0, onSome: (r) => r.submitAttempts }))
 
-const leftTag = <A, E extends { readonly _tag: string }>(result: Either.Either<A, E>) =>
-  Either.isLeft(result) ? result.left._tag : "Right"
+const leftTag = <A, E extends { readonly _tag: string }>(result: Result.Result<A, E>) =>
+  Result.isFailure(result) ? result.failure._tag : "Right"
 
 for (const database of testDatabases) {
   const Database = Layer.provideMerge(MigrationsLive, databaseLayer(database))
 
   layer(Database, { timeout: 120_000 })(`authority simulator (${database})`, (it) => {
-    it.scoped("authorizes with a national 50-digit access key, a protocol and the clock's time", () =>
+    it.effect("authorizes with a national 50-digit access key, a protocol and the clock's time", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -110,7 +111,7 @@ for (const database of testDatabases) {
         expect(found.cancelledAt).toBeNull()
       }))
 
-    it.scoped("builds CPF and alphanumeric-CNPJ keys that are still 50 digits with a valid check digit", () =>
+    it.effect("builds CPF and alphanumeric-CNPJ keys that are still 50 digits with a valid check digit", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -126,7 +127,7 @@ for (const database of testDatabases) {
         expect(alphanumeric.accessKey.slice(8, 23)).toBe("212789345010135")
       }))
 
-    it.scoped("detects a duplicate submission id and answers with the existing authorization", () =>
+    it.effect("detects a duplicate submission id and answers with the existing authorization", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -142,27 +143,27 @@ for (const database of testDatabases) {
         expect(yield* attemptsOf(sub.submissionId)).toBe(2)
       }))
 
-    it.scoped("authorizes concurrent submits of one id exactly once", () =>
+    it.effect("authorizes concurrent submits of one id exactly once", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
         const sub = submission()
-        const results = yield* Effect.all(Array.from({ length: 8 }, () => Effect.either(authority.submit(sub))), {
+        const results = yield* Effect.all(Array.from({ length: 8 }, () => Effect.result(authority.submit(sub))), {
           concurrency: "unbounded"
         })
-        const winners = results.filter(Either.isRight)
+        const winners = results.filter(Result.isSuccess)
         expect(winners).toHaveLength(1)
-        const key = winners[0]!.right.accessKey
+        const key = winners[0]!.success.accessKey
         for (const result of results) {
-          if (Either.isLeft(result)) {
-            expect(result.left._tag).toBe("AlreadyAuthorized")
-            if (result.left._tag === "AlreadyAuthorized") expect(result.left.accessKey).toBe(key)
+          if (Result.isFailure(result)) {
+            expect(result.failure._tag).toBe("AlreadyAuthorized")
+            if (result.failure._tag === "AlreadyAuthorized") expect(result.failure.accessKey).toBe(key)
           }
         }
         expect(yield* attemptsOf(sub.submissionId)).toBe(8)
       }))
 
-    it.scoped("simulate:reject is rejected with code E0310 and no NFS-e", () =>
+    it.effect("simulate:reject is rejected with code E0310 and no NFS-e", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -179,7 +180,7 @@ for (const database of testDatabases) {
         expect(yield* attemptsOf(sub.submissionId)).toBe(2)
       }))
 
-    it.scoped("simulate:unavailable fails with 503 exactly unavailableTimes times, then authorizes", () =>
+    it.effect("simulate:unavailable fails with 503 exactly unavailableTimes times, then authorizes", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         for (const unavailableTimes of [2, 3]) {
@@ -197,21 +198,24 @@ for (const database of testDatabases) {
         }
       }))
 
-    it.scoped("simulate:timeout authorizes, then times out; lookup finds it and a resubmit is a duplicate", () =>
+    it.effect("simulate:timeout authorizes, then times out; lookup finds it and a resubmit is a duplicate", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator({ timeoutAfter: Duration.seconds(30) })
         const sub = submission("simulate:timeout")
-        const fiber = yield* Effect.fork(authority.submit(sub))
+        const fiber = yield* Effect.forkChild(authority.submit(sub))
         // The authority records it first; the caller is still waiting for an answer.
         yield* eventually(Effect.map(authority.lookup(sub.submissionId), Option.isSome))
         yield* TestClock.adjust(Duration.seconds(29))
         yield* realPause(20)
-        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        expect(fiber.pollUnsafe() === undefined).toBe(true)
         yield* TestClock.adjust(Duration.seconds(1))
         const exit = yield* Fiber.await(fiber)
-        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : exit._tag)
-          .toBe("AuthorityTimeout")
+        // A failure whose cause is that one error, and nothing else.
+        const onlyError = Exit.isFailure(exit) && exit.cause.reasons.length === 1 && Cause.isFailReason(exit.cause.reasons[0]!)
+          ? exit.cause.reasons[0].error
+          : undefined
+        expect(onlyError !== undefined ? onlyError._tag : exit._tag).toBe("AuthorityTimeout")
 
         const found = Option.getOrThrow(yield* authority.lookup(sub.submissionId))
         expect(found.status).toBe("authorized")
@@ -224,7 +228,7 @@ for (const database of testDatabases) {
         expect(record.lookups).toBe(2)
       }))
 
-    it.scoped("lookup of an unknown submission id is None", () =>
+    it.effect("lookup of an unknown submission id is None", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -232,7 +236,7 @@ for (const database of testDatabases) {
         expect(Option.isNone(yield* recordOf("homologation", "DPS-never-submitted"))).toBe(true)
       }))
 
-    it.scoped("cancels with a protocol at the clock's time, idempotently", () =>
+    it.effect("cancels with a protocol at the clock's time, idempotently", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -262,7 +266,7 @@ for (const database of testDatabases) {
         expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AlreadyAuthorized")
       }))
 
-    it.scoped("refuses simulate:cancel-reject (E1235), unknown ids (E1200) and foreign access keys (E1201)", () =>
+    it.effect("refuses simulate:cancel-reject (E1235), unknown ids (E1200) and foreign access keys (E1201)", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -311,23 +315,23 @@ for (const database of testDatabases) {
         expect(foreign._tag === "AuthorityRejected" ? foreign.code : "").toBe("E1201")
       }))
 
-    it.scoped("honours latency: nothing is answered (or recorded) until the clock has moved", () =>
+    it.effect("honours latency: nothing is answered (or recorded) until the clock has moved", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator({ latency: Duration.seconds(5) })
         const sub = submission()
-        const fiber = yield* Effect.fork(authority.submit(sub))
+        const fiber = yield* Effect.forkChild(authority.submit(sub))
         yield* realPause(20)
         yield* TestClock.adjust(Duration.millis(4_999))
         yield* realPause(50)
-        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        expect(fiber.pollUnsafe() === undefined).toBe(true)
         expect(yield* attemptsOf(sub.submissionId)).toBe(0)
         yield* TestClock.adjust(Duration.millis(1))
         const authorization = yield* Fiber.join(fiber)
         expect(authorization.authorizedAt.getTime()).toBe(NOW + 5_000)
       }))
 
-    it.scoped("failureRate 1 makes every call a transient 503, still counted", () =>
+    it.effect("failureRate 1 makes every call a transient 503, still counted", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const healthy = yield* simulator()
@@ -341,10 +345,10 @@ for (const database of testDatabases) {
           expect(error._tag === "AuthorityUnavailable" ? error.status : error._tag).toBe(503)
         }
         expect(yield* attemptsOf(sub.submissionId)).toBe(5)
-        expect(leftTag(yield* Effect.either(failing.lookup(authorized.submissionId)))).toBe("AuthorityUnavailable")
+        expect(leftTag(yield* Effect.result(failing.lookup(authorized.submissionId)))).toBe("AuthorityUnavailable")
         expect(
           leftTag(
-            yield* Effect.either(failing.cancel({
+            yield* Effect.result(failing.cancel({
               submissionId: authorized.submissionId,
               accessKey: authorization.accessKey,
               reasonCode: "other",
@@ -353,11 +357,11 @@ for (const database of testDatabases) {
           )
         ).toBe("AuthorityUnavailable")
         // Even the duplicate check is behind the outage.
-        expect(leftTag(yield* Effect.either(failing.submit(authorized)))).toBe("AuthorityUnavailable")
+        expect(leftTag(yield* Effect.result(failing.submit(authorized)))).toBe("AuthorityUnavailable")
         expect(Option.getOrThrow(yield* healthy.lookup(authorized.submissionId)).status).toBe("authorized")
       }))
 
-    it.scoped("keeps its records when the caller's transaction rolls back, without deadlocking", () =>
+    it.effect("keeps its records when the caller's transaction rolls back, without deadlocking", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const sql = yield* SqlClient.SqlClient
@@ -371,10 +375,10 @@ for (const database of testDatabases) {
           yield* sql`INSERT INTO caller_scratch (id) VALUES (${sub.submissionId})`
           const authorization = yield* authority.submit(sub)
           // Concurrent calls inside one transaction still authorize an id once.
-          const twins = yield* Effect.all([1, 2, 3].map(() => Effect.either(authority.submit(twin))), {
+          const twins = yield* Effect.all([1, 2, 3].map(() => Effect.result(authority.submit(twin))), {
             concurrency: "unbounded"
           })
-          expect(twins.filter(Either.isRight)).toHaveLength(1)
+          expect(twins.filter(Result.isSuccess)).toHaveLength(1)
           // Visible to the simulator at once, before the caller's transaction has ended.
           expect(Option.isSome(yield* authority.lookup(sub.submissionId))).toBe(true)
           return yield* Effect.fail({ _tag: "CallerFailed" as const, authorization })
@@ -403,7 +407,7 @@ for (const database of testDatabases) {
         yield* sql`DROP TABLE caller_scratch`
       }), { timeout: 30_000 })
 
-    it.scoped("keeps production and homologation records apart", () =>
+    it.effect("keeps production and homologation records apart", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const production = yield* makeSimulator({ system: "production" })
@@ -417,7 +421,7 @@ for (const database of testDatabases) {
         expect(Option.isSome(yield* recordOf("production", sub.submissionId))).toBe(true)
       }))
 
-    it.scoped("never puts document content in its spans", () =>
+    it.effect("never puts document content in its spans", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority: TaxAuthority = yield* simulator()
@@ -440,7 +444,7 @@ for (const database of testDatabases) {
 /** A tracer that remembers the name and attributes of every span it creates. */
 const recordingTracer = (spans: Array<{ name: string; attributes: ReadonlyMap<string, unknown> }>) =>
   Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
+    span: ({ annotations, kind, links, name, parent, startTime }) => {
       const attributes = new Map<string, unknown>()
       spans.push({ name, attributes })
       let status: Tracer.SpanStatus = { _tag: "Started", startTime }
@@ -450,7 +454,7 @@ const recordingTracer = (spans: Array<{ name: string; attributes: ReadonlyMap<st
         spanId: randomBytes(8).toString("hex"),
         traceId: parent._tag === "Some" ? parent.value.traceId : randomBytes(16).toString("hex"),
         parent,
-        context,
+        annotations,
         get status() {
           return status
         },
@@ -468,6 +472,5 @@ const recordingTracer = (spans: Array<{ name: string; attributes: ReadonlyMap<st
         addLinks: () => {}
       }
       return span
-    },
-    context: (f) => f()
+    }
   })

@@ -3,7 +3,7 @@
  * `standardwebhooks` library: signatures and timestamps, exactly-once per `webhook-id` (also under
  * concurrency), every event type's effect on the tenant, and what live and test issuing then do.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -34,7 +34,7 @@ const deliver = (body: string, options: { id?: string; at?: Date; secret?: Webho
 }
 
 const tenantState = (session: string, tenantId: string) =>
-  Effect.flatMap(client(session), (api) => api.tenants.get({ path: { tenantId } }))
+  Effect.flatMap(client(session), (api) => api.tenants.get({ params: { tenantId } }))
 
 const invoice = {
   type: "service_invoice",

@@ -1,11 +1,10 @@
-import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
+import { FetchHttpClient, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { makeApp } from "../../src/App.js"
 import { createClient, InvalidApiKey, makeClient } from "../../src/client/index.js"
-import { FetchHttpClient } from "@effect/platform"
 import { cnpj, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { databaseLayer, testConfig } from "../support/TestApp.js"
 
@@ -15,7 +14,7 @@ const app = makeApp(testConfig(), databaseLayer("embedded")).pipe(
 )
 
 const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "")
+  server.address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${server.address.port}`)
 
 layer(app, { timeout: 60_000, excludeTestServices: true })("typed client", (it) => {
   it.effect("Promise facade: register, log in, create a key, read the tenant", () =>
@@ -30,13 +29,13 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("typed client", (it) 
         const { token } = await anonymous.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
         const dashboard = createClient({ baseUrl: url, token })
         const created = await dashboard.apiKeys.create({
-          path: { tenantId: tenant!.id },
+          params: { tenantId: tenant!.id },
           payload: { name: "backend", environment: "test", scopes: ["documents:read"] }
         })
         const withKey = createClient({ baseUrl: url, token: created.token })
-        const read = await withKey.tenants.get({ path: { tenantId: tenant!.id } })
+        const read = await withKey.tenants.get({ params: { tenantId: tenant!.id } })
         const failure = await createClient({ baseUrl: url, token: `etd_test_${"a".repeat(32)}` }).tenants
-          .get({ path: { tenantId: tenant!.id } })
+          .get({ params: { tenantId: tenant!.id } })
           .then(() => undefined, (error: unknown) => error)
         return { tenantId: tenant!.id, read, failure }
       })

@@ -4,9 +4,9 @@
  * the proof that the certificate's content and its password leave no trace in responses, log
  * lines, span attributes or the database (other than as ciphertext).
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted, Tracer } from "effect"
+import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { createPrivateKey, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -25,7 +25,7 @@ const password = () => `pfx-pass-${randomBytes(8).toString("hex")}`
 /** A registered owner whose tenant's CNPJ is known, for certificates issued to it. */
 const tenantWithTaxId = Effect.gen(function*() {
   const owner = yield* registerOwner("cred")
-  const tenant = yield* (yield* client(owner.session)).tenants.get({ path: { tenantId: owner.tenantId } })
+  const tenant = yield* (yield* client(owner.session)).tenants.get({ params: { tenantId: owner.tenantId } })
   return { ...owner, taxId: tenant.tax_id }
 })
 
@@ -64,12 +64,13 @@ const withIterations = (p12: TestPkcs12, pass: string, iterations: number): Uint
 
 // Spans of the app under test, with every attribute and event set on them.
 const recordedSpans: Array<{ name: string; attributes: Array<[string, unknown]>; events: Array<unknown> }> = []
-const RecordingTracer = Layer.unwrapEffect(
+const RecordingTracer = Layer.effect(
+  Tracer.Tracer,
   Effect.map(Effect.tracer, (base) =>
-    Layer.setTracer(Tracer.make({
+    Tracer.make({
       context: base.context,
-      span: (...args) => {
-        const span = base.span(...args)
+      span: (options) => {
+        const span = base.span(options)
         const record = { name: span.name, attributes: [] as Array<[string, unknown]>, events: [] as Array<unknown> }
         recordedSpans.push(record)
         const attribute = span.attribute.bind(span)
@@ -85,7 +86,7 @@ const RecordingTracer = Layer.unwrapEffect(
         for (const entry of span.attributes) record.attributes.push(entry)
         return span
       }
-    })))
+    }))
 )
 
 for (const database of testDatabases) {
@@ -97,7 +98,7 @@ for (const database of testDatabases) {
           const owner = yield* tenantWithTaxId
           const { p12, pass } = certificateFor(owner.taxId)
           const api = yield* client(owner.session)
-          const credential = yield* api.credentials.upload({ path: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, pass) })
+          const credential = yield* api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, pass) })
           expect(credential).toMatchObject({
             object: "credential",
             kind: "a1_certificate",
@@ -119,7 +120,7 @@ for (const database of testDatabases) {
           const second = certificateFor(owner.taxId, { freshKey: true })
           const api = yield* client(owner.session)
           const a = yield* api.credentials.upload({
-            path: { tenantId: owner.tenantId },
+            params: { tenantId: owner.tenantId },
             payload: { pkcs12: base64(first.p12.pfx), password: Redacted.make(first.pass) }
           })
           const raw = yield* upload(owner.session, owner.tenantId, { pkcs12: base64(second.p12.pfx), password: second.pass })
@@ -127,9 +128,9 @@ for (const database of testDatabases) {
           const b = field(raw.json, "id")
 
           const reader = yield* client((yield* createKey(owner, "live", ["credentials:read"])).token)
-          const list = yield* reader.credentials.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+          const list = yield* reader.credentials.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
           expect(list.data.map((c) => [c.id, c.status])).toEqual([[b, "active"], [a.id, "replaced"]])
-          const one = yield* reader.credentials.get({ path: { tenantId: owner.tenantId, credId: a.id } })
+          const one = yield* reader.credentials.get({ params: { tenantId: owner.tenantId, credId: a.id } })
           expect(one.status).toBe("replaced")
           expect(one.fingerprint_sha256).toBe(first.p12.fingerprintSha256)
           // Only the newest is handed to the authority layers.
@@ -142,7 +143,7 @@ for (const database of testDatabases) {
           const owner = yield* tenantWithTaxId
           const { p12 } = certificateFor(owner.taxId)
           const api = yield* client(owner.session)
-          const error = yield* Effect.flip(api.credentials.upload({ path: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, "not the password") }))
+          const error = yield* Effect.flip(api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, "not the password") }))
           expect(error._tag).toBe("CertificatePasswordIncorrect")
           expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: "nope" }), 422, "certificate_password_incorrect")
         }))
@@ -181,7 +182,7 @@ for (const database of testDatabases) {
           const api = yield* client(owner.session)
           const form = new FormData()
           form.append("password", "only a password")
-          const error = yield* Effect.flip(api.credentials.upload({ path: { tenantId: owner.tenantId }, payload: form }))
+          const error = yield* Effect.flip(api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: form }))
           expect(error._tag).toBe("InvalidRequest")
         }))
 
@@ -191,7 +192,7 @@ for (const database of testDatabases) {
           const big = randomBytes(64 * 1024 + 1)
           expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: base64(big), password: "x" }), 413, "payload_too_large")
           const api = yield* client(owner.session)
-          const error = yield* Effect.flip(api.credentials.upload({ path: { tenantId: owner.tenantId }, payload: formOf(big, "x") }))
+          const error = yield* Effect.flip(api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(big, "x") }))
           expect(error, JSON.stringify(error)).toMatchObject({ _tag: "PayloadTooLarge" })
 
           const { p12, pass } = certificateFor(owner.taxId)
@@ -254,7 +255,7 @@ for (const database of testDatabases) {
             const other = certificateFor(cnpj(), { password: pass })
             responses.push((yield* upload(owner.session, owner.tenantId, { pkcs12: base64(other.p12.pfx), password: pass })).text)
             responses.push((yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: pass })).text)
-            const viaForm = yield* api.credentials.upload({ path: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, pass) })
+            const viaForm = yield* api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, pass) })
             responses.push(JSON.stringify(viaForm))
             const list = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/credentials`, { token: key.token })
             responses.push(list.text)

@@ -3,9 +3,10 @@
  * once each (also with two sweeps racing), only the nearest one for a late upload, `expired`
  * after `not_after`, and the supervised fiber that runs the sweep on its schedule.
  */
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Redacted, Schema, Scope, TestClock } from "effect"
+import { Duration, Effect, Exit, Layer, Redacted, Schema, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { CredentialExpiryObject } from "../../src/webhooks/Events.js"
 import { randomBytes } from "node:crypto"
 import { AppConfigTest } from "../../src/Config.js"
@@ -26,7 +27,7 @@ const HOUR = 3_600_000
 // Certificates are made with real dates; the TestClock is set to match.
 const START = Math.floor(Date.now() / 1000) * 1000
 
-const services = Layer.mergeAll(CredentialService.Default, CredentialVault.Default, CredentialRepo.Default, EventLog.Default).pipe(
+const services = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, CredentialRepo.layer, EventLog.layer).pipe(
   Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(generateMasterKey("k1"))))
 )
 
@@ -99,7 +100,7 @@ for (const database of testDatabases) {
         yield* TestClock.setTime(START)
         const { credentialId } = yield* credentialExpiringIn(40)
         const sweep = yield* makeExpirySweep
-        const step = (to: number) => Effect.zipRight(TestClock.setTime(START + to), sweep)
+        const step = (to: number) => Effect.andThen(TestClock.setTime(START + to), sweep)
 
         yield* step(9 * DAY)
         expect(yield* warningsOf(credentialId)).toEqual([])
@@ -159,13 +160,13 @@ for (const database of testDatabases) {
         expect((yield* readiness.check).checks.workers).toBe("ok")
         // Time moves a tick at a time, with real pauses for the database, until the sweep has seen it.
         const tickUntil = <A>(check: Effect.Effect<A, unknown, SqlClient.SqlClient>, done: (a: A) => boolean) =>
-          eventually(Effect.zipLeft(check, TestClock.adjust(Duration.hours(6))), done)
+          eventually(Effect.tap(check, TestClock.adjust(Duration.hours(6))), done)
         expect(yield* warningsOf(credentialId)).toEqual([])
         // 30 days before not_after is one day from now.
         expect(yield* tickUntil(warningsOf(credentialId), (w) => w.length === 2)).toEqual(["30d/live", "30d/test"])
         expect(yield* tickUntil(statusOf(credentialId), (status) => status === "expired")).toBe("expired")
         expect(yield* warningsOf(credentialId)).toEqual(["30d/live", "30d/test", "7d/live", "7d/test", "1d/live", "1d/test"])
         yield* Scope.close(scope, Exit.void)
-      }).pipe(Effect.provide(Layer.merge(services, Readiness.Default))))
+      }).pipe(Effect.provide(Layer.merge(services, Readiness.layer))))
   })
 }

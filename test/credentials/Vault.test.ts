@@ -3,9 +3,10 @@
  * then are re-wrapped under the new key id), and how the secrets are obtained at start-up
  * (configured, generated once in development, refused in production).
  */
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Logger, Option, Redacted, TestClock } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { createPrivateKey, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -25,7 +26,7 @@ const K1 = generateMasterKey("k1")
 const K2 = generateMasterKey("k2")
 
 const vaultWith = (keys: string) =>
-  Layer.mergeAll(CredentialService.Default, CredentialVault.Default).pipe(
+  Layer.mergeAll(CredentialService.layer, CredentialVault.layer).pipe(
     Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(keys)))
   )
 
@@ -126,7 +127,7 @@ describe("secrets at start-up", () => {
     withDataDir((dataDir) =>
       Effect.gen(function*() {
         const logs: Array<string> = []
-        const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(JSON.stringify(message))))
+        const capture = Logger.layer([Logger.make(({ message }) => logs.push(JSON.stringify(message)))])
         const config = AppConfigTest({ ...unset, production: false, dataDir })
         const build = Effect.all([MasterKeys, PaymentProviderSecret]).pipe(
           Effect.provide(Layer.merge(MasterKeysLive, PaymentProviderSecretLive)),

@@ -3,9 +3,9 @@
  * interleave their statements inside each other's transactions, first at the SqlClient level and
  * then through the HTTP API under concurrent load.
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Redacted } from "effect"
+import { Deferred, Effect, Fiber, Redacted, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import { embeddedLayer } from "../../src/db/Database.js"
 import { client, makeTestApp, testDatabases } from "../support/TestApp.js"
 import { cnpj, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
@@ -23,7 +23,7 @@ layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })(
       const increment = Effect.gen(function*() {
         const [row] = yield* sql<{ value: number }>`SELECT value FROM counter WHERE id = 1`
         // Give every other fiber the chance to run between the read and the write.
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         yield* Effect.sleep("1 millis")
         yield* sql`UPDATE counter SET value = ${row!.value + 1} WHERE id = 1`
       }).pipe(sql.withTransaction)
@@ -42,9 +42,9 @@ layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })(
           yield* Effect.sleep("2 millis")
           yield* sql`INSERT INTO items (n) VALUES (${n + 1000})`
           if (n % 2 === 1) return yield* Effect.fail(new Boom())
-        }).pipe(sql.withTransaction, Effect.either)
+        }).pipe(sql.withTransaction, Effect.result)
       const results = yield* Effect.all(Array.from({ length: 30 }, (_, n) => write(n)), { concurrency: "unbounded" })
-      expect(results.filter(Either.isLeft)).toHaveLength(15)
+      expect(results.filter(Result.isFailure)).toHaveLength(15)
       const rows = yield* sql<{ n: number }>`SELECT n FROM items ORDER BY n`
       const even = Array.from({ length: 15 }, (_, i) => i * 2)
       expect(rows.map((row) => row.n)).toEqual([...even, ...even.map((n) => n + 1000)])
@@ -56,7 +56,7 @@ layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })(
       yield* sql`CREATE TABLE marks (name text PRIMARY KEY)`
       const opened = yield* Deferred.make<void>()
       // Fiber A: BEGIN, insert X, wait while B acts, then fail: its transaction rolls back.
-      const a = yield* Effect.fork(
+      const a = yield* Effect.forkChild(
         Effect.gen(function*() {
           yield* sql`INSERT INTO marks (name) VALUES ('x')`
           yield* Deferred.succeed(opened, undefined)
@@ -66,14 +66,14 @@ layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })(
       )
       yield* Deferred.await(opened)
       // Fiber B, during A's transaction: a plain insert and a plain read.
-      const b = yield* Effect.fork(
+      const b = yield* Effect.forkChild(
         Effect.gen(function*() {
           yield* sql`INSERT INTO marks (name) VALUES ('y')`
           return yield* sql<{ name: string }>`SELECT name FROM marks ORDER BY name`
         })
       )
-      const aResult = yield* Effect.either(Fiber.join(a))
-      expect(Either.isLeft(aResult)).toBe(true)
+      const aResult = yield* Effect.result(Fiber.join(a))
+      expect(Result.isFailure(aResult)).toBe(true)
       // B never saw A's uncommitted row, and its own row survived A's rollback.
       expect((yield* Fiber.join(b)).map((row) => row.name)).toEqual(["y"])
       const rows = yield* sql<{ name: string }>`SELECT name FROM marks ORDER BY name`
@@ -88,7 +88,7 @@ layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })(
         Effect.gen(function*() {
           yield* sql`INSERT INTO nested (n) VALUES (${n})`
           // The inner part fails and rolls back to its savepoint; the outer part commits.
-          yield* Effect.either(
+          yield* Effect.result(
             Effect.gen(function*() {
               yield* sql`INSERT INTO nested (n) VALUES (${n + 100})`
               yield* Effect.sleep("1 millis")
@@ -134,23 +134,23 @@ for (const database of testDatabases) {
           )
           const keys = Array.from({ length: 40 }, (_, i) =>
             dashboard.apiKeys.create({
-              path: { tenantId: owner.tenantId },
+              params: { tenantId: owner.tenantId },
               payload: { name: `key ${i}`, environment: i % 2 === 0 ? "test" : "live", scopes: ["documents:read"] }
             }).pipe(Effect.map((k) => ({ keyId: k.api_key.id, token: k.token })))
           )
           const all = <A, E>(requests: ReadonlyArray<Effect.Effect<A, E>>) =>
-            Effect.all(requests.map((request) => Effect.either(request)), { concurrency: "unbounded" })
+            Effect.all(requests.map((request) => Effect.result(request)), { concurrency: "unbounded" })
           // Both batches at once, every request in flight together.
           const [registered, issued] = yield* Effect.all([all(registrations), all(keys)], { concurrency: "unbounded" })
 
           // Nothing failed, least of all with a 500.
           const failures = [
-            ...registered.filter(Either.isLeft).map((outcome) => outcome.left._tag),
-            ...issued.filter(Either.isLeft).map((outcome) => outcome.left._tag)
+            ...registered.filter(Result.isFailure).map((outcome) => outcome.failure._tag),
+            ...issued.filter(Result.isFailure).map((outcome) => outcome.failure._tag)
           ]
           expect(failures).toEqual([])
-          const users = registered.filter(Either.isRight).map((outcome) => outcome.right)
-          const created = issued.filter(Either.isRight).map((outcome) => outcome.right)
+          const users = registered.filter(Result.isSuccess).map((outcome) => outcome.success)
+          const created = issued.filter(Result.isSuccess).map((outcome) => outcome.success)
           expect(users).toHaveLength(40)
           expect(created).toHaveLength(40)
 
@@ -190,7 +190,7 @@ for (const database of testDatabases) {
 
           // And each key works.
           const tenantOf = yield* Effect.all(
-            created.map((k) => Effect.flatMap(client(k.token), (api) => api.tenants.get({ path: { tenantId: owner.tenantId } }))),
+            created.map((k) => Effect.flatMap(client(k.token), (api) => api.tenants.get({ params: { tenantId: owner.tenantId } }))),
             { concurrency: 10 }
           )
           expect(tenantOf.every((tenant) => tenant.id === owner.tenantId)).toBe(true)

@@ -2,7 +2,7 @@
  * The interactive API reference at /docs, opened in a real browser (headless Chromium): it must
  * render the contract without reaching the internet, and without script errors.
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -30,7 +30,7 @@ describe.runIf(existsSync(CHROMIUM))("API reference page", () => {
       })
       try {
         const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
-        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const base = `http://127.0.0.1:${"port" in address ? address.port : 0}`
         const page = await browser.newPage()
         const errors: Array<string> = []
         const offsite: Array<string> = []

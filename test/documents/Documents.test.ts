@@ -5,9 +5,9 @@
  * isolation, scopes, and the key-scoped shorthand `/v1/documents…`.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
 import { TaxAuthoritiesLive } from "../../src/authority/Adapter.js"
 import type { AppConfigShape } from "../../src/Config.js"
@@ -17,7 +17,7 @@ import { expectError, field } from "../support/accounts.js"
 import { cnpj, createKey, registerOwner } from "../support/fixtures.js"
 import { client, databaseLayer, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
 
-type ApiClient = Effect.Effect.Success<ReturnType<typeof client>>
+type ApiClient = Effect.Success<ReturnType<typeof client>>
 
 const DOC_ID = /^doc_[0-9a-hjkmnp-tv-z]{26}$/
 /** Well-formed, but no document has it. */
@@ -45,13 +45,14 @@ const fast: Partial<AppConfigShape> = {
  * keeps the caller waiting for the whole timeout (10 s by default) before reconciliation starts.
  */
 const authorities = TaxAuthoritiesLive.pipe(
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ TAX_AUTHORITY_TIMEOUT: "500 millis" })))
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" })))
 )
 
 const makeDocumentsApp = (database: TestDatabase, overrides: Partial<AppConfigShape>) =>
   makeApp(testConfig(overrides), databaseLayer(database), authorities).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
 
-const decodeDocument = Schema.decodeUnknownSync(Document)
+// Responses are JSON: decoded with the document's JSON codec, as the typed client does.
+const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
 
 /** A valid service invoice; `overrides` replace whole top-level fields. */
 const invoice = (overrides: Partial<NewDocument> = {}): NewDocument => ({
@@ -98,7 +99,7 @@ const issueRaw = (token: string, tenantId: string | null, body: unknown, idempot
 
 /** Issues through the typed client and checks it is accepted. */
 const issue = (who: Caller, tenantId: string, body: NewDocument = invoice()) =>
-  who.api.documents.issue({ path: { tenantId }, payload: body, headers: {} })
+  who.api.documents.issue({ params: { tenantId }, payload: body, headers: {} })
 
 const accepted = (response: { readonly status: number; readonly text: string; readonly json: unknown }) => {
   expect(response.status, response.text).toBe(202)
@@ -115,11 +116,11 @@ const waitFor = (
   Effect.gen(function*() {
     let last: Document | undefined
     for (let i = 0; i < 200; i++) {
-      last = yield* who.api.documents.get({ path: { tenantId, docId } })
+      last = yield* who.api.documents.get({ params: { tenantId, docId } })
       if (done(last)) return last
       yield* Effect.sleep(Duration.millis(25))
     }
-    return yield* Effect.dieMessage(`document ${docId} did not settle; last status ${last?.status}`)
+    return yield* Effect.die(new Error(`document ${docId} did not settle; last status ${last?.status}`))
   })
 
 /** Issues and waits until the authority has answered. */
@@ -322,7 +323,7 @@ for (const database of testDatabases) {
         expect(document.attempts).toBe(1)
         // Give a (wrong) retry the time to happen; the document stays as it is.
         yield* Effect.sleep(Duration.millis(150))
-        const later = yield* t.test.api.documents.get({ path: { tenantId: t.tenantId, docId: document.id } })
+        const later = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
         expect({ status: later.status, attempts: later.attempts }).toEqual({ status: "rejected", attempts: 1 })
         expect(yield* eventTypesOf(yield* SqlClient.SqlClient, document.id)).toEqual(["document.rejected"])
       }))
@@ -404,7 +405,7 @@ for (const database of testDatabases) {
         const document = yield* issueSettled(t.test, t.tenantId, invoice({ notes: "simulate:cancel-reject" }))
         expect(document.status).toBe("authorized")
         const requested = yield* t.test.api.documents.cancel({
-          path: { tenantId: t.tenantId, docId: document.id },
+          params: { tenantId: t.tenantId, docId: document.id },
           payload: { reason_code: "other", reason: "The customer withdrew the order." }
         })
         expect(requested.status).toBe("cancel_requested")
@@ -460,7 +461,7 @@ for (const database of testDatabases) {
         // Both fields are named (a literal union may report its field once per allowed value).
         expect([...new Set(issuePaths(both))].sort()).toEqual(["reason", "reason_code"])
         // None of the refusals touched the document.
-        const after = yield* t.test.api.documents.get({ path: { tenantId: t.tenantId, docId: authorized.id } })
+        const after = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: authorized.id } })
         expect({ status: after.status, cancellation: after.cancellation }).toEqual({ status: "authorized", cancellation: null })
       }))
 
@@ -476,26 +477,26 @@ for (const database of testDatabases) {
         const newestFirst = [...issued].reverse().map((d) => d.id)
         expect([...newestFirst].sort().reverse()).toEqual(newestFirst)
 
-        const page1 = yield* t.test.api.documents.list({ path: { tenantId: t.tenantId }, urlParams: { limit: 2 } })
+        const page1 = yield* t.test.api.documents.list({ params: { tenantId: t.tenantId }, query: { limit: 2 } })
         expect(page1.data.map((d) => d.id)).toEqual(newestFirst.slice(0, 2))
         expect(page1.data.map((d) => d.number)).toEqual([5, 4])
         expect(page1.has_more).toBe(true)
         expect(page1.next_cursor).toBe(newestFirst[1])
         const page2 = yield* t.test.api.documents.list({
-          path: { tenantId: t.tenantId },
-          urlParams: { limit: 2, starting_after: page1.next_cursor! }
+          params: { tenantId: t.tenantId },
+          query: { limit: 2, starting_after: page1.next_cursor! }
         })
         expect(page2.data.map((d) => d.id)).toEqual(newestFirst.slice(2, 4))
         expect(page2.has_more).toBe(true)
         const page3 = yield* t.test.api.documents.list({
-          path: { tenantId: t.tenantId },
-          urlParams: { limit: 2, starting_after: page2.next_cursor! }
+          params: { tenantId: t.tenantId },
+          query: { limit: 2, starting_after: page2.next_cursor! }
         })
         expect(page3.data.map((d) => d.id)).toEqual(newestFirst.slice(4))
         expect(page3.has_more).toBe(false)
         expect(page3.next_cursor).toBeNull()
         // Exactly `limit` left: no further page.
-        const exact = yield* t.test.api.documents.list({ path: { tenantId: t.tenantId }, urlParams: { limit: 5 } })
+        const exact = yield* t.test.api.documents.list({ params: { tenantId: t.tenantId }, query: { limit: 5 } })
         expect({ count: exact.data.length, has_more: exact.has_more, next_cursor: exact.next_cursor }).toEqual({
           count: 5,
           has_more: false,
@@ -606,7 +607,7 @@ for (const database of testDatabases) {
         const reused = yield* issueRaw(t.test.token, t.tenantId, invoice({ amounts: { services: 150001, iss_rate: "2.00" } }), key)
         expectError(reused, 422, "idempotency_key_reused")
         const typed = yield* Effect.flip(
-          t.test.api.documents.issue({ path: { tenantId: t.tenantId }, payload: invoice({ notes: "x" }), headers: { "idempotency-key": key } })
+          t.test.api.documents.issue({ params: { tenantId: t.tenantId }, payload: invoice({ notes: "x" }), headers: { "idempotency-key": key } })
         )
         expect(typed).toMatchObject({ _tag: "IdempotencyKeyReused", code: "idempotency_key_reused" })
 
@@ -644,7 +645,7 @@ for (const database of testDatabases) {
         const retry = yield* issueRaw(t.live.token, t.tenantId, invoice({ reference: "race" }), key)
         expect(retry.status).toBe(202)
         expect(field(retry.json, "id")).toBe(ids[0])
-        expect((yield* t.live.api.tenants.get({ path: { tenantId: t.tenantId } })).quota.used).toBe(1)
+        expect((yield* t.live.api.tenants.get({ params: { tenantId: t.tenantId } })).quota.used).toBe(1)
       }))
 
     it.effect("Idempotency-Keys are scoped to tenant and environment", () =>
@@ -673,7 +674,7 @@ for (const database of testDatabases) {
         expect(typed).toMatchObject({ _tag: "TenantSuspended", code: "tenant_suspended" })
         accepted(yield* issueRaw(t.test.token, t.tenantId, invoice()))
         expect(yield* listIds(t.live, t.tenantId)).toEqual([])
-        expect((yield* t.live.api.tenants.get({ path: { tenantId: t.tenantId } })).quota.used).toBe(0)
+        expect((yield* t.live.api.tenants.get({ params: { tenantId: t.tenantId } })).quota.used).toBe(0)
         // `past_due` still allows live issuing (SPEC §10); the refusals took no number.
         yield* sql`UPDATE tenants SET status = 'past_due' WHERE id = ${t.tenantId}`
         expect((yield* issue(t.live, t.tenantId)).number).toBe(1)
@@ -705,7 +706,7 @@ for (const database of testDatabases) {
         expectError(yield* rawRequest("GET", `${documentsPath(t.tenantId)}/${viaShorthand.id}`, { token: t.test.token }), 404, "not_found")
         // The refused cancellations changed nothing.
         for (const [who, document] of [[t.test, testDoc], [t.live, liveDoc]] as const) {
-          const current = yield* who.api.documents.get({ path: { tenantId: t.tenantId, docId: document.id } })
+          const current = yield* who.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
           expect({ status: current.status, cancellation: current.cancellation }).toEqual({ status: "authorized", cancellation: null })
         }
       }))
@@ -732,7 +733,7 @@ for (const database of testDatabases) {
         // An unknown tenant looks the same as a foreign one.
         expectError(yield* rawRequest("GET", documentsPath(`ten_${"0".repeat(26)}`), { token: t.test.token }), 404, "not_found")
         expect(yield* listIds(t.test, t.tenantId)).toEqual([document.id])
-        const current = yield* t.test.api.documents.get({ path: { tenantId: t.tenantId, docId: document.id } })
+        const current = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
         expect(current.status).toBe("authorized")
       }))
 
@@ -760,12 +761,12 @@ for (const database of testDatabases) {
           expect(field(response.json, "required_scope"), `${method} ${url}`).toBe(scope)
         }
         // Each of those keys can still do what its scopes allow.
-        expect((yield* noCancel.api.documents.get({ path: { tenantId: t.tenantId, docId: document.id } })).id).toBe(document.id)
+        expect((yield* noCancel.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })).id).toBe(document.id)
         expect((yield* issue(noRead, t.tenantId)).number).toBe(2)
-        const typed = yield* Effect.flip(noRead.api.documents.listForKey({ urlParams: { limit: 20 } }))
+        const typed = yield* Effect.flip(noRead.api.documents.listForKey({ query: { limit: 20 } }))
         expect(typed).toMatchObject({ _tag: "InsufficientScope", required_scope: "documents:read" })
         // Refused calls changed nothing.
-        const current = yield* t.test.api.documents.get({ path: { tenantId: t.tenantId, docId: document.id } })
+        const current = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
         expect(current.status).toBe("authorized")
         expect(yield* listIds(t.test, t.tenantId)).toHaveLength(2)
       }))
@@ -779,26 +780,26 @@ for (const database of testDatabases) {
         const authorized = yield* waitFor(t.live, t.tenantId, viaKey.id)
         expect(authorized.status).toBe("authorized")
 
-        const gotByKey = yield* t.live.api.documents.getForKey({ path: { docId: viaKey.id } })
+        const gotByKey = yield* t.live.api.documents.getForKey({ params: { docId: viaKey.id } })
         expect(gotByKey).toEqual(authorized)
         // The unprefixed alias of the shorthand too (SPEC §2).
         const alias = yield* rawRequest("GET", `/documents/${viaKey.id}`, { token: t.live.token })
         expect(alias.status, alias.text).toBe(200)
         expect(decodeDocument(alias.json)).toEqual(authorized)
 
-        const byTenant = yield* t.live.api.documents.list({ path: { tenantId: t.tenantId }, urlParams: { limit: 20 } })
-        const byKey = yield* t.live.api.documents.listForKey({ urlParams: { limit: 20 } })
+        const byTenant = yield* t.live.api.documents.list({ params: { tenantId: t.tenantId }, query: { limit: 20 } })
+        const byKey = yield* t.live.api.documents.listForKey({ query: { limit: 20 } })
         expect(byKey.data.map((d) => d.id)).toEqual(byTenant.data.map((d) => d.id))
         expect(byKey.data.map((d) => d.id)).toEqual([viaKey.id, viaTenant.id])
-        expect((yield* t.live.api.documents.listForKey({ urlParams: { limit: 20, reference: "short-1" } })).data.map((d) => d.id))
+        expect((yield* t.live.api.documents.listForKey({ query: { limit: 20, reference: "short-1" } })).data.map((d) => d.id))
           .toEqual([viaKey.id])
 
         expectError(yield* rawRequest("GET", `${documentsPath(null)}/${UNKNOWN_DOC_ID}`, { token: t.live.token }), 404, "not_found")
-        const requested = yield* t.live.api.documents.cancelForKey({ path: { docId: viaKey.id }, payload: VALID_REASON })
+        const requested = yield* t.live.api.documents.cancelForKey({ params: { docId: viaKey.id }, payload: VALID_REASON })
         expect(requested.status).toBe("cancel_requested")
         const cancelled = yield* waitFor(t.live, t.tenantId, viaKey.id, (d) => d.status !== "cancel_requested")
         expect(cancelled.status).toBe("cancelled")
-        const again = yield* Effect.flip(t.live.api.documents.cancelForKey({ path: { docId: viaKey.id }, payload: VALID_REASON }))
+        const again = yield* Effect.flip(t.live.api.documents.cancelForKey({ params: { docId: viaKey.id }, payload: VALID_REASON }))
         expect(again).toMatchObject({ _tag: "InvalidState", code: "invalid_state" })
         const short = yield* rawRequest("POST", `${documentsPath(null)}/${viaKey.id}/cancel`, {
           token: t.live.token,
@@ -828,12 +829,12 @@ for (const database of testDatabases) {
           expect(ok.map((r) => decodeDocument(r.json).number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5])
 
           const period = new Date().toISOString().slice(0, 7)
-          const tenantNow = yield* t.live.api.tenants.get({ path: { tenantId: t.tenantId } })
+          const tenantNow = yield* t.live.api.tenants.get({ params: { tenantId: t.tenantId } })
           expect(tenantNow.quota).toEqual({ period, limit: 5, used: 5 })
 
           // Test documents never count against the quota.
           for (const _ of [1, 2, 3]) accepted(yield* issueRaw(t.test.token, t.tenantId, invoice()))
-          expect((yield* t.test.api.tenants.get({ path: { tenantId: t.tenantId } })).quota.used).toBe(5)
+          expect((yield* t.test.api.tenants.get({ params: { tenantId: t.tenantId } })).quota.used).toBe(5)
           const typed = yield* Effect.flip(issue(t.live, t.tenantId))
           expect(typed).toMatchObject({ _tag: "QuotaExceeded", code: "quota_exceeded" })
 
@@ -855,7 +856,7 @@ for (const database of testDatabases) {
           for (const _ of [1, 2, 3, 4, 5]) yield* issue(a.live, a.tenantId)
           expectError(yield* issueRaw(a.live.token, a.tenantId, invoice()), 402, "quota_exceeded")
           expect((yield* issue(b.live, b.tenantId)).number).toBe(1)
-          expect((yield* b.live.api.tenants.get({ path: { tenantId: b.tenantId } })).quota.used).toBe(1)
+          expect((yield* b.live.api.tenants.get({ params: { tenantId: b.tenantId } })).quota.used).toBe(1)
         }))
     }
   )

@@ -2,9 +2,10 @@
  * The Idempotency-Key claim itself: claims, replays, reuse, and the fence that keeps a request
  * whose claim was taken over (it looked dead) from storing an answer.
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Idempotency, requestHash } from "../../src/documents/Idempotency.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
@@ -21,7 +22,7 @@ const newTenant = Effect.gen(function*() {
 })
 
 for (const database of testDatabases) {
-  layer(Layer.provideMerge(Idempotency.Default, Layer.provideMerge(MigrationsLive, databaseLayer(database))), {
+  layer(Layer.provideMerge(Idempotency.layer, Layer.provideMerge(MigrationsLive, databaseLayer(database))), {
     timeout: 60_000
   })(`idempotency keys (${database})`, (it) => {
     it.effect("claim, in flight, replay, reuse", () =>

@@ -3,9 +3,10 @@
  * reconciliation before every retry, final rejections, the bounded retry window, cancellation,
  * crash recovery through leases, two worker pools sharing one queue, and graceful shutdown.
  */
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Layer, Option, Scope, TestClock, TestServices } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import {
   AuthorityRejected,
   AuthorityTimeout,
@@ -53,11 +54,11 @@ const instance = (
   const live = shared?.live ?? makeScriptedAuthority("production", scripts)
   const sandbox = shared?.sandbox ?? makeScriptedAuthority("homologation", scripts)
   const services = Layer.mergeAll(
-    DocumentService.Default,
-    DocumentRepo.Default,
-    EventLog.Default,
-    WorkSignal.Default,
-    Readiness.Default
+    DocumentService.layer,
+    DocumentRepo.layer,
+    EventLog.layer,
+    WorkSignal.layer,
+    Readiness.layer
   ).pipe(
     Layer.provideMerge(Layer.succeed(TaxAuthorityLive, live.authority)),
     Layer.provideMerge(Layer.succeed(TaxAuthoritySandbox, sandbox.authority)),
@@ -108,8 +109,8 @@ const eventsOf = (documentId: string) =>
 /** Wall-clock wait while the TestClock stands still (the database answers in real time). */
 const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
 
-const slowly = (delay: Duration.DurationInput): SubmitScript => (_, __, authorize) =>
-  Effect.zipRight(Effect.sleep(delay), authorize)
+const slowly = (delay: Duration.Input): SubmitScript => (_, __, authorize) =>
+  Effect.andThen(Effect.sleep(delay), authorize)
 
 describe("retry schedule", () => {
   it.effect("grows exponentially with jitter and is capped", () =>
@@ -216,7 +217,7 @@ for (const database of testDatabases) {
       it.effect("a timeout after the authority authorized is reconciled without a second submission", () => {
         const { live, services } = instance({
           submit: (_, attempt, authorize) =>
-            attempt === 1 ? Effect.zipRight(authorize, Effect.fail(new AuthorityTimeout({ message: "no answer" }))) : authorize
+            attempt === 1 ? Effect.andThen(authorize, Effect.fail(new AuthorityTimeout({ message: "no answer" }))) : authorize
         })
         return Effect.gen(function*() {
           yield* TestClock.setTime(START)
@@ -234,7 +235,7 @@ for (const database of testDatabases) {
 
       it.effect("crash mid-flight: the lease expires, another instance reconciles, issued exactly once", () => {
         // The authority authorizes, but the instance dies before it hears back.
-        const crashed = instance({ submit: (_, __, authorize) => Effect.zipRight(authorize, Effect.never) })
+        const crashed = instance({ submit: (_, __, authorize) => Effect.andThen(authorize, Effect.never) })
         const restarted = instance({}, { worker: workerConfig("worker-b", 1) }, crashed)
         return Effect.gen(function*() {
           yield* TestClock.setTime(START)
@@ -247,7 +248,7 @@ for (const database of testDatabases) {
             Effect.gen(function*() {
               const worker = yield* makeIssuanceWorker
               const job = Option.getOrThrow(yield* worker.claim)
-              return yield* Effect.fork(worker.process(job))
+              return yield* Effect.forkChild(worker.process(job))
             }),
             crashed.services
           )
@@ -280,7 +281,7 @@ for (const database of testDatabases) {
           const worker = yield* makeIssuanceWorker
           const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
           const job = Option.getOrThrow(yield* worker.claim)
-          const slowFiber = yield* Effect.fork(worker.process(job))
+          const slowFiber = yield* Effect.forkChild(worker.process(job))
           yield* TestClock.adjust("61 seconds")
           // Another instance took the job over after the lease ran out.
           const sql = yield* SqlClient.SqlClient
@@ -374,7 +375,7 @@ for (const database of testDatabases) {
             WHERE d.tenant_id = ${tenantId}`
           // Finished jobs release their lock.
           expect(owners.map((o) => o.lockedBy)).toEqual([null])
-        }).pipe(TestServices.provideLive)
+        }).pipe(TestClock.withLive)
       })
 
       it.effect("graceful shutdown lets the job in hand finish", () => {
@@ -391,7 +392,7 @@ for (const database of testDatabases) {
           expect((yield* documentStatus(doc.id)).status).toBe("submitting")
           yield* Scope.close(scope, Exit.void)
           expect((yield* documentStatus(doc.id)).status).toBe("authorized")
-        }).pipe(TestServices.provideLive)
+        }).pipe(TestClock.withLive)
       })
     }
   )

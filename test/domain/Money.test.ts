@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import {
   Amounts,
@@ -18,14 +17,20 @@ import {
   RateTenThousandths
 } from "../../src/domain/Money.js"
 
-const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(JSONSchema.make(schema)))
+// v3's JSONSchema.make returned the root schema with any definitions alongside it.
+const makeJsonSchema = (schema: Schema.Top): Record<string, unknown> => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  return Object.keys(document.definitions).length === 0
+    ? { ...document.schema }
+    : { ...document.schema, $defs: document.definitions }
+}
+const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => makeJsonSchema(schema)
 
-const ok = (input: Parameters<typeof computeAmounts>[0]) => Either.getOrThrow(computeAmounts(input))
+const ok = (input: Parameters<typeof computeAmounts>[0]) => Result.getOrThrow(computeAmounts(input))
 const fail = (input: Parameters<typeof computeAmounts>[0]): InvalidAmounts => {
   const result = computeAmounts(input)
-  if (Either.isRight(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.right)}`)
-  return result.left
+  if (Result.isSuccess(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.success)}`)
+  return result.failure
 }
 
 const INVALID_RATES = [
@@ -34,53 +39,53 @@ const INVALID_RATES = [
 ]
 
 describe("Centavos", () => {
-  const decode = Schema.decodeUnknownEither(Centavos)
+  const decode = Schema.decodeUnknownResult(Centavos)
 
   it("accepts non-negative safe integers up to the maximum", () => {
     for (const v of [0, 1, 150000, MAX_CENTAVOS]) {
-      expect(Either.getOrThrow(decode(v))).toBe(v)
+      expect(Result.getOrThrow(decode(v))).toBe(v)
     }
   })
 
   it("rejects floats, negatives, non-numbers and anything above the maximum", () => {
     for (const v of [1.5, 0.1, -1, Number.NaN, Infinity, MAX_CENTAVOS + 1, 9_007_199_254_740_991, "100", null]) {
-      expect(Either.isLeft(decode(v)), String(v)).toBe(true)
+      expect(Result.isFailure(decode(v)), String(v)).toBe(true)
     }
   })
 
   it("documents itself as a bounded integer in JSON Schema", () => {
-    expect(JSONSchema.make(Centavos)).toMatchObject({ type: "integer", minimum: 0, maximum: MAX_CENTAVOS })
+    expect(makeJsonSchema(Centavos)).toMatchObject({ type: "integer", minimum: 0, maximum: MAX_CENTAVOS })
   })
 })
 
 describe("Rate", () => {
   it("parses to exact ten-thousandths of a percent", () => {
-    expect(parseRate("2.00")).toEqual(Either.right(20_000))
-    expect(parseRate("2.5")).toEqual(Either.right(25_000))
-    expect(parseRate("2.50")).toEqual(Either.right(25_000))
-    expect(parseRate("5")).toEqual(Either.right(50_000))
-    expect(parseRate("0")).toEqual(Either.right(0))
-    expect(parseRate("0.0001")).toEqual(Either.right(1))
-    expect(parseRate("3.3333")).toEqual(Either.right(33_333))
-    expect(parseRate("99.9999")).toEqual(Either.right(999_999))
-    expect(parseRate("100")).toEqual(Either.right(100 * RATE_SCALE))
-    expect(parseRate("100.0000")).toEqual(Either.right(100 * RATE_SCALE))
-    expect(parseRate("02.00")).toEqual(Either.right(20_000))
+    expect(parseRate("2.00")).toEqual(Result.succeed(20_000))
+    expect(parseRate("2.5")).toEqual(Result.succeed(25_000))
+    expect(parseRate("2.50")).toEqual(Result.succeed(25_000))
+    expect(parseRate("5")).toEqual(Result.succeed(50_000))
+    expect(parseRate("0")).toEqual(Result.succeed(0))
+    expect(parseRate("0.0001")).toEqual(Result.succeed(1))
+    expect(parseRate("3.3333")).toEqual(Result.succeed(33_333))
+    expect(parseRate("99.9999")).toEqual(Result.succeed(999_999))
+    expect(parseRate("100")).toEqual(Result.succeed(100 * RATE_SCALE))
+    expect(parseRate("100.0000")).toEqual(Result.succeed(100 * RATE_SCALE))
+    expect(parseRate("02.00")).toEqual(Result.succeed(20_000))
   })
 
   it("does not inherit binary floating point error (0.07 * 10000 = 700.0000000000001)", () => {
     expect(parseFloat("0.07") * 10_000).not.toBe(700)
-    expect(parseRate("0.07")).toEqual(Either.right(700))
-    expect(parseRate("4.35")).toEqual(Either.right(43_500))
+    expect(parseRate("0.07")).toEqual(Result.succeed(700))
+    expect(parseRate("4.35")).toEqual(Result.succeed(43_500))
   })
 
   it("rejects malformed and out-of-range rates", () => {
     for (const bad of INVALID_RATES) {
       const result = parseRate(bad)
-      expect(Either.isLeft(result), JSON.stringify(bad)).toBe(true)
-      expect(Either.isLeft(Schema.decodeUnknownEither(Rate)(bad)), JSON.stringify(bad)).toBe(true)
+      expect(Result.isFailure(result), JSON.stringify(bad)).toBe(true)
+      expect(Result.isFailure(Schema.decodeUnknownResult(Rate)(bad)), JSON.stringify(bad)).toBe(true)
     }
-    expect(Either.isLeft(Schema.decodeUnknownEither(Rate)(2))).toBe(true)
+    expect(Result.isFailure(Schema.decodeUnknownResult(Rate)(2))).toBe(true)
   })
 
   it("formats canonically with at least two decimals", () => {
@@ -90,14 +95,14 @@ describe("Rate", () => {
       ["100", "100.00"], ["99.9999", "99.9999"], ["5.1", "5.10"], ["5.12", "5.12"], ["5.1200", "5.12"]
     ]
     for (const [input, expected] of cases) {
-      expect(normalizeRate(input), input).toEqual(Either.right(expected))
+      expect(normalizeRate(input), input).toEqual(Result.succeed(expected))
     }
   })
 
   it("round-trips every representable rate through format and parse", () => {
     const mismatches: Array<number> = []
     for (let tt = 0; tt <= 100 * RATE_SCALE; tt++) {
-      if (Either.getOrUndefined(parseRate(formatRate(tt))) !== tt) mismatches.push(tt)
+      if (Result.getOrUndefined(parseRate(formatRate(tt))) !== tt) mismatches.push(tt)
     }
     expect(mismatches).toEqual([])
   })
@@ -105,7 +110,7 @@ describe("Rate", () => {
   it("RateTenThousandths decodes to the integer and encodes the canonical string", () => {
     expect(Schema.decodeUnknownSync(RateTenThousandths)("2.5")).toBe(25_000)
     expect(Schema.encodeSync(RateTenThousandths)(25_000)).toBe("2.50")
-    expect(Either.isLeft(Schema.decodeUnknownEither(RateTenThousandths)("2,5"))).toBe(true)
+    expect(Result.isFailure(Schema.decodeUnknownResult(RateTenThousandths)("2,5"))).toBe(true)
   })
 
   it("documents itself as a string with a pattern", () => {
@@ -219,26 +224,27 @@ describe("computeAmounts", () => {
 
   it.effect("is usable from Effect code, failing with a typed error", () =>
     Effect.gen(function*() {
-      const amounts = yield* computeAmounts({ services: 1_000, issRate: "3" })
+      // A Result is no longer an Effect in v4: lift it with Effect.fromResult.
+      const amounts = yield* Effect.fromResult(computeAmounts({ services: 1_000, issRate: "3" }))
       expect(amounts.iss_amount).toBe(30)
-      const error = yield* Effect.flip(computeAmounts({ services: 1, deductions: 2, issRate: "3" }))
+      const error = yield* Effect.flip(Effect.fromResult(computeAmounts({ services: 1, deductions: 2, issRate: "3" })))
       expect(error._tag).toBe("InvalidAmounts")
     }))
 })
 
 describe("Amounts schemas", () => {
   it("AmountsInput validates the request shape", () => {
-    const decode = Schema.decodeUnknownEither(AmountsInput)
-    expect(Either.isRight(decode({ services: 100, iss_rate: "2.00" }))).toBe(true)
-    expect(Either.isLeft(decode({ services: 100.5, iss_rate: "2.00" }))).toBe(true)
-    expect(Either.isLeft(decode({ services: 100, iss_rate: 2 }))).toBe(true)
-    expect(Either.isLeft(decode({ services: 100, iss_rate: "2,00" }))).toBe(true)
+    const decode = Schema.decodeUnknownResult(AmountsInput)
+    expect(Result.isSuccess(decode({ services: 100, iss_rate: "2.00" }))).toBe(true)
+    expect(Result.isFailure(decode({ services: 100.5, iss_rate: "2.00" }))).toBe(true)
+    expect(Result.isFailure(decode({ services: 100, iss_rate: 2 }))).toBe(true)
+    expect(Result.isFailure(decode({ services: 100, iss_rate: "2,00" }))).toBe(true)
   })
 
   it("computeAmounts output satisfies the Amounts schema and both produce JSON Schemas", () => {
     const amounts = ok({ services: 12_345, deductions: 45, issRate: "2.5" })
     expect(Schema.encodeSync(Amounts)(amounts)).toEqual(amounts)
-    expect(() => JSONSchema.make(Amounts)).not.toThrow()
-    expect(() => JSONSchema.make(AmountsInput)).not.toThrow()
+    expect(() => makeJsonSchema(Amounts)).not.toThrow()
+    expect(() => makeJsonSchema(AmountsInput)).not.toThrow()
   })
 })

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import {
   Cnpj,
   Cpf,
@@ -232,13 +231,22 @@ describe("taxIdKind", () => {
   })
 })
 
-const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(JSONSchema.make(schema)))
+// Like v3's JSON Schema `make`: the root schema with any definitions alongside it.
+const makeJsonSchema = (schema: Schema.Top): Record<string, unknown> => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  return Object.keys(document.definitions).length === 0
+    ? { ...document.schema }
+    : { ...document.schema, $defs: document.definitions }
+}
+const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => makeJsonSchema(schema)
 
-const issues = <A>(u: unknown, schema: Schema.Schema<A, string>) =>
-  Either.match(Schema.decodeUnknownEither(schema)(u), {
-    onLeft: (e) => ParseResult.ArrayFormatter.formatErrorSync(e),
-    onRight: () => []
+// Like v3's array formatter: one `{ path, message }` per issue.
+const formatIssues = (error: Schema.SchemaError) => SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues
+
+const issues = <A>(u: unknown, schema: Schema.Codec<A, string>) =>
+  Result.match(Schema.decodeUnknownResult(schema)(u), {
+    onFailure: formatIssues,
+    onSuccess: () => []
   })
 
 describe("schemas", () => {
@@ -260,24 +268,24 @@ describe("schemas", () => {
 
   it("TaxId reports the field path inside a struct, and rejects non-strings", () => {
     const Body = Schema.Struct({ tax_id: TaxId })
-    const result = Schema.decodeUnknownEither(Body)({ tax_id: "1" })
-    if (Either.isRight(result)) throw new Error("expected a failure")
-    const found = ParseResult.ArrayFormatter.formatErrorSync(result.left)
+    const result = Schema.decodeUnknownResult(Body)({ tax_id: "1" })
+    if (Result.isSuccess(result)) throw new Error("expected a failure")
+    const found = formatIssues(result.failure)
     expect(found).toMatchObject([{ path: ["tax_id"], message: TAX_ID_MESSAGE }])
-    expect(Either.isLeft(Schema.decodeUnknownEither(Body)({ tax_id: 52998224725 }))).toBe(true)
+    expect(Result.isFailure(Schema.decodeUnknownResult(Body)({ tax_id: 52998224725 }))).toBe(true)
   })
 
   it("Cpf and Cnpj only accept their own kind", () => {
     expect(Schema.decodeUnknownSync(Cpf)("529.982.247-25")).toBe("52998224725")
-    expect(Either.isLeft(Schema.decodeUnknownEither(Cpf)("11222333000181"))).toBe(true)
+    expect(Result.isFailure(Schema.decodeUnknownResult(Cpf)("11222333000181"))).toBe(true)
     expect(Schema.decodeUnknownSync(Cnpj)("12abc34501de35")).toBe("12ABC34501DE35")
-    expect(Either.isLeft(Schema.decodeUnknownEither(Cnpj)("52998224725"))).toBe(true)
+    expect(Result.isFailure(Schema.decodeUnknownResult(Cnpj)("52998224725"))).toBe(true)
     expect(issues("1", Cpf)[0]!.message).toMatch(/CPF/)
     expect(issues("1", Cnpj)[0]!.message).toMatch(/CNPJ/)
   })
 
   it("produce string JSON Schemas with a pattern and a description on both sides", () => {
-    const check = <A>(schema: Schema.Schema<A, string>) => {
+    const check = <A>(schema: Schema.Codec<A, string>) => {
       const encoded = jsonSchemaOf(schema)
       expect(encoded.type).toBe("string")
       expect(typeof encoded.pattern).toBe("string")
@@ -287,27 +295,27 @@ describe("schemas", () => {
       expect(pattern.test("529.982.247-25")).toBe(true)
       expect(pattern.test("12.abc.345/01de-35")).toBe(true)
 
-      const decoded = jsonSchemaOf(Schema.typeSchema(schema))
+      const decoded = jsonSchemaOf(Schema.toType(schema))
       expect(decoded.type).toBe("string")
       expect(typeof decoded.pattern).toBe("string")
     }
     check(TaxId)
     check(Cpf)
     check(Cnpj)
-    const typePattern = new RegExp(jsonSchemaOf(Schema.typeSchema(TaxId)).pattern as string)
+    const typePattern = new RegExp(jsonSchemaOf(Schema.toType(TaxId)).pattern as string)
     expect(typePattern.test("52998224725")).toBe(true)
     expect(typePattern.test("12ABC34501DE35")).toBe(true)
     expect(typePattern.test("529.982.247-25")).toBe(false)
 
-    const body = JSONSchema.make(Schema.Struct({ tax_id: TaxId, municipality_code: MunicipalityCode }))
+    const body = makeJsonSchema(Schema.Struct({ tax_id: TaxId, municipality_code: MunicipalityCode }))
     expect(JSON.stringify(body)).toContain('"pattern":"^[0-9]{7}$"')
   })
 
   it("MunicipalityCode is exactly 7 digits", () => {
-    const decode = Schema.decodeUnknownEither(MunicipalityCode)
-    expect(Either.getOrThrow(decode("3550308"))).toBe("3550308")
+    const decode = Schema.decodeUnknownResult(MunicipalityCode)
+    expect(Result.getOrThrow(decode("3550308"))).toBe("3550308")
     for (const bad of ["355030", "35503080", "355030a", " 3550308", 3550308]) {
-      expect(Either.isLeft(decode(bad)), String(bad)).toBe(true)
+      expect(Result.isFailure(decode(bad)), String(bad)).toBe(true)
     }
     const schema = jsonSchemaOf(MunicipalityCode)
     expect(schema).toMatchObject({ type: "string", pattern: "^[0-9]{7}$" })

@@ -2,7 +2,7 @@
  * SPEC §2 conventions that hold for every endpoint: `x-request-id` equal to the trace id, the
  * unprefixed aliases of `/v1` paths, and the public system pages of §12.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
@@ -18,12 +18,12 @@ const REQUEST_ID = /^[0-9a-f]{32}$/
  */
 const withTraceparent = (method: "GET" | "POST", url: string, traceparent: string, token?: string) =>
   Effect.gen(function*() {
-    const http = HttpClient.withTracerPropagation(yield* HttpClient.HttpClient, false)
+    const http = yield* HttpClient.HttpClient
     let request = HttpClientRequest.make(method)(url).pipe(HttpClientRequest.setHeader("traceparent", traceparent))
     if (token !== undefined) request = HttpClientRequest.bearerToken(request, token)
     const response = yield* http.execute(request)
     return { status: response.status, headers: response.headers, text: yield* response.text }
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.provideService(HttpClient.TracerPropagationEnabled, false), Effect.scoped)
 
 const newTraceId = () => randomBytes(16).toString("hex")
 const traceparentOf = (traceId: string) => `00-${traceId}-${randomBytes(8).toString("hex")}-01`

@@ -2,10 +2,10 @@
  * SPEC §2's error table, row by row, for every row the service can produce today: status, stable
  * `code`, a human `message`, and for validation the list of `issues`.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Metric, Redacted, Stream } from "effect"
+import { Effect, Metric, Redacted, Result, Stream } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { MAX_BODY_BYTES } from "../../src/http/Middleware.js"
 import { exposureAlerts } from "../../src/keys/ExposureMonitor.js"
 import { hashToken as sha256Hex } from "../../src/domain/Tokens.js"
@@ -19,7 +19,7 @@ const chunkedPost = (url: string, totalBytes: number) =>
     const http = yield* HttpClient.HttpClient
     const chunk = new TextEncoder().encode("x".repeat(64 * 1024))
     const count = Math.ceil(totalBytes / chunk.length)
-    const body = Stream.fromChunk(Chunk.fromIterable(Array.from({ length: count }, () => chunk)))
+    const body = Stream.fromIterable(Array.from({ length: count }, () => chunk))
     const request = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyStream(body, { contentType: "application/json" }))
     expect(request.body._tag).toBe("Stream")
     const response = yield* http.execute(request)
@@ -27,7 +27,7 @@ const chunkedPost = (url: string, totalBytes: number) =>
   }).pipe(Effect.scoped)
 
 const exposuresFromUrls = Effect.map(
-  Metric.value(Metric.tagged(Metric.tagged(exposureAlerts, "source", "url"), "kind", "api_key")),
+  Metric.value(Metric.withAttributes(exposureAlerts, { source: "url", kind: "api_key" })),
   (state) => state.count
 )
 
@@ -269,11 +269,11 @@ for (const database of testDatabases) {
         // moment the limit is passed, so the 413 it produces often cannot be written: the client
         // sees either that 413 or a reset connection. Either way the body is never processed (it
         // is not JSON, so processing it would answer 400).
-        const outcome = yield* Effect.either(chunkedPost("/v1/auth/login", MAX_BODY_BYTES + 256 * 1024))
-        if (outcome._tag === "Right") {
-          expectError(outcome.right, 413, "payload_too_large")
+        const outcome = yield* Effect.result(chunkedPost("/v1/auth/login", MAX_BODY_BYTES + 256 * 1024))
+        if (Result.isSuccess(outcome)) {
+          expectError(outcome.success, 413, "payload_too_large")
         } else {
-          expect(outcome.left.reason).toBe("Transport")
+          expect(outcome.failure.reason._tag).toBe("TransportError")
         }
         // A chunked body under the limit is read normally.
         const small = yield* chunkedPost("/v1/auth/login", 64 * 1024)

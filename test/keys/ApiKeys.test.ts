@@ -129,7 +129,7 @@ for (const database of testDatabases) {
         expect(JSON.stringify(field(empty.json, "issues"))).toContain("scopes")
         // Nothing was created by the refused calls.
         const api = yield* client(owner.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data).toEqual([])
       }))
 
@@ -176,29 +176,29 @@ for (const database of testDatabases) {
         const api = yield* client(owner.session)
         const path = { tenantId: owner.tenantId }
 
-        const first = yield* api.apiKeys.list({ path, urlParams: { limit: 2 } })
+        const first = yield* api.apiKeys.list({ params: path, query: { limit: 2 } })
         expect(first.data.map((k) => k.id)).toEqual(newestFirst.slice(0, 2))
         expect(first.has_more).toBe(true)
         expect(first.next_cursor).toBe(newestFirst[1])
 
-        const second = yield* api.apiKeys.list({ path, urlParams: { limit: 2, starting_after: first.next_cursor! } })
+        const second = yield* api.apiKeys.list({ params: path, query: { limit: 2, starting_after: first.next_cursor! } })
         expect(second.data.map((k) => k.id)).toEqual(newestFirst.slice(2, 4))
         expect(second.has_more).toBe(true)
         expect(second.next_cursor).toBe(newestFirst[3])
 
-        const third = yield* api.apiKeys.list({ path, urlParams: { limit: 2, starting_after: second.next_cursor! } })
+        const third = yield* api.apiKeys.list({ params: path, query: { limit: 2, starting_after: second.next_cursor! } })
         expect(third.data.map((k) => k.id)).toEqual(newestFirst.slice(4))
         expect(third.has_more).toBe(false)
         expect(third.next_cursor).toBe(null)
 
         // Exactly a full page: no phantom next page.
-        const exact = yield* api.apiKeys.list({ path, urlParams: { limit: 5 } })
+        const exact = yield* api.apiKeys.list({ params: path, query: { limit: 5 } })
         expect(exact.data).toHaveLength(5)
         expect(exact.has_more).toBe(false)
         expect(exact.next_cursor).toBe(null)
 
         // Default page size is 20.
-        const all = yield* api.apiKeys.list({ path, urlParams: { limit: 20 } })
+        const all = yield* api.apiKeys.list({ params: path, query: { limit: 20 } })
         expect(all.data.map((k) => k.id)).toEqual(newestFirst)
 
         for (const query of ["limit=0", "limit=101", "limit=abc", "limit=1.5"]) {
@@ -216,12 +216,12 @@ for (const database of testDatabases) {
         const mine = yield* createKey(owner, "test", ["documents:read"])
         const theirs = yield* createKey(other, "test", ["documents:read"])
         const api = yield* client(owner.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data.map((k) => k.id)).toEqual([mine.api_key.id])
         // A cursor from another tenant does not open its keys either.
         const cursor = yield* api.apiKeys.list({
-          path: { tenantId: owner.tenantId },
-          urlParams: { limit: 20, starting_after: `key_${"z".repeat(26)}` }
+          params: { tenantId: owner.tenantId },
+          query: { limit: 20, starting_after: `key_${"z".repeat(26)}` }
         })
         expect(cursor.data.map((k) => k.id)).not.toContain(theirs.api_key.id)
       }))
@@ -263,7 +263,7 @@ for (const database of testDatabases) {
         expect((yield* getTenant(owner.tenantId, untouched.token)).status).toBe(200)
 
         const api = yield* client(owner.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data.find((k) => k.id === api_key.id)?.status).toBe("revoked")
         expect(list.data.find((k) => k.id === untouched.api_key.id)?.status).toBe("active")
       }))
@@ -309,7 +309,7 @@ for (const database of testDatabases) {
         expect((yield* getTenant(owner.tenantId, token)).status).toBe(200)
 
         const api = yield* client(owner.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         const oldMeta = list.data.find((k) => k.id === old.api_key.id)
         expect(oldMeta?.status).toBe("expiring")
         expect(oldMeta?.replaced_by).toBe(field(apiKey, "id"))
@@ -340,19 +340,19 @@ for (const database of testDatabases) {
 
         const thirty = yield* createKey(owner, "test", ["documents:read"])
         const before = Date.now()
-        const rotated30 = yield* api.apiKeys.rotate({ path: path(thirty.api_key.id), payload: { grace_days: 30 } })
+        const rotated30 = yield* api.apiKeys.rotate({ params: path(thirty.api_key.id), payload: { grace_days: 30 } })
         expectNear(rotated30.previous.expires_at, before + 30 * DAY)
 
         const two = yield* createKey(owner, "test", ["documents:read"])
-        const rotated2 = yield* api.apiKeys.rotate({ path: path(two.api_key.id), payload: { grace_days: 2 } })
+        const rotated2 = yield* api.apiKeys.rotate({ params: path(two.api_key.id), payload: { grace_days: 2 } })
         expectNear(rotated2.previous.expires_at, Date.now() + 2 * DAY)
 
         const zero = yield* createKey(owner, "test", ["documents:read"])
-        const rotated0 = yield* api.apiKeys.rotate({ path: path(zero.api_key.id), payload: { grace_days: 0 } })
+        const rotated0 = yield* api.apiKeys.rotate({ params: path(zero.api_key.id), payload: { grace_days: 0 } })
         expectNear(rotated0.previous.expires_at, Date.now())
         expectError(yield* getTenant(owner.tenantId, zero.token), 401, "api_key_expired")
         expect((yield* getTenant(owner.tenantId, rotated0.token)).status).toBe(200)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data.find((k) => k.id === zero.api_key.id)?.status).toBe("expired")
       }))
 
@@ -361,29 +361,29 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const api = yield* client(owner.session)
         const key = yield* createKey(owner, "test", ["documents:read"])
-        const rotated = yield* api.apiKeys.rotate({ path: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
+        const rotated = yield* api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
 
         const twice = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${key.api_key.id}/rotate`, {
           token: owner.session,
           body: {}
         })
         expectError(twice, 409, "invalid_state")
-        const typed = yield* Effect.flip(api.apiKeys.rotate({ path: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} }))
+        const typed = yield* Effect.flip(api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} }))
         expect(typed._tag).toBe("InvalidState")
 
         // The replacement is an ordinary active key.
-        const next = yield* api.apiKeys.rotate({ path: { tenantId: owner.tenantId, keyId: rotated.api_key.id }, payload: {} })
+        const next = yield* api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: rotated.api_key.id }, payload: {} })
         expect(next.previous.id).toBe(rotated.api_key.id)
 
         const revoked = yield* createKey(owner, "test", ["documents:read"])
-        yield* api.apiKeys.revoke({ path: { tenantId: owner.tenantId, keyId: revoked.api_key.id } })
+        yield* api.apiKeys.revoke({ params: { tenantId: owner.tenantId, keyId: revoked.api_key.id } })
         const rotateRevoked = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${revoked.api_key.id}/rotate`, {
           token: owner.session,
           body: {}
         })
         expectError(rotateRevoked, 409, "invalid_state")
         // A refused rotation leaves no new key behind.
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data).toHaveLength(4)
       }))
 
@@ -399,7 +399,7 @@ for (const database of testDatabases) {
         expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409])
         for (const response of responses.filter((r) => r.status === 409)) expectError(response, 409, "invalid_state")
         const api = yield* client(owner.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         // One replacement, not six.
         expect(list.data.map((k) => k.status).sort()).toEqual(["active", "expiring"])
       }))
@@ -409,8 +409,8 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const api = yield* client(owner.session)
         const key = yield* createKey(owner, "test", ["documents:read"])
-        const rotated = yield* api.apiKeys.rotate({ path: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
-        const revoked = yield* api.apiKeys.revoke({ path: { tenantId: owner.tenantId, keyId: key.api_key.id } })
+        const rotated = yield* api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
+        const revoked = yield* api.apiKeys.revoke({ params: { tenantId: owner.tenantId, keyId: key.api_key.id } })
         expect(revoked.status).toBe("revoked")
         expectError(yield* getTenant(owner.tenantId, key.token), 401, "api_key_revoked")
         expect((yield* getTenant(owner.tenantId, rotated.token)).status).toBe(200)
@@ -433,7 +433,7 @@ for (const database of testDatabases) {
         // The other tenant's key was neither rotated nor revoked.
         expect((yield* getTenant(other.tenantId, theirs.token)).status).toBe(200)
         const api = yield* client(other.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: other.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: other.tenantId }, query: { limit: 20 } })
         expect(list.data.map((k) => [k.id, k.status])).toEqual([[theirs.api_key.id, "active"]])
       }))
 
@@ -472,7 +472,7 @@ for (const database of testDatabases) {
         // None of the refused calls rotated the key.
         expect((yield* getTenant(owner.tenantId, key.token)).status).toBe(200)
         const api = yield* client(owner.session)
-        const list = yield* api.apiKeys.list({ path: { tenantId: owner.tenantId }, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data.map((k) => k.status)).toEqual(["active"])
       }))
 
@@ -492,7 +492,7 @@ for (const database of testDatabases) {
         // The typed client decodes it too.
         const api = yield* client(developer.session)
         const error = yield* Effect.flip(api.apiKeys.create({
-          path: { tenantId: owner.tenantId },
+          params: { tenantId: owner.tenantId },
           payload: { name: "nope", environment: "test", scopes: ["documents:read"] }
         }))
         expect(error._tag).toBe("Forbidden")
@@ -506,13 +506,13 @@ for (const database of testDatabases) {
         const admin = yield* addMember(owner, "admin")
         const api = yield* client(admin.session)
         const path = { tenantId: owner.tenantId }
-        const created = yield* api.apiKeys.create({ path, payload: { name: "admin key", environment: "live", scopes: ["documents:read"] } })
+        const created = yield* api.apiKeys.create({ params: path, payload: { name: "admin key", environment: "live", scopes: ["documents:read"] } })
         const ownerKey = yield* createKey(owner, "test", ["documents:read"])
-        const list = yield* api.apiKeys.list({ path, urlParams: { limit: 20 } })
+        const list = yield* api.apiKeys.list({ params: path, query: { limit: 20 } })
         expect(list.data.map((k) => k.id).sort()).toEqual([created.api_key.id, ownerKey.api_key.id].sort())
-        const rotated = yield* api.apiKeys.rotate({ path: { ...path, keyId: ownerKey.api_key.id }, payload: { grace_days: 1 } })
+        const rotated = yield* api.apiKeys.rotate({ params: { ...path, keyId: ownerKey.api_key.id }, payload: { grace_days: 1 } })
         expect(rotated.previous.id).toBe(ownerKey.api_key.id)
-        const revoked = yield* api.apiKeys.revoke({ path: { ...path, keyId: created.api_key.id } })
+        const revoked = yield* api.apiKeys.revoke({ params: { ...path, keyId: created.api_key.id } })
         expect(revoked.status).toBe("revoked")
       }))
 

@@ -3,7 +3,7 @@
  * opened and a token leaked into a URL and a log line, no token, session token or password is
  * found in any column of any table, nor in anything the process wrote to stdout.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { afterEach, expect, layer, vi } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
@@ -47,7 +47,7 @@ const eventually = <A, E, R>(check: Effect.Effect<A | undefined, E, R>) =>
       if (value !== undefined) return value
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
     }
-    return yield* Effect.dieMessage("condition never held")
+    return yield* Effect.die(new Error("condition never held"))
   })
 
 afterEach(() => {
@@ -65,7 +65,7 @@ for (const database of testDatabases) {
           const leaked = yield* createKey(owner, "test", ["webhooks:read"])
           const api = yield* client(owner.session)
           const rotated = yield* api.apiKeys.rotate({
-            path: { tenantId: owner.tenantId, keyId: live.api_key.id },
+            params: { tenantId: owner.tenantId, keyId: live.api_key.id },
             payload: { grace_days: 3 }
           })
           const secondLogin = yield* client().pipe(

@@ -2,9 +2,10 @@
  * KeyService and AuthService against the database with the TestClock: the exact boundaries of a
  * rotation's grace period and of a session's lifetime, and the batching of `last_used_at`.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Redacted, Scope, TestClock } from "effect"
+import { Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { AuthService } from "../../src/auth/AuthService.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
@@ -71,7 +72,7 @@ const verifyTag = (token: string) =>
   Effect.flatMap(KeyService, (keys) =>
     keys.verify(token).pipe(
       Effect.map((principal) => `ok:${principal.keyId}`),
-      Effect.catchAll((error) => Effect.succeed(error._tag))
+      Effect.catch((error) => Effect.succeed(error._tag))
     ))
 
 for (const database of testDatabases) {
@@ -80,7 +81,7 @@ for (const database of testDatabases) {
     lastUsedFlushInterval: Duration.days(3650),
     sessionTtl: Duration.hours(12)
   })
-  const services = Layer.mergeAll(KeyService.Default, AuthService.Default).pipe(
+  const services = Layer.mergeAll(KeyService.layer, AuthService.layer).pipe(
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, databaseLayer(database))),
     Layer.provideMerge(config)
   )
@@ -180,7 +181,7 @@ for (const database of testDatabases) {
         yield* TestClock.setTime(START)
         const owner = yield* tenantFixture
         // A KeyService of its own on the same database, configured with a 3-day default.
-        const threeDays = KeyService.Default.pipe(
+        const threeDays = KeyService.layer.pipe(
           Layer.provide(AppConfigTest({ keyRotationGraceDays: 3, lastUsedFlushInterval: Duration.days(3650) }))
         )
         yield* Effect.gen(function*() {
@@ -196,7 +197,8 @@ for (const database of testDatabases) {
           expect(yield* verifyTag(old.token)).toBe(`ok:${old.api_key.id}`)
           yield* TestClock.setTime(START + 3 * DAY)
           expect(yield* verifyTag(old.token)).toBe("ApiKeyExpired")
-        }).pipe(Effect.provide(threeDays))
+        // `local`: a service of its own, as v3's `provide` built (v4 reuses the suite's KeyService otherwise).
+        }).pipe(Effect.provide(threeDays, { local: true }))
       }))
 
     it.effect("verify rejects unknown and malformed tokens with InvalidApiKey", () =>
@@ -278,11 +280,12 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         yield* TestClock.setTime(START)
         const owner = yield* tenantFixture
-        const thirtySeconds = KeyService.Default.pipe(
+        const thirtySeconds = KeyService.layer.pipe(
           Layer.provide(AppConfigTest({ lastUsedFlushInterval: Duration.seconds(30) }))
         )
         const scope = yield* Scope.make()
-        const context = yield* Layer.buildWithScope(thirtySeconds, scope)
+        // A memo map of its own: a service of its own (v4 reuses the suite's KeyService otherwise).
+        const context = yield* Layer.buildWithMemoMap(thirtySeconds, yield* Layer.makeMemoMap, scope)
         const inner = <A, E>(effect: Effect.Effect<A, E, KeyService>) => Effect.provide(effect, context)
 
         const key = yield* inner(newKey(owner))
@@ -334,7 +337,7 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         yield* TestClock.setTime(START)
         const owner = yield* tenantFixture
-        const shortSessions = AuthService.Default.pipe(Layer.provide(AppConfigTest({ sessionTtl: Duration.seconds(1) })))
+        const shortSessions = AuthService.layer.pipe(Layer.provide(AppConfigTest({ sessionTtl: Duration.seconds(1) })))
         yield* Effect.gen(function*() {
           const auth = yield* AuthService
           const login = yield* auth.login(owner.email, Redacted.make(PASSWORD))
@@ -343,7 +346,7 @@ for (const database of testDatabases) {
           expect((yield* auth.verifySession(login.token)).userId).toBe(owner.userId)
           yield* TestClock.adjust(Duration.millis(1))
           expect((yield* Effect.flip(auth.verifySession(login.token)))._tag).toBe("InvalidSession")
-        }).pipe(Effect.provide(shortSessions))
+        }).pipe(Effect.provide(shortSessions, { local: true }))
       }))
 
     it.effect("logout ends a session before its expiry; unknown tokens are invalid", () =>

@@ -7,10 +7,10 @@
  *   BENCH_RATE=20 BENCH_DOCUMENTS=200 npm run bench:documents   # paced: 20 documents/s
  *   DATABASE_URL=postgres://… WORKER_CONCURRENCY=16 npm run bench:documents
  */
-import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import { cpus } from "node:os"
 import { makeApp } from "../../src/App.js"
@@ -57,7 +57,7 @@ const run = async (latencyMs: number) => {
   const runtime = ManagedRuntime.make(app)
   try {
     const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
-    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
     const base = `http://127.0.0.1:${address.port}`
     const post = (path: string, body: unknown, token?: string) =>
       fetch(base + path, {

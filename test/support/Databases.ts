@@ -14,7 +14,7 @@ export const testDatabases: ReadonlyArray<TestDatabase> = process.env["TEST_DATA
   : ["embedded"]
 
 /** A PostgreSQL schema of its own, dropped afterwards, so parallel test files never meet. */
-const isolatedPostgres = Layer.unwrapScoped(
+const isolatedPostgres = Layer.unwrap(
   Effect.gen(function*() {
     const url = process.env["TEST_DATABASE_URL"]!
     const schema = `test_${randomBytes(6).toString("hex")}`

@@ -74,7 +74,7 @@ export const makeScriptedAuthority = (
     lookup: (submissionId) =>
       Effect.sync(() => {
         count("lookup", submissionId)
-        return Option.fromNullable(records.get(submissionId))
+        return Option.fromNullishOr(records.get(submissionId))
       }),
     cancel: (request) =>
       Effect.suspend(() => {

@@ -2,9 +2,10 @@
  * The application under test: the real layers on an in-process HTTP server, on the embedded
  * database and, when TEST_DATABASE_URL is set, on a fresh schema of a real PostgreSQL.
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import { makeApp } from "../../src/App.js"
 import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
@@ -42,7 +43,7 @@ export const rawRequest = (
         ? HttpClientRequest.bodyText(request, options.rawBody, "application/json")
         : HttpClientRequest.bodyUint8Array(request, options.rawBody, "application/json")
     } else if (options.body !== undefined) {
-      request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+      request = HttpClientRequest.bodyJsonUnsafe(request, options.body)
     }
     const response = yield* http.execute(request)
     const text = yield* response.text

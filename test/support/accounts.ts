@@ -20,7 +20,7 @@ export const addMember = (owner: { session: string; tenantId: string }, role: Ro
   Effect.gen(function*() {
     const user = yield* registerUser(label)
     const api = yield* client(owner.session)
-    yield* api.tenants.addMember({ path: { tenantId: owner.tenantId }, payload: { email: user.email, role } })
+    yield* api.tenants.addMember({ params: { tenantId: owner.tenantId }, payload: { email: user.email, role } })
     return { ...user, tenantId: owner.tenantId }
   })
 

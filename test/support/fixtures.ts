@@ -31,7 +31,7 @@ export const createKey = (
   Effect.gen(function*() {
     const api = yield* client(owner.session)
     return yield* api.apiKeys.create({
-      path: { tenantId: owner.tenantId },
+      params: { tenantId: owner.tenantId },
       payload: { name: `${environment} key`, environment, scopes }
     })
   })

@@ -2,13 +2,12 @@
  * Readiness (SPEC §12): 200 when the database answers, migrations are applied and the workers run;
  * otherwise 503 `not_ready` naming the failed check.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { SqlClient } from "@effect/sql"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Fiber, Layer, Stream, TestClock } from "effect"
+import { Effect, Fiber, Layer, Result, Stream } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient, type SqlConnection, SqlError } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { MIGRATIONS_TABLE } from "../../src/db/Database.js"
 import { NotReady } from "../../src/domain/Errors.js"
 import { Readiness } from "../../src/system/Readiness.js"
@@ -18,22 +17,34 @@ import { expectError, jsonObject } from "../http/helpers.js"
 /** A SqlClient whose every statement fails (a database that went away) or never answers. */
 const brokenSql = (mode: "fails" | "hangs") => {
   const statement = <A>(): Effect.Effect<A, SqlError> =>
-    mode === "fails" ? Effect.fail(new SqlError({ message: "connection refused" })) : Effect.never
-  const connection: Connection = {
+    mode === "fails"
+      ? Effect.fail(
+        new SqlError.SqlError({
+          reason: new SqlError.ConnectionError({ cause: new Error("connection refused"), message: "connection refused" })
+        })
+      )
+      : Effect.never
+  const connection: SqlConnection.Connection = {
     execute: () => statement(),
     executeRaw: () => statement(),
     executeValues: () => statement(),
+    executeValuesUnprepared: () => statement(),
     executeUnprepared: () => statement(),
     executeStream: () => Stream.fromEffect(statement())
   }
   return Layer.effect(
     SqlClient.SqlClient,
-    SqlClient.make({ acquirer: Effect.succeed(connection), compiler: PgClient.makeCompiler(), spanAttributes: [] })
+    SqlClient.make({
+      acquirer: Effect.succeed(connection),
+      compiler: PgClient.makeCompiler(),
+      driver: "broken",
+      spanAttributes: []
+    })
   ).pipe(Layer.provide(Reactivity.layer))
 }
 
 const checkWith = (mode: "fails" | "hangs") =>
-  Effect.flatMap(Readiness, (readiness) => readiness.check).pipe(Effect.provide(Readiness.Default.pipe(Layer.provide(brokenSql(mode)))))
+  Effect.flatMap(Readiness, (readiness) => readiness.check).pipe(Effect.provide(Readiness.layer.pipe(Layer.provide(brokenSql(mode)))))
 
 describe("Readiness with a database that does not answer", () => {
   it.effect("fails the database check (and so the migrations check) when statements fail", () =>
@@ -46,14 +57,14 @@ describe("Readiness with a database that does not answer", () => {
 
   it.effect("fails within its timeout when statements hang", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.either(checkWith("hangs")))
+      const fiber = yield* Effect.forkChild(Effect.result(checkWith("hangs")))
       // The check gives the database two seconds.
       yield* TestClock.adjust("1 second")
-      expect(yield* Fiber.poll(fiber)).toSatisfy((poll: { _tag: string }) => poll._tag === "None")
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("2 seconds")
       const result = yield* Fiber.join(fiber)
-      expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result)) expect(result.left.checks["database"]).toBe("failed")
+      expect(Result.isFailure(result)).toBe(true)
+      if (Result.isFailure(result)) expect(result.failure.checks["database"]).toBe("failed")
     }))
 })
 
@@ -71,11 +82,11 @@ for (const database of testDatabases) {
     it.effect("a running worker keeps it ready; a worker that died makes it 503 not_ready naming workers", () =>
       Effect.gen(function*() {
         const readiness = yield* Readiness
-        const running = yield* Effect.forkDaemon(Effect.never)
+        const running = yield* Effect.forkDetach(Effect.never)
         yield* readiness.registerWorker("test-running", running)
         expect((yield* rawRequest("GET", "/readyz")).status).toBe(200)
 
-        const died = yield* Effect.forkDaemon(Effect.fail("boom"))
+        const died = yield* Effect.forkDetach(Effect.fail("boom"))
         yield* Fiber.await(died)
         yield* readiness.registerWorker("test-died", died)
         const response = yield* rawRequest("GET", "/readyz")

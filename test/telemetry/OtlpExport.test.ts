@@ -3,7 +3,7 @@
  * receives them, the server spans are named after route templates and carry the principal's ids,
  * and no token or password appears anywhere in what was exported.
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -42,7 +42,7 @@ describe("OTLP export", () => {
       )
       const secrets = yield* Effect.promise(async () => {
         const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
-        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const base = `http://127.0.0.1:${"port" in address ? address.port : 0}`
         const post = async (path: string, body: unknown, token?: string) =>
           (await fetch(base + path, {
             method: "POST",

@@ -67,7 +67,7 @@ for (const database of testDatabases) {
         for (const role of ["admin", "developer", "owner"] as const) {
           const member = yield* addMember(owner, role)
           const api = yield* client(member.session)
-          const tenant = yield* api.tenants.get({ path: { tenantId: owner.tenantId } })
+          const tenant = yield* api.tenants.get({ params: { tenantId: owner.tenantId } })
           expect(tenant.id).toBe(owner.tenantId)
           expect(tenant.quota.limit).toBe(MONTHLY_QUOTA)
         }
@@ -122,7 +122,7 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const revoked = yield* createKey(owner, "live", ["documents:read"])
         const api = yield* client(owner.session)
-        yield* api.apiKeys.revoke({ path: { tenantId: owner.tenantId, keyId: revoked.api_key.id } })
+        yield* api.apiKeys.revoke({ params: { tenantId: owner.tenantId, keyId: revoked.api_key.id } })
         const url = tenantUrl(owner.tenantId)
         expectError(yield* rawRequest("GET", url), 401, "missing_credentials")
         expectError(yield* rawRequest("GET", url, { headers: { authorization: "Bearer" } }), 401, "missing_credentials")
@@ -152,9 +152,9 @@ for (const database of testDatabases) {
 
         // The new member sees the tenant, with the role.
         const api = yield* client(user.session)
-        const mine = yield* api.auth.myTenants({ urlParams: { limit: 20 } })
+        const mine = yield* api.auth.myTenants({ query: { limit: 20 } })
         expect(mine.data.map((m) => [m.tenant.id, m.role])).toEqual([[owner.tenantId, "developer"]])
-        const tenant = yield* api.tenants.get({ path: { tenantId: owner.tenantId } })
+        const tenant = yield* api.tenants.get({ params: { tenantId: owner.tenantId } })
         expect(tenant.id).toBe(owner.tenantId)
       }))
 
@@ -177,7 +177,7 @@ for (const database of testDatabases) {
         expectError(self, 409, "conflict")
         // The original role is unchanged.
         const api = yield* client(member.session)
-        const mine = yield* api.auth.myTenants({ urlParams: { limit: 20 } })
+        const mine = yield* api.auth.myTenants({ query: { limit: 20 } })
         expect(mine.data.map((m) => m.role)).toEqual(["developer"])
       }))
 
@@ -225,23 +225,23 @@ for (const database of testDatabases) {
           body: { email: candidate.email, role: "owner" }
         })
         expectError(refused, 403, "forbidden")
-        const typed = yield* Effect.flip(adminApi.tenants.addMember({ path, payload: { email: candidate.email, role: "owner" } }))
+        const typed = yield* Effect.flip(adminApi.tenants.addMember({ params: path, payload: { email: candidate.email, role: "owner" } }))
         expect(typed._tag).toBe("Forbidden")
 
-        const asDeveloper = yield* adminApi.tenants.addMember({ path, payload: { email: candidate.email, role: "developer" } })
+        const asDeveloper = yield* adminApi.tenants.addMember({ params: path, payload: { email: candidate.email, role: "developer" } })
         expect(asDeveloper.role).toBe("developer")
         const another = yield* registerUser("another")
-        const asAdmin = yield* adminApi.tenants.addMember({ path, payload: { email: another.email, role: "admin" } })
+        const asAdmin = yield* adminApi.tenants.addMember({ params: path, payload: { email: another.email, role: "admin" } })
         expect(asAdmin.role).toBe("admin")
 
         const coOwner = yield* registerUser("coowner")
         const ownerApi = yield* client(owner.session)
-        const added = yield* ownerApi.tenants.addMember({ path, payload: { email: coOwner.email, role: "owner" } })
+        const added = yield* ownerApi.tenants.addMember({ params: path, payload: { email: coOwner.email, role: "owner" } })
         expect(added.role).toBe("owner")
         // A co-owner is a full owner: it may add owners too.
         const third = yield* registerUser("third")
         const coOwnerApi = yield* client(coOwner.session)
-        const byCoOwner = yield* coOwnerApi.tenants.addMember({ path, payload: { email: third.email, role: "owner" } })
+        const byCoOwner = yield* coOwnerApi.tenants.addMember({ params: path, payload: { email: third.email, role: "owner" } })
         expect(byCoOwner.role).toBe("owner")
       }))
 
@@ -255,21 +255,21 @@ for (const database of testDatabases) {
 
         const api = yield* client(owner.session)
         const path = { tenantId: owner.tenantId }
-        const first = yield* api.tenants.listMembers({ path, urlParams: { limit: 2 } })
+        const first = yield* api.tenants.listMembers({ params: path, query: { limit: 2 } })
         expect(first.data.map((m) => m.user.id)).toEqual(expected.slice(0, 2).map((m) => m.userId))
         expect(first.has_more).toBe(true)
         expect(first.next_cursor).toBe(expected[1]!.userId)
 
-        const second = yield* api.tenants.listMembers({ path, urlParams: { limit: 2, starting_after: first.next_cursor! } })
+        const second = yield* api.tenants.listMembers({ params: path, query: { limit: 2, starting_after: first.next_cursor! } })
         expect(second.data.map((m) => m.user.id)).toEqual(expected.slice(2, 4).map((m) => m.userId))
         expect(second.has_more).toBe(true)
 
-        const third = yield* api.tenants.listMembers({ path, urlParams: { limit: 2, starting_after: second.next_cursor! } })
+        const third = yield* api.tenants.listMembers({ params: path, query: { limit: 2, starting_after: second.next_cursor! } })
         expect(third.data.map((m) => m.user.id)).toEqual(expected.slice(4).map((m) => m.userId))
         expect(third.has_more).toBe(false)
         expect(third.next_cursor).toBe(null)
 
-        const all = yield* api.tenants.listMembers({ path, urlParams: { limit: 20 } })
+        const all = yield* api.tenants.listMembers({ params: path, query: { limit: 20 } })
         expect(all.data.map((m) => [m.user.id, m.role])).toEqual(expected.map((m) => [m.userId, m.role]))
         expect(all.has_more).toBe(false)
 
@@ -303,14 +303,14 @@ for (const database of testDatabases) {
         expectError(add, 403, "forbidden")
         const api = yield* client(developer.session)
         const typed = yield* Effect.flip(api.tenants.addMember({
-          path: { tenantId: owner.tenantId },
+          params: { tenantId: owner.tenantId },
           payload: { email: candidate.email, role: "developer" }
         }))
         expect(typed._tag).toBe("Forbidden")
         // The refused add added nobody.
         const list = yield* (yield* client(owner.session)).tenants.listMembers({
-          path: { tenantId: owner.tenantId },
-          urlParams: { limit: 20 }
+          params: { tenantId: owner.tenantId },
+          query: { limit: 20 }
         })
         expect(list.data.map((m) => m.user.id)).not.toContain(candidate.userId)
       }))

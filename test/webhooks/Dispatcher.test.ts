@@ -4,9 +4,10 @@
  * crash recovery through leases, two dispatchers on one queue, SSRF refusals, and the
  * transactional fan-out of events into deliveries.
  */
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Option, Schema, Scope, TestClock, TestServices } from "effect"
+import { Duration, Effect, Exit, Layer, Option, Schema, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
 import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
@@ -38,7 +39,7 @@ const webhookConfig = (overrides: Partial<AppConfigShape["webhooks"]> = {}): App
 })
 
 const services = (instanceId = "dispatcher-a", webhooks: Partial<AppConfigShape["webhooks"]> = {}) =>
-  Layer.mergeAll(WebhookService.Default, EventLog.Default, Readiness.Default).pipe(
+  Layer.mergeAll(WebhookService.layer, EventLog.layer, Readiness.layer).pipe(
     Layer.provideMerge(AppConfigTest({
       webhooks: webhookConfig(webhooks),
       worker: {
@@ -137,7 +138,7 @@ describe("retry schedule", () => {
 
 for (const database of testDatabases) {
   layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 120_000 })(`webhook dispatcher (${database})`, (it) => {
-    it.scoped("retries on the schedule (TestClock) until the receiver recovers; webhook-id is stable", () =>
+    it.effect("retries on the schedule (TestClock) until the receiver recovers; webhook-id is stable", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
         const receiver = yield* startReceiver((_, i) => (i < 3 ? 500 : 204))
@@ -182,7 +183,7 @@ for (const database of testDatabases) {
         expect(yield* drain).toBe(0)
       }).pipe(Effect.provide(services())))
 
-    it.scoped("gives up after the eighth attempt, keeps at most 1 KiB of each answer", () =>
+    it.effect("gives up after the eighth attempt, keeps at most 1 KiB of each answer", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
         const receiver = yield* startReceiver(() => ({ status: 503, body: "x".repeat(5000) }))
@@ -204,7 +205,7 @@ for (const database of testDatabases) {
         expect((yield* endpointState(hook.id)).enabled).toBe(true)
       }).pipe(Effect.provide(services())))
 
-    it.scoped("410 Gone disables the endpoint and stops its other deliveries", () =>
+    it.effect("410 Gone disables the endpoint and stops its other deliveries", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver(() => 410)
         const tenantId = yield* newTenant
@@ -221,7 +222,7 @@ for (const database of testDatabases) {
         expect(receiver.received.length).toBe(1)
       }).pipe(Effect.provide(services())))
 
-    it.scoped("an endpoint failing continuously for 5 days is disabled; a success resets the clock", () =>
+    it.effect("an endpoint failing continuously for 5 days is disabled; a success resets the clock", () =>
       Effect.gen(function*() {
         const start = Date.parse("2026-11-10T12:00:00Z")
         yield* TestClock.setTime(start)
@@ -247,7 +248,7 @@ for (const database of testDatabases) {
         expect((yield* endpointState(other.id)).enabled).toBe(true)
       }).pipe(Effect.provide(services())))
 
-    it.scoped("during a rotation both secrets sign for 24 h, then only the new one", () =>
+    it.effect("during a rotation both secrets sign for 24 h, then only the new one", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.now())
         const receiver = yield* startReceiver()
@@ -274,7 +275,7 @@ for (const database of testDatabases) {
         expect(signedBy(hook.secret, after)).toBe(false)
       }).pipe(Effect.provide(services())))
 
-    it.scoped("crash recovery: a claimed delivery whose worker died is sent once its lease runs out", () =>
+    it.effect("crash recovery: a claimed delivery whose worker died is sent once its lease runs out", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
         const receiver = yield* startReceiver()
@@ -294,7 +295,7 @@ for (const database of testDatabases) {
         expect((yield* deliveriesOf(hook.id))[0]).toMatchObject({ status: "succeeded", attempts: 2 })
       }).pipe(Effect.provide(services())))
 
-    it.scoped("fan-out is part of the event's transaction and honours filters, state and environment", () =>
+    it.effect("fan-out is part of the event's transaction and honours filters, state and environment", () =>
       Effect.gen(function*() {
         const tenantId = yield* newTenant
         const all = yield* endpoint(tenantId, "http://127.0.0.1:9/all")
@@ -307,7 +308,7 @@ for (const database of testDatabases) {
         const sql = yield* SqlClient.SqlClient
 
         const rolledBack = yield* emit(quotaEvent(tenantId)).pipe(
-          Effect.zipRight(Effect.fail("the state change failed" as const)),
+          Effect.andThen(Effect.fail("the state change failed" as const)),
           sql.withTransaction,
           Effect.flip
         )
@@ -324,7 +325,7 @@ for (const database of testDatabases) {
         expect(rows.map((r) => r.endpointId)).not.toContain(live.id)
       }).pipe(Effect.provide(services())))
 
-    it.scoped("replay sends again now; recover requeues the failed deliveries since a time", () =>
+    it.effect("replay sends again now; recover requeues the failed deliveries since a time", () =>
       Effect.gen(function*() {
         const start = Date.parse("2026-11-10T12:00:00Z")
         yield* TestClock.setTime(start)
@@ -362,7 +363,7 @@ for (const database of testDatabases) {
         expect(statuses).toEqual(["succeeded", "failed", "succeeded", "succeeded"])
       }).pipe(Effect.provide(services())))
 
-    it.scoped("SSRF: every non-public range is refused before connecting, and so is a name resolving into one", () =>
+    it.effect("SSRF: every non-public range is refused before connecting, and so is a name resolving into one", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver()
         const tenantId = yield* newTenant
@@ -426,7 +427,7 @@ for (const database of testDatabases) {
       }).pipe(Effect.provide(services())))
 
     // Real time from here on: many fibers race on the queue.
-    it.scoped("two dispatchers share the queue without sending anything twice", () =>
+    it.effect("two dispatchers share the queue without sending anything twice", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver(() => 200)
         const tenantId = yield* newTenant
@@ -442,6 +443,6 @@ for (const database of testDatabases) {
         expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(40)
         const rows = yield* deliveriesOf(hook.id)
         expect(rows.every((d) => d.status === "succeeded" && d.attempts === 1)).toBe(true)
-      }).pipe(Effect.provide(services()), TestServices.provideLive))
+      }).pipe(Effect.provide(services()), TestClock.withLive))
   })
 }

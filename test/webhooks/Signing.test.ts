@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
 import {
   generateWebhookSecret,

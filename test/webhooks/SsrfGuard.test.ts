@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { LookupAddress } from "node:dns"
 import * as http from "node:http"
 import type { AddressInfo, LookupFunction } from "node:net"
@@ -250,11 +250,11 @@ describe("checkUrl", () => {
   const local = { requireHttps: false, allowLoopback: true }
 
   const reason = (url: string, policy: typeof prod) =>
-    Either.match(checkUrl(url, policy), { onLeft: (e) => e.reason, onRight: () => "ok" as const })
+    Result.match(checkUrl(url, policy), { onFailure: (e) => e.reason, onSuccess: () => "ok" as const })
 
   it("accepts public https URLs and returns the parsed URL", () => {
     const result = checkUrl("https://hooks.example.com:8443/in?x=1", prod)
-    expect(Either.isRight(result) && result.right.href).toBe("https://hooks.example.com:8443/in?x=1")
+    expect(Result.isSuccess(result) && result.success.href).toBe("https://hooks.example.com:8443/in?x=1")
     expect(reason("https://93.184.216.34/hook", prod)).toBe("ok")
     expect(reason("https://[2606:4700:4700::1111]/hook", prod)).toBe("ok")
   })
@@ -327,16 +327,16 @@ describe("checkUrl", () => {
 
   it("explains the refusal in words", () => {
     const result = checkUrl("https://169.254.169.254/", prod)
-    expect(Either.isLeft(result) && result.left.message).toBe(
+    expect(Result.isFailure(result) && result.failure.message).toBe(
       "The webhook URL points to a non-public address: link-local (169.254.0.0/16)"
     )
   })
 
   it.effect("can be yielded inside an Effect", () =>
     Effect.gen(function*() {
-      const url = yield* checkUrl("https://hooks.example.com/", prod)
+      const url = yield* Effect.fromResult(checkUrl("https://hooks.example.com/", prod))
       expect(url.hostname).toBe("hooks.example.com")
-      const error = yield* Effect.flip(checkUrl("http://hooks.example.com/", prod))
+      const error = yield* Effect.flip(Effect.fromResult(checkUrl("http://hooks.example.com/", prod)))
       expect(error).toBeInstanceOf(UnsafeWebhookUrl)
       expect(error._tag).toBe("UnsafeWebhookUrl")
     }))

@@ -4,9 +4,9 @@
  * where the published `standardwebhooks` library verifies every delivery, also during a secret
  * rotation; deliveries are listed, read with their attempts, replayed and recovered.
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import type { AppConfigShape } from "../../src/Config.js"
 import type { Scope } from "../../src/domain/Principal.js"
@@ -54,7 +54,7 @@ const verified = (secret: string, request: Received) => new Webhook(secret).veri
 
 for (const database of testDatabases) {
   layer(makeTestApp(database, overrides), { timeout: 120_000, excludeTestServices: true })(`webhooks API (${database})`, (it) => {
-    it.scoped("documents reach a real receiver, verified by standardwebhooks, also while a secret rotates", () =>
+    it.effect("documents reach a real receiver, verified by standardwebhooks, also while a secret rotates", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver(() => 200)
         const { tenantId, test } = yield* setup("e2e")
@@ -109,7 +109,7 @@ for (const database of testDatabases) {
         expect(rows).toHaveLength(1)
         expect(rows[0]).toMatchObject({ object: "webhook_delivery", status: "succeeded", event_type: "document.rejected", attempt_count: 1 })
         const api = yield* client(test)
-        const detail = yield* api.webhooks.getDelivery({ path: { tenantId, deliveryId: String(rows[0]!["id"]) } })
+        const detail = yield* api.webhooks.getDelivery({ params: { tenantId, deliveryId: String(rows[0]!["id"]) } })
         expect(detail.event_id).toBe(second.headers["webhook-id"])
         expect(detail.attempts).toHaveLength(1)
         expect(detail.attempts[0]).toMatchObject({ attempt: 1, status_code: 200, response_body: "status 200", error: null })
@@ -123,7 +123,7 @@ for (const database of testDatabases) {
         verified(newSecret, receiver.received[2]!)
       }))
 
-    it.scoped("a receiver that fails is recovered with recover-since once it is back", () =>
+    it.effect("a receiver that fails is recovered with recover-since once it is back", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver(() => 500)
         const { tenantId, test } = yield* setup("recover")
@@ -155,7 +155,7 @@ for (const database of testDatabases) {
         expectError(yield* rawRequest("POST", `${path}/recover`, { token: test, body: { since: "yesterday" } }), 400, "invalid_request")
       }))
 
-    it.scoped("an exposed key raises api_key.exposed to its tenant, in the key's environment", () =>
+    it.effect("an exposed key raises api_key.exposed to its tenant, in the key's environment", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver(() => 200)
         const { live, tenantId, test } = yield* setup("exposed")
@@ -265,7 +265,7 @@ for (const database of testDatabases) {
         expectError(yield* rawRequest("GET", hooksPath(tenantId), {}), 401, "missing_credentials")
       }))
 
-    it.scoped("environment and tenant isolation: every endpoint answers 404 across them", () =>
+    it.effect("environment and tenant isolation: every endpoint answers 404 across them", () =>
       Effect.gen(function*() {
         const receiver = yield* startReceiver(() => 200)
         const { live, tenantId, test } = yield* setup("isolation")

@@ -1,4 +1,4 @@
-import { Migrator } from "@effect/sql"
+import { Migrator } from "effect/sql"
 import foundation from "./0001_foundation.js"
 import authoritySimulator from "./0002_authority_simulator.js"
 import documents from "./0003_documents.js"
