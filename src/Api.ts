@@ -10,7 +10,7 @@ import { DocumentsApi } from "./documents/Api.js"
 import { ApiErrors } from "./http/Middleware.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
-import { withoutFrameworkErrors } from "./openapi.js"
+import { withContractNames } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
@@ -27,7 +27,7 @@ export class Api extends HttpApi.make("etd")
   .middleware(ApiErrors)
   // A client fixing a request should learn every issue at once (SPEC §2, `issues`), not the first.
   .annotate(HttpApi.ParseOptions, { errors: "all" })
-  .annotate(OpenApi.Transform, withoutFrameworkErrors)
+  .annotate(OpenApi.Transform, withContractNames)
   .annotate(OpenApi.Title, "Electronic tax-document issuing API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

@@ -114,7 +114,7 @@ export const makeApp = (
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(authorities),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
-    Layer.provide(LoggerLive),
+    Layer.provideMerge(LoggerLive),
     Layer.provide(TracingLive),
     Layer.provideMerge(ExposureReports.layer),
     Layer.provideMerge(config)

@@ -1,35 +1,39 @@
 /**
- * The OpenAPI document, derived from the contract. The framework declares its own decode error on
- * every endpoint; our middleware replaces it with `invalid_request`, so the document must not
- * advertise it.
+ * The OpenAPI document is derived from the contract. Effect 4 names a component after the encoded
+ * side of its schema (`DocumentEncoded`); integrators' generated clients use the component names,
+ * so the document keeps the contract's own names (`Document`).
  */
-const FRAMEWORK_SCHEMAS = new Set(["HttpApiDecodeError", "Issue", "PropertyKey"])
+const ENCODED = /Encoded$/
 
-const isFrameworkRef = (value: unknown) =>
-  typeof value === "object" && value !== null && "$ref" in value &&
-  typeof value.$ref === "string" && FRAMEWORK_SCHEMAS.has(value.$ref.replace("#/components/schemas/", ""))
-
-const prune = (node: unknown): unknown => {
-  if (Array.isArray(node)) return node.filter((item) => !isFrameworkRef(item)).map(prune)
+const renameRefs = (node: unknown, renamed: ReadonlyMap<string, string>): unknown => {
+  if (Array.isArray(node)) return node.map((item) => renameRefs(item, renamed))
   if (typeof node !== "object" || node === null) return node
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(node)) {
-    const pruned = prune(value)
-    // An anyOf left with one member is just that member.
-    if (key === "schema" && typeof pruned === "object" && pruned !== null && "anyOf" in pruned &&
-      Array.isArray(pruned.anyOf) && pruned.anyOf.length === 1) {
-      out[key] = pruned.anyOf[0]
+    if (key === "$ref" && typeof value === "string") {
+      const name = value.replace("#/components/schemas/", "")
+      out[key] = renamed.has(name) ? `#/components/schemas/${renamed.get(name)}` : value
     } else {
-      out[key] = pruned
+      out[key] = renameRefs(value, renamed)
     }
   }
   return out
 }
 
-/** Removes the framework's decode error from responses and components. */
-export const withoutFrameworkErrors = (spec: Record<string, unknown>): Record<string, unknown> => {
-  const pruned = prune(spec) as Record<string, unknown> & { components?: { schemas?: Record<string, unknown> } }
-  for (const name of FRAMEWORK_SCHEMAS) delete pruned.components?.schemas?.[name]
-  return pruned
+/** Drops the `Encoded` suffix from component names, wherever the plain name is free. */
+export const withContractNames = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const components = spec["components"] as { schemas?: Record<string, unknown> } | undefined
+  const schemas = components?.schemas ?? {}
+  const renamed = new Map<string, string>()
+  for (const name of Object.keys(schemas)) {
+    const plain = name.replace(ENCODED, "")
+    if (plain !== name && !(plain in schemas)) renamed.set(name, plain)
+  }
+  const out = renameRefs(spec, renamed) as Record<string, unknown> & { components?: { schemas?: Record<string, unknown> } }
+  if (out.components?.schemas) {
+    out.components.schemas = Object.fromEntries(
+      Object.entries(out.components.schemas).map(([name, schema]) => [renamed.get(name) ?? name, schema])
+    )
+  }
+  return out
 }
-

@@ -10,7 +10,7 @@ export const BillingHttpLive = HttpApiBuilder.group(
     const billing = yield* BillingService
     return handlers
       // Raw: the signature covers the exact body bytes, so they are verified before any parsing.
-      // An unreadable body (over 1 MiB) dies with the framework's RequestError, which the API
+      // An unreadable body (over 1 MiB) dies with the framework's request error, which the API
       // middleware answers like any other unreadable body.
       .handleRaw("paymentProviderWebhook", ({ request }) =>
         Effect.flatMap(Effect.orDie(request.text), (body) => billing.receive(request.headers, body)))

@@ -86,6 +86,9 @@ export const eventEnvelope = <T extends EventType>(type: T) =>
     data: Schema.Struct({ object: eventObjects[type] })
   }).annotate({ identifier: `Event_${type.replace(/\./g, "_")}`, title: type, description: descriptions[type] })
 
-/** Any webhook body, discriminated by `type`. */
-export const WebhookEvent = Schema.Union(eventTypes.map(eventEnvelope))
+/**
+ * Any webhook body, discriminated by `type`, as the JSON codec: it decodes the parsed body as sent
+ * (RFC 3339 strings for the documents' `Date` fields), as v3's `Schema.Date` did on its own.
+ */
+export const WebhookEvent = Schema.toCodecJson(Schema.Union(eventTypes.map(eventEnvelope)))
 export type WebhookEvent = typeof WebhookEvent.Type

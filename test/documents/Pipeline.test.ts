@@ -282,6 +282,9 @@ for (const database of testDatabases) {
           const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
           const job = Option.getOrThrow(yield* worker.claim)
           const slowFiber = yield* Effect.forkChild(worker.process(job))
+          // v4's TestClock.adjust no longer waits (in real time) for forked fibers to settle: wait until
+          // the slow worker is in its authority call, as v3's adjust did implicitly.
+          for (let i = 0; i < 200 && slow.live.calls.length === 0; i++) yield* realPause
           yield* TestClock.adjust("61 seconds")
           // Another instance took the job over after the lease ran out.
           const sql = yield* SqlClient.SqlClient

@@ -9,8 +9,8 @@
  *   BENCH_EVENTS=5000 BENCH_ENDPOINTS=2 WEBHOOKS_CONCURRENCY=16 npm run bench:webhooks
  *   DATABASE_URL=postgres://… npm run bench:webhooks # on PostgreSQL instead of the embedded database
  */
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { cpus, totalmem } from "node:os"
@@ -21,6 +21,7 @@ import { Readiness } from "../../src/system/Readiness.js"
 import { WebhookDispatcherLive } from "../../src/webhooks/WebhookDispatcher.js"
 import { WebhookService } from "../../src/webhooks/WebhookService.js"
 import { Webhook } from "standardwebhooks"
+import { cnpj } from "../support/taxIds.js"
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? 2000)
 const ENDPOINTS = Number(process.env["BENCH_ENDPOINTS"] ?? 1)
@@ -69,7 +70,7 @@ const main = async (mode: "burst" | "paced") => {
     },
     worker: { instanceId: "bench", concurrency: 1, pollInterval: Duration.seconds(1), lease: Duration.seconds(60), shutdownGrace: Duration.seconds(5) }
   })
-  const services = Layer.mergeAll(WebhookService.Default, EventLog.Default, Readiness.Default).pipe(
+  const services = Layer.mergeAll(WebhookService.layer, EventLog.layer, Readiness.layer).pipe(
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, database)),
     Layer.provideMerge(config)
   )
@@ -80,7 +81,8 @@ const main = async (mode: "burst" | "paced") => {
     const tenantId = `ten_bench${Date.now()}`
     const secrets = await runtime.runPromise(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at) VALUES (${tenantId}, 'Bench', '11222333000181', 100, now())`
+      // A fresh CNPJ per run: the burst and paced runs share one database on PostgreSQL (tax_id is unique).
+      yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at) VALUES (${tenantId}, 'Bench', ${cnpj()}, 100, now())`
       const webhooks = yield* WebhookService
       return yield* Effect.forEach(Array.from({ length: ENDPOINTS }, (_, i) => i), (i) =>
         Effect.map(
@@ -114,7 +116,7 @@ const main = async (mode: "burst" | "paced") => {
       } else {
         // One state change every 1/rate seconds, each in its own fiber, as requests would arrive.
         const fibers = yield* Effect.forEach(indexes, (i) =>
-          Effect.zipRight(Effect.sleep(Duration.millis(1000 / PACED_RATE)), Effect.fork(record(i))))
+          Effect.andThen(Effect.sleep(Duration.millis(1000 / PACED_RATE)), Effect.forkChild(record(i))))
         yield* Fiber.joinAll(fibers)
       }
     }))

@@ -2,10 +2,10 @@
  * The databases a suite runs on: the embedded one always, and a fresh schema of a real
  * PostgreSQL when TEST_DATABASE_URL is set.
  */
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { embeddedLayer, postgresLayer } from "../../src/db/Database.js"
+import { embeddedLayer, postgresLayer, type PostgresOptions } from "../../src/db/Database.js"
 
 export type TestDatabase = "embedded" | "postgres"
 
@@ -14,7 +14,7 @@ export const testDatabases: ReadonlyArray<TestDatabase> = process.env["TEST_DATA
   : ["embedded"]
 
 /** A PostgreSQL schema of its own, dropped afterwards, so parallel test files never meet. */
-const isolatedPostgres = Layer.unwrap(
+const isolatedPostgres = (options: PostgresOptions) => Layer.unwrap(
   Effect.gen(function*() {
     const url = process.env["TEST_DATABASE_URL"]!
     const schema = `test_${randomBytes(6).toString("hex")}`
@@ -32,10 +32,14 @@ const isolatedPostgres = Layer.unwrap(
       () => Effect.promise(() => admin(`DROP SCHEMA ${schema} CASCADE`))
     )
     const separator = url.includes("?") ? "&" : "?"
-    return postgresLayer(`${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`)
+    // sql-pg's pool times its connections with the Clock; on a suite's TestClock a jump of years
+    // would expire every connection mid-test, so the pool keeps the real clock.
+    return postgresLayer(`${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`, options).pipe(
+      Layer.provide(Layer.succeed(Clock.Clock, Clock.Clock.defaultValue()))
+    )
   })
 )
 
-export const databaseLayer = (database: TestDatabase) =>
-  database === "postgres" ? isolatedPostgres : embeddedLayer(undefined)
+export const databaseLayer = (database: TestDatabase, options: PostgresOptions = {}) =>
+  database === "postgres" ? isolatedPostgres(options) : embeddedLayer(undefined)
 

@@ -16,7 +16,7 @@ import { expectError, jsonObject } from "../http/helpers.js"
 
 /** A SqlClient whose every statement fails (a database that went away) or never answers. */
 const brokenSql = (mode: "fails" | "hangs") => {
-  const statement = <A>(): Effect.Effect<A, SqlError> =>
+  const statement = <A>(): Effect.Effect<A, SqlError.SqlError> =>
     mode === "fails"
       ? Effect.fail(
         new SqlError.SqlError({
