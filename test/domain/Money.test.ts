@@ -16,15 +16,8 @@ import {
   RATE_SCALE,
   RateTenThousandths
 } from "../../src/domain/Money.js"
+import { jsonSchemaOf } from "../support/jsonSchema.js"
 
-// v3's JSONSchema.make returned the root schema with any definitions alongside it.
-const makeJsonSchema = (schema: Schema.Top): Record<string, unknown> => {
-  const document = Schema.toJsonSchemaDocument(schema)
-  return Object.keys(document.definitions).length === 0
-    ? { ...document.schema }
-    : { ...document.schema, $defs: document.definitions }
-}
-const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => makeJsonSchema(schema)
 
 const ok = (input: Parameters<typeof computeAmounts>[0]) => Result.getOrThrow(computeAmounts(input))
 const fail = (input: Parameters<typeof computeAmounts>[0]): InvalidAmounts => {
@@ -54,7 +47,7 @@ describe("Centavos", () => {
   })
 
   it("documents itself as a bounded integer in JSON Schema", () => {
-    expect(makeJsonSchema(Centavos)).toMatchObject({ type: "integer", minimum: 0, maximum: MAX_CENTAVOS })
+    expect(jsonSchemaOf(Centavos)).toMatchObject({ type: "integer", minimum: 0, maximum: MAX_CENTAVOS })
   })
 })
 
@@ -244,7 +237,7 @@ describe("Amounts schemas", () => {
   it("computeAmounts output satisfies the Amounts schema and both produce JSON Schemas", () => {
     const amounts = ok({ services: 12_345, deductions: 45, issRate: "2.5" })
     expect(Schema.encodeSync(Amounts)(amounts)).toEqual(amounts)
-    expect(() => makeJsonSchema(Amounts)).not.toThrow()
-    expect(() => makeJsonSchema(AmountsInput)).not.toThrow()
+    expect(() => jsonSchemaOf(Amounts)).not.toThrow()
+    expect(() => jsonSchemaOf(AmountsInput)).not.toThrow()
   })
 })

@@ -14,6 +14,7 @@ import {
   TaxId,
   taxIdKind
 } from "../../src/domain/TaxId.js"
+import { jsonSchemaOf } from "../support/jsonSchema.js"
 
 // --- Independent oracle ---------------------------------------------------------------------
 // Deliberately written differently from the implementation: weights are derived from the
@@ -231,14 +232,6 @@ describe("taxIdKind", () => {
   })
 })
 
-// Like v3's JSON Schema `make`: the root schema with any definitions alongside it.
-const makeJsonSchema = (schema: Schema.Top): Record<string, unknown> => {
-  const document = Schema.toJsonSchemaDocument(schema)
-  return Object.keys(document.definitions).length === 0
-    ? { ...document.schema }
-    : { ...document.schema, $defs: document.definitions }
-}
-const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => makeJsonSchema(schema)
 
 // Like v3's array formatter: one `{ path, message }` per issue.
 const formatIssues = (error: Schema.SchemaError) => SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues
@@ -307,7 +300,7 @@ describe("schemas", () => {
     expect(typePattern.test("12ABC34501DE35")).toBe(true)
     expect(typePattern.test("529.982.247-25")).toBe(false)
 
-    const body = makeJsonSchema(Schema.Struct({ tax_id: TaxId, municipality_code: MunicipalityCode }))
+    const body = jsonSchemaOf(Schema.Struct({ tax_id: TaxId, municipality_code: MunicipalityCode }))
     expect(JSON.stringify(body)).toContain('"pattern":"^[0-9]{7}$"')
   })
 
