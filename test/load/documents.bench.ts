@@ -8,7 +8,7 @@
  *   DATABASE_URL=postgres://… WORKER_CONCURRENCY=16 npm run bench:documents
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
@@ -40,7 +40,10 @@ const cnpj = () => {
 const json = async (response: Response) => (await response.json()) as Record<string, unknown>
 
 const run = async (latencyMs: number) => {
-  process.env["TAX_AUTHORITY_SIMULATOR_LATENCY"] = `${latencyMs} millis`
+  // Effect 4's default provider reads the environment once per process, so each run gets its own.
+  const env = ConfigProvider.fromEnv({
+    env: { ...process.env as Record<string, string>, TAX_AUTHORITY_SIMULATOR_LATENCY: `${latencyMs} millis` }
+  })
   const database = process.env["DATABASE_URL"] ? postgresLayer(process.env["DATABASE_URL"]) : embeddedLayer(undefined)
   const config = AppConfigTest({
     passwordHashCost: 1024,
@@ -53,7 +56,10 @@ const run = async (latencyMs: number) => {
       shutdownGrace: Duration.seconds(5)
     }
   })
-  const app = makeApp(config, database).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
+  const app = makeApp(config, database).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })),
+    Layer.provide(ConfigProvider.layer(env))
+  )
   const runtime = ManagedRuntime.make(app)
   try {
     const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
