@@ -3,7 +3,7 @@
  * that logged. Every line passes the token guard before it is written: anything shaped like one of
  * our secrets is replaced by `[REDACTED]`, and API tokens are reported as exposed (SPEC §4).
  */
-import { Config, Context, Effect, Layer, Logger, Option, References, Tracer } from "effect"
+import { Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
 import { embeddedSecretPattern } from "../domain/Tokens.js"
 import { ExposureReports } from "../keys/ExposureMonitor.js"
 
@@ -30,13 +30,32 @@ export const makeGuardedLogger = (write: (line: string) => void, onToken: (token
     write(redactSecrets(line, onToken))
   })
 
-const logLevel = Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const))
+// Effect 4 spells levels exactly ("Info", "Warn"); operators write "info", "INFO" or "warning".
+const levels = new Map<string, LogLevel.LogLevel>([
+  ...LogLevel.values.map((level) => [level.toLowerCase(), level] as const),
+  ["warning", "Warn"]
+])
+const levelOf = (name: string) => levels.get(name.trim().toLowerCase())
+
+/** LOG_LEVEL, case-insensitive, with `Warning` as another name of `Warn`. */
+export const logLevelConfig = Config.schema(
+  Schema.String.check(
+    Schema.makeFilter((name) => levelOf(name) !== undefined, {
+      message: `LOG_LEVEL must be one of ${[...LogLevel.values, "Warning"].join(", ")}`
+    })
+  ),
+  "LOG_LEVEL"
+).pipe(
+  // The filter above admits only names the map knows.
+  Config.map((name) => levelOf(name)!),
+  Config.withDefault<LogLevel.LogLevel>("Info")
+)
 
 /** Replaces the default logger; the guard's exposure reports go to the ExposureReports. */
 export const LoggerLive = Layer.unwrap(
   Effect.gen(function*() {
     const exposure = yield* ExposureReports
-    const level = yield* Effect.orDie(logLevel)
+    const level = yield* Effect.orDie(logLevelConfig)
     const logger = makeGuardedLogger((line) => process.stdout.write(line + "\n"), (token) => exposure.reportUnsafe(token, "log"))
     return Layer.merge(Logger.layer([logger]), Layer.succeed(References.MinimumLogLevel, level))
   })
