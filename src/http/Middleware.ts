@@ -21,7 +21,7 @@ import {
   HttpTraceContext,
   Multipart
 } from "effect/http"
-import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
+import { HttpApiError, type HttpApiEndpoint, HttpApiMiddleware } from "effect/http-api"
 import { isUnstorableText } from "../db/errors.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "../domain/Errors.js"
 import { embeddedTokenPattern } from "../domain/Tokens.js"
@@ -105,7 +105,10 @@ const bodyError = (error: HttpServerError.HttpServerError): PayloadTooLarge | In
 type ApiFailure = InvalidRequest | PayloadTooLarge | InternalError
 
 /** Framework failures become the SPEC's error values; anything unknown becomes a 500 without internals. */
-const toContractError = <E>(cause: Cause.Cause<E>): Effect.Effect<never, E | ApiFailure> => {
+const toContractError = <E>(
+  cause: Cause.Cause<E>,
+  isDeclared: (error: unknown) => boolean
+): Effect.Effect<never, E | ApiFailure> => {
   for (const reason of cause.reasons) {
     const value: unknown = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
     if (HttpApiError.HttpApiSchemaError.is(value)) {
@@ -119,11 +122,33 @@ const toContractError = <E>(cause: Cause.Cause<E>): Effect.Effect<never, E | Api
       return Effect.fail(new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." }))
     }
   }
-  if (Cause.hasDies(cause) || (!Cause.hasFails(cause) && !Cause.hasInterruptsOnly(cause))) {
+  const failure = Cause.findErrorOption(cause)
+  const undeclared = Option.isSome(failure) && !isDeclared(failure.value)
+  if (undeclared || Cause.hasDies(cause) || (!Cause.hasFails(cause) && !Cause.hasInterruptsOnly(cause))) {
     return Effect.andThen(Effect.logError("unexpected failure", cause), Effect.fail(new InternalError()))
   }
   // Contract errors declared on the endpoint pass through unchanged; the API encodes them.
   return Effect.failCause(cause)
+}
+
+/**
+ * Whether a failure is one of the errors the endpoint declares (its own and its middlewares'). An
+ * undeclared one cannot be encoded, and the framework would answer an empty 500 without logging it.
+ */
+const declaredErrors = new WeakMap<HttpApiEndpoint.Top, (error: unknown) => boolean>()
+const isDeclaredBy = (endpoint: HttpApiEndpoint.Top) => {
+  let isDeclared = declaredErrors.get(endpoint)
+  if (isDeclared === undefined) {
+    const schemas = [
+      ...endpoint.error,
+      // Every key in `middlewares` is an HttpApiMiddleware service; the set's type only says Context.Key.
+      ...[...endpoint.middlewares].flatMap((key) => [...(key as unknown as HttpApiMiddleware.AnyService).error])
+    ]
+    const guards = schemas.map((schema) => Schema.is(schema))
+    isDeclared = (error) => guards.some((is) => is(error))
+    declaredErrors.set(endpoint, isDeclared)
+  }
+  return isDeclared
 }
 
 /** The API-level errors, declared on every endpoint by this middleware. */
@@ -131,7 +156,25 @@ export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors
   error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, InternalError]
 }) {}
 
-export const ApiErrorsLive = Layer.succeed(ApiErrors, (httpEffect) => Effect.catchCause(httpEffect, toContractError))
+/**
+ * The framework answers a body of a content type the endpoint does not accept with a plain-text
+ * 415 of its own; the contract's answer is a 400 `invalid_request` naming what the endpoint takes.
+ */
+const unsupportedContentType = (endpoint: HttpApiEndpoint.Top) => (response: HttpServerResponse.HttpServerResponse) =>
+  response.status === 415
+    ? Effect.fail(
+      new InvalidRequest({ message: `Send the request body as ${[...endpoint.payload.keys()].join(" or ")}.` })
+    )
+    : Effect.succeed(response)
+
+export const ApiErrorsLive = Layer.succeed(
+  ApiErrors,
+  (httpEffect, { endpoint }) =>
+    httpEffect.pipe(
+      Effect.flatMap(unsupportedContentType(endpoint)),
+      Effect.catchCause((cause) => toContractError(cause, isDeclaredBy(endpoint)))
+    )
+)
 
 /** A contract error answered before the API runs (no route, token in the URL, oversized body). */
 const respond = <S extends Schema.Top>(schema: S, error: S["Type"], status: number) =>
@@ -173,6 +216,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
         const parent = HttpTraceContext.fromHeaders(request.headers)
         return yield* Effect.useSpan(
           `${request.method} ${template ?? "unmatched route"}`,
+          // `useSpan` captures no stack trace (Effect 4's span options for it have no such switch).
           { kind: "server", parent: Option.getOrUndefined(parent) },
           (span) => {
             span.attribute("http.request.method", request.method)

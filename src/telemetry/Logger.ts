@@ -15,7 +15,9 @@ export const redactSecrets = (text: string, onToken: (token: string) => void): s
 
 export const makeGuardedLogger = (write: (line: string) => void, onToken: (token: string) => void) =>
   Logger.make((options) => {
-    const record: Record<string, unknown> = { ...Logger.formatStructured.log(options) }
+    // Effect 4 names the level `level`; the lines keep the field names they have always had.
+    const { level, ...rest } = Logger.formatStructured.log(options)
+    const record: Record<string, unknown> = { ...rest, logLevel: level }
     const span = Context.getOption(options.fiber.context, Tracer.ParentSpan)
     if (Option.isSome(span)) {
       record["trace_id"] = span.value.traceId

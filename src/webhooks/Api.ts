@@ -3,7 +3,7 @@
  * their deliveries with every attempt, replay and recovery.
  */
 import { Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { Timestamp } from "../domain/Time.js"
@@ -147,7 +147,6 @@ const endpointParams = { tenantId: TenantId, endpointId: IdOf("webhookEndpoint")
 const deliveryParams = { tenantId: TenantId, deliveryId: IdOf("delivery") }
 
 /** Every problem in a body or query is reported, not only the first. */
-const allErrors = { errors: "all" } as const
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
@@ -157,7 +156,6 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookEndpointWithSecret.pipe(HttpApiSchema.status(201)),
       error: Conflict
     })
-      .annotate(HttpApi.PayloadParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -170,7 +168,6 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       query: ListEndpointsParams,
       success: Page(WebhookEndpoint)
     })
-      .annotate(HttpApi.QueryParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
@@ -188,7 +185,6 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookEndpoint,
       error: NotFound
     })
-      .annotate(HttpApi.PayloadParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:write")
       .annotate(OpenApi.Description, "Changes the URL, the event filter, the description, or enables / disables the endpoint.")
   )
@@ -220,7 +216,6 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: Page(WebhookDelivery),
       error: NotFound
     })
-      .annotate(HttpApi.QueryParseOptions, allErrors)
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(

@@ -264,8 +264,8 @@ const hostnameProblem = (hostname: string, policy: UrlPolicy): string | undefine
 }
 
 /**
- * Syntactic check of a webhook target. Returns the parsed URL; the Result can be `yield*`-ed in
- * an Effect, failing with `UnsafeWebhookUrl`.
+ * Syntactic check of a webhook target. Returns the parsed URL, or `UnsafeWebhookUrl`
+ * (`Effect.fromResult` lifts it into an Effect).
  */
 export const checkUrl = (url: string, policy: UrlPolicy): Result.Result<URL, UnsafeWebhookUrl> => {
   const refuse = (reason: UnsafeUrlReason, message: string) => Result.fail(new UnsafeWebhookUrl({ reason, message }))

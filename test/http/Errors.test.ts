@@ -75,6 +75,26 @@ for (const database of testDatabases) {
         expectError(response, 400, "invalid_request")
       }))
 
+    it.effect("400 invalid_request naming the accepted content types for a body of another type", () =>
+      Effect.gen(function*() {
+        const http = yield* HttpClient.HttpClient
+        const send = (url: string, contentType: string, token?: string) =>
+          Effect.gen(function*() {
+            let request = HttpClientRequest.post(url).pipe(
+              HttpClientRequest.bodyText("{\"email\": \"a@b.co\", \"password\": \"x\"}", contentType)
+            )
+            if (token !== undefined) request = HttpClientRequest.bearerToken(request, token)
+            const response = yield* http.execute(request)
+            return { status: response.status, headers: response.headers, text: yield* response.text }
+          }).pipe(Effect.scoped)
+        const login = expectError(yield* send("/v1/auth/login", "text/plain"), 400, "invalid_request")
+        expect(login["message"]).toBe("Send the request body as application/json.")
+        // The certificate upload takes two encodings, and says so.
+        const owner = yield* registerOwner()
+        const upload = yield* send(`/v1/tenants/${owner.tenantId}/credentials`, "text/csv", owner.session)
+        expect(String(expectError(upload, 400, "invalid_request")["message"])).toMatch(/application\/json or multipart\/form-data|multipart\/form-data or application\/json/)
+      }))
+
     it.effect("400 invalid_request for an out-of-range or non-numeric query parameter", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()

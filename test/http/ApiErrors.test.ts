@@ -1,0 +1,55 @@
+/**
+ * The API-level error middleware in isolation: a failure an endpoint does not declare cannot be
+ * encoded by the contract, and must still answer the SPEC's 500 body (never an empty response).
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Schema } from "effect"
+import { HttpClient, HttpRouter } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { NotFound } from "../../src/domain/Errors.js"
+import { ApiErrors, ApiErrorsLive } from "../../src/http/Middleware.js"
+
+class Undeclared extends Schema.TaggedError<Undeclared>()("Undeclared", { detail: Schema.String }) {}
+
+const Probe = HttpApi.make("probe")
+  .add(
+    HttpApiGroup.make("probe")
+      .add(HttpApiEndpoint.get("undeclared", "/undeclared", { success: Schema.String }))
+      .add(HttpApiEndpoint.get("declared", "/declared", { success: Schema.String, error: NotFound }))
+  )
+  .middleware(ApiErrors)
+
+const ProbeHandlers = HttpApiBuilder.group(Probe, "probe", (handlers) =>
+  handlers
+    // The cast smuggles in what the types forbid: a wiring mistake the middleware must survive.
+    .handle("undeclared", () => Effect.fail(new Undeclared({ detail: "internal detail" })) as unknown as Effect.Effect<string>)
+    .handle("declared", () => Effect.fail(new NotFound())))
+
+const ProbeServer = HttpRouter.serve(
+  HttpApiBuilder.layer(Probe).pipe(Layer.provide(ProbeHandlers), Layer.provide(ApiErrorsLive)),
+  { disableLogger: true, disableListenLog: true }
+).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+
+const get = (path: string) =>
+  Effect.gen(function*() {
+    const response = yield* (yield* HttpClient.HttpClient).get(path)
+    return { status: response.status, body: yield* response.text }
+  }).pipe(Effect.scoped)
+
+layer(ProbeServer, { timeout: 30_000 })("API error middleware", (it) => {
+  it.effect("an undeclared failure is a 500 internal_error with the SPEC body, revealing nothing", () =>
+    Effect.gen(function*() {
+      const response = yield* get("/undeclared")
+      expect(response.status).toBe(500)
+      expect(JSON.parse(response.body)).toMatchObject({ code: "internal_error" })
+      expect(response.body).not.toContain("internal detail")
+    }))
+
+  it.effect("a declared failure keeps its own status and code", () =>
+    Effect.gen(function*() {
+      const response = yield* get("/declared")
+      expect(response.status).toBe(404)
+      expect(JSON.parse(response.body)).toMatchObject({ code: "not_found" })
+    }))
+})
