@@ -16,8 +16,8 @@ export const redactSecrets = (text: string, onToken: (token: string) => void): s
 export const makeGuardedLogger = (write: (line: string) => void, onToken: (token: string) => void) =>
   Logger.make((options) => {
     // Effect 4 names the level `level`; the lines keep the field names they have always had.
-    const { level, ...rest } = Logger.formatStructured.log(options)
-    const record: Record<string, unknown> = { ...rest, logLevel: level }
+    const { level, message, ...rest } = Logger.formatStructured.log(options)
+    const record: Record<string, unknown> = { message, logLevel: level, ...rest }
     const span = Context.getOption(options.fiber.context, Tracer.ParentSpan)
     if (Option.isSome(span)) {
       record["trace_id"] = span.value.traceId
