@@ -9,15 +9,13 @@
  * that only becomes visible after the outer layer is decrypted with the right password, i.e. by the
  * uploader of their own file, who must be an owner or admin of the tenant.
  */
-import forge from "node-forge"
+import { type Asn1, binaryString, Class, parseDer, Tag } from "./Pkcs12Asn1.js"
 
 /** Far above what real exporters use (OpenSSL 2048, Windows 2000, Java 10 000). */
 export const MAX_PKCS12_ITERATIONS = 100_000
 
-const UNIVERSAL = forge.asn1.Class.UNIVERSAL
-const OCTET_STRING = 4
-const INTEGER = 2
-const SEQUENCE = 16
+const { UNIVERSAL } = Class
+const { OCTET_STRING, INTEGER, SEQUENCE } = Tag
 const MAX_DEPTH = 24
 const MAX_NODES = 20_000
 
@@ -25,21 +23,13 @@ const integerValue = (bytes: string): number =>
   // More than 6 bytes is beyond any sane count; report it as infinite rather than lose precision.
   bytes.length > 6 ? Number.POSITIVE_INFINITY : [...bytes].reduce((n, c) => n * 256 + c.charCodeAt(0), 0)
 
-const parse = (bytes: string): forge.asn1.Asn1 | null => {
-  try {
-    return forge.asn1.fromDer(bytes, false)
-  } catch {
-    return null
-  }
-}
-
 /** The largest key-derivation iteration count visible without the password; null if the file is not DER. */
 export const largestIterationCount = (pfx: Uint8Array): number | null => {
-  const root = parse(Buffer.from(pfx.buffer, pfx.byteOffset, pfx.byteLength).toString("latin1"))
+  const root = parseDer(binaryString(pfx))
   if (root === null) return null
   let largest = 0
   let visited = 0
-  const walk = (node: forge.asn1.Asn1, depth: number): void => {
+  const walk = (node: Asn1, depth: number): void => {
     visited += 1
     if (depth > MAX_DEPTH || visited > MAX_NODES) return
     if (Array.isArray(node.value)) {
@@ -58,7 +48,7 @@ export const largestIterationCount = (pfx: Uint8Array): number | null => {
     } else if (node.tagClass === UNIVERSAL && node.type === OCTET_STRING && typeof node.value === "string") {
       // ContentInfo wraps the AuthenticatedSafe and the SafeContents in OCTET STRINGs of DER.
       if (node.value.charCodeAt(0) === 0x30) {
-        const inner = parse(node.value)
+        const inner = parseDer(node.value)
         if (inner !== null) walk(inner, depth + 1)
       }
     }

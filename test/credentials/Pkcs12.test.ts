@@ -106,7 +106,7 @@ describe("parsePkcs12", () => {
       }))
   }
 
-  // forge feeds PBKDF2 the wrong bytes for non-ASCII passwords; Pkcs12.ts works around it.
+  // forge feeds PBKDF2 the wrong bytes for non-ASCII passwords; Pkcs12Bundle.ts works around it.
   for (const encryption of ["default", "3des"] as const) {
     it.effect(`accepts a non-ASCII password (${encryption})`, () =>
       Effect.gen(function* () {
