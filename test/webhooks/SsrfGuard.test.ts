@@ -145,6 +145,30 @@ describe("isForbiddenAddress: IPv4 embedded in IPv6", () => {
     expect(forbiddenReason("::ffff:a00:1")).toBe("IPv4-mapped form of private network (10.0.0.0/8)")
     expect(forbiddenReason("169.254.169.254")).toBe("link-local (169.254.0.0/16)")
   })
+
+  // Tenants read these through checkUrl's message.
+  it("names the block and the form that carries it", () => {
+    expect(forbiddenReason("::")).toBe("unspecified (::)")
+    expect(forbiddenReason("::1")).toBe("loopback (::1)")
+    expect(forbiddenReason("127.0.0.1")).toBe("loopback (127.0.0.0/8)")
+    expect(forbiddenReason("::ffff:127.0.0.1")).toBe("IPv4-mapped form of loopback (127.0.0.0/8)")
+    expect(forbiddenReason("64:ff9b::127.0.0.1", dev)).toBe("NAT64 form of loopback (127.0.0.0/8)")
+    expect(forbiddenReason("2002:c0a8:101::1")).toBe("6to4 form of private network (192.168.0.0/16)")
+    expect(forbiddenReason("::10.0.0.1")).toBe("IPv4-compatible (::/96, embeds 10.0.0.1)")
+    expect(forbiddenReason("::ffff:0:8.8.8.8")).toBe("IPv4-translated (::ffff:0:0:0/96)")
+    expect(forbiddenReason("64:ff9b:1::1")).toBe("local-use NAT64 (64:ff9b:1::/48)")
+    expect(forbiddenReason("fd00::1")).toBe("unique local (fc00::/7)")
+    expect(forbiddenReason("255.255.255.255")).toBe("reserved (240.0.0.0/4)")
+    expect(forbiddenReason("localhost")).toBe("not an IP address")
+  })
+
+  // ipaddr.js reads "::a.b.c.d" as the IPv4-mapped "::ffff:a.b.c.d"; Node connects to ::a.b.c.d.
+  it("reads ::a.b.c.d as the IPv4-compatible address Node connects to, not as IPv4-mapped", () => {
+    expect(forbiddenReason("::8.8.8.8")).toBe("IPv4-compatible (::/96, embeds 8.8.8.8)")
+    expect(forbiddenReason("::127.0.0.1", dev)).toBe("IPv4-compatible (::/96, embeds 127.0.0.1)")
+    expect(parseIPv6("::8.8.8.8")).toBe(0x08080808n)
+    expect(parseIPv6("::FFFF:8.8.8.8")).toBe(0xffff08080808n)
+  })
 })
 
 describe("isForbiddenAddress: inputs that are not addresses", () => {
@@ -171,6 +195,24 @@ describe("isForbiddenAddress: inputs that are not addresses", () => {
     expect(isForbiddenAddress("[::1]")).toBe(true)
     expect(isForbiddenAddress("[2606:4700:4700::1111]")).toBe(false)
     expect(isForbiddenAddress("fe80::1%eth0")).toBe(true)
+  })
+
+  it("classifies by the address whatever the zone id says, including zone names ipaddr.js rejects", () => {
+    expect(forbiddenReason("2606:4700:4700::1111%eth0")).toBeUndefined()
+    expect(forbiddenReason("2606:4700:4700::1111%en-0.1")).toBeUndefined()
+    expect(forbiddenReason("fe80::1%en-0.1")).toBe("link-local (fe80::/10)")
+    expect(forbiddenReason("::ffff:127.0.0.1%1", dev)).toBeUndefined()
+    expect(parseIPv6("fe80::1%eth0")).toBeUndefined()
+  })
+
+  it("takes as literals exactly what Node connects to without a lookup", () => {
+    // ipaddr.js alone would accept these IPv4 spellings; Node hands them to DNS instead.
+    for (const input of ["8.8.8", "8.8.2056", "0x8.8.8.8", "010.8.8.8", "134744072", "08.8.8.8"]) {
+      expect(net.isIP(input), input).toBe(0)
+      expect(forbiddenReason(input), input).toBe("not an IP address")
+    }
+    expect(forbiddenReason("ffff::255.255.255.255")).toBe("multicast (ff00::/8)")
+    expect(forbiddenReason("1:2:3:4:5:6:8.8.8.8")).toBeUndefined()
   })
 })
 
