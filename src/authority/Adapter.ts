@@ -25,7 +25,7 @@ import {
   Schema,
   type Scope
 } from "effect"
-import type { SqlClient, SqlError } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import type { Environment } from "../domain/Principal.js"
 import { makeSimulator } from "./Simulator.js"
 import {
@@ -142,7 +142,7 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
 /** The adapter for one environment, as configured. */
 export const makeAuthority = (
   environment: Environment
-): Effect.Effect<TaxAuthority, Config.ConfigError | SqlError.SqlError, SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<TaxAuthority, Config.ConfigError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const config = yield* authorityConfig(environment)
     const { system } = authorityEnvironments[environment]

@@ -361,7 +361,8 @@ for (const database of testDatabases) {
         expect(Option.getOrThrow(yield* healthy.lookup(authorized.submissionId)).status).toBe("authorized")
       }))
 
-    it.effect("keeps its records when the caller's transaction rolls back, without deadlocking", () =>
+    // A pool gives the simulator a connection of its own; the embedded database has only one.
+    it.effect.skipIf(database === "embedded")("keeps its records when the caller's transaction rolls back, without deadlocking", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const sql = yield* SqlClient.SqlClient
@@ -406,6 +407,45 @@ for (const database of testDatabases) {
           .toBe(outcome.authorization.accessKey)
         yield* sql`DROP TABLE caller_scratch`
       }), { timeout: 30_000 })
+
+    it.effect.skipIf(database !== "embedded")(
+      "on the single-connection database, refuses a call from inside a caller's transaction instead of deadlocking",
+      () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(NOW)
+          const sql = yield* SqlClient.SqlClient
+          const authority = yield* simulator()
+          const sub = submission()
+          const calls: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
+            authority.submit(sub),
+            authority.lookup(sub.submissionId)
+          ]
+          for (const call of calls) {
+            const exit = yield* Effect.exit(sql.withTransaction(call))
+            const defect = Exit.isFailure(exit) ? Cause.findDefect(exit.cause) : undefined
+            expect(defect !== undefined && Result.isSuccess(defect) ? String(defect.success) : exit._tag)
+              .toContain("inside a caller's transaction")
+          }
+          expect(Option.isNone(yield* recordOf("homologation", sub.submissionId))).toBe(true)
+          // Outside the transaction the same call goes through.
+          expect((yield* authority.submit(sub)).accessKey).toMatch(/^[0-9]{50}$/)
+        }),
+      { timeout: 30_000 }
+    )
+
+    it.effect("answers a storage failure as the authority's internal error (500, transient)", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const sql = yield* SqlClient.SqlClient
+        const authority = yield* simulator()
+        const sub = submission()
+        yield* sql`ALTER TABLE authority_sim_records RENAME TO authority_sim_records_away`
+        const error = yield* Effect.flip(authority.submit(sub)).pipe(
+          Effect.ensuring(Effect.orDie(sql`ALTER TABLE authority_sim_records_away RENAME TO authority_sim_records`))
+        )
+        expect(error._tag === "AuthorityUnavailable" ? error.status : error._tag).toBe(500)
+        expect((yield* authority.submit(sub)).accessKey).toMatch(/^[0-9]{50}$/)
+      }))
 
     it.effect("keeps production and homologation records apart", () =>
       Effect.gen(function*() {

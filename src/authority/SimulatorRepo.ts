@@ -1,0 +1,146 @@
+/**
+ * SQL of the authority simulator's own tables: `authority_sim_records` (one row per system and
+ * submission id) and the `authority_sim_nfse_numbers` sequence. They stand for the remote
+ * authority's database, so the simulator writes them in transactions of its own, never in one the
+ * caller has open. Storage failures are defects here; the simulator decides what its caller sees.
+ */
+import { Context, Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+
+const AuthoritySystem = Schema.Literals(["production", "homologation"])
+
+/** One row of `authority_sim_records` (camelCase, as the SQL client maps result names). */
+export const SimulatorRecord = Schema.Struct({
+  system: AuthoritySystem,
+  submissionId: Schema.String,
+  status: Schema.Literals(["received", "authorized", "cancelled"]),
+  submitAttempts: Schema.Number,
+  lookups: Schema.Number,
+  lastOutcome: Schema.NullOr(Schema.String),
+  document: Schema.Unknown,
+  nfseNumber: Schema.NullOr(Schema.Number),
+  accessKey: Schema.NullOr(Schema.String),
+  protocol: Schema.NullOr(Schema.String),
+  authorizedAt: Schema.NullOr(Schema.Date),
+  cancelledAt: Schema.NullOr(Schema.Date),
+  cancelProtocol: Schema.NullOr(Schema.String),
+  cancelReasonCode: Schema.NullOr(Schema.String),
+  cancelReason: Schema.NullOr(Schema.String),
+  receivedAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+export type SimulatorRecord = typeof SimulatorRecord.Type
+
+const RecordKey = Schema.Struct({ system: AuthoritySystem, submissionId: Schema.String })
+type RecordKey = typeof RecordKey.Type
+
+/**
+ * Whether the client has a single connection (the embedded PGlite). There a second transaction
+ * waits for the connection the caller's open transaction holds, so the simulator cannot run beside
+ * one. The driver name is how `effect/sql` tells clients that share a dialect apart.
+ */
+const isSingleConnection = (sql: SqlClient.SqlClient): boolean => sql.driver === "pglite"
+
+/**
+ * Runs `effect` as if no transaction were open: the SQL client finds the current transaction's
+ * connection in the Context under its `transactionService`, so without it the statements acquire a
+ * connection (and a transaction) of their own.
+ */
+const outsideTransaction = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.updateContext(
+    effect,
+    // `omit` narrows the type to "R without TransactionConnection", which R never names (the tag is
+    // optional context): the cast only restores the type parameter.
+    (context: Context.Context<R>) => Context.omit(sql.transactionService)(context) as Context.Context<R>
+  )
+
+export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authority/SimulatorRepo", {
+  make: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const singleConnection = isSingleConnection(sql)
+
+    /**
+     * Runs `effect` in a transaction on a connection of its own, whatever transaction the caller
+     * has open: what the simulator records never depends on the caller's commit. On the
+     * single-connection database a call from inside a transaction would wait for itself forever,
+     * so it dies at once instead.
+     */
+    const inOwnTransaction = <A, R>(effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
+      Effect.flatMap(Effect.serviceOption(sql.transactionService), (ambient) =>
+        singleConnection && Option.isSome(ambient)
+          ? Effect.die(
+            new Error(
+              "The authority simulator cannot run inside a caller's transaction on the embedded database " +
+                "(it has one connection); call it outside the transaction."
+            )
+          )
+          : effect.pipe(sql.withTransaction, outsideTransaction(sql), Effect.orDie))
+
+    const findForUpdate = (key: RecordKey) =>
+      sql`SELECT * FROM authority_sim_records
+          WHERE system = ${key.system} AND submission_id = ${key.submissionId} FOR UPDATE`
+
+    /**
+     * The record, locked until the transaction ends (so use it inside `inOwnTransaction`): the lock
+     * serializes calls for one id.
+     */
+    const lock = SqlSchema.findOneOption({ Request: RecordKey, Result: SimulatorRecord, execute: findForUpdate })
+
+    const lockCreated = SqlSchema.findOne({ Request: RecordKey, Result: SimulatorRecord, execute: findForUpdate })
+
+    /** As `lock`, with a `received` record created first if there is none. */
+    const lockOrCreate = (key: RecordKey, at: Date) =>
+      Effect.andThen(
+        // A concurrent first call for the id waits here until our transaction ends.
+        sql`
+          INSERT INTO authority_sim_records (system, submission_id, status, received_at, updated_at)
+          VALUES (${key.system}, ${key.submissionId}, 'received', ${at}, ${at})
+          ON CONFLICT (system, submission_id) DO NOTHING`,
+        lockCreated(key)
+      )
+
+    const save = SqlSchema.void({
+      Request: SimulatorRecord,
+      execute: (record) =>
+        sql`
+          INSERT INTO authority_sim_records ${
+          sql.insert({
+            ...record,
+            // Both drivers infer jsonb for the column from this text.
+            document: record.document === null ? null : JSON.stringify(record.document)
+          })
+        }
+          ON CONFLICT (system, submission_id) DO UPDATE SET
+            status = EXCLUDED.status,
+            submit_attempts = EXCLUDED.submit_attempts,
+            lookups = EXCLUDED.lookups,
+            last_outcome = EXCLUDED.last_outcome,
+            document = EXCLUDED.document,
+            nfse_number = EXCLUDED.nfse_number,
+            access_key = EXCLUDED.access_key,
+            protocol = EXCLUDED.protocol,
+            authorized_at = EXCLUDED.authorized_at,
+            cancelled_at = EXCLUDED.cancelled_at,
+            cancel_protocol = EXCLUDED.cancel_protocol,
+            cancel_reason_code = EXCLUDED.cancel_reason_code,
+            cancel_reason = EXCLUDED.cancel_reason,
+            updated_at = EXCLUDED.updated_at`
+    })
+
+    /** A number the sequence never hands out again, whatever happens to this transaction. */
+    const nextNfseNumber = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ nfseNumber: Schema.Number }),
+      execute: () => sql`SELECT nextval('authority_sim_nfse_numbers') AS nfse_number`
+    })(undefined).pipe(Effect.map((row) => row.nfseNumber))
+
+    // A row that does not decode means the table was changed behind the simulator's back: a defect too.
+    return {
+      inOwnTransaction,
+      lock: (key: RecordKey) => Effect.orDie(lock(key)),
+      lockOrCreate: (key: RecordKey, at: Date) => Effect.orDie(lockOrCreate(key, at)),
+      save: (record: SimulatorRecord) => Effect.orDie(save(record)),
+      nextNfseNumber: Effect.orDie(nextNfseNumber)
+    }
+  })
+}) {}
