@@ -21,11 +21,11 @@ import { KeysHttpLive } from "./keys/Http.js"
 import { TaxAuthoritiesLive } from "./authority/Adapter.js"
 import type { TaxAuthorityLive, TaxAuthoritySandbox } from "./authority/TaxAuthority.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
-import { DocumentService, WorkSignal } from "./documents/DocumentService.js"
+import { DocumentService } from "./documents/DocumentService.js"
+import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { DocumentsHttpLive } from "./documents/Http.js"
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
-import { EventLog } from "./events/EventLog.js"
 import { KeyService } from "./keys/KeyService.js"
 import { SystemHttpLive } from "./system/Http.js"
 import { Readiness } from "./system/Readiness.js"
@@ -33,7 +33,10 @@ import { LoggerLive } from "./telemetry/Logger.js"
 import { TracingLive } from "./telemetry/Tracing.js"
 import { TenantsHttpLive } from "./tenants/Http.js"
 import { TenantService } from "./tenants/TenantService.js"
+import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
+import { EventLogLive } from "./webhooks/FanOut.js"
 import { WebhookDispatcherLive } from "./webhooks/WebhookDispatcher.js"
+import { WebhookRepo } from "./webhooks/WebhookRepo.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
 import { WebhookService } from "./webhooks/WebhookService.js"
 import { BillingService, PaymentProviderSecretLive } from "./billing/BillingService.js"
@@ -49,7 +52,7 @@ const AccountServicesLive = Layer.mergeAll(CredentialService.layer, CredentialVa
 )
 
 /** Background work of the tenant account: credential expiry, and re-wrapping after a master-key rotation. */
-const AccountWorkersLive = Layer.merge(ExpiryMonitorLive.pipe(Layer.provide(EventLog.layer)), MasterKeyRewrapLive)
+const AccountWorkersLive = Layer.merge(ExpiryMonitorLive, MasterKeyRewrapLive)
 
 export const ServicesLive = Layer.mergeAll(
   AccountServicesLive,
@@ -100,9 +103,9 @@ export const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disa
  */
 /** Background work: the issuance pipeline's workers and the webhook dispatcher. */
 export const WorkersLive = Layer.mergeAll(
-  IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, EventLog.layer, WorkSignal.layer])),
+  IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
-  WebhookDispatcherLive
+  WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer]))
 )
 
 export const makeApp = (
@@ -112,6 +115,7 @@ export const makeApp = (
 ) =>
   Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive).pipe(
     Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(EventLogLive),
     Layer.provideMerge(authorities),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
     Layer.provideMerge(LoggerLive),

@@ -20,14 +20,20 @@ export interface AppConfigShape {
   /** scrypt cost parameter N (a power of two); lower only in tests. */
   readonly passwordHashCost: number
   readonly lastUsedFlushInterval: Duration.Duration
-  readonly worker: {
-    /** Identifies this instance's claims in the job queue. */
+  /** The shared job queue (src/queue/), whatever its jobs. */
+  readonly queue: {
+    /** Identifies this instance's claims (`locked_by`) in every queue. */
     readonly instanceId: string
+    /** How long the jobs in hand may run on at shutdown. */
+    readonly shutdownGrace: Duration.Duration
+  }
+  /** The issuance workers (SPEC §6–7). */
+  readonly issuance: {
     readonly concurrency: number
+    /** Fallback poll; NOTIFY on commit normally wakes the workers at once. */
     readonly pollInterval: Duration.Duration
     /** A claimed job is another instance's to take once its lease has run out (a crash). */
     readonly lease: Duration.Duration
-    readonly shutdownGrace: Duration.Duration
   }
   readonly retry: {
     readonly baseDelay: Duration.Duration
@@ -85,14 +91,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   passwordHashCost: checkedInt("PASSWORD_HASH_COST", "PASSWORD_HASH_COST must be a power of two >= 1024", (n) =>
     n >= 1024 && (n & (n - 1)) === 0).pipe(Config.withDefault(32768)),
   lastUsedFlushInterval: Config.Duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30))),
-  worker: Config.all({
+  queue: Config.all({
     instanceId: Config.String("INSTANCE_ID").pipe(
       Config.withDefault(`${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`)
     ),
+    shutdownGrace: Config.Duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(15)))
+  }),
+  issuance: Config.all({
     concurrency: positiveInt("WORKER_CONCURRENCY", 4),
     pollInterval: Config.Duration("WORKER_POLL_INTERVAL").pipe(Config.withDefault(Duration.millis(500))),
-    lease: Config.Duration("WORKER_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
-    shutdownGrace: Config.Duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(15)))
+    lease: Config.Duration("WORKER_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
   }),
   retry: Config.all({
     baseDelay: Config.Duration("TAX_AUTHORITY_RETRY_BASE_DELAY").pipe(Config.withDefault(Duration.seconds(2))),

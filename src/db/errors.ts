@@ -1,3 +1,4 @@
+import { Effect } from "effect"
 import { SqlError } from "effect/sql"
 
 /** PostgreSQL's SQLSTATE of a failed statement, as both drivers report it on the error's reason. */
@@ -19,3 +20,10 @@ export const isUnstorableText = (error: unknown): boolean => {
   const code = sqlState(error)
   return code === "22021" || code === "22P05"
 }
+
+/**
+ * The repository boundary: a failed statement is the database's defect, not an outcome a caller
+ * could act on (constraint violations a caller can act on are mapped to typed errors before this).
+ */
+export const dieOnSqlError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
+  Effect.catchIf(effect, SqlError.isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>

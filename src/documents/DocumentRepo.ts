@@ -1,10 +1,13 @@
 /**
- * SQL for documents, their numbering, the quota counter and the durable job queue.
+ * SQL for documents, their numbering and the quota counter (their jobs: IssuanceQueue).
  * Lists and filters use the (tenant, environment, id) and (tenant, environment, status, id) indexes;
  * ids are time-ordered, so creation-time filters become id bounds on the same indexes.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { repository } from "../db/Repository.js"
+import { isUniqueViolation } from "../db/errors.js"
+import { Conflict } from "../domain/Errors.js"
 import { encodeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import type { DocumentStatus } from "./Api.js"
@@ -40,16 +43,7 @@ export interface DocumentRow {
   readonly updatedAt: Date
 }
 
-export interface JobRow {
-  readonly id: number
-  readonly documentId: string
-  readonly kind: "submit" | "cancel"
-  readonly attempts: number
-  readonly firstAttemptAt: Date | null
-  readonly traceparent: string | null
-  /** This claim's lease token; results are written only while it still holds the job. */
-  readonly lockedBy: string
-}
+export type DocumentChange = Partial<Pick<DocumentRow, "status" | "authority" | "rejection" | "cancellation" | "lastError">>
 
 export interface DocumentFilters {
   readonly limit: number
@@ -94,6 +88,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         return Option.map(Option.fromNullishOr(rows[0]), (row) => row.used)
       }).pipe(Effect.withSpan("DocumentRepo.takeQuota"))
 
+    /** Fails with `Conflict` when the tenant already used the reference in this environment. */
     const insert = (row: Omit<DocumentRow, "authority" | "rejection" | "cancellation" | "attempts" | "lastError">) =>
       sql`
         INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
@@ -102,15 +97,11 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           ${row.series}, ${row.number}, ${row.issueDate}, ${json(row.taker)}::jsonb, ${json(row.service)}::jsonb,
           ${json(row.amounts)}::jsonb, ${row.notes}, ${row.submissionId}, ${row.createdAt}, ${row.updatedAt})`.pipe(
         Effect.asVoid,
+        Effect.catchIf(
+          (error) => isUniqueViolation(error, "documents_reference"),
+          () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
+        ),
         Effect.withSpan("DocumentRepo.insert")
-      )
-
-    const enqueue = (job: { documentId: string; kind: "submit" | "cancel"; runAt: Date; traceparent: string | null }) =>
-      sql`
-        INSERT INTO document_jobs (document_id, kind, run_at, traceparent, created_at, updated_at)
-        VALUES (${job.documentId}, ${job.kind}, ${job.runAt}, ${job.traceparent}, ${job.runAt}, ${job.runAt})`.pipe(
-        Effect.asVoid,
-        Effect.withSpan("DocumentRepo.enqueue")
       )
 
     const find = (tenantId: string, environment: Environment, id: string) =>
@@ -146,12 +137,29 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ORDER BY id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.withSpan("DocumentRepo.list"))
     }
 
-    const requestCancellation = (id: string, cancellation: DocumentRow["cancellation"], at: Date) =>
-      sql`
-        UPDATE documents SET status = 'cancel_requested', cancellation = ${json(cancellation)}::jsonb, updated_at = ${at}
-        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.withSpan("DocumentRepo.requestCancellation"))
+    /** Records what happened to a document: only the given fields change (and `updated_at`). */
+    const update = (id: string, change: DocumentChange, at: Date) => {
+      const assignments = [
+        sql`updated_at = ${at}`,
+        ...(change.status === undefined ? [] : [sql`status = ${change.status}`]),
+        ...(change.authority === undefined ? [] : [sql`authority = ${json(change.authority)}::jsonb`]),
+        ...(change.rejection === undefined ? [] : [sql`rejection = ${json(change.rejection)}::jsonb`]),
+        ...(change.cancellation === undefined ? [] : [sql`cancellation = ${json(change.cancellation)}::jsonb`]),
+        ...(change.lastError === undefined ? [] : [sql`last_error = ${json(change.lastError)}::jsonb`])
+      ]
+      return sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("DocumentRepo.update")
+      )
+    }
 
-    return { nextNumber, takeQuota, insert, enqueue, find, findById, findForUpdate, list, requestCancellation } as const
+    /** Counts a submission attempt, unless the document was settled meanwhile. */
+    const markSubmitting = (id: string, at: Date) =>
+      sql`
+        UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
+        WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid, Effect.withSpan("DocumentRepo.markSubmitting"))
+
+    return repository({ nextNumber, takeQuota, insert, find, findById, findForUpdate, list, update, markSubmitting })
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

@@ -3,10 +3,9 @@
  * number, document and its queued submission are stored together or not at all. The submission
  * itself happens in the background (IssuanceWorker).
  */
-import { Cause, Context, Effect, Exit, Layer, Option, Queue, Result, Schema } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { Cause, Context, Effect, Exit, Layer, Option, Result, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { isUniqueViolation } from "../db/errors.js"
+import { inTransaction } from "../db/Repository.js"
 import {
   Conflict,
   IdempotencyConflict,
@@ -26,6 +25,8 @@ import { EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { Document, type ListDocumentsParams, type NewDocument } from "./Api.js"
 import { type DocumentRow, DocumentRepo } from "./DocumentRepo.js"
+import { IssuanceQueue } from "./IssuanceQueue.js"
+import { TenantService } from "../tenants/TenantService.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 
 export interface Issuer {
@@ -86,17 +87,6 @@ export const submissionIdOf = (input: {
     input.series.padStart(5, "0")
   }${String(input.number).padStart(15, "0")}`
 
-/** Wakes this instance's workers when work is queued, instead of waiting for the next poll. */
-export class WorkSignal extends Context.Service<WorkSignal>()("etd/WorkSignal", {
-  make: Effect.map(Queue.sliding<void>(1), (queue) => ({
-    notify: Queue.offer(queue, undefined).pipe(Effect.asVoid),
-    wait: Queue.take(queue)
-  }))
-}) {
-  static readonly layer = Layer.effect(this, this.make)
-}
-
-
 const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, Conflict, InvalidRequest])
 type ContractError = typeof ContractError.Type
 
@@ -109,11 +99,11 @@ const statusOf = (error: ContractError) =>
 
 export class DocumentService extends Context.Service<DocumentService>()("etd/DocumentService", {
   make: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* DocumentRepo
     const events = yield* EventLog
     const idempotency = yield* Idempotency
-    const signal = yield* WorkSignal
+    const jobs = yield* IssuanceQueue
+    const tenants = yield* TenantService
 
     const accept = (issuer: Issuer, input: NewDocument, claim: { scope: IdempotencyScope; token: string } | null) =>
       Effect.gen(function*() {
@@ -130,9 +120,9 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             })
         ))
         const at = yield* now
-        const [tenant] = yield* sql<{ name: string; taxId: string; status: string; monthlyQuota: number }>`
-          SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${issuer.tenantId}`
-        if (tenant === undefined) return yield* new NotFound()
+        const found = yield* tenants.issuer(issuer.tenantId)
+        if (Option.isNone(found)) return yield* new NotFound()
+        const tenant = found.value
         if (issuer.environment === "live") {
           if (tenant.status === "suspended") return yield* new TenantSuspended()
           const period = quotaPeriod(at)
@@ -173,20 +163,15 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           createdAt,
           updatedAt: createdAt
         }
-        yield* repo.insert(row).pipe(
-          Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError.SqlError> =>
-            isUniqueViolation(error, "documents_reference")
-              ? Effect.fail(new Conflict({ message: `A document with reference "${input.reference}" already exists.` }))
-              : Effect.fail(error))
-        )
-        yield* repo.enqueue({ documentId: row.id, kind: "submit", runAt: at, traceparent: yield* currentTraceparent })
+        yield* repo.insert(row)
+        yield* jobs.enqueue([{ documentId: row.id, tenantId: row.tenantId, kind: "submit", traceparent: yield* currentTraceparent }])
         const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
         if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(document))
         return document
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
 
     const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
-      Effect.forEach([80, 100] as const, (threshold): Effect.Effect<unknown, SqlError.SqlError> =>
+      Effect.forEach([80, 100] as const, (threshold) =>
         used === Math.ceil((limit * threshold) / 100)
           ? events.record({
             tenantId,
@@ -209,9 +194,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     ) {
       yield* Effect.annotateCurrentSpan({ "tenant.id": issuer.tenantId, "document.environment": issuer.environment })
       if (idempotencyKey === undefined) {
-        const document = yield* accept(issuer, input, null)
-        yield* signal.notify
-        return document
+        return yield* accept(issuer, input, null)
       }
       const scope = { ...issuer, key: idempotencyKey }
       const claim = yield* idempotency.claim(scope, requestHash(input))
@@ -243,12 +226,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             ? idempotency.release(scope, claim.token)
             : Effect.void)
       )
-      yield* signal.notify
       return document
     })
 
     const get = Effect.fn("DocumentService.get")(function*(issuer: Issuer, id: string) {
-      const row = yield* Effect.orDie(repo.find(issuer.tenantId, issuer.environment, id))
+      const row = yield* repo.find(issuer.tenantId, issuer.environment, id)
       return toDocument(yield* Option.match(row, {
         onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
         onSome: Effect.succeed
@@ -256,14 +238,14 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     })
 
     const list = Effect.fn("DocumentService.list")(function*(issuer: Issuer, params: ListDocumentsParams) {
-      const rows = yield* Effect.orDie(repo.list(issuer.tenantId, issuer.environment, {
+      const rows = yield* repo.list(issuer.tenantId, issuer.environment, {
         limit: pageSize(params.limit),
         startingAfter: params.starting_after,
         status: params.status,
         reference: params.reference,
         createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
         createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
-      }))
+      })
       const page = toPage(rows, pageSize(params.limit))
       return { ...page, data: page.data.map(toDocument) }
     })
@@ -291,11 +273,10 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           protocol: null,
           error: null
         }
-        yield* repo.requestCancellation(row.id, cancellation, at)
-        yield* repo.enqueue({ documentId: row.id, kind: "cancel", runAt: at, traceparent: yield* currentTraceparent })
+        yield* repo.update(row.id, { status: "cancel_requested", cancellation }, at)
+        yield* jobs.enqueue([{ documentId: row.id, tenantId: row.tenantId, kind: "cancel", traceparent: yield* currentTraceparent }])
         return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-      yield* signal.notify
+      }).pipe(inTransaction)
       return document
     })
 
@@ -303,6 +284,6 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
   })
 }) {
   static readonly layer = Layer.effect(this, this.make).pipe(
-    Layer.provide([DocumentRepo.layer, EventLog.layer, Idempotency.layer, WorkSignal.layer])
+    Layer.provide([DocumentRepo.layer, IssuanceQueue.layer, TenantService.layer, Idempotency.layer])
   )
 }

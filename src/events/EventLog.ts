@@ -1,18 +1,16 @@
 /**
  * The event outbox. Events are inserted in the same transaction as the state change that causes
  * them, so a rolled-back change leaves no event and a committed one never loses its event. The
- * same transaction creates one webhook delivery per matching endpoint (webhooks/FanOut.ts).
+ * same transaction hands the event to `EventFanOut` (implemented by the webhooks module, which
+ * queues one delivery per matching endpoint).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { dieOnSqlError } from "../db/errors.js"
+import type { EventType } from "../domain/Events.js"
 import { makeId } from "../domain/Ids.js"
-import type { Environment } from "../domain/Principal.js"
+import { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
-import type { EventType } from "../webhooks/Events.js"
-import { fanOut } from "../webhooks/FanOut.js"
-
-// The list of event types lives with their payload schemas (webhooks/Events.ts).
-export type { EventType }
 
 export interface NewEvent {
   readonly tenantId: string
@@ -21,27 +19,61 @@ export interface NewEvent {
   readonly object: unknown
 }
 
+export const RecordedEvent = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  environment: Environment,
+  type: Schema.String,
+  /** `{ object }`, as stored and as sent. */
+  data: Schema.Unknown,
+  createdAt: Schema.Date
+})
+export type RecordedEvent = typeof RecordedEvent.Type
+
+/** Whoever must hear of every recorded event, inside the event's transaction (the webhooks). */
+export class EventFanOut extends Context.Service<EventFanOut, {
+  readonly fanOut: (event: RecordedEvent) => Effect.Effect<void>
+}>()("etd/EventFanOut") {
+  /** No subscriber: for tests of modules that record events but do not look at deliveries. */
+  static readonly none = Layer.succeed(this, { fanOut: () => Effect.void })
+}
+
 export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const subscriber = yield* EventFanOut
+    const decodeEvent = Schema.decodeUnknownEffect(RecordedEvent)
 
     /** Call inside the transaction of the change the event reports. */
     const record = Effect.fn("EventLog.record")(function*(event: NewEvent) {
-      const id = yield* makeId("event")
-      const createdAt = yield* now
+      const recorded: RecordedEvent = {
+        id: yield* makeId("event"),
+        tenantId: event.tenantId,
+        environment: event.environment,
+        type: event.type,
+        data: { object: event.object },
+        createdAt: yield* now
+      }
       // A savepoint inside the caller's transaction, or a transaction of its own when there is none:
-      // either way the event and its webhook deliveries are written together or not at all.
+      // either way the event and what it fans out to are written together or not at all.
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`
           INSERT INTO events (id, tenant_id, environment, type, data, created_at)
-          VALUES (${id}, ${event.tenantId}, ${event.environment}, ${event.type},
-                  ${JSON.stringify({ object: event.object })}::jsonb, ${createdAt})`
-        yield* fanOut(sql, { id, tenantId: event.tenantId, environment: event.environment, type: event.type, createdAt })
-      }))
-      return id
+          VALUES (${recorded.id}, ${recorded.tenantId}, ${recorded.environment}, ${recorded.type},
+                  ${JSON.stringify(recorded.data)}::jsonb, ${recorded.createdAt})`
+        yield* subscriber.fanOut(recorded)
+      })).pipe(dieOnSqlError)
+      return recorded.id
     })
 
-    return { record } as const
+    const find = (id: string) =>
+      sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`.pipe(
+        Effect.flatMap((rows) => rows.length === 0 ? Effect.succeedNone : Effect.asSome(decodeEvent(rows[0]))),
+        Effect.orDie,
+        Effect.withSpan("EventLog.find")
+      ) as Effect.Effect<Option.Option<RecordedEvent>>
+
+    return { record, find } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

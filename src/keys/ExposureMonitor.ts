@@ -94,5 +94,5 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     return { handle } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([KeyService.layer, EventLog.layer]))
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(KeyService.layer))
 }

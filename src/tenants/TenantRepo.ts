@@ -53,6 +53,21 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.withSpan("TenantRepo.findById")
       )
 
+    /** What issuing a document needs of its tenant (read inside the acceptance transaction). */
+    const findIssuer = (id: string) =>
+      sql<{ name: string; taxId: string; status: typeof TenantStatus.Type; monthlyQuota: number }>`
+        SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        Effect.withSpan("TenantRepo.findIssuer")
+      )
+
+    /**
+     * Locks the tenant row for the surrounding transaction, to serialize writes that must respect a
+     * per-tenant limit. NO KEY: rows that reference the tenant can still be inserted meanwhile.
+     */
+    const lock = (id: string) =>
+      sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.lock"))
+
     const addMember = (member: { tenantId: string; userId: string; role: Role; createdAt: Date }) =>
       sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.addMember"))
 
@@ -79,7 +94,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         ORDER BY t.id
         LIMIT ${limit + 1}`.pipe(Effect.withSpan("TenantRepo.tenantsOfUser"))
 
-    return { insert, findById, addMember, roleOf, listMembers, tenantsOfUser } as const
+    return { insert, findById, findIssuer, lock, addMember, roleOf, listMembers, tenantsOfUser } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

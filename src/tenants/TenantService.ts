@@ -20,6 +20,12 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       return toTenant(yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }), quotaPeriod(at))
     })
 
+    /** The issuer's name, tax id, status and quota: None for an unknown tenant. */
+    const issuer = (tenantId: string) => Effect.orDie(tenants.findIssuer(tenantId))
+
+    /** Serializes per-tenant limits (call inside the transaction that checks the limit). */
+    const lock = (tenantId: string) => Effect.orDie(tenants.lock(tenantId))
+
     const roleOf = Effect.fn("TenantService.roleOf")(function*(tenantId: string, userId: string) {
       return yield* Effect.orDie(tenants.roleOf(tenantId, userId))
     })
@@ -70,7 +76,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { get, roleOf, addMember, listMembers, tenantsOfUser } as const
+    return { get, issuer, lock, roleOf, addMember, listMembers, tenantsOfUser } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([TenantRepo.layer, UserRepo.layer]))

@@ -4,21 +4,10 @@
  */
 import { Schema } from "effect"
 import { Document } from "../documents/Api.js"
+import { EventType, eventTypes } from "../domain/Events.js"
 import { Environment } from "../domain/Principal.js"
 
-export const eventTypes = [
-  "document.authorized",
-  "document.rejected",
-  "document.failed",
-  "document.cancelled",
-  "document.cancellation_failed",
-  "api_key.exposed",
-  "credential.expiring",
-  "quota.threshold"
-] as const
-
-export const EventType = Schema.Literals(eventTypes)
-export type EventType = typeof EventType.Type
+export { EventType, eventTypes } from "../domain/Events.js"
 
 /** `quota.threshold`: a live document took the month's usage to 80 % or 100 % of the quota. */
 export const QuotaThresholdObject = Schema.Struct({

@@ -1,55 +1,43 @@
 /**
- * Fan-out of an event to the tenant's webhook endpoints. Runs inside the transaction that records
- * the event (EventLog.record), so an event and its deliveries commit or roll back together.
+ * The webhooks' side of the event outbox: every recorded event becomes one queued delivery per
+ * enabled endpoint of its tenant and environment that subscribes to its type. Runs inside the
+ * transaction that records the event, so an event and its deliveries commit or roll back together.
  */
-import { Array as Arr, Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { Effect, Layer } from "effect"
 import { makeId } from "../domain/Ids.js"
-import type { Environment } from "../domain/Principal.js"
+import { EventFanOut, EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
+import { DeliveryQueue } from "./DeliveryQueue.js"
+import { WebhookRepo } from "./WebhookRepo.js"
 
-/**
- * NOTIFY channel: Postgres delivers it at commit, so a dispatcher never wakes before the rows exist.
- * The payload must not be empty: @effect/sql-pg's `listen` drops empty notifications.
- */
-export const DELIVERIES_CHANNEL = "etd_webhook_deliveries"
-
-export interface RecordedEvent {
-  readonly id: string
-  readonly tenantId: string
-  readonly environment: Environment
-  readonly type: string
-  readonly createdAt: Date
-}
-
-
-export const fanOut = (sql: SqlClient.SqlClient, event: RecordedEvent) =>
+export const WebhookFanOutLive = Layer.effect(
+  EventFanOut,
   Effect.gen(function*() {
-    const endpoints = yield* sql<{ id: string }>`
-      SELECT id FROM webhook_endpoints
-      WHERE tenant_id = ${event.tenantId} AND environment = ${event.environment}
-        AND enabled AND deleted_at IS NULL
-        AND (events @> '["*"]'::jsonb OR events @> ${JSON.stringify([event.type])}::jsonb)
-      ORDER BY id`
-    if (endpoints.length === 0) return 0
-    const parent = yield* currentTraceparent
-    const rows = yield* Effect.forEach(endpoints, (endpoint) =>
-      Effect.map(makeId("delivery"), (id) => ({
-        id,
-        eventId: event.id,
-        endpointId: endpoint.id,
-        tenantId: event.tenantId,
-        environment: event.environment,
-        eventType: event.type,
-        status: "pending",
-        nextAttemptAt: event.createdAt,
-        traceparent: parent,
-        createdAt: event.createdAt,
-        updatedAt: event.createdAt
-      })))
-    // One row per endpoint, and there is at least one (checked above).
-    if (!Arr.isArrayNonEmpty(rows)) return 0
-    yield* sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`
-    yield* sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, 'queued')`
-    return rows.length
-  }).pipe(Effect.withSpan("Webhooks.fanOut"))
+    const repo = yield* WebhookRepo
+    const deliveries = yield* DeliveryQueue
+    return {
+      fanOut: (event) =>
+        Effect.gen(function*() {
+          const endpoints = yield* repo.subscribedEndpoints(event.tenantId, event.environment, event.type)
+          if (endpoints.length === 0) return
+          const traceparent = yield* currentTraceparent
+          yield* deliveries.enqueue(yield* Effect.forEach(endpoints, (endpointId) =>
+            Effect.map(makeId("delivery"), (id) => ({
+              id,
+              eventId: event.id,
+              endpointId,
+              tenantId: event.tenantId,
+              environment: event.environment,
+              eventType: event.type,
+              traceparent
+            }))))
+        }).pipe(Effect.withSpan("Webhooks.fanOut"))
+    }
+  })
+)
+
+/** The event outbox as the application runs it: every event fans out to the webhooks. */
+export const EventLogLive = EventLog.layer.pipe(
+  Layer.provide(WebhookFanOutLive),
+  Layer.provide([WebhookRepo.layer, DeliveryQueue.layer])
+)

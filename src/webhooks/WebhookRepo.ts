@@ -5,10 +5,10 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { repository } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
 import type { DeliveryStatus } from "./Api.js"
-import type { EventType } from "./Events.js"
-import { DELIVERIES_CHANNEL } from "./FanOut.js"
+import type { EventType } from "../domain/Events.js"
 
 export interface EndpointRow {
   readonly id: string
@@ -49,7 +49,7 @@ export interface DeliveryRow {
   readonly updatedAt: Date
 }
 
-export interface AttemptRow {
+export type AttemptRow = {
   readonly deliveryId: string
   readonly attempt: number
   readonly startedAt: Date
@@ -69,10 +69,6 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     const sql = yield* SqlClient.SqlClient
     const json = (value: unknown) => JSON.stringify(value)
     const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
-
-    /** Serializes endpoint creation per tenant, so concurrent creates cannot pass the limit together. */
-    const lockTenant = (tenantId: string) =>
-      sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.lockTenant"))
 
     const countEndpoints = (owner: Owner) =>
       sql<{ count: number }>`
@@ -211,11 +207,50 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}
         RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.withSpan("WebhookRepo.requeueFailedSince"))
 
-    /** Wakes the dispatchers of every instance once the surrounding transaction commits. */
-    const notify = sql`SELECT pg_notify(${DELIVERIES_CHANNEL}, 'queued')`.pipe(Effect.asVoid)
+    /** The ids of the endpoints that receive an event of this type. */
+    const subscribedEndpoints = (tenantId: string, environment: Environment, type: string) =>
+      sql<{ id: string }>`
+        SELECT id FROM webhook_endpoints
+        WHERE tenant_id = ${tenantId} AND environment = ${environment} AND enabled AND deleted_at IS NULL
+          AND (events @> '["*"]'::jsonb OR events @> ${json([type])}::jsonb)
+        ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.withSpan("WebhookRepo.subscribedEndpoints"))
 
-    return {
-      lockTenant,
+    /** What sending a delivery needs of its endpoint (also when it was disabled or deleted meanwhile). */
+    const deliveryTarget = (endpointId: string) =>
+      sql<Pick<EndpointRow, "url" | "enabled" | "deletedAt" | "secret" | "previousSecret" | "previousSecretExpiresAt">>`
+        SELECT url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at
+        FROM webhook_endpoints WHERE id = ${endpointId}`.pipe(Effect.map(first), Effect.withSpan("WebhookRepo.deliveryTarget"))
+
+    /** Every attempt that was sent is kept (SPEC §9). */
+    const insertAttempt = (attempt: AttemptRow) =>
+      sql`INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)}`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.insertAttempt"))
+
+    /** The endpoint answered: it is no longer failing. */
+    const clearFailing = (endpointId: string) =>
+      sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("WebhookRepo.clearFailing")
+      )
+
+    /** Marks the endpoint failing since `at` unless it already was; returns since when it fails. */
+    const markFailing = (endpointId: string, at: Date) =>
+      sql<{ failingSince: Date }>`
+        UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${at})
+        WHERE id = ${endpointId} RETURNING failing_since`.pipe(
+        Effect.map((rows) => Option.map(first(rows), (row) => row.failingSince)),
+        Effect.withSpan("WebhookRepo.markFailing")
+      )
+
+    /** Disables an endpoint the dispatcher gave up on, with its pending deliveries. */
+    const disableEndpoint = (endpointId: string, reason: "gone" | "failing", at: Date) =>
+      Effect.andThen(
+        sql`
+          UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
+          WHERE id = ${endpointId} AND enabled`,
+        failPending(endpointId, "endpoint disabled", at)
+      ).pipe(Effect.withSpan("WebhookRepo.disableEndpoint"))
+
+    return repository({
       countEndpoints,
       insertEndpoint,
       findEndpoint,
@@ -230,8 +265,13 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       attemptsOf,
       requeue,
       requeueFailedSince,
-      notify
-    } as const
+      subscribedEndpoints,
+      deliveryTarget,
+      insertAttempt,
+      clearFailing,
+      markFailing,
+      disableEndpoint
+    })
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

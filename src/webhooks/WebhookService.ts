@@ -3,7 +3,6 @@
  * the caller's (the API key's). Sending is the WebhookDispatcher's; this service only queues.
  */
 import { Context, Duration, Effect, Layer, Option, Result } from "effect"
-import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
@@ -23,6 +22,9 @@ import {
 import { generateWebhookSecret } from "./Signing.js"
 import { checkUrl } from "./SsrfGuard.js"
 import { type AttemptRow, type DeliveryRow, type EndpointRow, type Owner, WebhookRepo } from "./WebhookRepo.js"
+import { DeliveryQueue } from "./DeliveryQueue.js"
+import { TenantService } from "../tenants/TenantService.js"
+import { inTransaction } from "../db/Repository.js"
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP = Duration.hours(24)
@@ -88,8 +90,9 @@ const normalizeEvents = (events: ReadonlyArray<string>) => [...new Set(events)]
 
 export class WebhookService extends Context.Service<WebhookService>()("etd/WebhookService", {
   make: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* WebhookRepo
+    const deliveries = yield* DeliveryQueue
+    const tenants = yield* TenantService
     const config = yield* AppConfig
     const urlPolicy = { allowLoopback: config.webhooks.allowPrivateTargets, requireHttps: config.production }
 
@@ -115,7 +118,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
     const create = Effect.fn("WebhookService.createEndpoint")(function*(owner: Owner, input: NewWebhookEndpoint) {
       const url = yield* validUrl(input.url)
       return yield* Effect.gen(function*() {
-        yield* repo.lockTenant(owner.tenantId)
+        yield* tenants.lock(owner.tenantId)
         const count = yield* repo.countEndpoints(owner)
         if (count >= MAX_ENDPOINTS) {
           return yield* new Conflict({
@@ -143,18 +146,18 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         yield* repo.insertEndpoint(row)
         yield* Effect.annotateCurrentSpan({ "webhook_endpoint.id": row.id })
         return withSecret(row, at)
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     const list = Effect.fn("WebhookService.listEndpoints")(function*(owner: Owner, params: ListEndpointsParams) {
-      const rows = yield* Effect.orDie(repo.listEndpoints(owner, pageSize(params.limit), params.starting_after))
+      const rows = yield* repo.listEndpoints(owner, pageSize(params.limit), params.starting_after)
       const at = yield* now
       const page = toPage(rows, pageSize(params.limit))
       return { ...page, data: page.data.map((row) => toEndpoint(row, at)) }
     })
 
     const get = Effect.fn("WebhookService.getEndpoint")(function*(owner: Owner, id: string) {
-      const row = yield* Effect.orDie(repo.findEndpoint(owner, id))
+      const row = yield* repo.findEndpoint(owner, id)
       if (Option.isNone(row)) return yield* endpointNotFound()
       return toEndpoint(row.value, yield* now)
     })
@@ -180,7 +183,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         yield* repo.updateEndpoint(row.id, next)
         if (!enabled && row.enabled) yield* repo.failPending(row.id, "endpoint disabled", at)
         return toEndpoint({ ...row, ...next }, at)
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     const remove = Effect.fn("WebhookService.deleteEndpoint")(function*(owner: Owner, id: string) {
@@ -190,7 +193,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         yield* repo.deleteEndpoint(row.id, at)
         yield* repo.failPending(row.id, "endpoint deleted", at)
         return { id: row.id, object: "webhook_endpoint" as const, deleted: true as const }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     const rotateSecret = Effect.fn("WebhookService.rotateSecret")(function*(owner: Owner, id: string) {
@@ -203,7 +206,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         const expiresAt = new Date(at.getTime() + Duration.toMillis(SECRET_OVERLAP))
         yield* repo.rotateSecret(row.id, secret, row.secret, expiresAt, at)
         return withSecret({ ...row, secret, previousSecret: row.secret, previousSecretExpiresAt: expiresAt, updatedAt: at }, at)
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     const listDeliveries = Effect.fn("WebhookService.listDeliveries")(function*(
@@ -211,21 +214,21 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       endpointId: string,
       params: ListDeliveriesParams
     ) {
-      yield* endpointOf(owner, endpointId).pipe(Effect.catchTag("SqlError", Effect.die))
-      const rows = yield* Effect.orDie(repo.listDeliveries(owner, endpointId, {
+      yield* endpointOf(owner, endpointId)
+      const rows = yield* repo.listDeliveries(owner, endpointId, {
         limit: pageSize(params.limit),
         startingAfter: params.starting_after,
         status: params.status,
         eventType: params.event_type
-      }))
+      })
       const page = toPage(rows, pageSize(params.limit))
       return { ...page, data: page.data.map(toDelivery) }
     })
 
     const getDelivery = Effect.fn("WebhookService.getDelivery")(function*(owner: Owner, id: string) {
-      const row = yield* Effect.orDie(repo.findDelivery(owner, id))
+      const row = yield* repo.findDelivery(owner, id)
       if (Option.isNone(row)) return yield* deliveryNotFound()
-      return toDetail(row.value, yield* Effect.orDie(repo.attemptsOf(id)))
+      return toDetail(row.value, yield* repo.attemptsOf(id))
     })
 
     const requireEnabled = (endpoint: EndpointRow) =>
@@ -243,8 +246,8 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         }
         yield* requireEnabled(endpoint.value)
         yield* repo.requeue(id, yield* now)
-        yield* repo.notify
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        yield* deliveries.wake
+      }).pipe(inTransaction)
       return yield* getDelivery(owner, id)
     })
 
@@ -254,13 +257,15 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         if (Option.isNone(found)) return yield* endpointNotFound()
         yield* requireEnabled(found.value)
         const recovered = yield* repo.requeueFailedSince(endpointId, since, yield* now)
-        if (recovered > 0) yield* repo.notify
+        if (recovered > 0) yield* deliveries.wake
         return { object: "webhook_recovery" as const, endpoint_id: endpointId, since, recovered }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     return { create, list, get, update, remove, rotateSecret, listDeliveries, getDelivery, replay, recover } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(WebhookRepo.layer))
+  static readonly layer = Layer.effect(this, this.make).pipe(
+    Layer.provide([WebhookRepo.layer, DeliveryQueue.layer, TenantService.layer])
+  )
 }

@@ -16,7 +16,7 @@ import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelo
 import { dueWarning, ExpiryMonitorLive, makeExpirySweep } from "../../src/credentials/ExpiryMonitor.js"
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { MigrationsLive } from "../../src/db/Database.js"
-import { EventLog } from "../../src/events/EventLog.js"
+import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
@@ -27,7 +27,9 @@ const HOUR = 3_600_000
 // Certificates are made with real dates; the TestClock is set to match.
 const START = Math.floor(Date.now() / 1000) * 1000
 
-const services = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, CredentialRepo.layer, EventLog.layer).pipe(
+const services = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, CredentialRepo.layer).pipe(
+  Layer.provideMerge(EventLogLive),
+  Layer.provide(AppConfigTest()),
   Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(generateMasterKey("k1"))))
 )
 

@@ -30,13 +30,8 @@ const fast: Partial<AppConfigShape> = {
   // Many registrations, keys and polls per file.
   loginRateLimit: { perMinute: 100_000 },
   rateLimit: { perSecond: 100_000, burst: 100_000 },
-  worker: {
-    instanceId: "t",
-    concurrency: 4,
-    pollInterval: Duration.millis(20),
-    lease: Duration.seconds(60),
-    shutdownGrace: Duration.seconds(1)
-  },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+    issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
   retry: { baseDelay: Duration.millis(10), maxDelay: Duration.millis(50), window: Duration.seconds(5) }
 }
 

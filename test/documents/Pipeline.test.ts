@@ -18,9 +18,12 @@ import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
-import { DocumentService, type Issuer, WorkSignal } from "../../src/documents/DocumentService.js"
-import { IssuanceWorkersLive, makeIssuanceWorker, retryDelay, retrySchedule } from "../../src/documents/IssuanceWorker.js"
-import { EventLog } from "../../src/events/EventLog.js"
+import { DocumentService, type Issuer } from "../../src/documents/DocumentService.js"
+import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
+import { TenantService } from "../../src/tenants/TenantService.js"
+import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { delayAfter, exponentialBackoff } from "../../src/queue/Backoff.js"
+import { IssuanceWorkersLive, makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { cnpj } from "../support/taxIds.js"
 import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
@@ -36,12 +39,9 @@ const payload = (notes?: string): NewDocument => ({
   ...(notes ? { notes } : {})
 })
 
-const workerConfig = (instanceId: string, concurrency = 2) => ({
-  instanceId,
-  concurrency,
-  pollInterval: Duration.millis(5),
-  lease: Duration.seconds(60),
-  shutdownGrace: Duration.seconds(5)
+const workerConfig = (instanceId: string, concurrency = 2): Partial<AppConfigShape> => ({
+  queue: { instanceId, shutdownGrace: Duration.seconds(5) },
+  issuance: { concurrency, pollInterval: Duration.millis(5), lease: Duration.seconds(60) }
 })
 
 /** The services of one instance, over a shared database, with scripted authorities. */
@@ -56,14 +56,15 @@ const instance = (
   const services = Layer.mergeAll(
     DocumentService.layer,
     DocumentRepo.layer,
-    EventLog.layer,
-    WorkSignal.layer,
+    IssuanceQueue.layer,
+    TenantService.layer,
     Readiness.layer
   ).pipe(
+    Layer.provideMerge(EventLogLive),
     Layer.provideMerge(Layer.succeed(TaxAuthorityLive, live.authority)),
     Layer.provideMerge(Layer.succeed(TaxAuthoritySandbox, sandbox.authority)),
     Layer.provideMerge(AppConfigTest({
-      worker: workerConfig("worker-a"),
+      ...workerConfig("worker-a"),
       retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) },
       ...overrides
     }))
@@ -115,8 +116,9 @@ const slowly = (delay: Duration.Input): SubmitScript => (_, __, authorize) =>
 describe("retry schedule", () => {
   it.effect("grows exponentially with jitter and is capped", () =>
     Effect.gen(function*() {
-      const schedule = retrySchedule({ baseDelay: Duration.seconds(2), maxDelay: Duration.seconds(30) })
-      const delays = yield* Effect.forEach([1, 2, 3, 8], (attempt) => Effect.map(retryDelay(schedule, attempt), Duration.toMillis))
+      const schedule = exponentialBackoff({ baseDelay: Duration.seconds(2), maxDelay: Duration.seconds(30) })
+      const delays = yield* Effect.forEach([1, 2, 3, 8], (attempt) =>
+        Effect.map(delayAfter(schedule, attempt), (delay) => Duration.toMillis(Option.getOrThrow(delay))))
       // Jitter keeps each delay within 80–120 % of 2 s × 2^(attempt-1); the cap wins later on.
       expect(delays[0]).toBeGreaterThanOrEqual(1600)
       expect(delays[0]).toBeLessThanOrEqual(2400)
@@ -236,7 +238,7 @@ for (const database of testDatabases) {
       it.effect("crash mid-flight: the lease expires, another instance reconciles, issued exactly once", () => {
         // The authority authorizes, but the instance dies before it hears back.
         const crashed = instance({ submit: (_, __, authorize) => Effect.andThen(authorize, Effect.never) })
-        const restarted = instance({}, { worker: workerConfig("worker-b", 1) }, crashed)
+        const restarted = instance({}, { ...workerConfig("worker-b", 1) }, crashed)
         return Effect.gen(function*() {
           yield* TestClock.setTime(START)
           const tenantId = yield* newTenant
@@ -346,8 +348,8 @@ for (const database of testDatabases) {
 
       // Real time from here on: many fibers race on the queue.
       it.effect("two worker pools share the queue without submitting anything twice", () => {
-        const a = instance({ submit: slowly("5 millis") }, { worker: workerConfig("pool-a", 3) })
-        const b = instance({}, { worker: workerConfig("pool-b", 3) }, a)
+        const a = instance({ submit: slowly("5 millis") }, { ...workerConfig("pool-a", 3) })
+        const b = instance({}, { ...workerConfig("pool-b", 3) }, a)
         return Effect.gen(function*() {
           const tenantId = yield* newTenant
           yield* Effect.provide(
@@ -382,7 +384,7 @@ for (const database of testDatabases) {
       })
 
       it.effect("graceful shutdown lets the job in hand finish", () => {
-        const slow = instance({ submit: slowly("300 millis") }, { worker: workerConfig("graceful", 1) })
+        const slow = instance({ submit: slowly("300 millis") }, { ...workerConfig("graceful", 1) })
         return Effect.gen(function*() {
           const tenantId = yield* newTenant
           const doc = yield* Effect.provide(

@@ -48,13 +48,8 @@ const run = async (latencyMs: number) => {
   const config = AppConfigTest({
     passwordHashCost: 1024,
     rateLimit: { perSecond: 100_000, burst: 100_000 },
-    worker: {
-      instanceId: "bench",
-      concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4),
-      pollInterval: Duration.millis(100),
-      lease: Duration.seconds(60),
-      shutdownGrace: Duration.seconds(5)
-    }
+    queue: { instanceId: "bench", shutdownGrace: Duration.seconds(5) },
+    issuance: { concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4), pollInterval: Duration.millis(100), lease: Duration.seconds(60) }
   })
   const app = makeApp(config, database).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })),

@@ -17,6 +17,9 @@ import { cpus, totalmem } from "node:os"
 import { AppConfigTest } from "../../src/Config.js"
 import { embeddedLayer, MigrationsLive, postgresLayer } from "../../src/db/Database.js"
 import { EventLog } from "../../src/events/EventLog.js"
+import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
+import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { WebhookDispatcherLive } from "../../src/webhooks/WebhookDispatcher.js"
 import { WebhookService } from "../../src/webhooks/WebhookService.js"
@@ -68,9 +71,11 @@ const main = async (mode: "burst" | "paced") => {
       pollInterval: Duration.seconds(1),
       lease: Duration.seconds(60)
     },
-    worker: { instanceId: "bench", concurrency: 1, pollInterval: Duration.seconds(1), lease: Duration.seconds(60), shutdownGrace: Duration.seconds(5) }
+    queue: { instanceId: "bench", shutdownGrace: Duration.seconds(5) },
+    issuance: { concurrency: 1, pollInterval: Duration.seconds(1), lease: Duration.seconds(60) }
   })
-  const services = Layer.mergeAll(WebhookService.layer, EventLog.layer, Readiness.layer).pipe(
+  const services = Layer.mergeAll(WebhookService.layer, Readiness.layer, WebhookRepo.layer, DeliveryQueue.layer).pipe(
+    Layer.provideMerge(EventLogLive),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, database)),
     Layer.provideMerge(config)
   )

@@ -13,6 +13,9 @@ import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { EventLog } from "../../src/events/EventLog.js"
+import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
+import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { type EventType, WebhookEvent } from "../../src/webhooks/Events.js"
 import type { Resolver } from "../../src/webhooks/SsrfGuard.js"
@@ -39,16 +42,11 @@ const webhookConfig = (overrides: Partial<AppConfigShape["webhooks"]> = {}): App
 })
 
 const services = (instanceId = "dispatcher-a", webhooks: Partial<AppConfigShape["webhooks"]> = {}) =>
-  Layer.mergeAll(WebhookService.layer, EventLog.layer, Readiness.layer).pipe(
+  Layer.mergeAll(WebhookService.layer, Readiness.layer, WebhookRepo.layer, DeliveryQueue.layer).pipe(
+    Layer.provideMerge(EventLogLive),
     Layer.provideMerge(AppConfigTest({
       webhooks: webhookConfig(webhooks),
-      worker: {
-        instanceId,
-        concurrency: 1,
-        pollInterval: Duration.millis(10),
-        lease: Duration.seconds(60),
-        shutdownGrace: Duration.seconds(5)
-      }
+      queue: { instanceId, shutdownGrace: Duration.seconds(5) }
     }))
   )
 

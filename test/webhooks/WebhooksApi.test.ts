@@ -19,7 +19,8 @@ import { eventually, type Received, startReceiver, waitFor } from "./receiver.js
 const overrides: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
   rateLimit: { perSecond: 100_000, burst: 100_000 },
-  worker: { instanceId: "t", concurrency: 2, pollInterval: Duration.millis(20), lease: Duration.seconds(60), shutdownGrace: Duration.seconds(1) },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+    issuance: { concurrency: 2, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
   webhooks: {
     allowPrivateTargets: true,
     timeout: Duration.seconds(10),

@@ -4,6 +4,7 @@ import authoritySimulator from "./0002_authority_simulator.js"
 import documents from "./0003_documents.js"
 import webhooks from "./0004_webhooks.js"
 import credentialsBilling from "./0005_credentials_billing.js"
+import queueFairness from "./0006_queue_fairness.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -11,5 +12,6 @@ export const migrations = Migrator.fromRecord({
   "0002_authority_simulator": authoritySimulator,
   "0003_documents": documents,
   "0004_webhooks": webhooks,
-  "0005_credentials_billing": credentialsBilling
+  "0005_credentials_billing": credentialsBilling,
+  "0006_queue_fairness": queueFairness
 })

@@ -1,0 +1,39 @@
+/**
+ * The repository boundary. A repository's statements fail with `SqlError` only when the database
+ * itself fails, which no caller can act on: such a failure becomes a defect here, once per
+ * repository, instead of an `orDie` in every service. Failures a caller can act on (a taken
+ * reference, a duplicate email) are mapped to typed errors inside the repository, before this.
+ */
+import { Effect } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { dieOnSqlError } from "./errors.js"
+
+type WithoutSqlError<T> = T extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
+  ? (...args: Args) => Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+  : T extends Effect.Effect<infer A, infer E, infer R> ? Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+  : T
+
+export type Repository<T> = { readonly [K in keyof T]: WithoutSqlError<T[K]> }
+
+export const repository = <T extends Record<string, unknown>>(methods: T): Repository<T> =>
+  Object.fromEntries(
+    Object.entries(methods).map(([name, method]) => [
+      name,
+      Effect.isEffect(method)
+        ? dieOnSqlError(method)
+        : typeof method === "function"
+        ? (...args: ReadonlyArray<unknown>) => {
+          const result: unknown = method(...args)
+          return Effect.isEffect(result) ? dieOnSqlError(result) : result
+        }
+        : method
+    ])
+    // The mapped object has exactly the keys of `methods`, each transformed as `Repository` says.
+  ) as Repository<T>
+
+/**
+ * Runs `effect` in a transaction (a savepoint inside an outer one). Beginning or committing can
+ * only fail with the database, so that failure is a defect too.
+ */
+export const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => dieOnSqlError(sql.withTransaction(effect)))

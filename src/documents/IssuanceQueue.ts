@@ -1,0 +1,45 @@
+/**
+ * The issuance jobs (`document_jobs`) on the shared leased queue: one job per submission or
+ * cancellation of a document, handled by the IssuanceWorker.
+ */
+import { Context, Layer, Schema } from "effect"
+import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
+
+export const IssuanceJob = Schema.Struct({
+  ...LeaseFields,
+  id: Schema.Number,
+  documentId: Schema.String,
+  tenantId: Schema.String,
+  kind: Schema.Literals(["submit", "cancel"]),
+  /** When the first attempt was claimed: the retry window runs from there. */
+  firstAttemptAt: Schema.NullOr(Schema.Date),
+  /** The accepting request's trace, continued by the job's span. */
+  traceparent: Schema.NullOr(Schema.String)
+})
+export type IssuanceJob = typeof IssuanceJob.Type
+
+export interface NewIssuanceJob {
+  readonly documentId: string
+  readonly tenantId: string
+  readonly kind: IssuanceJob["kind"]
+  readonly traceparent: string | null
+}
+
+export class IssuanceQueue extends Context.Service<IssuanceQueue, LeasedQueue<IssuanceJob, NewIssuanceJob>>()(
+  "etd/IssuanceQueue"
+) {
+  static readonly layer = Layer.effect(
+    this,
+    makeLeasedQueue<IssuanceJob, NewIssuanceJob>({
+      name: "issuance",
+      table: "document_jobs",
+      stateColumn: "state",
+      dueColumn: "run_at",
+      job: IssuanceJob,
+      channel: "etd_document_jobs",
+      row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
+      onClaim: (sql, at) => sql`first_attempt_at = COALESCE(first_attempt_at, ${at})`,
+      fairnessColumn: "tenant_id"
+    })
+  )
+}

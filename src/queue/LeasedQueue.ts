@@ -1,0 +1,181 @@
+/**
+ * The one leased job queue, over any table that has the queue's columns: an id, a state column
+ * that reads 'pending' while the job waits or runs, a due-time column, `attempts`, `locked_by`,
+ * `locked_until` and `updated_at`. The issuance jobs and the webhook deliveries are two such tables.
+ *
+ * A claim leases due jobs with `FOR UPDATE SKIP LOCKED`, so any number of workers on any number of
+ * instances can claim side by side without taking the same job. Every write after the claim is
+ * fenced by the claim's token: a worker whose lease ran out (and whose job another worker took
+ * over) writes nothing, it gets `LeaseLost`. Jobs are enqueued with a NOTIFY that PostgreSQL sends
+ * at commit, which wakes the idle workers of every instance (WorkerPool).
+ */
+import { randomUUID } from "node:crypto"
+import { Array as Arr, Data, Duration, Effect, Schema } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { AppConfig } from "../Config.js"
+import { dieOnSqlError } from "../db/errors.js"
+import { now } from "../domain/Time.js"
+
+/** Another worker took the job over (our lease ran out): whatever we meant to write is not written. */
+export class LeaseLost extends Data.TaggedError("LeaseLost") {}
+
+/** The queue's own columns, as every claimed job carries them. */
+export const LeaseFields = {
+  /** The claim's token; the job's writes go through only while it still holds the job. */
+  lockedBy: Schema.String,
+  /** Attempts so far, this one included: counted when the job is claimed. */
+  attempts: Schema.Number
+}
+
+export interface Lease {
+  readonly id: string | number
+  readonly lockedBy: string
+  readonly attempts: number
+}
+
+export interface QueueDefinition<Job extends Lease, New> {
+  /** Names the queue in spans and logs ("issuance", "webhooks"). */
+  readonly name: string
+  readonly table: string
+  /** The column that holds 'pending' while a job waits or runs, and its final state after. */
+  readonly stateColumn: string
+  /** When the job is due. */
+  readonly dueColumn: string
+  /** Decodes a claimed row (all columns, camelCased); must include `LeaseFields` and the id. */
+  readonly job: Schema.Decoder<Job>
+  /** The NOTIFY channel that wakes the workers; its payload is never empty (sql-pg drops empty ones). */
+  readonly channel: string
+  /** The row written for a new job, given the time it is enqueued. */
+  readonly row: (job: New, at: Date) => Record<string, unknown>
+  /** Extra assignments made when a job is claimed (e.g. a per-run attempt counter). */
+  readonly onClaim?: (sql: SqlClient.SqlClient, at: Date) => Statement.Fragment
+  /**
+   * Per-tenant fairness: the column that names a job's tenant. A batch then takes the oldest due
+   * job of each tenant before the second of any, so one tenant's backlog does not starve the rest.
+   */
+  readonly fairnessColumn?: string
+}
+
+/** How many more due jobs than the batch a fair claim looks at, to find other tenants' jobs. */
+const FAIRNESS_WINDOW = 8
+
+export interface LeasedQueue<Job extends Lease, New> {
+  readonly name: string
+  readonly channel: string
+  /** Inserts jobs and wakes the workers at commit; call inside the transaction that causes them. */
+  readonly enqueue: (jobs: ReadonlyArray<New>) => Effect.Effect<void>
+  /** Wakes the workers of every instance at commit (after jobs were made due by other means). */
+  readonly wake: Effect.Effect<void>
+  /** Leases up to `limit` due jobs for `lease`, counting the attempt. */
+  readonly claim: (limit: number, lease: Duration.Duration) => Effect.Effect<ReadonlyArray<Job>>
+  /** Ends the job in a final state, writing `fields` with it, if this claim still holds it. */
+  readonly complete: (job: Job, state: string, fields?: Record<string, unknown>) => Effect.Effect<void, LeaseLost>
+  /** Puts the job back, due at `runAt`, writing `fields` with it, if this claim still holds it. */
+  readonly retryAt: (job: Job, runAt: Date, fields?: Record<string, unknown>) => Effect.Effect<void, LeaseLost>
+  /** Locks the job row for the surrounding transaction, failing it unless this claim still holds the job. */
+  readonly hold: (job: Job) => Effect.Effect<void, LeaseLost>
+  /** Extends the lease of a job that is still being worked on. */
+  readonly renew: (job: Job, lease: Duration.Duration) => Effect.Effect<void, LeaseLost>
+}
+
+export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinition<Job, New>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { instanceId } = (yield* AppConfig).queue
+    const table = sql(definition.table)
+    const state = sql(definition.stateColumn)
+    const due = sql(definition.dueColumn)
+    const decode = Schema.decodeUnknownEffect(Schema.Array(definition.job))
+
+    // PostgreSQL sends it at commit, so a worker never wakes before the rows exist.
+    const wake = sql`SELECT pg_notify(${definition.channel}, 'queued')`.pipe(Effect.asVoid, Effect.orDie)
+
+    const enqueue = (jobs: ReadonlyArray<New>) =>
+      Effect.gen(function*() {
+        if (!Arr.isReadonlyArrayNonEmpty(jobs)) return
+        const at = yield* now
+        yield* sql`INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))}`
+        yield* wake
+      }).pipe(Effect.orDie, Effect.withSpan(`Queue.enqueue`, { attributes: { "queue.name": definition.name } }))
+
+    const claim = (limit: number, lease: Duration.Duration) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const leaseUntil = new Date(at.getTime() + Duration.toMillis(lease))
+        // Each claim gets its own token: a job re-claimed after its lease ran out must not pass
+        // for the old claim, even on the same instance.
+        const token = `${instanceId}:${randomUUID()}`
+        const dueNow = sql`${state} = 'pending' AND ${due} <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})`
+        const picked = definition.fairnessColumn === undefined
+          ? sql`SELECT id FROM ${table} WHERE ${dueNow} ORDER BY ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+          : sql`
+            SELECT id FROM (
+              SELECT id, ${due} AS due_at,
+                     row_number() OVER (PARTITION BY ${sql(definition.fairnessColumn)} ORDER BY ${due}, id) AS turn
+              FROM (
+                SELECT id, ${sql(definition.fairnessColumn)}, ${due} FROM ${table} WHERE ${dueNow}
+                ORDER BY ${due}, id LIMIT ${limit * FAIRNESS_WINDOW} FOR UPDATE SKIP LOCKED
+              ) candidates
+            ) ranked
+            ORDER BY turn, due_at, id LIMIT ${limit}`
+        const extra = definition.onClaim ? sql`, ${definition.onClaim(sql, at)}` : sql``
+        const rows = yield* sql`
+          WITH picked AS (${picked})
+          UPDATE ${table} SET locked_by = ${token}, locked_until = ${leaseUntil}, attempts = attempts + 1,
+                 updated_at = ${at} ${extra}
+          FROM picked WHERE ${table}.id = picked.id
+          RETURNING ${table}.*`
+        return yield* decode(rows)
+      }).pipe(
+        Effect.orDie,
+        Effect.withSpan("Queue.claim", { attributes: { "queue.name": definition.name, "queue.batch": limit } })
+      )
+
+    /** The one fenced write: the job's row changes only while this claim holds it. */
+    const release = (job: Job, assignments: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const rows = yield* sql`
+          UPDATE ${table} SET ${sql.update({ ...assignments, lockedBy: null, lockedUntil: null, updatedAt: at })}
+          WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
+          RETURNING id`
+        if (rows.length !== 1) return yield* new LeaseLost()
+      }).pipe(dieOnSqlError)
+
+    const complete = (job: Job, final: string, fields: Record<string, unknown> = {}) =>
+      release(job, { ...fields, [definition.stateColumn]: final })
+
+    const retryAt = (job: Job, runAt: Date, fields: Record<string, unknown> = {}) =>
+      release(job, { ...fields, [definition.dueColumn]: runAt })
+
+    const hold = (job: Job) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`
+          SELECT id FROM ${table}
+          WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
+          FOR UPDATE`
+        if (rows.length !== 1) return yield* new LeaseLost()
+      }).pipe(dieOnSqlError)
+
+    const renew = (job: Job, lease: Duration.Duration) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const rows = yield* sql`
+          UPDATE ${table} SET locked_until = ${new Date(at.getTime() + Duration.toMillis(lease))}
+          WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
+          RETURNING id`
+        if (rows.length !== 1) return yield* new LeaseLost()
+      }).pipe(dieOnSqlError)
+
+    return {
+      name: definition.name,
+      channel: definition.channel,
+      enqueue,
+      wake,
+      claim,
+      complete,
+      retryAt,
+      hold,
+      renew
+    } satisfies LeasedQueue<Job, New>
+  })

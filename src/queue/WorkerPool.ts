@@ -1,0 +1,120 @@
+/**
+ * Runs a queue's jobs: a supervised pool that claims due jobs in batches, as many as it has free
+ * slots, and handles each in a fiber of its own. It sleeps when the queue is empty until a NOTIFY
+ * (sent at the commit that queued work, to every instance) or the poll interval wakes it.
+ *
+ * A handler's job keeps its lease while it runs (renewed at a third of the lease), so a long call
+ * to a slow authority is not taken over by another worker. Shutdown is graceful: the pool stops
+ * claiming, gives the jobs in hand the grace period, and interrupts the rest; their leases then
+ * run out and another instance takes them over.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, type Scope, Semaphore, Stream } from "effect"
+import { Readiness } from "../system/Readiness.js"
+import type { Lease, LeasedQueue } from "./LeasedQueue.js"
+
+export interface WorkerPoolOptions<Job extends Lease> {
+  readonly queue: LeasedQueue<Job, never>
+  /** Jobs handled at the same time by this instance. */
+  readonly concurrency: number
+  /** Fallback wake-up when no notification comes (a missed NOTIFY, or a retry falling due). */
+  readonly pollInterval: Duration.Duration
+  readonly lease: Duration.Duration
+  /** How long the jobs in hand may run on at shutdown. */
+  readonly grace: Duration.Duration
+  /**
+   * Handles one claimed job. Its failures and defects are logged, never end the pool: the job
+   * keeps its lease and is taken again once the lease runs out (and reconciled by its handler).
+   */
+  readonly handle: (job: Job) => Effect.Effect<void, unknown>
+}
+
+/**
+ * Renews the job's lease every third of it while the handler runs. A lost lease ends the renewal:
+ * the handler's own writes are fenced and will find out.
+ */
+const keepLeased = <Job extends Lease>(queue: LeasedQueue<Job, never>, job: Job, lease: Duration.Duration) =>
+  Effect.gen(function*() {
+    const every = Duration.millis(Duration.toMillis(lease) / 3)
+    for (;;) {
+      yield* Effect.sleep(every)
+      const held = yield* queue.renew(job, lease).pipe(
+        Effect.as(true),
+        Effect.catchTag("LeaseLost", () => Effect.succeed(false)),
+        // A database hiccup: try again at the next turn, the lease has two thirds left.
+        Effect.catchDefect((defect) => Effect.as(Effect.logWarning("could not renew a job lease", defect), true))
+      )
+      if (!held) return
+    }
+  })
+
+/**
+ * Forks the pool in the current scope and registers it with readiness under the queue's name.
+ * Wake-ups come from the queue's NOTIFY channel when the database is PostgreSQL or PGlite.
+ */
+export const runWorkerPool = <Job extends Lease>(
+  options: WorkerPoolOptions<Job>
+): Effect.Effect<void, never, Scope.Scope | Readiness> =>
+  Effect.gen(function*() {
+    const { queue } = options
+    const readiness = yield* Readiness
+    const wakeUps = yield* Queue.sliding<void>(1)
+    const slots = yield* Semaphore.make(options.concurrency)
+    const running = yield* FiberSet.make<void, never>()
+    const stopping = yield* Ref.make(false)
+
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    if (Option.isSome(pg)) {
+      yield* Effect.forkScoped(
+        pg.value.listen(queue.channel).pipe(
+          Effect.flatMap((notifications) => Stream.runForEach(Stream.fromQueue(notifications), () => Queue.offer(wakeUps, undefined))),
+          Effect.scoped,
+          // Without notifications the poll still finds every job, just later.
+          Effect.catchCause((cause) => Effect.logWarning(`${queue.name} queue notifications unavailable; polling only`, cause))
+        )
+      )
+    }
+
+    const handle = (job: Job) =>
+      Effect.gen(function*() {
+        yield* Effect.forkScoped(keepLeased(queue, job, options.lease))
+        yield* options.handle(job)
+      }).pipe(
+        Effect.scoped,
+        Effect.catchCause((cause) => Effect.logError(`${queue.name} job failed unexpectedly`, cause)),
+        Effect.annotateLogs({ queue: queue.name, job_id: String(job.id) }),
+        Effect.ensuring(Semaphore.release(slots, 1))
+      )
+
+    /** Claims as many jobs as there are free slots (at least one, waited for) and starts them. */
+    const claimAndStart = Effect.andThen(Semaphore.take(slots, 1), Effect.gen(function*() {
+      let free = 1
+      while (free < options.concurrency && (yield* Semaphore.takeIfAvailable(slots, 1))) free++
+      const jobs = yield* queue.claim(free, options.lease).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logError(`could not claim ${queue.name} jobs`, cause), []))
+      )
+      if (jobs.length < free) yield* Semaphore.release(slots, free - jobs.length)
+      for (const job of jobs) yield* FiberSet.run(running, handle(job))
+      return jobs.length
+      // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
+    }).pipe(Effect.uninterruptible))
+
+    const loop = Effect.gen(function*() {
+      while (!(yield* Ref.get(stopping))) {
+        const claimed = yield* claimAndStart
+        if (claimed === 0) yield* Effect.raceFirst(Queue.take(wakeUps), Effect.sleep(options.pollInterval))
+        // One notification may stand for many jobs: keep claiming while there are some.
+      }
+    })
+
+    const claimer = yield* Effect.forkScoped(loop)
+    yield* readiness.registerWorker(queue.name, claimer)
+    // Added after the forks, so it runs before the scope interrupts them.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* Ref.set(stopping, true)
+        yield* Fiber.interrupt(claimer)
+        yield* FiberSet.awaitEmpty(running).pipe(Effect.timeout(options.grace), Effect.ignore)
+      })
+    )
+  })

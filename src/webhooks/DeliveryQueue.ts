@@ -1,0 +1,49 @@
+/**
+ * Webhook deliveries (`webhook_deliveries`) on the shared leased queue: one per event and matching
+ * endpoint, sent by the WebhookDispatcher. A delivery is also what the API lists, so its row keeps
+ * the outcome of the last attempt next to the queue's columns.
+ */
+import { Context, Layer, Schema } from "effect"
+import { Environment } from "../domain/Principal.js"
+import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
+
+export const ClaimedDelivery = Schema.Struct({
+  ...LeaseFields,
+  id: Schema.String,
+  endpointId: Schema.String,
+  eventId: Schema.String,
+  tenantId: Schema.String,
+  /** Attempts since the delivery was last (re)queued: the retry schedule counts these. */
+  runAttempts: Schema.Number,
+  traceparent: Schema.NullOr(Schema.String)
+})
+export type ClaimedDelivery = typeof ClaimedDelivery.Type
+
+export interface NewDelivery {
+  readonly id: string
+  readonly eventId: string
+  readonly endpointId: string
+  readonly tenantId: string
+  readonly environment: Environment
+  readonly eventType: string
+  readonly traceparent: string | null
+}
+
+export class DeliveryQueue extends Context.Service<DeliveryQueue, LeasedQueue<ClaimedDelivery, NewDelivery>>()(
+  "etd/DeliveryQueue"
+) {
+  static readonly layer = Layer.effect(
+    this,
+    makeLeasedQueue<ClaimedDelivery, NewDelivery>({
+      name: "webhooks",
+      table: "webhook_deliveries",
+      stateColumn: "status",
+      dueColumn: "next_attempt_at",
+      job: ClaimedDelivery,
+      channel: "etd_webhook_deliveries",
+      row: (delivery, at) => ({ ...delivery, status: "pending", nextAttemptAt: at, createdAt: at, updatedAt: at }),
+      onClaim: (sql) => sql`run_attempts = run_attempts + 1`,
+      fairnessColumn: "tenant_id"
+    })
+  )
+}
