@@ -2,20 +2,31 @@
  * The root contract. Every endpoint, payload and error of the service is declared here or in a
  * module's Api.ts; the server, the OpenAPI document and the typed client all derive from it.
  */
-import { HttpApi, OpenApi } from "effect/http-api"
+import { HttpApi, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentsApi } from "./documents/Api.js"
-import { ApiErrors } from "./http/Middleware.js"
+import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { withContractNames } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
-export class Api extends HttpApi.make("etd")
-  .add(SystemApi)
+/**
+ * The API-level errors (invalid request, token in the URL, unknown route, body too large, internal
+ * error), declared on every endpoint; `http/Middleware.ts` maps the framework's failures onto them.
+ */
+export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors", {
+  error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, InternalError]
+}) {}
+
+/**
+ * Everything but the system endpoints lives under `/v1` (SPEC §2, base path). A separate API because
+ * `prefix` applies to every group added so far, and the system group comes first in the document.
+ */
+const V1 = HttpApi.make("v1")
   .add(AuthApi)
   .add(TenantsApi)
   .add(KeysApi)
@@ -23,7 +34,11 @@ export class Api extends HttpApi.make("etd")
   .add(WebhooksApi)
   .add(CredentialsApi)
   .add(BillingApi)
-  // The API-level errors (invalid request, unknown route, body too large, internal error) on every endpoint.
+  .prefix("/v1")
+
+export class Api extends HttpApi.make("etd")
+  .add(SystemApi)
+  .addHttpApi(V1)
   .middleware(ApiErrors)
   // A client fixing a request should learn every issue at once (SPEC §2, `issues`), not the first.
   .annotate(HttpApi.ParseOptions, { errors: "all" })

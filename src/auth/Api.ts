@@ -51,7 +51,7 @@ export class TenantMembership extends Schema.Class<TenantMembership>("TenantMemb
 
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
-    HttpApiEndpoint.post("register", "/v1/auth/register", {
+    HttpApiEndpoint.post("register", "/auth/register", {
       payload: RegisterPayload,
       success: Registration.pipe(HttpApiSchema.status(201)),
       error: [Conflict, RateLimited]
@@ -59,21 +59,21 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .annotate(OpenApi.Description, "Creates a user; with `tenant`, also a tenant with the user as owner.")
   )
   .add(
-    HttpApiEndpoint.post("login", "/v1/auth/login", {
+    HttpApiEndpoint.post("login", "/auth/login", {
       payload: LoginPayload,
       success: LoginResult,
       error: [InvalidCredentials, RateLimited]
     })
   )
   .add(
-    HttpApiEndpoint.post("logout", "/v1/auth/logout", {
+    HttpApiEndpoint.post("logout", "/auth/logout", {
       success: HttpApiSchema.NoContent
     })
       .middleware(SessionAuth)
   )
-  .add(HttpApiEndpoint.get("me", "/v1/me", { success: PublicUser }).middleware(SessionAuth))
+  .add(HttpApiEndpoint.get("me", "/me", { success: PublicUser }).middleware(SessionAuth))
   .add(
-    HttpApiEndpoint.get("myTenants", "/v1/me/tenants", {
+    HttpApiEndpoint.get("myTenants", "/me/tenants", {
       query: PageParams,
       success: Page(TenantMembership)
     })

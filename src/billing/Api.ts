@@ -51,7 +51,7 @@ export class WebhookReceipt extends Schema.Class<WebhookReceipt>("WebhookReceipt
 
 export class BillingApi extends HttpApiGroup.make("billing")
   .add(
-    HttpApiEndpoint.post("paymentProviderWebhook", "/v1/webhooks/payment-provider", {
+    HttpApiEndpoint.post("paymentProviderWebhook", "/webhooks/payment-provider", {
       payload: PaymentProviderEvent,
       success: WebhookReceipt,
       error: InvalidSignature

@@ -103,7 +103,7 @@ const CredentialId = IdOf("credential")
 
 export class CredentialsApi extends HttpApiGroup.make("credentials")
   .add(
-    HttpApiEndpoint.post("upload", "/v1/tenants/:tenantId/credentials", {
+    HttpApiEndpoint.post("upload", "/tenants/:tenantId/credentials", {
       params: { tenantId: TenantId },
       payload: UploadCredential,
       success: Credential.pipe(HttpApiSchema.status(201)),
@@ -125,7 +125,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
           "the tenant's CNPJ. It becomes the active credential; the previous one is marked `replaced`. The private key " +
           "is stored encrypted; the password is used once to open the file and is not stored."
       ),
-    HttpApiEndpoint.get("list", "/v1/tenants/:tenantId/credentials", {
+    HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {
       params: { tenantId: TenantId },
       query: PageParams,
       success: Page(Credential)
@@ -133,7 +133,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
       .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "credentials:read")
       .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content."),
-    HttpApiEndpoint.get("get", "/v1/tenants/:tenantId/credentials/:credId", {
+    HttpApiEndpoint.get("get", "/tenants/:tenantId/credentials/:credId", {
       params: { tenantId: TenantId, credId: CredentialId },
       success: Credential,
       error: NotFound

@@ -184,7 +184,7 @@ const issueErrors = [QuotaExceeded, TenantSuspended, Conflict, IdempotencyConfli
 
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
-    HttpApiEndpoint.post("issue", "/v1/tenants/:tenantId/documents", {
+    HttpApiEndpoint.post("issue", "/tenants/:tenantId/documents", {
       params: TenantPath,
       payload: NewDocument,
       headers: IdempotencyHeaders,
@@ -198,7 +198,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       )
   )
   .add(
-    HttpApiEndpoint.get("list", "/v1/tenants/:tenantId/documents", {
+    HttpApiEndpoint.get("list", "/tenants/:tenantId/documents", {
       params: TenantPath,
       query: ListDocumentsParams,
       success: Page(Document)
@@ -206,7 +206,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/tenants/:tenantId/documents/:docId", {
+    HttpApiEndpoint.get("get", "/tenants/:tenantId/documents/:docId", {
       params: DocumentPath,
       success: Document,
       error: NotFound
@@ -214,7 +214,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.post("cancel", "/v1/tenants/:tenantId/documents/:docId/cancel", {
+    HttpApiEndpoint.post("cancel", "/tenants/:tenantId/documents/:docId/cancel", {
       params: DocumentPath,
       payload: CancelDocument,
       success: Document.pipe(HttpApiSchema.status(202)),
@@ -228,7 +228,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   )
   // The key-scoped shorthand: `/v1/documents…` is `/v1/tenants/{tenant of the key}/documents…`.
   .add(
-    HttpApiEndpoint.post("issueForKey", "/v1/documents", {
+    HttpApiEndpoint.post("issueForKey", "/documents", {
       payload: NewDocument,
       headers: IdempotencyHeaders,
       success: Document.pipe(HttpApiSchema.status(202)),
@@ -237,14 +237,14 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(RequiredScope, "documents:write")
   )
   .add(
-    HttpApiEndpoint.get("listForKey", "/v1/documents", {
+    HttpApiEndpoint.get("listForKey", "/documents", {
       query: ListDocumentsParams,
       success: Page(Document)
     })
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.get("getForKey", "/v1/documents/:docId", {
+    HttpApiEndpoint.get("getForKey", "/documents/:docId", {
       params: KeyDocumentPath,
       success: Document,
       error: NotFound
@@ -252,7 +252,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
-    HttpApiEndpoint.post("cancelForKey", "/v1/documents/:docId/cancel", {
+    HttpApiEndpoint.post("cancelForKey", "/documents/:docId/cancel", {
       params: KeyDocumentPath,
       payload: CancelDocument,
       success: Document.pipe(HttpApiSchema.status(202)),

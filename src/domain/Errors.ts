@@ -3,7 +3,18 @@
  * and its HTTP status, so handlers fail with values and never build responses by hand, and the
  * typed client decodes each body back into the same class.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Schema, SchemaAST } from "effect"
+
+/**
+ * The HTTP status an error is answered with: the `httpApiStatus` its class declares, or 500 when it
+ * declares none, as the API does. A status stored or sent outside the API (a replayed idempotent
+ * answer, a response before routing) is read here, so it cannot drift from the contract.
+ */
+export const statusOf = (error: object): number => {
+  const errorClass: unknown = error.constructor
+  const status: unknown = Schema.isSchema(errorClass) ? SchemaAST.resolve(errorClass.ast)?.httpApiStatus : undefined
+  return typeof status === "number" ? status : 500
+}
 
 // Always present on the wire; the constructor fills in the default text.
 const message = (fallback: string) => Schema.String.pipe(Schema.withConstructorDefault(Effect.succeed(fallback)))

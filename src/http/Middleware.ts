@@ -5,9 +5,10 @@
  *   server span (named after the route template, with the URL's tokens redacted), sets
  *   `x-request-id` to the trace id, refuses tokens in the URL and bodies over 1 MiB, serves the
  *   unprefixed aliases of `/v1` paths, and answers unknown routes with the SPEC's 404 body.
- * - `ApiErrors` is an API middleware on every endpoint, inside the API, so its errors are encoded
- *   by the contract: it maps the framework's own failures (validation, unreadable or oversized
- *   bodies, unstorable text, defects) onto the SPEC's error bodies.
+ * - `ApiErrorsLive` implements the contract's `ApiErrors`, an API middleware on every endpoint,
+ *   inside the API, so its errors are encoded by the contract: it maps the framework's own
+ *   failures (validation, unreadable or oversized bodies, unstorable text, defects) onto the
+ *   SPEC's error bodies.
  */
 import { ByteSize, Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
 import {
@@ -21,27 +22,25 @@ import {
   HttpTraceContext,
   Multipart
 } from "effect/http"
-import { HttpApiError, type HttpApiEndpoint, HttpApiMiddleware } from "effect/http-api"
+import { HttpApi, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
+import { Api, ApiErrors } from "../Api.js"
 import { isUnstorableText } from "../db/errors.js"
-import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "../domain/Errors.js"
+import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, statusOf } from "../domain/Errors.js"
 import { embeddedTokenPattern } from "../domain/Tokens.js"
 import { ExposureReports } from "../keys/ExposureMonitor.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** Paths served at the root; every other unprefixed path is an alias of its `/v1` form. */
-const ROOT_PATHS = new Set(["/healthz", "/readyz", "/openapi.json", "/docs"])
+/** The pages `App.ts` serves at the root beside the contract: the OpenAPI document and the reference page. */
+const ROOT_PAGES = new Set(["/openapi.json", "/docs"])
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
   return query === -1 ? url : url.slice(0, query)
 }
 
-export const aliasOf = (url: string): string => {
-  const path = pathOf(url)
-  return path === "/v1" || path.startsWith("/v1/") || ROOT_PATHS.has(path) ? url : `/v1${url}`
-}
+const isVersioned = (path: string) => path === "/v1" || path.startsWith("/v1/")
 
 const redactTokens = (text: string) => text.replace(embeddedTokenPattern, "[REDACTED]")
 
@@ -131,30 +130,26 @@ const toContractError = <E>(
   return Effect.failCause(cause)
 }
 
+const endpointKey = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top) => `${group.identifier}.${endpoint.identifier}`
+
 /**
- * Whether a failure is one of the errors the endpoint declares (its own and its middlewares'). An
- * undeclared one cannot be encoded, and the framework would answer an empty 500 without logging it.
+ * For each endpoint of the API, whether a failure is one of the errors its contract declares (its
+ * own and its middlewares'). An undeclared one cannot be encoded, and the framework would answer an
+ * empty 500 without logging it.
  */
-const declaredErrors = new WeakMap<HttpApiEndpoint.Top, (error: unknown) => boolean>()
-const isDeclaredBy = (endpoint: HttpApiEndpoint.Top) => {
-  let isDeclared = declaredErrors.get(endpoint)
-  if (isDeclared === undefined) {
-    const schemas = [
-      ...endpoint.error,
-      // Every key in `middlewares` is an HttpApiMiddleware service; the set's type only says Context.Key.
-      ...[...endpoint.middlewares].flatMap((key) => [...(key as unknown as HttpApiMiddleware.AnyService).error])
-    ]
-    const guards = schemas.map((schema) => Schema.is(schema))
-    isDeclared = (error) => guards.some((is) => is(error))
-    declaredErrors.set(endpoint, isDeclared)
-  }
-  return isDeclared
+const declaredErrors = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+  const table = new Map<string, (error: unknown) => boolean>()
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, errors, group }) => {
+      const guards = [...errors.values()].flat().map((schema) => Schema.is(schema))
+      table.set(endpointKey(group, endpoint), (error) => guards.some((is) => is(error)))
+    }
+  })
+  return table
 }
 
-/** The API-level errors, declared on every endpoint by this middleware. */
-export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors", {
-  error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, InternalError]
-}) {}
+const declaresNothing = () => false
 
 /**
  * The framework answers a body of a content type the endpoint does not accept with a plain-text
@@ -167,20 +162,25 @@ const unsupportedContentType = (endpoint: HttpApiEndpoint.Top) => (response: Htt
     )
     : Effect.succeed(response)
 
-export const ApiErrorsLive = Layer.succeed(
-  ApiErrors,
-  (httpEffect, { endpoint }) =>
-    httpEffect.pipe(
-      Effect.flatMap(unsupportedContentType(endpoint)),
-      Effect.catchCause((cause) => toContractError(cause, isDeclaredBy(endpoint)))
-    )
-)
-
-/** A contract error answered before the API runs (no route, token in the URL, oversized body). */
-const respond = <S extends Schema.Top>(schema: S, error: S["Type"], status: number) =>
-  HttpServerResponse.jsonUnsafe(Schema.encodeUnknownSync(schema as unknown as Schema.Codec<unknown, unknown>)(error), {
-    status
+/** The `ApiErrors` middleware of an API, its error table read from the API's contract when the layer is built. */
+export const apiErrorsLayer = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) =>
+  Layer.sync(ApiErrors, () => {
+    const declared = declaredErrors(api)
+    return (httpEffect, { endpoint, group }) =>
+      httpEffect.pipe(
+        Effect.flatMap(unsupportedContentType(endpoint)),
+        // An endpoint of another API declares nothing known here: its failures are logged 500s.
+        Effect.catchCause((cause) => toContractError(cause, declared.get(endpointKey(group, endpoint)) ?? declaresNothing))
+      )
   })
+
+export const ApiErrorsLive = apiErrorsLayer(Api)
+
+/** The contract errors answered before the API runs (token in the URL, no route, oversized body). */
+const encodeEarlyError = Schema.encodeSync(Schema.Union([ApiKeyInUrl, NotFound, PayloadTooLarge]))
+
+const respond = (error: ApiKeyInUrl | NotFound | PayloadTooLarge) =>
+  HttpServerResponse.jsonUnsafe(encodeEarlyError(error), { status: statusOf(error) })
 
 export interface RouteTemplate {
   readonly method: string
@@ -207,6 +207,14 @@ const maxBodySize = ByteSize.bytes(MAX_BODY_BYTES)
  */
 export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
   const routes = routeTemplates(policies)
+  // The contract's own root endpoints (`/healthz`, `/readyz`); every other unprefixed path is an alias of its `/v1` form.
+  const rootRoutes = routes.filter((route) => !isVersioned(route.template))
+  const aliasOf = (url: string): string => {
+    const path = pathOf(url)
+    return isVersioned(path) || ROOT_PAGES.has(path) || rootRoutes.some((route) => route.pattern.test(path))
+      ? url
+      : `/v1${url}`
+  }
   return HttpRouter.middleware(
     Effect.map(ExposureReports, (exposure) => (app) =>
       Effect.gen(function*() {
@@ -232,10 +240,10 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               const leaked = tokensIn(request.url)
               if (leaked.length > 0) {
                 yield* Effect.forEach(leaked, (token) => exposure.report(token, "url"), { discard: true })
-                return respond(ApiKeyInUrl, new ApiKeyInUrl(), 400)
+                return respond(new ApiKeyInUrl())
               }
               if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
-                return respond(PayloadTooLarge, new PayloadTooLarge(), 413)
+                return respond(new PayloadTooLarge())
               }
               const routed = url === request.url
                 ? app
@@ -244,9 +252,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
                 Effect.catchIf(
                   (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
                   () =>
-                    Effect.succeed(
-                      respond(NotFound, new NotFound({ message: "No endpoint matches this method and path." }), 404)
-                    )
+                    Effect.succeed(respond(new NotFound({ message: "No endpoint matches this method and path." })))
                 )
               )
             })

@@ -72,14 +72,14 @@ const KeyPath = { tenantId: TenantId, keyId: IdOf("apiKey") }
 
 export class KeysApi extends HttpApiGroup.make("apiKeys")
   .add(
-    HttpApiEndpoint.post("create", "/v1/tenants/:tenantId/api-keys", {
+    HttpApiEndpoint.post("create", "/tenants/:tenantId/api-keys", {
       params: { tenantId: TenantId },
       payload: CreateApiKey,
       success: CreatedApiKey.pipe(HttpApiSchema.status(201))
     })
   )
   .add(
-    HttpApiEndpoint.get("list", "/v1/tenants/:tenantId/api-keys", {
+    HttpApiEndpoint.get("list", "/tenants/:tenantId/api-keys", {
       params: { tenantId: TenantId },
       query: PageParams,
       success: Page(ApiKey)
@@ -87,7 +87,7 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       .annotate(RequiredRoles, memberRoles)
   )
   .add(
-    HttpApiEndpoint.post("rotate", "/v1/tenants/:tenantId/api-keys/:keyId/rotate", {
+    HttpApiEndpoint.post("rotate", "/tenants/:tenantId/api-keys/:keyId/rotate", {
       params: KeyPath,
       payload: RotateApiKey,
       success: RotatedApiKey.pipe(HttpApiSchema.status(201)),
@@ -99,7 +99,7 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       )
   )
   .add(
-    HttpApiEndpoint.post("revoke", "/v1/tenants/:tenantId/api-keys/:keyId/revoke", {
+    HttpApiEndpoint.post("revoke", "/tenants/:tenantId/api-keys/:keyId/revoke", {
       params: KeyPath,
       success: ApiKey,
       error: NotFound

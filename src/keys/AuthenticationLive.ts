@@ -22,7 +22,7 @@ import { RateLimiter } from "../http/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "./Authentication.js"
 import { KeyService } from "./KeyService.js"
-import { endpointPolicies, policyIndex, requireRole, requireSameTenant, requireScope } from "./Policy.js"
+import { policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
 
@@ -38,10 +38,11 @@ const make = Effect.gen(function*() {
   const tenants = yield* TenantService
   const limiter = yield* RateLimiter
   const config = yield* AppConfig
-  const policyOf = policyIndex(endpointPolicies(Api))
+  // An endpoint without its policy is a wiring mistake: the server refuses to start, naming it.
+  const policyOf = yield* Effect.orDie(policyTable(Api))
   const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
 
-  // Fails closed: an authenticated endpoint without a policy is a wiring mistake, never an open door.
+  // Fails closed: only an endpoint of another API than the one checked above can have no policy.
   const currentPolicy = (endpoint: HttpApiEndpoint.Top) =>
     Effect.flatMap(HttpRouter.params, (params) => {
       const policy = policyOf(endpoint.method, endpoint.path)

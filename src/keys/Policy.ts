@@ -1,8 +1,9 @@
 /**
  * Authorization rules, one small function each, and the table of what every endpoint requires.
- * The table is read from the contract's annotations, so it cannot drift from what is enforced.
+ * The table is read from the contract's annotations, so it cannot drift from what is enforced, and
+ * checked when the server starts: an endpoint without its policy stops the start, not its first request.
  */
-import { Context, Effect, Option } from "effect"
+import { Context, Data, Effect, Option } from "effect"
 import { HttpApi, type HttpApiGroup } from "effect/http-api"
 import { Forbidden, InsufficientScope, NotFound } from "../domain/Errors.js"
 import { RequiredRoles, RequiredScope, type Role, type Scope } from "../domain/Principal.js"
@@ -46,11 +47,49 @@ export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.
   return policies
 }
 
-/** Looks an endpoint up by method and path template. */
-export const policyIndex = (policies: ReadonlyArray<EndpointPolicy>) => {
-  const index = new Map(policies.map((policy) => [`${policy.method} ${policy.path}`, policy]))
-  return (method: string, path: string): EndpointPolicy | undefined => index.get(`${method} ${path}`)
+/**
+ * What is wrong with an endpoint's policy, if anything: a requirement its authentication needs is
+ * missing, or one is declared where the middleware never reads it (a rule that looks enforced but is not).
+ */
+const policyProblem = (policy: EndpointPolicy): string | undefined => {
+  const onTenantPath = policy.path.includes(":tenantId")
+  if (policy.authentication === "api_key" && policy.scope === null) {
+    return "takes an API key but declares no RequiredScope"
+  }
+  if (policy.authentication === "session" && onTenantPath && policy.roles === null) {
+    return "takes a member's session on a tenant path but declares no RequiredRoles"
+  }
+  if (policy.authentication !== "api_key" && policy.scope !== null) {
+    return "declares a RequiredScope, which only API-key endpoints enforce"
+  }
+  if (policy.roles !== null && !(policy.authentication === "session" && onTenantPath)) {
+    return "declares RequiredRoles, which only session endpoints on a tenant path enforce"
+  }
+  return undefined
 }
+
+/** The contract has an endpoint whose authorization is incomplete: the server must not start. */
+export class IncompletePolicy extends Data.TaggedError("IncompletePolicy")<{ readonly message: string }> {}
+
+/** An endpoint's policy by method and path template (`/v1/tenants/:tenantId`). */
+export type PolicyLookup = (method: string, path: string) => EndpointPolicy | undefined
+
+/** Every endpoint's policy, checked once and indexed by route, for the middleware to look up per request. */
+export const policyTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+): Effect.Effect<PolicyLookup, IncompletePolicy> =>
+  Effect.suspend(() => {
+    const policies = endpointPolicies(api)
+    const problems = policies.flatMap((policy) => {
+      const problem = policyProblem(policy)
+      return problem === undefined ? [] : [`${policy.endpoint} (${policy.method} ${policy.path}) ${problem}`]
+    })
+    if (problems.length > 0) {
+      return Effect.fail(new IncompletePolicy({ message: `Endpoint policies are incomplete: ${problems.join("; ")}.` }))
+    }
+    const index = new Map(policies.map((policy) => [`${policy.method} ${policy.path}`, policy]))
+    return Effect.succeed((method: string, path: string) => index.get(`${method} ${path}`))
+  })
 
 /** Another tenant's path answers as if it did not exist, so tenants cannot be probed. */
 export const requireSameTenant = (pathTenantId: string | undefined, tenantId: string) =>

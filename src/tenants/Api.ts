@@ -56,7 +56,7 @@ export const AddMember = Schema.Struct({ email: Email, role: Role })
 
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
-    HttpApiEndpoint.get("get", "/v1/tenants/:tenantId", {
+    HttpApiEndpoint.get("get", "/tenants/:tenantId", {
       params: { tenantId: TenantId },
       success: Tenant
     })
@@ -64,7 +64,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       .annotate(OpenApi.Description, "The tenant, for a member's session or any active API key of the tenant.")
   )
   .add(
-    HttpApiEndpoint.post("addMember", "/v1/tenants/:tenantId/members", {
+    HttpApiEndpoint.post("addMember", "/tenants/:tenantId/members", {
       params: { tenantId: TenantId },
       payload: AddMember,
       success: Member.pipe(HttpApiSchema.status(201)),
@@ -75,7 +75,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       .annotate(OpenApi.Description, "Adds a registered user to the tenant. Only an owner may add another owner.")
   )
   .add(
-    HttpApiEndpoint.get("listMembers", "/v1/tenants/:tenantId/members", {
+    HttpApiEndpoint.get("listMembers", "/tenants/:tenantId/members", {
       params: { tenantId: TenantId },
       query: PageParams,
       success: Page(Member)

@@ -150,7 +150,7 @@ const deliveryParams = { tenantId: TenantId, deliveryId: IdOf("delivery") }
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.post("createEndpoint", "/v1/tenants/:tenantId/webhook-endpoints", {
+    HttpApiEndpoint.post("createEndpoint", "/tenants/:tenantId/webhook-endpoints", {
       params: { tenantId: TenantId },
       payload: NewWebhookEndpoint,
       success: WebhookEndpointWithSecret.pipe(HttpApiSchema.status(201)),
@@ -163,7 +163,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("listEndpoints", "/v1/tenants/:tenantId/webhook-endpoints", {
+    HttpApiEndpoint.get("listEndpoints", "/tenants/:tenantId/webhook-endpoints", {
       params: { tenantId: TenantId },
       query: ListEndpointsParams,
       success: Page(WebhookEndpoint)
@@ -171,7 +171,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
-    HttpApiEndpoint.get("getEndpoint", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId", {
+    HttpApiEndpoint.get("getEndpoint", "/tenants/:tenantId/webhook-endpoints/:endpointId", {
       params: endpointParams,
       success: WebhookEndpoint,
       error: NotFound
@@ -179,7 +179,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
-    HttpApiEndpoint.patch("updateEndpoint", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId", {
+    HttpApiEndpoint.patch("updateEndpoint", "/tenants/:tenantId/webhook-endpoints/:endpointId", {
       params: endpointParams,
       payload: UpdateWebhookEndpoint,
       success: WebhookEndpoint,
@@ -189,7 +189,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Description, "Changes the URL, the event filter, the description, or enables / disables the endpoint.")
   )
   .add(
-    HttpApiEndpoint.delete("deleteEndpoint", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId", {
+    HttpApiEndpoint.delete("deleteEndpoint", "/tenants/:tenantId/webhook-endpoints/:endpointId", {
       params: endpointParams,
       success: DeletedEndpoint,
       error: NotFound
@@ -198,7 +198,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Description, "Removes the endpoint; its pending deliveries are not sent. Its delivery history stays readable by id.")
   )
   .add(
-    HttpApiEndpoint.post("rotateSecret", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId/rotate-secret", {
+    HttpApiEndpoint.post("rotateSecret", "/tenants/:tenantId/webhook-endpoints/:endpointId/rotate-secret", {
       params: endpointParams,
       success: WebhookEndpointWithSecret,
       error: NotFound
@@ -210,7 +210,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("listDeliveries", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId/deliveries", {
+    HttpApiEndpoint.get("listDeliveries", "/tenants/:tenantId/webhook-endpoints/:endpointId/deliveries", {
       params: endpointParams,
       query: ListDeliveriesParams,
       success: Page(WebhookDelivery),
@@ -219,7 +219,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
-    HttpApiEndpoint.post("recoverDeliveries", "/v1/tenants/:tenantId/webhook-endpoints/:endpointId/recover", {
+    HttpApiEndpoint.post("recoverDeliveries", "/tenants/:tenantId/webhook-endpoints/:endpointId/recover", {
       params: endpointParams,
       payload: RecoverDeliveries,
       success: Recovery.pipe(HttpApiSchema.status(202)),
@@ -232,7 +232,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("getDelivery", "/v1/tenants/:tenantId/deliveries/:deliveryId", {
+    HttpApiEndpoint.get("getDelivery", "/tenants/:tenantId/deliveries/:deliveryId", {
       params: deliveryParams,
       success: WebhookDeliveryDetail,
       error: NotFound
@@ -241,7 +241,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Description, "One delivery with every attempt: status code, latency, the first 1 KiB of the response, or the error.")
   )
   .add(
-    HttpApiEndpoint.post("replayDelivery", "/v1/tenants/:tenantId/deliveries/:deliveryId/replay", {
+    HttpApiEndpoint.post("replayDelivery", "/tenants/:tenantId/deliveries/:deliveryId/replay", {
       params: deliveryParams,
       success: WebhookDeliveryDetail.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]

@@ -7,8 +7,9 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpRouter } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { NotFound } from "../../src/domain/Errors.js"
-import { ApiErrors, ApiErrorsLive } from "../../src/http/Middleware.js"
+import { ApiErrors } from "../../src/Api.js"
+import { NotFound, PayloadTooLarge } from "../../src/domain/Errors.js"
+import { apiErrorsLayer } from "../../src/http/Middleware.js"
 
 class Undeclared extends Schema.TaggedError<Undeclared>()("Undeclared", { detail: Schema.String }) {}
 
@@ -17,6 +18,7 @@ const Probe = HttpApi.make("probe")
     HttpApiGroup.make("probe")
       .add(HttpApiEndpoint.get("undeclared", "/undeclared", { success: Schema.String }))
       .add(HttpApiEndpoint.get("declared", "/declared", { success: Schema.String, error: NotFound }))
+      .add(HttpApiEndpoint.get("apiLevel", "/api-level", { success: Schema.String }))
   )
   .middleware(ApiErrors)
 
@@ -24,10 +26,11 @@ const ProbeHandlers = HttpApiBuilder.group(Probe, "probe", (handlers) =>
   handlers
     // The cast smuggles in what the types forbid: a wiring mistake the middleware must survive.
     .handle("undeclared", () => Effect.fail(new Undeclared({ detail: "internal detail" })) as unknown as Effect.Effect<string>)
-    .handle("declared", () => Effect.fail(new NotFound())))
+    .handle("declared", () => Effect.fail(new NotFound()))
+    .handle("apiLevel", () => Effect.fail(new PayloadTooLarge())))
 
 const ProbeServer = HttpRouter.serve(
-  HttpApiBuilder.layer(Probe).pipe(Layer.provide(ProbeHandlers), Layer.provide(ApiErrorsLive)),
+  HttpApiBuilder.layer(Probe).pipe(Layer.provide(ProbeHandlers), Layer.provide(apiErrorsLayer(Probe))),
   { disableLogger: true, disableListenLog: true }
 ).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
 
@@ -51,5 +54,12 @@ layer(ProbeServer, { timeout: 30_000 })("API error middleware", (it) => {
       const response = yield* get("/declared")
       expect(response.status).toBe(404)
       expect(JSON.parse(response.body)).toMatchObject({ code: "not_found" })
+    }))
+
+  it.effect("an error the API's middleware declares counts as declared on every endpoint", () =>
+    Effect.gen(function*() {
+      const response = yield* get("/api-level")
+      expect(response.status).toBe(413)
+      expect(JSON.parse(response.body)).toMatchObject({ code: "payload_too_large" })
     }))
 })

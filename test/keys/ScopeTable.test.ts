@@ -4,11 +4,20 @@
  * `insufficient_scope` naming the scope, on every `api_key` endpoint there is.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import { idPrefixes } from "../../src/domain/Ids.js"
-import { allScopes, type Role, type Scope } from "../../src/domain/Principal.js"
-import { endpointPolicies, type EndpointPolicy, policyIndex, requireRole, requireSameTenant, requireScope } from "../../src/keys/Policy.js"
+import { allScopes, managerRoles, RequiredRoles, RequiredScope, type Role, type Scope } from "../../src/domain/Principal.js"
+import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../../src/keys/Authentication.js"
+import {
+  endpointPolicies,
+  type EndpointPolicy,
+  policyTable,
+  requireRole,
+  requireSameTenant,
+  requireScope
+} from "../../src/keys/Policy.js"
 import { expectError, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
@@ -51,12 +60,66 @@ describe("the endpoint policy table", () => {
     expect(publicEndpoints.sort()).toEqual(EXPECTED_PUBLIC)
   })
 
-  it("policyIndex finds a policy by method and route template", () => {
-    const find = policyIndex(policies)
+  it("the policy table finds a policy by method and route template", () => {
+    const find = Effect.runSync(policyTable(Api))
     expect(find("POST", "/v1/tenants/:tenantId/api-keys")?.endpoint).toBe("apiKeys.create")
     expect(find("GET", "/v1/tenants/:tenantId/api-keys")?.endpoint).toBe("apiKeys.list")
     expect(find("DELETE", "/v1/tenants/:tenantId/api-keys")).toBeUndefined()
     expect(find("GET", "/v1/tenants/ten_x/api-keys")).toBeUndefined()
+  })
+})
+
+/** The start-up check, on small APIs: one endpoint each, annotated (or not) as given. */
+describe("the policy table, checked when the server starts", () => {
+  const tenantPath = "/v1/tenants/:tenantId/things"
+  const params = { tenantId: Schema.String }
+  const failureOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) =>
+    Effect.runSync(Effect.match(policyTable(api), { onFailure: (error) => error.message, onSuccess: () => undefined }))
+  const apiWith = <G extends HttpApiGroup.Constraint>(group: G) => HttpApi.make("probe").add(group)
+
+  it("refuses an API-key endpoint without a scope, naming it", () => {
+    const api = apiWith(
+      HttpApiGroup.make("things").add(HttpApiEndpoint.get("list", tenantPath, { params }).middleware(ApiKeyAuth))
+    )
+    expect(failureOf(api)).toBe(
+      `Endpoint policies are incomplete: things.list (GET ${tenantPath}) takes an API key but declares no RequiredScope.`
+    )
+  })
+
+  it("refuses a session endpoint on a tenant path without roles", () => {
+    const api = apiWith(
+      HttpApiGroup.make("things").add(HttpApiEndpoint.post("create", tenantPath, { params }).middleware(SessionAuth))
+    )
+    expect(failureOf(api)).toContain("things.create (POST /v1/tenants/:tenantId/things) takes a member's session")
+  })
+
+  it("refuses a requirement the middleware would never enforce", () => {
+    const scopeOnSession = HttpApiGroup.make("things")
+      .add(HttpApiEndpoint.get("me", "/v1/things", {}).middleware(SessionAuth).annotate(RequiredScope, "documents:read"))
+    expect(failureOf(apiWith(scopeOnSession))).toContain("things.me (GET /v1/things) declares a RequiredScope")
+    const rolesOnReader = HttpApiGroup.make("things")
+      .add(HttpApiEndpoint.get("get", tenantPath, { params }).middleware(TenantReaderAuth).annotate(RequiredRoles, managerRoles))
+    expect(failureOf(apiWith(rolesOnReader))).toContain("things.get (GET /v1/tenants/:tenantId/things) declares RequiredRoles")
+  })
+
+  it("names every incomplete endpoint at once", () => {
+    const api = apiWith(
+      HttpApiGroup.make("things")
+        .add(HttpApiEndpoint.get("list", tenantPath, { params }))
+        .add(HttpApiEndpoint.post("create", tenantPath, { params }))
+        .middleware(ApiKeyAuth)
+    )
+    expect(failureOf(api)).toMatch(/things\.list .* no RequiredScope; things\.create .* no RequiredScope\.$/)
+  })
+
+  it("accepts complete policies, group-level annotations included, and public endpoints", () => {
+    const api = apiWith(
+      HttpApiGroup.make("things")
+        .add(HttpApiEndpoint.get("list", tenantPath, { params }).middleware(ApiKeyAuth).annotate(RequiredScope, "documents:read"))
+        .add(HttpApiEndpoint.get("health", "/healthz", {}))
+    )
+    expect(failureOf(api)).toBeUndefined()
+    expect(failureOf(Api)).toBeUndefined()
   })
 })
 
