@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Conflict, InvalidCredentials, RateLimited } from "../domain/Errors.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { Role } from "../domain/Principal.js"
-import { SessionAuth } from "../keys/Authentication.js"
+import { SessionAuth } from "../domain/Authentication.js"
 import { Email, NewTenant, PublicUser, Tenant } from "../tenants/Api.js"
 
 // Fixed messages: the default ones quote the actual value, and a password must never be echoed.

@@ -108,7 +108,11 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
       return toPublicUser(Option.getOrThrow(user))
     })
 
-    return { register, login, verifySession, logout, me } as const
+    /** A session token that leaked (SPEC §4) is revoked at once; returns the session it belonged to. */
+    const revokeExposedSession = (token: string) =>
+      Effect.flatMap(now, (at) => Effect.orDie(sessions.revokeByTokenHash(hashToken(token), at)))
+
+    return { register, login, verifySession, logout, me, revokeExposedSession } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make).pipe(

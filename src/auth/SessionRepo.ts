@@ -27,7 +27,17 @@ export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo
         Effect.withSpan("SessionRepo.revoke")
       )
 
-    return { insert, findByTokenHash, revoke } as const
+    /** Revokes the live session with this token hash, if any, returning which one it was. */
+    const revokeByTokenHash = (tokenHash: string, at: Date) =>
+      sql<{ id: string; userId: string }>`
+        UPDATE sessions SET revoked_at = ${at}
+        WHERE token_hash = ${tokenHash} AND revoked_at IS NULL
+        RETURNING id, user_id`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        Effect.withSpan("SessionRepo.revokeByTokenHash")
+      )
+
+    return { insert, findByTokenHash, revoke, revokeByTokenHash } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

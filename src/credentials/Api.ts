@@ -17,7 +17,7 @@ import {
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
-import { ApiKeyAuth, SessionAuth } from "../keys/Authentication.js"
+import { ApiKeyAuth, SessionAuth } from "../domain/Authentication.js"
 
 /**
  * The largest accepted PKCS#12 file. Real A1 bundles are 3–10 KiB (key + certificate + chain);

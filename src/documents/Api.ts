@@ -16,7 +16,7 @@ import { Amounts, Centavos, Rate } from "../domain/Money.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { MunicipalityCode, TaxId } from "../domain/TaxId.js"
-import { ApiKeyAuth } from "../keys/Authentication.js"
+import { ApiKeyAuth } from "../domain/Authentication.js"
 
 export const DocumentStatus = Schema.Literals([
   "queued",

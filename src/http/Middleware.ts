@@ -27,7 +27,7 @@ import { Api, ApiErrors } from "../Api.js"
 import { isUnstorableText } from "../db/errors.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, statusOf } from "../domain/Errors.js"
 import { embeddedTokenPattern } from "../domain/Tokens.js"
-import { ExposureReports } from "../keys/ExposureMonitor.js"
+import { ExposureReports } from "../telemetry/ExposureReports.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024

@@ -4,7 +4,7 @@ import { InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, Scope } from "../domain/Principal.js"
-import { SessionAuth } from "./Authentication.js"
+import { SessionAuth } from "../domain/Authentication.js"
 
 export const ApiKeyStatus = Schema.Literals(["active", "expiring", "expired", "revoked"])
 

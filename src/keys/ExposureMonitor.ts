@@ -7,51 +7,34 @@ import { Context, Effect, Layer, Metric, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
-import { hashToken } from "../domain/Tokens.js"
+import { type ExposureSource, ExposureReports } from "../telemetry/ExposureReports.js"
+import { AuthService } from "../auth/AuthService.js"
 import { KeyService } from "./KeyService.js"
-
-export type ExposureSource = "log" | "url"
 
 export const exposureAlerts = Metric.counter("etd_api_key_exposures_total", {
   description: "Tokens found in log output or request URLs"
 })
-
-/**
- * Where exposures are reported. It has no dependencies, so the logger can be installed before
- * anything else starts and still report what it redacts.
- */
-export class ExposureReports extends Context.Service<ExposureReports>()("etd/ExposureReports", {
-  make: Effect.gen(function*() {
-    // Sliding: a flood of leaked tokens must not grow memory.
-    const queue = yield* Queue.sliding<{ token: string; source: ExposureSource }>(1024)
-    /** Synchronous, so the logger can call it while it writes a line. */
-    const reportUnsafe = (token: string, source: ExposureSource) => {
-      Queue.offerUnsafe(queue, { token, source })
-    }
-    const report = (token: string, source: ExposureSource) => Queue.offer(queue, { token, source })
-    return { queue, report, reportUnsafe } as const
-  })
-}) {
-  static readonly layer = Layer.effect(this, this.make)
-}
 
 /** The worker that turns reports into alerts. */
 export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/ExposureMonitor", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const keys = yield* KeyService
+    const auth = yield* AuthService
     const { queue: reports } = yield* ExposureReports
     const events = yield* EventLog
 
     /** A leaked session is revoked at once: unlike an API key, no integration depends on it. */
     const handleSession = Effect.fn("ExposureMonitor.handleSession")(function*(token: string, source: ExposureSource) {
       const at = yield* now
-      const revoked = yield* sql<{ id: string; userId: string }>`
-        UPDATE sessions SET revoked_at = ${at}
-        WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL
-        RETURNING id, user_id`
+      const revoked = yield* auth.revokeExposedSession(token)
       yield* Effect.logWarning("security alert: session token exposed; the session is revoked").pipe(
-        Effect.annotateLogs({ alert: "session.exposed", source, session_id: revoked[0]?.id ?? "unknown", user_id: revoked[0]?.userId ?? "unknown" })
+        Effect.annotateLogs({
+          alert: "session.exposed",
+          source,
+          session_id: Option.match(revoked, { onNone: () => "unknown", onSome: (session) => session.id }),
+          user_id: Option.match(revoked, { onNone: () => "unknown", onSome: (session) => session.userId })
+        })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "session" }), 1)
       yield* sql`
@@ -94,5 +77,5 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     return { handle } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(KeyService.layer))
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([KeyService.layer, AuthService.layer]))
 }

@@ -5,7 +5,7 @@
  */
 import { Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
 import { embeddedSecretPattern } from "../domain/Tokens.js"
-import { ExposureReports } from "../keys/ExposureMonitor.js"
+import { ExposureReports } from "./ExposureReports.js"
 
 export const redactSecrets = (text: string, onToken: (token: string) => void): string =>
   text.replace(embeddedSecretPattern, (secret) => {

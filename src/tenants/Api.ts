@@ -6,7 +6,7 @@ import { TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
 import { TaxId } from "../domain/TaxId.js"
-import { SessionAuth, TenantReaderAuth } from "../keys/Authentication.js"
+import { SessionAuth, TenantReaderAuth } from "../domain/Authentication.js"
 
 export const TenantStatus = Schema.Literals(["active", "past_due", "suspended"])
 

@@ -68,6 +68,26 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
     const lock = (id: string) =>
       sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.lock"))
 
+    /** The time of the last billing event applied to the tenant, locking the row for the caller's transaction. */
+    const lockBillingState = (id: string) =>
+      sql<{ billingEventAt: Date | null }>`
+        SELECT billing_event_at FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        Effect.withSpan("TenantRepo.lockBillingState")
+      )
+
+    const applyBilling = (id: string, change: {
+      readonly status: typeof TenantStatus.Type
+      readonly billingEventAt: Date
+      readonly plan?: string | undefined
+      readonly monthlyQuota?: number | undefined
+    }) =>
+      sql`
+        UPDATE tenants SET status = ${change.status}, billing_event_at = ${change.billingEventAt}
+          ${change.plan === undefined ? sql`` : sql`, plan = ${change.plan}`}
+          ${change.monthlyQuota === undefined ? sql`` : sql`, monthly_quota = ${change.monthlyQuota}`}
+        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.applyBilling"))
+
     const addMember = (member: { tenantId: string; userId: string; role: Role; createdAt: Date }) =>
       sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.addMember"))
 
@@ -94,7 +114,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         ORDER BY t.id
         LIMIT ${limit + 1}`.pipe(Effect.withSpan("TenantRepo.tenantsOfUser"))
 
-    return { insert, findById, findIssuer, lock, addMember, roleOf, listMembers, tenantsOfUser } as const
+    return { insert, findById, findIssuer, lock, lockBillingState, applyBilling, addMember, roleOf, listMembers, tenantsOfUser } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)

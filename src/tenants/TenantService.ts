@@ -26,6 +26,13 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
     /** Serializes per-tenant limits (call inside the transaction that checks the limit). */
     const lock = (tenantId: string) => Effect.orDie(tenants.lock(tenantId))
 
+    /** For the payment provider's events: the last applied event's time (None: no such tenant), row locked. */
+    const lockBillingState = (tenantId: string) => Effect.orDie(tenants.lockBillingState(tenantId))
+
+    /** Applies a payment provider's event to the tenant's status, plan and quota. */
+    const applyBilling = (tenantId: string, change: Parameters<typeof tenants.applyBilling>[1]) =>
+      Effect.orDie(tenants.applyBilling(tenantId, change))
+
     const roleOf = Effect.fn("TenantService.roleOf")(function*(tenantId: string, userId: string) {
       return yield* Effect.orDie(tenants.roleOf(tenantId, userId))
     })
@@ -76,7 +83,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { get, issuer, lock, roleOf, addMember, listMembers, tenantsOfUser } as const
+    return { get, issuer, lock, lockBillingState, applyBilling, roleOf, addMember, listMembers, tenantsOfUser } as const
   })
 }) {
   static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([TenantRepo.layer, UserRepo.layer]))

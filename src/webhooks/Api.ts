@@ -9,7 +9,7 @@ import { IdOf, TenantId } from "../domain/Ids.js"
 import { Timestamp } from "../domain/Time.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
-import { ApiKeyAuth } from "../keys/Authentication.js"
+import { ApiKeyAuth } from "../domain/Authentication.js"
 import { EventType } from "./Events.js"
 
 export const MAX_ENDPOINTS = 20

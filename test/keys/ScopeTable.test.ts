@@ -9,7 +9,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import { idPrefixes } from "../../src/domain/Ids.js"
 import { allScopes, managerRoles, RequiredRoles, RequiredScope, type Role, type Scope } from "../../src/domain/Principal.js"
-import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../../src/keys/Authentication.js"
+import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../../src/domain/Authentication.js"
 import {
   endpointPolicies,
   type EndpointPolicy,

@@ -18,11 +18,11 @@ import {
   type SessionPrincipal
 } from "../domain/Principal.js"
 import { sessionTokenPattern } from "../domain/Tokens.js"
-import { RateLimiter } from "../http/RateLimiter.js"
+import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "./Authentication.js"
-import { KeyService } from "./KeyService.js"
-import { policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
+import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../domain/Authentication.js"
+import { KeyService } from "../keys/KeyService.js"
+import { policyTable, requireRole, requireSameTenant, requireScope } from "../keys/Policy.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
 

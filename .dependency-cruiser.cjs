@@ -1,0 +1,61 @@
+/**
+ * The layering of src/ (ARCHITECTURE.md, issue 10), checked by `npm run depcruise` in CI.
+ * Dependencies point one way: a module's Http.ts → its services → its repositories → db/, and
+ * everything may use domain/. The composition root (src/*.ts: Api.ts, App.ts, main.ts) wires
+ * every module together, so cycles through it are not cycles between modules.
+ */
+/** @type {import("dependency-cruiser").IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "A file must not import itself back through others.",
+      from: { path: "^src/" },
+      to: { circular: true }
+    },
+    {
+      name: "no-folder-cycles",
+      severity: "error",
+      comment: "Modules (folders of src/) must not depend on each other in a loop; shared schemas go to domain/, " +
+        "and a module that must call back into another does it through a tag it defines (e.g. events' EventFanOut).",
+      scope: "folder",
+      from: { path: "^src/[^/]+$" },
+      to: { circular: true, viaNot: "^src$" }
+    },
+    {
+      name: "domain-is-a-leaf",
+      severity: "error",
+      comment: "domain/ holds schemas, ids and errors every module shares: it imports nothing of ours.",
+      from: { path: "^src/domain/" },
+      to: { path: "^src/", pathNot: "^src/domain/" }
+    },
+    {
+      name: "repositories-use-only-db-and-domain",
+      severity: "error",
+      comment: "A repository is SQL for its module's tables: it imports only db/ and domain/.",
+      from: { path: "^src/[^/]+/[^/]*Repo\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(db|domain)/" }
+    },
+    {
+      name: "no-foreign-repositories",
+      severity: "error",
+      comment: "A module reaches another module's tables through that module's service, never its repository.",
+      from: { path: "^src/([^/]+)/" },
+      to: { path: "^src/[^/]+/[^/]*Repo\\.ts$", pathNot: "^src/$1/" }
+    },
+    {
+      name: "no-unresolvable",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true }
+    }
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] }
+  }
+}
