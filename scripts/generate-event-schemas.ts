@@ -5,7 +5,7 @@
  */
 import { JsonSchema, Schema } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
-import { eventEnvelope, eventTypes } from "../src/webhooks/Events.js"
+import { eventEnvelope, eventTypes } from "../src/domain/Events.js"
 
 /** A standalone draft-07 document: receivers' validators (ajv and most others) default to it. */
 const draft07 = (schema: Schema.Top) => {

@@ -8,13 +8,13 @@
  * expiry: the 7-day one, not the 30-day one as well).
  */
 import { Effect, Layer, Schedule, Schema } from "effect"
-import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
+import { inTransaction } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { Readiness } from "../system/Readiness.js"
-import { CredentialExpiryObject } from "../webhooks/Events.js"
+import { CredentialExpiryObject } from "../domain/Events.js"
 import { CredentialRepo } from "./CredentialRepo.js"
 
 export type WarningDays = 30 | 7 | 1
@@ -37,7 +37,6 @@ export const dueWarning = (notAfter: Date, lastSent: number | null, at: Date): W
 }
 
 export const makeExpirySweep = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const repo = yield* CredentialRepo
   const events = yield* EventLog
 
@@ -65,7 +64,7 @@ export const makeExpirySweep = Effect.gen(function*() {
           yield* events.record({ tenantId: row.tenantId, environment, type: "credential.expiring", object })
         }
         return true
-      }).pipe(sql.withTransaction)
+      }).pipe(inTransaction)
       if (sent) {
         warned += 1
         yield* Effect.logInfo("credential expiry warning recorded", { tenant_id: row.tenantId, credential_id: row.id, days })

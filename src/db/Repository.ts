@@ -4,7 +4,7 @@
  * repository, instead of an `orDie` in every service. Failures a caller can act on (a taken
  * reference, a duplicate email) are mapped to typed errors inside the repository, before this.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { dieOnSqlError } from "./errors.js"
 
@@ -37,3 +37,10 @@ export const repository = <T extends Record<string, unknown>>(methods: T): Repos
  */
 export const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => dieOnSqlError(sql.withTransaction(effect)))
+
+/** Decodes a statement's rows with `schema`; our own rows failing it would be a bug, so a defect. */
+export const decodeRows = <A>(schema: Schema.Decoder<A>) => {
+  const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
+  return <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+    Effect.flatMap(statement, (rows) => Effect.orDie(decode(rows)))
+}

@@ -3,47 +3,83 @@
  * Lists and filters use the (tenant, environment, id) and (tenant, environment, status, id) indexes;
  * ids are time-ordered, so creation-time filters become id bounds on the same indexes.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { repository } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
 import { encodeId } from "../domain/Ids.js"
-import type { Environment } from "../domain/Principal.js"
-import type { DocumentStatus } from "./Api.js"
+import {
+  AuthorityInfo,
+  CancellationInfo,
+  Document,
+  DocumentStatus,
+  LastError,
+  Rejection,
+  ServiceDescription,
+  Taker
+} from "../domain/Document.js"
+import { Amounts } from "../domain/Money.js"
+import { Environment } from "../domain/Principal.js"
 
-export interface DocumentRow {
-  readonly id: string
-  readonly tenantId: string
-  readonly environment: Environment
-  readonly type: "service_invoice"
-  readonly status: DocumentStatus
-  readonly reference: string | null
-  readonly series: string
-  readonly number: number
-  readonly issueDate: string
-  readonly taker: Record<string, unknown>
-  readonly service: Record<string, unknown>
-  readonly amounts: Record<string, unknown>
-  readonly notes: string | null
-  readonly submissionId: string
-  readonly authority: { access_key: string; protocol: string; authorized_at: string } | null
-  readonly rejection: { code: string; message: string } | null
-  readonly cancellation: {
-    reason_code: string
-    reason: string
-    requested_at: string
-    cancelled_at: string | null
-    protocol: string | null
-    error: { code: string; message: string } | null
-  } | null
-  readonly attempts: number
-  readonly lastError: { code: string; message: string; at: string } | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
-}
+/**
+ * A document as stored: the API's document plus what only the service sees (its tenant and the
+ * submission id). The JSON columns hold the API's own JSON encoding of their parts, so they are
+ * decoded with the same codecs as over HTTP (RFC 3339 strings become Dates).
+ */
+export const StoredDocument = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  environment: Environment,
+  type: Schema.Literal("service_invoice"),
+  status: DocumentStatus,
+  reference: Schema.NullOr(Schema.String),
+  series: Schema.String,
+  number: Schema.Number,
+  issueDate: Schema.String,
+  taker: Schema.toCodecJson(Taker),
+  service: Schema.toCodecJson(ServiceDescription),
+  amounts: Schema.toCodecJson(Amounts),
+  notes: Schema.NullOr(Schema.String),
+  submissionId: Schema.String,
+  authority: Schema.NullOr(Schema.toCodecJson(AuthorityInfo)),
+  rejection: Schema.NullOr(Rejection),
+  cancellation: Schema.NullOr(Schema.toCodecJson(CancellationInfo)),
+  attempts: Schema.Number,
+  lastError: Schema.NullOr(Schema.toCodecJson(LastError)),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+export type StoredDocument = typeof StoredDocument.Type
 
-export type DocumentChange = Partial<Pick<DocumentRow, "status" | "authority" | "rejection" | "cancellation" | "lastError">>
+/** The one mapping from a stored document to the API's. */
+export const toDocument = (stored: StoredDocument) =>
+  new Document({
+    id: stored.id,
+    environment: stored.environment,
+    type: stored.type,
+    status: stored.status,
+    reference: stored.reference,
+    series: stored.series,
+    number: stored.number,
+    issue_date: stored.issueDate,
+    taker: stored.taker,
+    service: stored.service,
+    amounts: stored.amounts,
+    currency: "BRL",
+    notes: stored.notes,
+    authority: stored.authority,
+    rejection: stored.rejection,
+    cancellation: stored.cancellation,
+    attempts: stored.attempts,
+    last_error: stored.lastError,
+    created_at: stored.createdAt,
+    updated_at: stored.updatedAt
+  })
+
+export type NewStoredDocument = Omit<StoredDocument, "authority" | "rejection" | "cancellation" | "attempts" | "lastError">
+
+export type DocumentChange = Partial<Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError">>
 
 export interface DocumentFilters {
   readonly limit: number
@@ -54,7 +90,23 @@ export interface DocumentFilters {
   readonly createdLt?: Date | undefined
 }
 
-const json = (value: unknown) => JSON.stringify(value)
+const documents = decodeRows(StoredDocument)
+const lastNumbers = decodeRows(Schema.Struct({ lastNumber: Schema.Number }))
+const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
+const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
+
+// The JSON columns are written with the codecs they are read with.
+const jsonOf = <T, E>(schema: Schema.Codec<T, E>) => {
+  const encode = Schema.encodeSync(Schema.toCodecJson(schema))
+  return (value: T) => JSON.stringify(encode(value))
+}
+const takerJson = jsonOf(Taker)
+const serviceJson = jsonOf(ServiceDescription)
+const amountsJson = jsonOf(Amounts)
+const authorityJson = jsonOf(AuthorityInfo)
+const rejectionJson = jsonOf(Rejection)
+const cancellationJson = jsonOf(CancellationInfo)
+const lastErrorJson = jsonOf(LastError)
 
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
 const idAt = (at: Date) => encodeId("doc", at.getTime(), new Uint8Array(10))
@@ -65,13 +117,14 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
 
     /** The next number of a series. The row lock serializes issuers; a rollback gives it back. */
     const nextNumber = (tenantId: string, environment: Environment, series: string) =>
-      sql<{ lastNumber: number }>`
+      lastNumbers(sql`
         INSERT INTO document_series (tenant_id, environment, series, last_number)
         VALUES (${tenantId}, ${environment}, ${series}, 1)
         ON CONFLICT (tenant_id, environment, series)
         DO UPDATE SET last_number = document_series.last_number + 1
-        RETURNING last_number`.pipe(
-        Effect.map((rows) => Number(rows[0]!.lastNumber)),
+        RETURNING last_number`).pipe(
+        // An upsert always returns its row.
+        Effect.map((rows) => rows[0]!.lastNumber),
         Effect.withSpan("DocumentRepo.nextNumber")
       )
 
@@ -81,21 +134,21 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         yield* sql`
           INSERT INTO quota_usage (tenant_id, period, used) VALUES (${tenantId}, ${period}, 0)
           ON CONFLICT (tenant_id, period) DO NOTHING`
-        const rows = yield* sql<{ used: number }>`
+        const rows = yield* usage(sql`
           UPDATE quota_usage SET used = used + 1
           WHERE tenant_id = ${tenantId} AND period = ${period} AND used < ${limit}
-          RETURNING used`
-        return Option.map(Option.fromNullishOr(rows[0]), (row) => row.used)
+          RETURNING used`)
+        return Option.map(first(rows), (row) => row.used)
       }).pipe(Effect.withSpan("DocumentRepo.takeQuota"))
 
     /** Fails with `Conflict` when the tenant already used the reference in this environment. */
-    const insert = (row: Omit<DocumentRow, "authority" | "rejection" | "cancellation" | "attempts" | "lastError">) =>
+    const insert = (row: NewStoredDocument) =>
       sql`
         INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
           taker, service, amounts, notes, submission_id, created_at, updated_at)
         VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
-          ${row.series}, ${row.number}, ${row.issueDate}, ${json(row.taker)}::jsonb, ${json(row.service)}::jsonb,
-          ${json(row.amounts)}::jsonb, ${row.notes}, ${row.submissionId}, ${row.createdAt}, ${row.updatedAt})`.pipe(
+          ${row.series}, ${row.number}, ${row.issueDate}, ${takerJson(row.taker)}::jsonb, ${serviceJson(row.service)}::jsonb,
+          ${amountsJson(row.amounts)}::jsonb, ${row.notes}, ${row.submissionId}, ${row.createdAt}, ${row.updatedAt})`.pipe(
         Effect.asVoid,
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
@@ -105,22 +158,19 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       )
 
     const find = (tenantId: string, environment: Environment, id: string) =>
-      sql<DocumentRow>`
-        SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      documents(sql`
+        SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}`).pipe(
+        Effect.map(first),
         Effect.withSpan("DocumentRepo.find")
       )
 
     const findById = (id: string) =>
-      sql<DocumentRow>`SELECT * FROM documents WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.withSpan("DocumentRepo.findById")
-      )
+      documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first), Effect.withSpan("DocumentRepo.findById"))
 
     const findForUpdate = (tenantId: string, environment: Environment, id: string) =>
-      sql<DocumentRow>`
+      documents(sql`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}
-        FOR UPDATE`.pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.withSpan("DocumentRepo.findForUpdate"))
+        FOR UPDATE`).pipe(Effect.map(first), Effect.withSpan("DocumentRepo.findForUpdate"))
 
     const list = (tenantId: string, environment: Environment, filters: DocumentFilters) => {
       const conditions = [
@@ -132,9 +182,9 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ...(filters.createdGte ? [sql`id >= ${idAt(filters.createdGte)}`] : []),
         ...(filters.createdLt ? [sql`id < ${idAt(filters.createdLt)}`] : [])
       ]
-      return sql<DocumentRow>`
+      return documents(sql`
         SELECT * FROM documents WHERE ${sql.and(conditions)}
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.withSpan("DocumentRepo.list"))
+        ORDER BY id DESC LIMIT ${filters.limit + 1}`).pipe(Effect.withSpan("DocumentRepo.list"))
     }
 
     /** Records what happened to a document: only the given fields change (and `updated_at`). */
@@ -142,10 +192,10 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       const assignments = [
         sql`updated_at = ${at}`,
         ...(change.status === undefined ? [] : [sql`status = ${change.status}`]),
-        ...(change.authority === undefined ? [] : [sql`authority = ${json(change.authority)}::jsonb`]),
-        ...(change.rejection === undefined ? [] : [sql`rejection = ${json(change.rejection)}::jsonb`]),
-        ...(change.cancellation === undefined ? [] : [sql`cancellation = ${json(change.cancellation)}::jsonb`]),
-        ...(change.lastError === undefined ? [] : [sql`last_error = ${json(change.lastError)}::jsonb`])
+        ...(change.authority == null ? [] : [sql`authority = ${authorityJson(change.authority)}::jsonb`]),
+        ...(change.rejection == null ? [] : [sql`rejection = ${rejectionJson(change.rejection)}::jsonb`]),
+        ...(change.cancellation == null ? [] : [sql`cancellation = ${cancellationJson(change.cancellation)}::jsonb`]),
+        ...(change.lastError == null ? [] : [sql`last_error = ${lastErrorJson(change.lastError)}::jsonb`])
       ]
       return sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`.pipe(
         Effect.asVoid,
@@ -162,5 +212,6 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     return repository({ nextNumber, takeQuota, insert, find, findById, findForUpdate, list, update, markSubmitting })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

@@ -14,6 +14,7 @@ import {
   InvalidState,
   NotFound,
   QuotaExceeded,
+  statusOf,
   TenantSuspended
 } from "../domain/Errors.js"
 import { encodeId, idPrefixes } from "../domain/Ids.js"
@@ -23,8 +24,9 @@ import type { Environment } from "../domain/Principal.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
-import { Document, type ListDocumentsParams, type NewDocument } from "./Api.js"
-import { type DocumentRow, DocumentRepo } from "./DocumentRepo.js"
+import type { ListDocumentsParams, NewDocument } from "./Api.js"
+import { Document } from "../domain/Document.js"
+import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
@@ -33,44 +35,6 @@ export interface Issuer {
   readonly tenantId: string
   readonly environment: Environment
 }
-
-const date = (value: string | null) => (value === null ? null : new Date(value))
-
-export const toDocument = (row: DocumentRow) =>
-  Document.make({
-    id: row.id,
-    environment: row.environment,
-    type: row.type,
-    status: row.status,
-    reference: row.reference,
-    series: row.series,
-    number: Number(row.number),
-    issue_date: row.issueDate,
-    // JSON columns hold what this service validated and wrote; they are trusted as written.
-    taker: row.taker as Document["taker"],
-    service: row.service as Document["service"],
-    amounts: row.amounts as Document["amounts"],
-    currency: "BRL",
-    notes: row.notes,
-    authority: row.authority && {
-      access_key: row.authority.access_key,
-      protocol: row.authority.protocol,
-      authorized_at: new Date(row.authority.authorized_at)
-    },
-    rejection: row.rejection,
-    cancellation: row.cancellation && {
-      reason_code: row.cancellation.reason_code as "issue_error" | "service_not_provided" | "other",
-      reason: row.cancellation.reason,
-      requested_at: new Date(row.cancellation.requested_at),
-      cancelled_at: date(row.cancellation.cancelled_at),
-      protocol: row.cancellation.protocol,
-      error: row.cancellation.error
-    },
-    attempts: row.attempts,
-    last_error: row.lastError && { ...row.lastError, at: new Date(row.lastError.at) },
-    created_at: row.createdAt,
-    updated_at: row.updatedAt
-  }, { disableChecks: true })
 
 /**
  * The DPS id of the national system: `DPS` + municipality (7) + inscription type (1 CPF, 2 CNPJ)
@@ -93,9 +57,6 @@ type ContractError = typeof ContractError.Type
 // Stored outcomes are JSON (a jsonb column): encoded and decoded with the JSON codecs, as over HTTP.
 const DocumentJson = Schema.toCodecJson(Document)
 const ContractErrorJson = Schema.toCodecJson(ContractError)
-
-const statusOf = (error: ContractError) =>
-  error._tag === "QuotaExceeded" || error._tag === "TenantSuspended" ? 402 : error._tag === "Conflict" ? 409 : 400
 
 export class DocumentService extends Context.Service<DocumentService>()("etd/DocumentService", {
   make: Effect.gen(function*() {
@@ -268,7 +229,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         const cancellation = {
           reason_code: request.reason_code,
           reason: request.reason,
-          requested_at: at.toISOString(),
+          requested_at: at,
           cancelled_at: null,
           protocol: null,
           error: null

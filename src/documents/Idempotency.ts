@@ -5,9 +5,10 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Layer, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
+import { decodeRows, inTransaction, repository } from "../db/Repository.js"
 import { IdempotencyConflict } from "../domain/Errors.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -39,6 +40,14 @@ export const requestHash = (value: unknown): string => {
   return bytesToHex(sha256(new TextEncoder().encode(JSON.stringify(canonical(value)))))
 }
 
+const storedKeys = decodeRows(Schema.Struct({
+  requestHash: Schema.String,
+  responseStatus: Schema.NullOr(Schema.Number),
+  responseBody: Schema.Unknown,
+  lockedUntil: Schema.NullOr(Schema.Date),
+  expiresAt: Schema.Date
+}))
+
 export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -57,16 +66,10 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
           ON CONFLICT (tenant_id, environment, key) DO NOTHING
           RETURNING key`
         if (inserted.length > 0) return { _tag: "Claimed", token } as Claim
-        const [existing] = yield* sql<{
-          requestHash: string
-          responseStatus: number | null
-          responseBody: unknown
-          lockedUntil: Date | null
-          expiresAt: Date
-        }>`
+        const [existing] = yield* storedKeys(sql`
           SELECT request_hash, response_status, response_body, locked_until, expires_at FROM idempotency_keys
           WHERE tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}
-          FOR UPDATE`
+          FOR UPDATE`)
         if (existing === undefined) return { _tag: "InFlight" } as Claim
         const expired = existing.expiresAt <= at
         const abandoned = existing.responseStatus === null && existing.lockedUntil !== null && existing.lockedUntil <= at
@@ -82,7 +85,7 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
         if (existing.requestHash !== hash) return { _tag: "Reused" } as Claim
         if (existing.responseStatus === null) return { _tag: "InFlight" } as Claim
         return { _tag: "Replay", status: existing.responseStatus, body: existing.responseBody } as Claim
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(inTransaction)
     })
 
     /**
@@ -105,17 +108,18 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
       sql`
         DELETE FROM idempotency_keys
         WHERE tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}
-          AND response_status IS NULL AND claim_token = ${token}`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Idempotency.release"))
+          AND response_status IS NULL AND claim_token = ${token}`.pipe(Effect.asVoid, Effect.withSpan("Idempotency.release"))
 
     const purgeExpired = Effect.flatMap(now, (at) => sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`).pipe(
       Effect.asVoid,
       Effect.withSpan("Idempotency.purgeExpired")
     )
 
-    return { claim, complete, release, purgeExpired } as const
+    return repository({ claim, complete, release, purgeExpired })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }
 
 /** Expired keys are only reused when the same key returns; this sweeps the rest away hourly. */

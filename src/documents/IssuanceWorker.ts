@@ -32,8 +32,7 @@ import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
 import { runWorkerPool } from "../queue/WorkerPool.js"
 import { continueTrace } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { type DocumentChange, type DocumentRow, DocumentRepo } from "./DocumentRepo.js"
-import { toDocument } from "./DocumentService.js"
+import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 
 type Outcome =
@@ -58,7 +57,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   /** Takes the next due job, if any, and counts the attempt (tests drive the worker one job at a time). */
   const claim = Effect.map(queue.claim(1, config.issuance.lease), (jobs) => Option.fromNullishOr(jobs[0]))
 
-  const emit = (row: DocumentRow, type: EventType) =>
+  const emit = (row: StoredDocument, type: EventType) =>
     Effect.flatMap(repo.findById(row.id), (updated) =>
       Option.isSome(updated)
         ? events.record({
@@ -70,10 +69,10 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         : Effect.void)
 
   /** Writes the outcome with the job's end (or its retry), in one transaction fenced by the lease. */
-  const record = (job: IssuanceJob, row: DocumentRow, outcome: Outcome) =>
+  const record = (job: IssuanceJob, row: StoredDocument, outcome: Outcome) =>
     Effect.gen(function*() {
       const at = yield* now
-      const lastError = (code: string, message: string) => ({ code, message, at: at.toISOString() })
+      const lastError = (code: string, message: string) => ({ code, message, at })
       const settle = (change: DocumentChange, event: EventType) =>
         Effect.gen(function*() {
           yield* queue.complete(job, "done")
@@ -85,7 +84,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           const { accessKey, protocol, authorizedAt } = outcome.authorization
           return yield* settle({
             status: "authorized",
-            authority: { access_key: accessKey, protocol, authorized_at: authorizedAt.toISOString() }
+            authority: { access_key: accessKey, protocol, authorized_at: authorizedAt }
           }, "document.authorized")
         }
         case "Rejected":
@@ -95,7 +94,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
             status: "cancelled",
             cancellation: {
               ...row.cancellation!,
-              cancelled_at: outcome.cancelledAt.toISOString(),
+              cancelled_at: outcome.cancelledAt,
               protocol: outcome.protocol,
               error: null
             }
@@ -136,7 +135,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     message: error.message
   })
 
-  const submit = (job: IssuanceJob, row: DocumentRow, authority: TaxAuthority, tenant: { name: string; taxId: string }) =>
+  const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, tenant: { name: string; taxId: string }) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(row.submissionId)
@@ -148,11 +147,11 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           environment: row.environment,
           issuer: tenant,
           series: row.series,
-          number: Number(row.number),
+          number: row.number,
           issueDate: row.issueDate,
-          taker: row.taker as Parameters<TaxAuthority["submit"]>[0]["document"]["taker"],
-          service: row.service as Parameters<TaxAuthority["submit"]>[0]["document"]["service"],
-          amounts: row.amounts as Parameters<TaxAuthority["submit"]>[0]["document"]["amounts"],
+          taker: row.taker,
+          service: row.service,
+          amounts: row.amounts,
           notes: row.notes
         }
       })
@@ -170,7 +169,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       })
     )
 
-  const cancel = (job: IssuanceJob, row: DocumentRow, authority: TaxAuthority) =>
+  const cancel = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(row.submissionId)
@@ -182,7 +181,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const result = yield* authority.cancel({
         submissionId: row.submissionId,
         accessKey: row.authority!.access_key,
-        reasonCode: cancellation.reason_code as "issue_error" | "service_not_provided" | "other",
+        reasonCode: cancellation.reason_code,
         reason: cancellation.reason
       })
       return { _tag: "Cancelled", protocol: result.protocol, cancelledAt: result.cancelledAt } satisfies Outcome as Outcome

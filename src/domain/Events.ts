@@ -1,8 +1,11 @@
 /**
- * The kinds of event a tenant can receive (SPEC §9). Their payload schemas live with the webhooks
- * (webhooks/Events.ts); the list is here because every module that records events names them.
+ * The events a tenant can receive (SPEC §9), as Effect Schemas. Every module that records events
+ * names them from here; the same schemas type the webhook bodies in code and generate the JSON
+ * Schemas in `schemas/events/` (`npm run events-schemas`).
  */
 import { Schema } from "effect"
+import { Document } from "./Document.js"
+import { Environment } from "./Principal.js"
 
 export const eventTypes = [
   "document.authorized",
@@ -17,3 +20,76 @@ export const eventTypes = [
 
 export const EventType = Schema.Literals(eventTypes)
 export type EventType = typeof EventType.Type
+
+/** `quota.threshold`: a live document took the month's usage to 80 % or 100 % of the quota. */
+export const QuotaThresholdObject = Schema.Struct({
+  object: Schema.Literal("quota"),
+  tenant_id: Schema.String,
+  period: Schema.String.annotate({ description: "Calendar month (UTC), `YYYY-MM`." }),
+  limit: Schema.Int,
+  used: Schema.Int,
+  threshold: Schema.Literals([80, 100])
+}).annotate({ identifier: "QuotaThreshold" })
+
+/** `api_key.exposed`: a token of this key showed up in our logs or in a request URL; rotate it. */
+export const ApiKeyExposureObject = Schema.Struct({
+  object: Schema.Literal("api_key_exposure"),
+  api_key_id: Schema.String,
+  source: Schema.Literals(["log", "url"]).annotate({
+    description: "`log`: found (and redacted) in the service's log output; `url`: sent in a request URL."
+  }),
+  detected_at: Schema.String.annotate({ description: "RFC 3339 time of detection." })
+}).annotate({ identifier: "ApiKeyExposure" })
+
+/** `credential.expiring`: a certificate's `not_after` is 30, 7 or 1 days away. */
+export const CredentialExpiryObject = Schema.Struct({
+  object: Schema.Literal("credential_expiry"),
+  credential_id: Schema.String,
+  not_after: Schema.String.annotate({ description: "RFC 3339 end of validity of the certificate." }),
+  days_remaining: Schema.Literals([30, 7, 1])
+}).annotate({ identifier: "CredentialExpiry" })
+
+/** The `data.object` of each event type. */
+export const eventObjects = {
+  "document.authorized": Document,
+  "document.rejected": Document,
+  "document.failed": Document,
+  "document.cancelled": Document,
+  "document.cancellation_failed": Document,
+  "api_key.exposed": ApiKeyExposureObject,
+  "credential.expiring": CredentialExpiryObject,
+  "quota.threshold": QuotaThresholdObject
+} as const satisfies Record<EventType, Schema.Top>
+
+export type EventObject<T extends EventType> = Schema.Schema.Type<(typeof eventObjects)[T]>
+
+const descriptions: Record<EventType, string> = {
+  "document.authorized": "The authority authorized the document.",
+  "document.rejected": "The authority rejected the document (final; `rejection` says why).",
+  "document.failed": "The authority did not answer within the retry window (final; `last_error` says why).",
+  "document.cancelled": "The authority accepted the cancellation.",
+  "document.cancellation_failed": "The authority refused the cancellation, or did not answer; the document stays `authorized`.",
+  "api_key.exposed": "A token of one of the tenant's API keys was exposed; rotate the key.",
+  "credential.expiring": "A digital certificate expires in 30, 7 or 1 days.",
+  "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota."
+}
+
+/** The webhook body of one event type: `{id, type, created_at, environment, tenant_id, data: {object}}`. */
+export const eventEnvelope = <T extends EventType>(type: T) =>
+  Schema.Struct({
+    id: Schema.String.check(Schema.isPattern(/^evt_[0-9a-z]{26}$/u)).annotate({
+      description: "The event id; also the `webhook-id` header, stable across retries. Deduplicate on it."
+    }),
+    type: Schema.Literal(type),
+    created_at: Schema.String.annotate({ description: "RFC 3339 time of the state change." }),
+    environment: Environment,
+    tenant_id: Schema.String,
+    data: Schema.Struct({ object: eventObjects[type] })
+  }).annotate({ identifier: `Event_${type.replace(/\./g, "_")}`, title: type, description: descriptions[type] })
+
+/**
+ * Any webhook body, discriminated by `type`, as the JSON codec: it decodes the parsed body as sent
+ * (RFC 3339 strings for the documents' `Date` fields), as v3's `Schema.Date` did on its own.
+ */
+export const WebhookEvent = Schema.toCodecJson(Schema.Union(eventTypes.map(eventEnvelope)))
+export type WebhookEvent = typeof WebhookEvent.Type

@@ -10,7 +10,7 @@ import { Timestamp } from "../domain/Time.js"
 import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
-import { EventType } from "./Events.js"
+import { EventType } from "../domain/Events.js"
 
 export const MAX_ENDPOINTS = 20
 

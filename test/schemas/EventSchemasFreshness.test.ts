@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import { renderEventSchemas } from "../../scripts/generate-event-schemas.js"
-import { eventTypes } from "../../src/webhooks/Events.js"
+import { eventTypes } from "../../src/domain/Events.js"
 
 describe("schemas/events/*.json", () => {
   it("match the event schemas (run `npm run events-schemas` after changing an event payload)", () => {

@@ -17,7 +17,7 @@ import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
 import { Readiness } from "../../src/system/Readiness.js"
-import { type EventType, WebhookEvent } from "../../src/webhooks/Events.js"
+import { type EventType, WebhookEvent } from "../../src/domain/Events.js"
 import type { Resolver } from "../../src/webhooks/SsrfGuard.js"
 import {
   makeWebhookDispatcher,

@@ -1,0 +1,122 @@
+/**
+ * Documents as the API shows them (SPEC §6): the schemas the documents module, its repository,
+ * the webhook events and the typed client share.
+ */
+import { Schema, SchemaTransformation } from "effect"
+import { emailAddress } from "./Email.js"
+import { Amounts } from "./Money.js"
+import { Environment } from "./Principal.js"
+import { MunicipalityCode, TaxId } from "./TaxId.js"
+
+export const DocumentStatus = Schema.Literals([
+  "queued",
+  "submitting",
+  "authorized",
+  "rejected",
+  "failed",
+  "cancel_requested",
+  "cancelled"
+])
+export type DocumentStatus = typeof DocumentStatus.Type
+
+/** Text the API trims, then bounds: at least one character, at most `max`. */
+export const boundedText = (max: number) => Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(max))
+
+export const Address = Schema.Struct({
+  street: boundedText(125),
+  number: boundedText(10),
+  complement: Schema.optionalKey(boundedText(60)),
+  district: boundedText(60),
+  municipality_code: MunicipalityCode,
+  state: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/u, { message: "state must be a 2-letter UF code" })),
+  postal_code: Schema.String.check(Schema.isPattern(/^[0-9]{8}$/u, { message: "postal_code must have 8 digits" }))
+}).annotate({ identifier: "Address" })
+
+export const Taker = Schema.Struct({
+  tax_id: TaxId,
+  name: boundedText(150),
+  email: Schema.optionalKey(emailAddress(Schema.String)),
+  address: Schema.optionalKey(Address)
+}).annotate({ identifier: "Taker" })
+
+export const ServiceDescription = Schema.Struct({
+  code: Schema.String.check(
+    Schema.isPattern(/^[0-9]{6}$/u, { message: "service.code must be the 6-digit national service code (cTribNac)" })
+  ),
+  description: boundedText(2000),
+  municipality_code: MunicipalityCode
+}).annotate({ identifier: "Service" })
+
+/**
+ * A DPS series: 1 to 5 digits. "01" and "1" are the same series at the authority (the DPS id pads
+ * it to 5 digits), so it is stored without leading zeros.
+ */
+export const Series = Schema.String.check(Schema.isPattern(/^[0-9]{1,5}$/u, { message: "series must have 1 to 5 digits" })).pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s) => String(Number(s)), encode: (s) => s }))
+).annotate({ description: "1 to 5 digits; leading zeros are not significant. Default \"1\"." })
+
+const ISSUE_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/u
+
+export const IssueDate = Schema.String.check(
+  Schema.isPattern(ISSUE_DATE_PATTERN, { message: "issue_date must be a date, YYYY-MM-DD" }),
+  // Only judged once the shape is right, so a malformed date reports one issue.
+  Schema.makeFilter(
+    (s) =>
+      !ISSUE_DATE_PATTERN.test(s) ||
+      (!Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s)),
+    { message: "issue_date must be a real calendar date" }
+  )
+)
+
+export const AuthorityInfo = Schema.Struct({
+  access_key: Schema.String,
+  protocol: Schema.String,
+  authorized_at: Schema.Date
+}).annotate({ identifier: "AuthorityInfo" })
+
+export const Rejection = Schema.Struct({ code: Schema.String, message: Schema.String }).annotate({
+  identifier: "Rejection"
+})
+
+export const CancellationReasonCode = Schema.Literals(["issue_error", "service_not_provided", "other"])
+
+export const CancellationInfo = Schema.Struct({
+  reason_code: CancellationReasonCode,
+  reason: Schema.String,
+  requested_at: Schema.Date,
+  cancelled_at: Schema.NullOr(Schema.Date),
+  protocol: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Rejection).annotate({
+    description: "Set when the authority refused the cancellation; the document is `authorized` again."
+  })
+}).annotate({ identifier: "Cancellation" })
+
+export const LastError = Schema.Struct({
+  code: Schema.String,
+  message: Schema.String,
+  at: Schema.Date
+}).annotate({ identifier: "LastError" })
+
+export class Document extends Schema.Class<Document>("Document")({
+  id: Schema.String,
+  object: Schema.tag("document"),
+  environment: Environment,
+  type: Schema.Literal("service_invoice"),
+  status: DocumentStatus,
+  reference: Schema.NullOr(Schema.String),
+  series: Schema.String,
+  number: Schema.Int,
+  issue_date: Schema.String,
+  taker: Taker,
+  service: ServiceDescription,
+  amounts: Amounts,
+  currency: Schema.Literal("BRL"),
+  notes: Schema.NullOr(Schema.String),
+  authority: Schema.NullOr(AuthorityInfo),
+  rejection: Schema.NullOr(Rejection),
+  cancellation: Schema.NullOr(CancellationInfo),
+  attempts: Schema.Int,
+  last_error: Schema.NullOr(LastError),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+}) {}
