@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { WebhookOutcome } from "../domain/Billing.js"
 import { InvalidSignature } from "../domain/Errors.js"
 
 export const PaymentProviderEventType = Schema.Literals([
@@ -31,15 +32,6 @@ export const PaymentProviderEvent = Schema.Struct({
   })
 }).annotate({ identifier: "PaymentProviderEvent" })
 export type PaymentProviderEvent = typeof PaymentProviderEvent.Type
-
-export const WebhookOutcome = Schema.Literals([
-  "applied",
-  "duplicate",
-  "ignored_unknown_type",
-  "ignored_unknown_tenant",
-  "ignored_stale"
-])
-export type WebhookOutcome = typeof WebhookOutcome.Type
 
 export class WebhookReceipt extends Schema.Class<WebhookReceipt>("WebhookReceipt")({
   received: Schema.Literal(true),

@@ -10,20 +10,22 @@
  * by retrying: duplicates, unknown types, unknown tenants (a tenant id from another environment or a
  * deleted tenant never starts existing), and events older than the last one applied.
  */
-import { Context, Effect, Layer, Redacted, Schema, SchemaIssue } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer, Option, Redacted, Schema, SchemaIssue } from "effect"
 import { AppConfig } from "../Config.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
+import type { WebhookOutcome } from "../domain/Billing.js"
 import { InvalidRequest, InvalidSignature } from "../domain/Errors.js"
 import { now } from "../domain/Time.js"
 import { resolveSecret, SecretUnavailable } from "../system/Secrets.js"
+import { TenantService } from "../tenants/TenantService.js"
 import { generateWebhookSecret, sign, verify } from "../webhooks/Signing.js"
 import {
   PaymentProviderEvent,
   type PaymentProviderEventType,
   PaymentProviderEventType as EventTypeSchema,
-  WebhookReceipt,
-  type WebhookOutcome
+  WebhookReceipt
 } from "./Api.js"
+import { BillingRepo } from "./BillingRepo.js"
 
 /** `PAYMENT_PROVIDER_WEBHOOK_SECRET`, `whsec_<base64>`. */
 export class PaymentProviderSecret extends Context.Service<PaymentProviderSecret, Redacted.Redacted<string>>()(
@@ -61,15 +63,15 @@ export const PaymentProviderSecretLive = Layer.effect(
   })
 )
 
-type TenantStatus = "active" | "past_due" | "suspended"
-
-const statusAfter: Record<PaymentProviderEventType, TenantStatus> = {
+const statusAfter = {
   "subscription.activated": "active",
   "subscription.updated": "active",
   "invoice.paid": "active",
   "invoice.payment_failed": "past_due",
   "subscription.canceled": "suspended"
-}
+} as const satisfies Record<PaymentProviderEventType, string>
+
+const setsPlan = (type: PaymentProviderEventType) => type === "subscription.activated" || type === "subscription.updated"
 
 const isKnownType = Schema.is(EventTypeSchema)
 
@@ -90,40 +92,41 @@ const invalidBody = (error: Schema.SchemaError) => {
 
 export class BillingService extends Context.Service<BillingService>()("etd/BillingService", {
   make: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const secret = yield* PaymentProviderSecret
+    const tenants = yield* TenantService
+    const repo = yield* BillingRepo
+    const inTransaction = yield* makeTransaction
 
     const apply = (webhookId: string, event: PaymentProviderEvent) =>
       Effect.gen(function*() {
         const receivedAt = yield* now
-        const [tenant] = yield* sql<{ id: string; billingEventAt: Date | null }>`
-          SELECT id, billing_event_at FROM tenants WHERE id = ${event.data.tenant_id} FOR NO KEY UPDATE`
+        const tenant = yield* tenants.lockBillingState(event.data.tenant_id)
         const outcome: WebhookOutcome = !isKnownType(event.type)
           ? "ignored_unknown_type"
-          : tenant === undefined
+          : Option.isNone(tenant)
           ? "ignored_unknown_tenant"
-          : tenant.billingEventAt !== null && event.created_at.getTime() < tenant.billingEventAt.getTime()
+          : tenant.value.billingEventAt !== null && event.created_at.getTime() < tenant.value.billingEventAt.getTime()
           ? "ignored_stale"
           : "applied"
-        const inserted = yield* sql`
-          INSERT INTO payment_provider_events (webhook_id, event_id, type, tenant_id, outcome, received_at)
-          VALUES (${webhookId}, ${event.id}, ${event.type}, ${event.data.tenant_id}, ${outcome}, ${receivedAt})
-          ON CONFLICT (webhook_id) DO NOTHING
-          RETURNING webhook_id`
-        if (inserted.length === 0) return "duplicate" as const
+        const recorded = yield* repo.record({
+          webhookId,
+          eventId: event.id,
+          type: event.type,
+          tenantId: event.data.tenant_id,
+          outcome,
+          receivedAt
+        })
+        if (!recorded) return "duplicate" as const
         if (outcome === "applied" && isKnownType(event.type)) {
-          const status = statusAfter[event.type]
-          const setsPlan = event.type === "subscription.activated" || event.type === "subscription.updated"
-          yield* sql`
-            UPDATE tenants SET
-              status = ${status},
-              billing_event_at = ${event.created_at}
-              ${setsPlan && event.data.plan !== undefined ? sql`, plan = ${event.data.plan}` : sql``}
-              ${setsPlan && event.data.monthly_quota !== undefined ? sql`, monthly_quota = ${event.data.monthly_quota}` : sql``}
-            WHERE id = ${event.data.tenant_id}`
+          yield* tenants.applyBilling(event.data.tenant_id, {
+            status: statusAfter[event.type],
+            billingEventAt: event.created_at,
+            plan: setsPlan(event.type) ? event.data.plan : undefined,
+            monthlyQuota: setsPlan(event.type) ? event.data.monthly_quota : undefined
+          })
         }
         return outcome
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(inTransaction)
 
     /** Verifies and processes one delivery; `body` is the raw request body the signature covers. */
     const receive = Effect.fn("BillingService.receive")(function*(
@@ -157,6 +160,7 @@ export class BillingService extends Context.Service<BillingService>()("etd/Billi
     return { receive } as const
   })
 }) {
-  /** Needs the `PaymentProviderSecret` (`PaymentProviderSecretLive`), as before. */
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  /** Still needs the `PaymentProviderSecret` (`PaymentProviderSecretLive`), which refuses to start without one in production. */
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide([TenantService.layer, BillingRepo.layer, Transaction.layer]))
 }

@@ -18,6 +18,7 @@ import { IdOf, TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth, SessionAuth } from "../domain/Authentication.js"
+import { Credential } from "../domain/Credential.js"
 
 /**
  * The largest accepted PKCS#12 file. Real A1 bundles are 3–10 KiB (key + certificate + chain);
@@ -31,26 +32,6 @@ export const MAX_PKCS12_BYTES = 64 * 1024
  * sits a little above `MAX_PKCS12_BYTES`; the exact 64 KiB limit is checked by the service.
  */
 const MULTIPART_PART_LIMIT = MAX_PKCS12_BYTES + 8 * 1024
-
-export const CredentialStatus = Schema.Literals(["active", "expired", "replaced"])
-export type CredentialStatus = typeof CredentialStatus.Type
-
-export class Credential extends Schema.Class<Credential>("Credential")({
-  id: Schema.String,
-  object: Schema.tag("credential"),
-  kind: Schema.Literal("a1_certificate"),
-  subject: Schema.String.annotate({ description: "Subject DN, RFC 4514 (most specific first)." }),
-  issuer: Schema.String,
-  serial_number: Schema.String.annotate({ description: "Lower-case hex." }),
-  tax_id: Schema.String.annotate({ description: "The CNPJ the certificate was issued to, digits only." }),
-  not_before: Schema.Date,
-  not_after: Schema.Date,
-  fingerprint_sha256: Schema.String.annotate({ description: "Lower-case hex SHA-256 of the certificate's DER." }),
-  status: CredentialStatus.annotate({
-    description: "`active`: the one in use; `replaced`: a newer upload took over; `expired`: past `not_after`."
-  }),
-  created_at: Schema.Date
-}) {}
 
 // Fixed messages: Schema's default ones quote the actual value, which here is a secret.
 const Password = Schema.RedactedFromValue(

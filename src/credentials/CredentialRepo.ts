@@ -2,45 +2,63 @@
  * SQL for credentials. Metadata columns are plain; the key material is only ever in `envelope`.
  * Reads that feed API responses never select the envelope.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { CredentialStatus } from "./Api.js"
+import { decodeRows, repository } from "../db/Repository.js"
+import { isUniqueViolation } from "../db/errors.js"
+import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
 
-export interface CredentialRow {
-  readonly id: string
-  readonly tenantId: string
-  readonly kind: "a1_certificate"
-  readonly subject: string
-  readonly issuer: string
-  readonly serialNumber: string
-  readonly taxId: string
-  readonly notBefore: Date
-  readonly notAfter: Date
-  readonly fingerprintSha256: string
-  readonly status: CredentialStatus
-  readonly createdAt: Date
-}
+/** A credential's metadata (camelCase, as the SQL client maps result names). */
+export const CredentialRecord = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  kind: CredentialKind,
+  subject: Schema.String,
+  issuer: Schema.String,
+  serialNumber: Schema.String,
+  taxId: Schema.String,
+  notBefore: Schema.Date,
+  notAfter: Schema.Date,
+  fingerprintSha256: Schema.String,
+  status: CredentialStatus,
+  createdAt: Schema.Date
+})
+export type CredentialRecord = typeof CredentialRecord.Type
 
-export interface NewCredentialRow extends CredentialRow {
+export interface NewCredential extends CredentialRecord {
   readonly envelope: string
   readonly masterKeyId: string
   readonly updatedAt: Date
 }
 
-export interface SealedRow {
-  readonly id: string
-  readonly tenantId: string
-  readonly envelope: string
-  readonly masterKeyId: string
-}
+/** A credential's envelope with what binds it to its row. */
+export const SealedCredential = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  envelope: Schema.String,
+  masterKeyId: Schema.String
+})
+export type SealedCredential = typeof SealedCredential.Type
 
-const metadata = (sql: SqlClient.SqlClient) =>
-  sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
+const ActiveSealed = Schema.Struct({ ...SealedCredential.fields, notAfter: Schema.Date })
+
+const ExpiringCredential = Schema.Struct({
+  ...CredentialRecord.fields,
+  lastExpiryWarningDays: Schema.NullOr(Schema.Number)
+})
+
+const CredentialRef = Schema.Struct({ id: Schema.String, tenantId: Schema.String })
+
+const Updated = Schema.Struct({ id: Schema.String })
+
+const ONE_ACTIVE = "credentials_one_active"
+
+const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 
 export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/CredentialRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const columns = metadata(sql)
+    const columns = sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
 
     /** Marks the tenant's active credential `replaced`; call in the transaction that inserts the new one. */
     const replaceActive = (tenantId: string, at: Date) =>
@@ -48,56 +66,70 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         UPDATE credentials SET status = 'replaced', updated_at = ${at}
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(Effect.asVoid, Effect.withSpan("CredentialRepo.replaceActive"))
 
-    const insert = (row: NewCredentialRow) =>
-      sql`INSERT INTO credentials ${sql.insert({ ...row })}`.pipe(Effect.asVoid, Effect.withSpan("CredentialRepo.insert"))
+    /** Fails with `ActiveCredentialTaken` when another active credential of the tenant committed first. */
+    const insert = (credential: NewCredential) =>
+      sql`INSERT INTO credentials ${sql.insert({ ...credential })}`.pipe(
+        Effect.asVoid,
+        Effect.catchIf(
+          (error) => isUniqueViolation(error, ONE_ACTIVE),
+          () => Effect.fail(new ActiveCredentialTaken({ tenantId: credential.tenantId }))
+        ),
+        Effect.withSpan("CredentialRepo.insert")
+      )
 
     const findById = (tenantId: string, id: string) =>
-      sql<CredentialRow>`SELECT ${columns} FROM credentials WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      sql`SELECT ${columns} FROM credentials WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
+        decodeRows(CredentialRecord),
+        Effect.map(first),
         Effect.withSpan("CredentialRepo.findById")
       )
 
     const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
-      sql<CredentialRow>`
+      sql`
         SELECT ${columns} FROM credentials
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
         ORDER BY id DESC
-        LIMIT ${limit + 1}`.pipe(Effect.withSpan("CredentialRepo.list"))
+        LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord), Effect.withSpan("CredentialRepo.list"))
 
     const activeSealed = (tenantId: string) =>
-      sql<SealedRow & { notAfter: Date }>`
+      sql`
         SELECT id, tenant_id, envelope, master_key_id, not_after FROM credentials
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        decodeRows(ActiveSealed),
+        Effect.map(first),
         Effect.withSpan("CredentialRepo.activeSealed")
       )
 
     /** Envelopes not yet under the current master key, a batch at a time. */
     const sealedNotUnder = (masterKeyId: string, limit: number, after: string) =>
-      sql<SealedRow>`
+      sql`
         SELECT id, tenant_id, envelope, master_key_id FROM credentials
         WHERE master_key_id <> ${masterKeyId} AND id > ${after}
-        ORDER BY id LIMIT ${limit}`.pipe(Effect.withSpan("CredentialRepo.sealedNotUnder"))
+        ORDER BY id LIMIT ${limit}`.pipe(decodeRows(SealedCredential), Effect.withSpan("CredentialRepo.sealedNotUnder"))
 
     /** Compare-and-set, so a concurrent re-wrap or upload is never overwritten with a stale envelope. */
     const updateEnvelope = (id: string, previous: string, envelope: string, masterKeyId: string, at: Date) =>
       sql`
         UPDATE credentials SET envelope = ${envelope}, master_key_id = ${masterKeyId}, updated_at = ${at}
         WHERE id = ${id} AND envelope = ${previous}
-        RETURNING id`.pipe(Effect.map((rows) => rows.length === 1), Effect.withSpan("CredentialRepo.updateEnvelope"))
+        RETURNING id`.pipe(
+        decodeRows(Updated),
+        Effect.map((rows) => rows.length === 1),
+        Effect.withSpan("CredentialRepo.updateEnvelope")
+      )
 
     const expireDue = (at: Date) =>
-      sql<{ id: string; tenantId: string }>`
+      sql`
         UPDATE credentials SET status = 'expired', updated_at = ${at}
         WHERE status = 'active' AND not_after < ${at}
-        RETURNING id, tenant_id`.pipe(Effect.withSpan("CredentialRepo.expireDue"))
+        RETURNING id, tenant_id`.pipe(decodeRows(CredentialRef), Effect.withSpan("CredentialRepo.expireDue"))
 
     /** Active credentials whose `not_after` is at or before `horizon`. */
     const activeExpiringBefore = (horizon: Date) =>
-      sql<CredentialRow & { lastExpiryWarningDays: number | null }>`
+      sql`
         SELECT ${columns}, last_expiry_warning_days FROM credentials
         WHERE status = 'active' AND not_after <= ${horizon}
-        ORDER BY not_after`.pipe(Effect.withSpan("CredentialRepo.activeExpiringBefore"))
+        ORDER BY not_after`.pipe(decodeRows(ExpiringCredential), Effect.withSpan("CredentialRepo.activeExpiringBefore"))
 
     /**
      * Records the warning for `days` as sent, unless it (or a later one) already was, e.g. by
@@ -108,9 +140,13 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         UPDATE credentials SET last_expiry_warning_days = ${days}, updated_at = ${at}
         WHERE id = ${id} AND status = 'active'
           AND (last_expiry_warning_days IS NULL OR last_expiry_warning_days > ${days})
-        RETURNING id`.pipe(Effect.map((rows) => rows.length === 1), Effect.withSpan("CredentialRepo.claimWarning"))
+        RETURNING id`.pipe(
+        decodeRows(Updated),
+        Effect.map((rows) => rows.length === 1),
+        Effect.withSpan("CredentialRepo.claimWarning")
+      )
 
-    return {
+    return repository({
       replaceActive,
       insert,
       findById,
@@ -121,8 +157,10 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
       expireDue,
       activeExpiringBefore,
       claimWarning
-    } as const
+    })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  /** Its only dependency is the `SqlClient`, which the application (or a test) provides. */
+  static readonly layer = this.layerNoDeps
 }

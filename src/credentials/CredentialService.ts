@@ -4,9 +4,9 @@
  * that marks the previous one `replaced`. Reads return metadata only.
  */
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
 import { readFile } from "node:fs/promises"
-import { isUniqueViolation } from "../db/errors.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
+import { Credential } from "../domain/Credential.js"
 import {
   CertificateExpired,
   CertificateNotYetValid,
@@ -20,13 +20,14 @@ import {
 import { makeId } from "../domain/Ids.js"
 import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
-import { Credential, MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
-import { type CredentialRow, CredentialRepo } from "./CredentialRepo.js"
+import { TenantService } from "../tenants/TenantService.js"
+import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
+import { type CredentialRecord, CredentialRepo, type NewCredential } from "./CredentialRepo.js"
 import { CredentialVault } from "./CredentialVault.js"
 import { checkCertificate, parsePkcs12 } from "./Pkcs12.js"
 import { largestIterationCount, MAX_PKCS12_ITERATIONS } from "./Pkcs12Limits.js"
 
-export const toCredential = (row: CredentialRow) =>
+export const toCredential = (row: CredentialRecord) =>
   new Credential({
     id: row.id,
     kind: row.kind,
@@ -60,9 +61,10 @@ const fileBytes = (payload: UploadCredential): Effect.Effect<Uint8Array, Invalid
 
 export class CredentialService extends Context.Service<CredentialService>()("etd/CredentialService", {
   make: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* CredentialRepo
     const vault = yield* CredentialVault
+    const tenants = yield* TenantService
+    const inTransaction = yield* makeTransaction
 
     const upload = Effect.fn("CredentialService.upload")(function*(tenantId: string, payload: UploadCredential) {
       const bytes = yield* fileBytes(payload)
@@ -89,10 +91,11 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
             : new InvalidCertificate({ message: `${error.message}.` })
         )
       )
-      const [tenant] = yield* Effect.orDie(sql<{ taxId: string }>`SELECT tax_id FROM tenants WHERE id = ${tenantId}`)
-      if (tenant === undefined) return yield* new NotFound()
+      const tenant = yield* tenants.issuer(tenantId)
+      if (Option.isNone(tenant)) return yield* new NotFound()
+      const tenantTaxId = tenant.value.taxId
       const at = yield* now
-      yield* checkCertificate(parsed, { now: at, tenantTaxId: tenant.taxId }).pipe(
+      yield* checkCertificate(parsed, { now: at, tenantTaxId }).pipe(
         Effect.mapError((rejected) => {
           switch (rejected.reason) {
             case "expired":
@@ -103,7 +106,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
               return new CertificateTaxIdMismatch({ message: `${rejected.message}.` })
             case "tax_id_mismatch":
               return new CertificateTaxIdMismatch({
-                message: `The certificate was issued to ${parsed.taxId}, not to the tenant's tax id ${tenant.taxId}.`
+                message: `The certificate was issued to ${parsed.taxId}, not to the tenant's tax id ${tenantTaxId}.`
               })
           }
         })
@@ -111,29 +114,30 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
 
       const id = yield* makeId("credential")
       const sealed = vault.sealMaterial(tenantId, id, parsed)
-      const row = {
+      const row: NewCredential = {
         id,
         tenantId,
-        kind: "a1_certificate" as const,
+        kind: "a1_certificate",
         subject: parsed.subject,
         issuer: parsed.issuer,
         serialNumber: parsed.serialNumber,
-        taxId: parsed.taxId ?? tenant.taxId,
+        taxId: parsed.taxId ?? tenantTaxId,
         notBefore: parsed.notBefore,
         notAfter: parsed.notAfter,
         fingerprintSha256: parsed.fingerprintSha256,
-        status: "active" as const,
+        status: "active",
         envelope: sealed.envelope,
         masterKeyId: sealed.masterKeyId,
         createdAt: at,
         updatedAt: at
       }
       yield* Effect.andThen(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
-        sql.withTransaction,
+        inTransaction,
         // Two uploads at once: the unique index on the active credential lets one commit first and
         // the other retry, so it replaces the first instead of failing.
-        Effect.retry({ times: 3, schedule: Schedule.spaced("10 millis"), while: isUniqueViolation }),
-        Effect.orDie
+        Effect.retry({ times: 3, schedule: Schedule.spaced("10 millis") }),
+        // Still losing after that many tries is nothing the uploader could fix.
+        Effect.catchTag("ActiveCredentialTaken", Effect.die)
       )
       yield* Effect.annotateCurrentSpan({ "credential.id": id })
       yield* Effect.logInfo("credential uploaded", { tenant_id: tenantId, credential_id: id, not_after: parsed.notAfter.toISOString() })
@@ -141,12 +145,12 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     })
 
     const get = Effect.fn("CredentialService.get")(function*(tenantId: string, id: string) {
-      const row = yield* Effect.orDie(repo.findById(tenantId, id))
+      const row = yield* repo.findById(tenantId, id)
       return toCredential(yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
     })
 
     const list = Effect.fn("CredentialService.list")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* Effect.orDie(repo.list(tenantId, pageSize(page.limit), page.starting_after))
+      const rows = yield* repo.list(tenantId, pageSize(page.limit), page.starting_after)
       const result = toPage(rows, pageSize(page.limit))
       return { ...result, data: result.data.map(toCredential) }
     })
@@ -154,7 +158,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     return { upload, get, list } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(
-    Layer.provide(Layer.mergeAll(CredentialRepo.layer, CredentialVault.layer))
-  )
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  /** The vault still needs its `MasterKeys` (`MasterKeysLive`). */
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide([CredentialRepo.layer, CredentialVault.layer, TenantService.layer, Transaction.layer]))
 }

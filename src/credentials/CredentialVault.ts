@@ -116,7 +116,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
     /** The tenant's active certificate and private key, decrypted in memory. */
     const activeFor = (tenantId: string): Effect.Effect<CredentialMaterial, NoActiveCredential | CredentialUnreadable> =>
       Effect.gen(function*() {
-        const row = yield* Effect.orDie(repo.activeSealed(tenantId))
+        const row = yield* repo.activeSealed(tenantId)
         if (Option.isNone(row)) {
           return yield* new NoActiveCredential({ tenantId, message: "The tenant has no active credential." })
         }
@@ -139,7 +139,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
       let failed = 0
       let after = ""
       for (;;) {
-        const batch = yield* Effect.orDie(repo.sealedNotUnder(ring.current.id, 100, after))
+        const batch = yield* repo.sealedNotUnder(ring.current.id, 100, after)
         if (batch.length === 0) break
         for (const row of batch) {
           after = row.id
@@ -155,8 +155,12 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
             })
             continue
           }
-          const updated = yield* Effect.orDie(
-            repo.updateEnvelope(row.id, row.envelope, serializeEnvelope(result.success), result.success.keyId, yield* now)
+          const updated = yield* repo.updateEnvelope(
+            row.id,
+            row.envelope,
+            serializeEnvelope(result.success),
+            result.success.keyId,
+            yield* now
           )
           if (updated) rewrapped += 1
         }
@@ -167,7 +171,9 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
     return { sealMaterial, activeFor, rewrapAll } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(CredentialRepo.layer))
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  /** Still needs its `MasterKeys` (`MasterKeysLive`), which the application provides once for everyone. */
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide(CredentialRepo.layer))
 }
 
 /** Start-up re-wrap after a master-key rotation, in the background so it never delays serving. */

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer, Schedule, Schema } from "effect"
 import { AppConfig } from "../Config.js"
-import { inTransaction } from "../db/Repository.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
@@ -39,6 +39,7 @@ export const dueWarning = (notAfter: Date, lastSent: number | null, at: Date): W
 export const makeExpirySweep = Effect.gen(function*() {
   const repo = yield* CredentialRepo
   const events = yield* EventLog
+  const inTransaction = yield* makeTransaction
 
   return Effect.gen(function*() {
     const at = yield* now
@@ -88,4 +89,4 @@ export const ExpiryMonitorLive = Layer.effectDiscard(
     )
     yield* readiness.registerWorker("credential-expiry-monitor", fiber)
   })
-).pipe(Layer.provide(CredentialRepo.layer))
+).pipe(Layer.provide([CredentialRepo.layer, Transaction.layer]))

@@ -16,6 +16,7 @@ import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelo
 import { dueWarning, ExpiryMonitorLive, makeExpirySweep } from "../../src/credentials/ExpiryMonitor.js"
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { Transaction } from "../../src/db/Repository.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { makePkcs12 } from "../support/certificates.js"
@@ -28,6 +29,7 @@ const HOUR = 3_600_000
 const START = Math.floor(Date.now() / 1000) * 1000
 
 const services = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, CredentialRepo.layer).pipe(
+  Layer.provideMerge(Transaction.layer),
   Layer.provideMerge(EventLogLive),
   Layer.provide(AppConfigTest()),
   Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(generateMasterKey("k1"))))

@@ -17,6 +17,7 @@ import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault, MASTER_KEY_FILE, MasterKeys, MasterKeysLive } from "../../src/credentials/CredentialVault.js"
 import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelope.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { Transaction } from "../../src/db/Repository.js"
 import { secretFilePath } from "../../src/system/Secrets.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
@@ -27,7 +28,8 @@ const K2 = generateMasterKey("k2")
 
 const vaultWith = (keys: string) =>
   Layer.mergeAll(CredentialService.layer, CredentialVault.layer).pipe(
-    Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(keys)))
+    Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(keys))),
+    Layer.provide([AppConfigTest(), Transaction.layer])
   )
 
 const newTenantWithCredential = (keys: string) =>

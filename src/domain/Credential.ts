@@ -1,0 +1,33 @@
+/**
+ * Credentials as the API shows them (SPEC §8), shared by the credentials module's contract, its
+ * repository and its services. The key material never appears here: only metadata.
+ */
+import { Data, Schema } from "effect"
+
+export const CredentialKind = Schema.Literal("a1_certificate")
+
+export const CredentialStatus = Schema.Literals(["active", "expired", "replaced"])
+export type CredentialStatus = typeof CredentialStatus.Type
+
+export class Credential extends Schema.Class<Credential>("Credential")({
+  id: Schema.String,
+  object: Schema.tag("credential"),
+  kind: CredentialKind,
+  subject: Schema.String.annotate({ description: "Subject DN, RFC 4514 (most specific first)." }),
+  issuer: Schema.String,
+  serial_number: Schema.String.annotate({ description: "Lower-case hex." }),
+  tax_id: Schema.String.annotate({ description: "The CNPJ the certificate was issued to, digits only." }),
+  not_before: Schema.Date,
+  not_after: Schema.Date,
+  fingerprint_sha256: Schema.String.annotate({ description: "Lower-case hex SHA-256 of the certificate's DER." }),
+  status: CredentialStatus.annotate({
+    description: "`active`: the one in use; `replaced`: a newer upload took over; `expired`: past `not_after`."
+  }),
+  created_at: Schema.Date
+}) {}
+
+/**
+ * Another upload for the same tenant committed its active credential first (one active credential
+ * per tenant): retrying the upload makes it replace that one.
+ */
+export class ActiveCredentialTaken extends Data.TaggedError("ActiveCredentialTaken")<{ readonly tenantId: string }> {}
