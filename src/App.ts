@@ -10,6 +10,7 @@ import { AuthHttpLive } from "./auth/Http.js"
 import { AuthService } from "./auth/AuthService.js"
 import { AppConfig } from "./Config.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
+import { Transaction } from "./db/Repository.js"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient, SqlError } from "effect/sql"
 import { ApiErrorsLive, BuiltInTracerDisabled, serverMiddleware } from "./http/Middleware.js"
@@ -118,6 +119,7 @@ export const makeApp = (
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(authorities),
+    Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
     Layer.provideMerge(LoggerLive),
     Layer.provide(TracingLive),

@@ -4,7 +4,7 @@
  * repository, instead of an `orDie` in every service. Failures a caller can act on (a taken
  * reference, a duplicate email) are mapped to typed errors inside the repository, before this.
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { dieOnSqlError } from "./errors.js"
 
@@ -32,9 +32,26 @@ export const repository = <T extends Record<string, unknown>>(methods: T): Repos
   ) as Repository<T>
 
 /**
- * Runs `effect` in a transaction (a savepoint inside an outer one). Beginning or committing can
- * only fail with the database, so that failure is a defect too.
+ * Makes a service's writes atomic: `effect.pipe(inTransaction)` runs `effect` in a transaction (a
+ * savepoint inside an outer one). Beginning or committing can only fail with the database, so that
+ * failure is a defect too. A service takes the runner when it is built
+ * (`const inTransaction = yield* makeTransaction`), so its methods need no SqlClient, and a unit
+ * test over mocked repositories provides `Transaction.layerTest` instead of a database.
  */
+export class Transaction extends Context.Service<Transaction, {
+  readonly run: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+}>()("etd/Transaction") {
+  static readonly layer = Layer.effect(
+    this,
+    Effect.map(SqlClient.SqlClient, (sql) => ({ run: (effect) => dieOnSqlError(sql.withTransaction(effect)) }))
+  )
+  /** Mocked repositories have nothing to make atomic. */
+  static readonly layerTest = Layer.succeed(this, { run: dieOnSqlError })
+}
+
+export const makeTransaction = Effect.map(Transaction, (transaction) => transaction.run)
+
+/** Like `makeTransaction`'s runner, taking the SqlClient from the context. */
 export const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => dieOnSqlError(sql.withTransaction(effect)))
 

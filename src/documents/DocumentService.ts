@@ -5,7 +5,7 @@
  */
 import { Cause, Context, Effect, Exit, Layer, Option, Result, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { inTransaction } from "../db/Repository.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
 import {
   Conflict,
   IdempotencyConflict,
@@ -61,6 +61,7 @@ const ContractErrorJson = Schema.toCodecJson(ContractError)
 export class DocumentService extends Context.Service<DocumentService>()("etd/DocumentService", {
   make: Effect.gen(function*() {
     const repo = yield* DocumentRepo
+    const inTransaction = yield* makeTransaction
     const events = yield* EventLog
     const idempotency = yield* Idempotency
     const jobs = yield* IssuanceQueue
@@ -244,7 +245,8 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     return { issue, get, list, cancel } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(
-    Layer.provide([DocumentRepo.layer, IssuanceQueue.layer, TenantService.layer, Idempotency.layer])
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps.pipe(
+    Layer.provide([DocumentRepo.layer, IssuanceQueue.layer, TenantService.layer, Idempotency.layer, Transaction.layer])
   )
 }

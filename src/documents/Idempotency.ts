@@ -8,7 +8,7 @@ import { bytesToHex } from "@noble/hashes/utils.js"
 import { Context, Effect, Layer, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { decodeRows, inTransaction, repository } from "../db/Repository.js"
+import { decodeRows, makeTransaction, repository, Transaction } from "../db/Repository.js"
 import { IdempotencyConflict } from "../domain/Errors.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -51,6 +51,7 @@ const storedKeys = decodeRows(Schema.Struct({
 export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const inTransaction = yield* makeTransaction
 
     const claim = Effect.fn("Idempotency.claim")(function*(scope: IdempotencyScope, hash: string) {
       const at = yield* now
@@ -119,7 +120,7 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
-  static readonly layer = this.layerNoDeps
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide(Transaction.layer))
 }
 
 /** Expired keys are only reused when the same key returns; this sweeps the rest away hourly. */

@@ -14,7 +14,6 @@
  * final.
  */
 import { Duration, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
 import {
   type AuthorityRecord,
   type Authorization,
@@ -23,7 +22,7 @@ import {
   type TaxAuthority
 } from "../authority/TaxAuthority.js"
 import { AppConfig } from "../Config.js"
-import { dieOnSqlError } from "../db/errors.js"
+import { makeTransaction } from "../db/Repository.js"
 import type { EventType } from "../domain/Events.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -43,7 +42,7 @@ type Outcome =
   | { readonly _tag: "Transient"; readonly code: string; readonly message: string }
 
 export const makeIssuanceWorker = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const inTransaction = yield* makeTransaction
   const config = yield* AppConfig
   const repo = yield* DocumentRepo
   const queue = yield* IssuanceQueue
@@ -125,7 +124,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           }, "document.cancellation_failed")
         }
       }
-    }).pipe(sql.withTransaction, dieOnSqlError)
+    }).pipe(inTransaction)
 
   const adopt = (found: AuthorityRecord): Outcome => ({ _tag: "Authorized", authorization: found.authorization })
 
@@ -218,14 +217,13 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         if (Option.isNone(tenant)) return yield* Effect.die(`document ${row.id} has no tenant`)
         const at = yield* now
         // Counted only by the lease holder: a stale worker must not touch the document.
-        yield* Effect.andThen(queue.hold(job), repo.markSubmitting(row.id, at)).pipe(sql.withTransaction, dieOnSqlError)
+        yield* Effect.andThen(queue.hold(job), repo.markSubmitting(row.id, at)).pipe(inTransaction)
         outcome = yield* submit(job, row, authority, tenant.value)
       } else {
         outcome = yield* cancel(job, row, authority)
       }
       yield* record(job, row, outcome)
     }).pipe(
-      dieOnSqlError,
       Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a job; its new owner will reconcile")),
       Effect.withSpan(`IssuanceWorker.${job.kind}`, { kind: "consumer" }),
       continueTrace(job.traceparent)

@@ -7,6 +7,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { dieOnSqlError } from "../db/errors.js"
+import { decodeRows } from "../db/Repository.js"
 import type { EventType } from "../domain/Events.js"
 import { makeId } from "../domain/Ids.js"
 import { Environment } from "../domain/Principal.js"
@@ -38,11 +39,12 @@ export class EventFanOut extends Context.Service<EventFanOut, {
   static readonly none = Layer.succeed(this, { fanOut: () => Effect.void })
 }
 
+const events = decodeRows(RecordedEvent)
+
 export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const subscriber = yield* EventFanOut
-    const decodeEvent = Schema.decodeUnknownEffect(RecordedEvent)
 
     /** Call inside the transaction of the change the event reports. */
     const record = Effect.fn("EventLog.record")(function*(event: NewEvent) {
@@ -67,11 +69,11 @@ export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
     })
 
     const find = (id: string) =>
-      sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`.pipe(
-        Effect.flatMap((rows) => rows.length === 0 ? Effect.succeedNone : Effect.asSome(decodeEvent(rows[0]))),
-        Effect.orDie,
+      events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`).pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        dieOnSqlError,
         Effect.withSpan("EventLog.find")
-      ) as Effect.Effect<Option.Option<RecordedEvent>>
+      )
 
     return { record, find } as const
   })

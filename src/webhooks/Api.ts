@@ -11,20 +11,9 @@ import { Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
 import { EventType } from "../domain/Events.js"
+import { DeliveryStatus, DisabledReason, EventFilter, EventFilters } from "../domain/Webhook.js"
 
 export const MAX_ENDPOINTS = 20
-
-export const EventFilter = Schema.Union([EventType, Schema.Literal("*")])
-
-export const EventFilters = Schema.Array(EventFilter).check(
-  Schema.isMinLength(1, { message: "events must name at least one event type, or be [\"*\"]" }),
-  Schema.isMaxLength(16),
-  Schema.makeFilter((events) =>
-    !events.includes("*") || events.length === 1 ? undefined : "\"*\" (every event) cannot be combined with other event types"
-  )
-).annotate({
-  description: "The event types sent to this endpoint, or `[\"*\"]` for every type (including ones added later)."
-})
 
 const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({
   description: "Where deliveries are POSTed. `https` in production; private, loopback and other non-public addresses are refused.",
@@ -32,10 +21,6 @@ const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
 })
 
 const Description = Schema.String.check(Schema.isMaxLength(500))
-
-export const DisabledReason = Schema.Literals(["manual", "gone", "failing"]).annotate({
-  description: "`manual`: disabled through the API; `gone`: the endpoint answered 410; `failing`: every delivery failed for 5 days."
-})
 
 export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpoint")({
   id: Schema.String,
@@ -76,10 +61,6 @@ export const UpdateWebhookEndpoint = Schema.Struct({
 }).annotate({ identifier: "UpdateWebhookEndpoint" })
 export type UpdateWebhookEndpoint = typeof UpdateWebhookEndpoint.Type
 
-export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"]).annotate({
-  description: "`pending`: waiting for its next attempt; `succeeded`: a 2xx answer; `failed`: retries exhausted or the endpoint was disabled."
-})
-export type DeliveryStatus = typeof DeliveryStatus.Type
 
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
   id: Schema.String,

@@ -10,11 +10,10 @@
  * `checkUrl` before each attempt.
  */
 import { Cause, Context, Duration, Effect, Layer, Metric, Option, Random, Result, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import * as https from "node:https"
 import { AppConfig } from "../Config.js"
-import { dieOnSqlError } from "../db/errors.js"
+import { makeTransaction } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog, type RecordedEvent } from "../events/EventLog.js"
@@ -95,7 +94,7 @@ export const webhookBody = (event: {
   })
 
 export const makeWebhookDispatcher = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const inTransaction = yield* makeTransaction
   const config = yield* AppConfig
   const repo = yield* WebhookRepo
   const queue = yield* DeliveryQueue
@@ -161,7 +160,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         lastError
       })
       return "retrying"
-    }).pipe(sql.withTransaction, dieOnSqlError)
+    }).pipe(inTransaction)
 
   /** The endpoint went away (disabled or deleted) while the delivery waited: it is not sent. */
   const abandon = (delivery: ClaimedDelivery, reason: string) =>
@@ -217,7 +216,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         latencyMs: result.latencyMs,
         responseBody: result._tag === "Answered" ? result.body : null,
         error: result._tag === "NoAnswer" ? result.error : null
-      }).pipe(dieOnSqlError)
+      })
       return yield* record(delivery, result)
     })
 
@@ -231,7 +230,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         "webhook.attempt": delivery.attempts,
         "tenant.id": delivery.tenantId
       })
-      const target = yield* repo.deliveryTarget(delivery.endpointId).pipe(dieOnSqlError)
+      const target = yield* repo.deliveryTarget(delivery.endpointId)
       const event = yield* events.find(delivery.eventId)
       if (Option.isNone(target) || Option.isNone(event)) return yield* abandon(delivery, "endpoint or event missing")
       const endpoint = target.value

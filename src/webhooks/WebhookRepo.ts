@@ -3,61 +3,76 @@
  * delivery through the API is bounded by tenant and environment, so other tenants' and other
  * environments' rows are simply not there (404).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { repository } from "../db/Repository.js"
-import type { Environment } from "../domain/Principal.js"
-import type { DeliveryStatus } from "./Api.js"
-import type { EventType } from "../domain/Events.js"
+import { decodeRows, repository } from "../db/Repository.js"
+import { EventType } from "../domain/Events.js"
+import { Environment } from "../domain/Principal.js"
+import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
 
-export interface EndpointRow {
-  readonly id: string
-  readonly tenantId: string
-  readonly environment: Environment
-  readonly url: string
-  readonly description: string | null
-  readonly events: ReadonlyArray<string>
-  readonly enabled: boolean
-  readonly disabledReason: "manual" | "gone" | "failing" | null
-  readonly secret: string
-  readonly previousSecret: string | null
-  readonly previousSecretExpiresAt: Date | null
-  readonly failingSince: Date | null
-  readonly deletedAt: Date | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
-}
+export const EndpointRow = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  environment: Environment,
+  url: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  events: Schema.Array(EventFilter),
+  enabled: Schema.Boolean,
+  disabledReason: Schema.NullOr(DisabledReason),
+  secret: Schema.String,
+  previousSecret: Schema.NullOr(Schema.String),
+  previousSecretExpiresAt: Schema.NullOr(Schema.Date),
+  failingSince: Schema.NullOr(Schema.Date),
+  deletedAt: Schema.NullOr(Schema.Date),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+export type EndpointRow = typeof EndpointRow.Type
 
-export interface DeliveryRow {
-  readonly id: string
-  readonly eventId: string
-  readonly endpointId: string
-  readonly tenantId: string
-  readonly environment: Environment
-  readonly eventType: EventType
-  readonly status: DeliveryStatus
-  readonly attempts: number
-  readonly runAttempts: number
-  readonly nextAttemptAt: Date | null
-  readonly lockedBy: string | null
-  readonly lockedUntil: Date | null
-  readonly lastAttemptAt: Date | null
-  readonly lastStatusCode: number | null
-  readonly lastError: string | null
-  readonly traceparent: string | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
-}
+export const DeliveryRow = Schema.Struct({
+  id: Schema.String,
+  eventId: Schema.String,
+  endpointId: Schema.String,
+  tenantId: Schema.String,
+  environment: Environment,
+  eventType: EventType,
+  status: DeliveryStatus,
+  attempts: Schema.Number,
+  runAttempts: Schema.Number,
+  nextAttemptAt: Schema.NullOr(Schema.Date),
+  lastAttemptAt: Schema.NullOr(Schema.Date),
+  lastStatusCode: Schema.NullOr(Schema.Number),
+  lastError: Schema.NullOr(Schema.String),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+export type DeliveryRow = typeof DeliveryRow.Type
 
-export type AttemptRow = {
-  readonly deliveryId: string
-  readonly attempt: number
-  readonly startedAt: Date
-  readonly statusCode: number | null
-  readonly latencyMs: number
-  readonly responseBody: string | null
-  readonly error: string | null
-}
+export const AttemptRow = Schema.Struct({
+  deliveryId: Schema.String,
+  attempt: Schema.Number,
+  startedAt: Schema.Date,
+  statusCode: Schema.NullOr(Schema.Number),
+  latencyMs: Schema.Number,
+  responseBody: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String)
+})
+export type AttemptRow = typeof AttemptRow.Type
+
+const endpoints = decodeRows(EndpointRow)
+const deliveries = decodeRows(DeliveryRow)
+const attempts = decodeRows(AttemptRow)
+const ids = decodeRows(Schema.Struct({ id: Schema.String }))
+const counts = decodeRows(Schema.Struct({ count: Schema.Number }))
+const failingSinces = decodeRows(Schema.Struct({ failingSince: Schema.Date }))
+const targets = decodeRows(EndpointRow.mapFields((fields) => ({
+  url: fields.url,
+  enabled: fields.enabled,
+  deletedAt: fields.deletedAt,
+  secret: fields.secret,
+  previousSecret: fields.previousSecret,
+  previousSecretExpiresAt: fields.previousSecretExpiresAt
+})))
 
 export interface Owner {
   readonly tenantId: string
@@ -71,9 +86,9 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 
     const countEndpoints = (owner: Owner) =>
-      sql<{ count: number }>`
+      counts(sql`
         SELECT count(*)::int AS count FROM webhook_endpoints
-        WHERE tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`.pipe(
+        WHERE tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`).pipe(
         Effect.map((rows) => rows[0]?.count ?? 0),
         Effect.withSpan("WebhookRepo.countEndpoints")
       )
@@ -88,21 +103,21 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       )
 
     const findEndpoint = (owner: Owner, id: string) =>
-      sql<EndpointRow>`
+      endpoints(sql`
         SELECT * FROM webhook_endpoints
-        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`.pipe(
+        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`).pipe(
         Effect.map(first),
         Effect.withSpan("WebhookRepo.findEndpoint")
       )
 
     const findEndpointForUpdate = (owner: Owner, id: string) =>
-      sql<EndpointRow>`
+      endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL
-        FOR UPDATE`.pipe(Effect.map(first), Effect.withSpan("WebhookRepo.findEndpointForUpdate"))
+        FOR UPDATE`).pipe(Effect.map(first), Effect.withSpan("WebhookRepo.findEndpointForUpdate"))
 
     const listEndpoints = (owner: Owner, limit: number, startingAfter: string | undefined) =>
-      sql<EndpointRow>`
+      endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE ${
         sql.and([
@@ -112,7 +127,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
           ...(startingAfter ? [sql`id < ${startingAfter}`] : [])
         ])
       }
-        ORDER BY id DESC LIMIT ${limit + 1}`.pipe(Effect.withSpan("WebhookRepo.listEndpoints"))
+        ORDER BY id DESC LIMIT ${limit + 1}`).pipe(Effect.withSpan("WebhookRepo.listEndpoints"))
 
     const updateEndpoint = (id: string, fields: {
       readonly url: string
@@ -159,7 +174,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       readonly status?: DeliveryStatus | undefined
       readonly eventType?: EventType | undefined
     }) =>
-      sql<DeliveryRow>`
+      deliveries(sql`
         SELECT * FROM webhook_deliveries
         WHERE ${
         sql.and([
@@ -171,20 +186,20 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
           ...(filters.startingAfter ? [sql`id < ${filters.startingAfter}`] : [])
         ])
       }
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.withSpan("WebhookRepo.listDeliveries"))
+        ORDER BY id DESC LIMIT ${filters.limit + 1}`).pipe(Effect.withSpan("WebhookRepo.listDeliveries"))
 
     const findDelivery = (owner: Owner, id: string) =>
-      sql<DeliveryRow>`
+      deliveries(sql`
         SELECT * FROM webhook_deliveries
-        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment}`.pipe(
+        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment}`).pipe(
         Effect.map(first),
         Effect.withSpan("WebhookRepo.findDelivery")
       )
 
     const attemptsOf = (deliveryId: string) =>
-      sql<AttemptRow>`
+      attempts(sql`
         SELECT delivery_id, attempt, started_at, status_code, latency_ms, response_body, error
-        FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`.pipe(
+        FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`).pipe(
         Effect.withSpan("WebhookRepo.attemptsOf")
       )
 
@@ -200,26 +215,26 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.requeue"))
 
     const requeueFailedSince = (endpointId: string, since: Date, at: Date) =>
-      sql<{ id: string }>`
+      ids(sql`
         UPDATE webhook_deliveries
         SET status = 'pending', run_attempts = 0, next_attempt_at = ${at}, locked_by = NULL, locked_until = NULL,
             updated_at = ${at}
         WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}
-        RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.withSpan("WebhookRepo.requeueFailedSince"))
+        RETURNING id`).pipe(Effect.map((rows) => rows.length), Effect.withSpan("WebhookRepo.requeueFailedSince"))
 
     /** The ids of the endpoints that receive an event of this type. */
     const subscribedEndpoints = (tenantId: string, environment: Environment, type: string) =>
-      sql<{ id: string }>`
+      ids(sql`
         SELECT id FROM webhook_endpoints
         WHERE tenant_id = ${tenantId} AND environment = ${environment} AND enabled AND deleted_at IS NULL
           AND (events @> '["*"]'::jsonb OR events @> ${json([type])}::jsonb)
-        ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.withSpan("WebhookRepo.subscribedEndpoints"))
+        ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.withSpan("WebhookRepo.subscribedEndpoints"))
 
     /** What sending a delivery needs of its endpoint (also when it was disabled or deleted meanwhile). */
     const deliveryTarget = (endpointId: string) =>
-      sql<Pick<EndpointRow, "url" | "enabled" | "deletedAt" | "secret" | "previousSecret" | "previousSecretExpiresAt">>`
+      targets(sql`
         SELECT url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at
-        FROM webhook_endpoints WHERE id = ${endpointId}`.pipe(Effect.map(first), Effect.withSpan("WebhookRepo.deliveryTarget"))
+        FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first), Effect.withSpan("WebhookRepo.deliveryTarget"))
 
     /** Every attempt that was sent is kept (SPEC §9). */
     const insertAttempt = (attempt: AttemptRow) =>
@@ -234,9 +249,9 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
 
     /** Marks the endpoint failing since `at` unless it already was; returns since when it fails. */
     const markFailing = (endpointId: string, at: Date) =>
-      sql<{ failingSince: Date }>`
+      failingSinces(sql`
         UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${at})
-        WHERE id = ${endpointId} RETURNING failing_since`.pipe(
+        WHERE id = ${endpointId} RETURNING failing_since`).pipe(
         Effect.map((rows) => Option.map(first(rows), (row) => row.failingSince)),
         Effect.withSpan("WebhookRepo.markFailing")
       )
@@ -274,5 +289,6 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

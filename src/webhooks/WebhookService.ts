@@ -24,7 +24,7 @@ import { checkUrl } from "./SsrfGuard.js"
 import { type AttemptRow, type DeliveryRow, type EndpointRow, type Owner, WebhookRepo } from "./WebhookRepo.js"
 import { DeliveryQueue } from "./DeliveryQueue.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { inTransaction } from "../db/Repository.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP = Duration.hours(24)
@@ -34,8 +34,7 @@ const endpointFields = (row: EndpointRow, at: Date) => ({
   environment: row.environment,
   url: row.url,
   description: row.description,
-  // The column holds what this service validated and wrote.
-  events: row.events as WebhookEndpoint["events"],
+  events: row.events,
   enabled: row.enabled,
   disabled_reason: row.disabledReason,
   previous_secret_expires_at: row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > at
@@ -46,10 +45,10 @@ const endpointFields = (row: EndpointRow, at: Date) => ({
 })
 
 export const toEndpoint = (row: EndpointRow, at: Date) =>
-  WebhookEndpoint.make(endpointFields(row, at), { disableChecks: true })
+  new WebhookEndpoint(endpointFields(row, at))
 
 const withSecret = (row: EndpointRow, at: Date) =>
-  WebhookEndpointWithSecret.make({ ...endpointFields(row, at), secret: row.secret }, { disableChecks: true })
+  new WebhookEndpointWithSecret({ ...endpointFields(row, at), secret: row.secret })
 
 const deliveryFields = (row: DeliveryRow) => ({
   id: row.id,
@@ -67,10 +66,10 @@ const deliveryFields = (row: DeliveryRow) => ({
   updated_at: row.updatedAt
 })
 
-export const toDelivery = (row: DeliveryRow) => WebhookDelivery.make(deliveryFields(row), { disableChecks: true })
+export const toDelivery = (row: DeliveryRow) => new WebhookDelivery(deliveryFields(row))
 
 const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>) =>
-  WebhookDeliveryDetail.make({
+  new WebhookDeliveryDetail({
     ...deliveryFields(row),
     attempts: attempts.map((a) => ({
       attempt: a.attempt,
@@ -80,17 +79,18 @@ const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>) =>
       response_body: a.responseBody,
       error: a.error
     }))
-  }, { disableChecks: true })
+  })
 
 const endpointNotFound = () => new NotFound({ message: "No such webhook endpoint." })
 const deliveryNotFound = () => new NotFound({ message: "No such delivery." })
 
 /** Keeps the filter as given, without repeats, so `["document.authorized", "document.authorized"]` is one entry. */
-const normalizeEvents = (events: ReadonlyArray<string>) => [...new Set(events)]
+const normalizeEvents = <A extends string>(events: ReadonlyArray<A>) => [...new Set(events)]
 
 export class WebhookService extends Context.Service<WebhookService>()("etd/WebhookService", {
   make: Effect.gen(function*() {
     const repo = yield* WebhookRepo
+    const inTransaction = yield* makeTransaction
     const deliveries = yield* DeliveryQueue
     const tenants = yield* TenantService
     const config = yield* AppConfig
@@ -265,7 +265,8 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
     return { create, list, get, update, remove, rotateSecret, listDeliveries, getDelivery, replay, recover } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(
-    Layer.provide([WebhookRepo.layer, DeliveryQueue.layer, TenantService.layer])
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps.pipe(
+    Layer.provide([WebhookRepo.layer, DeliveryQueue.layer, TenantService.layer, Transaction.layer])
   )
 }

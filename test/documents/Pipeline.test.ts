@@ -22,6 +22,7 @@ import { DocumentService, type Issuer } from "../../src/documents/DocumentServic
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { Transaction } from "../../src/db/Repository.js"
 import { delayAfter, exponentialBackoff } from "../../src/queue/Backoff.js"
 import { IssuanceWorkersLive, makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { Readiness } from "../../src/system/Readiness.js"
@@ -61,6 +62,7 @@ const instance = (
     Readiness.layer
   ).pipe(
     Layer.provideMerge(EventLogLive),
+    Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.succeed(TaxAuthorityLive, live.authority)),
     Layer.provideMerge(Layer.succeed(TaxAuthoritySandbox, sandbox.authority)),
     Layer.provideMerge(AppConfigTest({

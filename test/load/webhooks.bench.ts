@@ -19,6 +19,7 @@ import { embeddedLayer, MigrationsLive, postgresLayer } from "../../src/db/Datab
 import { EventLog } from "../../src/events/EventLog.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { Transaction } from "../../src/db/Repository.js"
 import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { WebhookDispatcherLive } from "../../src/webhooks/WebhookDispatcher.js"
@@ -76,6 +77,7 @@ const main = async (mode: "burst" | "paced") => {
   })
   const services = Layer.mergeAll(WebhookService.layer, Readiness.layer, WebhookRepo.layer, DeliveryQueue.layer).pipe(
     Layer.provideMerge(EventLogLive),
+    Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, database)),
     Layer.provideMerge(config)
   )

@@ -15,6 +15,7 @@ import type { Environment } from "../../src/domain/Principal.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { Transaction } from "../../src/db/Repository.js"
 import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
 import { Readiness } from "../../src/system/Readiness.js"
 import { type EventType, WebhookEvent } from "../../src/domain/Events.js"
@@ -44,6 +45,7 @@ const webhookConfig = (overrides: Partial<AppConfigShape["webhooks"]> = {}): App
 const services = (instanceId = "dispatcher-a", webhooks: Partial<AppConfigShape["webhooks"]> = {}) =>
   Layer.mergeAll(WebhookService.layer, Readiness.layer, WebhookRepo.layer, DeliveryQueue.layer).pipe(
     Layer.provideMerge(EventLogLive),
+    Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(AppConfigTest({
       webhooks: webhookConfig(webhooks),
       queue: { instanceId, shutdownGrace: Duration.seconds(5) }

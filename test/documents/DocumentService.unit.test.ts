@@ -1,0 +1,78 @@
+/**
+ * DocumentService alone: its neighbours are mocks (Layer.mock), so each test states exactly what the
+ * service asks of them. The HTTP suite (Documents.test.ts) covers the same rules end to end.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { Transaction } from "../../src/db/Repository.js"
+import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
+import { DocumentService } from "../../src/documents/DocumentService.js"
+import { Idempotency } from "../../src/documents/Idempotency.js"
+import { IssuanceQueue, type NewIssuanceJob } from "../../src/documents/IssuanceQueue.js"
+import type { NewDocument } from "../../src/documents/Api.js"
+import { EventLog } from "../../src/events/EventLog.js"
+import { TenantService } from "../../src/tenants/TenantService.js"
+
+const payload: NewDocument = {
+  type: "service_invoice",
+  taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  amounts: { services: 150000, iss_rate: "2.00" }
+}
+
+/** The service over mocks; `calls` records what it asked of them. */
+const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: number }) => {
+  const calls: Array<string> = []
+  const enqueued: Array<NewIssuanceJob> = []
+  const mocks = Layer.mergeAll(
+    Layer.mock(TenantService, {
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", ...tenant }))
+    }),
+    Layer.mock(DocumentRepo, {
+      takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),
+      nextNumber: () => Effect.sync(() => calls.push("nextNumber")).pipe(Effect.as(42)),
+      insert: () => Effect.sync(() => void calls.push("insert"))
+    }),
+    Layer.mock(IssuanceQueue, {
+      name: "issuance",
+      channel: "etd_document_jobs",
+      enqueue: (jobs) => Effect.sync(() => void enqueued.push(...jobs))
+    }),
+    Layer.mock(Idempotency, {}),
+    Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })
+  )
+  const layer = DocumentService.layerNoDeps.pipe(Layer.provide([mocks, Transaction.layerTest]))
+  return { calls, enqueued, layer }
+}
+
+describe("DocumentService (neighbours mocked)", () => {
+  it.effect("refuses a suspended tenant's live document before taking quota or a number", () => {
+    const { calls, enqueued, layer } = serviceWith({ status: "suspended", monthlyQuota: 100 })
+    return Effect.gen(function*() {
+      const service = yield* DocumentService
+      const error = yield* Effect.flip(service.issue({ tenantId: "ten_x", environment: "live" }, payload, undefined))
+      expect(error._tag).toBe("TenantSuspended")
+      expect(calls).toEqual([])
+      expect(enqueued).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("queues exactly one submission for the document it accepts, numbered by the repository", () => {
+    const { calls, enqueued, layer } = serviceWith({ status: "suspended", monthlyQuota: 100 })
+    return Effect.gen(function*() {
+      const service = yield* DocumentService
+      // A suspended tenant can still issue test documents, and they take no quota.
+      const document = yield* service.issue({ tenantId: "ten_x", environment: "test" }, payload, undefined)
+      expect(document.status).toBe("queued")
+      expect(document.number).toBe(42)
+      expect(calls).toEqual(["nextNumber", "insert"])
+      // The job carries the accepting request's trace, so the worker's span continues it.
+      expect(enqueued).toEqual([{
+        documentId: document.id,
+        tenantId: "ten_x",
+        kind: "submit",
+        traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
+      }])
+    }).pipe(Effect.provide(layer))
+  })
+})

@@ -1,0 +1,138 @@
+/**
+ * The issuance worker's "handle one job" alone: the queue, the repository, the tenants, the event
+ * log and the authority are mocks, so each test states the outcome the worker must write.
+ * Pipeline.test.ts covers the same rules against the real queue on both databases.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { AuthorityUnavailable, type TaxAuthority, TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
+import { AppConfigTest } from "../../src/Config.js"
+import { Transaction } from "../../src/db/Repository.js"
+import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
+import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
+import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
+import { EventLog } from "../../src/events/EventLog.js"
+import { TenantService } from "../../src/tenants/TenantService.js"
+
+const START = Date.parse("2026-11-10T12:00:00Z")
+
+const stored: StoredDocument = {
+  id: "doc_0000000000000000000000000a",
+  tenantId: "ten_x",
+  environment: "test",
+  type: "service_invoice",
+  status: "queued",
+  reference: null,
+  series: "1",
+  number: 7,
+  issueDate: "2026-11-10",
+  taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  amounts: { services: 150000, deductions: 0, base: 150000, iss_rate: "2.00", iss_amount: 3000, total: 150000 },
+  notes: null,
+  submissionId: "DPS355030821122233300018100001000000000000007",
+  authority: null,
+  rejection: null,
+  cancellation: null,
+  attempts: 0,
+  lastError: null,
+  createdAt: new Date(START),
+  updatedAt: new Date(START)
+}
+
+const job = (attempts: number): IssuanceJob => ({
+  id: 1,
+  documentId: stored.id,
+  tenantId: stored.tenantId,
+  kind: "submit",
+  attempts,
+  lockedBy: "test:claim",
+  firstAttemptAt: new Date(START),
+  traceparent: null
+})
+
+/** The worker over mocks; the arrays record what it wrote. */
+const workerWith = (authority: Partial<TaxAuthority>) => {
+  const queueWrites: Array<string> = []
+  const changes: Array<DocumentChange> = []
+  const events: Array<string> = []
+  const submitted: Array<string> = []
+  const sandbox: TaxAuthority = {
+    system: "homologation",
+    submit: (submission) =>
+      Effect.sync(() => submitted.push(submission.submissionId)).pipe(
+        Effect.andThen(Effect.die("the authority's submit was not expected"))
+      ),
+    lookup: () => Effect.succeedNone,
+    cancel: () => Effect.die("the authority's cancel was not expected"),
+    ...authority
+  }
+  const mocks = Layer.mergeAll(
+    Layer.mock(IssuanceQueue, {
+      name: "issuance",
+      channel: "etd_document_jobs",
+      hold: () => Effect.void,
+      complete: (_, state) => Effect.sync(() => void queueWrites.push(`complete:${state}`)),
+      retryAt: (_, runAt) => Effect.sync(() => void queueWrites.push(`retryAt:${runAt.toISOString()}`))
+    }),
+    Layer.mock(DocumentRepo, {
+      findById: () => Effect.succeed(Option.some(stored)),
+      markSubmitting: () => Effect.void,
+      update: (_, change) => Effect.sync(() => void changes.push(change))
+    }),
+    Layer.mock(TenantService, {
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100 }))
+    }),
+    Layer.mock(EventLog, { record: (event) => Effect.sync(() => events.push(event.type)).pipe(Effect.as("evt")) }),
+    Layer.succeed(TaxAuthoritySandbox, sandbox),
+    Layer.mock(TaxAuthorityLive, { system: "production" }),
+    AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
+    Transaction.layerTest
+  )
+  return { queueWrites, changes, events, submitted, layer: mocks }
+}
+
+describe("IssuanceWorker (neighbours mocked)", () => {
+  it.effect("a transient failure puts the job back on the schedule and records the error, nothing final", () => {
+    const { queueWrites, changes, events, layer } = workerWith({
+      submit: () => Effect.fail(new AuthorityUnavailable({ message: "503 from the authority", status: 503 }))
+    })
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(START)
+      const worker = yield* makeIssuanceWorker
+      yield* worker.process(job(1))
+      expect(queueWrites).toHaveLength(1)
+      const runAt = Date.parse(queueWrites[0]!.slice("retryAt:".length))
+      // The first retry waits the schedule's first delay: 2 s, jittered.
+      expect(runAt - START).toBeGreaterThanOrEqual(1600)
+      expect(runAt - START).toBeLessThanOrEqual(2400)
+      expect(changes).toEqual([{ lastError: { code: "authority_unavailable", message: "503 from the authority", at: new Date(START) } }])
+      expect(events).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a retry adopts the authorization the authority already holds instead of submitting again", () => {
+    const authorizedAt = new Date(START - 1000)
+    const { queueWrites, changes, events, submitted, layer } = workerWith({
+      lookup: () =>
+        Effect.succeed(Option.some({
+          status: "authorized" as const,
+          authorization: { accessKey: "3".repeat(50), protocol: "P-1", authorizedAt },
+          cancelledAt: null
+        }))
+    })
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(START)
+      const worker = yield* makeIssuanceWorker
+      yield* worker.process(job(2))
+      expect(submitted).toEqual([])
+      expect(queueWrites).toEqual(["complete:done"])
+      expect(changes).toEqual([{
+        status: "authorized",
+        authority: { access_key: "3".repeat(50), protocol: "P-1", authorized_at: authorizedAt }
+      }])
+      expect(events).toEqual(["document.authorized"])
+    }).pipe(Effect.provide(layer))
+  })
+})

@@ -1,0 +1,183 @@
+/**
+ * The shared leased queue (src/queue/) on its own, over the issuance jobs' table, on both
+ * databases: batch claims, per-tenant fairness, fencing by the claim's token, lease renewal, and
+ * a worker pool that keeps a long job's lease while it runs.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { AppConfigTest } from "../../src/Config.js"
+import { MigrationsLive } from "../../src/db/Database.js"
+import { LeaseFields, makeLeasedQueue } from "../../src/queue/LeasedQueue.js"
+import { runWorkerPool } from "../../src/queue/WorkerPool.js"
+import { Readiness } from "../../src/system/Readiness.js"
+import { databaseLayer, testDatabases } from "../support/Databases.js"
+
+const START = Date.parse("2026-11-10T12:00:00Z")
+const LEASE = Duration.seconds(60)
+
+// A table of its own per run, so no other test's jobs (nor these) are claimed by the wrong queue.
+const table = `queue_test_${Math.random().toString(36).slice(2, 10)}`
+
+const TestJob = Schema.Struct({ ...LeaseFields, id: Schema.Number, tenantId: Schema.String, payload: Schema.String })
+type TestJob = typeof TestJob.Type
+interface NewTestJob {
+  readonly tenantId: string
+  readonly payload: string
+}
+
+const testQueue = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE IF NOT EXISTS ${sql(table)} (
+      id bigserial PRIMARY KEY,
+      tenant_id text NOT NULL,
+      payload text NOT NULL,
+      state text NOT NULL DEFAULT 'pending',
+      run_at timestamptz NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      locked_by text,
+      locked_until timestamptz,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`
+  return yield* makeLeasedQueue<TestJob, NewTestJob>({
+    name: "test",
+    table,
+    stateColumn: "state",
+    dueColumn: "run_at",
+    job: TestJob,
+    channel: "etd_test_jobs",
+    row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
+    fairnessColumn: "tenant_id"
+  })
+})
+
+let counter = 0
+/** `count` jobs of a new tenant. */
+const tenantWithJobs = (count: number) => {
+  counter += 1
+  const tenantId = `ten_${counter}`
+  return { tenantId, jobs: Array.from({ length: count }, (_, i) => ({ tenantId, payload: `${tenantId}/${i}` })) }
+}
+
+/** Finishes every job left by an earlier test of the file. */
+const drained = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE ${sql(table)} SET state = 'done'`)
+
+const config = AppConfigTest({ queue: { instanceId: "queue-test", shutdownGrace: Duration.seconds(5) } })
+
+for (const database of testDatabases) {
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`leased queue (${database})`, (it) => {
+    it.effect("claims in batches, counting the attempt, and never hands a leased job out twice", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const queue = yield* testQueue
+        yield* drained
+        const { jobs } = tenantWithJobs(5)
+        yield* queue.enqueue(jobs)
+        const first = yield* queue.claim(3, LEASE)
+        const second = yield* queue.claim(3, LEASE)
+        expect(first).toHaveLength(3)
+        expect(second).toHaveLength(2)
+        expect(new Set([...first, ...second].map((job) => job.payload)).size).toBe(5)
+        expect([...first, ...second].every((job) => job.attempts === 1)).toBe(true)
+        expect(yield* queue.claim(3, LEASE)).toEqual([])
+        // Once the lease runs out, the jobs are due again and the attempt is counted again.
+        yield* TestClock.adjust(Duration.sum(LEASE, Duration.seconds(1)))
+        const retaken = yield* queue.claim(10, LEASE)
+        expect(retaken).toHaveLength(5)
+        expect(retaken.every((job) => job.attempts === 2)).toBe(true)
+      }).pipe(Effect.provide(config)))
+
+    it.effect("a batch takes every tenant's oldest job before anyone's second", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const queue = yield* testQueue
+        yield* drained
+        const busy = tenantWithJobs(6)
+        const quiet = tenantWithJobs(1)
+        yield* queue.enqueue(busy.jobs)
+        yield* TestClock.adjust("1 second")
+        // Queued after the busy tenant's backlog: without fairness it would wait behind all six.
+        yield* queue.enqueue(quiet.jobs)
+        yield* TestClock.adjust("1 second")
+        const batch = yield* queue.claim(2, LEASE)
+        expect(batch.map((job) => job.tenantId).sort()).toEqual([busy.tenantId, quiet.tenantId].sort())
+      }).pipe(Effect.provide(config)))
+
+    it.effect("writes are fenced by the claim: a worker whose lease was taken over gets LeaseLost and changes nothing", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const queue = yield* testQueue
+        yield* drained
+        const { jobs } = tenantWithJobs(1)
+        yield* queue.enqueue(jobs)
+        const [stale] = yield* queue.claim(1, LEASE)
+        yield* TestClock.adjust(Duration.sum(LEASE, Duration.seconds(1)))
+        const [current] = yield* queue.claim(1, LEASE)
+        expect(current!.id).toBe(stale!.id)
+        for (const write of [queue.complete(stale!, "done"), queue.retryAt(stale!, new Date(START)), queue.renew(stale!, LEASE)]) {
+          expect((yield* Effect.flip(write))._tag).toBe("LeaseLost")
+        }
+        expect((yield* Effect.flip(queue.hold(stale!).pipe(Effect.andThen(Effect.void))))._tag).toBe("LeaseLost")
+        yield* queue.complete(current!, "done")
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql`SELECT state, locked_by FROM ${sql(table)} WHERE id = ${current!.id}`
+        expect(row).toEqual({ state: "done", lockedBy: null })
+      }).pipe(Effect.provide(config)))
+
+    it.effect("renewing the lease keeps the job from being taken over; retryAt makes it due later", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const queue = yield* testQueue
+        yield* drained
+        const { jobs } = tenantWithJobs(1)
+        yield* queue.enqueue(jobs)
+        const [job] = yield* queue.claim(1, LEASE)
+        yield* TestClock.adjust("50 seconds")
+        yield* queue.renew(job!, LEASE)
+        yield* TestClock.adjust("50 seconds")
+        expect(yield* queue.claim(1, LEASE)).toEqual([])
+        yield* queue.retryAt(job!, new Date(START + 200_000))
+        expect(yield* queue.claim(1, LEASE)).toEqual([])
+        yield* TestClock.adjust("101 seconds")
+        const [again] = yield* queue.claim(1, LEASE)
+        expect(again!.attempts).toBe(2)
+      }).pipe(Effect.provide(config)))
+  })
+
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`worker pool (${database})`, (it) => {
+    it.effect("a job that runs longer than its lease keeps it: no other worker takes it over meanwhile", () =>
+      Effect.gen(function*() {
+        const queue = yield* testQueue
+        yield* drained
+        const { jobs } = tenantWithJobs(1)
+        yield* queue.enqueue(jobs)
+        const lease = Duration.millis(600)
+        const handled: Array<number> = []
+        const pool = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+          yield* runWorkerPool({
+            queue,
+            concurrency: 1,
+            pollInterval: Duration.millis(20),
+            lease,
+            grace: Duration.seconds(1),
+            // Three leases long: without renewal the job would be claimable again after the first.
+            handle: (job) => Effect.sync(() => handled.push(job.attempts)).pipe(Effect.andThen(Effect.sleep("1800 millis")))
+          })
+          return yield* Effect.never
+        })).pipe(Effect.provide(Readiness.layer)))
+        // Another instance polling the same queue meanwhile.
+        let stolen = Option.none<TestJob>()
+        for (let i = 0; i < 12 && Option.isNone(stolen); i++) {
+          yield* Effect.sleep("150 millis")
+          stolen = Option.fromNullishOr((yield* queue.claim(1, lease))[0])
+        }
+        yield* Fiber.interrupt(pool)
+        expect(handled).toEqual([1])
+        expect(Option.isNone(stolen)).toBe(true)
+        // Real time: the lease is renewed by the pool's own clock, against the database's rows.
+      }).pipe(TestClock.withLive, Effect.provide(config)))
+  })
+}
