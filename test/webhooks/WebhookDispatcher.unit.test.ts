@@ -1,0 +1,103 @@
+/**
+ * The dispatcher's "send one delivery" alone: the repository, the queue and the event log are
+ * mocks, the receiver is real HTTP on loopback. Dispatcher.test.ts covers the same rules against
+ * the real queue on both databases.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, Option } from "effect"
+import { AppConfigTest } from "../../src/Config.js"
+import { Transaction } from "../../src/db/Repository.js"
+import { EventLog } from "../../src/events/EventLog.js"
+import { type ClaimedDelivery, DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
+import { makeWebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.js"
+import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
+import { startReceiver } from "./receiver.js"
+
+const delivery: ClaimedDelivery = {
+  id: "dlv_1",
+  endpointId: "whe_1",
+  eventId: "evt_0000000000000000000000000a",
+  tenantId: "ten_x",
+  attempts: 1,
+  runAttempts: 1,
+  lockedBy: "test:claim",
+  traceparent: null
+}
+
+/** The dispatcher over mocks, sending to `url`; the arrays record what it wrote. */
+const dispatcherTo = (url: string) => {
+  const writes: Array<string> = []
+  const mocks = Layer.mergeAll(
+    Layer.mock(WebhookRepo, {
+      deliveryTarget: () =>
+        Effect.succeed(Option.some({
+          url,
+          enabled: true,
+          deletedAt: null,
+          secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+          previousSecret: null,
+          previousSecretExpiresAt: null
+        })),
+      insertAttempt: (attempt) => Effect.sync(() => void writes.push(`attempt:${attempt.statusCode}`)),
+      clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
+      markFailing: (_, at) => Effect.sync(() => writes.push("markFailing")).pipe(Effect.as(Option.some(at))),
+      disableEndpoint: (_, reason) => Effect.sync(() => void writes.push(`disable:${reason}`))
+    }),
+    Layer.mock(DeliveryQueue, {
+      name: "webhooks",
+      channel: "etd_webhook_deliveries",
+      complete: (_, state) => Effect.sync(() => void writes.push(`complete:${state}`)),
+      retryAt: () => Effect.sync(() => void writes.push("retryAt"))
+    }),
+    Layer.mock(EventLog, {
+      find: () =>
+        Effect.succeed(Option.some({
+          id: delivery.eventId,
+          tenantId: "ten_x",
+          environment: "test" as const,
+          type: "quota.threshold",
+          data: { object: { object: "quota" } },
+          createdAt: new Date()
+        }))
+    }),
+    AppConfigTest({
+      webhooks: {
+        allowPrivateTargets: true,
+        timeout: Duration.seconds(5),
+        concurrency: 1,
+        pollInterval: Duration.seconds(1),
+        lease: Duration.seconds(60)
+      }
+    }),
+    Transaction.layerTest
+  )
+  return { writes, layer: mocks }
+}
+
+describe("WebhookDispatcher (neighbours mocked)", () => {
+  it.live("a 2xx settles the delivery as succeeded and clears the endpoint's failing clock", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver(() => 204)
+      const { layer, writes } = dispatcherTo(receiver.url())
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      expect(receiver.received).toHaveLength(1)
+      expect(receiver.received[0]!.headers["webhook-id"]).toBe(delivery.eventId)
+      expect(writes).toEqual(["attempt:204", "complete:succeeded", "clearFailing"])
+    }).pipe(Effect.scoped))
+
+  it.live("a 410 fails the delivery and disables the endpoint as gone, without a retry", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver(() => 410)
+      const { layer, writes } = dispatcherTo(receiver.url())
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      expect(writes).toEqual(["attempt:410", "complete:failed", "disable:gone"])
+    }).pipe(Effect.scoped))
+
+  it.live("any other answer starts the failing clock and schedules the next attempt", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver(() => 500)
+      const { layer, writes } = dispatcherTo(receiver.url())
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      expect(writes).toEqual(["attempt:500", "markFailing", "retryAt"])
+    }).pipe(Effect.scoped))
+})
