@@ -8,6 +8,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.js"
 import { AuthHttpLive } from "./auth/Http.js"
 import { AuthService } from "./auth/AuthService.js"
+import { UserDirectoryLive } from "./auth/Directory.js"
 import { AppConfig } from "./Config.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
@@ -34,6 +35,7 @@ import { Readiness } from "./system/Readiness.js"
 import { LoggerLive } from "./telemetry/Logger.js"
 import { TracingLive } from "./telemetry/Tracing.js"
 import { TenantsHttpLive } from "./tenants/Http.js"
+import { MemberService } from "./tenants/MemberService.js"
 import { TenantService } from "./tenants/TenantService.js"
 import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
 import { EventLogLive } from "./webhooks/FanOut.js"
@@ -62,6 +64,7 @@ export const ServicesLive = Layer.mergeAll(
   WebhookService.layer,
   AuthService.layer,
   TenantService.layer,
+  MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
   KeyService.layer,
   ExposureMonitor.layer,
   RateLimiter.layer,

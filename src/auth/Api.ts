@@ -2,9 +2,9 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, InvalidCredentials, RateLimited } from "../domain/Errors.js"
 import { Page, PageParams } from "../domain/Pagination.js"
-import { Role } from "../domain/Principal.js"
 import { SessionAuth } from "../domain/Authentication.js"
-import { Email, NewTenant, PublicUser, Tenant } from "../tenants/Api.js"
+import { NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
+import { Email, PublicUser } from "../domain/User.js"
 
 // Fixed messages: the default ones quote the actual value, and a password must never be echoed.
 const passwordString = Schema.String.annotate({ message: "password must be a string" })
@@ -42,11 +42,6 @@ export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
   token: Schema.String.annotate({ description: "Bearer session token (`etd_sess_…`). Shown once." }),
   expires_at: Schema.Date,
   user: PublicUser
-}) {}
-
-export class TenantMembership extends Schema.Class<TenantMembership>("TenantMembership")({
-  tenant: Tenant,
-  role: Role
 }) {}
 
 export class AuthApi extends HttpApiGroup.make("auth")

@@ -4,10 +4,10 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AppConfig } from "../Config.js"
 import { CurrentSession } from "../domain/Principal.js"
+import { normalizeEmail } from "../domain/User.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { AuthService } from "./AuthService.js"
-import { normalizeEmail } from "./UserRepo.js"
 
 export const AuthHttpLive = HttpApiBuilder.group(
   Api,

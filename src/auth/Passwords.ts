@@ -53,5 +53,6 @@ export class Passwords extends Context.Service<Passwords>()("etd/Passwords", {
     return { hash, verify, burn } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

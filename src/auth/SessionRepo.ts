@@ -1,12 +1,18 @@
-import { Context, Effect, Layer, Option } from "effect"
+/** SQL for `sessions`. Only a token's SHA-256 is stored. */
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeRows, repository } from "../db/Repository.js"
 
-export interface SessionRow {
-  readonly id: string
-  readonly userId: string
-  readonly expiresAt: Date
-  readonly revokedAt: Date | null
-}
+/** What checking a session needs of its row (camelCase, as the SQL client maps result names). */
+const SessionRecord = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  expiresAt: Schema.Date,
+  revokedAt: Schema.NullOr(Schema.Date)
+})
+
+const sessions = decodeRows(SessionRecord)
+const owners = decodeRows(Schema.Struct({ id: Schema.String, userId: Schema.String }))
 
 export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo", {
   make: Effect.gen(function*() {
@@ -16,8 +22,8 @@ export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo
       sql`INSERT INTO sessions ${sql.insert(session)}`.pipe(Effect.asVoid, Effect.withSpan("SessionRepo.insert"))
 
     const findByTokenHash = (tokenHash: string) =>
-      sql<SessionRow>`SELECT id, user_id, expires_at, revoked_at FROM sessions WHERE token_hash = ${tokenHash}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      sessions(sql`SELECT id, user_id, expires_at, revoked_at FROM sessions WHERE token_hash = ${tokenHash}`).pipe(
+        Effect.map(Arr.head),
         Effect.withSpan("SessionRepo.findByTokenHash")
       )
 
@@ -29,16 +35,14 @@ export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo
 
     /** Revokes the live session with this token hash, if any, returning which one it was. */
     const revokeByTokenHash = (tokenHash: string, at: Date) =>
-      sql<{ id: string; userId: string }>`
+      owners(sql`
         UPDATE sessions SET revoked_at = ${at}
         WHERE token_hash = ${tokenHash} AND revoked_at IS NULL
-        RETURNING id, user_id`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.withSpan("SessionRepo.revokeByTokenHash")
-      )
+        RETURNING id, user_id`).pipe(Effect.map(Arr.head), Effect.withSpan("SessionRepo.revokeByTokenHash"))
 
-    return { insert, findByTokenHash, revoke, revokeByTokenHash } as const
+    return repository({ insert, findByTokenHash, revoke, revokeByTokenHash })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

@@ -1,45 +1,68 @@
-import { Context, Effect, Layer, Option } from "effect"
+/** SQL for `users`. Emails are unique once normalized; the address is kept as the user typed it. */
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { PublicUser } from "../tenants/Api.js"
+import { isUniqueViolation } from "../db/errors.js"
+import { decodeRows, repository } from "../db/Repository.js"
+import { Conflict } from "../domain/Errors.js"
+import { normalizeEmail, PublicUser } from "../domain/User.js"
 
-export interface UserRow {
-  readonly id: string
-  readonly email: string
-  readonly name: string | null
-  readonly passwordHash: string
-  readonly createdAt: Date
-}
+/** A user as others may see it (no password hash), camelCase as the SQL client maps result names. */
+const UserProfile = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  createdAt: Schema.Date
+})
+export type UserProfile = typeof UserProfile.Type
 
-export const toPublicUser = (row: Pick<UserRow, "id" | "email" | "name" | "createdAt">) =>
-  new PublicUser({ id: row.id, email: row.email, name: row.name, created_at: row.createdAt })
+/** A row of `users`. */
+const UserRecord = Schema.Struct({ ...UserProfile.fields, passwordHash: Schema.String })
+export type UserRecord = typeof UserRecord.Type
 
-/** Emails compare case-insensitively; the address is kept as the user typed it. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+/** The one mapping from a stored user to the API's. */
+export const toPublicUser = (user: UserProfile) =>
+  new PublicUser({ id: user.id, email: user.email, name: user.name, created_at: user.createdAt })
+
+const users = decodeRows(UserRecord)
+const profiles = decodeRows(UserProfile)
 
 export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (user: Omit<UserRow, "name"> & { name: string | null }) =>
+    const insert = (user: UserRecord) =>
       sql`INSERT INTO users ${sql.insert({ ...user, emailNormalized: normalizeEmail(user.email) })}`.pipe(
         Effect.asVoid,
+        // The id is fresh, so the only unique value that can be taken is the normalized email.
+        Effect.catchIf(
+          (error) => isUniqueViolation(error),
+          () => Effect.fail(new Conflict({ message: "A user with this email already exists." }))
+        ),
         Effect.withSpan("UserRepo.insert")
       )
 
     const findByEmail = (email: string) =>
-      sql<UserRow>`SELECT * FROM users WHERE email_normalized = ${normalizeEmail(email)}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.withSpan("UserRepo.findByEmail")
-      )
+      users(sql`
+        SELECT id, email, name, password_hash, created_at FROM users
+        WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head), Effect.withSpan("UserRepo.findByEmail"))
 
     const findById = (id: string) =>
-      sql<UserRow>`SELECT * FROM users WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      profiles(sql`SELECT id, email, name, created_at FROM users WHERE id = ${id}`).pipe(
+        Effect.map(Arr.head),
         Effect.withSpan("UserRepo.findById")
       )
 
-    return { insert, findByEmail, findById } as const
+    /** The users with these ids, in no particular order; unknown ids are left out. */
+    const findByIds = (ids: ReadonlyArray<string>) =>
+      (ids.length === 0
+        ? Effect.succeed([])
+        : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`)).pipe(
+          Effect.withSpan("UserRepo.findByIds")
+        )
+
+    return repository({ insert, findByEmail, findById, findByIds })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

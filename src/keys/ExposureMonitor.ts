@@ -4,12 +4,13 @@
  * key id, counted in a metric and recorded for the tenant. The token itself goes nowhere.
  */
 import { Context, Effect, Layer, Metric, Option, Queue } from "effect"
-import { SqlClient } from "effect/sql"
+import { makeTransaction, Transaction } from "../db/Repository.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { type ExposureSource, ExposureReports } from "../telemetry/ExposureReports.js"
 import { AuthService } from "../auth/AuthService.js"
 import { KeyService } from "./KeyService.js"
+import { SecurityAlertRepo } from "./SecurityAlertRepo.js"
 
 export const exposureAlerts = Metric.counter("etd_api_key_exposures_total", {
   description: "Tokens found in log output or request URLs"
@@ -18,11 +19,12 @@ export const exposureAlerts = Metric.counter("etd_api_key_exposures_total", {
 /** The worker that turns reports into alerts. */
 export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/ExposureMonitor", {
   make: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const alerts = yield* SecurityAlertRepo
     const keys = yield* KeyService
     const auth = yield* AuthService
     const { queue: reports } = yield* ExposureReports
     const events = yield* EventLog
+    const inTransaction = yield* makeTransaction
 
     /** A leaked session is revoked at once: unlike an API key, no integration depends on it. */
     const handleSession = Effect.fn("ExposureMonitor.handleSession")(function*(token: string, source: ExposureSource) {
@@ -37,9 +39,7 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
         })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "session" }), 1)
-      yield* sql`
-        INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
-        VALUES ('session.exposed', NULL, NULL, ${source}, ${at})`
+      yield* alerts.insert({ kind: "session.exposed", tenantId: null, apiKeyId: null, detail: source, createdAt: at })
     })
 
     const handle = Effect.fn("ExposureMonitor.handle")(function*(token: string, source: ExposureSource) {
@@ -52,10 +52,8 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
         Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId ?? "unknown", tenant_id: tenantId ?? "unknown" })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "api_key" }), 1)
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`
-          INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at)
-          VALUES ('api_key.exposed', ${tenantId}, ${keyId}, ${source}, ${at})`
+      yield* Effect.gen(function*() {
+        yield* alerts.insert({ kind: "api_key.exposed", tenantId, apiKeyId: keyId, detail: source, createdAt: at })
         if (Option.isNone(owner)) return
         // The token's own prefix names its environment (etd_live_… / etd_test_…), as the key's does.
         yield* events.record({
@@ -64,7 +62,7 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
           type: "api_key.exposed",
           object: { object: "api_key_exposure", api_key_id: owner.value.keyId, source, detected_at: at.toISOString() }
         })
-      }))
+      }).pipe(inTransaction)
     })
 
     yield* Effect.forkScoped(
@@ -77,5 +75,8 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     return { handle } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([KeyService.layer, AuthService.layer]))
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps.pipe(
+    Layer.provide([SecurityAlertRepo.layer, KeyService.layer, AuthService.layer, Transaction.layer])
+  )
 }

@@ -1,20 +1,24 @@
-import { Context, Effect, Layer, Option } from "effect"
+/** SQL for `api_keys`. Only a token's SHA-256 is stored, never the token. */
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Environment, Scope } from "../domain/Principal.js"
+import { decodeRows, repository } from "../db/Repository.js"
+import { Environment, Scope } from "../domain/Principal.js"
 
-export interface ApiKeyRow {
-  readonly id: string
-  readonly tenantId: string
-  readonly name: string
-  readonly environment: Environment
-  readonly scopes: ReadonlyArray<Scope>
-  readonly hint: string
-  readonly createdAt: Date
-  readonly lastUsedAt: Date | null
-  readonly expiresAt: Date | null
-  readonly revokedAt: Date | null
-  readonly replacedBy: string | null
-}
+/** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
+const ApiKeyRecord = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  name: Schema.String,
+  environment: Environment,
+  scopes: Schema.Array(Scope),
+  hint: Schema.String,
+  createdAt: Schema.Date,
+  lastUsedAt: Schema.NullOr(Schema.Date),
+  expiresAt: Schema.NullOr(Schema.Date),
+  revokedAt: Schema.NullOr(Schema.Date),
+  replacedBy: Schema.NullOr(Schema.String)
+})
+export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
 export interface NewApiKey {
   readonly id: string
@@ -27,6 +31,8 @@ export interface NewApiKey {
   readonly createdBy: string | null
   readonly createdAt: Date
 }
+
+const keys = decodeRows(ApiKeyRecord)
 
 const columns = "id, tenant_id, name, environment, scopes, hint, created_at, last_used_at, expires_at, revoked_at, replaced_by"
 
@@ -45,24 +51,25 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
       )
 
     const findByTokenHash = (tokenHash: string) =>
-      sql<ApiKeyRow>`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      keys(sql`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`).pipe(
+        Effect.map(Arr.head),
         Effect.withSpan("KeyRepo.findByTokenHash")
       )
 
     /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
     const findForUpdate = (tenantId: string, id: string) =>
-      sql<ApiKeyRow>`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      keys(sql`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`).pipe(
+        Effect.map(Arr.head),
         Effect.withSpan("KeyRepo.findForUpdate")
       )
 
+    /** Newest first; `limit + 1` rows, so the caller can tell whether more exist. */
     const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
-      sql<ApiKeyRow>`
+      keys(sql`
         SELECT ${selectColumns} FROM api_keys
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
         ORDER BY id DESC
-        LIMIT ${limit + 1}`.pipe(Effect.withSpan("KeyRepo.list"))
+        LIMIT ${limit + 1}`).pipe(Effect.withSpan("KeyRepo.list"))
 
     const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
       sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(
@@ -85,8 +92,9 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         Effect.withSpan("KeyRepo.touch")
       )
 
-    return { insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch } as const
+    return repository({ insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

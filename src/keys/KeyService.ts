@@ -3,8 +3,8 @@
  * verification. Tokens are shown once; only their SHA-256 is stored.
  */
 import { Context, Effect, Layer, Option, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Config.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
 import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
 import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
@@ -12,14 +12,15 @@ import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js
 import { now } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
 import { ApiKey, CreatedApiKey, RotatedApiKey } from "./Api.js"
-import { type ApiKeyRow, KeyRepo } from "./KeyRepo.js"
+import { type ApiKeyRecord, KeyRepo } from "./KeyRepo.js"
 
 const DAY = 24 * 60 * 60 * 1000
 
-export const keyStatus = (row: Pick<ApiKeyRow, "revokedAt" | "expiresAt">, at: Date) =>
+const keyStatus = (row: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, at: Date) =>
   row.revokedAt !== null ? "revoked" : row.expiresAt === null ? "active" : row.expiresAt <= at ? "expired" : "expiring"
 
-export const toApiKey = (row: ApiKeyRow, at: Date) =>
+/** The one mapping from a stored key to the API's; its status depends on the time it is shown. */
+const toApiKey = (row: ApiKeyRecord, at: Date) =>
   new ApiKey({
     id: row.id,
     name: row.name,
@@ -35,9 +36,9 @@ export const toApiKey = (row: ApiKeyRow, at: Date) =>
 
 export class KeyService extends Context.Service<KeyService>()("etd/KeyService", {
   make: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const repo = yield* KeyRepo
+    const inTransaction = yield* makeTransaction
 
     const issue = (input: {
       tenantId: string
@@ -59,7 +60,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
           createdBy: input.createdBy,
           createdAt: yield* now
         }
-        yield* Effect.orDie(repo.insert(row))
+        yield* repo.insert(row)
         const apiKey = toApiKey(
           { ...row, lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null },
           row.createdAt
@@ -79,7 +80,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
     })
 
     const list = Effect.fn("KeyService.list")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* Effect.orDie(repo.list(tenantId, pageSize(page.limit), page.starting_after))
+      const rows = yield* repo.list(tenantId, pageSize(page.limit), page.starting_after)
       const at = yield* now
       const result = toPage(rows, pageSize(page.limit))
       return { ...result, data: result.data.map((row) => toApiKey(row, at)) }
@@ -92,7 +93,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
       graceDays: number | undefined
     ) {
       return yield* Effect.gen(function*() {
-        const found = yield* Effect.orDie(repo.findForUpdate(tenantId, keyId))
+        const found = yield* repo.findForUpdate(tenantId, keyId)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
         const old = found.value
         const at = yield* now
@@ -106,20 +107,20 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
         }
         const { apiKey, token } = yield* issue({ ...old, createdBy })
         const expiresAt = new Date(at.getTime() + (graceDays ?? config.keyRotationGraceDays) * DAY)
-        yield* Effect.orDie(repo.markRotated(old.id, expiresAt, apiKey.id))
+        yield* repo.markRotated(old.id, expiresAt, apiKey.id)
         return new RotatedApiKey({ api_key: apiKey, token, previous: { id: old.id, expires_at: expiresAt } })
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     const revoke = Effect.fn("KeyService.revoke")(function*(tenantId: string, keyId: string) {
       return yield* Effect.gen(function*() {
-        const found = yield* Effect.orDie(repo.findForUpdate(tenantId, keyId))
+        const found = yield* repo.findForUpdate(tenantId, keyId)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
         const at = yield* now
         if (found.value.revokedAt !== null) return toApiKey(found.value, at)
-        yield* Effect.orDie(repo.revoke(keyId, at))
+        yield* repo.revoke(keyId, at)
         return toApiKey({ ...found.value, revokedAt: at }, at)
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction)
     })
 
     // last_used_at is kept in memory and written in batches: a write per request would double
@@ -142,7 +143,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
     /** Every request: one indexed lookup, so a revocation is seen at once by every instance. */
     const verify = Effect.fn("KeyService.verify")(function*(token: string) {
       if (!apiKeyTokenPattern.test(token)) return yield* new InvalidApiKey()
-      const found = yield* Effect.orDie(repo.findByTokenHash(hashToken(token)))
+      const found = yield* repo.findByTokenHash(hashToken(token))
       if (Option.isNone(found)) return yield* new InvalidApiKey()
       const key = found.value
       const at = yield* now
@@ -165,12 +166,13 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
 
     /** Which key a leaked token belongs to, for the exposure alert (never returns the token). */
     const identify = Effect.fn("KeyService.identify")(function*(token: string) {
-      const found = yield* Effect.orDie(repo.findByTokenHash(hashToken(token)))
+      const found = yield* repo.findByTokenHash(hashToken(token))
       return Option.map(found, (key) => ({ keyId: key.id, tenantId: key.tenantId }))
     })
 
     return { create, list, rotate, revoke, verify, identify, flushLastUsed } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(KeyRepo.layer))
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide([KeyRepo.layer, Transaction.layer]))
 }

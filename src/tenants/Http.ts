@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { CurrentSession } from "../domain/Principal.js"
+import { MemberService } from "./MemberService.js"
 import { TenantService } from "./TenantService.js"
 
 export const TenantsHttpLive = HttpApiBuilder.group(
@@ -9,12 +10,13 @@ export const TenantsHttpLive = HttpApiBuilder.group(
   "tenants",
   Effect.fn(function*(handlers) {
     const tenants = yield* TenantService
+    const members = yield* MemberService
     return handlers
       .handle("get", ({ params }) => tenants.get(params.tenantId))
       .handle("addMember", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
           // The middleware resolved the caller's role on this tenant; it is always present here.
-          tenants.addMember(params.tenantId, session.role ?? "developer", payload)))
-      .handle("listMembers", ({ params, query }) => tenants.listMembers(params.tenantId, query))
+          members.addMember(params.tenantId, session.role ?? "developer", payload)))
+      .handle("listMembers", ({ params, query }) => members.listMembers(params.tenantId, query))
   })
 )

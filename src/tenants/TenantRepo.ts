@@ -1,63 +1,90 @@
-import { Context, Effect, Layer, Option } from "effect"
+/**
+ * SQL for tenants and their memberships. It also reads `quota_usage`, which the documents module
+ * owns and writes (DocumentRepo.takeQuota): the month's usage is part of every tenant the API
+ * shows, and joining it here keeps a list of tenants one statement instead of a call per tenant.
+ */
+import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Role } from "../domain/Principal.js"
+import { isUniqueViolation } from "../db/errors.js"
+import { decodeRows, repository } from "../db/Repository.js"
+import { Conflict } from "../domain/Errors.js"
+import { Role } from "../domain/Principal.js"
+import { TenantStatus } from "../domain/Tenant.js"
 import { quotaPeriod } from "../domain/Time.js"
-import { type PublicUser, Tenant, type TenantStatus } from "./Api.js"
 
-export interface TenantRow {
+/** A row of `tenants` (camelCase, as the SQL client maps result names). */
+const TenantRecord = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  taxId: Schema.String,
+  status: TenantStatus,
+  plan: Schema.String,
+  monthlyQuota: Schema.Number,
+  createdAt: Schema.Date
+})
+
+/** A tenant with its usage of a month's quota (null: nothing issued that month). */
+const TenantUsageRecord = Schema.Struct({ ...TenantRecord.fields, used: Schema.NullOr(Schema.Number) })
+export type TenantUsageRecord = typeof TenantUsageRecord.Type
+
+/** A row of `memberships`. */
+const MembershipRecord = Schema.Struct({ userId: Schema.String, role: Role, createdAt: Schema.Date })
+
+export type NewTenantRecord = {
   readonly id: string
   readonly name: string
   readonly taxId: string
-  readonly status: typeof TenantStatus.Type
-  readonly plan: string
   readonly monthlyQuota: number
   readonly createdAt: Date
-  readonly used: number | null
 }
 
-export const toTenant = (row: TenantRow, period: string) =>
-  new Tenant({
-    id: row.id,
-    name: row.name,
-    tax_id: row.taxId,
-    status: row.status,
-    plan: row.plan,
-    quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
-    created_at: row.createdAt
-  })
-
-export interface MemberRow {
-  readonly userId: string
-  readonly email: string
-  readonly name: string | null
-  readonly userCreatedAt: Date
-  readonly role: Role
-  readonly createdAt: Date
+export interface BillingChange {
+  readonly status: TenantStatus
+  readonly billingEventAt: Date
+  readonly plan?: string | undefined
+  readonly monthlyQuota?: number | undefined
 }
 
-export type UserShape = Pick<PublicUser, "id" | "email" | "name" | "created_at">
+const tenants = decodeRows(TenantRecord)
+const tenantsWithUsage = decodeRows(TenantUsageRecord)
+const tenantsOfMember = decodeRows(Schema.Struct({ ...TenantUsageRecord.fields, role: Role }))
+const issuers = decodeRows(Schema.Struct({
+  name: Schema.String,
+  taxId: Schema.String,
+  status: TenantStatus,
+  monthlyQuota: Schema.Number
+}))
+const memberships = decodeRows(MembershipRecord)
+const roles = decodeRows(Schema.Struct({ role: Role }))
+const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const tenantColumns = sql`t.id, t.name, t.tax_id, t.status, t.plan, t.monthly_quota, t.created_at`
 
-    const insert = (tenant: { id: string; name: string; taxId: string; monthlyQuota: number; createdAt: Date }) =>
-      sql`INSERT INTO tenants ${sql.insert(tenant)}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.insert"))
+    /** The tenant as stored, with the defaults the table gives a new one (status, plan). */
+    const insert = (tenant: NewTenantRecord) =>
+      tenants(sql`INSERT INTO tenants AS t ${sql.insert(tenant)} RETURNING ${tenantColumns}`).pipe(
+        // An insert returns its row.
+        Effect.map((rows) => rows[0]!),
+        Effect.catchIf(
+          (error) => isUniqueViolation(error, "tenants_tax_id"),
+          () => Effect.fail(new Conflict({ message: "A tenant with this tax id already exists." }))
+        ),
+        Effect.withSpan("TenantRepo.insert")
+      )
 
     const findById = (id: string, at: Date) =>
-      sql<TenantRow>`
-        SELECT t.*, q.used FROM tenants t
+      tenantsWithUsage(sql`
+        SELECT ${tenantColumns}, q.used FROM tenants t
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
-        WHERE t.id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.withSpan("TenantRepo.findById")
-      )
+        WHERE t.id = ${id}`).pipe(Effect.map(Arr.head), Effect.withSpan("TenantRepo.findById"))
 
     /** What issuing a document needs of its tenant (read inside the acceptance transaction). */
     const findIssuer = (id: string) =>
-      sql<{ name: string; taxId: string; status: typeof TenantStatus.Type; monthlyQuota: number }>`
-        SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      issuers(sql`SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${id}`).pipe(
+        Effect.map(Arr.head),
         Effect.withSpan("TenantRepo.findIssuer")
       )
 
@@ -70,18 +97,12 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
 
     /** The time of the last billing event applied to the tenant, locking the row for the caller's transaction. */
     const lockBillingState = (id: string) =>
-      sql<{ billingEventAt: Date | null }>`
-        SELECT billing_event_at FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      billingStates(sql`SELECT billing_event_at FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`).pipe(
+        Effect.map(Arr.head),
         Effect.withSpan("TenantRepo.lockBillingState")
       )
 
-    const applyBilling = (id: string, change: {
-      readonly status: typeof TenantStatus.Type
-      readonly billingEventAt: Date
-      readonly plan?: string | undefined
-      readonly monthlyQuota?: number | undefined
-    }) =>
+    const applyBilling = (id: string, change: BillingChange) =>
       sql`
         UPDATE tenants SET status = ${change.status}, billing_event_at = ${change.billingEventAt}
           ${change.plan === undefined ? sql`` : sql`, plan = ${change.plan}`}
@@ -89,33 +110,56 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         WHERE id = ${id}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.applyBilling"))
 
     const addMember = (member: { tenantId: string; userId: string; role: Role; createdAt: Date }) =>
-      sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(Effect.asVoid, Effect.withSpan("TenantRepo.addMember"))
+      sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(
+        Effect.asVoid,
+        Effect.catchIf(
+          (error) => isUniqueViolation(error),
+          () => Effect.fail(new Conflict({ message: "This user is already a member of the tenant." }))
+        ),
+        Effect.withSpan("TenantRepo.addMember")
+      )
 
     const roleOf = (tenantId: string, userId: string) =>
-      sql<{ role: Role }>`SELECT role FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.role)),
+      roles(sql`SELECT role FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`).pipe(
+        Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role)),
         Effect.withSpan("TenantRepo.roleOf")
       )
 
+    /**
+     * A page of the tenant's memberships in user id order, `limit + 1` rows so the caller can tell
+     * whether more exist (the users themselves belong to the auth module).
+     */
     const listMembers = (tenantId: string, limit: number, startingAfter: string | undefined) =>
-      sql<MemberRow>`
-        SELECT m.user_id, u.email, u.name, u.created_at AS user_created_at, m.role, m.created_at
-        FROM memberships m JOIN users u ON u.id = m.user_id
-        WHERE m.tenant_id = ${tenantId} ${startingAfter ? sql`AND m.user_id > ${startingAfter}` : sql``}
-        ORDER BY m.user_id
-        LIMIT ${limit + 1}`.pipe(Effect.withSpan("TenantRepo.listMembers"))
+      memberships(sql`
+        SELECT user_id, role, created_at FROM memberships
+        WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND user_id > ${startingAfter}` : sql``}
+        ORDER BY user_id
+        LIMIT ${limit + 1}`).pipe(Effect.withSpan("TenantRepo.listMembers"))
 
+    /** A page of the user's tenants with the user's role in each, in tenant id order, `limit + 1` rows. */
     const tenantsOfUser = (userId: string, at: Date, limit: number, startingAfter: string | undefined) =>
-      sql<TenantRow & { role: Role }>`
-        SELECT t.*, q.used, m.role FROM memberships m
+      tenantsOfMember(sql`
+        SELECT ${tenantColumns}, q.used, m.role FROM memberships m
         JOIN tenants t ON t.id = m.tenant_id
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
         WHERE m.user_id = ${userId} ${startingAfter ? sql`AND t.id > ${startingAfter}` : sql``}
         ORDER BY t.id
-        LIMIT ${limit + 1}`.pipe(Effect.withSpan("TenantRepo.tenantsOfUser"))
+        LIMIT ${limit + 1}`).pipe(Effect.withSpan("TenantRepo.tenantsOfUser"))
 
-    return { insert, findById, findIssuer, lock, lockBillingState, applyBilling, addMember, roleOf, listMembers, tenantsOfUser } as const
+    return repository({
+      insert,
+      findById,
+      findIssuer,
+      lock,
+      lockBillingState,
+      applyBilling,
+      addMember,
+      roleOf,
+      listMembers,
+      tenantsOfUser
+    })
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
 }

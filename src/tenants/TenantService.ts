@@ -1,81 +1,77 @@
+/**
+ * Tenants: creation (at registration, with its owner), the tenant as the API shows it, the
+ * caller's role, and what other modules need of a tenant (issuer data, a per-tenant lock, billing).
+ */
 import { Context, Effect, Layer, Option } from "effect"
-import { UserRepo, toPublicUser } from "../auth/UserRepo.js"
-import { isUniqueViolation } from "../db/errors.js"
-import { Conflict, Forbidden, NotFound } from "../domain/Errors.js"
-import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
-import type { Role } from "../domain/Principal.js"
+import { AppConfig } from "../Config.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
+import { NotFound } from "../domain/Errors.js"
+import { makeId } from "../domain/Ids.js"
+import { type PageParams, pageSize, toPage } from "../domain/Pagination.js"
+import { type NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
-import { TenantMembership } from "../auth/Api.js"
-import { Member } from "./Api.js"
-import { TenantRepo, toTenant } from "./TenantRepo.js"
+import { type BillingChange, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
+
+/** The one mapping from a stored tenant to the API's. */
+const toTenant = (row: TenantUsageRecord, period: string) =>
+  new Tenant({
+    id: row.id,
+    name: row.name,
+    tax_id: row.taxId,
+    status: row.status,
+    plan: row.plan,
+    quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
+    created_at: row.createdAt
+  })
 
 export class TenantService extends Context.Service<TenantService>()("etd/TenantService", {
   make: Effect.gen(function*() {
     const tenants = yield* TenantRepo
-    const users = yield* UserRepo
+    const config = yield* AppConfig
+    const inTransaction = yield* makeTransaction
+
+    /** A new tenant with `ownerId` as its owner, created at `at` (registration's own time). */
+    const create = Effect.fn("TenantService.create")(function*(input: NewTenant, ownerId: string, at: Date) {
+      const id = yield* makeId("tenant")
+      return yield* Effect.gen(function*() {
+        const row = yield* tenants.insert({
+          id,
+          name: input.name,
+          taxId: input.tax_id,
+          monthlyQuota: config.defaultMonthlyQuota,
+          createdAt: at
+        })
+        yield* tenants.addMember({ tenantId: id, userId: ownerId, role: "owner", createdAt: at })
+        return toTenant({ ...row, used: null }, quotaPeriod(at))
+      }).pipe(inTransaction)
+    })
 
     const get = Effect.fn("TenantService.get")(function*(tenantId: string) {
       const at = yield* now
-      const row = yield* Effect.orDie(tenants.findById(tenantId, at))
-      return toTenant(yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }), quotaPeriod(at))
+      const row = yield* tenants.findById(tenantId, at)
+      if (Option.isNone(row)) return yield* new NotFound()
+      return toTenant(row.value, quotaPeriod(at))
     })
 
     /** The issuer's name, tax id, status and quota: None for an unknown tenant. */
-    const issuer = (tenantId: string) => Effect.orDie(tenants.findIssuer(tenantId))
+    const issuer = (tenantId: string) => tenants.findIssuer(tenantId)
 
     /** Serializes per-tenant limits (call inside the transaction that checks the limit). */
-    const lock = (tenantId: string) => Effect.orDie(tenants.lock(tenantId))
+    const lock = (tenantId: string) => tenants.lock(tenantId)
 
     /** For the payment provider's events: the last applied event's time (None: no such tenant), row locked. */
-    const lockBillingState = (tenantId: string) => Effect.orDie(tenants.lockBillingState(tenantId))
+    const lockBillingState = (tenantId: string) => tenants.lockBillingState(tenantId)
 
     /** Applies a payment provider's event to the tenant's status, plan and quota. */
-    const applyBilling = (tenantId: string, change: Parameters<typeof tenants.applyBilling>[1]) =>
-      Effect.orDie(tenants.applyBilling(tenantId, change))
+    const applyBilling = (tenantId: string, change: BillingChange) => tenants.applyBilling(tenantId, change)
 
     const roleOf = Effect.fn("TenantService.roleOf")(function*(tenantId: string, userId: string) {
-      return yield* Effect.orDie(tenants.roleOf(tenantId, userId))
-    })
-
-    const addMember = Effect.fn("TenantService.addMember")(function*(
-      tenantId: string,
-      actorRole: Role,
-      input: { email: string; role: Role }
-    ) {
-      if (input.role === "owner" && actorRole !== "owner") {
-        return yield* new Forbidden({ message: "Only an owner can add another owner." })
-      }
-      const user = yield* Effect.orDie(users.findByEmail(input.email))
-      if (Option.isNone(user)) {
-        return yield* new NotFound({ message: "No registered user has this email. Ask them to register first." })
-      }
-      const createdAt = yield* now
-      yield* tenants.addMember({ tenantId, userId: user.value.id, role: input.role, createdAt }).pipe(
-        Effect.catchTag("SqlError", (error) =>
-          isUniqueViolation(error)
-            ? Effect.fail(new Conflict({ message: "This user is already a member of the tenant." }))
-            : Effect.die(error))
-      )
-      return new Member({ user: toPublicUser(user.value), role: input.role, created_at: createdAt })
-    })
-
-    const listMembers = Effect.fn("TenantService.listMembers")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* Effect.orDie(tenants.listMembers(tenantId, pageSize(page.limit), page.starting_after))
-      const members = rows.map((row) => ({
-        id: row.userId,
-        member: new Member({
-          user: toPublicUser({ id: row.userId, email: row.email, name: row.name, createdAt: row.userCreatedAt }),
-          role: row.role,
-          created_at: row.createdAt
-        })
-      }))
-      const result = toPage(members, pageSize(page.limit))
-      return { ...result, data: result.data.map((entry) => entry.member) }
+      return yield* tenants.roleOf(tenantId, userId)
     })
 
     const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: string, page: PageParams) {
       const at = yield* now
-      const rows = yield* Effect.orDie(tenants.tenantsOfUser(userId, at, pageSize(page.limit), page.starting_after))
+      const rows = yield* tenants.tenantsOfUser(userId, at, pageSize(page.limit), page.starting_after)
       const result = toPage(rows, pageSize(page.limit))
       return {
         ...result,
@@ -83,8 +79,9 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { get, issuer, lock, lockBillingState, applyBilling, roleOf, addMember, listMembers, tenantsOfUser } as const
+    return { create, get, issuer, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide([TenantRepo.layer, UserRepo.layer]))
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide([TenantRepo.layer, Transaction.layer]))
 }

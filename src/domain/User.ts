@@ -1,0 +1,19 @@
+/** Users as the API shows them, shared by the auth module (which owns them) and tenants (members). */
+import { Schema } from "effect"
+import { emailAddress } from "./Email.js"
+
+export class PublicUser extends Schema.Class<PublicUser>("User")({
+  id: Schema.String,
+  object: Schema.tag("user"),
+  email: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  created_at: Schema.Date
+}) {}
+
+export const Email = emailAddress(Schema.Trim).annotate({
+  description: "An email address.",
+  examples: ["ana@example.com"]
+})
+
+/** Emails compare case-insensitively; the address is kept as the user typed it. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase()

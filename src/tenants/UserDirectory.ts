@@ -1,0 +1,13 @@
+/**
+ * What the tenants module needs to know of users, who belong to the auth module. Tenants define
+ * the port and auth implements it (src/auth/Directory.ts), so tenants never import auth.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { PublicUser } from "../domain/User.js"
+
+export class UserDirectory extends Context.Service<UserDirectory, {
+  /** The registered user with this email (compared case-insensitively), if any. */
+  readonly findByEmail: (email: string) => Effect.Effect<Option.Option<PublicUser>>
+  /** The users with these ids, in no particular order; unknown ids are left out. */
+  readonly findByIds: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<PublicUser>>
+}>()("etd/UserDirectory") {}

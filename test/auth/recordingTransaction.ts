@@ -1,0 +1,15 @@
+/** For unit tests over mocked repositories: a transaction runner that writes where each transaction begins and how it ends. */
+import { Effect, Exit, Layer } from "effect"
+import { dieOnSqlError } from "../../src/db/errors.js"
+import { Transaction } from "../../src/db/Repository.js"
+
+export const recordingTransaction = (log: Array<string>) => {
+  const write = (line: string) => Effect.sync(() => void log.push(line))
+  return Layer.succeed(Transaction, {
+    run: (effect) =>
+      dieOnSqlError(write("begin").pipe(
+        Effect.andThen(effect),
+        Effect.onExit((exit) => write(Exit.isSuccess(exit) ? "commit" : "rollback"))
+      ))
+  })
+}

@@ -1,0 +1,66 @@
+/**
+ * MemberService alone: memberships from a mocked TenantRepo, users from a mocked UserDirectory
+ * (Layer.mock). The HTTP suite (Tenants.test.ts) covers the contract on both databases.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { PublicUser } from "../../src/domain/User.js"
+import { MemberService } from "../../src/tenants/MemberService.js"
+import { TenantRepo } from "../../src/tenants/TenantRepo.js"
+import { UserDirectory } from "../../src/tenants/UserDirectory.js"
+
+type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
+
+const serviceWith = (repo: Mock<typeof TenantRepo>, directory: Mock<typeof UserDirectory>) =>
+  MemberService.layerNoDeps.pipe(Layer.provide([Layer.mock(TenantRepo)(repo), Layer.mock(UserDirectory)(directory)]))
+
+const user = (id: string) =>
+  new PublicUser({ id, email: `${id}@example.com`, name: null, created_at: new Date("2026-01-01T00:00:00Z") })
+
+describe("MemberService (neighbours mocked)", () => {
+  it.effect("only an owner may add an owner; an unknown email is not_found, and nothing is written", () => {
+    const layer = serviceWith(
+      {}, // No `addMember`: a write would die.
+      { findByEmail: () => Effect.succeed(Option.none()) }
+    )
+    return Effect.gen(function*() {
+      const members = yield* MemberService
+      const forbidden = yield* Effect.flip(members.addMember("ten_1", "admin", { email: "ana@example.com", role: "owner" }))
+      expect(forbidden._tag).toBe("Forbidden")
+      expect(forbidden.message).toBe("Only an owner can add another owner.")
+      const unknown = yield* Effect.flip(members.addMember("ten_1", "owner", { email: "ana@example.com", role: "owner" }))
+      expect(unknown._tag).toBe("NotFound")
+      expect(unknown.message).toContain("register first")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("lists a page of memberships in their order with the directory's users, asking only for that page", () => {
+    const asked: Array<ReadonlyArray<string>> = []
+    const joined = (day: number) => new Date(Date.UTC(2026, 1, day))
+    const layer = serviceWith(
+      {
+        // limit + 1 rows: the third only says that more exist.
+        listMembers: (_tenantId, limit) =>
+          Effect.succeed([
+            { userId: "usr_a", role: "owner" as const, createdAt: joined(1) },
+            { userId: "usr_b", role: "developer" as const, createdAt: joined(2) },
+            { userId: "usr_c", role: "admin" as const, createdAt: joined(3) }
+          ].slice(0, limit + 1))
+      },
+      {
+        findByIds: (ids) => Effect.sync(() => asked.push(ids)).pipe(Effect.as([...ids].reverse().map(user)))
+      }
+    )
+    return Effect.gen(function*() {
+      const members = yield* MemberService
+      const page = yield* members.listMembers("ten_1", { limit: 2 })
+      expect(page.data.map((member) => [member.user.id, member.role, member.created_at])).toEqual([
+        ["usr_a", "owner", joined(1)],
+        ["usr_b", "developer", joined(2)]
+      ])
+      expect(page.has_more).toBe(true)
+      expect(page.next_cursor).toBe("usr_b")
+      expect(asked).toEqual([["usr_a", "usr_b"]])
+    }).pipe(Effect.provide(layer))
+  })
+})

@@ -1,0 +1,68 @@
+/**
+ * TenantService alone, over a mocked TenantRepo (Layer.mock). The HTTP suite (Tenants.test.ts)
+ * covers the contract on both databases.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { AppConfigTest } from "../../src/Config.js"
+import { Transaction } from "../../src/db/Repository.js"
+import { type NewTenantRecord, TenantRepo } from "../../src/tenants/TenantRepo.js"
+import { TenantService } from "../../src/tenants/TenantService.js"
+
+type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
+
+const serviceWith = (repo: Mock<typeof TenantRepo>) =>
+  TenantService.layerNoDeps.pipe(
+    Layer.provide([Layer.mock(TenantRepo)(repo), Transaction.layerTest, AppConfigTest({ defaultMonthlyQuota: 250 })])
+  )
+
+const stored = {
+  id: "ten_1",
+  name: "Ana Ltda",
+  taxId: "11222333000181",
+  status: "active" as const,
+  plan: "free",
+  monthlyQuota: 100,
+  createdAt: new Date("2026-01-05T10:00:00Z")
+}
+
+describe("TenantService (repository mocked)", () => {
+  it.effect("shows this UTC month's usage of the quota, zero before the first document", () => {
+    const asked: Array<Date> = []
+    const layer = serviceWith({
+      findById: (id, at) =>
+        Effect.sync(() => asked.push(at)).pipe(
+          Effect.as(id === "ten_1" ? Option.some({ ...stored, used: null }) : Option.none())
+        )
+    })
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      // Still 31 January in São Paulo, but the period is the calendar month in UTC.
+      yield* TestClock.setTime(Date.parse("2026-02-01T01:00:00Z"))
+      const tenant = yield* tenants.get("ten_1")
+      expect(tenant.quota).toEqual({ period: "2026-02", limit: 100, used: 0 })
+      expect(asked.map((at) => at.toISOString())).toEqual(["2026-02-01T01:00:00.000Z"])
+      const error = yield* Effect.flip(tenants.get("ten_unknown"))
+      expect(error._tag).toBe("NotFound")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a new tenant gets the configured quota and its creator as owner, at the registration's time", () => {
+    const inserted: Array<NewTenantRecord> = []
+    const members: Array<{ tenantId: string; userId: string; role: string; createdAt: Date }> = []
+    const layer = serviceWith({
+      insert: (tenant) => Effect.sync(() => inserted.push(tenant)).pipe(Effect.as({ ...tenant, status: "active" as const, plan: "free" })),
+      addMember: (member) => Effect.sync(() => void members.push(member))
+    })
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      const at = new Date("2026-03-10T08:00:00Z")
+      const tenant = yield* tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, "usr_ana", at)
+      expect(inserted).toEqual([{ id: tenant.id, name: "Ana Ltda", taxId: "11222333000181", monthlyQuota: 250, createdAt: at }])
+      expect(members).toEqual([{ tenantId: tenant.id, userId: "usr_ana", role: "owner", createdAt: at }])
+      expect(tenant.quota).toEqual({ period: "2026-03", limit: 250, used: 0 })
+      expect(tenant.created_at).toEqual(at)
+    }).pipe(Effect.provide(layer))
+  })
+})
