@@ -4,7 +4,7 @@
  */
 import { PgClient, PgTypes } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted, Result, String as Str } from "effect"
-import { Migrator, type SqlClient } from "effect/sql"
+import { Migrator, SqlClient } from "effect/sql"
 import * as path from "node:path"
 import { AppConfig } from "../Config.js"
 import * as PgliteClient from "./PgliteClient.js"
@@ -83,3 +83,12 @@ export const latestMigrationId = Effect.map(migrations, (all) => Math.max(...all
 export const DatabaseLive = Layer.provideMerge(MigrationsLive, SqlLive)
 
 export type Sql = SqlClient.SqlClient
+
+/** The database answers a trivial statement (readiness). */
+export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
+
+/** The newest migration applied to the database, 0 when none (readiness). */
+export const appliedMigration = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql.unsafe<{ latest: number | null }>(`SELECT max(migration_id) AS latest FROM ${MIGRATIONS_TABLE}`)
+).pipe(Effect.map((rows) => rows[0]?.latest ?? 0))

@@ -51,10 +51,6 @@ export class Transaction extends Context.Service<Transaction, {
 
 export const makeTransaction = Effect.map(Transaction, (transaction) => transaction.run)
 
-/** Like `makeTransaction`'s runner, taking the SqlClient from the context. */
-export const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => dieOnSqlError(sql.withTransaction(effect)))
-
 /** Decodes a statement's rows with `schema`; our own rows failing it would be a bug, so a defect. */
 export const decodeRows = <A>(schema: Schema.Decoder<A>) => {
   const decode = Schema.decodeUnknownEffect(Schema.Array(schema))

@@ -179,8 +179,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             // The key was taken over by a newer request: that one's answer is the one to keep.
             ? Effect.void
             : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractErrorJson)(error)).pipe(
-              Effect.catchTag("IdempotencyConflict", () => Effect.void),
-              Effect.orDie
+              Effect.catchTag("IdempotencyConflict", () => Effect.void)
             )),
         // A crash or interruption has no answer worth replaying: give the key back for a retry.
         Effect.onExit((exit) =>

@@ -4,7 +4,7 @@
  */
 import { Context, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { latestMigrationId, MIGRATIONS_TABLE } from "../db/Database.js"
+import { appliedMigration, latestMigrationId, ping } from "../db/Database.js"
 import { NotReady } from "../domain/Errors.js"
 
 export type CheckResult = "ok" | "failed"
@@ -22,15 +22,11 @@ export class Readiness extends Context.Service<Readiness>()("etd/Readiness", {
     const within = <A, E>(effect: Effect.Effect<A, E>) =>
       effect.pipe(Effect.timeout(Duration.seconds(2)), Effect.option, Effect.map(Option.isSome))
 
-    const database = within(sql`SELECT 1`)
+    const database = within(Effect.provideService(ping, SqlClient.SqlClient, sql))
     const migrations = Effect.map(
-      Effect.option(
-        Effect.timeout(sql.unsafe<{ latest: number | null }>(`SELECT max(migration_id) AS latest FROM ${MIGRATIONS_TABLE}`), "2 seconds")
-      ),
-      Option.match({ onNone: () => false, onSome: (rows) => (rows[0]?.latest ?? 0) >= latest })
+      Effect.option(Effect.timeout(Effect.provideService(appliedMigration, SqlClient.SqlClient, sql), "2 seconds")),
+      Option.match({ onNone: () => false, onSome: (applied) => applied >= latest })
     )
-    // Suspended: the workers must be read at each check, not when the service is built (before
-    // any worker has registered).
     // Read at each check, not when the service is built (before any worker has registered).
     const workersRunning = Effect.sync(() => [...workers.values()].every((fiber) => fiber.pollUnsafe() === undefined))
 

@@ -14,7 +14,7 @@ import { Transaction } from "../../src/db/Repository.js"
 import { Conflict } from "../../src/domain/Errors.js"
 import { hashToken } from "../../src/domain/Tokens.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
-import { recordingTransaction } from "./recordingTransaction.js"
+import { recordingTransaction } from "../support/recordingTransaction.js"
 
 const PASSWORD = Redacted.make("correct horse battery staple")
 const SESSION_TOKEN = "etd_sess_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -63,7 +63,7 @@ describe("AuthService (neighbours mocked)", () => {
       }))
       expect(error.message).toContain("tax id")
       // The slow KDF runs before the transaction, so it never holds a connection.
-      expect(log).toEqual(["hash", "begin", "insert ana@example.com", "create 11222333000181 owned by usr_", "rollback"])
+      expect(log).toEqual(["hash", "BEGIN", "insert ana@example.com", "create 11222333000181 owned by usr_", "ROLLBACK"])
     }).pipe(Effect.provide(layer))
   })
 

@@ -3,28 +3,17 @@
  * changes for an applied one, and that the lock, the record and the change share one transaction.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { BillingRepo, type ReceivedEvent } from "../../src/billing/BillingRepo.js"
 import { BillingService, PaymentProviderSecret } from "../../src/billing/BillingService.js"
-import { dieOnSqlError } from "../../src/db/errors.js"
-import { Transaction } from "../../src/db/Repository.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { generateWebhookSecret, webhookHeaders } from "../../src/webhooks/Signing.js"
+import { recordingTransaction } from "../support/recordingTransaction.js"
 
 const SECRET = generateWebhookSecret()
 const TENANT = "ten_billing"
 const LAST_APPLIED = new Date("2025-03-01T12:00:00Z")
 
-/** Transactions that write where they begin and how they end into `log`, with no database behind them. */
-const recordingTransaction = (log: Array<string>) =>
-  Layer.succeed(Transaction, {
-    run: (effect) =>
-      Effect.sync(() => log.push("BEGIN")).pipe(
-        Effect.andThen(effect),
-        Effect.onExit((exit) => Effect.sync(() => log.push(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"))),
-        dieOnSqlError
-      )
-  })
 
 interface BillingChange {
   readonly status: string

@@ -4,31 +4,20 @@
  * retried in a fresh transaction, so it replaces the winner instead of failing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
-import { dieOnSqlError } from "../../src/db/errors.js"
-import { Transaction } from "../../src/db/Repository.js"
 import { ActiveCredentialTaken } from "../../src/domain/Credential.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/taxIds.js"
+import { recordingTransaction } from "../support/recordingTransaction.js"
 
 const TENANT = "ten_unit"
 const TENANT_TAX_ID = cnpj()
 const PASSWORD = "unit-test-pass"
 
-/** Transactions that write where they begin and how they end into `log`, with no database behind them. */
-const recordingTransaction = (log: Array<string>) =>
-  Layer.succeed(Transaction, {
-    run: (effect) =>
-      Effect.sync(() => log.push("BEGIN")).pipe(
-        Effect.andThen(effect),
-        Effect.onExit((exit) => Effect.sync(() => log.push(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"))),
-        dieOnSqlError
-      )
-  })
 
 // Generating a bundle costs a few openssl processes; share them.
 let ours: TestPkcs12 | undefined

@@ -11,7 +11,7 @@ import { ExposureMonitor } from "../../src/keys/ExposureMonitor.js"
 import { KeyService } from "../../src/keys/KeyService.js"
 import { SecurityAlertRepo } from "../../src/keys/SecurityAlertRepo.js"
 import { ExposureReports } from "../../src/telemetry/ExposureReports.js"
-import { recordingTransaction } from "../auth/recordingTransaction.js"
+import { recordingTransaction } from "../support/recordingTransaction.js"
 
 /** The monitor over mocks that write what they are asked, and where transactions begin and end, to `log`. */
 const monitorWith = (log: Array<string>) => {
@@ -42,7 +42,7 @@ describe("ExposureMonitor (neighbours mocked)", () => {
     return Effect.gen(function*() {
       const monitor = yield* ExposureMonitor
       yield* monitor.handle(generateToken("test"), "url")
-      expect(log).toEqual(["begin", "alert api_key.exposed ten_1 key_1 url", "event api_key.exposed test ten_1", "commit"])
+      expect(log).toEqual(["BEGIN", "alert api_key.exposed ten_1 key_1 url", "event api_key.exposed test ten_1", "COMMIT"])
     }).pipe(Effect.provide(monitorWith(log)))
   })
 
@@ -55,9 +55,9 @@ describe("ExposureMonitor (neighbours mocked)", () => {
       expect(log).toEqual([
         "revoke session",
         "alert session.exposed - - log",
-        "begin",
+        "BEGIN",
         "alert api_key.exposed - - log",
-        "commit"
+        "COMMIT"
       ])
     }).pipe(Effect.provide(monitorWith(log)))
   })

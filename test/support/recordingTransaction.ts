@@ -7,9 +7,9 @@ export const recordingTransaction = (log: Array<string>) => {
   const write = (line: string) => Effect.sync(() => void log.push(line))
   return Layer.succeed(Transaction, {
     run: (effect) =>
-      dieOnSqlError(write("begin").pipe(
+      dieOnSqlError(write("BEGIN").pipe(
         Effect.andThen(effect),
-        Effect.onExit((exit) => write(Exit.isSuccess(exit) ? "commit" : "rollback"))
+        Effect.onExit((exit) => write(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"))
       ))
   })
 }
