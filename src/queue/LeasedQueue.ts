@@ -94,8 +94,10 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       Effect.gen(function*() {
         if (!Arr.isReadonlyArrayNonEmpty(jobs)) return
         const at = yield* now
-        yield* sql`INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))}`
-        yield* wake
+        // One round trip: the insert and the wake-up (sent at commit) in a single statement.
+        yield* sql`
+          WITH queued AS (INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))} RETURNING 1)
+          SELECT pg_notify(${definition.channel}, 'queued') FROM (SELECT 1 FROM queued LIMIT 1) AS one`
       }).pipe(Effect.orDie, Effect.withSpan(`Queue.enqueue`, { attributes: { "queue.name": definition.name } }))
 
     const claim = (limit: number, lease: Duration.Duration) =>
@@ -106,7 +108,8 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         // for the old claim, even on the same instance.
         const token = `${instanceId}:${randomUUID()}`
         const dueNow = sql`${state} = 'pending' AND ${due} <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})`
-        const picked = definition.fairnessColumn === undefined
+        // One job at a time is the oldest due one either way: fairness only matters within a batch.
+        const picked = definition.fairnessColumn === undefined || limit === 1
           ? sql`SELECT id FROM ${table} WHERE ${dueNow} ORDER BY ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
           : sql`
             SELECT id FROM (

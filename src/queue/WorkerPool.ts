@@ -9,7 +9,7 @@
  * run out and another instance takes them over.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, type Scope, Semaphore, Stream } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, type Scope, Semaphore, Stream } from "effect"
 import { Readiness } from "../system/Readiness.js"
 import type { Lease, LeasedQueue } from "./LeasedQueue.js"
 
@@ -30,21 +30,32 @@ export interface WorkerPoolOptions<Job extends Lease> {
 }
 
 /**
- * Renews the job's lease every third of it while the handler runs. A lost lease ends the renewal:
- * the handler's own writes are fenced and will find out.
+ * Keeps the leases of the jobs in hand alive: every third of the lease, each job that has run that
+ * long gets its lease renewed. One loop per pool rather than a timer per job, since most jobs end
+ * long before a third of their lease. A lost lease is dropped from the set: the handler's own
+ * writes are fenced and will find out.
  */
-const keepLeased = <Job extends Lease>(queue: LeasedQueue<Job, never>, job: Job, lease: Duration.Duration) =>
+const keepLeased = <Job extends Lease>(
+  queue: LeasedQueue<Job, never>,
+  inHand: Map<Job, number>,
+  lease: Duration.Duration
+) =>
   Effect.gen(function*() {
-    const every = Duration.millis(Duration.toMillis(lease) / 3)
+    const third = Duration.toMillis(lease) / 3
     for (;;) {
-      yield* Effect.sleep(every)
-      const held = yield* queue.renew(job, lease).pipe(
-        Effect.as(true),
-        Effect.catchTag("LeaseLost", () => Effect.succeed(false)),
-        // A database hiccup: try again at the next turn, the lease has two thirds left.
-        Effect.catchDefect((defect) => Effect.as(Effect.logWarning("could not renew a job lease", defect), true))
-      )
-      if (!held) return
+      yield* Effect.sleep(Duration.millis(third))
+      const at = yield* Clock.currentTimeMillis
+      for (const [job, claimedAt] of inHand) {
+        if (at - claimedAt < third) continue
+        const held = yield* queue.renew(job, lease).pipe(
+          Effect.as(true),
+          Effect.catchTag("LeaseLost", () => Effect.succeed(false)),
+          // A database hiccup: try again at the next turn, the lease has two thirds left.
+          Effect.catchDefect((defect) => Effect.as(Effect.logWarning("could not renew a job lease", defect), true))
+        )
+        if (held) inHand.set(job, at)
+        else inHand.delete(job)
+      }
     }
   })
 
@@ -75,12 +86,16 @@ export const runWorkerPool = <Job extends Lease>(
       )
     }
 
+    /** The jobs in hand, with when their lease was last taken or renewed. */
+    const inHand = new Map<Job, number>()
+    yield* Effect.forkScoped(keepLeased(queue, inHand, options.lease))
+
     const handle = (job: Job) =>
       Effect.gen(function*() {
-        yield* Effect.forkScoped(keepLeased(queue, job, options.lease))
+        inHand.set(job, yield* Clock.currentTimeMillis)
         yield* options.handle(job)
       }).pipe(
-        Effect.scoped,
+        Effect.ensuring(Effect.sync(() => inHand.delete(job))),
         Effect.catchCause((cause) => Effect.logError(`${queue.name} job failed unexpectedly`, cause)),
         Effect.annotateLogs({ queue: queue.name, job_id: String(job.id) }),
         Effect.ensuring(Semaphore.release(slots, 1))

@@ -71,7 +71,8 @@ const targets = decodeRows(EndpointRow.mapFields((fields) => ({
   deletedAt: fields.deletedAt,
   secret: fields.secret,
   previousSecret: fields.previousSecret,
-  previousSecretExpiresAt: fields.previousSecretExpiresAt
+  previousSecretExpiresAt: fields.previousSecretExpiresAt,
+  failingSince: fields.failingSince
 })))
 
 export interface Owner {
@@ -233,7 +234,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     /** What sending a delivery needs of its endpoint (also when it was disabled or deleted meanwhile). */
     const deliveryTarget = (endpointId: string) =>
       targets(sql`
-        SELECT url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at
+        SELECT url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since
         FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first), Effect.withSpan("WebhookRepo.deliveryTarget"))
 
     /** Every attempt that was sent is kept (SPEC §9). */

@@ -36,7 +36,8 @@ const dispatcherTo = (url: string) => {
           deletedAt: null,
           secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
           previousSecret: null,
-          previousSecretExpiresAt: null
+          previousSecretExpiresAt: null,
+          failingSince: new Date(0)
         })),
       insertAttempt: (attempt) => Effect.sync(() => void writes.push(`attempt:${attempt.statusCode}`)),
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
