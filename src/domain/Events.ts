@@ -21,6 +21,18 @@ export const eventTypes = [
 export const EventType = Schema.Literals(eventTypes)
 export type EventType = typeof EventType.Type
 
+/** An event as the outbox stores it and the webhooks send it. */
+export const RecordedEvent = Schema.Struct({
+  id: Schema.String,
+  tenantId: Schema.String,
+  environment: Environment,
+  type: Schema.String,
+  /** `{ object }`, as stored and as sent. */
+  data: Schema.Unknown,
+  createdAt: Schema.Date
+})
+export type RecordedEvent = typeof RecordedEvent.Type
+
 /** `quota.threshold`: a live document took the month's usage to 80 % or 100 % of the quota. */
 export const QuotaThresholdObject = Schema.Struct({
   object: Schema.Literal("quota"),

@@ -1,0 +1,85 @@
+/** SQL for Idempotency-Keys (`idempotency_keys`); the rules they follow are in Idempotency.ts. */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeRows, repository } from "../db/Repository.js"
+import type { Environment } from "../domain/Principal.js"
+
+export interface IdempotencyScope {
+  readonly tenantId: string
+  readonly environment: Environment
+  readonly key: string
+}
+
+/** A claim on a key: who holds it (`token`) and until when it counts as alive. */
+export interface KeyClaim {
+  readonly hash: string
+  readonly token: string
+  readonly lockedUntil: Date
+  readonly at: Date
+  readonly expiresAt: Date
+}
+
+const StoredKey = Schema.Struct({
+  requestHash: Schema.String,
+  responseStatus: Schema.NullOr(Schema.Number),
+  responseBody: Schema.Unknown,
+  lockedUntil: Schema.NullOr(Schema.Date),
+  expiresAt: Schema.Date
+})
+const storedKeys = decodeRows(StoredKey)
+
+export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/IdempotencyRepo", {
+  make: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const where = (scope: IdempotencyScope) =>
+      sql`tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}`
+
+    /** Takes a key nobody holds; false when it exists already. */
+    const insertClaim = (scope: IdempotencyScope, claim: KeyClaim) =>
+      sql`
+        INSERT INTO idempotency_keys
+          (tenant_id, environment, key, request_hash, claim_token, locked_until, created_at, expires_at)
+        VALUES (${scope.tenantId}, ${scope.environment}, ${scope.key}, ${claim.hash}, ${claim.token}, ${claim.lockedUntil},
+                ${claim.at}, ${claim.expiresAt})
+        ON CONFLICT (tenant_id, environment, key) DO NOTHING
+        RETURNING key`.pipe(Effect.map((rows) => rows.length > 0), Effect.withSpan("IdempotencyRepo.insertClaim"))
+
+    const findForUpdate = (scope: IdempotencyScope) =>
+      storedKeys(sql`
+        SELECT request_hash, response_status, response_body, locked_until, expires_at FROM idempotency_keys
+        WHERE ${where(scope)}
+        FOR UPDATE`).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.withSpan("IdempotencyRepo.findForUpdate"))
+
+    /** Takes over an expired or abandoned key (locked by `findForUpdate`). */
+    const retake = (scope: IdempotencyScope, claim: KeyClaim) =>
+      sql`
+        UPDATE idempotency_keys
+        SET request_hash = ${claim.hash}, response_status = NULL, response_body = NULL, claim_token = ${claim.token},
+            locked_until = ${claim.lockedUntil}, created_at = ${claim.at}, expires_at = ${claim.expiresAt}
+        WHERE ${where(scope)}`.pipe(Effect.asVoid, Effect.withSpan("IdempotencyRepo.retake"))
+
+    /** Stores the outcome if `token` still holds the key; false when another request took it over. */
+    const complete = (scope: IdempotencyScope, token: string, status: number, body: unknown) =>
+      sql`
+        UPDATE idempotency_keys SET response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb,
+          locked_until = NULL
+        WHERE ${where(scope)} AND claim_token = ${token}
+        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1), Effect.withSpan("IdempotencyRepo.complete"))
+
+    const release = (scope: IdempotencyScope, token: string) =>
+      sql`
+        DELETE FROM idempotency_keys
+        WHERE ${where(scope)} AND response_status IS NULL AND claim_token = ${token}`.pipe(
+        Effect.asVoid,
+        Effect.withSpan("IdempotencyRepo.release")
+      )
+
+    const purgeExpired = (at: Date) =>
+      sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid, Effect.withSpan("IdempotencyRepo.purgeExpired"))
+
+    return repository({ insertClaim, findForUpdate, retake, complete, release, purgeExpired })
+  })
+}) {
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
+}

@@ -1,0 +1,30 @@
+/** SQL for the event outbox (`events`). */
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeRows, repository } from "../db/Repository.js"
+import { RecordedEvent } from "../domain/Events.js"
+
+const events = decodeRows(RecordedEvent)
+
+export class EventRepo extends Context.Service<EventRepo>()("etd/EventRepo", {
+  make: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = (event: RecordedEvent) =>
+      sql`
+        INSERT INTO events (id, tenant_id, environment, type, data, created_at)
+        VALUES (${event.id}, ${event.tenantId}, ${event.environment}, ${event.type},
+                ${JSON.stringify(event.data)}::jsonb, ${event.createdAt})`.pipe(Effect.asVoid, Effect.withSpan("EventRepo.insert"))
+
+    const find = (id: string) =>
+      events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`).pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        Effect.withSpan("EventRepo.find")
+      )
+
+    return repository({ insert, find })
+  })
+}) {
+  static readonly layerNoDeps = Layer.effect(this, this.make)
+  static readonly layer = this.layerNoDeps
+}
