@@ -1,6 +1,6 @@
 /**
  * Writes one JSON Schema per webhook event type to schemas/events/<type>.json, from the Effect
- * Schemas the service itself uses (src/webhooks/Events.ts). `npm run events-schemas`; a test fails
+ * Schemas the service itself uses (src/domain/Events.ts). `npm run events-schemas`; a test fails
  * when the checked-in files are stale.
  */
 import { JsonSchema, Schema } from "effect"

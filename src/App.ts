@@ -102,17 +102,17 @@ export const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disa
   Layer.provide(BuiltInTracerDisabled)
 )
 
-/**
- * The whole application for a given configuration; the caller provides the HTTP server. The logger is installed first so
- * every fiber, including background workers, writes through the token guard.
- */
-/** Background work: the issuance pipeline's workers and the webhook dispatcher. */
+/** Background work: the issuance workers, the idempotency-key purge and the webhook dispatcher. */
 export const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
   WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer]))
 )
 
+/**
+ * The whole application for a given configuration; the caller provides the HTTP server. The logger is installed first so
+ * every fiber, including background workers, writes through the token guard.
+ */
 export const makeApp = (
   config: Layer.Layer<AppConfig>,
   sql: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError, AppConfig> = SqlLive,

@@ -90,5 +90,5 @@ export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 /** The newest migration applied to the database, 0 when none (readiness). */
 export const appliedMigration = Effect.flatMap(
   SqlClient.SqlClient,
-  (sql) => sql.unsafe<{ latest: number | null }>(`SELECT max(migration_id) AS latest FROM ${MIGRATIONS_TABLE}`)
-).pipe(Effect.map((rows) => rows[0]?.latest ?? 0))
+  (sql) => sql`SELECT max(migration_id) AS latest FROM ${sql(MIGRATIONS_TABLE)}`
+).pipe(Effect.map((rows) => Number(rows[0]?.["latest"] ?? 0)))

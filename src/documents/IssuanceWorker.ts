@@ -15,7 +15,6 @@
  */
 import { Duration, Effect, Layer, Option } from "effect"
 import {
-  type AuthorityRecord,
   type Authorization,
   TaxAuthorityLive,
   TaxAuthoritySandbox,
@@ -41,6 +40,9 @@ type Outcome =
   | { readonly _tag: "CancellationRefused"; readonly code: string; readonly message: string }
   | { readonly _tag: "Transient"; readonly code: string; readonly message: string }
 
+const authorized = (authorization: Authorization): Outcome => ({ _tag: "Authorized", authorization })
+const cancelled = (protocol: string | null, cancelledAt: Date): Outcome => ({ _tag: "Cancelled", protocol, cancelledAt })
+
 export const makeIssuanceWorker = Effect.gen(function*() {
   const inTransaction = yield* makeTransaction
   const config = yield* AppConfig
@@ -52,9 +54,6 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const sandbox = yield* TaxAuthoritySandbox
   const authorityFor = (environment: Environment): TaxAuthority => (environment === "live" ? live : sandbox)
   const schedule = exponentialBackoff(config.retry)
-
-  /** Takes the next due job, if any, and counts the attempt (tests drive the worker one job at a time). */
-  const claim = Effect.map(queue.claim(1, config.issuance.lease), (jobs) => Option.fromNullishOr(jobs[0]))
 
   const emit = (row: StoredDocument, type: EventType) =>
     Effect.flatMap(repo.findById(row.id), (updated) =>
@@ -126,8 +125,6 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       }
     }).pipe(inTransaction)
 
-  const adopt = (found: AuthorityRecord): Outcome => ({ _tag: "Authorized", authorization: found.authorization })
-
   const transient = (error: { readonly _tag: string; readonly message: string }): Outcome => ({
     _tag: "Transient",
     code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
@@ -138,7 +135,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(row.submissionId)
-        if (Option.isSome(found)) return adopt(found.value)
+        if (Option.isSome(found)) return authorized(found.value.authorization)
       }
       const authorization = yield* authority.submit({
         submissionId: row.submissionId,
@@ -154,7 +151,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           notes: row.notes
         }
       })
-      return { _tag: "Authorized", authorization } satisfies Outcome as Outcome
+      return authorized(authorization)
     }).pipe(
       Effect.catchTags({
         AlreadyAuthorized: (existing) =>
@@ -173,7 +170,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(row.submissionId)
         if (Option.isSome(found) && found.value.status === "cancelled") {
-          return { _tag: "Cancelled", protocol: null, cancelledAt: found.value.cancelledAt ?? (yield* now) } satisfies Outcome as Outcome
+          return cancelled(null, found.value.cancelledAt ?? (yield* now))
         }
       }
       const cancellation = row.cancellation!
@@ -183,7 +180,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         reasonCode: cancellation.reason_code,
         reason: cancellation.reason
       })
-      return { _tag: "Cancelled", protocol: result.protocol, cancelledAt: result.cancelledAt } satisfies Outcome as Outcome
+      return cancelled(result.protocol, result.cancelledAt)
     }).pipe(
       Effect.catchTags({
         AuthorityRejected: (refused) =>
@@ -229,7 +226,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       continueTrace(job.traceparent)
     )
 
-  return { claim, process } as const
+  return { process } as const
 })
 
 /** The issuance workers: `WORKER_CONCURRENCY` jobs at a time on this instance (src/queue/WorkerPool.ts). */

@@ -1,7 +1,7 @@
 /**
  * Cross-cutting HTTP behaviour, in two layers:
  *
- * - `ServerMiddlewareLive` is router-global: it wraps every request before routing. It opens the
+ * - `serverMiddleware` is router-global: it wraps every request before routing. It opens the
  *   server span (named after the route template, with the URL's tokens redacted), sets
  *   `x-request-id` to the trace id, refuses tokens in the URL and bodies over 1 MiB, serves the
  *   unprefixed aliases of `/v1` paths, and answers unknown routes with the SPEC's 404 body.

@@ -10,7 +10,7 @@
  * at commit, which wakes the idle workers of every instance (WorkerPool).
  */
 import { randomUUID } from "node:crypto"
-import { Array as Arr, Data, Duration, Effect, Schema } from "effect"
+import { Array as Arr, Data, Duration, Effect, Ref, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { dieOnSqlError } from "../db/errors.js"
@@ -50,14 +50,13 @@ export interface QueueDefinition<Job extends Lease, New> {
   /** Extra assignments made when a job is claimed (e.g. a per-run attempt counter). */
   readonly onClaim?: (sql: SqlClient.SqlClient, at: Date) => Statement.Fragment
   /**
-   * Per-tenant fairness: the column that names a job's tenant. A batch then takes the oldest due
-   * job of each tenant before the second of any, so one tenant's backlog does not starve the rest.
+   * Per-tenant fairness: the column that names a job's tenant (indexed with the due column for
+   * pending jobs). Claims then serve tenants in turn, round robin: each claim starts with the next
+   * tenant after the last one served, and a batch takes every tenant's oldest due job before
+   * anyone's second, so one tenant's backlog does not starve the rest. Without it: oldest first.
    */
   readonly fairnessColumn?: string
 }
-
-/** How many more due jobs than the batch a fair claim looks at, to find other tenants' jobs. */
-const FAIRNESS_WINDOW = 8
 
 export interface LeasedQueue<Job extends Lease, New> {
   readonly name: string
@@ -87,6 +86,50 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     const due = sql(definition.dueColumn)
     const decode = Schema.decodeUnknownEffect(Schema.Array(definition.job))
 
+    /** The tenant a fair queue served last: the next claim starts after it. */
+    const cursor = yield* Ref.make("")
+
+    /** The `picked` rows (id, tenant, turn) of a claim that takes the oldest due jobs. */
+    const oldestFirst = (dueNow: Statement.Fragment, limit: number) =>
+      sql`picked AS (
+        SELECT id, NULL AS tenant, 1 AS turn FROM ${table} WHERE ${dueNow}
+        ORDER BY ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`
+
+    /**
+     * The `picked` rows of a fair claim. `turns` walks the tenants that have due jobs in circular
+     * order from the cursor, one index probe each (a skip scan), up to `limit` tenants; each of them
+     * then offers its oldest due jobs, and the batch takes them by round: every tenant's first, then
+     * every tenant's second, so a batch is full whenever enough jobs are due. The offered rows are
+   * locked for the statement: at most `limit` per tenant, `limit`² in all (batches are small).
+     */
+    const inTurn = (column: string, dueNow: Statement.Fragment, limit: number, from: string) => {
+      const tenant = sql(column)
+      const after = (bound: Statement.Fragment) =>
+        sql`COALESCE(
+          (SELECT min(${tenant}) FROM ${table} WHERE ${dueNow} AND ${tenant} > ${bound}),
+          (SELECT min(${tenant}) FROM ${table} WHERE ${dueNow}))`
+      return sql`RECURSIVE turns AS (
+          SELECT first.tenant, 1 AS n, first.tenant AS start
+          FROM (SELECT ${after(sql`${from}`)} AS tenant) first
+          WHERE first.tenant IS NOT NULL
+          UNION ALL
+          SELECT following.tenant, turns.n + 1, turns.start
+          FROM turns, LATERAL (SELECT ${after(sql`turns.tenant`)} AS tenant) following
+          WHERE turns.n < ${limit} AND following.tenant IS NOT NULL AND following.tenant <> turns.start
+        ),
+        offered AS (
+          SELECT job.id, turns.tenant, turns.n,
+                 row_number() OVER (PARTITION BY turns.tenant ORDER BY job.due_at, job.id) AS round
+          FROM turns CROSS JOIN LATERAL (
+            SELECT id, ${due} AS due_at FROM ${table} WHERE ${tenant} = turns.tenant AND ${dueNow}
+            ORDER BY ${due}, id
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          ) job
+        ),
+        picked AS (SELECT id, tenant, n AS turn FROM offered ORDER BY round, n LIMIT ${limit})`
+    }
+
     // PostgreSQL sends it at commit, so a worker never wakes before the rows exist.
     const wake = sql`SELECT pg_notify(${definition.channel}, 'queued')`.pipe(Effect.asVoid, Effect.orDie)
 
@@ -108,26 +151,19 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         // for the old claim, even on the same instance.
         const token = `${instanceId}:${randomUUID()}`
         const dueNow = sql`${state} = 'pending' AND ${due} <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})`
-        // One job at a time is the oldest due one either way: fairness only matters within a batch.
-        const picked = definition.fairnessColumn === undefined || limit === 1
-          ? sql`SELECT id FROM ${table} WHERE ${dueNow} ORDER BY ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
-          : sql`
-            SELECT id FROM (
-              SELECT id, ${due} AS due_at,
-                     row_number() OVER (PARTITION BY ${sql(definition.fairnessColumn)} ORDER BY ${due}, id) AS turn
-              FROM (
-                SELECT id, ${sql(definition.fairnessColumn)}, ${due} FROM ${table} WHERE ${dueNow}
-                ORDER BY ${due}, id LIMIT ${limit * FAIRNESS_WINDOW} FOR UPDATE SKIP LOCKED
-              ) candidates
-            ) ranked
-            ORDER BY turn, due_at, id LIMIT ${limit}`
         const extra = definition.onClaim ? sql`, ${definition.onClaim(sql, at)}` : sql``
         const rows = yield* sql`
-          WITH picked AS (${picked})
+          WITH ${definition.fairnessColumn === undefined ? oldestFirst(dueNow, limit) : inTurn(definition.fairnessColumn, dueNow, limit, yield* Ref.get(cursor))}
           UPDATE ${table} SET locked_by = ${token}, locked_until = ${leaseUntil}, attempts = attempts + 1,
                  updated_at = ${at} ${extra}
           FROM picked WHERE ${table}.id = picked.id
-          RETURNING ${table}.*`
+          RETURNING ${table}.*, picked.tenant AS fair_tenant, picked.turn AS fair_turn`
+        // The next claim starts after the last tenant this one served.
+        const last = rows.reduce<{ tenant: unknown; turn: number } | undefined>((latest, row) => {
+          const turn = Number(row["fairTurn"])
+          return latest === undefined || turn > latest.turn ? { tenant: row["fairTenant"], turn } : latest
+        }, undefined)
+        if (last !== undefined && typeof last.tenant === "string") yield* Ref.set(cursor, last.tenant)
         return yield* decode(rows)
       }).pipe(
         Effect.orDie,

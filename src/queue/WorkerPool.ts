@@ -3,8 +3,8 @@
  * slots, and handles each in a fiber of its own. It sleeps when the queue is empty until a NOTIFY
  * (sent at the commit that queued work, to every instance) or the poll interval wakes it.
  *
- * A handler's job keeps its lease while it runs (renewed at a third of the lease), so a long call
- * to a slow authority is not taken over by another worker. Shutdown is graceful: the pool stops
+ * A handler's job keeps its lease while it runs (renewed once a third of it has passed), so a long
+ * call to a slow authority is not taken over by another worker. Shutdown is graceful: the pool stops
  * claiming, gives the jobs in hand the grace period, and interrupts the rest; their leases then
  * run out and another instance takes them over.
  */
@@ -30,10 +30,11 @@ export interface WorkerPoolOptions<Job extends Lease> {
 }
 
 /**
- * Keeps the leases of the jobs in hand alive: every third of the lease, each job that has run that
- * long gets its lease renewed. One loop per pool rather than a timer per job, since most jobs end
- * long before a third of their lease. A lost lease is dropped from the set: the handler's own
- * writes are fenced and will find out.
+ * Keeps the leases of the jobs in hand alive: a job whose lease was taken or last renewed a third
+ * of a lease ago is renewed, checked every sixth of a lease, so a renewal comes at most half a
+ * lease after the last and a failed one can be tried again before the lease runs out. One loop per
+ * pool rather than a timer per job: most jobs end long before a third of their lease. A lost lease
+ * is dropped from the set: the handler's own writes are fenced and will find out.
  */
 const keepLeased = <Job extends Lease>(
   queue: LeasedQueue<Job, never>,
@@ -43,18 +44,19 @@ const keepLeased = <Job extends Lease>(
   Effect.gen(function*() {
     const third = Duration.toMillis(lease) / 3
     for (;;) {
-      yield* Effect.sleep(Duration.millis(third))
+      yield* Effect.sleep(Duration.millis(third / 2))
       const at = yield* Clock.currentTimeMillis
-      for (const [job, claimedAt] of inHand) {
-        if (at - claimedAt < third) continue
+      for (const [job, leasedAt] of inHand) {
+        if (at - leasedAt < third) continue
         const held = yield* queue.renew(job, lease).pipe(
           Effect.as(true),
           Effect.catchTag("LeaseLost", () => Effect.succeed(false)),
-          // A database hiccup: try again at the next turn, the lease has two thirds left.
-          Effect.catchDefect((defect) => Effect.as(Effect.logWarning("could not renew a job lease", defect), true))
+          // A database hiccup: the next check tries again (the time stays, so it is due at once).
+          Effect.catchDefect((defect) => Effect.as(Effect.logWarning("could not renew a job lease", defect), undefined))
         )
-        if (held) inHand.set(job, at)
-        else inHand.delete(job)
+        // The job may have ended while the renewal was under way: it must not come back.
+        if (held === true && inHand.has(job)) inHand.set(job, at)
+        else if (held === false) inHand.delete(job)
       }
     }
   })
@@ -128,8 +130,12 @@ export const runWorkerPool = <Job extends Lease>(
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Ref.set(stopping, true)
-        yield* Fiber.interrupt(claimer)
-        yield* FiberSet.awaitEmpty(running).pipe(Effect.timeout(options.grace), Effect.ignore)
+        // Within the grace too: a claim under way (uninterruptible) could hang on a dead database.
+        yield* Fiber.interrupt(claimer).pipe(
+          Effect.andThen(FiberSet.awaitEmpty(running)),
+          Effect.timeout(options.grace),
+          Effect.ignore
+        )
       })
     )
   })

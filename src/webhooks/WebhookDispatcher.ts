@@ -47,7 +47,7 @@ export const deliverySchedule: Schedule.Schedule<Duration.Duration> = Schedule.f
     const delay = RETRY_DELAYS[meta.attempt - 1]
     return delay === undefined
       ? Cause.done(RETRY_DELAYS[RETRY_DELAYS.length - 1]!)
-      : Effect.succeed([delay, delay] as [Duration.Duration, Duration.Duration])
+      : Effect.succeed<[Duration.Duration, Duration.Duration]>([delay, delay])
   })
 ).pipe(
   Schedule.modifyDelay(({ duration }) =>
@@ -116,9 +116,6 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     })
   )
 
-  /** Takes the next due delivery, if any, and counts the attempt (tests drive the dispatcher one at a time). */
-  const claim = Effect.map(queue.claim(1, config.webhooks.lease), (claimed) => Option.fromNullishOr(claimed[0]))
-
   /** Ends the delivery with this attempt's answer, if this claim still holds it. */
   const settle = (delivery: ClaimedDelivery, at: Date, fields: {
     readonly status: "succeeded" | "failed"
@@ -138,7 +135,8 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         yield* settle(delivery, at, { status: "succeeded", lastStatusCode: statusCode, lastError: null })
         // Most endpoints are not failing: then there is nothing to clear, and no statement to send.
         if (failing) yield* repo.clearFailing(delivery.endpointId)
-        return "succeeded" satisfies Outcome as Outcome
+        const succeeded: Outcome = "succeeded"
+        return succeeded
       }
       if (statusCode === 410) {
         yield* settle(delivery, at, { status: "failed", lastStatusCode: statusCode, lastError })
@@ -259,7 +257,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       continueTrace(delivery.traceparent)
     )
 
-  return { claim, process } as const
+  return { process } as const
 })
 
 /**

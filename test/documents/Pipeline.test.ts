@@ -20,6 +20,7 @@ import type { NewDocument } from "../../src/documents/Api.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService, type Issuer } from "../../src/documents/DocumentService.js"
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
+import { claimOne } from "../support/claimOne.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Transaction } from "../../src/db/Repository.js"
@@ -73,6 +74,9 @@ const instance = (
   )
   return { live, sandbox, services }
 }
+
+/** The next due issuance job, leased as the workers lease them. */
+const nextJob = Effect.flatMap(IssuanceQueue, (queue: IssuanceQueue["Service"]) => claimOne(queue))
 
 let tenantCounter = 0
 const newTenant = Effect.gen(function*() {
@@ -148,18 +152,18 @@ for (const database of testDatabases) {
           const worker = yield* makeIssuanceWorker
           const doc = yield* documents.issue({ tenantId, environment: "live" }, payload(), undefined)
 
-          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          yield* worker.process(Option.getOrThrow(yield* nextJob))
           const afterFirst = yield* documentStatus(doc.id)
           expect(afterFirst.status).toBe("submitting")
           expect(afterFirst.lastError).toMatchObject({ code: "authority_unavailable" })
 
           // Not due yet: the first retry waits about 2 s (jittered).
-          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          expect(Option.isNone(yield* nextJob)).toBe(true)
           yield* TestClock.adjust("3 seconds")
-          yield* worker.process(Option.getOrThrow(yield* worker.claim))
-          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          yield* worker.process(Option.getOrThrow(yield* nextJob))
+          expect(Option.isNone(yield* nextJob)).toBe(true)
           yield* TestClock.adjust("5 seconds")
-          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          yield* worker.process(Option.getOrThrow(yield* nextJob))
 
           const final = yield* documentStatus(doc.id)
           expect(final.status).toBe("authorized")
@@ -167,7 +171,7 @@ for (const database of testDatabases) {
           expect(live.calls.map((c) => c.op)).toEqual(["submit", "lookup", "submit", "lookup", "submit"])
           expect(yield* eventsOf(doc.id)).toEqual(["document.authorized"])
           yield* TestClock.adjust("1 hour")
-          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          expect(Option.isNone(yield* nextJob)).toBe(true)
         }).pipe(Effect.provide(services))
       })
 
@@ -180,12 +184,12 @@ for (const database of testDatabases) {
           const tenantId = yield* newTenant
           const worker = yield* makeIssuanceWorker
           const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "test" }, payload(), undefined)
-          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          yield* worker.process(Option.getOrThrow(yield* nextJob))
           const row = yield* documentStatus(doc.id)
           expect(row.status).toBe("rejected")
           expect(row.rejection).toEqual({ code: "E0310", message: "Invalid taker" })
           yield* TestClock.adjust("1 day")
-          expect(Option.isNone(yield* worker.claim)).toBe(true)
+          expect(Option.isNone(yield* nextJob)).toBe(true)
           expect(sandbox.calls.map((c) => c.op)).toEqual(["submit"])
           expect(yield* eventsOf(doc.id)).toEqual(["document.rejected"])
         }).pipe(Effect.provide(services))
@@ -203,7 +207,7 @@ for (const database of testDatabases) {
           const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "test" }, payload(), undefined)
           let seconds = 0
           while ((yield* documentStatus(doc.id)).status !== "failed" && seconds < 120) {
-            const job = yield* worker.claim
+            const job = yield* nextJob
             if (Option.isSome(job)) yield* worker.process(job.value)
             yield* TestClock.adjust("1 second")
             seconds++
@@ -228,10 +232,10 @@ for (const database of testDatabases) {
           const tenantId = yield* newTenant
           const worker = yield* makeIssuanceWorker
           const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
-          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          yield* worker.process(Option.getOrThrow(yield* nextJob))
           expect((yield* documentStatus(doc.id)).status).toBe("submitting")
           yield* TestClock.adjust("1 minute")
-          yield* worker.process(Option.getOrThrow(yield* worker.claim))
+          yield* worker.process(Option.getOrThrow(yield* nextJob))
           expect((yield* documentStatus(doc.id)).status).toBe("authorized")
           expect(live.calls.map((c) => c.op)).toEqual(["submit", "lookup"])
         }).pipe(Effect.provide(services))
@@ -251,7 +255,7 @@ for (const database of testDatabases) {
           const inFlight = yield* Effect.provide(
             Effect.gen(function*() {
               const worker = yield* makeIssuanceWorker
-              const job = Option.getOrThrow(yield* worker.claim)
+              const job = Option.getOrThrow(yield* nextJob)
               return yield* Effect.forkChild(worker.process(job))
             }),
             crashed.services
@@ -263,9 +267,9 @@ for (const database of testDatabases) {
           // The new instance talks to the same authority (it is a remote system) but shares nothing else.
           yield* Effect.gen(function*() {
             const worker = yield* makeIssuanceWorker
-            expect(Option.isNone(yield* worker.claim)).toBe(true) // still leased by the dead instance
+            expect(Option.isNone(yield* nextJob)).toBe(true) // still leased by the dead instance
             yield* TestClock.adjust("61 seconds")
-            const job = Option.getOrThrow(yield* worker.claim)
+            const job = Option.getOrThrow(yield* nextJob)
             expect(job.attempts).toBe(2)
             yield* worker.process(job)
           }).pipe(Effect.provide(restarted.services))
@@ -284,7 +288,7 @@ for (const database of testDatabases) {
           const tenantId = yield* newTenant
           const worker = yield* makeIssuanceWorker
           const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
-          const job = Option.getOrThrow(yield* worker.claim)
+          const job = Option.getOrThrow(yield* nextJob)
           const slowFiber = yield* Effect.forkChild(worker.process(job))
           // v4's TestClock.adjust no longer waits (in real time) for forked fibers to settle: wait until
           // the slow worker is in its authority call, as v3's adjust did implicitly.
@@ -320,7 +324,7 @@ for (const database of testDatabases) {
           const issuer: Issuer = { tenantId, environment: "test" }
           const drain = Effect.gen(function*() {
             for (let i = 0; i < 40; i++) {
-              const job = yield* worker.claim
+              const job = yield* nextJob
               if (Option.isSome(job)) yield* worker.process(job.value)
               else yield* TestClock.adjust("1 second")
             }

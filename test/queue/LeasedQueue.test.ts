@@ -1,7 +1,7 @@
 /**
- * The shared leased queue (src/queue/) on its own, over the issuance jobs' table, on both
- * databases: batch claims, per-tenant fairness, fencing by the claim's token, lease renewal, and
- * a worker pool that keeps a long job's lease while it runs.
+ * The shared leased queue (src/queue/) on its own, over a table of its own, on both databases:
+ * batch claims, per-tenant fairness, fencing by the claim's token, lease renewal, and a worker
+ * pool that keeps a long job's lease while it runs.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
@@ -58,7 +58,8 @@ let counter = 0
 /** `count` jobs of a new tenant. */
 const tenantWithJobs = (count: number) => {
   counter += 1
-  const tenantId = `ten_${counter}`
+  // Zero-padded, so the tenants' text order is their creation order.
+  const tenantId = `ten_${String(counter).padStart(4, "0")}`
   return { tenantId, jobs: Array.from({ length: count }, (_, i) => ({ tenantId, payload: `${tenantId}/${i}` })) }
 }
 
@@ -90,20 +91,39 @@ for (const database of testDatabases) {
         expect(retaken.every((job) => job.attempts === 2)).toBe(true)
       }).pipe(Effect.provide(config)))
 
-    it.effect("a batch takes every tenant's oldest job before anyone's second", () =>
+    it.effect("a batch takes every tenant's oldest job before anyone's second, however long the backlog ahead", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(START)
         const queue = yield* testQueue
         yield* drained
-        const busy = tenantWithJobs(6)
+        const busy = tenantWithJobs(40)
         const quiet = tenantWithJobs(1)
         yield* queue.enqueue(busy.jobs)
         yield* TestClock.adjust("1 second")
-        // Queued after the busy tenant's backlog: without fairness it would wait behind all six.
+        // Queued behind the busy tenant's whole backlog: oldest-first would reach it 41st.
         yield* queue.enqueue(quiet.jobs)
         yield* TestClock.adjust("1 second")
-        const batch = yield* queue.claim(2, LEASE)
-        expect(batch.map((job) => job.tenantId).sort()).toEqual([busy.tenantId, quiet.tenantId].sort())
+        const batch = yield* queue.claim(4, LEASE)
+        expect(batch).toHaveLength(4)
+        expect(batch.filter((job) => job.tenantId === quiet.tenantId)).toHaveLength(1)
+        // The busy tenant's share is its oldest jobs, in order.
+        expect(batch.filter((job) => job.tenantId === busy.tenantId).map((job) => job.payload).sort())
+          .toEqual([0, 1, 2].map((i) => `${busy.tenantId}/${i}`))
+      }).pipe(Effect.provide(config)))
+
+    it.effect("single claims serve the tenants in turn", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const queue = yield* testQueue
+        yield* drained
+        const tenants = [tenantWithJobs(5), tenantWithJobs(5), tenantWithJobs(5)]
+        for (const { jobs } of tenants) yield* queue.enqueue(jobs)
+        yield* TestClock.adjust("1 second")
+        const served: Array<string> = []
+        for (let i = 0; i < 6; i++) served.push(...(yield* queue.claim(1, LEASE)).map((job) => job.tenantId))
+        // Round robin: each tenant once before any twice, twice before any thrice.
+        expect(new Set(served.slice(0, 3)).size).toBe(3)
+        expect(new Set(served.slice(3, 6)).size).toBe(3)
       }).pipe(Effect.provide(config)))
 
     it.effect("writes are fenced by the claim: a worker whose lease was taken over gets LeaseLost and changes nothing", () =>

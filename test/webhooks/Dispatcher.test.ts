@@ -14,6 +14,7 @@ import { MigrationsLive } from "../../src/db/Database.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
+import { claimOne } from "../support/claimOne.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
@@ -100,12 +101,15 @@ const endpointState = (endpointId: string) =>
     (rows) => rows[0]!
   )
 
+/** The next due delivery, leased as the dispatcher leases them. */
+const nextDelivery = Effect.flatMap(DeliveryQueue, (queue: DeliveryQueue["Service"]) => claimOne(queue))
+
 /** Claims and sends every due delivery (none of which stays in flight). */
 const drain = Effect.gen(function*() {
   const dispatcher = yield* makeWebhookDispatcher
   let sent = 0
   for (;;) {
-    const claimed = yield* dispatcher.claim
+    const claimed = yield* nextDelivery
     if (Option.isNone(claimed)) return sent
     yield* dispatcher.process(claimed.value)
     sent++
@@ -213,7 +217,7 @@ for (const database of testDatabases) {
         yield* emit(quotaEvent(tenantId))
         yield* emit(quotaEvent(tenantId, "test", 100))
         const dispatcher = yield* makeWebhookDispatcher
-        yield* dispatcher.process(Option.getOrThrow(yield* dispatcher.claim))
+        yield* dispatcher.process(Option.getOrThrow(yield* nextDelivery))
         expect(yield* endpointState(hook.id)).toEqual({ enabled: false, disabledReason: "gone" })
         expect((yield* deliveriesOf(hook.id)).map((d) => d.status)).toEqual(["failed", "failed"])
         yield* emit(quotaEvent(tenantId))
@@ -283,13 +287,13 @@ for (const database of testDatabases) {
         const hook = yield* endpoint(tenantId, receiver.url())
         yield* emit(quotaEvent(tenantId))
         // Instance A claims and dies before sending.
-        const crashed = yield* Effect.provide(Effect.flatMap(makeWebhookDispatcher, (d) => d.claim), services("instance-a"))
+        const crashed = yield* Effect.provide(nextDelivery, services("instance-a"))
         expect(Option.isSome(crashed)).toBe(true)
         yield* Effect.gen(function*() {
           const dispatcher = yield* makeWebhookDispatcher
-          expect(Option.isNone(yield* dispatcher.claim)).toBe(true) // still leased by A
+          expect(Option.isNone(yield* nextDelivery)).toBe(true) // still leased by A
           yield* TestClock.adjust("61 seconds")
-          yield* dispatcher.process(Option.getOrThrow(yield* dispatcher.claim))
+          yield* dispatcher.process(Option.getOrThrow(yield* nextDelivery))
         }).pipe(Effect.provide(services("instance-b")))
         expect(receiver.received.length).toBe(1)
         expect((yield* deliveriesOf(hook.id))[0]).toMatchObject({ status: "succeeded", attempts: 2 })
