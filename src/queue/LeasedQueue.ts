@@ -51,9 +51,9 @@ export interface QueueDefinition<Job extends Lease, New> {
   readonly onClaim?: (sql: SqlClient.SqlClient, at: Date) => Statement.Fragment
   /**
    * Per-tenant fairness: the column that names a job's tenant (indexed with the due column for
-   * pending jobs). Claims then serve tenants in turn, round robin: each claim starts with the next
-   * tenant after the last one served, and a batch takes every tenant's oldest due job before
-   * anyone's second, so one tenant's backlog does not starve the rest. Without it: oldest first.
+   * pending jobs). Claims then serve tenants in turn, round robin: each claim starts with the
+   * oldest due jobs of the tenant after the one served last, so a tenant with due work waits at
+   * most one claim per other such tenant, however long their backlogs. Without it: oldest first.
    */
   readonly fairnessColumn?: string
 }
@@ -92,42 +92,24 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     /** The `picked` rows (id, tenant, turn) of a claim that takes the oldest due jobs. */
     const oldestFirst = (dueNow: Statement.Fragment, limit: number) =>
       sql`picked AS (
-        SELECT id, NULL AS tenant, 1 AS turn FROM ${table} WHERE ${dueNow}
+        SELECT id, NULL AS tenant, 0 AS turn FROM ${table} WHERE ${dueNow}
         ORDER BY ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`
 
     /**
-     * The `picked` rows of a fair claim. `turns` walks the tenants that have due jobs in circular
-     * order from the cursor, one index probe each (a skip scan), up to `limit` tenants; each of them
-     * then offers its oldest due jobs, and the batch takes them by round: every tenant's first, then
-     * every tenant's second, so a batch is full whenever enough jobs are due. The offered rows are
-   * locked for the statement: at most `limit` per tenant, `limit`² in all (batches are small).
+     * The `picked` rows of a fair claim: the oldest due jobs of the first tenant after the cursor
+     * (in the tenants' order, wrapping around), then of the next ones while the batch has room.
+     * Each half is one scan of the (tenant, due) index.
      */
     const inTurn = (column: string, dueNow: Statement.Fragment, limit: number, from: string) => {
       const tenant = sql(column)
-      const after = (bound: Statement.Fragment) =>
-        sql`COALESCE(
-          (SELECT min(${tenant}) FROM ${table} WHERE ${dueNow} AND ${tenant} > ${bound}),
-          (SELECT min(${tenant}) FROM ${table} WHERE ${dueNow}))`
-      return sql`RECURSIVE turns AS (
-          SELECT first.tenant, 1 AS n, first.tenant AS start
-          FROM (SELECT ${after(sql`${from}`)} AS tenant) first
-          WHERE first.tenant IS NOT NULL
-          UNION ALL
-          SELECT following.tenant, turns.n + 1, turns.start
-          FROM turns, LATERAL (SELECT ${after(sql`turns.tenant`)} AS tenant) following
-          WHERE turns.n < ${limit} AND following.tenant IS NOT NULL AND following.tenant <> turns.start
-        ),
-        offered AS (
-          SELECT job.id, turns.tenant, turns.n,
-                 row_number() OVER (PARTITION BY turns.tenant ORDER BY job.due_at, job.id) AS round
-          FROM turns CROSS JOIN LATERAL (
-            SELECT id, ${due} AS due_at FROM ${table} WHERE ${tenant} = turns.tenant AND ${dueNow}
-            ORDER BY ${due}, id
-            LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED
-          ) job
-        ),
-        picked AS (SELECT id, tenant, n AS turn FROM offered ORDER BY round, n LIMIT ${limit})`
+      const half = (after: boolean) =>
+        sql`SELECT id, ${tenant} AS tenant, ${after ? 0 : 1} AS turn FROM (
+          SELECT id, ${tenant}, ${due} FROM ${table} WHERE ${dueNow} AND ${tenant} ${after ? sql`>` : sql`<=`} ${from}
+          ORDER BY ${tenant}, ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS ${sql(after ? "after_cursor" : "wrapped")}`
+      // No ORDER BY on top: PostgreSQL runs the halves of a UNION ALL in order and the LIMIT stops
+      // pulling rows once it has enough, so the wrapped half is neither scanned nor locked when the
+      // first one fills the batch (and each half's rows come in its own order).
+      return sql`picked AS (SELECT id, tenant, turn FROM (${half(true)} UNION ALL ${half(false)}) AS turns LIMIT ${limit})`
     }
 
     // PostgreSQL sends it at commit, so a worker never wakes before the rows exist.
@@ -158,12 +140,12 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
                  updated_at = ${at} ${extra}
           FROM picked WHERE ${table}.id = picked.id
           RETURNING ${table}.*, picked.tenant AS fair_tenant, picked.turn AS fair_turn`
-        // The next claim starts after the last tenant this one served.
-        const last = rows.reduce<{ tenant: unknown; turn: number } | undefined>((latest, row) => {
-          const turn = Number(row["fairTurn"])
-          return latest === undefined || turn > latest.turn ? { tenant: row["fairTenant"], turn } : latest
-        }, undefined)
-        if (last !== undefined && typeof last.tenant === "string") yield* Ref.set(cursor, last.tenant)
+        // The next claim starts after the last tenant this one served, in the circular order it
+        // walked: the wrapped part (turn 1), if any, came after the rest (turn 0).
+        const served = rows.filter((row) => typeof row["fairTenant"] === "string")
+        const lastTurn = Math.max(...served.map((row) => Number(row["fairTurn"])))
+        const lastTenants = served.filter((row) => Number(row["fairTurn"]) === lastTurn).map((row) => String(row["fairTenant"]))
+        if (lastTenants.length > 0) yield* Ref.set(cursor, lastTenants.reduce((a, b) => (b > a ? b : a)))
         return yield* decode(rows)
       }).pipe(
         Effect.orDie,
