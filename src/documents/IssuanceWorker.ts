@@ -55,16 +55,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const authorityFor = (environment: Environment): TaxAuthority => (environment === "live" ? live : sandbox)
   const schedule = exponentialBackoff(config.retry)
 
-  const emit = (row: StoredDocument, type: EventType) =>
-    Effect.flatMap(repo.findById(row.id), (updated) =>
-      Option.isSome(updated)
-        ? events.record({
-          tenantId: row.tenantId,
-          environment: row.environment,
-          type,
-          object: toDocument(updated.value)
-        })
-        : Effect.void)
+  /** The event of an outcome, carrying the document as it now stands (built, not read back). */
+  const emit = (document: StoredDocument, type: EventType) =>
+    events.record({ tenantId: document.tenantId, environment: document.environment, type, object: toDocument(document) })
 
   /** Writes the outcome with the job's end (or its retry), in one transaction fenced by the lease. */
   const record = (job: IssuanceJob, row: StoredDocument, outcome: Outcome) =>
@@ -75,7 +68,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         Effect.gen(function*() {
           yield* queue.complete(job, "done")
           yield* repo.update(row.id, change, at)
-          yield* emit(row, event)
+          yield* emit({ ...row, ...change, updatedAt: at }, event)
         })
       switch (outcome._tag) {
         case "Authorized": {
@@ -209,17 +202,20 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       })
       const authority = authorityFor(row.environment)
       let outcome: Outcome
+      // The document as this job leaves it: the outcome is written over it (and sent with its event).
+      let current = row
       if (job.kind === "submit") {
         const tenant = yield* tenants.issuer(row.tenantId)
         if (Option.isNone(tenant)) return yield* Effect.die(`document ${row.id} has no tenant`)
         const at = yield* now
         // Counted only by the lease holder: a stale worker must not touch the document.
         yield* Effect.andThen(queue.hold(job), repo.markSubmitting(row.id, at)).pipe(inTransaction)
-        outcome = yield* submit(job, row, authority, tenant.value)
+        current = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
+        outcome = yield* submit(job, current, authority, tenant.value)
       } else {
         outcome = yield* cancel(job, row, authority)
       }
-      yield* record(job, row, outcome)
+      yield* record(job, current, outcome)
     }).pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a job; its new owner will reconcile")),
       Effect.withSpan(`IssuanceWorker.${job.kind}`, { kind: "consumer" }),

@@ -57,6 +57,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
   const queueWrites: Array<string> = []
   const changes: Array<DocumentChange> = []
   const events: Array<string> = []
+  const objects: Array<unknown> = []
   const submitted: Array<string> = []
   const sandbox: TaxAuthority = {
     system: "homologation",
@@ -84,13 +85,15 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(TenantService, {
       issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100 }))
     }),
-    Layer.mock(EventLog, { record: (event) => Effect.sync(() => events.push(event.type)).pipe(Effect.as("evt")) }),
+    Layer.mock(EventLog, {
+      record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
+    }),
     Layer.succeed(TaxAuthoritySandbox, sandbox),
     Layer.mock(TaxAuthorityLive, { system: "production" }),
     AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
     Transaction.layerTest
   )
-  return { queueWrites, changes, events, submitted, layer: mocks }
+  return { queueWrites, changes, events, objects, submitted, layer: mocks }
 }
 
 describe("IssuanceWorker (neighbours mocked)", () => {
@@ -114,7 +117,7 @@ describe("IssuanceWorker (neighbours mocked)", () => {
 
   it.effect("a retry adopts the authorization the authority already holds instead of submitting again", () => {
     const authorizedAt = new Date(START - 1000)
-    const { queueWrites, changes, events, submitted, layer } = workerWith({
+    const { queueWrites, changes, events, objects, submitted, layer } = workerWith({
       lookup: () =>
         Effect.succeed(Option.some({
           status: "authorized" as const,
@@ -133,6 +136,14 @@ describe("IssuanceWorker (neighbours mocked)", () => {
         authority: { access_key: "3".repeat(50), protocol: "P-1", authorized_at: authorizedAt }
       }])
       expect(events).toEqual(["document.authorized"])
+      // The event carries the document as the job left it: this attempt counted, the authorization in.
+      expect(objects[0]).toMatchObject({
+        id: stored.id,
+        status: "authorized",
+        attempts: 1,
+        authority: { access_key: "3".repeat(50), protocol: "P-1", authorized_at: authorizedAt },
+        updated_at: new Date(START)
+      })
     }).pipe(Effect.provide(layer))
   })
 })

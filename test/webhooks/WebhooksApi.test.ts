@@ -83,6 +83,9 @@ for (const database of testDatabases) {
         expect(event).toMatchObject({ type: "document.authorized", tenant_id: tenantId, environment: "test" })
         expect(first.headers["webhook-id"]).toBe(event.id)
         expect((event.data.object as { id: string }).id).toBe(issued.json!["id"])
+        // The event's document is the document as stored once authorized, field for field.
+        const stored = yield* rawRequest("GET", `/v1/tenants/${tenantId}/documents/${issued.json!["id"]}`, { token: test })
+        expect((payload as { data: unknown }).data).toEqual({ object: stored.json })
 
         // Rotation: for 24 h both secrets verify each delivery.
         const rotated = yield* rawRequest("POST", `${hooksPath(tenantId)}/${hook["id"]}/rotate-secret`, { token: test })
