@@ -60,7 +60,8 @@ export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
     url: Redacted.make(url),
     ...names,
     types: pgTypes,
-    maxConnections: 20,
+    // 20 for the work, plus one each queue's LISTEN keeps for itself (src/queue/WorkerPool.ts).
+    maxConnections: 22,
     prepare: options.prepare ?? true
   })
 

@@ -62,7 +62,7 @@ const keepLeased = <Job extends Lease>(
   })
 
 /**
- * Forks the pool in the current scope and registers it with readiness under the queue's name.
+ * Forks the pool in the current scope and registers its claimers with readiness (`<queue>-<n>`).
  * Wake-ups come from the queue's NOTIFY channel when the database is PostgreSQL or PGlite.
  */
 export const runWorkerPool = <Job extends Lease>(
@@ -124,14 +124,17 @@ export const runWorkerPool = <Job extends Lease>(
       }
     })
 
-    const claimer = yield* Effect.forkScoped(loop)
-    yield* readiness.registerWorker(queue.name, claimer)
+    // One claimer per slot: when several slots free up at once, their claims run side by side
+    // instead of queueing behind one claimer's round trips; a claimer that finds several free slots
+    // claims for all of them at once.
+    const claimers = yield* Effect.forEach(Array.from({ length: options.concurrency }, (_, i) => i), (i) =>
+      Effect.tap(Effect.forkScoped(loop), (claimer) => readiness.registerWorker(`${queue.name}-${i}`, claimer)))
     // Added after the forks, so it runs before the scope interrupts them.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Ref.set(stopping, true)
         // Within the grace too: a claim under way (uninterruptible) could hang on a dead database.
-        yield* Fiber.interrupt(claimer).pipe(
+        yield* Fiber.interruptAll(claimers).pipe(
           Effect.andThen(FiberSet.awaitEmpty(running)),
           Effect.timeout(options.grace),
           Effect.ignore

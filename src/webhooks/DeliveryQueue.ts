@@ -42,8 +42,10 @@ export class DeliveryQueue extends Context.Service<DeliveryQueue, LeasedQueue<Cl
       job: ClaimedDelivery,
       channel: "etd_webhook_deliveries",
       row: (delivery, at) => ({ ...delivery, status: "pending", nextAttemptAt: at, createdAt: at, updatedAt: at }),
-      onClaim: (sql) => sql`run_attempts = run_attempts + 1`,
-      fairnessColumn: "tenant_id"
+      onClaim: (sql) => sql`run_attempts = run_attempts + 1`
+      // Oldest first, no per-tenant turns: measured on a one-tenant burst, turns cost about a tenth
+      // of the delivery throughput, and a delivery is quick next to an authority call. The
+      // issuance jobs take turns (IssuanceQueue.ts); `fairnessColumn: "tenant_id"` does it here.
     })
   )
 }

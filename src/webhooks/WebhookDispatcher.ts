@@ -235,10 +235,8 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         "webhook.attempt": delivery.attempts,
         "tenant.id": delivery.tenantId
       })
-      // Two independent reads: side by side, so the delivery waits for one round trip, not two.
-      const [target, event] = yield* Effect.all([repo.deliveryTarget(delivery.endpointId), events.find(delivery.eventId)], {
-        concurrency: 2
-      })
+      const target = yield* repo.deliveryTarget(delivery.endpointId)
+      const event = yield* events.find(delivery.eventId)
       if (Option.isNone(target) || Option.isNone(event)) return yield* abandon(delivery, "endpoint or event missing")
       const endpoint = target.value
       if (endpoint.deletedAt !== null) return yield* abandon(delivery, "endpoint deleted")
