@@ -66,15 +66,21 @@ const tenantWithJobs = (count: number) => {
 /** Finishes every job left by an earlier test of the file. */
 const drained = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE ${sql(table)} SET state = 'done'`)
 
+/** The queue with no job left from earlier tests, the test clock at START. */
+const freshQueue = Effect.gen(function*() {
+  yield* TestClock.setTime(START)
+  const queue = yield* testQueue
+  yield* drained
+  return queue
+})
+
 const config = AppConfigTest({ queue: { instanceId: "queue-test", shutdownGrace: Duration.seconds(5) } })
 
 for (const database of testDatabases) {
   layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`leased queue (${database})`, (it) => {
     it.effect("claims in batches, counting the attempt, and never hands a leased job out twice", () =>
       Effect.gen(function*() {
-        yield* TestClock.setTime(START)
-        const queue = yield* testQueue
-        yield* drained
+        const queue = yield* freshQueue
         const { jobs } = tenantWithJobs(5)
         yield* queue.enqueue(jobs)
         const first = yield* queue.claim(3, LEASE)
@@ -93,9 +99,7 @@ for (const database of testDatabases) {
 
     it.effect("a tenant behind another's long backlog is served by the next claim", () =>
       Effect.gen(function*() {
-        yield* TestClock.setTime(START)
-        const queue = yield* testQueue
-        yield* drained
+        const queue = yield* freshQueue
         const busy = tenantWithJobs(40)
         const quiet = tenantWithJobs(1)
         yield* queue.enqueue(busy.jobs)
@@ -115,9 +119,7 @@ for (const database of testDatabases) {
 
     it.effect("single claims serve the tenants in turn", () =>
       Effect.gen(function*() {
-        yield* TestClock.setTime(START)
-        const queue = yield* testQueue
-        yield* drained
+        const queue = yield* freshQueue
         const tenants = [tenantWithJobs(5), tenantWithJobs(5), tenantWithJobs(5)]
         for (const { jobs } of tenants) yield* queue.enqueue(jobs)
         yield* TestClock.adjust("1 second")
@@ -130,9 +132,7 @@ for (const database of testDatabases) {
 
     it.effect("writes are fenced by the claim: a worker whose lease was taken over gets LeaseLost and changes nothing", () =>
       Effect.gen(function*() {
-        yield* TestClock.setTime(START)
-        const queue = yield* testQueue
-        yield* drained
+        const queue = yield* freshQueue
         const { jobs } = tenantWithJobs(1)
         yield* queue.enqueue(jobs)
         const [stale] = yield* queue.claim(1, LEASE)
@@ -151,9 +151,7 @@ for (const database of testDatabases) {
 
     it.effect("renewing the lease keeps the job from being taken over; retryAt makes it due later", () =>
       Effect.gen(function*() {
-        yield* TestClock.setTime(START)
-        const queue = yield* testQueue
-        yield* drained
+        const queue = yield* freshQueue
         const { jobs } = tenantWithJobs(1)
         yield* queue.enqueue(jobs)
         const [job] = yield* queue.claim(1, LEASE)
