@@ -75,6 +75,13 @@ export interface LeasedQueue<Job extends Lease, New> {
   readonly hold: (job: Job) => Effect.Effect<void, LeaseLost>
   /** Extends the lease of a job that is still being worked on. */
   readonly renew: (job: Job, lease: Duration.Duration) => Effect.Effect<void, LeaseLost>
+  /**
+   * Makes these jobs due now, whatever their state, writing `fields` with them. Any lease is
+   * dropped: a worker still on one finds it lost and writes nothing. Returns how many there were.
+   */
+  readonly requeue: (ids: ReadonlyArray<Job["id"]>, fields?: Record<string, unknown>) => Effect.Effect<number>
+  /** Ends those of these jobs that wait (pending, no live lease) in a final state; ones in flight settle on their own. */
+  readonly cancelWaiting: (ids: ReadonlyArray<Job["id"]>, state: string, fields?: Record<string, unknown>) => Effect.Effect<void>
 }
 
 export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinition<Job, New>) =>
@@ -188,6 +195,27 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         if (rows.length !== 1) return yield* new LeaseLost()
       }).pipe(dieOnSqlError)
 
+    const requeue = (ids: ReadonlyArray<Job["id"]>, fields: Record<string, unknown> = {}) =>
+      Effect.gen(function*() {
+        if (ids.length === 0) return 0
+        const at = yield* now
+        const rows = yield* sql`
+          UPDATE ${table}
+          SET ${sql.update({ ...fields, [definition.stateColumn]: "pending", [definition.dueColumn]: at, lockedBy: null, lockedUntil: null, updatedAt: at })}
+          WHERE id IN ${sql.in(ids)}
+          RETURNING id`
+        return rows.length
+      }).pipe(dieOnSqlError, Effect.withSpan("Queue.requeue", { attributes: { "queue.name": definition.name } }))
+
+    const cancelWaiting = (ids: ReadonlyArray<Job["id"]>, final: string, fields: Record<string, unknown> = {}) =>
+      Effect.gen(function*() {
+        if (ids.length === 0) return
+        const at = yield* now
+        yield* sql`
+          UPDATE ${table} SET ${sql.update({ ...fields, [definition.stateColumn]: final, updatedAt: at })}
+          WHERE id IN ${sql.in(ids)} AND ${state} = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`
+      }).pipe(dieOnSqlError, Effect.withSpan("Queue.cancelWaiting", { attributes: { "queue.name": definition.name } }))
+
     return {
       name: definition.name,
       channel: definition.channel,
@@ -197,6 +225,8 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       complete,
       retryAt,
       hold,
-      renew
+      renew,
+      requeue,
+      cancelWaiting
     } satisfies LeasedQueue<Job, New>
   })

@@ -123,6 +123,14 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     readonly lastError: string | null
   }) => queue.complete(delivery, fields.status, { ...fields, nextAttemptAt: null, lastAttemptAt: at })
 
+  /** Disables the endpoint and ends its waiting deliveries (this one is settled by the caller). */
+  const disable = (endpointId: string, reason: "gone" | "failing", at: Date) =>
+    Effect.andThen(
+      repo.disableEndpoint(endpointId, reason, at),
+      Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
+        queue.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: "endpoint disabled" }))
+    )
+
   /** `failing`: the endpoint was failing when the attempt started (a success then clears that). */
   const record = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) =>
     Effect.gen(function*() {
@@ -140,14 +148,14 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       }
       if (statusCode === 410) {
         yield* settle(delivery, at, { status: "failed", lastStatusCode: statusCode, lastError })
-        yield* repo.disableEndpoint(delivery.endpointId, "gone", at)
+        yield* disable(delivery.endpointId, "gone", at)
         return "disabled"
       }
       const failingSince = yield* repo.markFailing(delivery.endpointId, at)
       const failingFor = Option.match(failingSince, { onNone: () => 0, onSome: (since) => at.getTime() - since.getTime() })
       if (failingFor >= Duration.toMillis(FAILING_DISABLE_AFTER)) {
         yield* settle(delivery, at, { status: "failed", lastStatusCode: statusCode, lastError })
-        yield* repo.disableEndpoint(delivery.endpointId, "failing", at)
+        yield* disable(delivery.endpointId, "failing", at)
         return "disabled"
       }
       const delay = yield* nextDelay(delivery.runAttempts)

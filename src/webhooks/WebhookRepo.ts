@@ -159,14 +159,11 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         Effect.withSpan("WebhookRepo.deleteEndpoint")
       )
 
-    /** Pending deliveries of an endpoint that is no longer sent to; ones in flight settle on their own. */
-    const failPending = (endpointId: string, reason: string, at: Date) =>
-      sql`
-        UPDATE webhook_deliveries
-        SET status = 'failed', next_attempt_at = NULL, last_error = ${reason}, updated_at = ${at}
-        WHERE endpoint_id = ${endpointId} AND status = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`.pipe(
-        Effect.asVoid,
-        Effect.withSpan("WebhookRepo.failPending")
+    /** An endpoint's pending deliveries (to end them when it is no longer sent to). */
+    const pendingOf = (endpointId: string) =>
+      ids(sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`).pipe(
+        Effect.map((rows) => rows.map((row) => row.id)),
+        Effect.withSpan("WebhookRepo.pendingOf")
       )
 
     const listDeliveries = (owner: Owner, endpointId: string, filters: {
@@ -204,24 +201,14 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         Effect.withSpan("WebhookRepo.attemptsOf")
       )
 
-    /**
-     * Due now, with a fresh retry schedule. Any lease is cleared: a dispatcher still in flight on it
-     * then finds its lease lost and writes nothing, and the requeued delivery is sent afresh.
-     */
-    const requeue = (deliveryId: string, at: Date) =>
-      sql`
-        UPDATE webhook_deliveries
-        SET status = 'pending', run_attempts = 0, next_attempt_at = ${at}, locked_by = NULL, locked_until = NULL,
-            updated_at = ${at}
-        WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.requeue"))
-
-    const requeueFailedSince = (endpointId: string, since: Date, at: Date) =>
+    /** An endpoint's failed deliveries created since a time (to send them again after an outage). */
+    const failedSince = (endpointId: string, since: Date) =>
       ids(sql`
-        UPDATE webhook_deliveries
-        SET status = 'pending', run_attempts = 0, next_attempt_at = ${at}, locked_by = NULL, locked_until = NULL,
-            updated_at = ${at}
-        WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}
-        RETURNING id`).pipe(Effect.map((rows) => rows.length), Effect.withSpan("WebhookRepo.requeueFailedSince"))
+        SELECT id FROM webhook_deliveries
+        WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}`).pipe(
+        Effect.map((rows) => rows.map((row) => row.id)),
+        Effect.withSpan("WebhookRepo.failedSince")
+      )
 
     /** The ids of the endpoints that receive an event of this type. */
     const subscribedEndpoints = (tenantId: string, environment: Environment, type: string) =>
@@ -257,14 +244,11 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         Effect.withSpan("WebhookRepo.markFailing")
       )
 
-    /** Disables an endpoint the dispatcher gave up on, with its pending deliveries. */
+    /** Disables an endpoint the dispatcher gave up on (its pending deliveries are the queue's to end). */
     const disableEndpoint = (endpointId: string, reason: "gone" | "failing", at: Date) =>
-      Effect.andThen(
-        sql`
-          UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
-          WHERE id = ${endpointId} AND enabled`,
-        failPending(endpointId, "endpoint disabled", at)
-      ).pipe(Effect.withSpan("WebhookRepo.disableEndpoint"))
+      sql`
+        UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
+        WHERE id = ${endpointId} AND enabled`.pipe(Effect.asVoid, Effect.withSpan("WebhookRepo.disableEndpoint"))
 
     return repository({
       countEndpoints,
@@ -275,12 +259,11 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       updateEndpoint,
       rotateSecret,
       deleteEndpoint,
-      failPending,
+      pendingOf,
       listDeliveries,
       findDelivery,
       attemptsOf,
-      requeue,
-      requeueFailedSince,
+      failedSince,
       subscribedEndpoints,
       deliveryTarget,
       insertAttempt,

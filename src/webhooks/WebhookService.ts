@@ -115,6 +115,11 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         onSome: Effect.succeed
       }))
 
+    /** Ends an endpoint's waiting deliveries when it is no longer sent to; ones in flight settle on their own. */
+    const endPending = (endpointId: string, reason: string) =>
+      Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
+        deliveries.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: reason }))
+
     const create = Effect.fn("WebhookService.createEndpoint")(function*(owner: Owner, input: NewWebhookEndpoint) {
       const url = yield* validUrl(input.url)
       return yield* Effect.gen(function*() {
@@ -181,7 +186,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
           updatedAt: at
         }
         yield* repo.updateEndpoint(row.id, next)
-        if (!enabled && row.enabled) yield* repo.failPending(row.id, "endpoint disabled", at)
+        if (!enabled && row.enabled) yield* endPending(row.id, "endpoint disabled")
         return toEndpoint({ ...row, ...next }, at)
       }).pipe(inTransaction)
     })
@@ -191,7 +196,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         const row = yield* endpointOf(owner, id)
         const at = yield* now
         yield* repo.deleteEndpoint(row.id, at)
-        yield* repo.failPending(row.id, "endpoint deleted", at)
+        yield* endPending(row.id, "endpoint deleted")
         return { id: row.id, object: "webhook_endpoint" as const, deleted: true as const }
       }).pipe(inTransaction)
     })
@@ -245,7 +250,8 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
           return yield* new InvalidState({ message: "The delivery's webhook endpoint was deleted." })
         }
         yield* requireEnabled(endpoint.value)
-        yield* repo.requeue(id, yield* now)
+        // A fresh retry schedule, due now.
+        yield* deliveries.requeue([id], { runAttempts: 0 })
         yield* deliveries.wake
       }).pipe(inTransaction)
       return yield* getDelivery(owner, id)
@@ -256,7 +262,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         const found = yield* repo.findEndpointForUpdate(owner, endpointId)
         if (Option.isNone(found)) return yield* endpointNotFound()
         yield* requireEnabled(found.value)
-        const recovered = yield* repo.requeueFailedSince(endpointId, since, yield* now)
+        const recovered = yield* deliveries.requeue(yield* repo.failedSince(endpointId, since), { runAttempts: 0 })
         if (recovered > 0) yield* deliveries.wake
         return { object: "webhook_recovery" as const, endpoint_id: endpointId, since, recovered }
       }).pipe(inTransaction)

@@ -299,6 +299,38 @@ for (const database of testDatabases) {
         expect((yield* deliveriesOf(hook.id))[0]).toMatchObject({ status: "succeeded", attempts: 2 })
       }).pipe(Effect.provide(services())))
 
+    it.effect("an endpoint that answers 410, or is disabled, ends its waiting deliveries; one in flight settles on its own", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
+        const receiver = yield* startReceiver(() => 410)
+        const tenantId = yield* newTenant
+        const dispatcher = yield* makeWebhookDispatcher
+        const statuses = (endpointId: string) =>
+          Effect.map(deliveriesOf(endpointId), (rows) => rows.map((row) => [row.id, row.status, row.lastError]))
+
+        // 410: three deliveries; one is in flight elsewhere while another gets the 410.
+        const gone = yield* endpoint(tenantId, receiver.url())
+        for (let i = 0; i < 3; i++) yield* emit(quotaEvent(tenantId))
+        const elsewhere = Option.getOrThrow(yield* nextDelivery)
+        const answered = Option.getOrThrow(yield* nextDelivery)
+        yield* dispatcher.process(answered)
+        const afterGone = yield* statuses(gone.id)
+        expect(afterGone.find(([id]) => id === elsewhere.id)?.[1]).toBe("pending")
+        expect(afterGone.find(([id]) => id === answered.id)?.slice(1)).toEqual(["failed", "HTTP 410"])
+        expect(afterGone.filter(([id]) => id !== elsewhere.id && id !== answered.id).map((row) => row.slice(1)))
+          .toEqual([["failed", "endpoint disabled"]])
+
+        // Disabled through the API: the same, for its two deliveries.
+        const manual = yield* endpoint(tenantId, "http://127.0.0.1:9/manual")
+        for (let i = 0; i < 2; i++) yield* emit(quotaEvent(tenantId))
+        const held = Option.getOrThrow(yield* nextDelivery)
+        expect(held.endpointId).toBe(manual.id)
+        yield* (yield* WebhookService).update({ tenantId, environment: "test" }, manual.id, { enabled: false })
+        const afterManual = yield* statuses(manual.id)
+        expect(afterManual.find(([id]) => id === held.id)?.[1]).toBe("pending")
+        expect(afterManual.filter(([id]) => id !== held.id).map((row) => row.slice(1))).toEqual([["failed", "endpoint disabled"]])
+      }).pipe(Effect.provide(services())))
+
     it.effect("fan-out is part of the event's transaction and honours filters, state and environment", () =>
       Effect.gen(function*() {
         const tenantId = yield* newTenant

@@ -42,13 +42,15 @@ const dispatcherTo = (url: string) => {
       insertAttempt: (attempt) => Effect.sync(() => void writes.push(`attempt:${attempt.statusCode}`)),
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
       markFailing: (_, at) => Effect.sync(() => writes.push("markFailing")).pipe(Effect.as(Option.some(at))),
-      disableEndpoint: (_, reason) => Effect.sync(() => void writes.push(`disable:${reason}`))
+      disableEndpoint: (_, reason) => Effect.sync(() => void writes.push(`disable:${reason}`)),
+      pendingOf: () => Effect.succeed(["dlv_waiting"])
     }),
     Layer.mock(DeliveryQueue, {
       name: "webhooks",
       channel: "etd_webhook_deliveries",
       complete: (_, state) => Effect.sync(() => void writes.push(`complete:${state}`)),
-      retryAt: () => Effect.sync(() => void writes.push("retryAt"))
+      retryAt: () => Effect.sync(() => void writes.push("retryAt")),
+      cancelWaiting: (ids, state) => Effect.sync(() => void writes.push(`cancel:${ids.join(",")}:${state}`))
     }),
     Layer.mock(EventLog, {
       find: () =>
@@ -91,7 +93,8 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       const receiver = yield* startReceiver(() => 410)
       const { layer, writes } = dispatcherTo(receiver.url())
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
-      expect(writes).toEqual(["attempt:410", "complete:failed", "disable:gone"])
+      // The endpoint's other waiting deliveries end with it.
+      expect(writes).toEqual(["attempt:410", "complete:failed", "disable:gone", "cancel:dlv_waiting:failed"])
     }).pipe(Effect.scoped))
 
   it.live("any other answer starts the failing clock and schedules the next attempt", () =>
