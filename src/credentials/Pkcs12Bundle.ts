@@ -31,15 +31,17 @@ const classify = (e: unknown): Pkcs12Error =>
 /**
  * forge derives PBES2 (PBKDF2) keys from the password's UTF-16 code units truncated to bytes, while
  * OpenSSL and Windows use its UTF-8 bytes; the legacy PKCS#12 KDF and the MAC (BMPString) agree.
- * So a non-ASCII password passes the MAC and then fails to decrypt an AES bundle. Having passed the
- * MAC, the password is known to be right: decrypt again with the UTF-8 bytes, MAC removed because
- * forge would otherwise check it against the re-encoded password.
+ * So a non-ASCII password passes the MAC and then fails to decrypt an AES bundle: usually with a
+ * padding error, but about once in a hundred bundles the wrong key yields valid padding and the
+ * failure surfaces later as unreadable ASN.1. Any failure other than the MAC's is therefore
+ * retried: having passed the MAC, the password is known to be right, so decrypt again with the
+ * UTF-8 bytes, MAC removed because forge would otherwise check it against the re-encoded password.
  */
 const decodePfx = (pfx: Asn1, password: string): forge.pkcs12.Pkcs12Pfx => {
   try {
     return forge.pkcs12.pkcs12FromAsn1(pfx, false, password)
   } catch (e) {
-    if (!isDecryptionFailure(e) || isPrintableAscii(password)) throw e
+    if (isMacFailure(e) || isPrintableAscii(password)) throw e
     const withoutMac = forge.asn1.create(pfx.tagClass, pfx.type, pfx.constructed, childrenOf(pfx).slice(0, 2))
     try {
       return forge.pkcs12.pkcs12FromAsn1(withoutMac, false, forge.util.encodeUtf8(password))
