@@ -2,7 +2,7 @@
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
 import { Conflict } from "../domain/Errors.js"
 import { normalizeEmail, PublicUser } from "../domain/User.js"
 
@@ -38,18 +38,18 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
           (error) => isUniqueViolation(error),
           () => Effect.fail(new Conflict({ message: "A user with this email already exists." }))
         ),
-        Effect.withSpan("UserRepo.insert")
+        repositorySpan("UserRepo.insert")
       )
 
     const findByEmail = (email: string) =>
       users(sql`
         SELECT id, email, name, password_hash, created_at FROM users
-        WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head), Effect.withSpan("UserRepo.findByEmail"))
+        WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head), repositorySpan("UserRepo.findByEmail"))
 
     const findById = (id: string) =>
       profiles(sql`SELECT id, email, name, created_at FROM users WHERE id = ${id}`).pipe(
         Effect.map(Arr.head),
-        Effect.withSpan("UserRepo.findById")
+        repositorySpan("UserRepo.findById")
       )
 
     /** The users with these ids, in no particular order; unknown ids are left out. */
@@ -57,7 +57,7 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
       (ids.length === 0
         ? Effect.succeed([])
         : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`)).pipe(
-          Effect.withSpan("UserRepo.findByIds")
+          repositorySpan("UserRepo.findByIds")
         )
 
     return repository({ insert, findByEmail, findById, findByIds })

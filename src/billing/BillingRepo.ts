@@ -1,7 +1,7 @@
 /** SQL for `payment_provider_events`: one row per `webhook-id` the payment provider delivered. */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
 import type { WebhookOutcome } from "../domain/Billing.js"
 
 export interface ReceivedEvent {
@@ -30,7 +30,7 @@ export class BillingRepo extends Context.Service<BillingRepo>()("etd/BillingRepo
         RETURNING webhook_id`.pipe(
         decodeRows(Recorded),
         Effect.map((rows) => rows.length === 1),
-        Effect.withSpan("BillingRepo.record")
+        repositorySpan("BillingRepo.record")
       )
 
     return repository({ record })

@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
 
@@ -64,7 +64,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
     const replaceActive = (tenantId: string, at: Date) =>
       sql`
         UPDATE credentials SET status = 'replaced', updated_at = ${at}
-        WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(Effect.asVoid, Effect.withSpan("CredentialRepo.replaceActive"))
+        WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(Effect.asVoid, repositorySpan("CredentialRepo.replaceActive"))
 
     /** Fails with `ActiveCredentialTaken` when another active credential of the tenant committed first. */
     const insert = (credential: NewCredential) =>
@@ -74,14 +74,14 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
           (error) => isUniqueViolation(error, ONE_ACTIVE),
           () => Effect.fail(new ActiveCredentialTaken({ tenantId: credential.tenantId }))
         ),
-        Effect.withSpan("CredentialRepo.insert")
+        repositorySpan("CredentialRepo.insert")
       )
 
     const findById = (tenantId: string, id: string) =>
       sql`SELECT ${columns} FROM credentials WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
         decodeRows(CredentialRecord),
         Effect.map(first),
-        Effect.withSpan("CredentialRepo.findById")
+        repositorySpan("CredentialRepo.findById")
       )
 
     const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
@@ -89,7 +89,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         SELECT ${columns} FROM credentials
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
         ORDER BY id DESC
-        LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord), Effect.withSpan("CredentialRepo.list"))
+        LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord), repositorySpan("CredentialRepo.list"))
 
     const activeSealed = (tenantId: string) =>
       sql`
@@ -97,7 +97,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(
         decodeRows(ActiveSealed),
         Effect.map(first),
-        Effect.withSpan("CredentialRepo.activeSealed")
+        repositorySpan("CredentialRepo.activeSealed")
       )
 
     /** Envelopes not yet under the current master key, a batch at a time. */
@@ -105,7 +105,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
       sql`
         SELECT id, tenant_id, envelope, master_key_id FROM credentials
         WHERE master_key_id <> ${masterKeyId} AND id > ${after}
-        ORDER BY id LIMIT ${limit}`.pipe(decodeRows(SealedCredential), Effect.withSpan("CredentialRepo.sealedNotUnder"))
+        ORDER BY id LIMIT ${limit}`.pipe(decodeRows(SealedCredential), repositorySpan("CredentialRepo.sealedNotUnder"))
 
     /** Compare-and-set, so a concurrent re-wrap or upload is never overwritten with a stale envelope. */
     const updateEnvelope = (id: string, previous: string, envelope: string, masterKeyId: string, at: Date) =>
@@ -115,21 +115,21 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         RETURNING id`.pipe(
         decodeRows(Updated),
         Effect.map((rows) => rows.length === 1),
-        Effect.withSpan("CredentialRepo.updateEnvelope")
+        repositorySpan("CredentialRepo.updateEnvelope")
       )
 
     const expireDue = (at: Date) =>
       sql`
         UPDATE credentials SET status = 'expired', updated_at = ${at}
         WHERE status = 'active' AND not_after < ${at}
-        RETURNING id, tenant_id`.pipe(decodeRows(CredentialRef), Effect.withSpan("CredentialRepo.expireDue"))
+        RETURNING id, tenant_id`.pipe(decodeRows(CredentialRef), repositorySpan("CredentialRepo.expireDue"))
 
     /** Active credentials whose `not_after` is at or before `horizon`. */
     const activeExpiringBefore = (horizon: Date) =>
       sql`
         SELECT ${columns}, last_expiry_warning_days FROM credentials
         WHERE status = 'active' AND not_after <= ${horizon}
-        ORDER BY not_after`.pipe(decodeRows(ExpiringCredential), Effect.withSpan("CredentialRepo.activeExpiringBefore"))
+        ORDER BY not_after`.pipe(decodeRows(ExpiringCredential), repositorySpan("CredentialRepo.activeExpiringBefore"))
 
     /**
      * Records the warning for `days` as sent, unless it (or a later one) already was, e.g. by
@@ -143,7 +143,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         RETURNING id`.pipe(
         decodeRows(Updated),
         Effect.map((rows) => rows.length === 1),
-        Effect.withSpan("CredentialRepo.claimWarning")
+        repositorySpan("CredentialRepo.claimWarning")
       )
 
     return repository({

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
 import { encodeId } from "../domain/Ids.js"
@@ -125,7 +125,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         RETURNING last_number`).pipe(
         // An upsert always returns its row.
         Effect.map((rows) => rows[0]!.lastNumber),
-        Effect.withSpan("DocumentRepo.nextNumber")
+        repositorySpan("DocumentRepo.nextNumber")
       )
 
     /** Takes one unit of the month's quota, or none when it is used up (then returns None). */
@@ -139,7 +139,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           WHERE tenant_id = ${tenantId} AND period = ${period} AND used < ${limit}
           RETURNING used`)
         return Option.map(first(rows), (row) => row.used)
-      }).pipe(Effect.withSpan("DocumentRepo.takeQuota"))
+      }).pipe(repositorySpan("DocumentRepo.takeQuota"))
 
     /** Fails with `Conflict` when the tenant already used the reference in this environment. */
     const insert = (row: NewStoredDocument) =>
@@ -154,23 +154,23 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
         ),
-        Effect.withSpan("DocumentRepo.insert")
+        repositorySpan("DocumentRepo.insert")
       )
 
     const find = (tenantId: string, environment: Environment, id: string) =>
       documents(sql`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}`).pipe(
         Effect.map(first),
-        Effect.withSpan("DocumentRepo.find")
+        repositorySpan("DocumentRepo.find")
       )
 
     const findById = (id: string) =>
-      documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first), Effect.withSpan("DocumentRepo.findById"))
+      documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first), repositorySpan("DocumentRepo.findById"))
 
     const findForUpdate = (tenantId: string, environment: Environment, id: string) =>
       documents(sql`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}
-        FOR UPDATE`).pipe(Effect.map(first), Effect.withSpan("DocumentRepo.findForUpdate"))
+        FOR UPDATE`).pipe(Effect.map(first), repositorySpan("DocumentRepo.findForUpdate"))
 
     const list = (tenantId: string, environment: Environment, filters: DocumentFilters) => {
       const conditions = [
@@ -184,7 +184,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       ]
       return documents(sql`
         SELECT * FROM documents WHERE ${sql.and(conditions)}
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`).pipe(Effect.withSpan("DocumentRepo.list"))
+        ORDER BY id DESC LIMIT ${filters.limit + 1}`).pipe(repositorySpan("DocumentRepo.list"))
     }
 
     /** Records what happened to a document: only the given fields change (and `updated_at`). */
@@ -199,7 +199,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       ]
       return sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`.pipe(
         Effect.asVoid,
-        Effect.withSpan("DocumentRepo.update")
+        repositorySpan("DocumentRepo.update")
       )
     }
 
@@ -207,7 +207,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     const markSubmitting = (id: string, at: Date) =>
       sql`
         UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
-        WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid, Effect.withSpan("DocumentRepo.markSubmitting"))
+        WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid, repositorySpan("DocumentRepo.markSubmitting"))
 
     return repository({ nextNumber, takeQuota, insert, find, findById, findForUpdate, list, update, markSubmitting })
   })

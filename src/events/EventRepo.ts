@@ -1,7 +1,7 @@
 /** SQL for the event outbox (`events`). */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
 import { RecordedEvent } from "../domain/Events.js"
 
 const events = decodeRows(RecordedEvent)
@@ -14,12 +14,12 @@ export class EventRepo extends Context.Service<EventRepo>()("etd/EventRepo", {
       sql`
         INSERT INTO events (id, tenant_id, environment, type, data, created_at)
         VALUES (${event.id}, ${event.tenantId}, ${event.environment}, ${event.type},
-                ${JSON.stringify(event.data)}::jsonb, ${event.createdAt})`.pipe(Effect.asVoid, Effect.withSpan("EventRepo.insert"))
+                ${JSON.stringify(event.data)}::jsonb, ${event.createdAt})`.pipe(Effect.asVoid, repositorySpan("EventRepo.insert"))
 
     const find = (id: string) =>
       events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`).pipe(
         Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.withSpan("EventRepo.find")
+        repositorySpan("EventRepo.find")
       )
 
     return repository({ insert, find })

@@ -1,7 +1,7 @@
 /** SQL for `api_keys`. Only a token's SHA-256 is stored, never the token. */
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
 import { Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
@@ -47,20 +47,20 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         VALUES (${key.id}, ${key.tenantId}, ${key.name}, ${key.environment}, ${JSON.stringify(key.scopes)}::jsonb,
                 ${key.tokenHash}, ${key.hint}, ${key.createdBy}, ${key.createdAt})`.pipe(
         Effect.asVoid,
-        Effect.withSpan("KeyRepo.insert")
+        repositorySpan("KeyRepo.insert")
       )
 
     const findByTokenHash = (tokenHash: string) =>
       keys(sql`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`).pipe(
         Effect.map(Arr.head),
-        Effect.withSpan("KeyRepo.findByTokenHash")
+        repositorySpan("KeyRepo.findByTokenHash")
       )
 
     /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
     const findForUpdate = (tenantId: string, id: string) =>
       keys(sql`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`).pipe(
         Effect.map(Arr.head),
-        Effect.withSpan("KeyRepo.findForUpdate")
+        repositorySpan("KeyRepo.findForUpdate")
       )
 
     /** Newest first; `limit + 1` rows, so the caller can tell whether more exist. */
@@ -69,18 +69,18 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         SELECT ${selectColumns} FROM api_keys
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
         ORDER BY id DESC
-        LIMIT ${limit + 1}`).pipe(Effect.withSpan("KeyRepo.list"))
+        LIMIT ${limit + 1}`).pipe(repositorySpan("KeyRepo.list"))
 
     const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
       sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(
         Effect.asVoid,
-        Effect.withSpan("KeyRepo.markRotated")
+        repositorySpan("KeyRepo.markRotated")
       )
 
     const revoke = (id: string, at: Date) =>
       sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
         Effect.asVoid,
-        Effect.withSpan("KeyRepo.revoke")
+        repositorySpan("KeyRepo.revoke")
       )
 
     /** One statement per key that was used since the last flush, never one per request. */
@@ -89,7 +89,7 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         sql`
           UPDATE api_keys SET last_used_at = ${at}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true }).pipe(
-        Effect.withSpan("KeyRepo.touch")
+        repositorySpan("KeyRepo.touch")
       )
 
     return repository({ insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch })

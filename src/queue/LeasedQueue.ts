@@ -14,6 +14,7 @@ import { Array as Arr, Data, Duration, Effect, Ref, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { dieOnSqlError } from "../db/errors.js"
+import { repositorySpan } from "../db/Repository.js"
 import { now } from "../domain/Time.js"
 
 /** Another worker took the job over (our lease ran out): whatever we meant to write is not written. */
@@ -130,7 +131,7 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         yield* sql`
           WITH queued AS (INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))} RETURNING 1)
           SELECT pg_notify(${definition.channel}, 'queued') FROM (SELECT 1 FROM queued LIMIT 1) AS one`
-      }).pipe(Effect.orDie, Effect.withSpan(`Queue.enqueue`, { attributes: { "queue.name": definition.name } }))
+      }).pipe(Effect.orDie, repositorySpan(`Queue.enqueue`, { attributes: { "queue.name": definition.name } }))
 
     const claim = (limit: number, lease: Duration.Duration) =>
       Effect.gen(function*() {
@@ -149,14 +150,15 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
           RETURNING ${table}.*, picked.tenant AS fair_tenant, picked.turn AS fair_turn`
         // The next claim starts after the last tenant this one served, in the circular order it
         // walked: the wrapped part (turn 1), if any, came after the rest (turn 0).
-        const served = rows.filter((row) => typeof row["fairTenant"] === "string")
-        const lastTurn = Math.max(...served.map((row) => Number(row["fairTurn"])))
-        const lastTenants = served.filter((row) => Number(row["fairTurn"]) === lastTurn).map((row) => String(row["fairTenant"]))
-        if (lastTenants.length > 0) yield* Ref.set(cursor, lastTenants.reduce((a, b) => (b > a ? b : a)))
+        if (definition.fairnessColumn !== undefined && rows.length > 0) {
+          const lastTurn = Math.max(...rows.map((row) => Number(row["fairTurn"])))
+          const lastTenants = rows.filter((row) => Number(row["fairTurn"]) === lastTurn).map((row) => String(row["fairTenant"]))
+          yield* Ref.set(cursor, lastTenants.reduce((a, b) => (b > a ? b : a)))
+        }
         return yield* decode(rows)
       }).pipe(
         Effect.orDie,
-        Effect.withSpan("Queue.claim", { attributes: { "queue.name": definition.name, "queue.batch": limit } })
+        repositorySpan("Queue.claim", { attributes: { "queue.name": definition.name, "queue.batch": limit } })
       )
 
     /** The one fenced write: the job's row changes only while this claim holds it. */
@@ -205,7 +207,7 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
           WHERE id IN ${sql.in(ids)}
           RETURNING id`
         return rows.length
-      }).pipe(dieOnSqlError, Effect.withSpan("Queue.requeue", { attributes: { "queue.name": definition.name } }))
+      }).pipe(dieOnSqlError, repositorySpan("Queue.requeue", { attributes: { "queue.name": definition.name } }))
 
     const cancelWaiting = (ids: ReadonlyArray<Job["id"]>, final: string, fields: Record<string, unknown> = {}) =>
       Effect.gen(function*() {
@@ -214,7 +216,7 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         yield* sql`
           UPDATE ${table} SET ${sql.update({ ...fields, [definition.stateColumn]: final, updatedAt: at })}
           WHERE id IN ${sql.in(ids)} AND ${state} = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`
-      }).pipe(dieOnSqlError, Effect.withSpan("Queue.cancelWaiting", { attributes: { "queue.name": definition.name } }))
+      }).pipe(dieOnSqlError, repositorySpan("Queue.cancelWaiting", { attributes: { "queue.name": definition.name } }))
 
     return {
       name: definition.name,

@@ -116,10 +116,14 @@ export const runWorkerPool = <Job extends Lease>(
       // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
     }).pipe(Effect.uninterruptible))
 
+    // The poll is one wake-up per interval for the pool, not one per claimer: an idle instance
+    // claims once per interval, and the claimer it wakes claims for every free slot.
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(options.pollInterval), Queue.offer(wakeUps, undefined))))
+
     const loop = Effect.gen(function*() {
       while (!(yield* Ref.get(stopping))) {
         const claimed = yield* claimAndStart
-        if (claimed === 0) yield* Effect.raceFirst(Queue.take(wakeUps), Effect.sleep(options.pollInterval))
+        if (claimed === 0) yield* Queue.take(wakeUps)
         // One notification may stand for many jobs: keep claiming while there are some.
       }
     })

@@ -3,9 +3,10 @@
  * endpoint, sent by the WebhookDispatcher. A delivery is also what the API lists, so its row keeps
  * the outcome of the last attempt next to the queue's columns.
  */
-import { Context, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { Environment } from "../domain/Principal.js"
 import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
+import type { WebhookRepo } from "./WebhookRepo.js"
 
 export const ClaimedDelivery = Schema.Struct({
   ...LeaseFields,
@@ -49,3 +50,12 @@ export class DeliveryQueue extends Context.Service<DeliveryQueue, LeasedQueue<Cl
     })
   )
 }
+
+/**
+ * Ends an endpoint's waiting deliveries once it is no longer sent to (disabled, deleted or gone),
+ * with `reason` as their last error; deliveries in flight settle on their own.
+ */
+export const endWaitingDeliveries = (repo: WebhookRepo["Service"], queue: DeliveryQueue["Service"]) =>
+  (endpointId: string, reason: string) =>
+    Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
+      queue.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: reason }))

@@ -21,7 +21,7 @@ import { EventLog } from "../events/EventLog.js"
 import { delayAfter } from "../queue/Backoff.js"
 import { runWorkerPool } from "../queue/WorkerPool.js"
 import { continueTrace } from "../telemetry/TraceContext.js"
-import { type ClaimedDelivery, DeliveryQueue } from "./DeliveryQueue.js"
+import { type ClaimedDelivery, DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
 import { send, type SendResult } from "./Sender.js"
 import { webhookHeaders } from "./Signing.js"
 import { checkUrl, guardedLookup, type Resolver } from "./SsrfGuard.js"
@@ -123,13 +123,11 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     readonly lastError: string | null
   }) => queue.complete(delivery, fields.status, { ...fields, nextAttemptAt: null, lastAttemptAt: at })
 
+  const endWaiting = endWaitingDeliveries(repo, queue)
+
   /** Disables the endpoint and ends its waiting deliveries (this one is settled by the caller). */
   const disable = (endpointId: string, reason: "gone" | "failing", at: Date) =>
-    Effect.andThen(
-      repo.disableEndpoint(endpointId, reason, at),
-      Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
-        queue.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: "endpoint disabled" }))
-    )
+    Effect.andThen(repo.disableEndpoint(endpointId, reason, at), endWaiting(endpointId, "endpoint disabled"))
 
   /** `failing`: the endpoint was failing when the attempt started (a success then clears that). */
   const record = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) =>

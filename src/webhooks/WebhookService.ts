@@ -22,7 +22,7 @@ import {
 import { generateWebhookSecret } from "./Signing.js"
 import { checkUrl } from "./SsrfGuard.js"
 import { type AttemptRow, type DeliveryRow, type EndpointRow, type Owner, WebhookRepo } from "./WebhookRepo.js"
-import { DeliveryQueue } from "./DeliveryQueue.js"
+import { DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 
@@ -115,10 +115,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         onSome: Effect.succeed
       }))
 
-    /** Ends an endpoint's waiting deliveries when it is no longer sent to; ones in flight settle on their own. */
-    const endPending = (endpointId: string, reason: string) =>
-      Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
-        deliveries.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: reason }))
+    const endPending = endWaitingDeliveries(repo, deliveries)
 
     const create = Effect.fn("WebhookService.createEndpoint")(function*(owner: Owner, input: NewWebhookEndpoint) {
       const url = yield* validUrl(input.url)

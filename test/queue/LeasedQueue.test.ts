@@ -168,6 +168,39 @@ for (const database of testDatabases) {
   })
 
   layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`worker pool (${database})`, (it) => {
+    it.effect("an idle pool claims once per poll interval, not once per slot, and the poll finds jobs queued without a notification", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* testQueue
+        yield* drained
+        let claims = 0
+        const counted = { ...queue, claim: (limit: number, lease: Duration.Duration) => Effect.suspend(() => (claims++, queue.claim(limit, lease))) }
+        const handled: Array<string> = []
+        const pool = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+          yield* runWorkerPool({
+            queue: counted,
+            concurrency: 4,
+            pollInterval: Duration.millis(50),
+            lease: LEASE,
+            grace: Duration.seconds(1),
+            handle: (job) => Effect.sync(() => handled.push(job.payload))
+          })
+          return yield* Effect.never
+        })).pipe(Effect.provide(Readiness.layer)))
+        yield* Effect.sleep("525 millis")
+        // One claim per slot at start, then one per interval (about ten); a poll per slot would make
+        // about forty.
+        expect(claims).toBeGreaterThanOrEqual(8)
+        expect(claims).toBeLessThanOrEqual(4 + 10 + 3)
+        // Written straight into the table: no NOTIFY, so only the poll can find it.
+        const { tenantId } = tenantWithJobs(0)
+        yield* sql`INSERT INTO ${sql(table)} (tenant_id, payload, run_at, created_at, updated_at)
+          VALUES (${tenantId}, 'unannounced', now(), now(), now())`
+        for (let i = 0; i < 40 && handled.length === 0; i++) yield* Effect.sleep("25 millis")
+        yield* Fiber.interrupt(pool)
+        expect(handled).toEqual(["unannounced"])
+      }).pipe(TestClock.withLive, Effect.provide(config)))
+
     it.effect("a job that runs longer than its lease keeps it: no other worker takes it over meanwhile", () =>
       Effect.gen(function*() {
         const queue = yield* testQueue
