@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { AppConfigTest } from "../../src/Config.js"
+import { dieOnSqlError } from "../../src/db/errors.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { type ClaimedDelivery, DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
@@ -25,8 +26,16 @@ const delivery: ClaimedDelivery = {
 }
 
 /** The dispatcher over mocks, sending to `url`; the arrays record what it wrote. */
-const dispatcherTo = (url: string) => {
+const dispatcherTo = (url: string, options: { readonly failing: boolean } = { failing: true }) => {
   const writes: Array<string> = []
+  // A transaction that only marks where it begins and commits, to see which writes it groups.
+  const transaction = Layer.succeed(Transaction, {
+    run: (effect) =>
+      dieOnSqlError(Effect.sync(() => writes.push("begin")).pipe(
+        Effect.andThen(effect),
+        Effect.tap(() => Effect.sync(() => writes.push("commit")))
+      ))
+  })
   const mocks = Layer.mergeAll(
     Layer.mock(WebhookRepo, {
       deliveryTarget: () =>
@@ -37,7 +46,7 @@ const dispatcherTo = (url: string) => {
           secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
           previousSecret: null,
           previousSecretExpiresAt: null,
-          failingSince: new Date(0)
+          failingSince: options.failing ? new Date(0) : null
         })),
       insertAttempt: (attempt) => Effect.sync(() => void writes.push(`attempt:${attempt.statusCode}`)),
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
@@ -72,7 +81,7 @@ const dispatcherTo = (url: string) => {
         lease: Duration.seconds(60)
       }
     }),
-    Transaction.layerTest
+    transaction
   )
   return { writes, layer: mocks }
 }
@@ -85,7 +94,15 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
       expect(receiver.received).toHaveLength(1)
       expect(receiver.received[0]!.headers["webhook-id"]).toBe(delivery.eventId)
-      expect(writes).toEqual(["attempt:204", "complete:succeeded", "clearFailing"])
+      expect(writes).toEqual(["attempt:204", "begin", "complete:succeeded", "clearFailing", "commit"])
+    }).pipe(Effect.scoped))
+
+  it.live("a 2xx at an endpoint that is not failing is one write, without a transaction around it", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver(() => 200)
+      const { layer, writes } = dispatcherTo(receiver.url(), { failing: false })
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      expect(writes).toEqual(["attempt:200", "complete:succeeded"])
     }).pipe(Effect.scoped))
 
   it.live("a 410 fails the delivery and disables the endpoint as gone, without a retry", () =>
@@ -94,7 +111,7 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       const { layer, writes } = dispatcherTo(receiver.url())
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
       // The endpoint's other waiting deliveries end with it.
-      expect(writes).toEqual(["attempt:410", "complete:failed", "disable:gone", "cancel:dlv_waiting:failed"])
+      expect(writes).toEqual(["attempt:410", "begin", "complete:failed", "disable:gone", "cancel:dlv_waiting:failed", "commit"])
     }).pipe(Effect.scoped))
 
   it.live("any other answer starts the failing clock and schedules the next attempt", () =>
@@ -102,6 +119,6 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       const receiver = yield* startReceiver(() => 500)
       const { layer, writes } = dispatcherTo(receiver.url())
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
-      expect(writes).toEqual(["attempt:500", "markFailing", "retryAt"])
+      expect(writes).toEqual(["attempt:500", "begin", "markFailing", "retryAt", "commit"])
     }).pipe(Effect.scoped))
 })
