@@ -3,8 +3,8 @@
  * attempt and its outcome. The queue (src/queue/) does the claiming, leasing, fencing and waking.
  *
  * The POST happens outside any transaction; the attempt is recorded on its own (every attempt that
- * was sent is kept), then the outcome in one transaction, only while this worker still holds the
- * delivery's lease. A crash leaves the delivery leased; once the lease runs out another worker (of
+ * was sent is kept), then the outcome (in one transaction when it is several writes), only while
+ * this worker still holds the delivery's lease. A crash leaves the delivery leased; once the lease runs out another worker (of
  * any instance) sends it again. Receivers deduplicate on `webhook-id`, which is the event id and
  * never changes between attempts. IP-literal hosts, for which node skips `lookup`, are checked by
  * `checkUrl` before each attempt.
