@@ -136,11 +136,10 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
    * A success at an endpoint that was not failing is one statement, so it runs without a
    * transaction: BEGIN and COMMIT would double the round trips of the commonest outcome.
    */
-  const record = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) =>
-    result._tag === "Answered" && isSuccess(result.status) && !failing
-      ? Effect.flatMap(now, (at) =>
-        Effect.as(settle(delivery, at, { status: "succeeded", lastStatusCode: result.status, lastError: null }), "succeeded" as const))
-      : inTransaction(recordOutcome(delivery, result, failing))
+  const record = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) => {
+    const outcome = recordOutcome(delivery, result, failing)
+    return result._tag === "Answered" && isSuccess(result.status) && !failing ? outcome : inTransaction(outcome)
+  }
 
   const recordOutcome = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) =>
     Effect.gen(function*() {

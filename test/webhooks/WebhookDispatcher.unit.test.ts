@@ -6,12 +6,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { AppConfigTest } from "../../src/Config.js"
-import { dieOnSqlError } from "../../src/db/errors.js"
-import { Transaction } from "../../src/db/Repository.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { type ClaimedDelivery, DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { makeWebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.js"
 import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
+import { recordingTransaction } from "../support/recordingTransaction.js"
 import { startReceiver } from "./receiver.js"
 
 const delivery: ClaimedDelivery = {
@@ -28,14 +27,6 @@ const delivery: ClaimedDelivery = {
 /** The dispatcher over mocks, sending to `url`; the arrays record what it wrote. */
 const dispatcherTo = (url: string, options: { readonly failing: boolean } = { failing: true }) => {
   const writes: Array<string> = []
-  // A transaction that only marks where it begins and commits, to see which writes it groups.
-  const transaction = Layer.succeed(Transaction, {
-    run: (effect) =>
-      dieOnSqlError(Effect.sync(() => writes.push("begin")).pipe(
-        Effect.andThen(effect),
-        Effect.tap(() => Effect.sync(() => writes.push("commit")))
-      ))
-  })
   const mocks = Layer.mergeAll(
     Layer.mock(WebhookRepo, {
       deliveryTarget: () =>
@@ -81,7 +72,8 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
         lease: Duration.seconds(60)
       }
     }),
-    transaction
+    // Marks where each transaction begins and ends, to see which writes it groups.
+    recordingTransaction(writes)
   )
   return { writes, layer: mocks }
 }
@@ -94,7 +86,7 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
       expect(receiver.received).toHaveLength(1)
       expect(receiver.received[0]!.headers["webhook-id"]).toBe(delivery.eventId)
-      expect(writes).toEqual(["attempt:204", "begin", "complete:succeeded", "clearFailing", "commit"])
+      expect(writes).toEqual(["attempt:204", "BEGIN", "complete:succeeded", "clearFailing", "COMMIT"])
     }).pipe(Effect.scoped))
 
   it.live("a 2xx at an endpoint that is not failing is one write, without a transaction around it", () =>
@@ -111,7 +103,7 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       const { layer, writes } = dispatcherTo(receiver.url())
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
       // The endpoint's other waiting deliveries end with it.
-      expect(writes).toEqual(["attempt:410", "begin", "complete:failed", "disable:gone", "cancel:dlv_waiting:failed", "commit"])
+      expect(writes).toEqual(["attempt:410", "BEGIN", "complete:failed", "disable:gone", "cancel:dlv_waiting:failed", "COMMIT"])
     }).pipe(Effect.scoped))
 
   it.live("any other answer starts the failing clock and schedules the next attempt", () =>
@@ -119,6 +111,6 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       const receiver = yield* startReceiver(() => 500)
       const { layer, writes } = dispatcherTo(receiver.url())
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
-      expect(writes).toEqual(["attempt:500", "begin", "markFailing", "retryAt", "commit"])
+      expect(writes).toEqual(["attempt:500", "BEGIN", "markFailing", "retryAt", "COMMIT"])
     }).pipe(Effect.scoped))
 })
