@@ -1,7 +1,7 @@
 /** SQL for `sessions`. Only a token's SHA-256 is stored. */
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 
 /** What checking a session needs of its row (camelCase, as the SQL client maps result names). */
 const SessionRecord = Schema.Struct({
@@ -19,18 +19,16 @@ export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo
     const sql = yield* SqlClient.SqlClient
 
     const insert = (session: { id: string; userId: string; tokenHash: string; createdAt: Date; expiresAt: Date }) =>
-      sql`INSERT INTO sessions ${sql.insert(session)}`.pipe(Effect.asVoid, repositorySpan("SessionRepo.insert"))
+      sql`INSERT INTO sessions ${sql.insert(session)}`.pipe(Effect.asVoid)
 
     const findByTokenHash = (tokenHash: string) =>
       sessions(sql`SELECT id, user_id, expires_at, revoked_at FROM sessions WHERE token_hash = ${tokenHash}`).pipe(
-        Effect.map(Arr.head),
-        repositorySpan("SessionRepo.findByTokenHash")
+        Effect.map(Arr.head)
       )
 
     const revoke = (id: string, at: Date) =>
       sql`UPDATE sessions SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
-        Effect.asVoid,
-        repositorySpan("SessionRepo.revoke")
+        Effect.asVoid
       )
 
     /** Revokes the live session with this token hash, if any, returning which one it was. */
@@ -38,9 +36,9 @@ export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo
       owners(sql`
         UPDATE sessions SET revoked_at = ${at}
         WHERE token_hash = ${tokenHash} AND revoked_at IS NULL
-        RETURNING id, user_id`).pipe(Effect.map(Arr.head), repositorySpan("SessionRepo.revokeByTokenHash"))
+        RETURNING id, user_id`).pipe(Effect.map(Arr.head))
 
-    return repository({ insert, findByTokenHash, revoke, revokeByTokenHash })
+    return repository("SessionRepo", { insert, findByTokenHash, revoke, revokeByTokenHash })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -2,7 +2,7 @@
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { Conflict } from "../domain/Errors.js"
 import { normalizeEmail, PublicUser } from "../domain/User.js"
 
@@ -37,30 +37,26 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
         Effect.catchIf(
           (error) => isUniqueViolation(error),
           () => Effect.fail(new Conflict({ message: "A user with this email already exists." }))
-        ),
-        repositorySpan("UserRepo.insert")
+        )
       )
 
     const findByEmail = (email: string) =>
       users(sql`
         SELECT id, email, name, password_hash, created_at FROM users
-        WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head), repositorySpan("UserRepo.findByEmail"))
+        WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head))
 
     const findById = (id: string) =>
       profiles(sql`SELECT id, email, name, created_at FROM users WHERE id = ${id}`).pipe(
-        Effect.map(Arr.head),
-        repositorySpan("UserRepo.findById")
+        Effect.map(Arr.head)
       )
 
     /** The users with these ids, in no particular order; unknown ids are left out. */
     const findByIds = (ids: ReadonlyArray<string>) =>
       (ids.length === 0
         ? Effect.succeed([])
-        : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`)).pipe(
-          repositorySpan("UserRepo.findByIds")
-        )
+        : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`))
 
-    return repository({ insert, findByEmail, findById, findByIds })
+    return repository("UserRepo", { insert, findByEmail, findById, findByIds })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -1,7 +1,7 @@
 /** SQL for `payment_provider_events`: one row per `webhook-id` the payment provider delivered. */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import type { WebhookOutcome } from "../domain/Billing.js"
 
 export interface ReceivedEvent {
@@ -29,11 +29,10 @@ export class BillingRepo extends Context.Service<BillingRepo>()("etd/BillingRepo
         ON CONFLICT (webhook_id) DO NOTHING
         RETURNING webhook_id`.pipe(
         decodeRows(Recorded),
-        Effect.map((rows) => rows.length === 1),
-        repositorySpan("BillingRepo.record")
+        Effect.map((rows) => rows.length === 1)
       )
 
-    return repository({ record })
+    return repository("BillingRepo", { record })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

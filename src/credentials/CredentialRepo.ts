@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
 
@@ -64,7 +64,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
     const replaceActive = (tenantId: string, at: Date) =>
       sql`
         UPDATE credentials SET status = 'replaced', updated_at = ${at}
-        WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(Effect.asVoid, repositorySpan("CredentialRepo.replaceActive"))
+        WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(Effect.asVoid)
 
     /** Fails with `ActiveCredentialTaken` when another active credential of the tenant committed first. */
     const insert = (credential: NewCredential) =>
@@ -73,15 +73,13 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         Effect.catchIf(
           (error) => isUniqueViolation(error, ONE_ACTIVE),
           () => Effect.fail(new ActiveCredentialTaken({ tenantId: credential.tenantId }))
-        ),
-        repositorySpan("CredentialRepo.insert")
+        )
       )
 
     const findById = (tenantId: string, id: string) =>
       sql`SELECT ${columns} FROM credentials WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
         decodeRows(CredentialRecord),
-        Effect.map(first),
-        repositorySpan("CredentialRepo.findById")
+        Effect.map(first)
       )
 
     const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
@@ -89,15 +87,14 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         SELECT ${columns} FROM credentials
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
         ORDER BY id DESC
-        LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord), repositorySpan("CredentialRepo.list"))
+        LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord))
 
     const activeSealed = (tenantId: string) =>
       sql`
         SELECT id, tenant_id, envelope, master_key_id, not_after FROM credentials
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(
         decodeRows(ActiveSealed),
-        Effect.map(first),
-        repositorySpan("CredentialRepo.activeSealed")
+        Effect.map(first)
       )
 
     /** Envelopes not yet under the current master key, a batch at a time. */
@@ -105,7 +102,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
       sql`
         SELECT id, tenant_id, envelope, master_key_id FROM credentials
         WHERE master_key_id <> ${masterKeyId} AND id > ${after}
-        ORDER BY id LIMIT ${limit}`.pipe(decodeRows(SealedCredential), repositorySpan("CredentialRepo.sealedNotUnder"))
+        ORDER BY id LIMIT ${limit}`.pipe(decodeRows(SealedCredential))
 
     /** Compare-and-set, so a concurrent re-wrap or upload is never overwritten with a stale envelope. */
     const updateEnvelope = (id: string, previous: string, envelope: string, masterKeyId: string, at: Date) =>
@@ -114,22 +111,21 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         WHERE id = ${id} AND envelope = ${previous}
         RETURNING id`.pipe(
         decodeRows(Updated),
-        Effect.map((rows) => rows.length === 1),
-        repositorySpan("CredentialRepo.updateEnvelope")
+        Effect.map((rows) => rows.length === 1)
       )
 
     const expireDue = (at: Date) =>
       sql`
         UPDATE credentials SET status = 'expired', updated_at = ${at}
         WHERE status = 'active' AND not_after < ${at}
-        RETURNING id, tenant_id`.pipe(decodeRows(CredentialRef), repositorySpan("CredentialRepo.expireDue"))
+        RETURNING id, tenant_id`.pipe(decodeRows(CredentialRef))
 
     /** Active credentials whose `not_after` is at or before `horizon`. */
     const activeExpiringBefore = (horizon: Date) =>
       sql`
         SELECT ${columns}, last_expiry_warning_days FROM credentials
         WHERE status = 'active' AND not_after <= ${horizon}
-        ORDER BY not_after`.pipe(decodeRows(ExpiringCredential), repositorySpan("CredentialRepo.activeExpiringBefore"))
+        ORDER BY not_after`.pipe(decodeRows(ExpiringCredential))
 
     /**
      * Records the warning for `days` as sent, unless it (or a later one) already was, e.g. by
@@ -142,11 +138,10 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
           AND (last_expiry_warning_days IS NULL OR last_expiry_warning_days > ${days})
         RETURNING id`.pipe(
         decodeRows(Updated),
-        Effect.map((rows) => rows.length === 1),
-        repositorySpan("CredentialRepo.claimWarning")
+        Effect.map((rows) => rows.length === 1)
       )
 
-    return repository({
+    return repository("CredentialRepo", {
       replaceActive,
       insert,
       findById,

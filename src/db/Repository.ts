@@ -15,19 +15,27 @@ type WithoutSqlError<T> = T extends (...args: infer Args) => Effect.Effect<infer
 
 export type Repository<T> = { readonly [K in keyof T]: WithoutSqlError<T[K]> }
 
-export const repository = <T extends Record<string, unknown>>(methods: T): Repository<T> =>
+/**
+ * Wraps a repository's methods: each runs in a span named `<repository>.<method>` (around its
+ * `sql.execute` spans), and a `SqlError` becomes a defect.
+ */
+export const repository = <T extends Record<string, unknown>>(repositoryName: string, methods: T): Repository<T> =>
   Object.fromEntries(
-    Object.entries(methods).map(([name, method]) => [
-      name,
-      Effect.isEffect(method)
-        ? dieOnSqlError(method)
-        : typeof method === "function"
-        ? (...args: ReadonlyArray<unknown>) => {
-          const result: unknown = method(...args)
-          return Effect.isEffect(result) ? dieOnSqlError(result) : result
-        }
-        : method
-    ])
+    Object.entries(methods).map(([name, method]) => {
+      const boundary = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        dieOnSqlError(effect).pipe(repositorySpan(`${repositoryName}.${name}`))
+      return [
+        name,
+        Effect.isEffect(method)
+          ? boundary(method)
+          : typeof method === "function"
+          ? (...args: ReadonlyArray<unknown>) => {
+            const result: unknown = method(...args)
+            return Effect.isEffect(result) ? boundary(result) : result
+          }
+          : method
+      ]
+    })
     // The mapped object has exactly the keys of `methods`, each transformed as `Repository` says.
   ) as Repository<T>
 
@@ -59,9 +67,9 @@ export const decodeRows = <A>(schema: Schema.Decoder<A>) => {
 }
 
 /**
- * A repository operation's span: it names the operation around its `sql.execute` spans. Without a
- * captured stack: the caller's own span already says where in the service it was made, and a
- * stack per statement cost more CPU on the webhook delivery path than encoding the statement.
+ * A repository or queue operation's span. Without a captured stack: the caller's own span already
+ * says where in the service it was made, and a stack per statement cost more CPU on the webhook
+ * delivery path than encoding the statement.
  */
 export const repositorySpan = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
   Effect.withSpan(name, options, { captureStackTrace: false })

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
 import { encodeId } from "../domain/Ids.js"
@@ -124,8 +124,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         DO UPDATE SET last_number = document_series.last_number + 1
         RETURNING last_number`).pipe(
         // An upsert always returns its row.
-        Effect.map((rows) => rows[0]!.lastNumber),
-        repositorySpan("DocumentRepo.nextNumber")
+        Effect.map((rows) => rows[0]!.lastNumber)
       )
 
     /** Takes one unit of the month's quota, or none when it is used up (then returns None). */
@@ -139,7 +138,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           WHERE tenant_id = ${tenantId} AND period = ${period} AND used < ${limit}
           RETURNING used`)
         return Option.map(first(rows), (row) => row.used)
-      }).pipe(repositorySpan("DocumentRepo.takeQuota"))
+      })
 
     /** Fails with `Conflict` when the tenant already used the reference in this environment. */
     const insert = (row: NewStoredDocument) =>
@@ -153,24 +152,22 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
-        ),
-        repositorySpan("DocumentRepo.insert")
+        )
       )
 
     const find = (tenantId: string, environment: Environment, id: string) =>
       documents(sql`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}`).pipe(
-        Effect.map(first),
-        repositorySpan("DocumentRepo.find")
+        Effect.map(first)
       )
 
     const findById = (id: string) =>
-      documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first), repositorySpan("DocumentRepo.findById"))
+      documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first))
 
     const findForUpdate = (tenantId: string, environment: Environment, id: string) =>
       documents(sql`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}
-        FOR UPDATE`).pipe(Effect.map(first), repositorySpan("DocumentRepo.findForUpdate"))
+        FOR UPDATE`).pipe(Effect.map(first))
 
     const list = (tenantId: string, environment: Environment, filters: DocumentFilters) => {
       const conditions = [
@@ -184,7 +181,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       ]
       return documents(sql`
         SELECT * FROM documents WHERE ${sql.and(conditions)}
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`).pipe(repositorySpan("DocumentRepo.list"))
+        ORDER BY id DESC LIMIT ${filters.limit + 1}`)
     }
 
     /** Records what happened to a document: only the given fields change (and `updated_at`). */
@@ -198,8 +195,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ...(change.lastError == null ? [] : [sql`last_error = ${lastErrorJson(change.lastError)}::jsonb`])
       ]
       return sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`.pipe(
-        Effect.asVoid,
-        repositorySpan("DocumentRepo.update")
+        Effect.asVoid
       )
     }
 
@@ -207,9 +203,9 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     const markSubmitting = (id: string, at: Date) =>
       sql`
         UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
-        WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid, repositorySpan("DocumentRepo.markSubmitting"))
+        WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid)
 
-    return repository({ nextNumber, takeQuota, insert, find, findById, findForUpdate, list, update, markSubmitting })
+    return repository("DocumentRepo", { nextNumber, takeQuota, insert, find, findById, findForUpdate, list, update, markSubmitting })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -1,7 +1,7 @@
 /** SQL for Idempotency-Keys (`idempotency_keys`); the rules they follow are in Idempotency.ts. */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
 
 export interface IdempotencyScope {
@@ -42,13 +42,13 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
         VALUES (${scope.tenantId}, ${scope.environment}, ${scope.key}, ${claim.hash}, ${claim.token}, ${claim.lockedUntil},
                 ${claim.at}, ${claim.expiresAt})
         ON CONFLICT (tenant_id, environment, key) DO NOTHING
-        RETURNING key`.pipe(Effect.map((rows) => rows.length > 0), repositorySpan("IdempotencyRepo.insertClaim"))
+        RETURNING key`.pipe(Effect.map((rows) => rows.length > 0))
 
     const findForUpdate = (scope: IdempotencyScope) =>
       storedKeys(sql`
         SELECT request_hash, response_status, response_body, locked_until, expires_at FROM idempotency_keys
         WHERE ${where(scope)}
-        FOR UPDATE`).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), repositorySpan("IdempotencyRepo.findForUpdate"))
+        FOR UPDATE`).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])))
 
     /** Takes over an expired or abandoned key (locked by `findForUpdate`). */
     const retake = (scope: IdempotencyScope, claim: KeyClaim) =>
@@ -56,7 +56,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
         UPDATE idempotency_keys
         SET request_hash = ${claim.hash}, response_status = NULL, response_body = NULL, claim_token = ${claim.token},
             locked_until = ${claim.lockedUntil}, created_at = ${claim.at}, expires_at = ${claim.expiresAt}
-        WHERE ${where(scope)}`.pipe(Effect.asVoid, repositorySpan("IdempotencyRepo.retake"))
+        WHERE ${where(scope)}`.pipe(Effect.asVoid)
 
     /** Stores the outcome if `token` still holds the key; false when another request took it over. */
     const complete = (scope: IdempotencyScope, token: string, status: number, body: unknown) =>
@@ -64,20 +64,19 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
         UPDATE idempotency_keys SET response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb,
           locked_until = NULL
         WHERE ${where(scope)} AND claim_token = ${token}
-        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1), repositorySpan("IdempotencyRepo.complete"))
+        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1))
 
     const release = (scope: IdempotencyScope, token: string) =>
       sql`
         DELETE FROM idempotency_keys
         WHERE ${where(scope)} AND response_status IS NULL AND claim_token = ${token}`.pipe(
-        Effect.asVoid,
-        repositorySpan("IdempotencyRepo.release")
+        Effect.asVoid
       )
 
     const purgeExpired = (at: Date) =>
-      sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid, repositorySpan("IdempotencyRepo.purgeExpired"))
+      sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid)
 
-    return repository({ insertClaim, findForUpdate, retake, complete, release, purgeExpired })
+    return repository("IdempotencyRepo", { insertClaim, findForUpdate, retake, complete, release, purgeExpired })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

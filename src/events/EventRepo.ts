@@ -1,7 +1,7 @@
 /** SQL for the event outbox (`events`). */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { RecordedEvent } from "../domain/Events.js"
 
 const events = decodeRows(RecordedEvent)
@@ -14,15 +14,14 @@ export class EventRepo extends Context.Service<EventRepo>()("etd/EventRepo", {
       sql`
         INSERT INTO events (id, tenant_id, environment, type, data, created_at)
         VALUES (${event.id}, ${event.tenantId}, ${event.environment}, ${event.type},
-                ${JSON.stringify(event.data)}::jsonb, ${event.createdAt})`.pipe(Effect.asVoid, repositorySpan("EventRepo.insert"))
+                ${JSON.stringify(event.data)}::jsonb, ${event.createdAt})`.pipe(Effect.asVoid)
 
     const find = (id: string) =>
       events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`).pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        repositorySpan("EventRepo.find")
+        Effect.map((rows) => Option.fromNullishOr(rows[0]))
       )
 
-    return repository({ insert, find })
+    return repository("EventRepo", { insert, find })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -1,7 +1,7 @@
 /** SQL for `api_keys`. Only a token's SHA-256 is stored, never the token. */
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
@@ -46,21 +46,18 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         INSERT INTO api_keys (id, tenant_id, name, environment, scopes, token_hash, hint, created_by, created_at)
         VALUES (${key.id}, ${key.tenantId}, ${key.name}, ${key.environment}, ${JSON.stringify(key.scopes)}::jsonb,
                 ${key.tokenHash}, ${key.hint}, ${key.createdBy}, ${key.createdAt})`.pipe(
-        Effect.asVoid,
-        repositorySpan("KeyRepo.insert")
+        Effect.asVoid
       )
 
     const findByTokenHash = (tokenHash: string) =>
       keys(sql`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`).pipe(
-        Effect.map(Arr.head),
-        repositorySpan("KeyRepo.findByTokenHash")
+        Effect.map(Arr.head)
       )
 
     /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
     const findForUpdate = (tenantId: string, id: string) =>
       keys(sql`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`).pipe(
-        Effect.map(Arr.head),
-        repositorySpan("KeyRepo.findForUpdate")
+        Effect.map(Arr.head)
       )
 
     /** Newest first; `limit + 1` rows, so the caller can tell whether more exist. */
@@ -69,18 +66,16 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         SELECT ${selectColumns} FROM api_keys
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
         ORDER BY id DESC
-        LIMIT ${limit + 1}`).pipe(repositorySpan("KeyRepo.list"))
+        LIMIT ${limit + 1}`)
 
     const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
       sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(
-        Effect.asVoid,
-        repositorySpan("KeyRepo.markRotated")
+        Effect.asVoid
       )
 
     const revoke = (id: string, at: Date) =>
       sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
-        Effect.asVoid,
-        repositorySpan("KeyRepo.revoke")
+        Effect.asVoid
       )
 
     /** One statement per key that was used since the last flush, never one per request. */
@@ -88,11 +83,9 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
       Effect.forEach(usage, ([id, at]) =>
         sql`
           UPDATE api_keys SET last_used_at = ${at}
-          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true }).pipe(
-        repositorySpan("KeyRepo.touch")
-      )
+          WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true })
 
-    return repository({ insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch })
+    return repository("KeyRepo", { insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

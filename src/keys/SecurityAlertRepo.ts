@@ -1,7 +1,7 @@
 /** SQL for `security_alerts`: the record, per tenant when known, of every exposed token (SPEC §4). */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { repository, repositorySpan } from "../db/Repository.js"
+import { repository } from "../db/Repository.js"
 
 export type NewSecurityAlert = {
   readonly kind: "api_key.exposed" | "session.exposed"
@@ -18,9 +18,9 @@ export class SecurityAlertRepo extends Context.Service<SecurityAlertRepo>()("etd
     const sql = yield* SqlClient.SqlClient
 
     const insert = (alert: NewSecurityAlert) =>
-      sql`INSERT INTO security_alerts ${sql.insert(alert)}`.pipe(Effect.asVoid, repositorySpan("SecurityAlertRepo.insert"))
+      sql`INSERT INTO security_alerts ${sql.insert(alert)}`.pipe(Effect.asVoid)
 
-    return repository({ insert })
+    return repository("SecurityAlertRepo", { insert })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -6,7 +6,7 @@
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { Conflict } from "../domain/Errors.js"
 import { Role } from "../domain/Principal.js"
 import { TenantStatus } from "../domain/Tenant.js"
@@ -71,21 +71,19 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.catchIf(
           (error) => isUniqueViolation(error, "tenants_tax_id"),
           () => Effect.fail(new Conflict({ message: "A tenant with this tax id already exists." }))
-        ),
-        repositorySpan("TenantRepo.insert")
+        )
       )
 
     const findById = (id: string, at: Date) =>
       tenantsWithUsage(sql`
         SELECT ${tenantColumns}, q.used FROM tenants t
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
-        WHERE t.id = ${id}`).pipe(Effect.map(Arr.head), repositorySpan("TenantRepo.findById"))
+        WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
 
     /** What issuing a document needs of its tenant (read inside the acceptance transaction). */
     const findIssuer = (id: string) =>
       issuers(sql`SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${id}`).pipe(
-        Effect.map(Arr.head),
-        repositorySpan("TenantRepo.findIssuer")
+        Effect.map(Arr.head)
       )
 
     /**
@@ -93,13 +91,12 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * per-tenant limit. NO KEY: rows that reference the tenant can still be inserted meanwhile.
      */
     const lock = (id: string) =>
-      sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid, repositorySpan("TenantRepo.lock"))
+      sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid)
 
     /** The time of the last billing event applied to the tenant, locking the row for the caller's transaction. */
     const lockBillingState = (id: string) =>
       billingStates(sql`SELECT billing_event_at FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`).pipe(
-        Effect.map(Arr.head),
-        repositorySpan("TenantRepo.lockBillingState")
+        Effect.map(Arr.head)
       )
 
     const applyBilling = (id: string, change: BillingChange) =>
@@ -107,7 +104,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         UPDATE tenants SET status = ${change.status}, billing_event_at = ${change.billingEventAt}
           ${change.plan === undefined ? sql`` : sql`, plan = ${change.plan}`}
           ${change.monthlyQuota === undefined ? sql`` : sql`, monthly_quota = ${change.monthlyQuota}`}
-        WHERE id = ${id}`.pipe(Effect.asVoid, repositorySpan("TenantRepo.applyBilling"))
+        WHERE id = ${id}`.pipe(Effect.asVoid)
 
     const addMember = (member: { tenantId: string; userId: string; role: Role; createdAt: Date }) =>
       sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(
@@ -115,14 +112,12 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.catchIf(
           (error) => isUniqueViolation(error),
           () => Effect.fail(new Conflict({ message: "This user is already a member of the tenant." }))
-        ),
-        repositorySpan("TenantRepo.addMember")
+        )
       )
 
     const roleOf = (tenantId: string, userId: string) =>
       roles(sql`SELECT role FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`).pipe(
-        Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role)),
-        repositorySpan("TenantRepo.roleOf")
+        Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role))
       )
 
     /**
@@ -134,7 +129,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         SELECT user_id, role, created_at FROM memberships
         WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND user_id > ${startingAfter}` : sql``}
         ORDER BY user_id
-        LIMIT ${limit + 1}`).pipe(repositorySpan("TenantRepo.listMembers"))
+        LIMIT ${limit + 1}`)
 
     /** A page of the user's tenants with the user's role in each, in tenant id order, `limit + 1` rows. */
     const tenantsOfUser = (userId: string, at: Date, limit: number, startingAfter: string | undefined) =>
@@ -144,9 +139,9 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
         WHERE m.user_id = ${userId} ${startingAfter ? sql`AND t.id > ${startingAfter}` : sql``}
         ORDER BY t.id
-        LIMIT ${limit + 1}`).pipe(repositorySpan("TenantRepo.tenantsOfUser"))
+        LIMIT ${limit + 1}`)
 
-    return repository({
+    return repository("TenantRepo", {
       insert,
       findById,
       findIssuer,

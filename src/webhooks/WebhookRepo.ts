@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository, repositorySpan } from "../db/Repository.js"
+import { decodeRows, repository } from "../db/Repository.js"
 import { EventType } from "../domain/Events.js"
 import { Environment } from "../domain/Principal.js"
 import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
@@ -90,8 +90,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       counts(sql`
         SELECT count(*)::int AS count FROM webhook_endpoints
         WHERE tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`).pipe(
-        Effect.map((rows) => rows[0]?.count ?? 0),
-        repositorySpan("WebhookRepo.countEndpoints")
+        Effect.map((rows) => rows[0]?.count ?? 0)
       )
 
     const insertEndpoint = (row: Omit<EndpointRow, "previousSecret" | "previousSecretExpiresAt" | "failingSince" | "deletedAt" | "disabledReason">) =>
@@ -99,23 +98,21 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         INSERT INTO webhook_endpoints (id, tenant_id, environment, url, description, events, enabled, secret, created_at, updated_at)
         VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.url}, ${row.description}, ${json(row.events)}::jsonb,
                 ${row.enabled}, ${row.secret}, ${row.createdAt}, ${row.updatedAt})`.pipe(
-        Effect.asVoid,
-        repositorySpan("WebhookRepo.insertEndpoint")
+        Effect.asVoid
       )
 
     const findEndpoint = (owner: Owner, id: string) =>
       endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`).pipe(
-        Effect.map(first),
-        repositorySpan("WebhookRepo.findEndpoint")
+        Effect.map(first)
       )
 
     const findEndpointForUpdate = (owner: Owner, id: string) =>
       endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL
-        FOR UPDATE`).pipe(Effect.map(first), repositorySpan("WebhookRepo.findEndpointForUpdate"))
+        FOR UPDATE`).pipe(Effect.map(first))
 
     const listEndpoints = (owner: Owner, limit: number, startingAfter: string | undefined) =>
       endpoints(sql`
@@ -128,7 +125,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
           ...(startingAfter ? [sql`id < ${startingAfter}`] : [])
         ])
       }
-        ORDER BY id DESC LIMIT ${limit + 1}`).pipe(repositorySpan("WebhookRepo.listEndpoints"))
+        ORDER BY id DESC LIMIT ${limit + 1}`)
 
     const updateEndpoint = (id: string, fields: {
       readonly url: string
@@ -144,26 +141,24 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         SET url = ${fields.url}, events = ${json(fields.events)}::jsonb, description = ${fields.description},
             enabled = ${fields.enabled}, disabled_reason = ${fields.disabledReason}, failing_since = ${fields.failingSince},
             updated_at = ${fields.updatedAt}
-        WHERE id = ${id}`.pipe(Effect.asVoid, repositorySpan("WebhookRepo.updateEndpoint"))
+        WHERE id = ${id}`.pipe(Effect.asVoid)
 
     const rotateSecret = (id: string, secret: string, previous: string, previousExpiresAt: Date, at: Date) =>
       sql`
         UPDATE webhook_endpoints
         SET secret = ${secret}, previous_secret = ${previous}, previous_secret_expires_at = ${previousExpiresAt}, updated_at = ${at}
-        WHERE id = ${id}`.pipe(Effect.asVoid, repositorySpan("WebhookRepo.rotateSecret"))
+        WHERE id = ${id}`.pipe(Effect.asVoid)
 
     const deleteEndpoint = (id: string, at: Date) =>
       sql`
         UPDATE webhook_endpoints SET deleted_at = ${at}, enabled = false, updated_at = ${at} WHERE id = ${id}`.pipe(
-        Effect.asVoid,
-        repositorySpan("WebhookRepo.deleteEndpoint")
+        Effect.asVoid
       )
 
     /** An endpoint's pending deliveries (to end them when it is no longer sent to). */
     const pendingOf = (endpointId: string) =>
       ids(sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`).pipe(
-        Effect.map((rows) => rows.map((row) => row.id)),
-        repositorySpan("WebhookRepo.pendingOf")
+        Effect.map((rows) => rows.map((row) => row.id))
       )
 
     const listDeliveries = (owner: Owner, endpointId: string, filters: {
@@ -184,30 +179,26 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
           ...(filters.startingAfter ? [sql`id < ${filters.startingAfter}`] : [])
         ])
       }
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`).pipe(repositorySpan("WebhookRepo.listDeliveries"))
+        ORDER BY id DESC LIMIT ${filters.limit + 1}`)
 
     const findDelivery = (owner: Owner, id: string) =>
       deliveries(sql`
         SELECT * FROM webhook_deliveries
         WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment}`).pipe(
-        Effect.map(first),
-        repositorySpan("WebhookRepo.findDelivery")
+        Effect.map(first)
       )
 
     const attemptsOf = (deliveryId: string) =>
       attempts(sql`
         SELECT delivery_id, attempt, started_at, status_code, latency_ms, response_body, error
-        FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`).pipe(
-        repositorySpan("WebhookRepo.attemptsOf")
-      )
+        FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`)
 
     /** An endpoint's failed deliveries created since a time (to send them again after an outage). */
     const failedSince = (endpointId: string, since: Date) =>
       ids(sql`
         SELECT id FROM webhook_deliveries
         WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}`).pipe(
-        Effect.map((rows) => rows.map((row) => row.id)),
-        repositorySpan("WebhookRepo.failedSince")
+        Effect.map((rows) => rows.map((row) => row.id))
       )
 
     /** The ids of the endpoints that receive an event of this type. */
@@ -216,23 +207,22 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         SELECT id FROM webhook_endpoints
         WHERE tenant_id = ${tenantId} AND environment = ${environment} AND enabled AND deleted_at IS NULL
           AND (events @> '["*"]'::jsonb OR events @> ${json([type])}::jsonb)
-        ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)), repositorySpan("WebhookRepo.subscribedEndpoints"))
+        ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)))
 
     /** What sending a delivery needs of its endpoint (also when it was disabled or deleted meanwhile). */
     const deliveryTarget = (endpointId: string) =>
       targets(sql`
         SELECT url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since
-        FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first), repositorySpan("WebhookRepo.deliveryTarget"))
+        FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first))
 
     /** Every attempt that was sent is kept (SPEC §9). */
     const insertAttempt = (attempt: AttemptRow) =>
-      sql`INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)}`.pipe(Effect.asVoid, repositorySpan("WebhookRepo.insertAttempt"))
+      sql`INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)}`.pipe(Effect.asVoid)
 
     /** The endpoint answered: it is no longer failing. */
     const clearFailing = (endpointId: string) =>
       sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`.pipe(
-        Effect.asVoid,
-        repositorySpan("WebhookRepo.clearFailing")
+        Effect.asVoid
       )
 
     /** Marks the endpoint failing since `at` unless it already was; returns since when it fails. */
@@ -240,17 +230,16 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       failingSinces(sql`
         UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${at})
         WHERE id = ${endpointId} RETURNING failing_since`).pipe(
-        Effect.map((rows) => Option.map(first(rows), (row) => row.failingSince)),
-        repositorySpan("WebhookRepo.markFailing")
+        Effect.map((rows) => Option.map(first(rows), (row) => row.failingSince))
       )
 
     /** Disables an endpoint the dispatcher gave up on (its pending deliveries are the queue's to end). */
     const disableEndpoint = (endpointId: string, reason: "gone" | "failing", at: Date) =>
       sql`
         UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
-        WHERE id = ${endpointId} AND enabled`.pipe(Effect.asVoid, repositorySpan("WebhookRepo.disableEndpoint"))
+        WHERE id = ${endpointId} AND enabled`.pipe(Effect.asVoid)
 
-    return repository({
+    return repository("WebhookRepo", {
       countEndpoints,
       insertEndpoint,
       findEndpoint,
