@@ -22,8 +22,8 @@ export type Repository<T> = { readonly [K in keyof T]: WithoutSqlError<T[K]> }
 export const repository = <T extends Record<string, unknown>>(repositoryName: string, methods: T): Repository<T> =>
   Object.fromEntries(
     Object.entries(methods).map(([name, method]) => {
-      const boundary = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        dieOnSqlError(effect).pipe(repositorySpan(`${repositoryName}.${name}`))
+      const span = repositorySpan(`${repositoryName}.${name}`)
+      const boundary = <A, E, R>(effect: Effect.Effect<A, E, R>) => span(dieOnSqlError(effect))
       return [
         name,
         Effect.isEffect(method)
