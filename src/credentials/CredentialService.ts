@@ -3,7 +3,7 @@
  * the clock, sealed by the vault and stored as the tenant's active credential in one transaction
  * that marks the previous one `replaced`. Reads return metadata only.
  */
-import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { readFile } from "node:fs/promises"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Credential } from "../domain/Credential.js"
@@ -24,8 +24,8 @@ import { TenantService } from "../tenants/TenantService.js"
 import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
 import { type CredentialRecord, CredentialRepo, type NewCredential } from "./CredentialRepo.js"
 import { CredentialVault } from "./CredentialVault.js"
-import { checkCertificate, parsePkcs12 } from "./Pkcs12.js"
-import { largestIterationCount, MAX_PKCS12_ITERATIONS } from "./Pkcs12Limits.js"
+import { checkCertificate } from "./Pkcs12.js"
+import { Pkcs12Opener } from "./Pkcs12Opener.js"
 
 export const toCredential = (row: CredentialRecord) =>
   new Credential({
@@ -63,6 +63,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
   make: Effect.gen(function*() {
     const repo = yield* CredentialRepo
     const vault = yield* CredentialVault
+    const opener = yield* Pkcs12Opener
     const tenants = yield* TenantService
     const inTransaction = yield* makeTransaction
 
@@ -75,15 +76,8 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
         })
       }
       if (bytes.length > MAX_PKCS12_BYTES) return yield* tooLarge
-      const iterations = largestIterationCount(bytes)
-      if (iterations === null) return yield* new InvalidCertificate()
-      if (iterations > MAX_PKCS12_ITERATIONS) {
-        return yield* new InvalidCertificate({
-          message: `The PKCS#12 file asks for more than ${MAX_PKCS12_ITERATIONS} key-derivation iterations; export it again with the defaults.`
-        })
-      }
 
-      const parsed = yield* parsePkcs12(bytes, Redacted.value(payload.password)).pipe(
+      const parsed = yield* opener.open(bytes, payload.password).pipe(
         Effect.mapError((error) =>
           error.reason === "wrong_password"
             ? new CertificatePasswordIncorrect()
@@ -160,5 +154,5 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
   /** The vault still needs its `MasterKeys` (`MasterKeysLive`). */
-  static readonly layer = this.layerNoDeps.pipe(Layer.provide([CredentialRepo.layer, CredentialVault.layer, TenantService.layer, Transaction.layer]))
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide([CredentialRepo.layer, CredentialVault.layer, Pkcs12Opener.layer, TenantService.layer, Transaction.layer]))
 }

@@ -8,6 +8,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
+import { Pkcs12Opener } from "../../src/credentials/Pkcs12Opener.js"
 import { ActiveCredentialTaken } from "../../src/domain/Credential.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
@@ -53,7 +54,9 @@ const setup = (options: { readonly tenantExists?: boolean; readonly conflicts?: 
             return Effect.fail(new ActiveCredentialTaken({ tenantId: credential.tenantId }))
           })
       }),
-      recordingTransaction(log)
+      recordingTransaction(log),
+      // The real opener: these tests upload real bundles.
+      Pkcs12Opener.layer
     ])
   )
   return { layer, log }

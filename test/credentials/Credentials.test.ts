@@ -7,15 +7,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFileSync } from "node:child_process"
 import { createPrivateKey, randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { vi } from "vitest"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { addMember, expectError, field } from "../support/accounts.js"
-import { makePkcs12, type MakePkcs12Options, type TestPkcs12 } from "../support/certificates.js"
+import { makePkcs12, type MakePkcs12Options, reexportWithIterations } from "../support/certificates.js"
 import { cnpj, createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
@@ -45,22 +41,6 @@ const upload = (session: string, tenantId: string, body: unknown) =>
   rawRequest("POST", `/v1/tenants/${tenantId}/credentials`, { token: session, body })
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
-
-/** Re-exports a key and certificate with a chosen PBKDF2 iteration count (openssl is fast at it). */
-const withIterations = (p12: TestPkcs12, pass: string, iterations: number): Uint8Array => {
-  const dir = mkdtempSync(join(tmpdir(), "etd-iter-"))
-  try {
-    writeFileSync(join(dir, "key.pem"), p12.privateKeyPem)
-    writeFileSync(join(dir, "cert.pem"), p12.certificatePem)
-    execFileSync("openssl", [
-      "pkcs12", "-export", "-inkey", "key.pem", "-in", "cert.pem", "-iter", String(iterations),
-      "-passout", "env:P", "-out", "out.p12"
-    ], { cwd: dir, env: { ...process.env, P: pass }, stdio: ["ignore", "pipe", "pipe"] })
-    return new Uint8Array(readFileSync(join(dir, "out.p12")))
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
 
 // Spans of the app under test, with every attribute and event set on them.
 const recordedSpans: Array<{ name: string; attributes: Array<[string, unknown]>; events: Array<unknown> }> = []
@@ -196,12 +176,12 @@ for (const database of testDatabases) {
           expect(error, JSON.stringify(error)).toMatchObject({ _tag: "PayloadTooLarge" })
 
           const { p12, pass } = certificateFor(owner.taxId)
-          const slow = withIterations(p12, pass, 150_000)
+          const slow = reexportWithIterations(p12, pass, 150_000)
           const refused = yield* upload(owner.session, owner.tenantId, { pkcs12: base64(slow), password: pass })
           expectError(refused, 422, "invalid_certificate")
           expect(field(refused.json, "message")).toContain("iterations")
           // A normal count is accepted.
-          const fine = yield* upload(owner.session, owner.tenantId, { pkcs12: base64(withIterations(p12, pass, 10_000)), password: pass })
+          const fine = yield* upload(owner.session, owner.tenantId, { pkcs12: base64(reexportWithIterations(p12, pass, 10_000)), password: pass })
           expect(fine.status, fine.text).toBe(201)
         }))
 

@@ -254,3 +254,19 @@ export const packWithForge = (options: {
   const asn = forge.pkcs12.toPkcs12Asn1(key, certs.length === 0 ? noCertificate : certs, options.password, { algorithm: options.algorithm ?? "3des" })
   return new Uint8Array(Buffer.from(forge.asn1.toDer(asn).getBytes(), "latin1"))
 }
+
+/** Re-exports a bundle's key and certificate with a chosen PBKDF2 iteration count (openssl is fast at it). */
+export const reexportWithIterations = (p12: TestPkcs12, password: string, iterations: number): Uint8Array => {
+  const dir = mkdtempSync(join(tmpdir(), "etd-iter-"))
+  try {
+    writeFileSync(join(dir, "key.pem"), p12.privateKeyPem)
+    writeFileSync(join(dir, "cert.pem"), p12.certificatePem)
+    execFileSync("openssl", [
+      "pkcs12", "-export", "-inkey", "key.pem", "-in", "cert.pem", "-iter", String(iterations),
+      "-passout", "env:P", "-out", "out.p12"
+    ], { cwd: dir, env: { ...process.env, P: password }, stdio: ["ignore", "pipe", "pipe"] })
+    return new Uint8Array(readFileSync(join(dir, "out.p12")))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

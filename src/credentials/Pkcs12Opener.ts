@@ -1,0 +1,126 @@
+/**
+ * Opens uploaded PKCS#12 bundles off the event loop, with bounded work (SPEC §8: "opening a file
+ * costs bounded CPU time"). Two bounds, because neither suffices alone:
+ * - the derivation budget (`Pkcs12Limits.ts`), read from the clear ASN.1 before any work, refuses
+ *   the files whose cost is visible at once with a precise answer;
+ * - a time limit on the worker thread (`Pkcs12Thread.ts`) covers whatever stays hidden (counts
+ *   inside encrypted layers, parser paths nobody foresaw): past it the thread is terminated.
+ * A small pool keeps threads warm between uploads; a thread that timed out, crashed or was
+ * abandoned by an interrupted request is thrown away rather than reused.
+ */
+import { Context, Duration, Effect, Layer, Option, Redacted, Semaphore } from "effect"
+import { Worker } from "node:worker_threads"
+import type { ParsedCertificate } from "./CertificateFields.js"
+import { type Pkcs12Error, pkcs12Error, type Pkcs12ErrorReason } from "./Pkcs12Error.js"
+import { iterationCounts, withinWorkBudget } from "./Pkcs12Limits.js"
+
+export interface OpenRequest {
+  readonly pfx: Uint8Array
+  readonly password: string
+}
+
+export type OpenReply =
+  | { readonly _tag: "Opened"; readonly certificate: Omit<ParsedCertificate, "privateKeyPem"> & { privateKeyPem: string } }
+  | { readonly _tag: "Refused"; readonly reason: Pkcs12ErrorReason }
+  | { readonly _tag: "Crashed"; readonly where: string }
+
+export interface Pkcs12OpenerOptions {
+  /** Threads working at once; more uploads than this wait their turn. */
+  readonly threads: number
+  /** Past this, the thread is terminated and the file refused as too costly. */
+  readonly timeLimit: Duration.Input
+}
+
+/** A genuine A1 bundle opens in well under a second on a busy machine. */
+export const defaultOpenerOptions: Pkcs12OpenerOptions = { threads: 2, timeLimit: Duration.seconds(5) }
+
+/** Under tsx (development, tests) the thread needs the same loader to read TypeScript. */
+const threadUrl = new URL(`./Pkcs12Thread${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
+const threadExecArgv = import.meta.url.endsWith(".ts") ? ["--import", import.meta.resolve("tsx")] : []
+
+const make = (options: Pkcs12OpenerOptions) =>
+  Effect.gen(function*() {
+    const idle: Array<Worker> = []
+    const live = new Set<Worker>()
+    const turns = yield* Semaphore.make(options.threads)
+
+    const spawn = (): Worker => {
+      const worker = new Worker(threadUrl, {
+        execArgv: threadExecArgv,
+        // A hostile file may also try memory; 64 KiB of input never needs more than this.
+        resourceLimits: { maxOldGenerationSizeMb: 128 }
+      })
+      // Idle threads must not keep the process alive.
+      worker.unref()
+      live.add(worker)
+      worker.once("exit", () => live.delete(worker))
+      return worker
+    }
+
+    const discard = (worker: Worker) => {
+      live.delete(worker)
+      void worker.terminate()
+    }
+
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((worker) => worker.terminate()))))
+
+    /** One request on one thread; a thread that dies or errors answers `Crashed`. */
+    const ask = (worker: Worker, request: OpenRequest) =>
+      Effect.callback<OpenReply>((resume) => {
+        const onMessage = (reply: OpenReply) => done(reply)
+        const onError = (error: unknown) => done({ _tag: "Crashed", where: error instanceof Error ? error.name : "error" })
+        const onExit = () => done({ _tag: "Crashed", where: "thread exited" })
+        const done = (reply: OpenReply) => {
+          worker.off("message", onMessage).off("error", onError).off("exit", onExit)
+          resume(Effect.succeed(reply))
+        }
+        worker.on("message", onMessage).on("error", onError).on("exit", onExit)
+        worker.postMessage(request)
+        return Effect.sync(() => worker.off("message", onMessage).off("error", onError).off("exit", onExit))
+      })
+
+    const onThread = (request: OpenRequest) =>
+      Effect.suspend(() => {
+        const worker = idle.pop() ?? spawn()
+        let reusable = false
+        return ask(worker, request).pipe(
+          Effect.timeoutOption(options.timeLimit),
+          Effect.tap((reply) =>
+            Effect.sync(() => {
+              reusable = Option.isSome(reply) && reply.value._tag !== "Crashed"
+            })
+          ),
+          Effect.ensuring(Effect.sync(() => (reusable ? idle.push(worker) : discard(worker))))
+        )
+      })
+
+    const open = (pfx: Uint8Array, password: Redacted.Redacted<string>): Effect.Effect<ParsedCertificate, Pkcs12Error> =>
+      Effect.gen(function*() {
+        const counts = iterationCounts(pfx)
+        if (counts === null) return yield* pkcs12Error("malformed")
+        if (!withinWorkBudget(counts)) return yield* pkcs12Error("too_costly")
+        const reply = yield* Semaphore.withPermits(turns, 1)(onThread({ pfx, password: Redacted.value(password) }))
+        if (Option.isNone(reply)) return yield* pkcs12Error("too_costly")
+        switch (reply.value._tag) {
+          case "Opened": {
+            const { privateKeyPem, ...certificate } = reply.value.certificate
+            return { ...certificate, privateKeyPem: Redacted.make(privateKeyPem) }
+          }
+          case "Refused":
+            return yield* pkcs12Error(reply.value.reason)
+          case "Crashed":
+            // A parser bug, not the uploader's fault, but the file is still one we cannot read.
+            yield* Effect.logWarning("the PKCS#12 parser failed unexpectedly", reply.value.where)
+            return yield* pkcs12Error("malformed")
+        }
+      }).pipe(Effect.withSpan("Pkcs12Opener.open"))
+
+    return { open } as const
+  })
+
+export class Pkcs12Opener extends Context.Service<Pkcs12Opener, {
+  readonly open: (pfx: Uint8Array, password: Redacted.Redacted<string>) => Effect.Effect<ParsedCertificate, Pkcs12Error>
+}>()("etd/Pkcs12Opener") {
+  static readonly layerWith = (options: Pkcs12OpenerOptions) => Layer.effect(this, make(options))
+  static readonly layer = this.layerWith(defaultOpenerOptions)
+}
