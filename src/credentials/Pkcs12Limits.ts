@@ -16,7 +16,7 @@ import { type Asn1, binaryString, Class, parseDer, Tag } from "./Pkcs12Asn1.js"
 /** Far above what real exporters use for one derivation (OpenSSL 2048, Windows 2000, Java 10 000). */
 export const MAX_PKCS12_ITERATIONS = 100_000
 /** The whole file: a MAC and a few bags at the largest single count still fit. */
-export const MAX_PKCS12_TOTAL_ITERATIONS = 400_000
+export const MAX_PKCS12_TOTAL_ITERATIONS = 300_000
 
 const { UNIVERSAL } = Class
 const { OCTET_STRING, INTEGER, SEQUENCE } = Tag
