@@ -40,15 +40,22 @@ const normalizeSerial = (hex: string): string => {
 // forge writes CRLF; LF is what everything else (files, XML signatures, node:crypto) expects.
 const lf = (pem: string): string => pem.replace(/\r\n/g, "\n")
 
-/** Throws when forge cannot re-encode what it parsed. */
+// forge turns a UTCTime or GeneralizedTime holding anything but digits into an Invalid Date, which
+// compares false with every instant: it would pass the validity check and fail only when stored.
+const validityDate = (date: Date): Date => {
+  if (Number.isNaN(date.getTime())) throw new RangeError("certificate validity is not a date")
+  return date
+}
+
+/** Throws when forge cannot re-encode what it parsed, or a validity bound is not a date. */
 export const describeCertificate = (cert: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey): ParsedCertificate => {
   const keyInfo = forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(key))
   return {
     subject: formatDistinguishedName(cert.subject.attributes),
     issuer: formatDistinguishedName(cert.issuer.attributes),
     serialNumber: normalizeSerial(cert.serialNumber),
-    notBefore: cert.validity.notBefore,
-    notAfter: cert.validity.notAfter,
+    notBefore: validityDate(cert.validity.notBefore),
+    notAfter: validityDate(cert.validity.notAfter),
     fingerprintSha256: createHash("sha256").update(certificateDer(cert)).digest("hex"),
     taxId: extractTaxId(cert),
     privateKeyPem: Redacted.make(lf(forge.pki.privateKeyInfoToPem(keyInfo))),

@@ -13,9 +13,11 @@ export interface KeyPair {
   readonly cert: forge.pki.Certificate
 }
 
+// Many certificates carry no basicConstraints at all: forge then answers null (its typings say
+// undefined), and such a certificate is not a CA.
 const isCa = (cert: forge.pki.Certificate): boolean => {
-  const bc = cert.getExtension("basicConstraints")
-  return bc !== undefined && "cA" in bc && bc.cA === true
+  const bc: unknown = cert.getExtension("basicConstraints")
+  return typeof bc === "object" && bc !== null && "cA" in bc && bc.cA === true
 }
 
 const keyMatches = (key: forge.pki.rsa.PrivateKey, cert: forge.pki.Certificate): boolean => {

@@ -14,3 +14,21 @@ export const cnpj = (): string => {
   return [...digits, d1, d2].join("")
 }
 
+
+const ALPHANUMERIC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+/**
+ * A valid alphanumeric CNPJ (issued from July 2026): 12 characters [0-9A-Z], at least one a
+ * letter, then the two numeric check digits, each character weighing its char code minus 48.
+ */
+export const alphanumericCnpj = (): string => {
+  const body = Array.from(randomBytes(12), (b) => ALPHANUMERIC[b % ALPHANUMERIC.length]!)
+  body[0] = ALPHANUMERIC[10 + (randomBytes(1)[0]! % 26)]!
+  const check = (chars: Array<string>) => {
+    const weights = chars.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]
+    const rest = chars.reduce((acc, c, i) => acc + (c.charCodeAt(0) - 48) * weights[i]!, 0) % 11
+    return rest < 2 ? "0" : String(11 - rest)
+  }
+  const d1 = check(body)
+  return [...body, d1, check([...body, d1])].join("")
+}
