@@ -3,8 +3,9 @@
  *
  * - `serverMiddleware` is router-global: it wraps every request before routing. It opens the
  *   server span (named after the route template, with the URL's tokens redacted), sets
- *   `x-request-id` to the trace id, refuses tokens in the URL and bodies over 1 MiB, serves the
- *   unprefixed aliases of `/v1` paths, and answers unknown routes with the SPEC's 404 body.
+ *   `x-request-id` to the trace id, refuses tokens in the URL, bodies over 1 MiB and JSON that is
+ *   nested too deep or is not text, serves the unprefixed aliases of `/v1` paths, and answers
+ *   unknown routes with the SPEC's 404 body.
  * - `ApiErrorsLive` implements the contract's `ApiErrors`, an API middleware on every endpoint,
  *   inside the API, so its errors are encoded by the contract: it maps the framework's own
  *   failures (validation, unreadable or oversized bodies, unstorable text, defects) onto the
@@ -27,6 +28,7 @@ import { Api, ApiErrors } from "../Api.js"
 import { isUnstorableText } from "../db/errors.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, statusOf } from "../domain/Errors.js"
 import { embeddedTokenPattern } from "../domain/Tokens.js"
+import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
@@ -73,8 +75,16 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
   )
 }
 
+/** Bounds on what a validation error reports, so an error body never grows with the input. */
+const MAX_ISSUES = 20
+const MAX_ISSUE_MESSAGE = 240
+
+const clip = (text: string) => (text.length > MAX_ISSUE_MESSAGE ? `${text.slice(0, MAX_ISSUE_MESSAGE - 1)}…` : text)
+
 const invalidRequest = (error: HttpApiError.HttpApiSchemaError) => {
   const issues = issuesOf(error)
+    .slice(0, MAX_ISSUES)
+    .map((issue) => ({ path: issue.path.slice(0, 16).map((s) => (typeof s === "string" ? clip(s) : s)), message: clip(issue.message) }))
   const summary = issues.map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ${i.message}` : i.message))
   return new InvalidRequest({ message: `The request is not valid. ${summary.join("; ")}`, issues })
 }
@@ -177,9 +187,9 @@ export const apiErrorsLayer = <Id extends string, Groups extends HttpApiGroup.Co
 export const ApiErrorsLive = apiErrorsLayer(Api)
 
 /** The contract errors answered before the API runs (token in the URL, no route, oversized body). */
-const encodeEarlyError = Schema.encodeSync(Schema.Union([ApiKeyInUrl, NotFound, PayloadTooLarge]))
+const encodeEarlyError = Schema.encodeSync(Schema.Union([ApiKeyInUrl, NotFound, PayloadTooLarge, InvalidRequest]))
 
-const respond = (error: ApiKeyInUrl | NotFound | PayloadTooLarge) =>
+const respond = (error: ApiKeyInUrl | NotFound | PayloadTooLarge | InvalidRequest) =>
   HttpServerResponse.jsonUnsafe(encodeEarlyError(error), { status: statusOf(error) })
 
 export interface RouteTemplate {
@@ -200,6 +210,38 @@ export const routeTemplateOf = (routes: ReadonlyArray<RouteTemplate>, method: st
   routes.find((route) => route.method === method && route.pattern.test(path))?.template
 
 const maxBodySize = ByteSize.bytes(MAX_BODY_BYTES)
+
+const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method !== "GET" && request.method !== "HEAD" && /\bjson\b/i.test(request.headers["content-type"] ?? "")
+
+/**
+ * A JSON body's shape problems, answered before the API parses it (`JsonText.ts`). The body is read
+ * here once; the request caches it, so the API reads the same bytes.
+ */
+const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
+  hasJsonBody(request)
+    ? request.text.pipe(
+      Effect.map((text): PayloadTooLarge | InvalidRequest | null => {
+        switch (jsonTextProblem(text)) {
+          case "too_deep":
+            return new InvalidRequest({ message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.` })
+          case "lone_surrogate":
+            return new InvalidRequest({
+              message: "The JSON body contains an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF), which is not text."
+            })
+          case null:
+            return null
+        }
+      }),
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
+      // An unreadable body is the API's to report, with the rest of its validation.
+      Effect.catch((error) =>
+        Effect.succeed(
+          error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge" ? new PayloadTooLarge() : null
+        )
+      )
+    )
+    : Effect.succeed(null)
 
 /**
  * The router-global middleware. The URL recorded on the span never carries a token. The response
@@ -245,9 +287,10 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
                 return respond(new PayloadTooLarge())
               }
-              const routed = url === request.url
-                ? app
-                : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+              const target = url === request.url ? request : request.modify({ url })
+              const early = yield* earlyJsonError(target)
+              if (early !== null) return respond(early)
+              const routed = url === request.url ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
               return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
                 Effect.catchIf(
                   (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
