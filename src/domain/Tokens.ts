@@ -42,6 +42,29 @@ export const sessionTokenPattern = /^etd_sess_[a-z2-7]{32}$/
 export const embeddedTokenPattern = /etd_(?:live|test|sess)_[a-z2-7]{32}/g
 export const embeddedSecretPattern = /etd_(?:live|test|sess)_[a-z2-7]{32}|whsec_[A-Za-z0-9+/=]{20,}/g
 
+/**
+ * A whole token standing on its own, worth a lookup: redaction takes anything token-like, but a
+ * 33-character run or `xetd_…` is no token of ours. What may precede it: a non-word character, the
+ * start, or an escape, since log lines are JSON (`\n`, `\u00a0`) and URLs percent-encoded (`%20`).
+ */
+const standaloneTokenPattern =
+  /(?<=^|[^A-Za-z0-9_]|\\[bfnrt]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})etd_(?:live|test|sess)_[a-z2-7]{32}(?![A-Za-z0-9_])/g
+
+/** The distinct well-formed tokens in a text, in order of first appearance. */
+export const findTokens = (text: string): ReadonlyArray<string> =>
+  text.includes("etd_") ? [...new Set(text.match(standaloneTokenPattern))] : []
+
+/** The well-formed tokens in a URL as sent and percent-decoded: an encoded token is a token all the same. */
+export const findTokensInUrl = (url: string): ReadonlyArray<string> => {
+  let decoded = url
+  try {
+    decoded = decodeURIComponent(url)
+  } catch {
+    // A malformed escape hides nothing the text as sent does not show.
+  }
+  return findTokens(decoded === url ? url : `${url} ${decoded}`)
+}
+
 export const hashToken = (token: string): string => bytesToHex(sha256(new TextEncoder().encode(token)))
 
 /** What we may show after creation: the environment prefix and the last four characters. */

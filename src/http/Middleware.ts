@@ -27,7 +27,7 @@ import { HttpApi, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "
 import { Api, ApiErrors } from "../Api.js"
 import { isUnstorableText } from "../db/errors.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, statusOf } from "../domain/Errors.js"
-import { embeddedTokenPattern } from "../domain/Tokens.js"
+import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
@@ -281,7 +281,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             const handled = Effect.gen(function*() {
               const leaked = tokensIn(request.url)
               if (leaked.length > 0) {
-                yield* Effect.forEach(leaked, (token) => exposure.report(token, "url"), { discard: true })
+                yield* exposure.report(findTokensInUrl(request.url), "url")
                 return respond(new ApiKeyInUrl())
               }
               if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {

@@ -1,13 +1,15 @@
 /**
  * Exposure alerts (SPEC §4). When a token shows up where it must not (our own log output, or a
  * request URL), the key it belongs to is looked up by hash, a security alert is logged naming the
- * key id, counted in a metric and recorded for the tenant. The token itself goes nowhere.
+ * key id, counted in a metric and recorded for the tenant. The token itself goes nowhere. A
+ * token-shaped string that is no key or session of ours raises no alert: it is only counted, so
+ * junk cannot flood the alerts.
  */
-import { Context, Effect, Layer, Metric, Option, Queue } from "effect"
+import { Context, Effect, Layer, Metric, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
-import { type ExposureSource, ExposureReports } from "../telemetry/ExposureReports.js"
+import { type Candidate, exposureCandidates, type ExposureSource, ExposureReports } from "../telemetry/ExposureReports.js"
 import { AuthService } from "../auth/AuthService.js"
 import { KeyService } from "./KeyService.js"
 import { SecurityAlertRepo } from "./SecurityAlertRepo.js"
@@ -22,21 +24,20 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     const alerts = yield* SecurityAlertRepo
     const keys = yield* KeyService
     const auth = yield* AuthService
-    const { queue: reports } = yield* ExposureReports
+    const reports = yield* ExposureReports
     const events = yield* EventLog
     const inTransaction = yield* makeTransaction
+
+    const unknown = (source: ExposureSource) =>
+      Metric.update(Metric.withAttributes(exposureCandidates, { outcome: "unknown", source }), 1)
 
     /** A leaked session is revoked at once: unlike an API key, no integration depends on it. */
     const handleSession = Effect.fn("ExposureMonitor.handleSession")(function*(token: string, source: ExposureSource) {
       const at = yield* now
       const revoked = yield* auth.revokeExposedSession(token)
+      if (Option.isNone(revoked)) return yield* unknown(source)
       yield* Effect.logWarning("security alert: session token exposed; the session is revoked").pipe(
-        Effect.annotateLogs({
-          alert: "session.exposed",
-          source,
-          session_id: Option.match(revoked, { onNone: () => "unknown", onSome: (session) => session.id }),
-          user_id: Option.match(revoked, { onNone: () => "unknown", onSome: (session) => session.userId })
-        })
+        Effect.annotateLogs({ alert: "session.exposed", source, session_id: revoked.value.id, user_id: revoked.value.userId })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "session" }), 1)
       yield* alerts.insert({ kind: "session.exposed", tenantId: null, apiKeyId: null, detail: source, createdAt: at })
@@ -45,32 +46,40 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     const handle = Effect.fn("ExposureMonitor.handle")(function*(token: string, source: ExposureSource) {
       if (token.startsWith("etd_sess_")) return yield* handleSession(token, source)
       const owner = yield* keys.identify(token)
+      if (Option.isNone(owner)) return yield* unknown(source)
+      const { keyId, tenantId } = owner.value
       const at = yield* now
-      const keyId = Option.getOrNull(Option.map(owner, (o) => o.keyId))
-      const tenantId = Option.getOrNull(Option.map(owner, (o) => o.tenantId))
       yield* Effect.logWarning("security alert: API key exposed").pipe(
-        Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId ?? "unknown", tenant_id: tenantId ?? "unknown" })
+        Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId, tenant_id: tenantId })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "api_key" }), 1)
       yield* Effect.gen(function*() {
         yield* alerts.insert({ kind: "api_key.exposed", tenantId, apiKeyId: keyId, detail: source, createdAt: at })
-        if (Option.isNone(owner)) return
         // The token's own prefix names its environment (etd_live_… / etd_test_…), as the key's does.
         yield* events.record({
-          tenantId: owner.value.tenantId,
+          tenantId,
           environment: token.startsWith("etd_live_") ? "live" : "test",
           type: "api_key.exposed",
-          object: { object: "api_key_exposure", api_key_id: owner.value.keyId, source, detected_at: at.toISOString() }
+          object: { object: "api_key_exposure", api_key_id: keyId, source, detected_at: at.toISOString() }
         })
       }).pipe(inTransaction)
     })
 
-    yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.flatMap(Queue.take(reports), ({ source, token }) =>
-          handle(token, source).pipe(Effect.catchCause((cause) => Effect.logError("exposure alert failed", cause))))
+    const lookUp = (candidate: Candidate) =>
+      handle(candidate.token, candidate.source).pipe(
+        Effect.andThen(reports.settle(candidate)),
+        Effect.catchCause((cause) =>
+          Effect.andThen(
+            reports.release(candidate),
+            Effect.logError("exposure alert failed; the token is looked up again when it is seen again", cause)
+          )
+        )
       )
-    )
+
+    // One worker per source, so a flood of URLs does not delay what the logs report.
+    for (const source of ["url", "log"] as const) {
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(reports.take(source), lookUp)))
+    }
 
     return { handle } as const
   })

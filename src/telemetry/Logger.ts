@@ -1,19 +1,17 @@
 /**
  * Structured JSON logs on stdout, one object per line, with the trace and span ids of the fiber
  * that logged. Every line passes the token guard before it is written: anything shaped like one of
- * our secrets is replaced by `[REDACTED]`, and API tokens are reported as exposed (SPEC §4).
+ * our secrets is replaced by `[REDACTED]`, and the well-formed tokens in it are reported as exposed
+ * (SPEC §4).
  */
 import { Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
-import { embeddedSecretPattern } from "../domain/Tokens.js"
+import { embeddedSecretPattern, findTokens } from "../domain/Tokens.js"
 import { ExposureReports } from "./ExposureReports.js"
 
-export const redactSecrets = (text: string, onToken: (token: string) => void): string =>
-  text.replace(embeddedSecretPattern, (secret) => {
-    if (secret.startsWith("etd_")) onToken(secret)
-    return "[REDACTED]"
-  })
+export const redactSecrets = (text: string): string => text.replace(embeddedSecretPattern, "[REDACTED]")
 
-export const makeGuardedLogger = (write: (line: string) => void, onToken: (token: string) => void) =>
+/** `onTokens` hears the well-formed tokens of each line, once per line, before the line is written redacted. */
+export const makeGuardedLogger = (write: (line: string) => void, onTokens: (tokens: ReadonlyArray<string>) => void) =>
   Logger.make((options) => {
     // Effect 4 names the level `level`; the lines keep the field names they have always had.
     const { level, message, ...rest } = Logger.formatStructured.log(options)
@@ -29,7 +27,9 @@ export const makeGuardedLogger = (write: (line: string) => void, onToken: (token
     } catch {
       line = JSON.stringify({ ...record, message: String(record["message"]), annotations: "[unserializable]" })
     }
-    write(redactSecrets(line, onToken))
+    const tokens = findTokens(line)
+    if (tokens.length > 0) onTokens(tokens)
+    write(redactSecrets(line))
   })
 
 // Effect 4 spells levels exactly ("Info", "Warn"); operators write "info", "INFO" or "warning".
@@ -58,7 +58,7 @@ export const LoggerLive = Layer.unwrap(
   Effect.gen(function*() {
     const exposure = yield* ExposureReports
     const level = yield* Effect.orDie(logLevelConfig)
-    const logger = makeGuardedLogger((line) => process.stdout.write(line + "\n"), (token) => exposure.reportUnsafe(token, "log"))
+    const logger = makeGuardedLogger((line) => process.stdout.write(line + "\n"), (tokens) => exposure.reportUnsafe(tokens, "log"))
     return Layer.merge(Logger.layer([logger]), Layer.succeed(References.MinimumLogLevel, level))
   })
 )

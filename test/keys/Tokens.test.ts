@@ -4,6 +4,8 @@ import {
   apiKeyTokenPattern,
   base32,
   cryptoRandom,
+  findTokens,
+  findTokensInUrl,
   generateToken,
   hashToken,
   type RandomSource,
@@ -98,6 +100,45 @@ describe("entropy source", () => {
     expect(a).toBeInstanceOf(Uint8Array)
     expect(a).toHaveLength(20)
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(false)
+  })
+})
+
+describe("finding tokens worth a lookup (exposure alerts, SPEC §4)", () => {
+  const body = "a".repeat(32)
+
+  it("finds each whole token once, in order, after any non-word character, JSON escape or percent-escape", () => {
+    const [live, test, sess] = [generateToken("live"), generateToken("test"), generateToken("sess")]
+    expect(findTokens(`${live} "${test}",${sess} ${live}`)).toEqual([live, test, sess])
+    expect(findTokens(JSON.stringify({ message: `line\n${live}\t${test}\u0001${sess}` }))).toEqual([live, test, sess])
+    expect(findTokens(`?key=${live}&auth=Bearer%20${test}`)).toEqual([live, test])
+    expect(findTokens("no token here")).toEqual([])
+  })
+
+  it("takes nothing that is not exactly a token: wrong length, case, alphabet or prefix, or glued to a word", () => {
+    const misses = [
+      `etd_live_${body.slice(1)}`, // 31 characters
+      `etd_live_${body}b`, // 33 characters
+      `etd_live_${body}B`,
+      `etd_live_${body}_x`,
+      `etd_live_${body.toUpperCase()}`,
+      `ETD_LIVE_${body}`,
+      `etd_live_${body.slice(1)}1`, // 1 is not base32
+      `etd_prod_${body}`,
+      `xetd_live_${body}`,
+      `9etd_live_${body}`,
+      `my_etd_live_${body}`
+    ]
+    for (const miss of misses) expect(findTokens(miss), miss).toEqual([])
+    expect(findTokens(misses.join(" "))).toEqual([])
+  })
+
+  it("in a URL, also the percent-encoded form; a malformed escape leaves the URL as sent", () => {
+    const token = generateToken("test")
+    const encoded = [...token].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")
+    expect(findTokensInUrl(`/v1/tenants/${encoded}?x=1`)).toEqual([token])
+    expect(findTokensInUrl(`/v1/tenants?api_key=${token}&bad=%E0%A4%A`)).toEqual([token])
+    expect(findTokensInUrl(`/v1/tenants?a=${token}&b=${encodeURIComponent(token)}`)).toEqual([token])
+    expect(findTokensInUrl(`/v1/tenants?q=etd_test_${body}b&r=etd_prod_${body}`)).toEqual([])
   })
 })
 
