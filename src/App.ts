@@ -2,7 +2,7 @@
  * Composition root: configuration, logging, tracing, database, services and the HTTP API.
  * `main.ts` adds the Node HTTP server; tests add `NodeHttpServer.layerTest` instead.
  */
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.js"
@@ -50,6 +50,17 @@ import { CredentialVault, MasterKeyRewrapLive, MasterKeysLive } from "./credenti
 import { ExpiryMonitorLive } from "./credentials/ExpiryMonitor.js"
 import { CredentialsHttpLive } from "./credentials/Http.js"
 
+/** Rate-limit buckets in Redis when REDIS_URL is set (shared by every instance), else in this instance's memory. */
+const RateLimiterLive = Layer.unwrap(
+  Effect.gen(function*() {
+    const { redis } = yield* AppConfig
+    return Option.match(redis.url, {
+      onNone: () => RateLimiter.memory,
+      onSome: (url) => RateLimiter.redis({ url, keyPrefix: redis.keyPrefix, timeout: redis.timeout })
+    })
+  })
+)
+
 /** Tenant account: the credentials vault and billing, over their secrets (which refuse to start when missing in production). */
 const AccountServicesLive = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, BillingService.layer).pipe(
   Layer.provideMerge(Layer.merge(MasterKeysLive, PaymentProviderSecretLive))
@@ -67,7 +78,7 @@ export const ServicesLive = Layer.mergeAll(
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
   KeyService.layer,
   ExposureMonitor.layer,
-  RateLimiter.layer,
+  RateLimiterLive,
   Readiness.layer
 )
 

@@ -17,6 +17,19 @@ export interface AppConfigShape {
   readonly defaultMonthlyQuota: number
   readonly rateLimit: { readonly perSecond: number; readonly burst: number }
   readonly loginRateLimit: { readonly perMinute: number }
+  /** All of a tenant's keys together, so more keys do not buy more throughput. */
+  readonly tenantRateLimit: { readonly perSecond: number; readonly burst: number }
+  /** Per user session, on the endpoints a session calls. */
+  readonly sessionRateLimit: { readonly perSecond: number; readonly burst: number }
+  /** Certificate uploads per tenant: opening a PKCS#12 is expensive. */
+  readonly uploadRateLimit: { readonly perMinute: number }
+  /** `REDIS_URL` set: rate-limit buckets in Redis, shared by every instance; unset: in each instance's memory. */
+  readonly redis: {
+    readonly url: Option.Option<Redacted.Redacted<string>>
+    readonly keyPrefix: string
+    /** The longest a request waits for Redis before its limits are decided in this instance's memory. */
+    readonly timeout: Duration.Duration
+  }
   /** scrypt cost parameter N (a power of two); lower only in tests. */
   readonly passwordHashCost: number
   readonly lastUsedFlushInterval: Duration.Duration
@@ -88,6 +101,20 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     burst: positiveInt("RATE_LIMIT_BURST", 200)
   }),
   loginRateLimit: Config.all({ perMinute: positiveInt("RATE_LIMIT_LOGIN_PER_MINUTE", 10) }),
+  tenantRateLimit: Config.all({
+    perSecond: positiveInt("RATE_LIMIT_TENANT_PER_SECOND", 200),
+    burst: positiveInt("RATE_LIMIT_TENANT_BURST", 400)
+  }),
+  sessionRateLimit: Config.all({
+    perSecond: positiveInt("RATE_LIMIT_SESSION_PER_SECOND", 10),
+    burst: positiveInt("RATE_LIMIT_SESSION_BURST", 50)
+  }),
+  uploadRateLimit: Config.all({ perMinute: positiveInt("RATE_LIMIT_UPLOADS_PER_MINUTE", 10) }),
+  redis: Config.all({
+    url: Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), "REDIS_URL")),
+    keyPrefix: Config.String("REDIS_KEY_PREFIX").pipe(Config.withDefault("etd:")),
+    timeout: Config.Duration("REDIS_TIMEOUT").pipe(Config.withDefault(Duration.millis(100)))
+  }),
   passwordHashCost: checkedInt("PASSWORD_HASH_COST", "PASSWORD_HASH_COST must be a power of two >= 1024", (n) =>
     n >= 1024 && (n & (n - 1)) === 0).pipe(Config.withDefault(32768)),
   lastUsedFlushInterval: Config.Duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30))),

@@ -26,7 +26,7 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides
 }) {}
 
 export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentSession }>()("SessionAuth", {
-  error: [MissingCredentials, InvalidSession, Forbidden, NotFound],
+  error: [MissingCredentials, InvalidSession, Forbidden, NotFound, RateLimited],
   security: { session: bearer }
 }) {}
 

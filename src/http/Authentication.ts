@@ -1,7 +1,7 @@
 /**
  * The authentication middleware. Each request is verified against the database (no cache), then
  * the endpoint's declared requirements are enforced: the `{tenantId}` of the path, the key's scope
- * or the member's role, and the per-key rate limit.
+ * or the member's role, and the rate limits of the key and its tenant, or of the session.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
@@ -41,6 +41,8 @@ const make = Effect.gen(function*() {
   // An endpoint without its policy is a wiring mistake: the server refuses to start, naming it.
   const policyOf = yield* Effect.orDie(policyTable(Api))
   const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
+  const tenantBucket = { capacity: config.tenantRateLimit.burst, refillPerSecond: config.tenantRateLimit.perSecond }
+  const sessionBucket = { capacity: config.sessionRateLimit.burst, refillPerSecond: config.sessionRateLimit.perSecond }
 
   // Fails closed: only an endpoint of another API than the one checked above can have no policy.
   const currentPolicy = (endpoint: HttpApiEndpoint.Top) =>
@@ -59,7 +61,10 @@ const make = Effect.gen(function*() {
         "api_key.id": principal.keyId,
         "api_key.environment": principal.environment
       })
-      yield* limiter.consume(`key:${principal.keyId}`, keyBucket)
+      yield* limiter.consume([
+        { key: `key:${principal.keyId}`, policy: keyBucket },
+        { key: `tenant:${principal.tenantId}`, policy: tenantBucket }
+      ])
       const { pathTenantId, policy } = yield* currentPolicy(endpoint)
       yield* requireSameTenant(pathTenantId, principal.tenantId)
       return { principal, policy }
@@ -70,6 +75,7 @@ const make = Effect.gen(function*() {
       if (!sessionTokenPattern.test(token)) return yield* new InvalidSession()
       const principal = yield* auth.verifySession(token)
       yield* Effect.annotateCurrentSpan({ "user.id": principal.userId })
+      yield* limiter.consume([{ key: `session:${principal.sessionId}`, policy: sessionBucket }])
       const { pathTenantId, policy } = yield* currentPolicy(endpoint)
       if (pathTenantId === undefined) return { principal, policy }
       // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.

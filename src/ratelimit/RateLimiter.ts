@@ -1,72 +1,188 @@
 /**
- * Token buckets kept in this instance's memory: per API key (SPEC §11) and per email and client
- * address for login and registration. Time comes from the Effect clock so tests can drive it.
+ * Rate limits (SPEC §11) as token buckets: per API key and per tenant, per session, per login
+ * email and client address, per tenant's certificate uploads. With `REDIS_URL` the buckets live in
+ * Redis and hold across instances (`RateLimiter.redis`); without it in this instance's memory
+ * (`RateLimiter.memory`). A Redis that is down or slow never fails or holds up a request: each
+ * decision falls back to this instance's memory until Redis answers again.
  */
-import { Clock, Context, Effect, Layer } from "effect"
-import { HttpEffect, HttpServerResponse } from "effect/http"
+import { Cause, Clock, Context, Duration, Effect, Layer, Metric, Redacted } from "effect"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Redis } from "ioredis"
 import { RateLimited } from "../domain/Errors.js"
+import { type BucketPolicy, type BucketStore, type DrawResult, makeMemoryBuckets } from "./Buckets.js"
+import { makeRedisBuckets, type RedisUnavailable } from "./RedisBuckets.js"
 
-export interface BucketPolicy {
-  readonly capacity: number
-  readonly refillPerSecond: number
-}
+export type { BucketPolicy } from "./Buckets.js"
 
-interface Bucket {
-  tokens: number
-  updatedAt: number
+/** A bucket a request must pass. `cost: 0` only checks that the bucket still holds a token. */
+export interface Limit {
+  readonly key: string
   readonly policy: BucketPolicy
+  readonly cost?: 0 | 1
 }
 
-const MAX_BUCKETS = 100_000
+export interface RateLimiterShape {
+  /**
+   * Takes a token from every bucket, or from none and fails with `RateLimited`. Either way the
+   * response carries the `RateLimit-*` headers of the bucket that binds (and `Retry-After` on a 429).
+   */
+  readonly consume: (limits: ReadonlyArray<Limit>) => Effect.Effect<void, RateLimited, HttpServerRequest.HttpServerRequest>
+  /** Counts one event (a failed login) against a bucket; what is counted, not the request, is limited. */
+  readonly record: (key: string, policy: BucketPolicy) => Effect.Effect<void>
+  /** Refills a bucket at once (a successful login forgives the failures before it). */
+  readonly reset: (key: string) => Effect.Effect<void>
+  readonly remember: (key: string, ttl: Duration.Duration) => Effect.Effect<void>
+  readonly remembers: (key: string) => Effect.Effect<boolean>
+}
 
-export class RateLimiter extends Context.Service<RateLimiter>()("etd/RateLimiter", {
-  make: Effect.sync(() => {
-    const buckets = new Map<string, Bucket>()
+export interface RedisLimiterOptions {
+  readonly url: Redacted.Redacted<string>
+  /** Every key starts with it, so several services (or test runs) can share one Redis. */
+  readonly keyPrefix: string
+  /** The longest a request waits for Redis before deciding from memory. */
+  readonly timeout: Duration.Duration
+}
 
-    const refill = (bucket: Bucket, policy: BucketPolicy, now: number) => {
-      bucket.tokens = Math.min(policy.capacity, bucket.tokens + ((now - bucket.updatedAt) / 1000) * policy.refillPerSecond)
-      bucket.updatedAt = now
+export const rateLimitFallbacks = Metric.counter("etd_rate_limit_fallbacks_total", {
+  description: "Rate-limit decisions taken in this instance's memory because Redis did not answer in time"
+})
+
+/** While Redis is out, one request in this interval tries it again; the others go straight to memory. */
+const PROBE_INTERVAL_MS = 1000
+const CONNECT_TIMEOUT_MS = 1000
+
+const headersOf = (limits: ReadonlyArray<Limit>, result: DrawResult) => {
+  const buckets = limits.map(({ policy }, i) => {
+    const level = result.levels[i]!
+    return {
+      level,
+      limit: policy.capacity,
+      remaining: Math.max(0, Math.floor(level)),
+      reset: Math.ceil((policy.capacity - level) / policy.refillPerSecond),
+      retryAfter: Math.max(1, Math.ceil((1 - level) / policy.refillPerSecond))
     }
-
-    // A full bucket carries no information; dropping it keeps memory bounded under key churn.
-    // Each bucket refills by its own policy, so pruning never hands a login bucket a key's budget.
-    const prune = (now: number) => {
-      for (const [key, bucket] of buckets) {
-        refill(bucket, bucket.policy, now)
-        if (bucket.tokens >= bucket.policy.capacity) buckets.delete(key)
-      }
-    }
-
-    /** Takes one token or fails with `RateLimited`; sets the `RateLimit-*` headers either way. */
-    const consume = (key: string, policy: BucketPolicy) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        let bucket = buckets.get(key)
-        if (bucket === undefined) {
-          if (buckets.size >= MAX_BUCKETS) prune(now)
-          bucket = { tokens: policy.capacity, updatedAt: now, policy }
-          buckets.set(key, bucket)
-        }
-        refill(bucket, policy, now)
-        const allowed = bucket.tokens >= 1
-        if (allowed) bucket.tokens -= 1
-        const remaining = Math.floor(bucket.tokens)
-        const resetSeconds = Math.ceil((policy.capacity - bucket.tokens) / policy.refillPerSecond)
-        const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / policy.refillPerSecond))
-        const headers: Record<string, string> = {
-          "ratelimit-limit": String(policy.capacity),
-          "ratelimit-remaining": String(remaining),
-          "ratelimit-reset": String(resetSeconds)
-        }
-        if (!allowed) headers["retry-after"] = String(retryAfter)
-        return HttpEffect.appendPreResponseHandler((_, response) =>
-          Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-        ).pipe(
-          Effect.andThen(allowed ? Effect.void : Effect.fail(new RateLimited({ retry_after: retryAfter })))
-        )
-      })
-
-    return { consume } as const
   })
-}) {
-  static readonly layer = Layer.effect(this, this.make)
+  // The bucket that binds: refused, the empty one with the longest wait; allowed, the one with the fewest tokens left.
+  const binding = result.allowed
+    ? buckets.reduce((a, b) => (b.remaining < a.remaining ? b : a))
+    : buckets.filter((b) => b.level < 1).reduce((a, b) => (b.retryAfter > a.retryAfter ? b : a))
+  const headers: Record<string, string> = {
+    "ratelimit-limit": String(binding.limit),
+    "ratelimit-remaining": String(binding.remaining),
+    "ratelimit-reset": String(binding.reset)
+  }
+  if (!result.allowed) headers["retry-after"] = String(binding.retryAfter)
+  return { headers, retryAfter: binding.retryAfter }
+}
+
+const makeLimiter = (store: BucketStore<never>): RateLimiterShape => ({
+  consume: (limits) =>
+    Effect.flatMap(store.draw(limits.map(({ key, policy, cost }) => ({ key, policy, cost: cost ?? 1 }))), (result) => {
+      const { headers, retryAfter } = headersOf(limits, result)
+      return HttpEffect.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+      ).pipe(Effect.andThen(result.allowed ? Effect.void : Effect.fail(new RateLimited({ retry_after: retryAfter }))))
+    }),
+  record: (key, policy) => Effect.asVoid(store.draw([{ key, policy, cost: 1 }])),
+  reset: store.reset,
+  remember: store.remember,
+  remembers: store.remembers
+})
+
+const describe = (error: RedisUnavailable | Cause.TimeoutError, timeout: Duration.Duration) =>
+  Cause.isTimeoutError(error)
+    ? `no answer within ${Duration.format(timeout)}`
+    : error.cause instanceof Error ? error.cause.message : String(error.cause)
+
+/**
+ * Redis first, this instance's memory when Redis fails or takes longer than `timeout`. An outage
+ * is logged when it starts and when it ends, not per request; every decision taken from memory is
+ * counted in `etd_rate_limit_fallbacks_total`.
+ */
+const withFallback = (redis: BucketStore<RedisUnavailable>, memory: BucketStore<never>, timeout: Duration.Duration) => {
+  let outage: { since: number; probeAt: number } | undefined
+
+  const fromMemory = <A>(viaMemory: Effect.Effect<A>) => Metric.update(rateLimitFallbacks, 1).pipe(Effect.andThen(viaMemory))
+
+  const guarded = <A>(viaRedis: Effect.Effect<A, RedisUnavailable>, viaMemory: Effect.Effect<A>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (outage !== undefined) {
+        if (now < outage.probeAt) return yield* fromMemory(viaMemory)
+        outage.probeAt = now + PROBE_INTERVAL_MS
+      }
+      const answer = yield* Effect.result(Effect.timeout(viaRedis, timeout))
+      if (answer._tag === "Success") {
+        if (outage !== undefined) {
+          const lasted = now - outage.since
+          outage = undefined
+          yield* Effect.logInfo("Redis answers again: rate limits are shared across instances again").pipe(
+            Effect.annotateLogs({ outage_ms: lasted })
+          )
+        }
+        return answer.success
+      }
+      if (outage === undefined) {
+        outage = { since: now, probeAt: now + PROBE_INTERVAL_MS }
+        yield* Effect.logWarning("Redis does not answer: rate limits are kept in this instance's memory until it does").pipe(
+          Effect.annotateLogs({ error: describe(answer.failure, timeout) })
+        )
+      }
+      return yield* fromMemory(viaMemory)
+    })
+
+  return {
+    draw: (draws) => guarded(redis.draw(draws), memory.draw(draws)),
+    reset: (key) => guarded(redis.reset(key), memory.reset(key)),
+    remember: (key, ttl) => guarded(redis.remember(key, ttl), memory.remember(key, ttl)),
+    remembers: (key) => guarded(redis.remembers(key), memory.remembers(key))
+  } satisfies BucketStore<never>
+}
+
+const connectRedis = (options: RedisLimiterOptions) =>
+  Effect.gen(function*() {
+    const timeoutMs = Duration.toMillis(options.timeout)
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Redis(Redacted.value(options.url), {
+          commandTimeout: timeoutMs,
+          // Without a connection a command fails at once rather than waiting in a queue for one.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          connectTimeout: CONNECT_TIMEOUT_MS,
+          // ioredis reconnects on its own; at most a second apart, so limits are shared again soon after Redis returns.
+          retryStrategy: (attempts) => Math.min(attempts * 100, 1000)
+        })
+      ),
+      (client) => Effect.sync(() => client.disconnect())
+    )
+    // The limiter reports an outage once; ioredis would print every failed reconnect.
+    client.on("error", () => {})
+    // A short wait for the first connection, so the first requests are not counted as an outage.
+    yield* Effect.callback<void>((resume) => {
+      const settled = () => resume(Effect.void)
+      client.once("ready", settled)
+      client.once("error", settled)
+      return Effect.sync(() => {
+        client.off("ready", settled)
+        client.off("error", settled)
+      })
+    }).pipe(Effect.timeoutOption(Duration.millis(CONNECT_TIMEOUT_MS)))
+    return client
+  })
+
+export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("etd/RateLimiter") {
+  /** Buckets in this instance's memory: a single instance, development and tests. */
+  static readonly memory = Layer.effect(this, Effect.map(makeMemoryBuckets, makeLimiter))
+
+  /** Buckets in Redis, shared by every instance, with this instance's memory as the fallback. */
+  static readonly redis = (options: RedisLimiterOptions) =>
+    Layer.effect(
+      this,
+      Effect.gen(function*() {
+        const client = yield* connectRedis(options)
+        const memory = yield* makeMemoryBuckets
+        return makeLimiter(withFallback(makeRedisBuckets(client, options.keyPrefix), memory, options.timeout))
+      })
+    )
 }

@@ -48,6 +48,7 @@ const run = async (latencyMs: number) => {
   const config = AppConfigTest({
     passwordHashCost: 1024,
     rateLimit: { perSecond: 100_000, burst: 100_000 },
+    tenantRateLimit: { perSecond: 100_000, burst: 100_000 },
     queue: { instanceId: "bench", shutdownGrace: Duration.seconds(5) },
     issuance: { concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4), pollInterval: Duration.millis(100), lease: Duration.seconds(60) }
   })
