@@ -7,7 +7,7 @@ import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentsApi } from "./documents/Api.js"
-import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge } from "./domain/Errors.js"
+import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { withContractNames } from "./openapi.js"
@@ -19,7 +19,7 @@ import { WebhooksApi } from "./webhooks/Api.js"
  * error), declared on every endpoint; `http/Middleware.ts` maps the framework's failures onto them.
  */
 export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors", {
-  error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, InternalError]
+  error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, ServiceUnavailable, InternalError]
 }) {}
 
 /**

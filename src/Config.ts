@@ -11,6 +11,8 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<string>
   /** DATABASE_PREPARED_STATEMENTS: off behind a transaction-mode pooler (PgBouncer), which cannot keep them. */
   readonly databasePreparedStatements: boolean
+  /** DATABASE_CONNECT_TIMEOUT: the longest a request waits for a connection before `503 service_unavailable`. */
+  readonly databaseConnectTimeout: Duration.Duration
   readonly dataDir: string
   readonly keyRotationGraceDays: number
   readonly sessionTtl: Duration.Duration
@@ -91,6 +93,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   production: Config.String("NODE_ENV").pipe(Config.map((env) => env === "production"), Config.withDefault(false)),
   databaseUrl: Config.option(Config.NonEmptyString("DATABASE_URL")),
   databasePreparedStatements: Config.Boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
+  databaseConnectTimeout: Config.Duration("DATABASE_CONNECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5))),
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data")),
   keyRotationGraceDays: checkedInt("KEY_ROTATION_GRACE_DAYS", "KEY_ROTATION_GRACE_DAYS must be 0..30", (n) =>
     n >= 0 && n <= 30).pipe(Config.withDefault(7)),

@@ -3,7 +3,7 @@
  * embedded PGlite in DATA_DIR. Migrations run at start-up with the SQL `Migrator` on either.
  */
 import { PgClient, PgTypes } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted, Result, String as Str } from "effect"
+import { Duration, Effect, Layer, Option, Redacted, Result, String as Str } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import * as path from "node:path"
 import { AppConfig } from "../Config.js"
@@ -53,6 +53,8 @@ export interface PostgresOptions {
    * pooler such as PgBouncer cannot keep them between transactions, so they can be turned off.
    */
   readonly prepare?: boolean | undefined
+  /** How long opening a connection may take; a request waits no longer for one when the database is down. */
+  readonly connectTimeout?: Duration.Input | undefined
 }
 
 export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
@@ -62,7 +64,8 @@ export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
     types: pgTypes,
     // 20 for the work, plus one each queue's LISTEN keeps for itself (src/queue/WorkerPool.ts).
     maxConnections: 22,
-    prepare: options.prepare ?? true
+    prepare: options.prepare ?? true,
+    connectTimeout: options.connectTimeout ?? Duration.seconds(5)
   })
 
 export const embeddedLayer = (dataDir: string | undefined) => PgliteClient.layer({ dataDir, ...names })
@@ -70,7 +73,8 @@ export const embeddedLayer = (dataDir: string | undefined) => PgliteClient.layer
 export const SqlLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => postgresLayer(url, { prepare: config.databasePreparedStatements }),
+      onSome: (url) =>
+        postgresLayer(url, { prepare: config.databasePreparedStatements, connectTimeout: config.databaseConnectTimeout }),
       onNone: () => embeddedLayer(path.resolve(config.dataDir, "pglite"))
     }))
 )

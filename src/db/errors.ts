@@ -22,6 +22,24 @@ export const isUnstorableText = (error: unknown): boolean => {
 }
 
 /**
+ * SQLSTATEs of a database that is going away or not taking connections: connection exceptions
+ * (class 08), admin/crash shutdown and "cannot connect now" (57P01–57P03), too many connections.
+ */
+const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "53300"])
+
+/**
+ * Whether a failed statement means the database is out of reach (down, restarting, unreachable,
+ * or no connection within the timeout) rather than that the statement was wrong: the request can
+ * be retried as it is once the database is back (SPEC §2, `503 service_unavailable`).
+ */
+export const isDatabaseUnavailable = (error: unknown): boolean => {
+  if (!SqlError.isSqlError(error)) return false
+  if (error.reason._tag === "ConnectionError") return true
+  const code = sqlState(error)
+  return typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_STATES.has(code))
+}
+
+/**
  * The repository boundary: a failed statement is the database's defect, not an outcome a caller
  * could act on (constraint violations a caller can act on are mapped to typed errors before this).
  */

@@ -159,7 +159,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         return yield* accept(issuer, input, null)
       }
       const scope = { ...issuer, key: idempotencyKey }
-      const claim = yield* idempotency.claim(scope, requestHash(input))
+      const claim = yield* idempotency.claimPatiently(scope, requestHash(input))
       switch (claim._tag) {
         case "InFlight":
           return yield* new IdempotencyConflict()
@@ -172,6 +172,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       }
       const owned = { scope, token: claim.token }
       const document = yield* accept(issuer, input, owned).pipe(
+        idempotency.hold(scope, claim.token),
         Effect.tapError((error) =>
           error._tag === "NotFound"
             ? idempotency.release(scope, claim.token)

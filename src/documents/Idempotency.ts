@@ -2,10 +2,17 @@
  * Idempotency-Key (SPEC §6): scoped to tenant and environment, kept 24 hours. The first request
  * claims the key in a short transaction of its own, so concurrent duplicates see the claim at
  * once; its outcome is stored with the claim and replayed to later requests with the same body.
+ *
+ * A claim is a lease the request keeps alive while it runs (`hold`: renewed every second, valid
+ * four). An instance that dies mid-request stops renewing, and its claim can be taken over within
+ * seconds rather than blocking the client's retries (issue 16 item 10). Two requests never both
+ * commit: the outcome is stored, fenced by the claim's token, in the transaction that did the work,
+ * so a request whose claim was taken over rolls back. A request that fails without an answer worth
+ * replaying gives the key back, retrying in the background while the database is unreachable.
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Context, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Duration, Effect, Fiber, FiberSet, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { IdempotencyConflict } from "../domain/Errors.js"
@@ -13,8 +20,14 @@ import { now } from "../domain/Time.js"
 import { type IdempotencyScope, IdempotencyRepo } from "./IdempotencyRepo.js"
 
 const RETENTION_MS = 24 * 60 * 60 * 1000
-/** A claim whose request died without an answer (a crash) can be taken over after this. */
-const STALE_CLAIM_MS = 60 * 1000
+/** A claim not renewed for this long belongs to a request that died (a crash) and can be taken over. */
+export const CLAIM_LEASE = Duration.seconds(4)
+/** How often a running request renews its claim: several renewals fit in one lease. */
+const CLAIM_RENEWAL_INTERVAL = Duration.seconds(1)
+/** How often a request waiting for a key in flight looks again. */
+const IN_FLIGHT_POLL = Duration.millis(100)
+/** Giving a key back after a failure, while the database may still be out of reach. */
+const RELEASE_RETRIES = { schedule: Schedule.exponential("200 millis"), times: 10 }
 
 export type Claim =
   | { readonly _tag: "Claimed"; readonly token: string }
@@ -39,6 +52,7 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
   make: Effect.gen(function*() {
     const repo = yield* IdempotencyRepo
     const inTransaction = yield* makeTransaction
+    const releases = yield* FiberSet.make()
 
     const claim = Effect.fn("Idempotency.claim")(function*(scope: IdempotencyScope, hash: string) {
       const at = yield* now
@@ -46,7 +60,7 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
         hash,
         // Fences the outcome: a request whose claim was taken over (it looked dead) cannot store one.
         token: randomUUID(),
-        lockedUntil: new Date(at.getTime() + STALE_CLAIM_MS),
+        lockedUntil: new Date(at.getTime() + Duration.toMillis(CLAIM_LEASE)),
         at,
         expiresAt: new Date(at.getTime() + RETENTION_MS)
       }
@@ -69,6 +83,21 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
     })
 
     /**
+     * `claim`, but a key in flight is waited for, up to one lease, rather than answered at once: by
+     * then its request has finished (its answer is replayed), given the key back, or died (its
+     * lease ran out and the key is taken over). Only a request still running after a whole lease
+     * makes this one `InFlight`. This is what serves a client's retry right after an outage, when
+     * the failed request could not give its key back yet.
+     */
+    const claimPatiently = (scope: IdempotencyScope, hash: string) =>
+      claim(scope, hash).pipe(
+        Effect.repeat({
+          while: (result) => result._tag === "InFlight",
+          schedule: Schedule.spaced(IN_FLIGHT_POLL).pipe(Schedule.upTo({ duration: Duration.sum(CLAIM_LEASE, IN_FLIGHT_POLL) }))
+        })
+      )
+
+    /**
      * Stores the outcome; call it in the transaction that produced a success. Fails with
      * `IdempotencyConflict` (rolling that transaction back) when another request took the key over.
      */
@@ -76,12 +105,38 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
       Effect.flatMap(repo.complete(scope, token, status, body), (stored) =>
         stored ? Effect.void : Effect.fail(new IdempotencyConflict()))
 
-    /** Gives the key back when the request ended without an answer worth replaying. */
-    const release = (scope: IdempotencyScope, token: string) => repo.release(scope, token)
+    /** Keeps the claim alive while `effect` runs. */
+    const hold = (scope: IdempotencyScope, token: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const renewOnce = Effect.flatMap(now, (at) =>
+          repo.renew(scope, token, new Date(at.getTime() + Duration.toMillis(CLAIM_LEASE)))).pipe(
+            // A renewal lost to an outage is not fatal: the lease simply runs down.
+            Effect.catchDefect(() => Effect.succeed(true))
+          )
+        // Stops by itself once the claim is no longer this request's (completed or taken over).
+        const renewal = yield* Effect.forkChild(
+          Effect.andThen(Effect.sleep(CLAIM_RENEWAL_INTERVAL), renewOnce).pipe(Effect.repeat({ while: (alive) => alive }))
+        )
+        return yield* Effect.ensuring(effect, Fiber.interrupt(renewal))
+      })
+
+    /**
+     * Gives the key back when the request ended without an answer worth replaying, so the
+     * client's retry is served. When the database is out of reach the request answers at once and
+     * the release goes on in the background on the service's fibers (if the database stays away
+     * longer than that, the lease runs out instead).
+     */
+    const release = (scope: IdempotencyScope, token: string) =>
+      repo.release(scope, token).pipe(
+        Effect.catchDefect(() =>
+          FiberSet.run(releases, repo.release(scope, token).pipe(Effect.sandbox, Effect.retry(RELEASE_RETRIES), Effect.ignore))
+        ),
+        Effect.asVoid
+      )
 
     const purgeExpired = Effect.flatMap(now, repo.purgeExpired)
 
-    return { claim, complete, release, purgeExpired } as const
+    return { claim, claimPatiently, hold, complete, release, purgeExpired } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

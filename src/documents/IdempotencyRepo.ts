@@ -66,6 +66,13 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
         WHERE ${where(scope)} AND claim_token = ${token}
         RETURNING key`.pipe(Effect.map((rows) => rows.length === 1))
 
+    /** Extends a live claim held by `token`; false when it was completed, released or taken over. */
+    const renew = (scope: IdempotencyScope, token: string, lockedUntil: Date) =>
+      sql`
+        UPDATE idempotency_keys SET locked_until = ${lockedUntil}
+        WHERE ${where(scope)} AND claim_token = ${token} AND response_status IS NULL
+        RETURNING key`.pipe(Effect.map((rows) => rows.length === 1))
+
     const release = (scope: IdempotencyScope, token: string) =>
       sql`
         DELETE FROM idempotency_keys
@@ -76,7 +83,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
     const purgeExpired = (at: Date) =>
       sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid)
 
-    return repository("IdempotencyRepo", { insertClaim, findForUpdate, retake, complete, release, purgeExpired })
+    return repository("IdempotencyRepo", { insertClaim, findForUpdate, retake, complete, renew, release, purgeExpired })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -172,6 +172,13 @@ export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
   checks: Schema.Record(Schema.String, Schema.Literals(["ok", "failed"]))
 }, { httpApiStatus: 503 }) {}
 
+/** SPEC §2: a dependency (the database) is unreachable or timed out; never a 500. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  code: Schema.tag("service_unavailable"),
+  message: message("The service cannot reach its database right now. Retry after the number of seconds in Retry-After."),
+  retry_after: Schema.Number
+}, { httpApiStatus: 503 }) {}
+
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {
   code: Schema.tag("internal_error"),
   message: message("Something went wrong on our side. Quote the x-request-id header when you contact support.")

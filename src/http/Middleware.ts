@@ -25,8 +25,16 @@ import {
 } from "effect/http"
 import { HttpApi, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 import { Api, ApiErrors } from "../Api.js"
-import { isUnstorableText } from "../db/errors.js"
-import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, statusOf } from "../domain/Errors.js"
+import { isDatabaseUnavailable, isUnstorableText } from "../db/errors.js"
+import {
+  ApiKeyInUrl,
+  InternalError,
+  InvalidRequest,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  statusOf
+} from "../domain/Errors.js"
 import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
@@ -111,13 +119,24 @@ const bodyError = (error: HttpServerError.HttpServerError): PayloadTooLarge | In
     ? new PayloadTooLarge()
     : new InvalidRequest({ message: "The request body could not be read as JSON." })
 
-type ApiFailure = InvalidRequest | PayloadTooLarge | InternalError
+type ApiFailure = InvalidRequest | PayloadTooLarge | ServiceUnavailable | InternalError
+
+/** Seconds a client should wait before retrying while the database is out of reach. */
+const DATABASE_RETRY_AFTER_SECONDS = 2
+
+/** An outage is the client's to retry, not our bug (SPEC §2): 503 with `Retry-After`, logged as a warning. */
+const databaseUnavailable = HttpEffect.appendPreResponseHandler((_, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(DATABASE_RETRY_AFTER_SECONDS)))
+).pipe(
+  Effect.andThen(Effect.logWarning("the database is unreachable: answered 503")),
+  Effect.andThen(Effect.fail(new ServiceUnavailable({ retry_after: DATABASE_RETRY_AFTER_SECONDS })))
+)
 
 /** Framework failures become the SPEC's error values; anything unknown becomes a 500 without internals. */
 const toContractError = <E>(
   cause: Cause.Cause<E>,
   isDeclared: (error: unknown) => boolean
-): Effect.Effect<never, E | ApiFailure> => {
+): Effect.Effect<never, E | ApiFailure, HttpServerRequest.HttpServerRequest> => {
   for (const reason of cause.reasons) {
     const value: unknown = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
     if (HttpApiError.HttpApiSchemaError.is(value)) {
@@ -127,6 +146,7 @@ const toContractError = <E>(
     if (HttpApiError.HttpApiPayloadTooLarge.is(value)) return Effect.fail(new PayloadTooLarge())
     if (HttpServerError.isHttpServerError(value)) return Effect.fail(bodyError(value))
     if (Multipart.isMultipartError(value)) return Effect.fail(multipartError(value))
+    if (isDatabaseUnavailable(value)) return databaseUnavailable
     if (isUnstorableText(value)) {
       return Effect.fail(new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." }))
     }

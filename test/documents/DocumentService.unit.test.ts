@@ -38,7 +38,8 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       channel: "etd_document_jobs",
       enqueue: (jobs) => Effect.sync(() => void enqueued.push(...jobs))
     }),
-    Layer.mock(Idempotency, {}),
+    // These tests send no Idempotency-Key.
+    Layer.mock(Idempotency, { hold: () => (effect) => effect }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })
   )
   const layer = DocumentService.layerNoDeps.pipe(Layer.provide([mocks, Transaction.layerTest]))
