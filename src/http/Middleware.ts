@@ -294,9 +294,12 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             if (template) span.attribute("http.route", template)
             if (request.headers["user-agent"]) span.attribute("user_agent.original", request.headers["user-agent"])
             if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
+            // A fresh trace is this request's alone: its id is the request id. A continued trace
+            // may be the caller's for many requests, so our span id is added to keep the id unique.
+            const requestId = Option.isSome(parent) ? `${span.traceId}-${span.spanId}` : span.traceId
             const finish = (response: HttpServerResponse.HttpServerResponse) => {
               span.attribute("http.response.status_code", response.status)
-              return HttpServerResponse.setHeader(response, "x-request-id", span.traceId)
+              return HttpServerResponse.setHeader(response, "x-request-id", requestId)
             }
             const handled = Effect.gen(function*() {
               const leaked = tokensIn(request.url)

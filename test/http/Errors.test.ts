@@ -385,7 +385,7 @@ for (const database of testDatabases) {
           message: expect.any(String)
         })
         expect(response.text).not.toMatch(/sessions|relation|SELECT|SqlError|stack|\bat\s|\.ts:|node_modules/i)
-        expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f]{32}$/)
+        expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f]{32}(-[0-9a-f]{16})?$/)
         // The typed client decodes it as a typed value too.
         const api = yield* client(owner.session)
         const error = yield* Effect.flip(api.auth.me())
