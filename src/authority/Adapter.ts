@@ -134,7 +134,7 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
   return {
     system: authority.system,
     submit: (submission) => bounded("submit", submission.submissionId, authority.submit(submission)),
-    lookup: (submissionId) => bounded("lookup", submissionId, authority.lookup(submissionId)),
+    lookup: (ref) => bounded("lookup", ref.submissionId, authority.lookup(ref)),
     cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request))
   }
 }

@@ -4,8 +4,9 @@
  * It behaves like the remote national system. It authorizes a valid document with a 50-digit
  * access key and a protocol number, recognises a submission id it has seen before (duplicate
  * detection), answers lookups by submission id and registers cancellations. It keeps its own
- * durable records (SimulatorRepo.ts), written in its own transactions: what the remote authority
- * has recorded never depends on whether the caller's transaction commits. On the embedded
+ * durable records (SimulatorRepo.ts) per tenant, as the national system knows its callers by their
+ * certificates, written in its own transactions: what the remote authority has recorded never
+ * depends on whether the caller's transaction commits. On the embedded
  * single-connection database that is impossible while the caller holds a transaction, so there a
  * call from inside one is a defect (the issuance worker calls it outside any transaction).
  *
@@ -43,6 +44,7 @@ import {
   type CancellationRequest,
   type Submission,
   type SubmissionDocument,
+  type SubmissionRef,
   type TaxAuthority
 } from "./TaxAuthority.js"
 
@@ -129,7 +131,7 @@ export const makeSimulator = (
     const travel = Duration.isGreaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
     const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
 
-    const keyOf = (submissionId: string) => ({ system, submissionId })
+    const keyOf = (ref: SubmissionRef) => ({ system, tenantId: ref.tenantId, submissionId: ref.submissionId })
 
     /**
      * Decides on a record with exclusive access to it (`locked` holds its row lock, which
@@ -193,7 +195,7 @@ export const makeSimulator = (
       })
       yield* travel
       const answer = yield* handle(withRecord(
-        Effect.flatMap(now, (at) => repo.lockOrCreate(keyOf(submission.submissionId), at)),
+        Effect.flatMap(now, (at) => repo.lockOrCreate(keyOf(submission), at)),
         (previous) =>
           Effect.gen(function*() {
             const at = yield* now
@@ -262,11 +264,11 @@ export const makeSimulator = (
       return answer.authorization
     })
 
-    const lookup = Effect.fn("TaxAuthoritySimulator.lookup")(function*(submissionId: string) {
-      yield* Effect.annotateCurrentSpan({ "authority.system": system, "authority.submission_id": submissionId })
+    const lookup = Effect.fn("TaxAuthoritySimulator.lookup")(function*(ref: SubmissionRef) {
+      yield* Effect.annotateCurrentSpan({ "authority.system": system, "authority.submission_id": ref.submissionId })
       yield* travel
       return yield* handle(withRecord(
-        repo.lock(keyOf(submissionId)),
+        repo.lock(keyOf(ref)),
         (current) =>
           Effect.gen(function*() {
             const failed = yield* randomFailure
@@ -299,7 +301,7 @@ export const makeSimulator = (
       })
       yield* travel
       return yield* handle(withRecord(
-        repo.lock(keyOf(request.submissionId)),
+        repo.lock(keyOf(request)),
         (current): Effect.Effect<Decision<Cancellation, AuthorityRejected | AuthorityUnavailable>> =>
           Effect.gen(function*() {
             const unchanged = Option.none<SimulatorRecord>()

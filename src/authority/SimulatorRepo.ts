@@ -1,6 +1,6 @@
 /**
- * SQL of the authority simulator's own tables: `authority_sim_records` (one row per system and
- * submission id) and the `authority_sim_nfse_numbers` sequence. They stand for the remote
+ * SQL of the authority simulator's own tables: `authority_sim_records` (one row per system, tenant
+ * and submission id) and the `authority_sim_nfse_numbers` sequence. They stand for the remote
  * authority's database, so the simulator writes them in transactions of its own, never in one the
  * caller has open. Storage failures are defects here; the simulator decides what its caller sees.
  */
@@ -12,6 +12,7 @@ const AuthoritySystem = Schema.Literals(["production", "homologation"])
 /** One row of `authority_sim_records` (camelCase, as the SQL client maps result names). */
 export const SimulatorRecord = Schema.Struct({
   system: AuthoritySystem,
+  tenantId: Schema.String,
   submissionId: Schema.String,
   status: Schema.Literals(["received", "authorized", "cancelled"]),
   submitAttempts: Schema.Number,
@@ -31,7 +32,7 @@ export const SimulatorRecord = Schema.Struct({
 })
 export type SimulatorRecord = typeof SimulatorRecord.Type
 
-const RecordKey = Schema.Struct({ system: AuthoritySystem, submissionId: Schema.String })
+const RecordKey = Schema.Struct({ system: AuthoritySystem, tenantId: Schema.String, submissionId: Schema.String })
 type RecordKey = typeof RecordKey.Type
 
 /**
@@ -78,7 +79,7 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
 
     const findForUpdate = (key: RecordKey) =>
       sql`SELECT * FROM authority_sim_records
-          WHERE system = ${key.system} AND submission_id = ${key.submissionId} FOR UPDATE`
+          WHERE system = ${key.system} AND tenant_id = ${key.tenantId} AND submission_id = ${key.submissionId} FOR UPDATE`
 
     /**
      * The record, locked until the transaction ends (so use it inside `inOwnTransaction`): the lock
@@ -93,9 +94,9 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
       Effect.andThen(
         // A concurrent first call for the id waits here until our transaction ends.
         sql`
-          INSERT INTO authority_sim_records (system, submission_id, status, received_at, updated_at)
-          VALUES (${key.system}, ${key.submissionId}, 'received', ${at}, ${at})
-          ON CONFLICT (system, submission_id) DO NOTHING`,
+          INSERT INTO authority_sim_records (system, tenant_id, submission_id, status, received_at, updated_at)
+          VALUES (${key.system}, ${key.tenantId}, ${key.submissionId}, 'received', ${at}, ${at})
+          ON CONFLICT (system, tenant_id, submission_id) DO NOTHING`,
         lockCreated(key)
       )
 
@@ -110,7 +111,7 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
             document: record.document === null ? null : JSON.stringify(record.document)
           })
         }
-          ON CONFLICT (system, submission_id) DO UPDATE SET
+          ON CONFLICT (system, tenant_id, submission_id) DO UPDATE SET
             status = EXCLUDED.status,
             submit_attempts = EXCLUDED.submit_attempts,
             lookups = EXCLUDED.lookups,

@@ -32,9 +32,19 @@ export interface SubmissionDocument {
   readonly notes: string | null
 }
 
-export interface Submission {
+/**
+ * Which submission a call is about, and on whose behalf. The national system knows the caller by
+ * the certificate of the mutual-TLS connection (the tenant's); the simulator keeps its records per
+ * tenant, so two tenants that share a tax id (neither has proven it yet, SPEC §5), and with it the
+ * DPS ids of their documents, never see or adopt each other's submissions.
+ */
+export interface SubmissionRef {
+  readonly tenantId: string
   /** Deterministic: the same document always has the same id, so a retry can be reconciled. */
   readonly submissionId: string
+}
+
+export interface Submission extends SubmissionRef {
   readonly document: SubmissionDocument
 }
 
@@ -45,8 +55,7 @@ export interface Authorization {
   readonly authorizedAt: Date
 }
 
-export interface CancellationRequest {
-  readonly submissionId: string
+export interface CancellationRequest extends SubmissionRef {
   readonly accessKey: string
   readonly reasonCode: "issue_error" | "service_not_provided" | "other"
   readonly reason: string
@@ -92,7 +101,7 @@ export interface TaxAuthority {
   readonly submit: (
     submission: Submission
   ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | TransientAuthorityError>
-  readonly lookup: (submissionId: string) => Effect.Effect<Option.Option<AuthorityRecord>, TransientAuthorityError>
+  readonly lookup: (ref: SubmissionRef) => Effect.Effect<Option.Option<AuthorityRecord>, TransientAuthorityError>
   readonly cancel: (request: CancellationRequest) => Effect.Effect<Cancellation, AuthorityRejected | TransientAuthorityError>
 }
 

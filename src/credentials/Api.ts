@@ -10,6 +10,7 @@ import {
   CertificateNotYetValid,
   CertificatePasswordIncorrect,
   CertificateTaxIdMismatch,
+  Conflict,
   Forbidden,
   InvalidCertificate,
   NotFound
@@ -94,6 +95,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
         CertificateExpired,
         CertificateNotYetValid,
         CertificateTaxIdMismatch,
+        Conflict,
         Forbidden
       ]
     })
@@ -103,7 +105,8 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
         OpenApi.Description,
         "Uploads the tenant's A1 certificate: `multipart/form-data` with the fields `file` and `password`, or JSON " +
           "`{pkcs12: <base64>, password}`. The file is at most 64 KiB. The certificate must be valid now and issued to " +
-          "the tenant's CNPJ. It becomes the active credential; the previous one is marked `replaced`. The private key " +
+          "the tenant's CNPJ. It becomes the active credential; the previous one is marked `replaced`. It proves the " +
+          "tenant's tax id (`verified: true`); `409 conflict` when another tenant has proven it first. The private key " +
           "is stored encrypted; the password is used once to open the file and is not stored."
       ),
     HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {

@@ -126,10 +126,16 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
         updatedAt: at
       }
       yield* Effect.andThen(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
+        // The certificate proves the tenant's tax id (SPEC §5): `Conflict` when another tenant proved it first.
+        Effect.andThen(tenants.markVerified(tenantId)),
         inTransaction,
         // Two uploads at once: the unique index on the active credential lets one commit first and
         // the other retry, so it replaces the first instead of failing.
-        Effect.retry({ times: 3, schedule: Schedule.spaced("10 millis") }),
+        Effect.retry({
+          times: 3,
+          schedule: Schedule.spaced("10 millis"),
+          while: (error) => error._tag === "ActiveCredentialTaken"
+        }),
         // Still losing after that many tries is nothing the uploader could fix.
         Effect.catchTag("ActiveCredentialTaken", Effect.die)
       )

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   Conflict,
+  CredentialRequired,
   IdempotencyConflict,
   IdempotencyKeyReused,
   InvalidState,
@@ -76,7 +77,7 @@ const TenantPath = { tenantId: TenantId }
 const DocumentPath = { tenantId: TenantId, docId: IdOf("document") }
 const KeyDocumentPath = { docId: IdOf("document") }
 
-const issueErrors = [QuotaExceeded, TenantSuspended, Conflict, IdempotencyConflict, IdempotencyKeyReused]
+const issueErrors = [QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, IdempotencyConflict, IdempotencyKeyReused]
 
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(

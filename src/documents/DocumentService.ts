@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import {
   Conflict,
+  CredentialRequired,
   IdempotencyConflict,
   IdempotencyKeyReused,
   InvalidRequest,
@@ -51,7 +52,7 @@ export const submissionIdOf = (input: {
     input.series.padStart(5, "0")
   }${String(input.number).padStart(15, "0")}`
 
-const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, Conflict, InvalidRequest])
+const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, InvalidRequest])
 type ContractError = typeof ContractError.Type
 
 // Stored outcomes are JSON (a jsonb column): encoded and decoded with the JSON codecs, as over HTTP.
@@ -86,6 +87,14 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         if (Option.isNone(found)) return yield* new NotFound()
         const tenant = found.value
         if (issuer.environment === "live") {
+          // SPEC §5: once another tenant has proven the tax id, this one keeps no claim on it for live
+          // issuing (it cannot hold a certificate for it either: its upload would be a 409).
+          if (tenant.taxIdVerifiedByAnother) {
+            return yield* new CredentialRequired({
+              message: "Another tenant has proven this tax id with its A1 certificate; this tenant cannot issue live " +
+                "documents for it. Test documents are unaffected."
+            })
+          }
           if (tenant.status === "suspended") return yield* new TenantSuspended()
           const period = quotaPeriod(at)
           const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)

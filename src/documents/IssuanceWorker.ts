@@ -16,6 +16,7 @@
 import { Duration, Effect, Layer, Option } from "effect"
 import {
   type Authorization,
+  type SubmissionRef,
   TaxAuthorityLive,
   TaxAuthoritySandbox,
   type TaxAuthority
@@ -118,6 +119,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       }
     }).pipe(inTransaction)
 
+  const submissionOf = (row: StoredDocument): SubmissionRef => ({ tenantId: row.tenantId, submissionId: row.submissionId })
+
   const transient = (error: { readonly _tag: string; readonly message: string }): Outcome => ({
     _tag: "Transient",
     code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
@@ -127,11 +130,11 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, tenant: { name: string; taxId: string }) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
-        const found = yield* authority.lookup(row.submissionId)
+        const found = yield* authority.lookup(submissionOf(row))
         if (Option.isSome(found)) return authorized(found.value.authorization)
       }
       const authorization = yield* authority.submit({
-        submissionId: row.submissionId,
+        ...submissionOf(row),
         document: {
           environment: row.environment,
           issuer: tenant,
@@ -161,14 +164,14 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const cancel = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
-        const found = yield* authority.lookup(row.submissionId)
+        const found = yield* authority.lookup(submissionOf(row))
         if (Option.isSome(found) && found.value.status === "cancelled") {
           return cancelled(null, found.value.cancelledAt ?? (yield* now))
         }
       }
       const cancellation = row.cancellation!
       const result = yield* authority.cancel({
-        submissionId: row.submissionId,
+        ...submissionOf(row),
         accessKey: row.authority!.access_key,
         reasonCode: cancellation.reason_code,
         reason: cancellation.reason

@@ -124,6 +124,15 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
 }, { httpApiStatus: 422 }) {}
 
 /**
+ * Live issuing without a claim on the tax id (SPEC §5, §7): another tenant has proven the tax id
+ * with its certificate, so this tenant cannot hold one for it and issues test documents only.
+ */
+export class CredentialRequired extends Schema.TaggedError<CredentialRequired>()("CredentialRequired", {
+  code: Schema.tag("credential_required"),
+  message: message("Live documents need the tenant's active A1 certificate for its tax id.")
+}, { httpApiStatus: 422 }) {}
+
+/**
  * Credential uploads (SPEC §8). Each refusal has its own stable code so a dashboard can tell the
  * user what to fix; the messages are fixed texts that never echo the file or the password.
  */

@@ -17,6 +17,10 @@ export class Tenant extends Schema.Class<Tenant>("Tenant")({
   object: Schema.tag("tenant"),
   name: Schema.String,
   tax_id: Schema.String,
+  verified: Schema.Boolean.annotate({
+    description: "Whether this tenant proved its tax id with an A1 certificate issued to it (SPEC §5). A verified " +
+      "tenant holds the tax id alone: no other tenant may register with it or issue live documents for it."
+  }),
   status: TenantStatus,
   plan: Schema.String,
   quota: Quota,

@@ -17,6 +17,7 @@ const TenantRecord = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   taxId: Schema.String,
+  verified: Schema.Boolean,
   status: TenantStatus,
   plan: Schema.String,
   monthlyQuota: Schema.Number,
@@ -52,25 +53,42 @@ const issuers = decodeRows(Schema.Struct({
   name: Schema.String,
   taxId: Schema.String,
   status: TenantStatus,
-  monthlyQuota: Schema.Number
+  monthlyQuota: Schema.Number,
+  taxIdVerifiedByAnother: Schema.Boolean
 }))
 const memberships = decodeRows(MembershipRecord)
 const roles = decodeRows(Schema.Struct({ role: Role }))
+const flags = decodeRows(Schema.Struct({ found: Schema.Boolean }))
 const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const tenantColumns = sql`t.id, t.name, t.tax_id, t.status, t.plan, t.monthly_quota, t.created_at`
+    const tenantColumns = sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.created_at`
 
-    /** The tenant as stored, with the defaults the table gives a new one (status, plan). */
+    /** The tenant as stored, with the defaults the table gives a new one (status, plan, unverified). */
     const insert = (tenant: NewTenantRecord) =>
       tenants(sql`INSERT INTO tenants AS t ${sql.insert(tenant)} RETURNING ${tenantColumns}`).pipe(
         // An insert returns its row.
-        Effect.map((rows) => rows[0]!),
+        Effect.map((rows) => rows[0]!)
+      )
+
+    /** Whether a tenant has proven this tax id (SPEC §5: then no other tenant may register with it). */
+    const isTaxIdVerified = (taxId: string) =>
+      flags(sql`SELECT EXISTS (SELECT 1 FROM tenants WHERE tax_id = ${taxId} AND verified) AS found`).pipe(
+        Effect.map((rows) => rows[0]?.found === true)
+      )
+
+    /**
+     * Marks the tenant as the proven holder of its tax id. The unique index on verified tax ids makes
+     * a concurrent verification by another tenant wait for this transaction and fail if it commits.
+     */
+    const markVerified = (id: string) =>
+      sql`UPDATE tenants SET verified = true WHERE id = ${id} AND NOT verified`.pipe(
+        Effect.asVoid,
         Effect.catchIf(
-          (error) => isUniqueViolation(error, "tenants_tax_id"),
-          () => Effect.fail(new Conflict({ message: "A tenant with this tax id already exists." }))
+          (error) => isUniqueViolation(error, "tenants_verified_tax_id"),
+          () => Effect.fail(new Conflict({ message: "Another tenant has already proven this tax id with its certificate." }))
         )
       )
 
@@ -80,11 +98,15 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
         WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
 
-    /** What issuing a document needs of its tenant (read inside the acceptance transaction). */
+    /**
+     * What issuing a document needs of its tenant (read inside the acceptance transaction), with
+     * whether another tenant has proven its tax id (one probe of the verified tax ids' index).
+     */
     const findIssuer = (id: string) =>
-      issuers(sql`SELECT name, tax_id, status, monthly_quota FROM tenants WHERE id = ${id}`).pipe(
-        Effect.map(Arr.head)
-      )
+      issuers(sql`
+        SELECT t.name, t.tax_id, t.status, t.monthly_quota,
+          EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another
+        FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
 
     /**
      * Locks the tenant row for the surrounding transaction, to serialize writes that must respect a
@@ -143,6 +165,8 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
 
     return repository("TenantRepo", {
       insert,
+      isTaxIdVerified,
+      markVerified,
       findById,
       findIssuer,
       lock,

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
-import { NotFound } from "../domain/Errors.js"
+import { Conflict, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
 import { type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { type NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
@@ -18,6 +18,7 @@ const toTenant = (row: TenantUsageRecord, period: string) =>
     id: row.id,
     name: row.name,
     tax_id: row.taxId,
+    verified: row.verified,
     status: row.status,
     plan: row.plan,
     quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
@@ -34,6 +35,11 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
     const create = Effect.fn("TenantService.create")(function*(input: NewTenant, ownerId: string, at: Date) {
       const id = yield* makeId("tenant")
       return yield* Effect.gen(function*() {
+        // A registration racing the verification sees the tax id as it was at its own statement:
+        // it may still land, unverified, and has no claim on the tax id for live issuing either.
+        if (yield* tenants.isTaxIdVerified(input.tax_id)) {
+          return yield* new Conflict({ message: "Another tenant has proven this tax id with its certificate." })
+        }
         const row = yield* tenants.insert({
           id,
           name: input.name,
@@ -53,8 +59,14 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       return toTenant(row.value, quotaPeriod(at))
     })
 
-    /** The issuer's name, tax id, status and quota: None for an unknown tenant. */
+    /** The issuer's name, tax id, status, quota and whether another tenant proved its tax id: None for an unknown tenant. */
     const issuer = (tenantId: string) => tenants.findIssuer(tenantId)
+
+    /**
+     * Records that the tenant proved its tax id with a certificate issued to it (call in the
+     * transaction that stores the certificate): `Conflict` when another tenant proved it first.
+     */
+    const markVerified = (tenantId: string) => tenants.markVerified(tenantId)
 
     /** Serializes per-tenant limits (call inside the transaction that checks the limit). */
     const lock = (tenantId: string) => tenants.lock(tenantId)
@@ -79,7 +91,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { create, get, issuer, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
+    return { create, get, issuer, markVerified, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -27,6 +27,7 @@ const NOW = Date.parse("2026-11-10T12:00:00Z")
 const withEnv = (variables: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env: variables }))
 
 const submission = (notes: string | null = null): Submission => ({
+  tenantId: "ten_adapter",
   submissionId: `DPS-${randomBytes(8).toString("hex")}`,
   document: {
     environment: "test",
@@ -123,7 +124,7 @@ for (const database of testDatabases) {
         const testAuthorization = yield* sandbox.submit(testSubmission)
         expect(testAuthorization.protocol.startsWith("2")).toBe(true)
         expect(yield* systemsOf(testSubmission.submissionId)).toEqual(["homologation"])
-        expect(Option.isNone(yield* live.lookup(testSubmission.submissionId))).toBe(true)
+        expect(Option.isNone(yield* live.lookup(testSubmission))).toBe(true)
       }).pipe(Effect.provide(TaxAuthoritiesLive.pipe(Layer.provide(withEnv({}))))))
 
     it.effect("bounds every call by TAX_AUTHORITY_TIMEOUT, even when the authority hangs", () =>
@@ -133,8 +134,8 @@ for (const database of testDatabases) {
         const sub = submission()
         const calls: ReadonlyArray<Effect.Effect<unknown, AuthorityError>> = [
           authority.submit(sub),
-          authority.lookup(sub.submissionId),
-          authority.cancel({ submissionId: sub.submissionId, accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
+          authority.lookup(sub),
+          authority.cancel({ tenantId: sub.tenantId, submissionId: sub.submissionId, accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
         ]
         for (const call of calls) {
           const fiber = yield* Effect.forkChild(call)
@@ -165,7 +166,7 @@ for (const database of testDatabases) {
         yield* TestClock.adjust(Duration.seconds(3))
         const error = yield* Effect.flip(Fiber.join(fiber))
         expect(error._tag).toBe("AuthorityTimeout")
-        const found = yield* authority.lookup(sub.submissionId)
+        const found = yield* authority.lookup(sub)
         expect(Option.map(found, (record) => record.status)).toEqual(Option.some("authorized"))
         expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AlreadyAuthorized")
       }).pipe(Effect.provide(TaxAuthoritiesLive.pipe(Layer.provide(withEnv({ TAX_AUTHORITY_TIMEOUT: "3 seconds" }))))))

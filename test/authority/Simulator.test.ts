@@ -15,6 +15,7 @@ import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
 const ISSUER_CNPJ = "11222333000181"
+const TENANT = "ten_simulator"
 
 const document = (notes: string | null = null, overrides: Partial<SubmissionDocument> = {}): SubmissionDocument => ({
   environment: "test",
@@ -30,6 +31,7 @@ const document = (notes: string | null = null, overrides: Partial<SubmissionDocu
 })
 
 const submission = (notes: string | null = null, overrides: Partial<SubmissionDocument> = {}): Submission => ({
+  tenantId: TENANT,
   submissionId: `DPS-${randomBytes(8).toString("hex")}`,
   document: document(notes, overrides)
 })
@@ -105,7 +107,7 @@ for (const database of testDatabases) {
           submitAttempts: 1,
           accessKey: authorization.accessKey
         })
-        const found = Option.getOrThrow(yield* authority.lookup(sub.submissionId))
+        const found = Option.getOrThrow(yield* authority.lookup(sub))
         expect(found.status).toBe("authorized")
         expect(found.authorization).toEqual(authorization)
         expect(found.cancelledAt).toBeNull()
@@ -174,7 +176,7 @@ for (const database of testDatabases) {
           expect(error.code).toBe("E0310")
           expect(error.message.length).toBeGreaterThan(10)
         }
-        expect(Option.isNone(yield* authority.lookup(sub.submissionId))).toBe(true)
+        expect(Option.isNone(yield* authority.lookup(sub))).toBe(true)
         // A business rejection is final: the same document is rejected again.
         expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AuthorityRejected")
         expect(yield* attemptsOf(sub.submissionId)).toBe(2)
@@ -190,7 +192,7 @@ for (const database of testDatabases) {
             const error = yield* Effect.flip(authority.submit(sub))
             expect(error._tag).toBe("AuthorityUnavailable")
             if (error._tag === "AuthorityUnavailable") expect(error.status).toBe(503)
-            expect(Option.isNone(yield* authority.lookup(sub.submissionId))).toBe(true)
+            expect(Option.isNone(yield* authority.lookup(sub))).toBe(true)
           }
           const authorization = yield* authority.submit(sub)
           expect(authorization.accessKey).toMatch(/^[0-9]{50}$/)
@@ -205,7 +207,7 @@ for (const database of testDatabases) {
         const sub = submission("simulate:timeout")
         const fiber = yield* Effect.forkChild(authority.submit(sub))
         // The authority records it first; the caller is still waiting for an answer.
-        yield* eventually(Effect.map(authority.lookup(sub.submissionId), Option.isSome))
+        yield* eventually(Effect.map(authority.lookup(sub), Option.isSome))
         yield* TestClock.adjust(Duration.seconds(29))
         yield* realPause(20)
         expect(fiber.pollUnsafe() === undefined).toBe(true)
@@ -217,7 +219,7 @@ for (const database of testDatabases) {
           : undefined
         expect(onlyError !== undefined ? onlyError._tag : exit._tag).toBe("AuthorityTimeout")
 
-        const found = Option.getOrThrow(yield* authority.lookup(sub.submissionId))
+        const found = Option.getOrThrow(yield* authority.lookup(sub))
         expect(found.status).toBe("authorized")
         expect(found.authorization.accessKey).toMatch(/^[0-9]{50}$/)
         const duplicate = yield* Effect.flip(authority.submit(sub))
@@ -232,7 +234,7 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
-        expect(Option.isNone(yield* authority.lookup("DPS-never-submitted"))).toBe(true)
+        expect(Option.isNone(yield* authority.lookup({ tenantId: TENANT, submissionId: "DPS-never-submitted" }))).toBe(true)
         expect(Option.isNone(yield* recordOf("homologation", "DPS-never-submitted"))).toBe(true)
       }))
 
@@ -244,6 +246,7 @@ for (const database of testDatabases) {
         const authorization = yield* authority.submit(sub)
         yield* TestClock.adjust(Duration.hours(1))
         const request = {
+          tenantId: sub.tenantId,
           submissionId: sub.submissionId,
           accessKey: authorization.accessKey,
           reasonCode: "issue_error",
@@ -253,7 +256,7 @@ for (const database of testDatabases) {
         expect(cancellation.protocol).toMatch(/^2[0-9]{14}$/)
         expect(cancellation.cancelledAt.getTime()).toBe(NOW + 3_600_000)
 
-        const found = Option.getOrThrow(yield* authority.lookup(sub.submissionId))
+        const found = Option.getOrThrow(yield* authority.lookup(sub))
         expect(found.status).toBe("cancelled")
         expect(found.cancelledAt?.getTime()).toBe(NOW + 3_600_000)
         expect(found.authorization).toEqual(authorization)
@@ -273,6 +276,7 @@ for (const database of testDatabases) {
         const sub = submission("simulate:cancel-reject")
         const authorization = yield* authority.submit(sub)
         const refused = yield* Effect.flip(authority.cancel({
+          tenantId: sub.tenantId,
           submissionId: sub.submissionId,
           accessKey: authorization.accessKey,
           reasonCode: "other",
@@ -283,9 +287,10 @@ for (const database of testDatabases) {
           expect(refused.code).toBe("E1235")
           expect(refused.message.toLowerCase()).toContain("cancellation refused")
         }
-        expect(Option.getOrThrow(yield* authority.lookup(sub.submissionId)).status).toBe("authorized")
+        expect(Option.getOrThrow(yield* authority.lookup(sub)).status).toBe("authorized")
 
         const unknown = yield* Effect.flip(authority.cancel({
+          tenantId: TENANT,
           submissionId: "DPS-unknown",
           accessKey: "1".repeat(50),
           reasonCode: "other",
@@ -297,6 +302,7 @@ for (const database of testDatabases) {
         const rejected = submission("simulate:reject")
         yield* Effect.flip(authority.submit(rejected))
         const neverAuthorized = yield* Effect.flip(authority.cancel({
+          tenantId: rejected.tenantId,
           submissionId: rejected.submissionId,
           accessKey: "1".repeat(50),
           reasonCode: "other",
@@ -307,6 +313,7 @@ for (const database of testDatabases) {
         const other = submission()
         yield* authority.submit(other)
         const foreign = yield* Effect.flip(authority.cancel({
+          tenantId: other.tenantId,
           submissionId: other.submissionId,
           accessKey: authorization.accessKey,
           reasonCode: "other",
@@ -345,10 +352,11 @@ for (const database of testDatabases) {
           expect(error._tag === "AuthorityUnavailable" ? error.status : error._tag).toBe(503)
         }
         expect(yield* attemptsOf(sub.submissionId)).toBe(5)
-        expect(leftTag(yield* Effect.result(failing.lookup(authorized.submissionId)))).toBe("AuthorityUnavailable")
+        expect(leftTag(yield* Effect.result(failing.lookup(authorized)))).toBe("AuthorityUnavailable")
         expect(
           leftTag(
             yield* Effect.result(failing.cancel({
+              tenantId: authorized.tenantId,
               submissionId: authorized.submissionId,
               accessKey: authorization.accessKey,
               reasonCode: "other",
@@ -358,7 +366,7 @@ for (const database of testDatabases) {
         ).toBe("AuthorityUnavailable")
         // Even the duplicate check is behind the outage.
         expect(leftTag(yield* Effect.result(failing.submit(authorized)))).toBe("AuthorityUnavailable")
-        expect(Option.getOrThrow(yield* healthy.lookup(authorized.submissionId)).status).toBe("authorized")
+        expect(Option.getOrThrow(yield* healthy.lookup(authorized)).status).toBe("authorized")
       }))
 
     // A pool gives the simulator a connection of its own; the embedded database has only one.
@@ -381,7 +389,7 @@ for (const database of testDatabases) {
           })
           expect(twins.filter(Result.isSuccess)).toHaveLength(1)
           // Visible to the simulator at once, before the caller's transaction has ended.
-          expect(Option.isSome(yield* authority.lookup(sub.submissionId))).toBe(true)
+          expect(Option.isSome(yield* authority.lookup(sub))).toBe(true)
           return yield* Effect.fail({ _tag: "CallerFailed" as const, authorization })
         })
         const outcome = yield* Effect.flip(sql.withTransaction(inCallerTransaction))
@@ -393,7 +401,7 @@ for (const database of testDatabases) {
         expect(scratch[0]!.n).toBe(0)
 
         // The simulator's records outlive the caller's rollback.
-        const found = Option.getOrThrow(yield* authority.lookup(sub.submissionId))
+        const found = Option.getOrThrow(yield* authority.lookup(sub))
         expect(found.authorization.accessKey).toBe(outcome.authorization.accessKey)
         yield* eventually(Effect.map(recordOf("homologation", sub.submissionId), Option.isSome))
         yield* eventually(Effect.map(recordOf("homologation", twin.submissionId), Option.isSome))
@@ -418,7 +426,7 @@ for (const database of testDatabases) {
           const sub = submission()
           const calls: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
             authority.submit(sub),
-            authority.lookup(sub.submissionId)
+            authority.lookup(sub)
           ]
           for (const call of calls) {
             const exit = yield* Effect.exit(sql.withTransaction(call))
@@ -454,11 +462,29 @@ for (const database of testDatabases) {
         const homologation = yield* simulator()
         const sub = submission()
         const inSandbox = yield* homologation.submit(sub)
-        expect(Option.isNone(yield* production.lookup(sub.submissionId))).toBe(true)
+        expect(Option.isNone(yield* production.lookup(sub))).toBe(true)
         const inProduction = yield* production.submit(sub)
         expect(inProduction.accessKey).not.toBe(inSandbox.accessKey)
         expect(inProduction.protocol.startsWith("1")).toBe(true)
         expect(Option.isSome(yield* recordOf("production", sub.submissionId))).toBe(true)
+      }))
+
+    it.effect("keeps each tenant's records apart: one DPS id from two tenants is two submissions", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const authority = yield* simulator()
+        // Two tenants that name the same tax id number their documents alike: the DPS ids coincide.
+        const ours = submission()
+        const theirs: Submission = { ...ours, tenantId: "ten_other" }
+        const first = yield* authority.submit(ours)
+        const second = yield* authority.submit(theirs)
+        expect(second.accessKey).not.toBe(first.accessKey)
+        expect(Option.getOrThrow(yield* authority.lookup(ours)).authorization).toEqual(first)
+        expect(Option.getOrThrow(yield* authority.lookup(theirs)).authorization).toEqual(second)
+        // Cancelling one leaves the other authorized.
+        yield* authority.cancel({ ...theirs, accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20) })
+        expect(Option.getOrThrow(yield* authority.lookup(ours)).status).toBe("authorized")
+        expect(Option.isNone(yield* authority.lookup({ ...ours, tenantId: "ten_third" }))).toBe(true)
       }))
 
     it.effect("never puts document content in its spans", () =>

@@ -10,6 +10,7 @@ import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { Pkcs12Opener } from "../../src/credentials/Pkcs12Opener.js"
 import { ActiveCredentialTaken } from "../../src/domain/Credential.js"
+import { Conflict } from "../../src/domain/Errors.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/taxIds.js"
@@ -24,8 +25,13 @@ const PASSWORD = "unit-test-pass"
 let ours: TestPkcs12 | undefined
 const ourCertificate = () => (ours ??= makePkcs12({ cn: `EMPRESA LTDA:${TENANT_TAX_ID}`, cnpjOid: TENANT_TAX_ID, password: PASSWORD }))
 
-/** The service over a tenant with `TENANT_TAX_ID` (or none), whose `insert` fails `conflicts` times first. */
-const setup = (options: { readonly tenantExists?: boolean; readonly conflicts?: number } = {}) => {
+/**
+ * The service over a tenant with `TENANT_TAX_ID` (or none), whose `insert` fails `conflicts` times
+ * first; with `taxIdTaken`, another tenant has proven the tax id.
+ */
+const setup = (
+  options: { readonly tenantExists?: boolean; readonly conflicts?: number; readonly taxIdTaken?: boolean } = {}
+) => {
   const log: Array<string> = []
   let conflicts = options.conflicts ?? 0
   const layer = CredentialService.layerNoDeps.pipe(
@@ -35,8 +41,13 @@ const setup = (options: { readonly tenantExists?: boolean; readonly conflicts?: 
           Effect.succeed(
             options.tenantExists === false
               ? Option.none()
-              : Option.some({ name: "Empresa Ltda", taxId: TENANT_TAX_ID, status: "active" as const, monthlyQuota: 100 })
-          )
+              : Option.some({ name: "Empresa Ltda", taxId: TENANT_TAX_ID, status: "active" as const, monthlyQuota: 100, taxIdVerifiedByAnother: false })
+          ),
+        markVerified: () =>
+          Effect.suspend(() => {
+            log.push("mark verified")
+            return options.taxIdTaken ? Effect.fail(new Conflict()) : Effect.void
+          })
       }),
       Layer.mock(CredentialVault, {
         sealMaterial: () => {
@@ -94,7 +105,7 @@ describe("CredentialService", () => {
     return Effect.gen(function*() {
       const credential = yield* upload(ourCertificate().pfx)
       expect({ status: credential.status, tax_id: credential.tax_id }).toEqual({ status: "active", tax_id: TENANT_TAX_ID })
-      expect(log).toEqual(["seal", "BEGIN", "replace active", "insert", "COMMIT"])
+      expect(log).toEqual(["seal", "BEGIN", "replace active", "insert", "mark verified", "COMMIT"])
     }).pipe(Effect.provide(layer))
   })
 
@@ -104,7 +115,16 @@ describe("CredentialService", () => {
       const credential = yield* upload(ourCertificate().pfx)
       expect(credential.status).toBe("active")
       const attempt = ["BEGIN", "replace active", "insert"]
-      expect(log).toEqual(["seal", ...attempt, "ROLLBACK", ...attempt, "ROLLBACK", ...attempt, "COMMIT"])
+      expect(log).toEqual(["seal", ...attempt, "ROLLBACK", ...attempt, "ROLLBACK", ...attempt, "mark verified", "COMMIT"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.live("a tax id another tenant proved first is 409 conflict at once: the credential is rolled back, not retried", () => {
+    const { layer, log } = setup({ taxIdTaken: true })
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(upload(ourCertificate().pfx))
+      expect(error._tag).toBe("Conflict")
+      expect(log).toEqual(["seal", "BEGIN", "replace active", "insert", "mark verified", "ROLLBACK"])
     }).pipe(Effect.provide(layer))
   })
 })

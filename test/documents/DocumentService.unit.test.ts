@@ -26,7 +26,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
   const enqueued: Array<NewIssuanceJob> = []
   const mocks = Layer.mergeAll(
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", ...tenant }))
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", taxIdVerifiedByAnother: false, ...tenant }))
     }),
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),

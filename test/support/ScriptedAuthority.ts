@@ -71,7 +71,8 @@ export const makeScriptedAuthority = (
         const authorize = authorizeNow(submission.submissionId)
         return script.submit ? script.submit(submission, attempt, authorize) : authorize
       }),
-    lookup: (submissionId) =>
+    // Keyed by submission id alone: every tenant of these tests has a tax id of its own.
+    lookup: ({ submissionId }) =>
       Effect.sync(() => {
         count("lookup", submissionId)
         return Option.fromNullishOr(records.get(submissionId))

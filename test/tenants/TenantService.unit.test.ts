@@ -21,6 +21,7 @@ const stored = {
   id: "ten_1",
   name: "Ana Ltda",
   taxId: "11222333000181",
+  verified: false,
   status: "active" as const,
   plan: "free",
   monthlyQuota: 100,
@@ -52,7 +53,9 @@ describe("TenantService (repository mocked)", () => {
     const inserted: Array<NewTenantRecord> = []
     const members: Array<{ tenantId: string; userId: string; role: string; createdAt: Date }> = []
     const layer = serviceWith({
-      insert: (tenant) => Effect.sync(() => inserted.push(tenant)).pipe(Effect.as({ ...tenant, status: "active" as const, plan: "free" })),
+      isTaxIdVerified: () => Effect.succeed(false),
+      insert: (tenant) =>
+        Effect.sync(() => inserted.push(tenant)).pipe(Effect.as({ ...tenant, verified: false, status: "active" as const, plan: "free" })),
       addMember: (member) => Effect.sync(() => void members.push(member))
     })
     return Effect.gen(function*() {
@@ -63,6 +66,21 @@ describe("TenantService (repository mocked)", () => {
       expect(members).toEqual([{ tenantId: tenant.id, userId: "usr_ana", role: "owner", createdAt: at }])
       expect(tenant.quota).toEqual({ period: "2026-03", limit: 250, used: 0 })
       expect(tenant.created_at).toEqual(at)
+      expect(tenant.verified).toBe(false)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a tax id another tenant has proven is 409 conflict, and nothing is written", () => {
+    const asked: Array<string> = []
+    const layer = serviceWith({
+      // No `insert` or `addMember`: a write would die.
+      isTaxIdVerified: (taxId) => Effect.sync(() => asked.push(taxId)).pipe(Effect.as(true))
+    })
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      const error = yield* Effect.flip(tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, "usr_ana", new Date()))
+      expect(error._tag).toBe("Conflict")
+      expect(asked).toEqual(["11222333000181"])
     }).pipe(Effect.provide(layer))
   })
 })

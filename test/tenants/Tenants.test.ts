@@ -38,12 +38,14 @@ for (const database of testDatabases) {
           "plan",
           "quota",
           "status",
-          "tax_id"
+          "tax_id",
+          "verified"
         ])
         expect(response.json).toMatchObject({
           id: owner.tenantId,
           object: "tenant",
           name: "acme Ltda",
+          verified: false,
           status: "active",
           plan: "free",
           quota: { period: currentPeriod(), limit: MONTHLY_QUOTA, used: 0 }

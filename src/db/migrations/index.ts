@@ -5,6 +5,7 @@ import documents from "./0003_documents.js"
 import webhooks from "./0004_webhooks.js"
 import credentialsBilling from "./0005_credentials_billing.js"
 import queueFairness from "./0006_queue_fairness.js"
+import taxIdOwnership from "./0007_tax_id_ownership.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -13,5 +14,6 @@ export const migrations = Migrator.fromRecord({
   "0003_documents": documents,
   "0004_webhooks": webhooks,
   "0005_credentials_billing": credentialsBilling,
-  "0006_queue_fairness": queueFairness
+  "0006_queue_fairness": queueFairness,
+  "0007_tax_id_ownership": taxIdOwnership
 })
