@@ -292,7 +292,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             span.attribute("http.request.method", request.method)
             span.attribute("url.path", redactTokens(pathOf(request.url)))
             if (template) span.attribute("http.route", template)
-            if (request.headers["user-agent"]) span.attribute("user_agent.original", request.headers["user-agent"])
+            if (request.headers["user-agent"]) span.attribute("user_agent.original", redactTokens(request.headers["user-agent"]))
             if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
             // A fresh trace is this request's alone: its id is the request id. A continued trace
             // may be the caller's for many requests, so our span id is added to keep the id unique.

@@ -5,15 +5,17 @@
  * accepts is therefore always answered; before that moment clients get "connection refused", which
  * every HTTP client and load balancer retries.
  *
- * Shutdown (SIGTERM, through `NodeRuntime.runMain`) closes the port first, lets the requests in
- * flight finish (up to `drainTimeout`), and only then interrupts what is left; the background
- * workers finish the jobs in hand in their own finalizers (`WorkerPool.ts`).
+ * Shutdown (SIGTERM, through `NodeRuntime.runMain`) closes the port (after a second's grace for
+ * connections already on their way, see `drain`), lets the requests in flight finish (up to
+ * `drainTimeout`), and only then interrupts what is left; the background workers finish the jobs
+ * in hand in their own finalizers (`WorkerPool.ts`).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Duration, Effect, Exit, Layer, Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { Server as NetServer } from "node:net"
 
 export interface ServerOptions {
   readonly port: number
@@ -32,14 +34,44 @@ const listen = (server: Server, port: number) =>
   })
 
 /**
- * Stops accepting at once and resolves when every connection has ended: Node closes the idle
- * keep-alive connections itself, and each busy one after its response.
+ * Stops accepting at once and resolves when every connection has ended. `http.Server#close` would
+ * also destroy every connection without a request in progress, including one whose request is
+ * still unread in its buffer: that client would see a reset for a request it did send. So only
+ * the listening socket is closed (`net.Server#close`), and each connection ends after its current
+ * response (see `drainable`) or, when idle, as `drain` says.
  */
 const close = (server: Server) =>
   Effect.callback<void>((resume) => {
     if (!server.listening) return resume(Effect.void)
-    server.close(() => resume(Effect.void))
+    NetServer.prototype.close.call(server, () => resume(Effect.void))
   })
+
+/**
+ * The drain. Connections a client has opened but this process has not accepted yet (the kernel's
+ * backlog, long when the event loop is busy) would be reset by closing the listening socket at
+ * once, although their requests were sent. So for a second the port keeps accepting, every
+ * response closing its connection; then the listening socket closes; a second later, once what was
+ * accepted has been read, idle keep-alive connections are closed; busy ones end after their
+ * response.
+ */
+const drain = (server: Server) =>
+  Effect.gen(function*() {
+    yield* Effect.sleep(ACCEPT_GRACE)
+    const idleCloser = yield* Effect.forkChild(
+      Effect.andThen(Effect.sleep(ACCEPT_GRACE), Effect.sync(() => server.closeIdleConnections()))
+    )
+    yield* close(server)
+    yield* Fiber.interrupt(idleCloser)
+  })
+
+const ACCEPT_GRACE = Duration.seconds(1)
+
+/** Once draining, every response asks its client to close the connection after it. */
+const drainable = (handler: (request: IncomingMessage, response: ServerResponse) => void, draining: () => boolean) =>
+(request: IncomingMessage, response: ServerResponse) => {
+  if (draining()) response.shouldKeepAlive = false
+  handler(request, response)
+}
 
 const serverLayer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer> =>
   Layer.effect(
@@ -55,14 +87,15 @@ const serverLayer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer>
             // child of the serving scope, closing that scope would interrupt them at once.
             const requests = yield* Scope.make("parallel")
             const handler = yield* NodeHttpServer.makeHandler(app, { middleware, scope: requests })
+            let draining = false
             yield* Effect.addFinalizer(() =>
-              close(server).pipe(
-                Effect.timeoutOption(options.drainTimeout),
+              Effect.sync(() => (draining = true)).pipe(
+                Effect.andThen(drain(server).pipe(Effect.timeoutOption(options.drainTimeout))),
                 Effect.andThen(Effect.sync(() => server.closeAllConnections())),
                 Effect.andThen(Scope.close(requests, Exit.void))
               )
             )
-            server.on("request", handler)
+            server.on("request", drainable(handler, () => draining))
             yield* listen(server, options.port)
             yield* Effect.logInfo(`listening on port ${options.port}`)
           })

@@ -63,6 +63,8 @@ describe("OTLP export", () => {
           scopes: ["documents:read"]
         }, session))["token"])
         await (await fetch(`${base}/v1/tenants/${tenantId}`, { headers: { authorization: `Bearer ${key}` } })).text()
+        // A careless client that puts its key in the User-Agent: the span attribute is redacted.
+        await (await fetch(`${base}/healthz`, { headers: { "user-agent": `my-integration/1.0 (${key})` } })).text()
         await (await fetch(`${base}/v1/tenants/${tenantId}?api_key=${key}`)).text()
         // Shutting down flushes the exporter.
         await runtime.dispose()
