@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Conflict, Forbidden, NotFound } from "../domain/Errors.js"
+import { Conflict, Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
 import { TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
@@ -16,6 +16,17 @@ export class Member extends Schema.Class<Member>("Member")({
 }) {}
 
 export const AddMember = Schema.Struct({ email: Email, role: Role })
+
+export const ChangeRole = Schema.Struct({ role: Role })
+
+/**
+ * The member's user id. Not checked against the `usr_` pattern here: a malformed id names no
+ * member, and answers the same 404 as an unknown one (SPEC §2), not a 400.
+ */
+const memberParams = {
+  tenantId: TenantId,
+  userId: Schema.String.annotate({ description: "The member's user id (`usr_…`)." })
+}
 
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
@@ -45,6 +56,37 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
     })
       .middleware(SessionAuth)
       .annotate(RequiredRoles, memberRoles)
+  )
+  .add(
+    HttpApiEndpoint.patch("changeMemberRole", "/tenants/:tenantId/members/:userId", {
+      params: memberParams,
+      payload: ChangeRole,
+      success: Member,
+      error: [NotFound, Forbidden, InvalidState]
+    })
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, managerRoles)
+      .annotate(
+        OpenApi.Description,
+        "Changes a member's role. Only an owner grants or takes away `owner`; the last owner cannot be demoted " +
+          "(`409 invalid_state`)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.delete("removeMember", "/tenants/:tenantId/members/:userId", {
+      params: memberParams,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound, Forbidden, InvalidState]
+    })
+      .middleware(SessionAuth)
+      // Every member may call it, to leave the tenant; removing others is checked by the service.
+      .annotate(RequiredRoles, memberRoles)
+      .annotate(
+        OpenApi.Description,
+        "Removes a member; the user loses access to the tenant at once. Owners and admins remove others, every " +
+          "member may remove themselves. Only an owner removes an owner; the last owner cannot be removed " +
+          "(`409 invalid_state`)."
+      )
   )
   .annotate(OpenApi.Title, "Tenants")
 {}

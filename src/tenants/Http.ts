@@ -18,5 +18,10 @@ export const TenantsHttpLive = HttpApiBuilder.group(
           // The middleware resolved the caller's role on this tenant; it is always present here.
           members.addMember(params.tenantId, session.role ?? "developer", payload)))
       .handle("listMembers", ({ params, query }) => members.listMembers(params.tenantId, query))
+      .handle("changeMemberRole", ({ params, payload }) =>
+        Effect.flatMap(CurrentSession, (session) =>
+          members.changeRole(params.tenantId, session.userId, params.userId, payload.role)))
+      .handle("removeMember", ({ params }) =>
+        Effect.flatMap(CurrentSession, (session) => members.removeMember(params.tenantId, session.userId, params.userId)))
   })
 )

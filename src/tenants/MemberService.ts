@@ -1,9 +1,16 @@
 /**
- * A tenant's members: adding a registered user with a role, and listing them. Memberships are the
- * tenants module's; the users behind them come from the `UserDirectory` the auth module provides.
+ * A tenant's members: adding a registered user with a role, listing them, changing a role and
+ * removing a member (SPEC §5). Memberships are the tenants module's; the users behind them come
+ * from the `UserDirectory` the auth module provides.
+ *
+ * A role change or a removal runs under the tenant's row lock, and reads the caller's own role
+ * again under it: two owners demoting or removing each other at once are serialized, so the second
+ * sees the first's outcome (it is no longer an owner, or the other is the last one) and the tenant
+ * never ends up without an owner.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { Forbidden, NotFound } from "../domain/Errors.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
+import { Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
 import { type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -15,6 +22,7 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
   make: Effect.gen(function*() {
     const tenants = yield* TenantRepo
     const directory = yield* UserDirectory
+    const inTransaction = yield* makeTransaction
 
     const addMember = Effect.fn("MemberService.addMember")(function*(
       tenantId: string,
@@ -48,10 +56,75 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       return { ...result, data }
     })
 
-    return { addMember, listMembers } as const
+    const noSuchMember = new NotFound({ message: "No such member." })
+
+    /**
+     * The caller's role, read under the tenant's lock (call inside the transaction that took it).
+     * The middleware checked it before the lock; a concurrent change may have lowered or ended it.
+     */
+    const lockedActorRole = (tenantId: string, actorId: string) =>
+      Effect.andThen(
+        tenants.lock(tenantId),
+        Effect.flatMap(tenants.roleOf(tenantId, actorId), Option.match({
+          onNone: () => Effect.fail(new NotFound()),
+          onSome: Effect.succeed
+        }))
+      )
+
+    /** Fails when the owner about to be demoted or removed is the tenant's only one (call under the tenant's lock). */
+    const keepAnOwner = (tenantId: string, action: string) =>
+      Effect.flatMap(tenants.countOwners(tenantId), (owners) =>
+        owners > 1
+          ? Effect.void
+          : Effect.fail(new InvalidState({ message: `The last owner cannot be ${action}; make another member an owner first.` })))
+
+    const changeRole = Effect.fn("MemberService.changeRole")(function*(
+      tenantId: string,
+      actorId: string,
+      userId: string,
+      role: Role
+    ) {
+      const membership = yield* Effect.gen(function*() {
+        const actorRole = yield* lockedActorRole(tenantId, actorId)
+        // A malformed user id names no membership either: the same 404 (SPEC §2).
+        const found = yield* tenants.findMember(tenantId, userId)
+        if (Option.isNone(found)) return yield* noSuchMember
+        const current = found.value
+        if ((current.role === "owner" || role === "owner") && actorRole !== "owner") {
+          return yield* new Forbidden({ message: "Only an owner can grant or take away the owner role." })
+        }
+        if (current.role === role) return current
+        if (current.role === "owner") yield* keepAnOwner(tenantId, "demoted")
+        yield* tenants.setRole(tenantId, userId, role)
+        return { ...current, role }
+      }).pipe(inTransaction)
+      const [user] = yield* directory.findByIds([userId])
+      // A membership references its user (foreign key), and users are never deleted.
+      if (user === undefined) return yield* Effect.die(new Error(`member ${userId} of ${tenantId} is not a registered user`))
+      return new Member({ user, role: membership.role, created_at: membership.createdAt })
+    })
+
+    /** Removes a member: an owner or admin removes others, every member may remove themselves. */
+    const removeMember = Effect.fn("MemberService.removeMember")(function*(tenantId: string, actorId: string, userId: string) {
+      yield* Effect.gen(function*() {
+        const actorRole = yield* lockedActorRole(tenantId, actorId)
+        if (actorId !== userId && actorRole === "developer") {
+          return yield* new Forbidden({ message: "A developer may remove only themselves." })
+        }
+        const target = yield* tenants.roleOf(tenantId, userId)
+        if (Option.isNone(target)) return yield* noSuchMember
+        if (target.value === "owner") {
+          if (actorRole !== "owner") return yield* new Forbidden({ message: "Only an owner can remove an owner." })
+          yield* keepAnOwner(tenantId, "removed")
+        }
+        yield* tenants.removeMember(tenantId, userId)
+      }).pipe(inTransaction)
+    })
+
+    return { addMember, listMembers, changeRole, removeMember } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
   /** Still needs a `UserDirectory`: the auth module provides it (src/auth/Directory.ts). */
-  static readonly layer = this.layerNoDeps.pipe(Layer.provide(TenantRepo.layer))
+  static readonly layer = this.layerNoDeps.pipe(Layer.provide([TenantRepo.layer, Transaction.layer]))
 }

@@ -58,6 +58,7 @@ const issuers = decodeRows(Schema.Struct({
 }))
 const memberships = decodeRows(MembershipRecord)
 const roles = decodeRows(Schema.Struct({ role: Role }))
+const owners = decodeRows(Schema.Struct({ owners: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ found: Schema.Boolean }))
 const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
@@ -142,6 +143,22 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role))
       )
 
+    const findMember = (tenantId: string, userId: string) =>
+      memberships(sql`SELECT user_id, role, created_at FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`).pipe(
+        Effect.map(Arr.head)
+      )
+
+    const countOwners = (tenantId: string) =>
+      owners(sql`SELECT count(*)::int AS owners FROM memberships WHERE tenant_id = ${tenantId} AND role = 'owner'`).pipe(
+        Effect.map((rows) => rows[0]?.owners ?? 0)
+      )
+
+    const setRole = (tenantId: string, userId: string, role: Role) =>
+      sql`UPDATE memberships SET role = ${role} WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(Effect.asVoid)
+
+    const removeMember = (tenantId: string, userId: string) =>
+      sql`DELETE FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(Effect.asVoid)
+
     /**
      * A page of the tenant's memberships in user id order, `limit + 1` rows so the caller can tell
      * whether more exist (the users themselves belong to the auth module).
@@ -174,6 +191,10 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       applyBilling,
       addMember,
       roleOf,
+      findMember,
+      countOwners,
+      setRole,
+      removeMember,
       listMembers,
       tenantsOfUser
     })

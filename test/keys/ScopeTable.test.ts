@@ -42,11 +42,13 @@ describe("the endpoint policy table", () => {
   })
 
   it("roles are declared only on session endpoints: writes need owner/admin, developers only read", () => {
+    // Every member may leave a tenant; MemberService lets a developer remove no one else.
+    const everyMember = (policy: EndpointPolicy) => policy.method === "GET" || policy.endpoint === "tenants.removeMember"
     for (const policy of policies) {
       if (policy.authentication !== "session") expect(policy.roles, policy.endpoint).toBe(null)
       if (policy.authentication === "session" && policy.path.includes(":tenantId")) {
         expect(policy.roles, policy.endpoint).toEqual(
-          policy.method === "GET" ? ["owner", "admin", "developer"] : ["owner", "admin"]
+          everyMember(policy) ? ["owner", "admin", "developer"] : ["owner", "admin"]
         )
       }
     }
@@ -279,6 +281,8 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "GET  /v1/tenants/:tenantId  session_or_api_key  -  -",
   "POST  /v1/tenants/:tenantId/members  session  -  owner|admin",
   "GET  /v1/tenants/:tenantId/members  session  -  owner|admin|developer",
+  "PATCH  /v1/tenants/:tenantId/members/:userId  session  -  owner|admin",
+  "DELETE  /v1/tenants/:tenantId/members/:userId  session  -  owner|admin|developer",
   "POST  /v1/tenants/:tenantId/api-keys  session  -  owner|admin",
   "GET  /v1/tenants/:tenantId/api-keys  session  -  owner|admin|developer",
   "POST  /v1/tenants/:tenantId/api-keys/:keyId/rotate  session  -  owner|admin",

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import { Transaction } from "../../src/db/Repository.js"
 import { PublicUser } from "../../src/domain/User.js"
 import { MemberService } from "../../src/tenants/MemberService.js"
 import { TenantRepo } from "../../src/tenants/TenantRepo.js"
@@ -12,7 +13,9 @@ import { UserDirectory } from "../../src/tenants/UserDirectory.js"
 type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
 
 const serviceWith = (repo: Mock<typeof TenantRepo>, directory: Mock<typeof UserDirectory>) =>
-  MemberService.layerNoDeps.pipe(Layer.provide([Layer.mock(TenantRepo)(repo), Layer.mock(UserDirectory)(directory)]))
+  MemberService.layerNoDeps.pipe(
+    Layer.provide([Layer.mock(TenantRepo)(repo), Layer.mock(UserDirectory)(directory), Transaction.layerTest])
+  )
 
 const user = (id: string) =>
   new PublicUser({ id, email: `${id}@example.com`, name: null, created_at: new Date("2026-01-01T00:00:00Z") })
