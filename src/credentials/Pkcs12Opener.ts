@@ -48,7 +48,8 @@ const make = (options: Pkcs12OpenerOptions) =>
     const live = new Set<Worker>()
     const turns = yield* Semaphore.make(options.threads)
 
-    const spawn = (): Worker => {
+    /** A new thread, once it has loaded its code; failing to start at all is this service's defect. */
+    const spawn = Effect.callback<Worker>((resume) => {
       const worker = new Worker(threadUrl, {
         execArgv: threadExecArgv,
         // A hostile file may also try memory; 64 KiB of input never needs more than this.
@@ -58,8 +59,19 @@ const make = (options: Pkcs12OpenerOptions) =>
       worker.unref()
       live.add(worker)
       worker.once("exit", () => live.delete(worker))
-      return worker
-    }
+      const onReady = () => settle(Effect.succeed(worker))
+      const onError = (error: unknown) => settle(Effect.die(error))
+      const onExit = () => settle(Effect.die(new Error("the PKCS#12 thread exited while starting")))
+      const settle = (outcome: Effect.Effect<Worker>) => {
+        worker.off("message", onReady).off("error", onError).off("exit", onExit)
+        resume(outcome)
+      }
+      worker.once("message", onReady).once("error", onError).once("exit", onExit)
+      return Effect.sync(() => {
+        worker.off("message", onReady).off("error", onError).off("exit", onExit)
+        discard(worker)
+      })
+    })
 
     const discard = (worker: Worker) => {
       live.delete(worker)
@@ -67,6 +79,8 @@ const make = (options: Pkcs12OpenerOptions) =>
     }
 
     yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...live].map((worker) => worker.terminate()))))
+    // One thread warm from the start, so the first upload does not wait for a thread to load.
+    yield* Effect.forkScoped(Effect.flatMap(spawn, (worker) => Effect.sync(() => idle.push(worker))))
 
     /** One request on one thread; a thread that dies or errors answers `Crashed`. */
     const ask = (worker: Worker, request: OpenRequest) =>
@@ -84,10 +98,10 @@ const make = (options: Pkcs12OpenerOptions) =>
       })
 
     const onThread = (request: OpenRequest) =>
-      Effect.suspend(() => {
-        const worker = idle.pop() ?? spawn()
+      Effect.gen(function*() {
+        const worker = idle.pop() ?? (yield* spawn)
         let reusable = false
-        return ask(worker, request).pipe(
+        return yield* ask(worker, request).pipe(
           Effect.timeoutOption(options.timeLimit),
           Effect.tap((reply) =>
             Effect.sync(() => {

@@ -36,3 +36,6 @@ const frames = (defect: unknown): string =>
     : typeof defect
 
 parentPort?.on("message", (request: OpenRequest) => parentPort?.postMessage(open(request)))
+// Loaded and listening: the opener starts a file's time limit only from here, not from a start-up
+// that a busy machine may make slow.
+parentPort?.postMessage({ _tag: "Ready" })

@@ -15,7 +15,9 @@ import { Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { randomBytes } from "node:crypto"
 import { Server as NetServer } from "node:net"
+import type { Duplex } from "node:stream"
 
 export interface ServerOptions {
   readonly port: number
@@ -73,11 +75,32 @@ const drainable = (handler: (request: IncomingMessage, response: ServerResponse)
   handler(request, response)
 }
 
+/**
+ * Requests Node refuses before the app sees them (a request line and headers over 16 KiB, a
+ * malformed request line) still get the SPEC's JSON error shape and a request id, not Node's bare
+ * status line. There is no span to name: the id is random.
+ */
+const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
+  if (!socket.writable) return socket.destroy()
+  const tooLarge = error.code === "HPE_HEADER_OVERFLOW"
+  const body = JSON.stringify(
+    tooLarge
+      ? { code: "request_headers_too_large", message: "The request line and headers are larger than 16 KiB." }
+      : { code: "invalid_request", message: "The request is not valid HTTP." }
+  )
+  socket.end(
+    `HTTP/1.1 ${tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${randomBytes(16).toString("hex")}\r\nconnection: close\r\n\r\n${body}`
+  )
+}
+
 const serverLayer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer> =>
   Layer.effect(
     HttpServer.HttpServer,
     Effect.gen(function*() {
       const server = createServer()
+      server.on("clientError", answerClientError)
       const address = NetAddress.inetAddressFromIpStringUnsafe("0.0.0.0", options.port)
       return HttpServer.make({
         address,

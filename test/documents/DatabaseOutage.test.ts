@@ -11,11 +11,10 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import { makeApp } from "../../src/App.js"
-import { NodeHttpServer } from "@effect/platform-node"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { postgresThroughProxy } from "../support/Databases.js"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
-import { rawRequest, testConfig } from "../support/TestApp.js"
+import { httpServerTest, rawRequest, testConfig } from "../support/TestApp.js"
 
 const postgresUrl = process.env["TEST_DATABASE_URL"]
 const CONNECT_TIMEOUT = Duration.seconds(1)
@@ -38,7 +37,7 @@ if (postgresUrl === undefined) {
     Effect.promise(async () => {
       proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
       return makeApp(testConfig(), postgresThroughProxy(proxy.port, { connectTimeout: CONNECT_TIMEOUT })).pipe(
-        Layer.provideMerge(NodeHttpServer.layerTest)
+        Layer.provideMerge(httpServerTest)
       )
     })
   )

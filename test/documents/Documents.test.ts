@@ -16,7 +16,7 @@ import { Document } from "../../src/domain/Document.js"
 import { allScopes, type Environment, type Scope } from "../../src/domain/Principal.js"
 import { expectError, field } from "../support/accounts.js"
 import { cnpj, createKey, registerOwner } from "../support/fixtures.js"
-import { client, databaseLayer, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
+import { client, databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
 
 type ApiClient = Effect.Success<ReturnType<typeof client>>
 
@@ -45,7 +45,7 @@ const authorities = TaxAuthoritiesLive.pipe(
 )
 
 const makeDocumentsApp = (database: TestDatabase, overrides: Partial<AppConfigShape>) =>
-  makeApp(testConfig(overrides), databaseLayer(database), authorities).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+  makeApp(testConfig(overrides), databaseLayer(database), authorities).pipe(Layer.provideMerge(httpServerTest))
 
 // Responses are JSON: decoded with the document's JSON codec, as the typed client does.
 const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))

@@ -2,7 +2,6 @@
  * The API-level error middleware in isolation: a failure an endpoint does not declare cannot be
  * encoded by the contract, and must still answer the SPEC's 500 body (never an empty response).
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpRouter } from "effect/http"
@@ -10,6 +9,7 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/h
 import { ApiErrors } from "../../src/Api.js"
 import { NotFound, PayloadTooLarge } from "../../src/domain/Errors.js"
 import { apiErrorsLayer } from "../../src/http/Middleware.js"
+import { httpServerTest } from "../support/TestApp.js"
 
 class Undeclared extends Schema.TaggedError<Undeclared>()("Undeclared", { detail: Schema.String }) {}
 
@@ -32,7 +32,7 @@ const ProbeHandlers = HttpApiBuilder.group(Probe, "probe", (handlers) =>
 const ProbeServer = HttpRouter.serve(
   HttpApiBuilder.layer(Probe).pipe(Layer.provide(ProbeHandlers), Layer.provide(apiErrorsLayer(Probe))),
   { disableLogger: true, disableListenLog: true }
-).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+).pipe(Layer.provideMerge(httpServerTest))
 
 const get = (path: string) =>
   Effect.gen(function*() {

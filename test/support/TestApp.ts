@@ -4,7 +4,8 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "effect/http"
+import { createServer } from "node:http"
 import { HttpApiClient } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import { makeApp } from "../../src/App.js"
@@ -16,8 +17,24 @@ import { databaseLayer, type TestDatabase } from "./Databases.js"
 export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
   AppConfigTest({ lastUsedFlushInterval: Duration.hours(1), ...overrides })
 
+/**
+ * `NodeHttpServer.layerTest`, but the server keeps idle connections for a minute. Client and server
+ * share this process, and a test that runs `openssl` synchronously blocks both: afterwards the
+ * client could reuse a pooled connection whose five-second keep-alive the server is about to end,
+ * and its request would meet a reset. The client's own idle limit (the server's hint less a
+ * second) now always ends first.
+ */
+export const httpServerTest = HttpServer.layerTestClient.pipe(
+  Layer.provide(Layer.fresh(FetchHttpClient.layer)),
+  Layer.provideMerge(NodeHttpServer.layer(() => {
+    const server = createServer()
+    server.keepAliveTimeout = 60_000
+    return server
+  }, { port: 0 }))
+)
+
 export const makeTestApp = (database: TestDatabase, overrides: Partial<AppConfigShape> = {}) =>
-  makeApp(testConfig(overrides), databaseLayer(database)).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+  makeApp(testConfig(overrides), databaseLayer(database)).pipe(Layer.provideMerge(httpServerTest))
 
 /** The typed client, optionally authenticated with a bearer token. */
 export const client = (token?: string) =>

@@ -4,7 +4,8 @@
  * - during start-up every connection is either refused or answered: the port opens only when the
  *   app can answer (it used to accept connections that then waited forever);
  * - SIGTERM sent to the `npm` process reaches the server, which stops accepting, answers the
- *   requests in flight and exits.
+ *   requests in flight and exits;
+ * - what Node itself refuses (headers over 16 KiB) is still answered in the SPEC's JSON shape.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -74,6 +75,12 @@ describe("process lifecycle (npm start)", () => {
         await sleep(50)
       }
       expect(seen.filter((a) => a.kind === "stalled" || a.kind === "reset"), output).toEqual([])
+
+      // Node refuses a request line and headers over 16 KiB itself; the answer still has the SPEC's shape.
+      const oversized = await fetch(`http://127.0.0.1:${port}/v1/me?x=${"a".repeat(17_000)}`)
+      expect(oversized.status).toBe(431)
+      expect(oversized.headers.get("x-request-id")).toMatch(/^[0-9a-f]{32}$/)
+      expect(await oversized.json()).toMatchObject({ code: "request_headers_too_large" })
 
       // Requests in flight when SIGTERM arrives: registrations, each a scrypt hash and a few writes.
       const inFlight = Array.from({ length: 8 }, (_, i) =>
