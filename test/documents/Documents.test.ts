@@ -4,7 +4,6 @@
  * reference uniqueness, Idempotency-Key, the live quota, suspension, environment and tenant
  * isolation, scopes, and the key-scoped shorthand `/v1/documents…`.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
