@@ -136,6 +136,14 @@ for (const database of testDatabases) {
         const path = `${hooksPath(tenantId)}/${hook["id"]}`
         yield* rawRequest("POST", `/v1/tenants/${tenantId}/documents`, { token: test, body: invoice() })
         yield* waitFor(() => receiver.received.length >= 1)
+        // The receiver has answered; wait until the dispatcher has recorded that attempt too (until
+        // then the delivery is in flight, and disabling does not end a delivery in flight).
+        let attempted = false
+        while (!attempted) {
+          const listed = yield* rawRequest("GET", `${path}/deliveries`, { token: test })
+          attempted = (listed.json!["data"] as Array<{ attempt_count: number }>)[0]?.attempt_count === 1
+          if (!attempted) yield* Effect.sleep("20 millis")
+        }
         // Disabling stops the retries: the delivery fails for good.
         const disabled = yield* rawRequest("PATCH", path, { token: test, body: { enabled: false } })
         expect(disabled.json).toMatchObject({ enabled: false, disabled_reason: "manual" })
