@@ -56,6 +56,16 @@ export interface AppConfigShape {
     /** After this long without an answer from the authority a document is `failed`. */
     readonly window: Duration.Duration
   }
+  /**
+   * SPEC §11 fairness: how many jobs of one tenant, and deliveries to one webhook endpoint, may be
+   * in hand at once, counted across all instances, so that one tenant's slow receivers or burst of
+   * documents cannot hold every worker.
+   */
+  readonly fairness: {
+    readonly issuancePerTenant: number
+    readonly webhooksPerTenant: number
+    readonly webhooksPerEndpoint: number
+  }
   /** Outgoing webhooks (SPEC §9): the WebhookDispatcher and the SSRF guard. */
   readonly webhooks: {
     /** WEBHOOKS_ALLOW_PRIVATE_TARGETS: loopback targets allowed (local development and tests only). */
@@ -87,6 +97,15 @@ const checkedInt = (name: string, message: string, valid: (n: number) => boolean
 
 const positiveInt = (name: string, fallback: number) =>
   checkedInt(name, `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(fallback))
+
+/**
+ * A tenant's cap in a queue; unset, half of an instance's pool (at least one), so that a tenant
+ * never holds a whole instance and the others always find a free worker.
+ */
+const tenantCap = (name: string, pool: Config.Config<number>) =>
+  Config.all({ pool, cap: Config.option(checkedInt(name, `${name} must be a positive integer`, (n) => n > 0)) }).pipe(
+    Config.map(({ cap, pool }) => Option.getOrElse(cap, () => Math.ceil(pool / 2)))
+  )
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3000)),
@@ -136,6 +155,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     baseDelay: Config.Duration("TAX_AUTHORITY_RETRY_BASE_DELAY").pipe(Config.withDefault(Duration.seconds(2))),
     maxDelay: Config.Duration("TAX_AUTHORITY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.minutes(5))),
     window: Config.Duration("TAX_AUTHORITY_RETRY_WINDOW").pipe(Config.withDefault(Duration.hours(6)))
+  }),
+  fairness: Config.all({
+    issuancePerTenant: tenantCap("WORKER_TENANT_CONCURRENCY", positiveInt("WORKER_CONCURRENCY", 4)),
+    webhooksPerTenant: tenantCap("WEBHOOKS_TENANT_CONCURRENCY", positiveInt("WEBHOOKS_CONCURRENCY", 8)),
+    webhooksPerEndpoint: positiveInt("WEBHOOKS_ENDPOINT_CONCURRENCY", 4)
   }),
   webhooks: Config.all({
     allowPrivateTargets: Config.Boolean("WEBHOOKS_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),

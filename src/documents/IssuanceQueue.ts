@@ -2,7 +2,8 @@
  * The issuance jobs (`document_jobs`) on the shared leased queue: one job per submission or
  * cancellation of a document, handled by the IssuanceWorker.
  */
-import { Context, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { AppConfig } from "../Config.js"
 import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
 
 export const IssuanceJob = Schema.Struct({
@@ -30,16 +31,20 @@ export class IssuanceQueue extends Context.Service<IssuanceQueue, LeasedQueue<Is
 ) {
   static readonly layer = Layer.effect(
     this,
-    makeLeasedQueue<IssuanceJob, NewIssuanceJob>({
-      name: "issuance",
-      table: "document_jobs",
-      stateColumn: "state",
-      dueColumn: "run_at",
-      job: IssuanceJob,
-      channel: "etd_document_jobs",
-      row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
-      onClaim: (sql, at) => sql`first_attempt_at = COALESCE(first_attempt_at, ${at})`,
-      fairnessColumn: "tenant_id"
+    Effect.gen(function*() {
+      const { fairness } = yield* AppConfig
+      return yield* makeLeasedQueue<IssuanceJob, NewIssuanceJob>({
+        name: "issuance",
+        table: "document_jobs",
+        stateColumn: "state",
+        dueColumn: "run_at",
+        job: IssuanceJob,
+        channel: "etd_document_jobs",
+        row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
+        onClaim: (sql, at) => sql`first_attempt_at = COALESCE(first_attempt_at, ${at})`,
+        // A tenant's burst of documents (or a slow authority for it) holds at most its cap of workers.
+        fairness: { tenant: { column: "tenant_id", cap: fairness.issuancePerTenant } }
+      })
     })
   )
 }

@@ -4,7 +4,9 @@
  * `locked_until` and `updated_at`. The issuance jobs and the webhook deliveries are two such tables.
  *
  * A claim leases due jobs with `FOR UPDATE SKIP LOCKED`, so any number of workers on any number of
- * instances can claim side by side without taking the same job. Every write after the claim is
+ * instances can claim side by side without taking the same job. It serves tenants in turn and never
+ * leases more of one tenant's jobs (or of one finer group's, such as a webhook endpoint) than its
+ * cap allows, counting the leases of every instance (SPEC §11 fairness). Every write after the claim is
  * fenced by the claim's token: a worker whose lease ran out (and whose job another worker took
  * over) writes nothing, it gets `LeaseLost`. Jobs are enqueued with a NOTIFY that PostgreSQL sends
  * at commit, which wakes the idle workers of every instance (WorkerPool).
@@ -51,12 +53,26 @@ export interface QueueDefinition<Job extends Lease, New> {
   /** Extra assignments made when a job is claimed (e.g. a per-run attempt counter). */
   readonly onClaim?: (sql: SqlClient.SqlClient, at: Date) => Statement.Fragment
   /**
-   * Per-tenant fairness: the column that names a job's tenant (indexed with the due column for
-   * pending jobs). Claims then serve tenants in turn, round robin: each claim starts with the
-   * oldest due jobs of the tenant after the one served last, so a tenant with due work waits at
-   * most one claim per other such tenant, however long their backlogs. Without it: oldest first.
+   * Fairness between tenants. Jobs are grouped by tenant and, with `within`, by a finer key of the
+   * tenant's (each value belongs to one tenant: a webhook endpoint). Claims walk the groups in turn,
+   * round robin, each starting after the group the last one served, and take a group's oldest due
+   * jobs; so a tenant with due work waits at most one claim per other group with due work, however
+   * long their backlogs. At most `cap` jobs of a tenant, and of a `within` group, are leased at
+   * once, counted over every instance: a tenant whose jobs hang (a receiver that never answers)
+   * holds at most its cap of workers, never all of them. Pending jobs need an index on the tenant
+   * column (then the `within` column), the due column and the id, and one on the same key columns
+   * for the jobs that hold a lease (migration 0008); the key columns are text.
    */
-  readonly fairnessColumn?: string
+  readonly fairness: {
+    readonly tenant: QueueCap
+    readonly within?: QueueCap
+  }
+}
+
+export interface QueueCap {
+  readonly column: string
+  /** Jobs with one value of the column leased at once, by all instances together. */
+  readonly cap: number
 }
 
 export interface LeasedQueue<Job extends Lease, New> {
@@ -94,30 +110,93 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     const due = sql(definition.dueColumn)
     const decode = Schema.decodeUnknownEffect(Schema.Array(definition.job))
 
-    /** The tenant a fair queue served last: the next claim starts after it. */
-    const cursor = yield* Ref.make("")
+    /** The group the last claim served, (tenant, within-key or ''): the next claim starts after it. */
+    const cursor = yield* Ref.make<readonly [string, string]>(["", ""])
 
-    /** The `picked` rows (id, tenant, turn) of a claim that takes the oldest due jobs. */
-    const oldestFirst = (dueNow: Statement.Fragment, limit: number) =>
-      sql`picked AS (
-        SELECT id, NULL AS tenant, 0 AS turn FROM ${table} WHERE ${dueNow}
-        ORDER BY ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`
+    const { tenant, within } = definition.fairness
+    const tenantKey = sql(tenant.column)
+    const pending = sql`${state} = 'pending'`
+    /**
+     * How many more jobs of the tenant `nx.g1`, or of its group `nx.g2` with `group`, may be leased
+     * now, taking the tenant's lock as `lock` says (migration 0008).
+     */
+    const room = (at: Date, lock: Statement.Fragment, group?: QueueCap) =>
+      sql`etd_queue_room(${definition.table}, ${definition.stateColumn}, ${tenant.column}, nx.g1, ${
+        group === undefined ? sql`NULL, NULL` : sql`${group.column}, nx.g2`
+      }, ${(group ?? tenant).cap}, ${at}, ${lock})`
 
     /**
-     * The `picked` rows of a fair claim: the oldest due jobs of the first tenant after the cursor
-     * (in the tenants' order, wrapping around), then of the next ones while the batch has room.
-     * Each half is one scan of the (tenant, due) index.
+     * The groups a claim visits, in index order from `prev` (the last group visited), each with the
+     * ids it leased: one recursive CTE with the columns (g1: tenant, g2: within-key or '', n: step,
+     * t_left: the room left for g1, total: the room left in the batch, first_left: the room left for
+     * the cursor's tenant once the walk left it, ids). `bound` limits the walk to groups up to the
+     * cursor (the wrapped part). Every step is an index probe for the next group with pending jobs,
+     * however many jobs the group has; a group of a tenant without room takes nothing.
      */
-    const inTurn = (column: string, dueNow: Statement.Fragment, limit: number, from: string) => {
-      const tenant = sql(column)
-      const half = (after: boolean) =>
-        sql`SELECT id, ${tenant} AS tenant, ${after ? 0 : 1} AS turn FROM (
-          SELECT id, ${tenant}, ${due} FROM ${table} WHERE ${dueNow} AND ${tenant} ${after ? sql`>` : sql`<=`} ${from}
-          ORDER BY ${tenant}, ${due}, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS ${sql(after ? "after_cursor" : "wrapped")}`
-      // No ORDER BY on top: PostgreSQL runs the halves of a UNION ALL in order and the LIMIT stops
-      // pulling rows once it has enough, so the wrapped half is neither scanned nor locked when the
-      // first one fills the batch (and each half's rows come in its own order).
-      return sql`picked AS (SELECT id, tenant, turn FROM (${half(true)} UNION ALL ${half(false)}) AS turns LIMIT ${limit})`
+    const walk = (name: string, seed: Statement.Fragment, bound: Statement.Fragment, from: readonly [string, string], at: Date) => {
+      const self = sql(name)
+      const dueNow = sql`${pending} AND ${due} <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})`
+      const following = within === undefined
+        ? sql`(SELECT ${tenantKey} AS g1, ''::text AS g2 FROM ${table}
+            WHERE ${pending} AND ${tenantKey} > prev.g1 ${bound} ORDER BY ${tenantKey} LIMIT 1)`
+        : sql`(SELECT ${tenantKey} AS g1, ${sql(within.column)} AS g2 FROM ${table}
+            WHERE ${pending} AND (${tenantKey}, ${sql(within.column)}) > (prev.g1, prev.g2) ${bound}
+            ORDER BY ${tenantKey}, ${sql(within.column)} LIMIT 1)`
+      const inGroup = within === undefined
+        ? sql`${tenantKey} = nx.g1`
+        : sql`${tenantKey} = nx.g1 AND ${sql(within.column)} = nx.g2`
+      // A group's cap binds only below its tenant's (the tenant's leases include the group's).
+      const take = within === undefined || within.cap >= tenant.cap
+        ? sql`LEAST(room.t_left, prev.total)`
+        : sql`LEAST(room.t_left, prev.total, ${room(at, sql`'held'`, within)})`
+      // A tenant's room is carried on while the walk stays in the tenant; otherwise it is asked,
+      // waiting for the tenant's lock only for the claim's first tenant (the claim holds no lock
+      // yet, so no two claims ever wait for each other) and trying it for the others. OFFSET 0
+      // keeps the group's jobs one subquery: pulled up, it would be run once per use of `got`.
+      return sql`${self}(g1, g2, n, t_left, total, first_left, ids) AS (
+        ${seed}
+        UNION ALL
+        SELECT nx.g1, nx.g2, prev.n + 1, room.t_left - cardinality(got.ids), prev.total - cardinality(got.ids),
+               CASE WHEN nx.g1 = ${from[0]} THEN room.t_left - cardinality(got.ids) ELSE prev.first_left END, got.ids
+        FROM ${self} AS prev
+        CROSS JOIN LATERAL ${following} AS nx
+        CROSS JOIN LATERAL (SELECT CASE
+          WHEN prev.n > 0 AND nx.g1 = prev.g1 THEN prev.t_left
+          WHEN nx.g1 = ${from[0]} AND prev.first_left IS NOT NULL THEN prev.first_left
+          ELSE ${room(at, sql`CASE WHEN prev.n = 0 THEN 'wait' ELSE 'try' END`)} END AS t_left) AS room
+        CROSS JOIN LATERAL (SELECT ARRAY(
+          SELECT id FROM ${table} WHERE ${inGroup} AND ${dueNow}
+          ORDER BY ${due}, id
+          LIMIT CASE WHEN room.t_left > 0 THEN ${take} ELSE 0 END
+          FOR UPDATE SKIP LOCKED) AS ids OFFSET 0) AS got
+        WHERE prev.total > 0)`
+    }
+
+    /**
+     * `picked` (one row: the ids a claim leases, and the last group it served) of the walk from the
+     * cursor to the last group, then from the first group back to the cursor, with the room the
+     * first part left. A tenant is asked for its room once per claim (the cursor's tenant, visited
+     * at both ends, carries it over), before any of its jobs is leased. One row of ids, not a row
+     * per id: the update then finds its rows by primary key, where a join on an estimated row count
+     * may (with a generic plan) hash the whole table.
+     */
+    const inTurn = (limit: number, from: readonly [string, string], at: Date) => {
+      const noIds = sql`ARRAY(SELECT id FROM ${table} WHERE false)`
+      const upToCursor = within === undefined
+        ? sql`AND ${tenantKey} <= ${from[0]}`
+        : sql`AND (${tenantKey}, ${sql(within.column)}) <= (${from[0]}::text, ${from[1]}::text)`
+      const afterCursor = walk("after_cursor", sql`SELECT ${from[0]}::text, ${from[1]}::text, 0, 1, ${limit}::int, NULL::int, ${noIds}`, sql``, from, at)
+      const wrapped = walk(
+        "wrapped",
+        sql`(SELECT ''::text, ''::text, n, 1, total, first_left, ${noIds} FROM after_cursor ORDER BY n DESC LIMIT 1)`,
+        upToCursor,
+        from,
+        at
+      )
+      return sql`RECURSIVE ${afterCursor}, ${wrapped}, picked AS MATERIALIZED (SELECT
+        ARRAY(SELECT unnest(ids) FROM after_cursor UNION ALL SELECT unnest(ids) FROM wrapped) AS ids,
+        (SELECT ARRAY[g1, g2] FROM (SELECT g1, g2, n, ids FROM after_cursor UNION ALL SELECT g1, g2, n, ids FROM wrapped) AS steps
+          WHERE cardinality(ids) > 0 ORDER BY n DESC LIMIT 1) AS last)`
     }
 
     // PostgreSQL sends it at commit, so a worker never wakes before the rows exist.
@@ -140,21 +219,15 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         // Each claim gets its own token: a job re-claimed after its lease ran out must not pass
         // for the old claim, even on the same instance.
         const token = `${instanceId}:${randomUUID()}`
-        const dueNow = sql`${state} = 'pending' AND ${due} <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})`
         const extra = definition.onClaim ? sql`, ${definition.onClaim(sql, at)}` : sql``
         const rows = yield* sql`
-          WITH ${definition.fairnessColumn === undefined ? oldestFirst(dueNow, limit) : inTurn(definition.fairnessColumn, dueNow, limit, yield* Ref.get(cursor))}
+          WITH ${inTurn(limit, yield* Ref.get(cursor), at)}
           UPDATE ${table} SET locked_by = ${token}, locked_until = ${leaseUntil}, attempts = attempts + 1,
                  updated_at = ${at} ${extra}
-          FROM picked WHERE ${table}.id = picked.id
-          RETURNING ${table}.*, picked.tenant AS fair_tenant, picked.turn AS fair_turn`
-        // The next claim starts after the last tenant this one served, in the circular order it
-        // walked: the wrapped part (turn 1), if any, came after the rest (turn 0).
-        if (definition.fairnessColumn !== undefined && rows.length > 0) {
-          const lastTurn = Math.max(...rows.map((row) => Number(row["fairTurn"])))
-          const lastTenants = rows.filter((row) => Number(row["fairTurn"]) === lastTurn).map((row) => String(row["fairTenant"]))
-          yield* Ref.set(cursor, lastTenants.reduce((a, b) => (b > a ? b : a)))
-        }
+          FROM picked WHERE ${table}.id = ANY(picked.ids)
+          RETURNING ${table}.*, picked.last[1] AS fair_g1, picked.last[2] AS fair_g2`
+        // The next claim starts after the last group this one served.
+        if (rows.length > 0) yield* Ref.set(cursor, [String(rows[0]!["fairG1"]), String(rows[0]!["fairG2"])])
         return yield* decode(rows)
       }).pipe(
         Effect.orDie,

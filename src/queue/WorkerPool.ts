@@ -9,7 +9,7 @@
  * run out and another instance takes them over.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, type Scope, Semaphore, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
 import { Readiness } from "../system/Readiness.js"
 import type { Lease, LeasedQueue } from "./LeasedQueue.js"
 
@@ -24,7 +24,8 @@ export interface WorkerPoolOptions<Job extends Lease> {
   readonly grace: Duration.Duration
   /**
    * Handles one claimed job. Its failures and defects are logged, never end the pool: the job
-   * keeps its lease and is taken again once the lease runs out (and reconciled by its handler).
+   * gives its lease back and is due again after a pause (a second per attempt so far, at most a
+   * lease), when it is taken again (and reconciled by its handler).
    */
   readonly handle: (job: Job) => Effect.Effect<void, unknown>
 }
@@ -62,7 +63,7 @@ const keepLeased = <Job extends Lease>(
   })
 
 /**
- * Forks the pool in the current scope and registers its claimers with readiness (`<queue>-<n>`).
+ * Forks the pool in the current scope and registers its claimer with readiness (`<queue>`).
  * Wake-ups come from the queue's NOTIFY channel when the database is PostgreSQL or PGlite.
  */
 export const runWorkerPool = <Job extends Lease>(
@@ -74,6 +75,8 @@ export const runWorkerPool = <Job extends Lease>(
     const wakeUps = yield* Queue.sliding<void>(1)
     const slots = yield* Semaphore.make(options.concurrency)
     const running = yield* FiberSet.make<void, never>()
+    /** Leases of failed jobs being given back; interrupted, not awaited, at shutdown. */
+    const givingBack = yield* FiberSet.make<void, never>()
     const stopping = yield* Ref.make(false)
 
     const pg = yield* Effect.serviceOption(PgClient.PgClient)
@@ -92,15 +95,42 @@ export const runWorkerPool = <Job extends Lease>(
     const inHand = new Map<Job, number>()
     yield* Effect.forkScoped(keepLeased(queue, inHand, options.lease))
 
+    /**
+     * Gives back the lease of a job whose handler failed: held until it ran out, it would count
+     * against its tenant's cap meanwhile, and a tenant whose jobs failed together (the database went
+     * away under them) would wait a whole lease. While the database is away the write is tried again
+     * every second, until the lease would have run out anyway. Fenced: a job another worker took
+     * over, or that its handler ended before failing, is left alone.
+     */
+    const giveBack = (job: Job) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const pause = Math.min(job.attempts * 1000, Duration.toMillis(options.lease))
+        yield* queue.retryAt(job, new Date(at + pause)).pipe(
+          Effect.catchTag("LeaseLost", () => Effect.void),
+          Effect.catchDefect((defect) => Effect.fail(defect)),
+          Effect.retry(Schedule.spaced(Duration.seconds(1)))
+        )
+        yield* Queue.offer(wakeUps, undefined)
+      }).pipe(Effect.timeout(options.lease), Effect.ignore)
+
     const handle = (job: Job) =>
       Effect.gen(function*() {
         inHand.set(job, yield* Clock.currentTimeMillis)
         yield* options.handle(job)
       }).pipe(
         Effect.ensuring(Effect.sync(() => inHand.delete(job))),
-        Effect.catchCause((cause) => Effect.logError(`${queue.name} job failed unexpectedly`, cause)),
+        Effect.catchCause((cause) =>
+          Effect.andThen(
+            Effect.logError(`${queue.name} job failed unexpectedly`, cause),
+            // Not at shutdown: an interrupted job's lease runs out, and another instance takes it.
+            Cause.hasInterruptsOnly(cause) ? Effect.void : FiberSet.run(givingBack, giveBack(job))
+          )),
         Effect.annotateLogs({ queue: queue.name, job_id: String(job.id) }),
-        Effect.ensuring(Semaphore.release(slots, 1))
+        Effect.ensuring(Semaphore.release(slots, 1)),
+        // The job's end frees a place under its tenant's cap: due jobs a claim left for that reason
+        // can be claimed now, not at the next poll (a claimer that found nothing waits for a wake-up).
+        Effect.ensuring(Queue.offer(wakeUps, undefined))
       )
 
     /** Claims as many jobs as there are free slots (at least one, waited for) and starts them. */
@@ -116,29 +146,27 @@ export const runWorkerPool = <Job extends Lease>(
       // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
     }).pipe(Effect.uninterruptible))
 
-    // The poll is one wake-up per interval for the pool, not one per claimer: an idle instance
-    // claims once per interval, and the claimer it wakes claims for every free slot.
+    // The poll is one wake-up per interval: an idle instance claims once per interval.
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(options.pollInterval), Queue.offer(wakeUps, undefined))))
 
-    const loop = Effect.gen(function*() {
+    // One claimer, one claim at a time, for every slot free when it runs: claims for one tenant
+    // take turns in the database anyway (its cap is counted under its lock), so claims side by side
+    // would only queue there, each holding a slot and claiming for it alone; one after the other,
+    // the slots freed during a claim are all claimed by the next.
+    const claimer = yield* Effect.forkScoped(Effect.gen(function*() {
       while (!(yield* Ref.get(stopping))) {
         const claimed = yield* claimAndStart
         if (claimed === 0) yield* Queue.take(wakeUps)
         // One notification may stand for many jobs: keep claiming while there are some.
       }
-    })
-
-    // One claimer per slot: when several slots free up at once, their claims run side by side
-    // instead of queueing behind one claimer's round trips; a claimer that finds several free slots
-    // claims for all of them at once.
-    const claimers = yield* Effect.forEach(Array.from({ length: options.concurrency }, (_, i) => i), (i) =>
-      Effect.tap(Effect.forkScoped(loop), (claimer) => readiness.registerWorker(`${queue.name}-${i}`, claimer)))
-    // Added after the forks, so it runs before the scope interrupts them.
+    }))
+    yield* readiness.registerWorker(queue.name, claimer)
+    // Added after the fork, so it runs before the scope interrupts it.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Ref.set(stopping, true)
         // Within the grace too: a claim under way (uninterruptible) could hang on a dead database.
-        yield* Fiber.interruptAll(claimers).pipe(
+        yield* Fiber.interrupt(claimer).pipe(
           Effect.andThen(FiberSet.awaitEmpty(running)),
           Effect.timeout(options.grace),
           Effect.ignore

@@ -4,6 +4,7 @@
  * the outcome of the last attempt next to the queue's columns.
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import { AppConfig } from "../Config.js"
 import { Environment } from "../domain/Principal.js"
 import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
 import type { WebhookRepo } from "./WebhookRepo.js"
@@ -35,18 +36,24 @@ export class DeliveryQueue extends Context.Service<DeliveryQueue, LeasedQueue<Cl
 ) {
   static readonly layer = Layer.effect(
     this,
-    makeLeasedQueue<ClaimedDelivery, NewDelivery>({
-      name: "webhooks",
-      table: "webhook_deliveries",
-      stateColumn: "status",
-      dueColumn: "next_attempt_at",
-      job: ClaimedDelivery,
-      channel: "etd_webhook_deliveries",
-      row: (delivery, at) => ({ ...delivery, status: "pending", nextAttemptAt: at, createdAt: at, updatedAt: at }),
-      onClaim: (sql) => sql`run_attempts = run_attempts + 1`
-      // Oldest first, no per-tenant turns: measured on a one-tenant burst, turns cost about a tenth
-      // of the delivery throughput, and a delivery is quick next to an authority call. The
-      // issuance jobs take turns (IssuanceQueue.ts); `fairnessColumn: "tenant_id"` does it here.
+    Effect.gen(function*() {
+      const { fairness } = yield* AppConfig
+      return yield* makeLeasedQueue<ClaimedDelivery, NewDelivery>({
+        name: "webhooks",
+        table: "webhook_deliveries",
+        stateColumn: "status",
+        dueColumn: "next_attempt_at",
+        job: ClaimedDelivery,
+        channel: "etd_webhook_deliveries",
+        row: (delivery, at) => ({ ...delivery, status: "pending", nextAttemptAt: at, createdAt: at, updatedAt: at }),
+        onClaim: (sql) => sql`run_attempts = run_attempts + 1`,
+        // A receiver that never answers holds a worker for the whole timeout: its tenant holds at
+        // most its cap of workers, the endpoint at most its own (SPEC §11).
+        fairness: {
+          tenant: { column: "tenant_id", cap: fairness.webhooksPerTenant },
+          within: { column: "endpoint_id", cap: fairness.webhooksPerEndpoint }
+        }
+      })
     })
   )
 }

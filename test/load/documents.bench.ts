@@ -50,7 +50,13 @@ const run = async (latencyMs: number) => {
     rateLimit: { perSecond: 100_000, burst: 100_000 },
     tenantRateLimit: { perSecond: 100_000, burst: 100_000 },
     queue: { instanceId: "bench", shutdownGrace: Duration.seconds(5) },
-    issuance: { concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4), pollInterval: Duration.millis(100), lease: Duration.seconds(60) }
+    issuance: { concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4), pollInterval: Duration.millis(100), lease: Duration.seconds(60) },
+    // The bench's one tenant gets its cap of the workers (SPEC §11): half of them unless set.
+    fairness: {
+      issuancePerTenant: Number(process.env["WORKER_TENANT_CONCURRENCY"] ?? Math.ceil(Number(process.env["WORKER_CONCURRENCY"] ?? 4) / 2)),
+      webhooksPerTenant: 4,
+      webhooksPerEndpoint: 4
+    }
   })
   const app = makeApp(config, database).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })),

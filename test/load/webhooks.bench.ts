@@ -7,6 +7,7 @@
  *
  *   npm run bench:webhooks                           # 2000 events, 1 endpoint
  *   BENCH_EVENTS=5000 BENCH_ENDPOINTS=2 WEBHOOKS_CONCURRENCY=16 npm run bench:webhooks
+ *   WEBHOOKS_ENDPOINT_CONCURRENCY=8 WEBHOOKS_TENANT_CONCURRENCY=8 npm run bench:webhooks  # caps at the pool
  *   DATABASE_URL=postgres://… npm run bench:webhooks # on PostgreSQL instead of the embedded database
  */
 import { Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
@@ -34,6 +35,9 @@ const EMIT_CONCURRENCY = Number(process.env["BENCH_EMIT_CONCURRENCY"] ?? 8)
 const PACED_RATE = Number(process.env["BENCH_RATE"] ?? 50)
 const PACED_EVENTS = Number(process.env["BENCH_PACED_EVENTS"] ?? 500)
 const DISPATCH_CONCURRENCY = Number(process.env["WEBHOOKS_CONCURRENCY"] ?? 8)
+/** The caps of SPEC §11 fairness, at the service's defaults unless set (one tenant and its endpoints here). */
+const TENANT_CAP = Number(process.env["WEBHOOKS_TENANT_CONCURRENCY"] ?? Math.ceil(DISPATCH_CONCURRENCY / 2))
+const ENDPOINT_CAP = Number(process.env["WEBHOOKS_ENDPOINT_CONCURRENCY"] ?? 4)
 const DEADLINE_MS = 120_000
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
@@ -78,7 +82,8 @@ const main = async (mode: "burst" | "drain" | "paced") => {
       lease: Duration.seconds(60)
     },
     queue: { instanceId: "bench", shutdownGrace: Duration.seconds(5) },
-    issuance: { concurrency: 1, pollInterval: Duration.seconds(1), lease: Duration.seconds(60) }
+    issuance: { concurrency: 1, pollInterval: Duration.seconds(1), lease: Duration.seconds(60) },
+    fairness: { issuancePerTenant: 1, webhooksPerTenant: TENANT_CAP, webhooksPerEndpoint: ENDPOINT_CAP }
   })
   const services = Layer.mergeAll(WebhookService.layer, Readiness.layer, WebhookRepo.layer, DeliveryQueue.layer).pipe(
     Layer.provideMerge(EventLogLive),
@@ -155,6 +160,7 @@ const main = async (mode: "burst" | "drain" | "paced") => {
       events: total,
       endpoints: ENDPOINTS,
       dispatcher_concurrency: DISPATCH_CONCURRENCY,
+      caps: { tenant: TENANT_CAP, endpoint: ENDPOINT_CAP },
       delivered: arrivals.length,
       duplicates: arrivals.length - new Set(arrivals.map((a) => a.key)).size,
       signatures_verified: verified,

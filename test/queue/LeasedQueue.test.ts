@@ -1,10 +1,10 @@
 /**
  * The shared leased queue (src/queue/) on its own, over a table of its own, on both databases:
- * batch claims, per-tenant fairness, fencing by the claim's token, lease renewal, and a worker
- * pool that keeps a long job's lease while it runs.
+ * batch claims, per-tenant fairness, caps per tenant and per group across instances, fencing by
+ * the claim's token, lease renewal, and a worker pool that keeps a long job's lease while it runs.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { AppConfigTest } from "../../src/Config.js"
@@ -50,7 +50,7 @@ const testQueue = Effect.gen(function*() {
     job: TestJob,
     channel: "etd_test_jobs",
     row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
-    fairnessColumn: "tenant_id"
+    fairness: { tenant: { column: "tenant_id", cap: 100 } }
   })
 })
 
@@ -75,6 +75,74 @@ const freshQueue = Effect.gen(function*() {
 })
 
 const config = AppConfigTest({ queue: { instanceId: "queue-test", shutdownGrace: Duration.seconds(5) } })
+
+// Caps: a table whose jobs of a tenant fall into groups (as deliveries fall into endpoints).
+const cappedTable = `queue_caps_${Math.random().toString(36).slice(2, 10)}`
+const TENANT_CAP = 3
+const GROUP_CAP = 2
+const CappedJob = Schema.Struct({ ...LeaseFields, id: Schema.Number, tenantId: Schema.String, groupKey: Schema.String })
+type CappedJob = typeof CappedJob.Type
+
+/** One instance's view of the capped queue: each call is another instance (a cursor of its own). */
+const cappedQueue = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE IF NOT EXISTS ${sql(cappedTable)} (
+      id bigserial PRIMARY KEY,
+      tenant_id text NOT NULL,
+      group_key text NOT NULL,
+      state text NOT NULL DEFAULT 'pending',
+      run_at timestamptz NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      locked_by text,
+      locked_until timestamptz,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`
+  return yield* makeLeasedQueue<CappedJob, { readonly tenantId: string; readonly groupKey: string }>({
+    name: "capped",
+    table: cappedTable,
+    stateColumn: "state",
+    dueColumn: "run_at",
+    job: CappedJob,
+    channel: "etd_test_capped_jobs",
+    row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
+    fairness: { tenant: { column: "tenant_id", cap: TENANT_CAP }, within: { column: "group_key", cap: GROUP_CAP } }
+  })
+})
+
+/** A new tenant with `perGroup` jobs in each of `groups` groups. */
+const cappedTenant = (groups: number, perGroup: number) => {
+  const { tenantId } = tenantWithJobs(0)
+  const jobs = Array.from({ length: groups * perGroup }, (_, i) => ({ tenantId, groupKey: `${tenantId}/g${i % groups}` }))
+  return { tenantId, jobs }
+}
+
+/** The leases held now, per tenant and per group, as the database counts them. */
+const leasesNow = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const at = new Date(yield* Clock.currentTimeMillis)
+  const rows = yield* sql<{ tenantId: string; groupKey: string }>`
+    SELECT tenant_id, group_key FROM ${sql(cappedTable)} WHERE state = 'pending' AND locked_until > ${at}`
+  const count = (key: (row: { tenantId: string; groupKey: string }) => string) =>
+    rows.reduce((counts, row) => counts.set(key(row), (counts.get(key(row)) ?? 0) + 1), new Map<string, number>())
+  return { perTenant: count((row) => row.tenantId), perGroup: count((row) => row.groupKey) }
+})
+
+const expectWithinCaps = (leases: Effect.Success<typeof leasesNow>) => {
+  expect(Math.max(0, ...leases.perTenant.values())).toBeLessThanOrEqual(TENANT_CAP)
+  expect(Math.max(0, ...leases.perGroup.values())).toBeLessThanOrEqual(GROUP_CAP)
+}
+
+/** Two instances on a capped queue with no job left from earlier tests, the test clock at START. */
+const twoInstances = Effect.gen(function*() {
+  yield* TestClock.setTime(START)
+  const first = yield* cappedQueue
+  const second = yield* cappedQueue
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`UPDATE ${sql(cappedTable)} SET state = 'done'`
+  return [first, second] as const
+})
 
 for (const database of testDatabases) {
   layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`leased queue (${database})`, (it) => {
@@ -167,6 +235,55 @@ for (const database of testDatabases) {
       }).pipe(Effect.provide(config)))
   })
 
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`leased queue caps (${database})`, (it) => {
+    it.effect("two instances never lease more of a tenant, or of a group, than its cap, and serve the other tenants meanwhile", () =>
+      Effect.gen(function*() {
+        const [first, second] = yield* twoInstances
+        const busy = cappedTenant(3, 10)
+        const quiet = cappedTenant(1, 1)
+        yield* first.enqueue(busy.jobs)
+        yield* first.enqueue(quiet.jobs)
+        yield* TestClock.adjust("1 second")
+        // Two of the first group (its cap), one of the second (the tenant's cap), then the other tenant.
+        const claimed = yield* first.claim(8, LEASE)
+        expect(claimed.filter((job) => job.tenantId === busy.tenantId).map((job) => job.groupKey).sort())
+          .toEqual([`${busy.tenantId}/g0`, `${busy.tenantId}/g0`, `${busy.tenantId}/g1`])
+        expect(claimed.filter((job) => job.tenantId === quiet.tenantId)).toHaveLength(1)
+        // The other instance counts the first one's leases: the busy tenant has no room left.
+        expect(yield* second.claim(8, LEASE)).toEqual([])
+        expectWithinCaps(yield* leasesNow)
+        // A job that ends frees one place, which either instance may fill, once.
+        yield* first.complete(claimed.find((job) => job.groupKey === `${busy.tenantId}/g0`)!, "done")
+        const refill = yield* second.claim(8, LEASE)
+        expect(refill.map((job) => job.tenantId)).toEqual([busy.tenantId])
+        expect(yield* first.claim(8, LEASE)).toEqual([])
+        expectWithinCaps(yield* leasesNow)
+        // The leases of an instance that died stop counting once they run out.
+        yield* TestClock.adjust(Duration.sum(LEASE, Duration.seconds(1)))
+        const retaken = yield* second.claim(8, LEASE)
+        expect(retaken.filter((job) => job.tenantId === busy.tenantId)).toHaveLength(TENANT_CAP)
+        expectWithinCaps(yield* leasesNow)
+      }).pipe(Effect.provide(config)))
+
+    it.effect("claims racing on two instances hold the caps (each tenant's room is counted under its lock)", () =>
+      Effect.gen(function*() {
+        const [first, second] = yield* twoInstances
+        const tenants = [cappedTenant(3, 10), cappedTenant(2, 10)]
+        for (const { jobs } of tenants) yield* first.enqueue(jobs)
+        yield* TestClock.adjust("1 second")
+        // On PostgreSQL each claim runs on a connection of its own, at the same time as the others.
+        for (let round = 0; round < 5; round++) {
+          const claims = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? first : second).claim(1 + (i % 3), LEASE))
+          yield* Effect.all(claims, { concurrency: "unbounded" })
+          const leases = yield* leasesNow
+          expectWithinCaps(leases)
+          // Every tenant filled its cap: the claims did take jobs, they only did not take too many.
+          for (const { tenantId } of tenants) expect(leases.perTenant.get(tenantId)).toBe(TENANT_CAP)
+          yield* TestClock.adjust(Duration.sum(LEASE, Duration.seconds(1)))
+        }
+      }).pipe(Effect.provide(config)))
+  })
+
   layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`worker pool (${database})`, (it) => {
     it.effect("an idle pool claims once per poll interval, not once per slot, and the poll finds jobs queued without a notification", () =>
       Effect.gen(function*() {
@@ -188,10 +305,10 @@ for (const database of testDatabases) {
           return yield* Effect.never
         })).pipe(Effect.provide(Readiness.layer)))
         yield* Effect.sleep("525 millis")
-        // One claim per slot at start, then one per interval (about ten); a poll per slot would make
-        // about forty.
-        expect(claims).toBeGreaterThanOrEqual(8)
-        expect(claims).toBeLessThanOrEqual(4 + 10 + 3)
+        // One claim at start, then one per interval (about ten, fewer on a busy machine); a poll
+        // per slot would make about forty.
+        expect(claims).toBeGreaterThanOrEqual(5)
+        expect(claims).toBeLessThanOrEqual(1 + 10 + 3)
         // Written straight into the table: no NOTIFY, so only the poll can find it.
         const { tenantId } = tenantWithJobs(0)
         yield* sql`INSERT INTO ${sql(table)} (tenant_id, payload, run_at, created_at, updated_at)
@@ -199,6 +316,74 @@ for (const database of testDatabases) {
         for (let i = 0; i < 40 && handled.length === 0; i++) yield* Effect.sleep("25 millis")
         yield* Fiber.interrupt(pool)
         expect(handled).toEqual(["unannounced"])
+      }).pipe(TestClock.withLive, Effect.provide(config)))
+
+    it.effect("a job's end wakes the pool: work held back by a cap is taken at once, not at the next poll", () =>
+      Effect.gen(function*() {
+        const queue = yield* cappedQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE ${sql(cappedTable)} SET state = 'done'`
+        // One group: two of its five jobs at a time (its cap), though the pool has four slots.
+        const { jobs } = cappedTenant(1, 5)
+        yield* queue.enqueue(jobs)
+        const started = Date.now()
+        const handled: Array<number> = []
+        let running = 0
+        let mostRunning = 0
+        const pool = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+          yield* runWorkerPool({
+            queue,
+            concurrency: 4,
+            // Far beyond the test: only a wake-up can start the jobs that wait for a place.
+            pollInterval: Duration.seconds(30),
+            lease: LEASE,
+            grace: Duration.seconds(1),
+            handle: (job) =>
+              Effect.sync(() => (running++, mostRunning = Math.max(mostRunning, running))).pipe(
+                Effect.andThen(Effect.sleep("100 millis")),
+                Effect.andThen(queue.complete(job, "done")),
+                Effect.ensuring(Effect.sync(() => (running--, handled.push(Date.now() - started))))
+              )
+          })
+          return yield* Effect.never
+        })).pipe(Effect.provide(Readiness.layer)))
+        for (let i = 0; i < 100 && handled.length < 5; i++) yield* Effect.sleep("20 millis")
+        yield* Fiber.interrupt(pool)
+        expect(handled).toHaveLength(5)
+        expect(mostRunning).toBe(GROUP_CAP)
+        expect(Math.max(...handled)).toBeLessThan(2000)
+      }).pipe(TestClock.withLive, Effect.provide(config)))
+
+    it.effect("a job whose handler fails gives its lease back: its tenant's other jobs do not wait for the lease to run out", () =>
+      Effect.gen(function*() {
+        const queue = yield* cappedQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE ${sql(cappedTable)} SET state = 'done'`
+        // One group of three jobs, two at a time (its cap); the first two fail on their first attempt.
+        const { jobs } = cappedTenant(1, 3)
+        yield* queue.enqueue(jobs)
+        let failures = 0
+        const done: Array<number> = []
+        const pool = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+          yield* runWorkerPool({
+            queue,
+            concurrency: 4,
+            pollInterval: Duration.millis(50),
+            lease: LEASE,
+            grace: Duration.seconds(1),
+            handle: (job) =>
+              failures < 2 && job.attempts === 1
+                ? Effect.andThen(Effect.sync(() => failures++), Effect.die("the database went away"))
+                : Effect.andThen(queue.complete(job, "done"), Effect.sync(() => done.push(job.attempts)))
+          })
+          return yield* Effect.never
+        })).pipe(Effect.provide(Readiness.layer)))
+        for (let i = 0; i < 150 && done.length < 3; i++) yield* Effect.sleep("20 millis")
+        yield* Fiber.interrupt(pool)
+        // The failed two again after a pause of a second (their first attempt), the third at once:
+        // holding their leases (a minute), they would have kept it waiting.
+        expect(failures).toBe(2)
+        expect(done.sort()).toEqual([1, 2, 2])
       }).pipe(TestClock.withLive, Effect.provide(config)))
 
     it.effect("a job that runs longer than its lease keeps it: no other worker takes it over meanwhile", () =>

@@ -92,3 +92,60 @@ export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (value
     }
     return value
   })
+
+/**
+ * A receiver that holds every request: it answers 204 after `holdMs`, or never (a tarpit: the
+ * connection stays open until the sender gives up). It counts the requests in flight, per path and
+ * in all, and the most seen at once.
+ */
+export const startHoldingReceiver = (holdMs: number | "never") =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{
+        readonly url: (path: string) => string
+        /** Paths of the requests as they arrived. */
+        readonly arrivals: Array<string>
+        readonly inFlight: () => number
+        readonly maxInFlight: () => number
+        readonly maxInFlightAt: (path: string) => number
+        readonly close: () => Promise<void>
+      }>((resolve) => {
+        const open = new Map<string, number>()
+        const most = new Map<string, number>()
+        const arrivals: Array<string> = []
+        let total = 0
+        let maxTotal = 0
+        const server = createServer((req, res) => {
+          const path = req.url ?? "/"
+          arrivals.push(path)
+          open.set(path, (open.get(path) ?? 0) + 1)
+          most.set(path, Math.max(most.get(path) ?? 0, open.get(path)!))
+          total += 1
+          maxTotal = Math.max(maxTotal, total)
+          // Ends when answered or when the sender gives up, whichever comes first; counted once.
+          res.once("close", () => {
+            open.set(path, open.get(path)! - 1)
+            total -= 1
+          })
+          req.resume()
+          if (holdMs !== "never") setTimeout(() => res.writeHead(204).end(), holdMs)
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const port = (server.address() as AddressInfo).port
+          resolve({
+            url: (path) => `http://127.0.0.1:${port}${path}`,
+            arrivals,
+            inFlight: () => total,
+            maxInFlight: () => maxTotal,
+            maxInFlightAt: (path) => most.get(path) ?? 0,
+            close: () =>
+              new Promise<void>((done) => {
+                server.closeAllConnections()
+                server.close(() => done())
+              })
+          })
+        })
+      })
+    ),
+    (receiver) => Effect.promise(() => receiver.close())
+  )

@@ -6,6 +6,7 @@ import webhooks from "./0004_webhooks.js"
 import credentialsBilling from "./0005_credentials_billing.js"
 import queueFairness from "./0006_queue_fairness.js"
 import taxIdOwnership from "./0007_tax_id_ownership.js"
+import queueCaps from "./0008_queue_caps.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -15,5 +16,6 @@ export const migrations = Migrator.fromRecord({
   "0004_webhooks": webhooks,
   "0005_credentials_billing": credentialsBilling,
   "0006_queue_fairness": queueFairness,
-  "0007_tax_id_ownership": taxIdOwnership
+  "0007_tax_id_ownership": taxIdOwnership,
+  "0008_queue_caps": queueCaps
 })
