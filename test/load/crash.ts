@@ -32,13 +32,12 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes, randomInt } from "node:crypto"
 import { once } from "node:events"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import { cnpj } from "../support/taxIds.js"
-import { percentile } from "./loadgen.js"
+import { freePort, makeChecks, percentile } from "./loadgen.js"
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000
 const CLIENTS = Number(process.env["CRASH_CLIENTS"] ?? 16)
@@ -68,21 +67,8 @@ class Counter {
   }
 }
 
-const failures: Array<string> = []
-const check = (ok: boolean, message: string) => {
-  console.log(`  ${ok ? "ok  " : "FAIL"} ${message}`)
-  if (!ok) failures.push(message)
-}
+const { failures, check } = makeChecks()
 
-const freePort = async () => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const address = server.address()
-  server.close()
-  if (typeof address !== "object" || address === null) throw new Error("no free port")
-  return address.port
-}
 
 // ---------------------------------------------------------------------------------------------
 // Instances

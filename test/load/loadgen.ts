@@ -2,6 +2,8 @@
  * A load generator on its own thread (its own event loop and core), so the client's HTTP work
  * does not compete with the server under test. Used by the benchmarks in this folder.
  */
+import { once } from "node:events"
+import { createServer as createNetServer } from "node:net"
 import { Worker } from "node:worker_threads"
 
 export interface LoadOptions {
@@ -63,4 +65,25 @@ export const runLoad = (options: LoadOptions): Promise<LoadResult> =>
 export const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+/** A verdict list for the scripts that check (crash, outage): each check printed, failures kept. */
+export const makeChecks = () => {
+  const failures: Array<string> = []
+  const check = (ok: boolean, message: string) => {
+    console.log(`  ${ok ? "ok  " : "FAIL"} ${message}`)
+    if (!ok) failures.push(message)
+  }
+  return { failures, check }
+}
+
+/** A TCP port free on loopback right now, for a child instance to listen on. */
+export const freePort = async (): Promise<number> => {
+  const server = createNetServer()
+  server.listen(0, "127.0.0.1")
+  await once(server, "listening")
+  const address = server.address()
+  server.close()
+  if (typeof address !== "object" || address === null) throw new Error("no free port")
+  return address.port
 }

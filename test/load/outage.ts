@@ -24,13 +24,13 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { once } from "node:events"
 import { createWriteStream } from "node:fs"
-import { createServer } from "node:net"
 import { cpus } from "node:os"
 import { setTimeout as sleep } from "node:timers/promises"
 import { Redis } from "ioredis"
 import pg from "pg"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
 import { cnpj } from "../support/taxIds.js"
+import { freePort, makeChecks } from "./loadgen.js"
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000
 const CLIENTS = Number(process.env["OUTAGE_CLIENTS"] ?? 8)
@@ -113,24 +113,11 @@ const where = (): { phase: Phase; segment: Segment } | undefined =>
     segment: current.cutAt === undefined ? "before" : current.restoredAt === undefined ? "outage" : "after"
   }
 
-const failures: Array<string> = []
-const check = (ok: boolean, message: string) => {
-  console.log(`  ${ok ? "ok  " : "FAIL"} ${message}`)
-  if (!ok) failures.push(message)
-}
+const { failures, check } = makeChecks()
 
 // ---------------------------------------------------------------------------------------------
 // The service and its dependencies
 
-const freePort = async () => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const address = server.address()
-  server.close()
-  if (typeof address !== "object" || address === null) throw new Error("no free port")
-  return address.port
-}
 
 /** OUTAGE_SERVICE_LOG=path keeps the service's whole output there. */
 const serviceLog = process.env["OUTAGE_SERVICE_LOG"] ? createWriteStream(process.env["OUTAGE_SERVICE_LOG"]) : undefined
