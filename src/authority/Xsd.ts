@@ -1,0 +1,168 @@
+/**
+ * XSD validation against the official SEFIN Nacional schemas (v1.01), shared by the sefin adapter
+ * (a DPS is validated before it leaves: a failure is our bug and the document goes to `failed`),
+ * the local authority (which refuses what the real one refuses) and the tests.
+ *
+ * The official files stay untouched in ../shared/reference/nfse-nacional/xsd-v1.01/. They do not
+ * compile as shipped: `TSSerieDPS` uses the look-ahead `^(?!0{1,5}$)\d{1,5}$`, which XML Schema
+ * regular expressions do not have, and libxml2 refuses the whole schema set. This module patches
+ * that one facet in memory to `0{0,4}[1-9][0-9]{0,4}`, which under the type's maxLength 5 is
+ * exactly "1 to 5 digits, not all zeros" (a looser `[0-9]{1,5}` would let "00000" through).
+ *
+ * Schemas are read and compiled once, lazily, per root element; compiling one takes ~100 ms,
+ * validating a DPS afterwards about a millisecond. libxml2 runs as WebAssembly (libxml2-wasm), so
+ * there is no native build and the same engine as `xmllint` decides.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import {
+  type ErrorDetail,
+  ParseOption,
+  XmlBufferInputProvider,
+  XmlDocument,
+  XmlLibError,
+  xmlRegisterInputProvider,
+  XsdValidator
+} from "libxml2-wasm"
+
+/** The documents of the protocol we validate, by root element. */
+export type NfseSchema = "DPS" | "NFSe" | "pedRegEvento" | "evento"
+
+export class SchemaViolation extends Schema.TaggedError<SchemaViolation>()("SchemaViolation", {
+  schema: Schema.String,
+  messages: Schema.Array(Schema.String)
+}) {}
+
+/** The entry file of each schema; the rest comes in through xs:include / xs:import. */
+const entryFiles: Record<NfseSchema, string> = {
+  DPS: "DPS_v1.01.xsd",
+  NFSe: "NFSe_v1.01.xsd",
+  pedRegEvento: "pedRegEvento_v1.01.xsd",
+  evento: "evento_v1.01.xsd"
+}
+
+const SERIE_FILE = "tiposSimples_v1.01.xsd"
+const SERIE_OFFICIAL_PATTERN = 'value="^(?!0{1,5}$)\\d{1,5}$"'
+const SERIE_PATCHED_PATTERN = 'value="0{0,4}[1-9][0-9]{0,4}"'
+
+/** More would only repeat the first cause; the authority's own E1235 lists a handful too. */
+const MAX_MESSAGES = 20
+
+const NFSE_NAMESPACE_IN_MESSAGES = "{http://www.sped.fazenda.gov.br/nfse}"
+
+// A URL scheme of our own: libxml2 resolves schemaLocation against the entry file's URL, and the
+// buffer provider below answers only for these names, so no schema load ever touches the disk or
+// the network after the first read.
+const VIRTUAL_BASE = "nfse-xsd:///v1.01/"
+
+/** The reference folder, relative to the repository (overridable with NFSE_XSD_DIR). */
+export const xsdDirectory = (): string =>
+  process.env["NFSE_XSD_DIR"] ??
+    fileURLToPath(new URL("../../../shared/reference/nfse-nacional/xsd-v1.01/", import.meta.url))
+
+/** Every .xsd of the folder, with the serie facet patched; throws if the facet is not found. */
+const readPatchedSchemas = (dir: string): ReadonlyMap<string, Uint8Array> => {
+  const files = new Map<string, Uint8Array>()
+  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith(".xsd")).sort()) {
+    const bytes = fs.readFileSync(path.join(dir, name))
+    if (name !== SERIE_FILE) {
+      files.set(name, new Uint8Array(bytes))
+      continue
+    }
+    const text = bytes.toString("utf8")
+    const occurrences = text.split(SERIE_OFFICIAL_PATTERN).length - 1
+    if (occurrences !== 1) {
+      // A different schema release: patching blindly could change more than the one facet.
+      throw new Error(`${name}: expected the TSSerieDPS look-ahead pattern once, found it ${occurrences} times`)
+    }
+    files.set(name, new Uint8Array(Buffer.from(text.replace(SERIE_OFFICIAL_PATTERN, SERIE_PATCHED_PATTERN), "utf8")))
+  }
+  for (const entry of Object.values(entryFiles)) {
+    if (!files.has(entry)) throw new Error(`${entry} is missing from ${dir}`)
+  }
+  return files
+}
+
+/**
+ * Writes the patched schema set into `dir` (created if needed) and returns `dir`, so an
+ * independent validator can check our output: `xmllint --noout --schema <dir>/DPS_v1.01.xsd f.xml`.
+ */
+export const writePatchedSchemas = (dir: string): string => {
+  fs.mkdirSync(dir, { recursive: true })
+  for (const [name, bytes] of readPatchedSchemas(xsdDirectory())) {
+    fs.writeFileSync(path.join(dir, name), bytes)
+  }
+  return dir
+}
+
+interface Loaded {
+  readonly files: ReadonlyMap<string, Uint8Array>
+  readonly validators: Map<NfseSchema, XsdValidator>
+}
+
+let loaded: Loaded | undefined
+
+const load = (): Loaded => {
+  if (loaded !== undefined) return loaded
+  const files = readPatchedSchemas(xsdDirectory())
+  const buffers: Record<string, Uint8Array> = {}
+  for (const [name, bytes] of files) buffers[VIRTUAL_BASE + name] = bytes
+  xmlRegisterInputProvider(new XmlBufferInputProvider(buffers))
+  loaded = { files, validators: new Map() }
+  return loaded
+}
+
+const validatorFor = (schema: NfseSchema): XsdValidator => {
+  const state = load()
+  const cached = state.validators.get(schema)
+  if (cached !== undefined) return cached
+  const entry = entryFiles[schema]
+  // The schema document is kept alive with its validator for the life of the process: the compiled
+  // schema may point into it, and there are only four.
+  const schemaDoc = XmlDocument.fromBuffer(state.files.get(entry)!, { url: VIRTUAL_BASE + entry })
+  const validator = XsdValidator.fromDoc(schemaDoc)
+  state.validators.set(schema, validator)
+  return validator
+}
+
+/** libxml2's message without the long namespace (every element of ours is in it), and its line. */
+const describe = (detail: ErrorDetail): string =>
+  `line ${detail.line}: ${detail.message.trim().split(NFSE_NAMESPACE_IN_MESSAGES).join("")}`
+
+const violation = (schema: NfseSchema, details: ReadonlyArray<ErrorDetail>, fallback: string): SchemaViolation => {
+  const messages = details.filter((d) => d.level >= 2).slice(0, MAX_MESSAGES).map(describe)
+  return new SchemaViolation({ schema, messages: messages.length > 0 ? messages : [fallback] })
+}
+
+// External entities are never loaded (our documents never have a DTD); NONET is belt and braces.
+const PARSE_OPTIONS = ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_NONET
+
+/**
+ * Validates `xml` against the schema of its expected root element. Malformed XML, or a document
+ * whose root is another element, is a violation too.
+ */
+export const validateXml = (schema: NfseSchema, xml: string): Result.Result<void, SchemaViolation> => {
+  const validator = validatorFor(schema)
+  let doc: XmlDocument
+  try {
+    doc = XmlDocument.fromString(xml, { option: PARSE_OPTIONS })
+  } catch (error) {
+    return Result.fail(
+      violation(schema, error instanceof XmlLibError ? error.details : [], "The document is not well-formed XML")
+    )
+  }
+  try {
+    validator.validate(doc)
+    return Result.void
+  } catch (error) {
+    if (error instanceof XmlLibError) {
+      return Result.fail(violation(schema, error.details, "The document does not match the schema"))
+    }
+    throw error
+  } finally {
+    doc.dispose()
+  }
+}
