@@ -110,17 +110,21 @@ export const parseXml = (xml: string): Result.Result<Document, string> => {
 
 const ELEMENT_NODE = 1
 
-/** The direct child elements of `parent` in the NFS-e namespace named `localName`. */
-export const nfseChildren = (parent: Element, localName: string): ReadonlyArray<Element> => {
+/** The direct child elements of `parent` in the NFS-e namespace. */
+export const nfseChildElements = (parent: Element): ReadonlyArray<Element> => {
   const found: Array<Element> = []
   for (let n = parent.firstChild; n !== null; n = n.nextSibling) {
     if (n.nodeType === ELEMENT_NODE) {
       const element = n as Element // nodeType checked on the line above
-      if (element.localName === localName && element.namespaceURI === NFSE_NAMESPACE) found.push(element)
+      if (element.namespaceURI === NFSE_NAMESPACE) found.push(element)
     }
   }
   return found
 }
+
+/** The direct child elements of `parent` in the NFS-e namespace named `localName`. */
+export const nfseChildren = (parent: Element, localName: string): ReadonlyArray<Element> =>
+  nfseChildElements(parent).filter((element) => element.localName === localName)
 
 /** The first element along `path` of direct NFS-e children, or undefined. */
 export const nfseElement = (from: Element | undefined, ...path: ReadonlyArray<string>): Element | undefined => {
@@ -144,3 +148,10 @@ export const nfseText = (from: Element | undefined, ...path: ReadonlyArray<strin
  */
 export const optionalField = <K extends string>(key: K, value: string | undefined): { [P in K]?: string } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: string } // a computed key widens to string
+
+/**
+ * A document's root element alone, to embed it in another (the signed DPS in an NFS-e, the signed
+ * pedRegEvento in an evento): the XML declaration and a byte-order mark go, the rest stays byte for
+ * byte, so its signature still verifies.
+ */
+export const withoutXmlDeclaration = (xml: string): string => xml.replace(/^\uFEFF?\s*<\?xml[^?]*\?>\s*/, "")

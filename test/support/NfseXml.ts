@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { buildAccessKey } from "../../src/authority/AccessKey.js"
 import type { DpsInput } from "../../src/authority/Dps.js"
 import { writePatchedSchemas } from "../../src/authority/Xsd.js"
 
@@ -69,3 +70,12 @@ export const xmllintValidate = (schemaFile: string, xml: string): { readonly ok:
 /** The test's title, saying why it is skipped when xmllint (the independent validator) is missing. */
 export const withXmllint = (title: string): string =>
   hasXmllint ? title : `${title} [skipped: xmllint (Debian package libxml2-utils), the independent XSD validator, is not installed]`
+
+/** A 50-digit access key as the national system would issue it for realisticDpsInput's issuer. */
+export const sampleAccessKey = buildAccessKey({
+  municipalityCode: "3550308",
+  issuerTaxId: "11222333000181",
+  nfseNumber: 1234,
+  yearMonth: "2611",
+  randomCode: "123456789"
+})

@@ -1,0 +1,243 @@
+/**
+ * The cancellation of an NFS-e in the national system: the taxpayer's request (`pedRegEvento` with
+ * the `e101101` event, v1.01), signed over `infPedReg` and sent to `POST /nfse/{chave}/eventos`, and
+ * the authority's registered event (`evento`) the local authority answers with.
+ *
+ * Ids, as the v1.01 schemas have them: the request is "PRE" + access key (50) + event type (6) +
+ * nPedRegEvento (3); the registered event is "EVT" + access key + event type + nSeqEvento (3).
+ */
+import type { Element } from "@xmldom/xmldom"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import { normalizeTaxId } from "../domain/TaxId.js"
+import { DPS_APPLICATION_VERSION } from "./Dps.js"
+import {
+  brasiliaDateTime,
+  escapeAttribute,
+  leaf,
+  NFSE_NAMESPACE,
+  nfseChildElements,
+  nfseElement,
+  nfseText,
+  node,
+  parseXml,
+  singleLine,
+  withoutXmlDeclaration,
+  XML_DECLARATION
+} from "./XmlText.js"
+
+/** cMotivo of e101101: the API's reason codes. The schema allows only these three. */
+export const cancellationReasonCode = { issue_error: 1, service_not_provided: 2, other: 9 } as const
+export type CancellationReasonCode = (typeof cancellationReasonCode)[keyof typeof cancellationReasonCode]
+
+/** The event type of a cancellation by the issuer. */
+export const CANCELLATION_EVENT_TYPE = "101101"
+
+/** The fixed xDesc of e101101 (an enumeration of one value in the schema). */
+const CANCELLATION_DESCRIPTION = "Cancelamento de NFS-e"
+
+const threeDigits = (n: number) => String(n).padStart(3, "0")
+
+/** "PRE" + access key + event type + nPedRegEvento (3 digits): 62 characters. */
+export const cancellationRequestId = (accessKey: string, sequence = 1): string =>
+  `PRE${accessKey}${CANCELLATION_EVENT_TYPE}${threeDigits(sequence)}`
+
+export interface CancellationRequestInput {
+  readonly tpAmb: 1 | 2
+  /** dhEvento, written as Brasília local time. */
+  readonly requestedAt: Date
+  /** The author: the issuer's CNPJ (14) or CPF (11), normalized or not. */
+  readonly issuerTaxId: string
+  readonly accessKey: string
+  /** nPedRegEvento, 1 for the first request on this note and event type. */
+  readonly sequence?: number | undefined
+  readonly reasonCode: CancellationReasonCode
+  /** xMotivo: 15 to 255 characters in the schema (the API enforces the same bounds). */
+  readonly reason: string
+}
+
+/**
+ * The unsigned cancellation request: `<pedRegEvento versao="1.01" xmlns=…><infPedReg Id="PRE…">…`,
+ * valid against pedRegEvento_v1.01.xsd as it is (its signature is optional there).
+ */
+export const buildCancellationRequest = (input: CancellationRequestInput): { readonly id: string; readonly xml: string } => {
+  const sequence = input.sequence ?? 1
+  const id = cancellationRequestId(input.accessKey, sequence)
+  const author = normalizeTaxId(input.issuerTaxId)
+  const infPedReg = `<infPedReg Id="${escapeAttribute(id)}">` +
+    leaf("tpAmb", String(input.tpAmb)) +
+    leaf("verAplic", DPS_APPLICATION_VERSION) +
+    leaf("dhEvento", brasiliaDateTime(input.requestedAt)) +
+    leaf(author.length === 11 ? "CPFAutor" : "CNPJAutor", author) +
+    leaf("chNFSe", input.accessKey) +
+    // Written with three digits, as it appears at the end of the Id.
+    leaf("nPedRegEvento", threeDigits(sequence)) +
+    node(
+      `e${CANCELLATION_EVENT_TYPE}`,
+      leaf("xDesc", CANCELLATION_DESCRIPTION),
+      leaf("cMotivo", String(input.reasonCode)),
+      leaf("xMotivo", singleLine(input.reason))
+    ) +
+    "</infPedReg>"
+  return { id, xml: `${XML_DECLARATION}<pedRegEvento versao="1.01" xmlns="${NFSE_NAMESPACE}">${infPedReg}</pedRegEvento>` }
+}
+
+export class CancellationRequestUnreadable extends Schema.TaggedError<CancellationRequestUnreadable>()(
+  "CancellationRequestUnreadable",
+  { message: Schema.String }
+) {}
+
+export interface ParsedEventRequest {
+  readonly id: string
+  readonly tpAmb: 1 | 2
+  readonly applicationVersion: string
+  /** dhEvento as written. */
+  readonly requestedAt: string
+  readonly authorTaxId: string
+  readonly accessKey: string
+  /** nPedRegEvento. */
+  readonly sequence: number
+  /** The event's type, from its element name: "101101" for a cancellation. */
+  readonly eventType: string
+  /** Present for a cancellation (e101101): cMotivo and xMotivo as written. */
+  readonly cancellation?: { readonly reasonCode: string; readonly reason: string }
+}
+
+const unreadable = (message: string) => Result.fail(new CancellationRequestUnreadable({ message }))
+
+/**
+ * Reads an event request (signed or not). Any event type is read so the authority can refuse the
+ * ones it does not handle by name; only e101101 has its details read.
+ */
+export const readCancellationRequest = (xml: string): Result.Result<ParsedEventRequest, CancellationRequestUnreadable> => {
+  const parsed = parseXml(xml)
+  if (Result.isFailure(parsed)) return unreadable(`The event request is not well-formed XML (${parsed.failure})`)
+  return readPedRegEvento(parsed.success.documentElement!)
+}
+
+/** Reads a `pedRegEvento` element, on its own or embedded in an `evento`. */
+const readPedRegEvento = (root: Element): Result.Result<ParsedEventRequest, CancellationRequestUnreadable> => {
+  if (root.localName !== "pedRegEvento" || root.namespaceURI !== NFSE_NAMESPACE) {
+    return unreadable(`The root element is ${root.localName}, not pedRegEvento in ${NFSE_NAMESPACE}`)
+  }
+  const inf = nfseElement(root, "infPedReg")
+  if (inf === undefined) return unreadable("The event request has no infPedReg")
+  const id = inf.getAttribute("Id") ?? ""
+  const tpAmb = nfseText(inf, "tpAmb")
+  const author = nfseText(inf, "CNPJAutor") ?? nfseText(inf, "CPFAutor")
+  const accessKey = nfseText(inf, "chNFSe")
+  const sequence = Number(nfseText(inf, "nPedRegEvento"))
+  const event = nfseChildElements(inf).find((child) => /^e[0-9]{6}$/.test(child.localName ?? ""))
+  const problems = [
+    ...(id === "" ? ["Id"] : []),
+    ...(tpAmb === "1" || tpAmb === "2" ? [] : ["tpAmb"]),
+    ...(author === undefined ? ["CNPJAutor/CPFAutor"] : []),
+    ...(accessKey === undefined ? ["chNFSe"] : []),
+    ...(Number.isSafeInteger(sequence) ? [] : ["nPedRegEvento"]),
+    ...(event === undefined ? ["event (e101101, …)"] : [])
+  ]
+  if (problems.length > 0) return unreadable(`The event request lacks or has unreadable: ${problems.join(", ")}`)
+  const eventType = event!.localName!.slice(1)
+  return Result.succeed({
+    id,
+    tpAmb: tpAmb === "1" ? 1 : 2,
+    applicationVersion: nfseText(inf, "verAplic") ?? "",
+    requestedAt: nfseText(inf, "dhEvento") ?? "",
+    authorTaxId: author!,
+    accessKey: accessKey!,
+    sequence,
+    eventType,
+    ...(eventType === CANCELLATION_EVENT_TYPE
+      ? { cancellation: { reasonCode: nfseText(event, "cMotivo") ?? "", reason: nfseText(event, "xMotivo") ?? "" } }
+      : {})
+  })
+}
+
+/** "EVT" + access key + event type + nSeqEvento (3 digits): 62 characters. */
+export const eventId = (accessKey: string, eventType: string, sequence = 1): string =>
+  `EVT${accessKey}${eventType}${threeDigits(sequence)}`
+
+export interface EventoInput {
+  /** The request as received, signed; embedded unchanged so its signature still verifies. */
+  readonly signedRequestXml: string
+  readonly request: ParsedEventRequest
+  /** dhProc. */
+  readonly processedAt: Date
+  /** nDFe: the authority's number for this event document; default 1. */
+  readonly eventNumber?: number | undefined
+  /** nSeqEvento; default the request's nPedRegEvento. */
+  readonly sequence?: number | undefined
+  /** verAplic of the authority. */
+  readonly applicationVersion?: string | undefined
+}
+
+/** The authority's own software version in the documents it issues (1–20 characters). */
+export const LOCAL_AUTHORITY_VERSION = "LocalSefin_1.0"
+
+/**
+ * The registered event, unsigned: `<evento versao="1.01"><infEvento Id="EVT…">…<pedRegEvento>…`
+ * (its Id is `eventId(…)`). The `evento` schema requires a Signature over infEvento, so it
+ * validates once the authority signs it. ambGer 2: generated by the national system.
+ */
+export const buildEvento = (input: EventoInput): string => {
+  const sequence = input.sequence ?? input.request.sequence
+  const id = eventId(input.request.accessKey, input.request.eventType, sequence)
+  const infEvento = `<infEvento Id="${escapeAttribute(id)}">` +
+    leaf("verAplic", input.applicationVersion ?? LOCAL_AUTHORITY_VERSION) +
+    leaf("ambGer", "2") +
+    leaf("nSeqEvento", String(sequence)) +
+    leaf("dhProc", brasiliaDateTime(input.processedAt)) +
+    leaf("nDFe", String(input.eventNumber ?? 1)) +
+    withoutXmlDeclaration(input.signedRequestXml) +
+    "</infEvento>"
+  return `${XML_DECLARATION}<evento versao="1.01" xmlns="${NFSE_NAMESPACE}">${infEvento}</evento>`
+}
+
+export class EventoUnreadable extends Schema.TaggedError<EventoUnreadable>()("EventoUnreadable", {
+  message: Schema.String
+}) {}
+
+export interface ParsedEvento {
+  /** infEvento Id, "EVT…": the registration's identifier, kept as the cancellation's protocol. */
+  readonly id: string
+  /** dhProc as written. */
+  readonly processedAt: string
+  readonly sequence: number
+  /** nDFe. */
+  readonly eventNumber: string
+  readonly applicationVersion?: string
+  /** The request the event registered. */
+  readonly request: ParsedEventRequest
+}
+
+/** Reads the authority's answer to an event request (the sefin adapter's side). */
+export const readEvento = (xml: string): Result.Result<ParsedEvento, EventoUnreadable> => {
+  const fail = (message: string) => Result.fail(new EventoUnreadable({ message }))
+  const parsed = parseXml(xml)
+  if (Result.isFailure(parsed)) return fail(`The event is not well-formed XML (${parsed.failure})`)
+  const root = parsed.success.documentElement!
+  if (root.localName !== "evento" || root.namespaceURI !== NFSE_NAMESPACE) {
+    return fail(`The root element is ${root.localName}, not evento in ${NFSE_NAMESPACE}`)
+  }
+  const inf = nfseElement(root, "infEvento")
+  const id = inf?.getAttribute("Id") ?? ""
+  const processedAt = nfseText(inf, "dhProc")
+  const sequence = Number(nfseText(inf, "nSeqEvento"))
+  const eventNumber = nfseText(inf, "nDFe")
+  const embedded = nfseElement(inf, "pedRegEvento")
+  if (inf === undefined || id === "" || processedAt === undefined || !Number.isSafeInteger(sequence) ||
+    eventNumber === undefined || embedded === undefined) {
+    return fail("The event lacks infEvento, its Id, dhProc, nSeqEvento, nDFe or the pedRegEvento")
+  }
+  const request = readPedRegEvento(embedded)
+  if (Result.isFailure(request)) return fail(request.failure.message)
+  const applicationVersion = nfseText(inf, "verAplic")
+  return Result.succeed({
+    id,
+    processedAt,
+    sequence,
+    eventNumber,
+    ...(applicationVersion === undefined ? {} : { applicationVersion }),
+    request: request.success
+  })
+}

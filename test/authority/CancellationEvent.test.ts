@@ -1,0 +1,175 @@
+/**
+ * The cancellation request (pedRegEvento with e101101) and the authority's registered event
+ * (evento): ids as the v1.01 schemas have them, both valid against the official XSDs (checked by
+ * our validator and by xmllint), and read back on the other side.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Result } from "effect"
+import {
+  buildCancellationRequest,
+  buildEvento,
+  type CancellationRequestInput,
+  cancellationReasonCode,
+  eventId,
+  readCancellationRequest,
+  readEvento
+} from "../../src/authority/CancellationEvent.js"
+import { signEnveloped, verifyEnveloped } from "../../src/authority/XmlSignature.js"
+import { validateXml } from "../../src/authority/Xsd.js"
+import { makePkcs12 } from "../support/certificates.js"
+import { hasXmllint, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
+
+const request: CancellationRequestInput = {
+  tpAmb: 2,
+  requestedAt: new Date("2026-11-12T02:15:00.500Z"),
+  issuerTaxId: "11.222.333/0001-81",
+  accessKey: sampleAccessKey,
+  reasonCode: cancellationReasonCode.service_not_provided,
+  reason: "Serviço não prestado: contrato <rescindido> & valores devolvidos"
+}
+
+const issuer = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x" })
+const authority = makePkcs12({ cn: "SEFIN LOCAL:00394460005887", cnpjOid: "00394460005887", password: "x", freshKey: true })
+
+const signedRequest = () =>
+  signEnveloped(buildCancellationRequest(request).xml, {
+    element: "infPedReg",
+    privateKeyPem: issuer.privateKeyPem,
+    certificatePem: issuer.certificatePem
+  })
+
+const registeredEvent = () => {
+  const signed = signedRequest()
+  const parsed = readCancellationRequest(signed)
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
+  const xml = buildEvento({
+    signedRequestXml: signed,
+    request: parsed.success,
+    processedAt: new Date("2026-11-12T02:15:03.250Z"),
+    eventNumber: 987654
+  })
+  return signEnveloped(xml, {
+    element: "infEvento",
+    privateKeyPem: authority.privateKeyPem,
+    certificatePem: authority.certificatePem,
+    withComments: true
+  })
+}
+
+describe("cancellation request (pedRegEvento e101101)", () => {
+  it("builds the request with its 62-character PRE id, valid against the schema unsigned and signed", () => {
+    const { id, xml } = buildCancellationRequest(request)
+    expect(id).toBe(`PRE${sampleAccessKey}101101001`)
+    expect(id).toHaveLength(62)
+    expect(xml).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><pedRegEvento versao="1.01" xmlns="http://www.sped.fazenda.gov.br/nfse">' +
+        `<infPedReg Id="${id}"><tpAmb>2</tpAmb><verAplic>etd-service_0.1.0</verAplic>` +
+        "<dhEvento>2026-11-11T23:15:00-03:00</dhEvento><CNPJAutor>11222333000181</CNPJAutor>" +
+        `<chNFSe>${sampleAccessKey}</chNFSe><nPedRegEvento>001</nPedRegEvento>` +
+        "<e101101><xDesc>Cancelamento de NFS-e</xDesc><cMotivo>2</cMotivo>" +
+        "<xMotivo>Serviço não prestado: contrato &lt;rescindido&gt; &amp; valores devolvidos</xMotivo></e101101>" +
+        "</infPedReg></pedRegEvento>"
+    )
+    expect(validateXml("pedRegEvento", xml)).toEqual(Result.void)
+    expect(validateXml("pedRegEvento", signedRequest())).toEqual(Result.void)
+  })
+
+  it.skipIf(!hasXmllint)(withXmllint("is accepted by xmllint, signed and unsigned"), () => {
+    for (const xml of [buildCancellationRequest(request).xml, signedRequest()]) {
+      const run = xmllintValidate("pedRegEvento_v1.01.xsd", xml)
+      expect(run.ok, run.output).toBe(true)
+    }
+  })
+
+  it("uses CPFAutor for a CPF issuer, the three reason codes and later sequences", () => {
+    for (const reasonCode of Object.values(cancellationReasonCode)) {
+      const { id, xml } = buildCancellationRequest({ ...request, issuerTaxId: "529.982.247-25", reasonCode, sequence: 2 })
+      expect(validateXml("pedRegEvento", xml)).toEqual(Result.void)
+      expect(id.endsWith("101101002")).toBe(true)
+      expect(xml).toContain("<CPFAutor>52998224725</CPFAutor>")
+      expect(xml).toContain(`<nPedRegEvento>002</nPedRegEvento>`)
+      expect(xml).toContain(`<cMotivo>${reasonCode}</cMotivo>`)
+    }
+  })
+
+  it("fails validation for a reason under 15 characters (the schema's TSMotivo)", () => {
+    const result = validateXml("pedRegEvento", buildCancellationRequest({ ...request, reason: "curto demais" }).xml)
+    expect(Result.isFailure(result) ? result.failure.messages.join("\n") : "").toContain("xMotivo")
+  })
+
+  it("reads a request back, with the cancellation's reason", () => {
+    const parsed = readCancellationRequest(signedRequest())
+    expect(parsed).toEqual(Result.succeed({
+      id: `PRE${sampleAccessKey}101101001`,
+      tpAmb: 2,
+      applicationVersion: "etd-service_0.1.0",
+      requestedAt: "2026-11-11T23:15:00-03:00",
+      authorTaxId: "11222333000181",
+      accessKey: sampleAccessKey,
+      sequence: 1,
+      eventType: "101101",
+      cancellation: { reasonCode: "2", reason: request.reason }
+    }))
+  })
+
+  it("reads another event type by name, without cancellation details, and refuses what is no request", () => {
+    const substitution = buildCancellationRequest(request).xml
+      .replace(/<e101101>.*<\/e101101>/, "<e105102><xDesc>Cancelamento de NFS-e por Substituicao</xDesc><cMotivo>01</cMotivo></e105102>")
+    const parsed = readCancellationRequest(substitution)
+    expect(Result.isSuccess(parsed) && parsed.success.eventType).toBe("105102")
+    expect(Result.isSuccess(parsed) && parsed.success.cancellation).toBeUndefined()
+
+    for (const xml of ["<pedRegEvento", '<evento xmlns="http://www.sped.fazenda.gov.br/nfse"/>',
+      buildCancellationRequest(request).xml.replace(/<e101101>.*<\/e101101>/, "")]) {
+      const result = readCancellationRequest(xml)
+      expect(Result.isFailure(result) && result.failure._tag, xml).toBe("CancellationRequestUnreadable")
+    }
+  })
+})
+
+describe("registered event (evento)", () => {
+  it("embeds the signed request unchanged under an EVT id; valid against the schema once signed", () => {
+    const xml = registeredEvent()
+    const id = eventId(sampleAccessKey, "101101", 1)
+    expect(id).toBe(`EVT${sampleAccessKey}101101001`)
+    expect(id).toHaveLength(62)
+    expect(xml).toContain(
+      `<infEvento Id="${id}"><verAplic>LocalSefin_1.0</verAplic><ambGer>2</ambGer><nSeqEvento>1</nSeqEvento>` +
+        "<dhProc>2026-11-11T23:15:03-03:00</dhProc><nDFe>987654</nDFe><pedRegEvento "
+    )
+    expect(xml).toContain(signedRequest().replace(/^<\?xml[^>]*>/, ""))
+    expect(validateXml("evento", xml)).toEqual(Result.void)
+    // Both signatures hold: the authority's over infEvento, the issuer's over the embedded request.
+    expect(Result.isSuccess(verifyEnveloped(xml, "infEvento"))).toBe(true)
+    const embedded = /<pedRegEvento .*<\/pedRegEvento>/.exec(xml)![0]
+    expect(Result.isSuccess(verifyEnveloped(embedded, "infPedReg"))).toBe(true)
+  })
+
+  it("is refused by the schema unsigned: the evento schema requires its Signature", () => {
+    const parsed = readCancellationRequest(signedRequest())
+    if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
+    const unsigned = buildEvento({ signedRequestXml: signedRequest(), request: parsed.success, processedAt: new Date() })
+    const result = validateXml("evento", unsigned)
+    expect(Result.isFailure(result) ? result.failure.messages.join("\n") : "").toContain("Signature")
+  })
+
+  it.skipIf(!hasXmllint)(withXmllint("is accepted by xmllint once signed"), () => {
+    const run = xmllintValidate("evento_v1.01.xsd", registeredEvent())
+    expect(run.ok, run.output).toBe(true)
+  })
+
+  it("reads the registered event: id, processing time and the request", () => {
+    const parsed = readEvento(registeredEvent())
+    if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
+    expect(parsed.success).toMatchObject({
+      id: `EVT${sampleAccessKey}101101001`,
+      processedAt: "2026-11-11T23:15:03-03:00",
+      sequence: 1,
+      eventNumber: "987654",
+      applicationVersion: "LocalSefin_1.0",
+      request: { accessKey: sampleAccessKey, eventType: "101101", cancellation: { reasonCode: "2" } }
+    })
+    expect(new Date(parsed.success.processedAt).toISOString()).toBe("2026-11-12T02:15:03.000Z")
+    expect(Result.isFailure(readEvento(signedRequest()))).toBe(true)
+  })
+})
