@@ -11,8 +11,11 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { DOMParser } from "@xmldom/xmldom"
 import { Result } from "effect"
+import { buildDps } from "../../src/authority/Dps.js"
 import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/XmlSignature.js"
+import { validateXml } from "../../src/authority/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
+import { realisticDpsInput } from "../support/NfseXml.js"
 
 const hasXmlsec1 = spawnSync("xmlsec1", ["--version"]).status === 0
 /** The test's title, saying why it is skipped when xmlsec1 (the independent verifier) is missing. */
@@ -103,6 +106,16 @@ describe("signEnveloped", () => {
     expect(signed).toContain(`<CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#WithComments"/>`)
     expect(Result.isSuccess(verifyEnveloped(signed, "infDPS"))).toBe(true)
     expect(xmlsecVerify(signed, "infDPS").ok).toBe(true)
+  })
+
+  it.skipIf(!hasXmlsec1)(withXmlsec1("signs a DPS from buildDps that stays valid against the official XSD and verifies with us and xmlsec1"), () => {
+    const dps = buildDps(realisticDpsInput)
+    const signed = sign(dps.xml)
+    expect(Result.isSuccess(validateXml("DPS", signed))).toBe(true)
+    expect(Result.isSuccess(verifyEnveloped(signed, "infDPS"))).toBe(true)
+    const independent = xmlsecVerify(signed, "infDPS")
+    expect(independent.ok, independent.output).toBe(true)
+    expect(signed).toContain(`<Reference URI="#${dps.id}">`)
   })
 
   it("writes one unprefixed Signature as the last child of the root, RSA-SHA256 over exclusive C14N, the certificate in KeyInfo", () => {
