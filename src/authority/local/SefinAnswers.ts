@@ -14,7 +14,9 @@
  * Codes the README lists keep its meaning (E0006, E0014, E0714, E0822, E0840, E1226, E1235, E2401,
  * E2404, E2406); E0718 (signature made with a certificate that is not the DPS issuer's) is the real
  * code as quoted from the national integration manual. The rest are this local authority's own
- * choices, in the national "E" + 4 digits shape, listed in `LocalAuthorityCodes`.
+ * choices, in the national "E" + 4 digits shape, listed in `LocalAuthorityCodes` and marked "Not
+ * real" there. Descriptions of the codes with a captured body (E0014 aside) are those bodies' texts;
+ * the others are this module's wording.
  */
 
 export const APPLICATION_VERSION = "SefinNacional_1.6.0"
@@ -50,6 +52,8 @@ export const LocalAuthorityCodes = {
     description:
       "O prazo para o cancelamento da NFS-e expirou, conforme parametrização do município emissor da NFS-e."
   },
+  /** Not real: this local authority registers cancellations (e101101) only. */
+  eventTypeNotSupported: { code: "E0801", description: "Tipo de evento não suportado pela autoridade local." },
   /** Not real: the access key in the path is not the one the event request names. */
   eventKeyMismatch: {
     code: "E0829",

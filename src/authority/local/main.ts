@@ -1,0 +1,96 @@
+/**
+ * `npm run authority:local`: the protocol-faithful local SEFIN Nacional on its own, for running the
+ * service's `sefin` target against it on a machine without the internet (README, "Local authority").
+ *
+ * Settings (flag, then environment variable, then default):
+ * - `--port` / `LOCAL_AUTHORITY_PORT`: default 8443;
+ * - `--host` / `LOCAL_AUTHORITY_HOST`: default 127.0.0.1 (loopback only, as it trusts any client);
+ * - `--environment` / `LOCAL_AUTHORITY_ENVIRONMENT`: tpAmb it stands for, 1 (production) or
+ *   2 (produção restrita), default 2;
+ * - `--ca-file` / `LOCAL_AUTHORITY_CA_FILE`: where to write its CA certificate (public PEM, what the
+ *   service must trust), default `local-authority-ca.pem` in the system's temporary directory;
+ * - `--timeout-after` / `LOCAL_AUTHORITY_TIMEOUT_AFTER`: how long a `simulate:timeout` answer is
+ *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds.
+ *
+ * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
+ * Its CA and keys are new at every start, so the CA file is rewritten each time.
+ */
+import { writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { Duration, Option } from "effect"
+import { startLocalAuthority } from "./LocalAuthority.js"
+
+const fail = (message: string): never => {
+  process.stderr.write(`authority:local: ${message}\n`)
+  process.exit(2)
+}
+
+const { values } = parseArgs({
+  options: {
+    port: { type: "string" },
+    host: { type: "string" },
+    environment: { type: "string" },
+    "ca-file": { type: "string" },
+    "timeout-after": { type: "string" }
+  },
+  strict: true
+})
+
+const setting = (flag: string | undefined, variable: string): string | undefined => {
+  const fromEnv = process.env[variable]
+  return flag ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv)
+}
+
+const portText = setting(values.port, "LOCAL_AUTHORITY_PORT") ?? "8443"
+const port = /^[0-9]{1,5}$/.test(portText) && Number(portText) <= 65535 ? Number(portText) : fail(`port "${portText}" is not a TCP port`)
+const host = setting(values.host, "LOCAL_AUTHORITY_HOST") ?? "127.0.0.1"
+const environmentText = setting(values.environment, "LOCAL_AUTHORITY_ENVIRONMENT") ?? "2"
+const environment = environmentText === "1" ? 1 : environmentText === "2" ? 2 : fail(`environment "${environmentText}" is not 1 or 2`)
+const caFile = resolve(setting(values["ca-file"], "LOCAL_AUTHORITY_CA_FILE") ?? join(tmpdir(), "local-authority-ca.pem"))
+const timeoutText = setting(values["timeout-after"], "LOCAL_AUTHORITY_TIMEOUT_AFTER")
+const timeoutAfter = timeoutText === undefined
+  ? Duration.seconds(30)
+  : Option.getOrElse(
+    Duration.fromInput(timeoutText as Duration.Input),
+    () => fail(`timeout-after "${timeoutText}" is not a duration (e.g. "30 seconds")`)
+  )
+
+const authority = await startLocalAuthority({ port, host, environment, timeoutAfter }).catch((error: unknown) =>
+  fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
+)
+writeFileSync(caFile, authority.caPem, { mode: 0o644 })
+
+// The service's variables for the environment this instance stands for.
+const prefix = environment === 1 ? "TAX_AUTHORITY_LIVE" : "TAX_AUTHORITY_SANDBOX"
+process.stdout.write(
+  [
+    `Local SEFIN Nacional (tpAmb ${environment}, ${environment === 1 ? "production" : "produção restrita"}) listening`,
+    `  SEFIN:   ${authority.url}`,
+    `  DANFSe:  ${authority.danfseUrl}`,
+    `  CA file: ${caFile}`,
+    "",
+    "Service environment:",
+    `${prefix}_TARGET=sefin`,
+    `${prefix}_URL=${authority.url}`,
+    `${prefix}_DANFSE_URL=${authority.danfseUrl}`,
+    `TAX_AUTHORITY_CA_FILE=${caFile}`,
+    "",
+    "Stop with Ctrl-C.",
+    ""
+  ].join("\n")
+)
+
+let stopping = false
+const stop = (signal: NodeJS.Signals) => {
+  if (stopping) return
+  stopping = true
+  process.stdout.write(`${signal}: stopping\n`)
+  authority.close().then(
+    () => process.exit(0),
+    () => process.exit(1)
+  )
+}
+process.once("SIGINT", stop)
+process.once("SIGTERM", stop)
