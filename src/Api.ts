@@ -6,7 +6,7 @@ import { HttpApi, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
-import { DocumentsApi } from "./documents/Api.js"
+import { DocumentFilesApi, DocumentsApi } from "./documents/Api.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
@@ -31,6 +31,7 @@ const V1 = HttpApi.make("v1")
   .add(TenantsApi)
   .add(KeysApi)
   .add(DocumentsApi)
+  .add(DocumentFilesApi)
   .add(WebhooksApi)
   .add(CredentialsApi)
   .add(BillingApi)

@@ -26,7 +26,7 @@ import type { TaxAuthorityLive, TaxAuthoritySandbox } from "./authority/TaxAutho
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService } from "./documents/DocumentService.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
-import { DocumentsHttpLive } from "./documents/Http.js"
+import { DocumentFilesHttpLive, DocumentsHttpLive } from "./documents/Http.js"
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
 import { KeyService } from "./keys/KeyService.js"
@@ -61,9 +61,15 @@ const RateLimiterLive = Layer.unwrap(
   })
 )
 
-/** Tenant account: the credentials vault and billing, over their secrets (which refuse to start when missing in production). */
-const AccountServicesLive = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, BillingService.layer).pipe(
-  Layer.provideMerge(Layer.merge(MasterKeysLive, PaymentProviderSecretLive))
+/**
+ * The credentials vault over its master key (which refuses to start when missing in production).
+ * The account services and the national system's adapter share this one instance.
+ */
+const VaultLive = CredentialVault.layer.pipe(Layer.provideMerge(MasterKeysLive))
+
+/** Tenant account: credentials and billing, over their secrets. */
+const AccountServicesLive = Layer.mergeAll(CredentialService.layer, BillingService.layer).pipe(
+  Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive))
 )
 
 /** Background work of the tenant account: credential expiry, and re-wrapping after a master-key rotation. */
@@ -87,6 +93,7 @@ const HandlersLive = Layer.mergeAll(
   TenantsHttpLive,
   KeysHttpLive,
   DocumentsHttpLive,
+  DocumentFilesHttpLive,
   WebhooksHttpLive,
   CredentialsHttpLive,
   BillingHttpLive,
@@ -127,12 +134,16 @@ export const WorkersLive = Layer.mergeAll(
 export const makeApp = (
   config: Layer.Layer<AppConfig>,
   sql: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError, AppConfig> = SqlLive,
-  authorities: Layer.Layer<TaxAuthorityLive | TaxAuthoritySandbox, never, SqlClient.SqlClient> = TaxAuthoritiesLive
+  authorities: Layer.Layer<
+    TaxAuthorityLive | TaxAuthoritySandbox,
+    never,
+    SqlClient.SqlClient | CredentialVault | AppConfig
+  > = TaxAuthoritiesLive
 ) =>
   Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive).pipe(
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(EventLogLive),
-    Layer.provideMerge(authorities),
+    Layer.provideMerge(authorities.pipe(Layer.provide(VaultLive))),
     Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
     Layer.provideMerge(LoggerLive),

@@ -3,9 +3,15 @@
  * `TaxAuthoritySandbox` (homologation), built by one adapter parameterized by environment.
  *
  * Configuration (Effect `Config`):
- * - `TAX_AUTHORITY_LIVE_TARGET`, `TAX_AUTHORITY_SANDBOX_TARGET`: what each layer talks to. Default
- *   and, for now, only value: `simulator` (src/authority/Simulator.ts). Anything else stops the
- *   service at start-up: the national (SEFIN Nacional) protocol adapter does not exist yet.
+ * - `TAX_AUTHORITY_LIVE_TARGET`, `TAX_AUTHORITY_SANDBOX_TARGET`: what each layer talks to,
+ *   `simulator` (default: the built-in one, src/authority/Simulator.ts, so the service runs offline)
+ *   or `sefin` (the national NFS-e system, src/authority/SefinAdapter.ts).
+ * - `TAX_AUTHORITY_LIVE_URL`, `TAX_AUTHORITY_SANDBOX_URL`: the SEFIN Nacional base URLs (defaults:
+ *   production and "produção restrita", from the official API descriptions);
+ *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
+ * - `TAX_AUTHORITY_CA_FILE`: a PEM bundle of extra certificate authorities to trust for the
+ *   authority's TLS (produção restrita chains to ICP-Brasil, which Node does not trust by default;
+ *   also the local authority's test CA). Verification always stays on.
  * - `TAX_AUTHORITY_SIMULATOR_LATENCY` (duration, default 0 ms) and
  *   `TAX_AUTHORITY_SIMULATOR_FAILURE_RATE` (0..1, default 0): the simulator's behaviour.
  * - `TAX_AUTHORITY_TIMEOUT` (duration, default 10 s): bound on every call; past it the call fails
@@ -26,10 +32,14 @@ import {
   type Scope
 } from "effect"
 import type { SqlClient } from "effect/sql"
+import { readFileSync } from "node:fs"
+import { CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
+import { makeSefinAuthority } from "./SefinAdapter.js"
 import { makeSimulator } from "./Simulator.js"
 import {
   AuthorityTimeout,
+  type AuthorityTarget,
   environmentCode,
   type TaxAuthority,
   TaxAuthorityLive,
@@ -38,37 +48,58 @@ import {
 
 /** What each environment's layer stands for. */
 export const authorityEnvironments = {
-  live: { system: "production", tpAmb: environmentCode("live"), targetVariable: "TAX_AUTHORITY_LIVE_TARGET" },
-  test: { system: "homologation", tpAmb: environmentCode("test"), targetVariable: "TAX_AUTHORITY_SANDBOX_TARGET" }
+  live: {
+    system: "production",
+    tpAmb: environmentCode("live"),
+    variablePrefix: "TAX_AUTHORITY_LIVE",
+    sefinUrl: "https://sefin.nfse.gov.br/SefinNacional",
+    danfseUrl: "https://adn.nfse.gov.br/danfse"
+  },
+  test: {
+    system: "homologation",
+    tpAmb: environmentCode("test"),
+    variablePrefix: "TAX_AUTHORITY_SANDBOX",
+    sefinUrl: "https://sefin.producaorestrita.nfse.gov.br/SefinNacional",
+    danfseUrl: "https://adn.producaorestrita.nfse.gov.br/danfse"
+  }
 } as const satisfies Record<
   Environment,
-  { system: TaxAuthority["system"]; tpAmb: 1 | 2; targetVariable: string }
+  { system: TaxAuthority["system"]; tpAmb: 1 | 2; variablePrefix: string; sefinUrl: string; danfseUrl: string }
 >
-
-export type AuthorityTarget = "simulator"
 
 export interface AuthorityAdapterConfig {
   readonly target: AuthorityTarget
   readonly timeout: Duration.Duration
   readonly simulator: { readonly latency: Duration.Duration; readonly failureRate: number }
+  readonly sefin: { readonly sefinUrl: string; readonly danfseUrl: string; readonly caFile: Option.Option<string> }
 }
 
 const target = (name: string): Config.Config<AuthorityTarget> =>
   Config.schema(
     Schema.String.check(Schema.makeFilter((value) =>
-      value === "simulator" ||
-      `${name}=${JSON.stringify(value)} is not supported: the only available target is "simulator"; ` +
-        `the national tax authority (SEFIN Nacional) protocol adapter is not available yet.`
+      value === "simulator" || value === "sefin" ||
+      `${name}=${JSON.stringify(value)} is not a target: use "simulator" (the built-in authority) or "sefin" (the national NFS-e system).`
     )),
     name
   ).pipe(
     Config.withDefault("simulator"),
-    Config.map(() => "simulator" as const)
+    Config.map((value) => value as AuthorityTarget)
   )
+
+/** An https base URL, kept without its trailing slash (paths are appended to it). */
+const baseUrl = (name: string, fallback: string): Config.Config<string> =>
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value) => {
+      const parsed = URL.canParse(value) ? new URL(value) : undefined
+      return (parsed !== undefined && parsed.protocol === "https:" && parsed.search === "" && parsed.hash === "") ||
+        `${name} must be an https:// URL without query or fragment (the national system is HTTPS only)`
+    })),
+    name
+  ).pipe(Config.withDefault(fallback), Config.map((value) => value.replace(/\/+$/u, "")))
 
 export const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapterConfig> =>
   Config.all({
-    target: target(authorityEnvironments[environment].targetVariable),
+    target: target(`${authorityEnvironments[environment].variablePrefix}_TARGET`),
     timeout: Config.schema(
       Schema.DurationFromString.check(Schema.makeFilter((d) =>
         Duration.isGreaterThan(d, Duration.zero) || "TAX_AUTHORITY_TIMEOUT must be a positive duration"
@@ -83,6 +114,14 @@ export const authorityConfig = (environment: Environment): Config.Config<Authori
         )),
         "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE"
       ).pipe(Config.withDefault(0))
+    }),
+    sefin: Config.all({
+      sefinUrl: baseUrl(`${authorityEnvironments[environment].variablePrefix}_URL`, authorityEnvironments[environment].sefinUrl),
+      danfseUrl: baseUrl(
+        `${authorityEnvironments[environment].variablePrefix}_DANFSE_URL`,
+        authorityEnvironments[environment].danfseUrl
+      ),
+      caFile: Config.option(Config.String("TAX_AUTHORITY_CA_FILE"))
     })
   })
 
@@ -133,42 +172,69 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
     )
   return {
     system: authority.system,
+    target: authority.target,
+    canSubmitFor: authority.canSubmitFor,
     submit: (submission) => bounded("submit", submission.submissionId, authority.submit(submission)),
     lookup: (ref) => bounded("lookup", ref.submissionId, authority.lookup(ref)),
-    cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request))
+    cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request)),
+    danfse: (request) => bounded("danfse", request.accessKey, authority.danfse(request))
   }
 }
+
+/** The extra CA bundle, read once at start-up: a missing or empty file stops the start. */
+const readCaBundle = (path: string) =>
+  Effect.try({
+    try: () => readFileSync(path, "utf8"),
+    catch: () => new Error(`TAX_AUTHORITY_CA_FILE=${path} cannot be read`)
+  }).pipe(
+    Effect.filterOrFail(
+      (pem) => pem.includes("-----BEGIN CERTIFICATE-----"),
+      () => new Error(`TAX_AUTHORITY_CA_FILE=${path} holds no PEM certificate`)
+    )
+  )
 
 /** The adapter for one environment, as configured. */
 export const makeAuthority = (
   environment: Environment
-): Effect.Effect<TaxAuthority, Config.ConfigError, SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<TaxAuthority, Config.ConfigError | Error, SqlClient.SqlClient | CredentialVault | Scope.Scope> =>
   Effect.gen(function*() {
     const config = yield* authorityConfig(environment)
     const { system } = authorityEnvironments[environment]
-    // Only one target exists today; the national protocol adapter will be chosen here by `config.target`.
-    const simulator = yield* makeSimulator({
-      system,
-      latency: config.simulator.latency,
-      failureRate: config.simulator.failureRate,
-      timeoutAfter: config.timeout
-    })
+    const authority = config.target === "sefin"
+      ? yield* makeSefinAuthority({
+        environment,
+        system,
+        timeout: config.timeout,
+        endpoints: {
+          sefinUrl: config.sefin.sefinUrl,
+          danfseUrl: config.sefin.danfseUrl,
+          ...(Option.isSome(config.sefin.caFile) ? { ca: yield* readCaBundle(config.sefin.caFile.value) } : {})
+        }
+      })
+      : yield* makeSimulator({
+        system,
+        latency: config.simulator.latency,
+        failureRate: config.simulator.failureRate,
+        timeoutAfter: config.timeout
+      })
     yield* Effect.logInfo("tax authority adapter ready").pipe(
-      Effect.annotateLogs({ "authority.system": system, "authority.target": config.target })
+      Effect.annotateLogs({
+        "authority.system": system,
+        "authority.target": config.target,
+        ...(config.target === "sefin" ? { "authority.url": config.sefin.sefinUrl } : {})
+      })
     )
-    return withTimeout(simulator, config.timeout)
+    return withTimeout(authority, config.timeout)
   })
 
 // A configuration error is fatal at start-up: the service must not run against the wrong authority.
-export const TaxAuthorityLiveLayer: Layer.Layer<TaxAuthorityLive, never, SqlClient.SqlClient> = Layer.effect(
+export const TaxAuthorityLiveLayer: Layer.Layer<TaxAuthorityLive, never, SqlClient.SqlClient | CredentialVault> = Layer.effect(
   TaxAuthorityLive,
   Effect.orDie(makeAuthority("live"))
 )
 
-export const TaxAuthoritySandboxLayer: Layer.Layer<TaxAuthoritySandbox, never, SqlClient.SqlClient> = Layer.effect(
-  TaxAuthoritySandbox,
-  Effect.orDie(makeAuthority("test"))
-)
+export const TaxAuthoritySandboxLayer: Layer.Layer<TaxAuthoritySandbox, never, SqlClient.SqlClient | CredentialVault> =
+  Layer.effect(TaxAuthoritySandbox, Effect.orDie(makeAuthority("test")))
 
 export const TaxAuthoritiesLive = Layer.merge(TaxAuthorityLiveLayer, TaxAuthoritySandboxLayer)
 

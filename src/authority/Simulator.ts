@@ -32,6 +32,10 @@
 import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
 import { buildAccessKey, yearMonthOf } from "./AccessKey.js"
+import { renderDanfse } from "./Danfse.js"
+import { dpsInputOf } from "./DocumentDps.js"
+import { buildDps, readDps } from "./Dps.js"
+import { buildNfse, readNfse } from "./Nfse.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 import {
   AlreadyAuthorized,
@@ -42,6 +46,7 @@ import {
   AuthorityUnavailable,
   type Cancellation,
   type CancellationRequest,
+  type DanfseRequest,
   type Submission,
   type SubmissionDocument,
   type SubmissionRef,
@@ -92,9 +97,44 @@ const protocolNumber = (system: AuthoritySystem, at: Date) =>
     (random) => `${environmentCodeOf(system)}${at.toISOString().slice(2, 10).replace(/-/g, "")}${random}`
   )
 
-const authorizationOf = (record: SimulatorRecord): Option.Option<Authorization> =>
-  record.accessKey !== null && record.protocol !== null && record.authorizedAt !== null
-    ? Option.some({ accessKey: record.accessKey, protocol: record.protocol, authorizedAt: record.authorizedAt })
+/**
+ * The NFS-e XML of an authorized record, as the national system's would read: the DPS built from
+ * the submitted document, inside the note. Built from the record on every read (it is a pure
+ * function of it), so nothing extra is stored. The simulator holds no certificate of the tenant or
+ * of its own, so neither the DPS nor the note carries a signature.
+ */
+const nfseXmlOf = (
+  system: AuthoritySystem,
+  record: SimulatorRecord & { readonly accessKey: string; readonly nfseNumber: number; readonly authorizedAt: Date }
+): string => {
+  // Written by this simulator from the port's SubmissionDocument (submit below).
+  const document = record.document as SubmissionDocument
+  const environment = system === "production" ? "live" : "test"
+  const dps = buildDps(dpsInputOf(document, environment, record.authorizedAt))
+  return buildNfse({
+    signedDpsXml: dps.xml,
+    dps: Result.getOrThrow(readDps(dps.xml)),
+    accessKey: record.accessKey,
+    nfseNumber: record.nfseNumber,
+    processedAt: record.authorizedAt,
+    tpAmb: environmentCodeOf(system)
+  })
+}
+
+const authorizationOf = (system: AuthoritySystem, record: SimulatorRecord): Option.Option<Authorization> =>
+  record.accessKey !== null && record.protocol !== null && record.authorizedAt !== null && record.nfseNumber !== null
+    ? Option.some({
+      accessKey: record.accessKey,
+      protocol: record.protocol,
+      authorizedAt: record.authorizedAt,
+      nfseNumber: String(record.nfseNumber),
+      nfseXml: nfseXmlOf(system, {
+        ...record,
+        accessKey: record.accessKey,
+        nfseNumber: record.nfseNumber,
+        authorizedAt: record.authorizedAt
+      })
+    })
     : Option.none()
 
 const NotesOnly = Schema.Struct({ notes: Schema.NullishOr(Schema.String) })
@@ -206,7 +246,7 @@ export const makeSimulator = (
                 Result.fail(unavailable("The tax authority is temporarily unavailable."))
               )
             }
-            const existing = authorizationOf(previous)
+            const existing = authorizationOf(system, previous)
             if (previous.status !== "received" && Option.isSome(existing)) {
               return submitted(
                 { ...received, lastOutcome: "duplicate" },
@@ -235,23 +275,18 @@ export const makeSimulator = (
             }
             const timesOut = notes.includes(MagicValues.timeout)
             const issued = yield* authorize(document, at)
-            const authorization: Authorization = {
+            const record: SimulatorRecord = {
+              ...withDocument,
+              status: "authorized",
+              nfseNumber: issued.nfseNumber,
               accessKey: issued.accessKey,
               protocol: issued.protocol,
-              authorizedAt: at
+              authorizedAt: at,
+              lastOutcome: timesOut ? "authorized (simulate:timeout)" : "authorized"
             }
-            return submitted(
-              {
-                ...withDocument,
-                status: "authorized",
-                nfseNumber: issued.nfseNumber,
-                accessKey: issued.accessKey,
-                protocol: issued.protocol,
-                authorizedAt: at,
-                lastOutcome: timesOut ? "authorized (simulate:timeout)" : "authorized"
-              },
-              Result.succeed({ authorization, timesOut })
-            )
+            // Just set above, so always Some.
+            const authorization = Option.getOrThrow(authorizationOf(system, record))
+            return submitted(record, Result.succeed({ authorization, timesOut }))
           })
       ))
       if (answer.timesOut) {
@@ -284,7 +319,7 @@ export const makeSimulator = (
             const found = Option.flatMap(current, (record): Option.Option<AuthorityRecord> =>
               record.status === "received"
                 ? Option.none()
-                : Option.map(authorizationOf(record), (authorization) => ({
+                : Option.map(authorizationOf(system, record), (authorization) => ({
                   status: record.status === "cancelled" ? "cancelled" : "authorized",
                   authorization,
                   cancelledAt: record.cancelledAt
@@ -365,5 +400,16 @@ export const makeSimulator = (
       ))
     })
 
-    return { system, submit, lookup, cancel } satisfies TaxAuthority
+    /** The simulator's DANFSe: rendered here from the note, as the national DANFSe service would. */
+    const danfse = Effect.fn("TaxAuthoritySimulator.danfse")(function*(request: DanfseRequest) {
+      const note = yield* Effect.orDie(Effect.fromResult(readNfse(request.nfseXml)))
+      return yield* Effect.promise(() =>
+        renderDanfse(note, { cancelled: request.cancelled, environment: environmentCodeOf(system) })
+      )
+    })
+
+    // The simulator stands for an authority that needs no certificate.
+    const canSubmitFor = () => Effect.succeed(true)
+
+    return { system, target: "simulator", canSubmitFor, submit, lookup, cancel, danfse } satisfies TaxAuthority
   })

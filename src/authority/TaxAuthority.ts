@@ -8,6 +8,16 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Environment } from "../domain/Principal.js"
 
+export interface TakerAddress {
+  readonly street: string
+  readonly number: string
+  readonly complement?: string | undefined
+  readonly district: string
+  readonly municipality_code: string
+  readonly state: string
+  readonly postal_code: string
+}
+
 /** What the authority needs to authorize a service invoice (a DPS, in the national system). */
 export interface SubmissionDocument {
   readonly environment: Environment
@@ -19,8 +29,14 @@ export interface SubmissionDocument {
     readonly tax_id: string
     readonly name: string
     readonly email?: string | undefined
+    readonly address?: TakerAddress | undefined
   }
-  readonly service: { readonly code: string; readonly description: string; readonly municipality_code: string }
+  readonly service: {
+    readonly code: string
+    readonly nbs_code?: string | undefined
+    readonly description: string
+    readonly municipality_code: string
+  }
   readonly amounts: {
     readonly services: number
     readonly deductions: number
@@ -53,17 +69,34 @@ export interface Authorization {
   readonly accessKey: string
   readonly protocol: string
   readonly authorizedAt: Date
+  /** The NFS-e number (nNFSe) the authority gave the note. */
+  readonly nfseNumber: string
+  /** The NFS-e XML exactly as the authority returned it (unpacked), kept for the document's files. */
+  readonly nfseXml: string
 }
 
 export interface CancellationRequest extends SubmissionRef {
+  readonly environment: Environment
+  /** The issuer's tax id: the author of the cancellation event. */
+  readonly issuerTaxId: string
   readonly accessKey: string
   readonly reasonCode: "issue_error" | "service_not_provided" | "other"
   readonly reason: string
 }
 
 export interface Cancellation {
-  readonly protocol: string
+  /** The authority's protocol for the registered event; null when it was registered before (found, not made, by this call). */
+  readonly protocol: string | null
   readonly cancelledAt: Date
+}
+
+/** The DANFSe (the note's PDF) of an authorized note. */
+export interface DanfseRequest {
+  readonly tenantId: string
+  readonly accessKey: string
+  /** The stored NFS-e XML: what a DANFSe rendered by the service shows. */
+  readonly nfseXml: string
+  readonly cancelled: boolean
 }
 
 /** What the authority knows about a submission id. */
@@ -90,19 +123,45 @@ export class AuthorityTimeout extends Schema.TaggedError<AuthorityTimeout>()("Au
 export class AlreadyAuthorized extends Schema.TaggedError<AlreadyAuthorized>()("AlreadyAuthorized", {
   accessKey: Schema.String,
   protocol: Schema.String,
-  authorizedAt: Schema.Date
+  authorizedAt: Schema.Date,
+  nfseNumber: Schema.String,
+  nfseXml: Schema.String
+}) {}
+
+/**
+ * The request never left: what we would send is wrong (a DPS that fails the official schema is our
+ * bug) or cannot be signed (no usable credential). Final, like a rejection, but not the authority's
+ * word: the document goes to `failed` with this code and message.
+ */
+export class RequestNotSent extends Schema.TaggedError<RequestNotSent>()("RequestNotSent", {
+  code: Schema.Literals(["dps_schema_violation", "event_schema_violation", "credential_required", "credential_unusable"]),
+  message: Schema.String
 }) {}
 
 export type TransientAuthorityError = AuthorityUnavailable | AuthorityTimeout
 
+/** What a layer talks to: the built-in simulator, or the national system (SEFIN Nacional). */
+export type AuthorityTarget = "simulator" | "sefin"
+
 export interface TaxAuthority {
   /** `production` or `homologation`, for spans and logs. */
   readonly system: "production" | "homologation"
+  readonly target: AuthorityTarget
+  /**
+   * Whether the tenant can send to this authority now. The national system takes only documents
+   * signed with the tenant's own certificate: an active one, not past its validity.
+   */
+  readonly canSubmitFor: (tenantId: string) => Effect.Effect<boolean>
   readonly submit: (
     submission: Submission
-  ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | TransientAuthorityError>
-  readonly lookup: (ref: SubmissionRef) => Effect.Effect<Option.Option<AuthorityRecord>, TransientAuthorityError>
-  readonly cancel: (request: CancellationRequest) => Effect.Effect<Cancellation, AuthorityRejected | TransientAuthorityError>
+  ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError>
+  readonly lookup: (
+    ref: SubmissionRef
+  ) => Effect.Effect<Option.Option<AuthorityRecord>, RequestNotSent | TransientAuthorityError>
+  readonly cancel: (
+    request: CancellationRequest
+  ) => Effect.Effect<Cancellation, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  readonly danfse: (request: DanfseRequest) => Effect.Effect<Uint8Array, RequestNotSent | TransientAuthorityError>
 }
 
 /** The production system; live keys' documents go here. */

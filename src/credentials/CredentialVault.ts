@@ -168,7 +168,14 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
       return { rewrapped, failed, currentKeyId: ring.current.id }
     }).pipe(Effect.withSpan("CredentialVault.rewrapAll"))
 
-    return { sealMaterial, activeFor, rewrapAll } as const
+    /**
+     * Whether the tenant holds a certificate that can sign now: active and not past its `not_after`
+     * (the expiry monitor marks a lapsed one `expired` only on its next round). Nothing is decrypted.
+     */
+    const canSign = (tenantId: string, at: Date): Effect.Effect<boolean> =>
+      Effect.map(repo.activeSealed(tenantId), Option.exists((row) => row.notAfter.getTime() > at.getTime()))
+
+    return { sealMaterial, activeFor, canSign, rewrapAll } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -8,6 +8,7 @@ import {
   InvalidState,
   NotFound,
   QuotaExceeded,
+  ServiceUnavailable,
   TenantSuspended
 } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
@@ -25,7 +26,7 @@ import {
   ServiceDescription,
   Taker
 } from "../domain/Document.js"
-import { ApiKeyAuth } from "../domain/Authentication.js"
+import { ApiKeyAuth, TenantReaderAuth } from "../domain/Authentication.js"
 
 export const NewDocument = Schema.Struct({
   // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
@@ -33,7 +34,7 @@ export const NewDocument = Schema.Struct({
   type: Schema.Literals(["service_invoice"]),
   reference: Schema.optionalKey(boundedText(100).annotate({ description: "Your own id; unique per tenant and environment." })),
   series: Schema.optionalKey(Series),
-  issue_date: Schema.optionalKey(IssueDate.annotate({ description: "Defaults to today (UTC)." })),
+  issue_date: Schema.optionalKey(IssueDate.annotate({ description: "The competence date. Defaults to today in Brasília time." })),
   taker: Taker,
   service: ServiceDescription,
   amounts: Schema.Struct({
@@ -76,6 +77,57 @@ export const IdempotencyHeaders = Schema.Struct({
 const TenantPath = { tenantId: TenantId }
 const DocumentPath = { tenantId: TenantId, docId: IdOf("document") }
 const KeyDocumentPath = { docId: IdOf("document") }
+
+/**
+ * A note's file, with its name for a download: `Content-Disposition` names it by access key, and
+ * `Etd-Document-Status` says whether the note stands (`authorized`) or was `cancelled` since.
+ */
+const NoteFile = <S extends Schema.Top>(body: S) =>
+  HttpApiSchema.WithHeaders(body, {
+    "content-disposition": Schema.String,
+    "etd-document-status": Schema.String
+  })
+
+/** The NFS-e XML exactly as the authority returned it. */
+export const NfseXmlFile = NoteFile(Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/xml" })))
+
+/** The DANFSe, the note's PDF. */
+export const DanfsePdfFile = NoteFile(Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" })))
+
+const fileErrors = [NotFound, InvalidState, CredentialRequired, ServiceUnavailable]
+
+const xmlDescription = "The authorized note's NFS-e XML, exactly as the tax authority returned it (`application/xml`). " +
+  "`409 invalid_state` before authorization. A cancelled note's XML stays available; `Etd-Document-Status` says `cancelled`."
+const pdfDescription = "The note's DANFSe (`application/pdf`): from the national DANFSe service when the environment " +
+  "targets the national system, rendered by the service with the simulator. `409 invalid_state` before authorization; " +
+  "a cancelled note's PDF carries a CANCELADA stamp."
+
+/**
+ * A document's files on the tenant path: a key with `documents:read` (its environment), or a
+ * member's session (either environment: the dashboard shows both).
+ */
+export class DocumentFilesApi extends HttpApiGroup.make("documentFiles")
+  .add(
+    HttpApiEndpoint.get("xml", "/tenants/:tenantId/documents/:docId/xml", {
+      params: DocumentPath,
+      success: NfseXmlFile,
+      error: fileErrors
+    })
+      .annotate(RequiredScope, "documents:read")
+      .annotate(OpenApi.Description, xmlDescription)
+  )
+  .add(
+    HttpApiEndpoint.get("pdf", "/tenants/:tenantId/documents/:docId/pdf", {
+      params: DocumentPath,
+      success: DanfsePdfFile,
+      error: fileErrors
+    })
+      .annotate(RequiredScope, "documents:read")
+      .annotate(OpenApi.Description, pdfDescription)
+  )
+  .middleware(TenantReaderAuth)
+  .annotate(OpenApi.Title, "Document files")
+{}
 
 const issueErrors = [QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, IdempotencyConflict, IdempotencyKeyReused]
 
@@ -156,6 +208,24 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: [NotFound, InvalidState]
     })
       .annotate(RequiredScope, "documents:cancel")
+  )
+  .add(
+    HttpApiEndpoint.get("xmlForKey", "/documents/:docId/xml", {
+      params: KeyDocumentPath,
+      success: NfseXmlFile,
+      error: fileErrors
+    })
+      .annotate(RequiredScope, "documents:read")
+      .annotate(OpenApi.Description, xmlDescription)
+  )
+  .add(
+    HttpApiEndpoint.get("pdfForKey", "/documents/:docId/pdf", {
+      params: KeyDocumentPath,
+      success: DanfsePdfFile,
+      error: fileErrors
+    })
+      .annotate(RequiredScope, "documents:read")
+      .annotate(OpenApi.Description, pdfDescription)
   )
   .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Documents")

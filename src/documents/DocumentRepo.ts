@@ -91,6 +91,7 @@ export interface DocumentFilters {
 }
 
 const documents = decodeRows(StoredDocument)
+const nfseXmls = decodeRows(Schema.Struct({ nfseXml: Schema.String }))
 const lastNumbers = decodeRows(Schema.Struct({ lastNumber: Schema.Number }))
 const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
@@ -205,7 +206,32 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
         WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid)
 
-    return repository("DocumentRepo", { nextNumber, takeQuota, insert, find, findById, findForUpdate, list, update, markSubmitting })
+    /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
+    const storeNfseXml = (documentId: string, nfseXml: string, at: Date) =>
+      sql`
+        INSERT INTO document_files (document_id, nfse_xml, stored_at) VALUES (${documentId}, ${nfseXml}, ${at})
+        ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at`.pipe(
+        Effect.asVoid
+      )
+
+    const findNfseXml = (documentId: string) =>
+      nfseXmls(sql`SELECT nfse_xml FROM document_files WHERE document_id = ${documentId}`).pipe(
+        Effect.map((rows) => Option.map(first(rows), (row) => row.nfseXml))
+      )
+
+    return repository("DocumentRepo", {
+      nextNumber,
+      takeQuota,
+      insert,
+      find,
+      findById,
+      findForUpdate,
+      list,
+      update,
+      markSubmitting,
+      storeNfseXml,
+      findNfseXml
+    })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

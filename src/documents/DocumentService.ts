@@ -15,6 +15,7 @@ import {
   InvalidState,
   NotFound,
   QuotaExceeded,
+  ServiceUnavailable,
   statusOf,
   TenantSuspended
 } from "../domain/Errors.js"
@@ -22,7 +23,7 @@ import { encodeId, idPrefixes } from "../domain/Ids.js"
 import { computeAmounts } from "../domain/Money.js"
 import { toPage, pageSize } from "../domain/Pagination.js"
 import type { Environment } from "../domain/Principal.js"
-import { now, quotaPeriod } from "../domain/Time.js"
+import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import type { ListDocumentsParams, NewDocument } from "./Api.js"
@@ -30,6 +31,8 @@ import { Document } from "../domain/Document.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { TenantService } from "../tenants/TenantService.js"
+import { dpsId } from "../authority/Dps.js"
+import { TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 
 export interface Issuer {
@@ -37,20 +40,19 @@ export interface Issuer {
   readonly environment: Environment
 }
 
-/**
- * The DPS id of the national system: `DPS` + municipality (7) + inscription type (1 CPF, 2 CNPJ)
- * + issuer tax id (14) + series (5) + number (15). Deterministic, so a retry carries the same id
- * and the authority can tell us whether it already authorized it.
- */
-export const submissionIdOf = (input: {
-  municipalityCode: string
-  issuerTaxId: string
-  series: string
-  number: number
-}) =>
-  `DPS${input.municipalityCode}${input.issuerTaxId.length === 11 ? "1" : "2"}${input.issuerTaxId.padStart(14, "0")}${
-    input.series.padStart(5, "0")
-  }${String(input.number).padStart(15, "0")}`
+/** Who reads a document's files: a key (its tenant and environment) or a member's session (its tenant, either environment). */
+export interface FileReader {
+  readonly tenantId: string
+  readonly environment?: Environment | undefined
+}
+
+/** A note exists from authorization on; a cancelled one keeps its files (they say it is cancelled). */
+const filesStatuses = new Set(["authorized", "cancel_requested", "cancelled"])
+
+const authorityUnreachable = new ServiceUnavailable({
+  message: "The tax authority did not answer; retry after the number of seconds in Retry-After.",
+  retry_after: 30
+})
 
 const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, InvalidRequest])
 type ContractError = typeof ContractError.Type
@@ -67,6 +69,9 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const idempotency = yield* Idempotency
     const jobs = yield* IssuanceQueue
     const tenants = yield* TenantService
+    const live = yield* TaxAuthorityLive
+    const sandbox = yield* TaxAuthoritySandbox
+    const authorityFor = (environment: Environment) => (environment === "live" ? live : sandbox)
 
     const accept = (issuer: Issuer, input: NewDocument, claim: { scope: IdempotencyScope; token: string } | null) =>
       Effect.gen(function*() {
@@ -86,6 +91,23 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         const found = yield* tenants.issuer(issuer.tenantId)
         if (Option.isNone(found)) return yield* new NotFound()
         const tenant = found.value
+        const authority = authorityFor(issuer.environment)
+        if (authority.target === "sefin") {
+          // SPEC §7: the national system takes only a DPS signed with the tenant's own certificate.
+          if (!tenant.verified || !(yield* authority.canSubmitFor(issuer.tenantId))) {
+            return yield* new CredentialRequired({
+              message: `Documents of the ${issuer.environment} environment go to the national NFS-e system, which needs ` +
+                "the tenant's A1 certificate: upload an active certificate for the tenant's tax id first."
+            })
+          }
+          if (input.service.nbs_code === undefined) {
+            return yield* new InvalidRequest({
+              message: "The request is not valid. service.nbs_code: the national NFS-e system requires the service's " +
+                "9-digit NBS code.",
+              issues: [{ path: ["service", "nbs_code"], message: "required by the national NFS-e system (cNBS)" }]
+            })
+          }
+        }
         if (issuer.environment === "live") {
           // SPEC §5: once another tenant has proven the tax id, this one keeps no claim on it for live
           // issuing (it cannot hold a certificate for it either: its upload would be a 409).
@@ -120,17 +142,14 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           reference: input.reference ?? null,
           series,
           number,
-          issueDate: input.issue_date ?? at.toISOString().slice(0, 10),
+          issueDate: input.issue_date ?? brazilianDate(at),
           taker: input.taker,
           service: input.service,
           amounts,
           notes: input.notes ?? null,
-          submissionId: submissionIdOf({
-            municipalityCode: input.service.municipality_code,
-            issuerTaxId: tenant.taxId,
-            series,
-            number
-          }),
+          // The DPS id: deterministic, so a retry carries it again and the authority can say whether
+          // it already authorized it (SPEC §6 "Never issue twice").
+          submissionId: dpsId({ municipalityCode: input.service.municipality_code, taxId: tenant.taxId, series, number }),
           createdAt,
           updatedAt: createdAt
         }
@@ -251,7 +270,68 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return document
     })
 
-    return { issue, get, list, cancel } as const
+    /** A document of the reader's tenant: in the key's environment, or in either for a member's session. */
+    const findFor = (reader: FileReader, id: string) =>
+      Effect.flatMap(
+        reader.environment === undefined
+          ? Effect.map(repo.findById(id), Option.filter((row) => row.tenantId === reader.tenantId))
+          : repo.find(reader.tenantId, reader.environment, id),
+        Option.match({ onNone: () => Effect.fail(new NotFound({ message: "No such document." })), onSome: Effect.succeed })
+      )
+
+    /**
+     * The note's NFS-e XML as the authority returned it. A note authorized before its XML was kept
+     * is asked of the authority once (by its submission id) and kept from then on.
+     */
+    const noteOf = (reader: FileReader, id: string) =>
+      Effect.gen(function*() {
+        const row = yield* findFor(reader, id)
+        if (row.authority === null || !filesStatuses.has(row.status)) {
+          return yield* new InvalidState({
+            message: `The document's files exist once the authority has authorized it; this one is ${row.status}.`
+          })
+        }
+        const stored = yield* repo.findNfseXml(row.id)
+        if (Option.isSome(stored)) return { row, authority: row.authority, nfseXml: stored.value }
+        const found = yield* authorityFor(row.environment).lookup({ tenantId: row.tenantId, submissionId: row.submissionId }).pipe(
+          Effect.catchTags({
+            RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
+            AuthorityUnavailable: () => Effect.fail(authorityUnreachable),
+            AuthorityTimeout: () => Effect.fail(authorityUnreachable)
+          })
+        )
+        if (Option.isNone(found)) {
+          return yield* Effect.die(new Error(`the authority has no record of authorized document ${row.id}`))
+        }
+        const nfseXml = found.value.authorization.nfseXml
+        yield* repo.storeNfseXml(row.id, nfseXml, yield* now)
+        return { row, authority: row.authority, nfseXml }
+      })
+
+    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: FileReader, id: string) {
+      const note = yield* noteOf(reader, id)
+      return { xml: note.nfseXml, document: toDocument(note.row) }
+    })
+
+    /** The DANFSe: the national DANFSe service's PDF, or the one the simulator's layer renders. */
+    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: FileReader, id: string) {
+      const note = yield* noteOf(reader, id)
+      const pdf = yield* authorityFor(note.row.environment).danfse({
+        tenantId: note.row.tenantId,
+        accessKey: note.authority.access_key,
+        nfseXml: note.nfseXml,
+        cancelled: note.row.status === "cancelled"
+      }).pipe(
+        Effect.catchTags({
+          RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
+          AuthorityUnavailable: () => Effect.fail(authorityUnreachable),
+          AuthorityTimeout: () => Effect.fail(authorityUnreachable)
+        })
+      )
+      return { pdf, document: toDocument(note.row) }
+    })
+
+    return { issue, get, list, cancel, nfseXml, danfse } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

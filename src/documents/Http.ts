@@ -1,12 +1,23 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
+import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
-import { CurrentApiKey } from "../domain/Principal.js"
+import type { Document } from "../domain/Document.js"
+import { CurrentApiKey, CurrentPrincipal } from "../domain/Principal.js"
 import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
-import { DocumentService, type Issuer } from "./DocumentService.js"
+import { DocumentService, type FileReader, type Issuer } from "./DocumentService.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
 const issuer = Effect.map(CurrentApiKey, (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment }))
+
+/** A file answer: named by the note's access key, and saying whether the note still stands. */
+const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
+  HttpApiSchema.withHeaders({
+    body,
+    headers: {
+      "content-disposition": `inline; filename="NFSe-${document.authority?.access_key ?? document.id}.${extension}"`,
+      "etd-document-status": document.status === "cancelled" ? "cancelled" : "authorized"
+    }
+  })
 
 export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService
@@ -22,6 +33,14 @@ export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.f
     readonly params: { readonly docId: string }
     readonly payload: typeof CancelDocument.Type
   }) => Effect.flatMap(issuer, (by) => documents.cancel(by, params.docId, payload))
+  const xml = ({ params }: { readonly params: { readonly docId: string } }) =>
+    Effect.flatMap(issuer, (by) => documents.nfseXml(by, params.docId)).pipe(
+      Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
+    )
+  const pdf = ({ params }: { readonly params: { readonly docId: string } }) =>
+    Effect.flatMap(issuer, (by) => documents.danfse(by, params.docId)).pipe(
+      Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
+    )
   return handlers
     .handle("issue", issue)
     .handle("list", list)
@@ -31,4 +50,24 @@ export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.f
     .handle("listForKey", list)
     .handle("getForKey", get)
     .handle("cancelForKey", cancel)
+    .handle("xmlForKey", xml)
+    .handle("pdfForKey", pdf)
+}))
+
+/** Who reads on the tenant path: a key (its environment) or a member's session (both environments). */
+const reader = (tenantId: string) =>
+  Effect.map(CurrentPrincipal, (principal): FileReader =>
+    principal._tag === "Session" ? { tenantId } : { tenantId: principal.tenantId, environment: principal.environment })
+
+export const DocumentFilesHttpLive = HttpApiBuilder.group(Api, "documentFiles", Effect.fn(function*(handlers) {
+  const documents = yield* DocumentService
+  return handlers
+    .handle("xml", ({ params }) =>
+      Effect.flatMap(reader(params.tenantId), (by) => documents.nfseXml(by, params.docId)).pipe(
+        Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
+      ))
+    .handle("pdf", ({ params }) =>
+      Effect.flatMap(reader(params.tenantId), (by) => documents.danfse(by, params.docId)).pipe(
+        Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
+      ))
 }))

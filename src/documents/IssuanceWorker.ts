@@ -16,6 +16,7 @@
 import { Duration, Effect, Layer, Option } from "effect"
 import {
   type Authorization,
+  type RequestNotSent,
   type SubmissionRef,
   TaxAuthorityLive,
   TaxAuthoritySandbox,
@@ -40,6 +41,7 @@ type Outcome =
   | { readonly _tag: "Cancelled"; readonly protocol: string | null; readonly cancelledAt: Date }
   | { readonly _tag: "CancellationRefused"; readonly code: string; readonly message: string }
   | { readonly _tag: "Transient"; readonly code: string; readonly message: string }
+  | { readonly _tag: "NotSent"; readonly code: string; readonly message: string }
 
 const authorized = (authorization: Authorization): Outcome => ({ _tag: "Authorized", authorization })
 const cancelled = (protocol: string | null, cancelledAt: Date): Outcome => ({ _tag: "Cancelled", protocol, cancelledAt })
@@ -73,12 +75,23 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         })
       switch (outcome._tag) {
         case "Authorized": {
-          const { accessKey, protocol, authorizedAt } = outcome.authorization
+          const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
+          yield* repo.storeNfseXml(row.id, nfseXml, at)
           return yield* settle({
             status: "authorized",
-            authority: { access_key: accessKey, protocol, authorized_at: authorizedAt }
+            authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
           }, "document.authorized")
         }
+        case "NotSent":
+          // Nothing reached the authority: retrying would build and refuse the same request again.
+          if (job.kind === "submit") {
+            return yield* settle({ status: "failed", lastError: lastError(outcome.code, outcome.message) }, "document.failed")
+          }
+          return yield* settle({
+            status: "authorized",
+            cancellation: { ...row.cancellation!, error: { code: outcome.code, message: outcome.message } },
+            lastError: lastError(outcome.code, outcome.message)
+          }, "document.cancellation_failed")
         case "Rejected":
           return yield* settle({ status: "rejected", rejection: { code: outcome.code, message: outcome.message } }, "document.rejected")
         case "Cancelled":
@@ -121,6 +134,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
 
   const submissionOf = (row: StoredDocument): SubmissionRef => ({ tenantId: row.tenantId, submissionId: row.submissionId })
 
+  const notSent = (error: RequestNotSent): Effect.Effect<Outcome> =>
+    Effect.succeed({ _tag: "NotSent", code: error.code, message: error.message })
+
   const transient = (error: { readonly _tag: string; readonly message: string }): Outcome => ({
     _tag: "Transient",
     code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
@@ -151,17 +167,21 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     }).pipe(
       Effect.catchTags({
         AlreadyAuthorized: (existing) =>
-          Effect.succeed<Outcome>({
-            _tag: "Authorized",
-            authorization: { accessKey: existing.accessKey, protocol: existing.protocol, authorizedAt: existing.authorizedAt }
-          }),
+          Effect.succeed(authorized({
+            accessKey: existing.accessKey,
+            protocol: existing.protocol,
+            authorizedAt: existing.authorizedAt,
+            nfseNumber: existing.nfseNumber,
+            nfseXml: existing.nfseXml
+          })),
+        RequestNotSent: notSent,
         AuthorityRejected: (rejected) => Effect.succeed<Outcome>({ _tag: "Rejected", code: rejected.code, message: rejected.message }),
         AuthorityUnavailable: (error) => Effect.succeed(transient(error)),
         AuthorityTimeout: (error) => Effect.succeed(transient(error))
       })
     )
 
-  const cancel = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority) =>
+  const cancel = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, issuerTaxId: string) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(submissionOf(row))
@@ -172,6 +192,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const cancellation = row.cancellation!
       const result = yield* authority.cancel({
         ...submissionOf(row),
+        environment: row.environment,
+        issuerTaxId,
         accessKey: row.authority!.access_key,
         reasonCode: cancellation.reason_code,
         reason: cancellation.reason
@@ -181,6 +203,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       Effect.catchTags({
         AuthorityRejected: (refused) =>
           Effect.succeed<Outcome>({ _tag: "CancellationRefused", code: refused.code, message: refused.message }),
+        RequestNotSent: notSent,
         AuthorityUnavailable: (error) => Effect.succeed(transient(error)),
         AuthorityTimeout: (error) => Effect.succeed(transient(error))
       })
@@ -207,16 +230,16 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       let outcome: Outcome
       // The document as this job leaves it: the outcome is written over it (and sent with its event).
       let current = row
+      const tenant = yield* tenants.issuer(row.tenantId)
+      if (Option.isNone(tenant)) return yield* Effect.die(`document ${row.id} has no tenant`)
       if (job.kind === "submit") {
-        const tenant = yield* tenants.issuer(row.tenantId)
-        if (Option.isNone(tenant)) return yield* Effect.die(`document ${row.id} has no tenant`)
         const at = yield* now
         // Counted only by the lease holder: a stale worker must not touch the document.
         yield* Effect.andThen(queue.hold(job), repo.markSubmitting(row.id, at)).pipe(inTransaction)
         current = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
         outcome = yield* submit(job, current, authority, tenant.value)
       } else {
-        outcome = yield* cancel(job, row, authority)
+        outcome = yield* cancel(job, row, authority, tenant.value.taxId)
       }
       yield* record(job, current, outcome)
     }).pipe(

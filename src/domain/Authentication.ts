@@ -30,11 +30,14 @@ export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provid
   security: { session: bearer }
 }) {}
 
-/** A member's session or any active key of the path's tenant (no scope needed). */
+/**
+ * A member's session or an active key of the path's tenant. A key needs the endpoint's
+ * `RequiredScope` when it declares one; a session reads everything of its tenant.
+ */
 export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth, { provides: CurrentPrincipal }>()(
   "TenantReaderAuth",
   {
-    error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InvalidSession, NotFound, RateLimited],
+    error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, InvalidSession, NotFound, RateLimited],
     security: { bearer }
   }
 ) {}

@@ -43,6 +43,14 @@ export const ServiceDescription = Schema.Struct({
   code: Schema.String.check(
     Schema.isPattern(/^[0-9]{6}$/u, { message: "service.code must be the 6-digit national service code (cTribNac)" })
   ),
+  nbs_code: Schema.optionalKey(
+    Schema.String.check(
+      Schema.isPattern(/^[0-9]{9}$/u, { message: "service.nbs_code must be the 9-digit NBS code of the service" })
+    ).annotate({
+      description: "The service's NBS code (Nomenclatura Brasileira de Serviços), 9 digits. Required by the national " +
+        "system (DPS `cNBS`): documents of an environment that targets it are refused without it."
+    })
+  ),
   description: boundedText(2000),
   municipality_code: MunicipalityCode
 }).annotate({ identifier: "Service" })
@@ -51,7 +59,11 @@ export const ServiceDescription = Schema.Struct({
  * A DPS series: 1 to 5 digits. "01" and "1" are the same series at the authority (the DPS id pads
  * it to 5 digits), so it is stored without leading zeros.
  */
-export const Series = Schema.String.check(Schema.isPattern(/^[0-9]{1,5}$/u, { message: "series must have 1 to 5 digits" })).pipe(
+export const Series = Schema.String.check(
+  Schema.isPattern(/^[0-9]{1,5}$/u, { message: "series must have 1 to 5 digits" }),
+  // The national schema refuses an all-zero series; refused here, it never becomes a failed document.
+  Schema.makeFilter((s) => !/^0+$/u.test(s), { message: "series must not be zero" })
+).pipe(
   Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s) => String(Number(s)), encode: (s) => s }))
 ).annotate({ description: "1 to 5 digits; leading zeros are not significant. Default \"1\"." })
 
@@ -69,7 +81,10 @@ export const IssueDate = Schema.String.check(
 )
 
 export const AuthorityInfo = Schema.Struct({
-  access_key: Schema.String,
+  access_key: Schema.String.annotate({ description: "The note's 50-digit access key (chave de acesso)." }),
+  nfse_number: Schema.NullOr(Schema.String).annotate({
+    description: "The NFS-e number the authority gave the note (null for notes authorized before it was recorded)."
+  }),
   protocol: Schema.String,
   authorized_at: Schema.Date
 }).annotate({ identifier: "AuthorityInfo" })

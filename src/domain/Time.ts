@@ -3,6 +3,15 @@ import { Clock, Effect, Schema } from "effect"
 /** The current time from the Effect clock (TestClock in tests), never `new Date()` directly. */
 export const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
+const brasiliaDate = new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" })
+
+/**
+ * The calendar date of a moment in Brasília time (YYYY-MM-DD): the date a Brazilian invoice
+ * carries. From 21:00 on, UTC is already on the next day, and a competence date after the emission
+ * date is an error at the national system.
+ */
+export const brazilianDate = (at: Date): string => brasiliaDate.format(at)
+
 /** The quota period of a moment: its calendar month in UTC, `YYYY-MM`. */
 export const quotaPeriod = (at: Date) => at.toISOString().slice(0, 7)
 

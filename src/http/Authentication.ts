@@ -113,7 +113,10 @@ const make = Effect.gen(function*() {
         if (token.startsWith("etd_sess_")) {
           principal = (yield* authenticateSession(token, endpoint)).principal
         } else if (token.startsWith("etd_live_") || token.startsWith("etd_test_")) {
-          principal = (yield* authenticateKey(token, endpoint)).principal
+          const { policy, principal: key } = yield* authenticateKey(token, endpoint)
+          // A key reads what its scopes allow; a member's session reads everything of its tenant.
+          yield* requireScope(policy.scope, key.scopes)
+          principal = key
         } else {
           return yield* new InvalidApiKey()
         }

@@ -59,8 +59,8 @@ const policyProblem = (policy: EndpointPolicy): string | undefined => {
   if (policy.authentication === "session" && onTenantPath && policy.roles === null) {
     return "takes a member's session on a tenant path but declares no RequiredRoles"
   }
-  if (policy.authentication !== "api_key" && policy.scope !== null) {
-    return "declares a RequiredScope, which only API-key endpoints enforce"
+  if (policy.authentication !== "api_key" && policy.authentication !== "session_or_api_key" && policy.scope !== null) {
+    return "declares a RequiredScope, which only endpoints that take an API key enforce"
   }
   if (policy.roles !== null && !(policy.authentication === "session" && onTenantPath)) {
     return "declares RequiredRoles, which only session endpoints on a tenant path enforce"

@@ -54,6 +54,7 @@ const issuers = decodeRows(Schema.Struct({
   taxId: Schema.String,
   status: TenantStatus,
   monthlyQuota: Schema.Number,
+  verified: Schema.Boolean,
   taxIdVerifiedByAnother: Schema.Boolean
 }))
 const memberships = decodeRows(MembershipRecord)
@@ -105,7 +106,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      */
     const findIssuer = (id: string) =>
       issuers(sql`
-        SELECT t.name, t.tax_id, t.status, t.monthly_quota,
+        SELECT t.name, t.tax_id, t.status, t.monthly_quota, t.verified,
           EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another
         FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
 

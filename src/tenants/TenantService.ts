@@ -59,7 +59,10 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       return toTenant(row.value, quotaPeriod(at))
     })
 
-    /** The issuer's name, tax id, status, quota and whether another tenant proved its tax id: None for an unknown tenant. */
+    /**
+     * The issuer's name, tax id, status, quota, whether it proved its tax id and whether another tenant
+     * did: None for an unknown tenant.
+     */
     const issuer = (tenantId: string) => tenants.findIssuer(tenantId)
 
     /**

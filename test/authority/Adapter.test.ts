@@ -16,9 +16,11 @@ import {
 import type {
   AlreadyAuthorized,
   AuthorityRejected,
+  RequestNotSent,
   Submission,
   TransientAuthorityError
 } from "../../src/authority/TaxAuthority.js"
+import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
@@ -42,13 +44,16 @@ const submission = (notes: string | null = null): Submission => ({
   }
 })
 
-type AuthorityError = AuthorityRejected | AlreadyAuthorized | TransientAuthorityError
+type AuthorityError = AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError
 
 const realPause = (millis = 5) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
 
 /** Builds a layer (and releases it) with the given environment variables, for its exit. */
-const start = <ROut>(layer: Layer.Layer<ROut, never, SqlClient.SqlClient>, variables: Record<string, string>) =>
-  Effect.exit(Effect.scoped(Layer.build(layer.pipe(Layer.provide(withEnv(variables)))))).pipe(Effect.map(Exit.asVoid))
+// The simulator never opens a credential; the national system's adapter only does when it sends.
+const NoVault = Layer.mock(CredentialVault, { sealMaterial: () => { throw new Error("not expected") } })
+
+const start = <ROut>(layer: Layer.Layer<ROut, never, SqlClient.SqlClient | CredentialVault>, variables: Record<string, string>) =>
+  Effect.exit(Effect.scoped(Layer.build(layer.pipe(Layer.provide([withEnv(variables), NoVault]))))).pipe(Effect.map(Exit.asVoid))
 
 const defectMessage = <A, E>(exit: Exit.Exit<A, E>): string =>
   Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "succeeded"
@@ -62,27 +67,51 @@ const systemsOf = (submissionId: string) =>
   })
 
 for (const database of testDatabases) {
-  const Database = Layer.provideMerge(MigrationsLive, databaseLayer(database))
+  const Database = Layer.mergeAll(Layer.provideMerge(MigrationsLive, databaseLayer(database)), NoVault)
 
   layer(Database, { timeout: 120_000 })(`authority adapter (${database})`, (it) => {
-    it.effect("refuses an unknown target at start-up, saying the national adapter is not available yet", () =>
+    it.effect("refuses an unknown target at start-up, naming the variable and the two targets", () =>
       Effect.gen(function*() {
         const attempts = [
-          { variable: "TAX_AUTHORITY_LIVE_TARGET", exit: yield* start(TaxAuthorityLiveLayer, { TAX_AUTHORITY_LIVE_TARGET: "sefin" }) },
+          { variable: "TAX_AUTHORITY_LIVE_TARGET", exit: yield* start(TaxAuthorityLiveLayer, { TAX_AUTHORITY_LIVE_TARGET: "national" }) },
           {
             variable: "TAX_AUTHORITY_SANDBOX_TARGET",
-            exit: yield* start(TaxAuthoritySandboxLayer, { TAX_AUTHORITY_SANDBOX_TARGET: "sefin" })
+            exit: yield* start(TaxAuthoritySandboxLayer, { TAX_AUTHORITY_SANDBOX_TARGET: "SEFIN" })
           }
         ]
         for (const { exit, variable } of attempts) {
           expect(Exit.isFailure(exit)).toBe(true)
           const message = defectMessage(exit)
           expect(message).toContain(variable)
-          expect(message).toContain("not available yet")
+          expect(message).toContain(`"simulator"`)
+          expect(message).toContain(`"sefin"`)
         }
         // The whole pair fails when either side is misconfigured.
         const both = yield* start(TaxAuthoritiesLive, { TAX_AUTHORITY_SANDBOX_TARGET: "national" })
         expect(Exit.isFailure(both)).toBe(true)
+      }))
+
+    it.effect("starts the national system's adapter with its official URLs, and refuses a URL that is not https or a CA file that is not PEM", () =>
+      Effect.gen(function*() {
+        expect(defectMessage(yield* start(TaxAuthoritiesLive, {
+          TAX_AUTHORITY_LIVE_TARGET: "sefin",
+          TAX_AUTHORITY_SANDBOX_TARGET: "sefin"
+        }))).toBe("succeeded")
+        const plainHttp = yield* start(TaxAuthoritySandboxLayer, {
+          TAX_AUTHORITY_SANDBOX_TARGET: "sefin",
+          TAX_AUTHORITY_SANDBOX_URL: "http://sefin.producaorestrita.nfse.gov.br/SefinNacional"
+        })
+        expect(defectMessage(plainHttp)).toContain("TAX_AUTHORITY_SANDBOX_URL")
+        const notPem = yield* start(TaxAuthorityLiveLayer, {
+          TAX_AUTHORITY_LIVE_TARGET: "sefin",
+          TAX_AUTHORITY_CA_FILE: new URL(import.meta.url).pathname
+        })
+        expect(defectMessage(notPem)).toContain("TAX_AUTHORITY_CA_FILE")
+        const missing = yield* start(TaxAuthorityLiveLayer, {
+          TAX_AUTHORITY_LIVE_TARGET: "sefin",
+          TAX_AUTHORITY_CA_FILE: "/nonexistent/ca.pem"
+        })
+        expect(defectMessage(missing)).toContain("cannot be read")
       }))
 
     it.effect("refuses a failure rate outside 0..1 and a malformed timeout", () =>
@@ -135,7 +164,7 @@ for (const database of testDatabases) {
         const calls: ReadonlyArray<Effect.Effect<unknown, AuthorityError>> = [
           authority.submit(sub),
           authority.lookup(sub),
-          authority.cancel({ tenantId: sub.tenantId, submissionId: sub.submissionId, accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
+          authority.cancel({ tenantId: sub.tenantId, submissionId: sub.submissionId, environment: "test", issuerTaxId: "11222333000181", accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
         ]
         for (const call of calls) {
           const fiber = yield* Effect.forkChild(call)

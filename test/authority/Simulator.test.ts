@@ -248,6 +248,8 @@ for (const database of testDatabases) {
         const request = {
           tenantId: sub.tenantId,
           submissionId: sub.submissionId,
+          environment: "test",
+          issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "issue_error",
           reason: "Issued with the wrong amount by mistake"
@@ -278,6 +280,8 @@ for (const database of testDatabases) {
         const refused = yield* Effect.flip(authority.cancel({
           tenantId: sub.tenantId,
           submissionId: sub.submissionId,
+          environment: "test",
+          issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "other",
           reason: "The customer changed their mind"
@@ -292,6 +296,8 @@ for (const database of testDatabases) {
         const unknown = yield* Effect.flip(authority.cancel({
           tenantId: TENANT,
           submissionId: "DPS-unknown",
+          environment: "test",
+          issuerTaxId: "11222333000181",
           accessKey: "1".repeat(50),
           reasonCode: "other",
           reason: "The customer changed their mind"
@@ -304,6 +310,8 @@ for (const database of testDatabases) {
         const neverAuthorized = yield* Effect.flip(authority.cancel({
           tenantId: rejected.tenantId,
           submissionId: rejected.submissionId,
+          environment: "test",
+          issuerTaxId: "11222333000181",
           accessKey: "1".repeat(50),
           reasonCode: "other",
           reason: "The customer changed their mind"
@@ -315,6 +323,8 @@ for (const database of testDatabases) {
         const foreign = yield* Effect.flip(authority.cancel({
           tenantId: other.tenantId,
           submissionId: other.submissionId,
+          environment: "test",
+          issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "other",
           reason: "The customer changed their mind"
@@ -358,6 +368,8 @@ for (const database of testDatabases) {
             yield* Effect.result(failing.cancel({
               tenantId: authorized.tenantId,
               submissionId: authorized.submissionId,
+              environment: "test",
+              issuerTaxId: "11222333000181",
               accessKey: authorization.accessKey,
               reasonCode: "other",
               reason: "The customer changed their mind"
@@ -482,7 +494,7 @@ for (const database of testDatabases) {
         expect(Option.getOrThrow(yield* authority.lookup(ours)).authorization).toEqual(first)
         expect(Option.getOrThrow(yield* authority.lookup(theirs)).authorization).toEqual(second)
         // Cancelling one leaves the other authorized.
-        yield* authority.cancel({ ...theirs, accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20) })
+        yield* authority.cancel({ ...theirs, environment: "test", issuerTaxId: "11222333000181", accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20) })
         expect(Option.getOrThrow(yield* authority.lookup(ours)).status).toBe("authorized")
         expect(Option.isNone(yield* authority.lookup({ ...ours, tenantId: "ten_third" }))).toBe(true)
       }))

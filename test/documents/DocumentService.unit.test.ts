@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import { TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService } from "../../src/documents/DocumentService.js"
@@ -26,7 +27,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
   const enqueued: Array<NewIssuanceJob> = []
   const mocks = Layer.mergeAll(
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", taxIdVerifiedByAnother: false, ...tenant }))
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", verified: false, taxIdVerifiedByAnother: false, ...tenant }))
     }),
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),
@@ -38,6 +39,9 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       channel: "etd_document_jobs",
       enqueue: (jobs) => Effect.sync(() => void enqueued.push(...jobs))
     }),
+    // Both environments on the simulator: no certificate needed.
+    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator" }),
+    Layer.mock(TaxAuthoritySandbox, { system: "homologation", target: "simulator" }),
     // These tests send no Idempotency-Key.
     Layer.mock(Idempotency, { hold: () => (effect) => effect }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })

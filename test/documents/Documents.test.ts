@@ -179,7 +179,10 @@ for (const database of testDatabases) {
           total: 150000
         })
         expect(Math.abs(queued.created_at.getTime() - before)).toBeLessThan(10_000)
-        expect(queued.issue_date).toBe(queued.created_at.toISOString().slice(0, 10))
+        // The competence date of a Brazilian invoice: today in Brasília time, not in UTC.
+        expect(queued.issue_date).toBe(
+          new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" }).format(queued.created_at)
+        )
         expect(field(response.json, "created_at")).toBe(queued.created_at.toISOString())
 
         const done = yield* waitFor(t.test, t.tenantId, queued.id)

@@ -59,8 +59,12 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
   const events: Array<string> = []
   const objects: Array<unknown> = []
   const submitted: Array<string> = []
+  const stored_xml: Array<string> = []
   const sandbox: TaxAuthority = {
     system: "homologation",
+    target: "simulator",
+    canSubmitFor: () => Effect.succeed(true),
+    danfse: () => Effect.die("the authority's danfse was not expected"),
     submit: (submission) =>
       Effect.sync(() => submitted.push(submission.submissionId)).pipe(
         Effect.andThen(Effect.die("the authority's submit was not expected"))
@@ -80,20 +84,21 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(DocumentRepo, {
       findById: () => Effect.succeed(Option.some(stored)),
       markSubmitting: () => Effect.void,
+      storeNfseXml: (_, xml) => Effect.sync(() => void stored_xml.push(xml)),
       update: (_, change) => Effect.sync(() => void changes.push(change))
     }),
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100, taxIdVerifiedByAnother: false }))
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100, verified: false, taxIdVerifiedByAnother: false }))
     }),
     Layer.mock(EventLog, {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
     }),
     Layer.succeed(TaxAuthoritySandbox, sandbox),
-    Layer.mock(TaxAuthorityLive, { system: "production" }),
+    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator" }),
     AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
     Transaction.layerTest
   )
-  return { queueWrites, changes, events, objects, submitted, layer: mocks }
+  return { queueWrites, changes, events, objects, submitted, storedXml: stored_xml, layer: mocks }
 }
 
 describe("IssuanceWorker (neighbours mocked)", () => {
@@ -117,11 +122,11 @@ describe("IssuanceWorker (neighbours mocked)", () => {
 
   it.effect("a retry adopts the authorization the authority already holds instead of submitting again", () => {
     const authorizedAt = new Date(START - 1000)
-    const { queueWrites, changes, events, objects, submitted, layer } = workerWith({
+    const { queueWrites, changes, events, objects, storedXml, submitted, layer } = workerWith({
       lookup: () =>
         Effect.succeed(Option.some({
           status: "authorized" as const,
-          authorization: { accessKey: "3".repeat(50), protocol: "P-1", authorizedAt },
+          authorization: { accessKey: "3".repeat(50), protocol: "P-1", authorizedAt, nfseNumber: "7", nfseXml: "<NFSe/>" },
           cancelledAt: null
         }))
     })
@@ -133,15 +138,17 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       expect(queueWrites).toEqual(["complete:done"])
       expect(changes).toEqual([{
         status: "authorized",
-        authority: { access_key: "3".repeat(50), protocol: "P-1", authorized_at: authorizedAt }
+        authority: { access_key: "3".repeat(50), nfse_number: "7", protocol: "P-1", authorized_at: authorizedAt }
       }])
+      // The note's XML is kept with the outcome, for the document's files.
+      expect(storedXml).toEqual(["<NFSe/>"])
       expect(events).toEqual(["document.authorized"])
       // The event carries the document as the job left it: this attempt counted, the authorization in.
       expect(objects[0]).toMatchObject({
         id: stored.id,
         status: "authorized",
         attempts: 1,
-        authority: { access_key: "3".repeat(50), protocol: "P-1", authorized_at: authorizedAt },
+        authority: { access_key: "3".repeat(50), nfse_number: "7", protocol: "P-1", authorized_at: authorizedAt },
         updated_at: new Date(START)
       })
     }).pipe(Effect.provide(layer))

@@ -9,6 +9,7 @@ import {
   type AuthorityRejected,
   type Authorization,
   type CancellationRequest,
+  type RequestNotSent,
   type Submission,
   type TaxAuthority,
   type TransientAuthorityError
@@ -23,7 +24,7 @@ export type SubmitScript = (
   submission: Submission,
   attempt: number,
   authorize: Effect.Effect<Authorization>
-) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | TransientAuthorityError>
+) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError>
 
 export type CancelScript = (
   request: CancellationRequest,
@@ -52,10 +53,13 @@ export const makeScriptedAuthority = (
       const existing = records.get(submissionId)
       if (existing) return existing.authorization
       sequence += 1
+      const accessKey = String(sequence).padStart(50, "3")
       const authorization: Authorization = {
-        accessKey: String(sequence).padStart(50, "3"),
+        accessKey,
         protocol: `P${sequence}`,
-        authorizedAt: new Date(millis)
+        authorizedAt: new Date(millis),
+        nfseNumber: String(sequence),
+        nfseXml: `<NFSe xmlns="http://www.sped.fazenda.gov.br/nfse"><infNFSe Id="NFS${accessKey}"/></NFSe>`
       }
       records.set(submissionId, { status: "authorized", authorization, cancelledAt: null })
       return authorization
@@ -63,6 +67,9 @@ export const makeScriptedAuthority = (
 
   const authority: TaxAuthority = {
     system,
+    target: "simulator",
+    canSubmitFor: () => Effect.succeed(true),
+    danfse: () => Effect.succeed(new TextEncoder().encode("%PDF-1.7 scripted")),
     submit: (submission) =>
       Effect.suspend(() => {
         const attempt = count("submit", submission.submissionId)

@@ -7,6 +7,7 @@ import credentialsBilling from "./0005_credentials_billing.js"
 import queueFairness from "./0006_queue_fairness.js"
 import taxIdOwnership from "./0007_tax_id_ownership.js"
 import queueCaps from "./0008_queue_caps.js"
+import documentFiles from "./0009_document_files.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -17,5 +18,6 @@ export const migrations = Migrator.fromRecord({
   "0005_credentials_billing": credentialsBilling,
   "0006_queue_fairness": queueFairness,
   "0007_tax_id_ownership": taxIdOwnership,
-  "0008_queue_caps": queueCaps
+  "0008_queue_caps": queueCaps,
+  "0009_document_files": documentFiles
 })

@@ -1,0 +1,36 @@
+/**
+ * A document as the national system's DPS: the one mapping from the port's `SubmissionDocument`
+ * to `DpsInput`, shared by the `sefin` adapter (which signs and sends it) and the simulator (whose
+ * NFS-e embeds it, as the national system's does).
+ *
+ * The issuer's municipality (cLocEmi) is the service's: the tenant records no address of its own,
+ * and a provider issues where it is registered, which is where it provides the service in the common
+ * case. The issuer is taken as not opting for Simples Nacional unless the document says otherwise.
+ */
+import type { Environment } from "../domain/Principal.js"
+import { normalizeTaxId } from "../domain/TaxId.js"
+import type { DpsInput } from "./Dps.js"
+import { environmentCode, type SubmissionDocument } from "./TaxAuthority.js"
+
+export const dpsInputOf = (document: SubmissionDocument, environment: Environment, emittedAt: Date): DpsInput => ({
+  tpAmb: environmentCode(environment),
+  emittedAt,
+  competence: document.issueDate,
+  series: document.series,
+  number: document.number,
+  issuer: { taxId: normalizeTaxId(document.issuer.taxId), municipalityCode: document.service.municipality_code },
+  taker: {
+    taxId: normalizeTaxId(document.taker.tax_id),
+    name: document.taker.name,
+    ...(document.taker.email === undefined ? {} : { email: document.taker.email }),
+    ...(document.taker.address === undefined ? {} : { address: document.taker.address })
+  },
+  service: {
+    code: document.service.code,
+    ...(document.service.nbs_code === undefined ? {} : { nbsCode: document.service.nbs_code }),
+    description: document.service.description,
+    municipalityCode: document.service.municipality_code
+  },
+  amounts: document.amounts,
+  notes: document.notes
+})

@@ -1,0 +1,239 @@
+/**
+ * The national NFS-e system (SEFIN Nacional) behind the `TaxAuthority` port (SPEC §7 "The real
+ * protocol"): production for live keys, "produção restrita" for test keys.
+ *
+ * A submission becomes a DPS v1.01 (DocumentDps.ts, Dps.ts), signed with the tenant's A1
+ * certificate (XmlSignature.ts), checked against the official schemas (Xsd.ts) and only then sent
+ * (SefinClient.ts) over mutual TLS with the same certificate. What never left is `RequestNotSent`
+ * (our bug, or no usable certificate): the document fails without the authority seeing it.
+ *
+ * Reconciliation asks `GET /dps/{id}` by the deterministic DPS id (the submission id) and fetches
+ * the note with `GET /nfse/{chave}`. A duplicate DPS (E0014) is adopted the same way. Cancellation
+ * is the signed event e101101; a note already cancelled (E0840) is what a retried cancellation
+ * finds after the first attempt's answer was lost, so it counts as cancelled.
+ */
+import { Clock, Effect, Option, Redacted, Result, type Scope } from "effect"
+import { CredentialVault } from "../credentials/CredentialVault.js"
+import type { Environment } from "../domain/Principal.js"
+import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
+import { dpsInputOf } from "./DocumentDps.js"
+import { buildDps } from "./Dps.js"
+import { readNfse } from "./Nfse.js"
+import {
+  type ClientIdentity,
+  makeSefinClient,
+  type SefinEndpoints,
+  type SefinRefused,
+  type SefinTimeout,
+  type SefinUnavailable
+} from "./SefinClient.js"
+import {
+  AlreadyAuthorized,
+  type Authorization,
+  AuthorityRejected,
+  AuthorityTimeout,
+  AuthorityUnavailable,
+  environmentCode,
+  RequestNotSent,
+  type TaxAuthority
+} from "./TaxAuthority.js"
+import { signEnveloped } from "./XmlSignature.js"
+import { validateXml } from "./Xsd.js"
+
+export interface SefinAuthorityOptions {
+  readonly environment: Environment
+  readonly system: TaxAuthority["system"]
+  readonly endpoints: SefinEndpoints
+  readonly timeout: import("effect").Duration.Duration
+}
+
+/** The national system's codes this adapter acts on (README of the reference files). */
+export const SefinCodes = { duplicateDps: "E0014", alreadyCancelled: "E0840" } as const
+
+const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+const transportError = (error: SefinUnavailable | SefinTimeout) =>
+  error._tag === "SefinTimeout"
+    ? new AuthorityTimeout({ message: error.message })
+    : new AuthorityUnavailable({ message: error.message, ...(error.status === undefined ? {} : { status: error.status }) })
+
+/** The authority's refusal as a rejection: its first code, and every message it gave. */
+const rejectionOf = (refused: SefinRefused) =>
+  new AuthorityRejected({
+    code: refused.errors[0]?.code ?? `HTTP${refused.status}`,
+    message: refused.errors.length === 0
+      ? `The authority refused the request (HTTP ${refused.status}) without saying why.`
+      : refused.errors.map((e) => [e.code, e.message, e.complement].filter(Boolean).join(": ")).join("; ")
+  })
+
+const refusedWith = (refused: SefinRefused, code: string) => refused.errors.some((e) => e.code === code)
+
+export const makeSefinAuthority = (
+  options: SefinAuthorityOptions
+): Effect.Effect<TaxAuthority, never, CredentialVault | Scope.Scope> =>
+  Effect.gen(function*() {
+    const vault = yield* CredentialVault
+    const client = yield* makeSefinClient({ endpoints: options.endpoints, timeout: options.timeout })
+    const { system } = options
+    const tpAmb = environmentCode(options.environment)
+
+    /** The tenant's certificate for signing and for the TLS connection; none usable → not sent. */
+    const identityOf = (tenantId: string) =>
+      Effect.gen(function*() {
+        const material = yield* vault.activeFor(tenantId).pipe(
+          Effect.catchTags({
+            NoActiveCredential: () =>
+              Effect.fail(new RequestNotSent({
+                code: "credential_required",
+                message: "The tenant has no active A1 certificate; upload one to send documents to the national system."
+              })),
+            CredentialUnreadable: () =>
+              Effect.fail(new RequestNotSent({
+                code: "credential_unusable",
+                message: "The tenant's certificate could not be opened; upload it again."
+              }))
+          })
+        )
+        if (material.notAfter.getTime() <= (yield* now).getTime()) {
+          return yield* new RequestNotSent({
+            code: "credential_required",
+            message: "The tenant's A1 certificate has expired; upload a valid one."
+          })
+        }
+        return {
+          credentialId: material.credentialId,
+          certificatePem: material.certificatePem,
+          privateKeyPem: material.privateKeyPem
+        } satisfies ClientIdentity
+      })
+
+    /** Signs `xml` over `element` with the tenant's key; a key the signature cannot use is not sent. */
+    const sign = (xml: string, element: "infDPS" | "infPedReg", identity: ClientIdentity) =>
+      Effect.try({
+        try: () =>
+          signEnveloped(xml, {
+            element,
+            privateKeyPem: Redacted.value(identity.privateKeyPem),
+            certificatePem: identity.certificatePem
+          }),
+        // The library's message may quote key material: only a fixed text leaves.
+        catch: () =>
+          new RequestNotSent({
+            code: "credential_unusable",
+            message: "The tenant's certificate cannot sign for the national system (it needs an RSA key)."
+          })
+      })
+
+    const schemaChecked = (schema: "DPS" | "pedRegEvento", xml: string) =>
+      Result.match(validateXml(schema, xml), {
+        onSuccess: () => Effect.succeed(xml),
+        onFailure: (violation) =>
+          Effect.fail(new RequestNotSent({
+            code: schema === "DPS" ? "dps_schema_violation" : "event_schema_violation",
+            message: `The ${schema} does not pass the official schema (our bug; nothing was sent): ` +
+              violation.messages.slice(0, 5).join("; ")
+          }))
+      })
+
+    /** The authorization an NFS-e XML records. */
+    const authorizationOf = (nfseXml: string) =>
+      Result.match(readNfse(nfseXml), {
+        onFailure: (error) =>
+          Effect.fail(new AuthorityUnavailable({ message: `The authority answered an unreadable NFS-e: ${error.message}` })),
+        onSuccess: (note): Effect.Effect<Authorization, AuthorityUnavailable> =>
+          Effect.succeed({
+            accessKey: note.accessKey,
+            nfseNumber: note.nfseNumber,
+            // The national system registers every note under a document number (nDFSe): our protocol.
+            protocol: note.dfseNumber ?? note.accessKey,
+            authorizedAt: new Date(note.processedAt),
+            nfseXml
+          })
+      })
+
+    /** The note the authority holds for a DPS id, if any. */
+    const noteOfDps = (identity: ClientIdentity, dpsId: string) =>
+      Effect.gen(function*() {
+        const found = yield* client.findDps(identity, dpsId)
+        if (Option.isNone(found)) return Option.none<Authorization>()
+        const note = yield* client.getNfse(identity, found.value.accessKey)
+        if (Option.isNone(note)) {
+          // The DPS names a key the query does not know yet: the national system is still settling it.
+          return yield* new AuthorityUnavailable({ message: "The authority knows the DPS but not yet its NFS-e." })
+        }
+        return Option.some(yield* authorizationOf(note.value.nfseXml))
+      })
+
+    const submit: TaxAuthority["submit"] = (submission) =>
+      Effect.gen(function*() {
+        const identity = yield* identityOf(submission.tenantId)
+        const dps = buildDps(dpsInputOf(submission.document, options.environment, yield* now))
+        const signed = yield* sign(dps.xml, "infDPS", identity)
+        yield* schemaChecked("DPS", signed)
+        const sent = yield* Effect.result(client.submitDps(identity, signed))
+        if (Result.isSuccess(sent)) return yield* authorizationOf(sent.success.nfseXml)
+        const error = sent.failure
+        if (error._tag !== "SefinRefused") return yield* transportError(error)
+        if (!refusedWith(error, SefinCodes.duplicateDps)) return yield* rejectionOf(error)
+        // Sent before (the first answer was lost): adopt the note the authority already issued.
+        const existing = yield* noteOfDps(identity, dps.id)
+        if (Option.isNone(existing)) return yield* rejectionOf(error)
+        return yield* new AlreadyAuthorized(existing.value)
+      }).pipe(
+        Effect.catchTags({ SefinUnavailable: transportError, SefinTimeout: transportError, SefinRefused: rejectionOf })
+      )
+
+    const lookup: TaxAuthority["lookup"] = (ref) =>
+      Effect.gen(function*() {
+        const identity = yield* identityOf(ref.tenantId)
+        const note = yield* noteOfDps(identity, ref.submissionId)
+        return Option.map(note, (authorization) => ({ status: "authorized" as const, authorization, cancelledAt: null }))
+      }).pipe(
+        Effect.catchTags({
+          SefinUnavailable: transportError,
+          SefinTimeout: transportError,
+          // A query refused with an error list is not an answer about the DPS: ask again later.
+          SefinRefused: (refused) => Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
+        })
+      )
+
+    const cancel: TaxAuthority["cancel"] = (request) =>
+      Effect.gen(function*() {
+        const identity = yield* identityOf(request.tenantId)
+        const requestedAt = yield* now
+        const event = buildCancellationRequest({
+          tpAmb,
+          requestedAt,
+          issuerTaxId: request.issuerTaxId,
+          accessKey: request.accessKey,
+          reasonCode: cancellationReasonCode[request.reasonCode],
+          reason: request.reason
+        })
+        const signed = yield* sign(event.xml, "infPedReg", identity)
+        yield* schemaChecked("pedRegEvento", signed)
+        const sent = yield* Effect.result(client.registerEvent(identity, request.accessKey, signed))
+        if (Result.isSuccess(sent)) {
+          const registered = readEvento(sent.success.eventXml)
+          return Result.isSuccess(registered)
+            ? { protocol: registered.success.id, cancelledAt: new Date(registered.success.processedAt) }
+            : { protocol: null, cancelledAt: requestedAt }
+        }
+        const error = sent.failure
+        if (error._tag !== "SefinRefused") return yield* transportError(error)
+        if (refusedWith(error, SefinCodes.alreadyCancelled)) return { protocol: null, cancelledAt: requestedAt }
+        return yield* rejectionOf(error)
+      })
+
+    const danfse: TaxAuthority["danfse"] = (request) =>
+      Effect.flatMap(identityOf(request.tenantId), (identity) => client.getDanfse(identity, request.accessKey)).pipe(
+        Effect.catchTags({
+          SefinUnavailable: transportError,
+          SefinTimeout: transportError,
+          SefinRefused: (refused) => Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
+        })
+      )
+
+    const canSubmitFor: TaxAuthority["canSubmitFor"] = (tenantId) => Effect.flatMap(now, (at) => vault.canSign(tenantId, at))
+
+    return { system, target: "sefin", canSubmitFor, submit, lookup, cancel, danfse } satisfies TaxAuthority
+  })

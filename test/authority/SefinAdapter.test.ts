@@ -1,0 +1,198 @@
+/**
+ * The `sefin` adapter against the local authority, call by call (issue 9 "Tests for"): what never
+ * leaves (a DPS that fails the official schema, no usable certificate), what the authority refuses
+ * (a DPS signed with another tenant's certificate), duplicates adopted through `GET /dps/{id}`, a
+ * cancellation already registered, an HTML 404 that proves nothing, and one TLS identity per
+ * credential, replaced when the credential changes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { withTimeout } from "../../src/authority/Adapter.js"
+import { type LocalAuthority, localAuthorityScoped } from "../../src/authority/local/LocalAuthority.js"
+import { makeSefinAuthority } from "../../src/authority/SefinAdapter.js"
+import type { Submission, SubmissionDocument } from "../../src/authority/TaxAuthority.js"
+import { type CredentialMaterial, CredentialVault, NoActiveCredential } from "../../src/credentials/CredentialVault.js"
+import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
+import { cnpj } from "../support/fixtures.js"
+
+const TENANT = "ten_sefin"
+const PASSWORD = "senha"
+const DAY = 86_400_000
+
+const certificateFor = (taxId: string, options: { freshKey?: boolean } = {}) =>
+  makePkcs12({ cn: `EMPRESA ${taxId} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD, ...options })
+
+const materialOf = (p12: TestPkcs12, credentialId: string, notAfter = new Date(Date.now() + 365 * DAY)): CredentialMaterial => ({
+  credentialId,
+  notAfter,
+  certificatePem: p12.certificatePem,
+  privateKeyPem: Redacted.make(p12.privateKeyPem)
+})
+
+/** A vault whose answer the test changes as it goes (a new upload, none at all). */
+const vaultHolding = (initial: CredentialMaterial | null) => {
+  let current = initial
+  const layer = Layer.mock(CredentialVault, {
+    sealMaterial: () => {
+      throw new Error("not expected")
+    },
+    activeFor: (tenantId) =>
+      current === null
+        ? Effect.fail(new NoActiveCredential({ tenantId, message: "The tenant has no active credential." }))
+        : Effect.succeed(current),
+    canSign: (_, at) => Effect.succeed(current !== null && current.notAfter.getTime() > at.getTime())
+  })
+  return { layer, set: (material: CredentialMaterial | null) => void (current = material) }
+}
+
+let number = 0
+const document = (issuerTaxId: string, overrides: Partial<SubmissionDocument> = {}): SubmissionDocument => ({
+  environment: "test",
+  issuer: { taxId: issuerTaxId, name: "Empresa Ltda" },
+  series: "1",
+  number: ++number,
+  issueDate: "2026-11-20",
+  taker: { tax_id: "52998224725", name: "Maria da Silva" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
+  amounts: { services: 100000, deductions: 0, base: 100000, iss_rate: "2.00", iss_amount: 2000, total: 100000 },
+  notes: null,
+  ...overrides
+})
+
+const submission = (doc: SubmissionDocument): Submission => ({
+  tenantId: TENANT,
+  submissionId: `DPS${doc.service.municipality_code}2${doc.issuer.taxId}${doc.series.padStart(5, "0")}${
+    String(doc.number).padStart(15, "0")
+  }`,
+  document: doc
+})
+
+const adapterOn = (local: LocalAuthority, endpoints: Partial<{ sefinUrl: string }> = {}) =>
+  Effect.map(
+    makeSefinAuthority({
+      environment: "test",
+      system: "homologation",
+      timeout: Duration.seconds(3),
+      endpoints: { sefinUrl: endpoints.sefinUrl ?? local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
+    }),
+    (authority) => withTimeout(authority, Duration.seconds(3))
+  )
+
+const submitsTo = (local: LocalAuthority) => local.received.filter((r) => r.operation === "submitDps").length
+
+describe("sefin adapter against the local authority", () => {
+  const taxId = cnpj()
+  const ours = certificateFor(taxId)
+  const vault = vaultHolding(materialOf(ours, "crd_1"))
+
+  it.live("a DPS that fails the official schema is never sent: RequestNotSent with the schema's message", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const authority = yield* adapterOn(local)
+      const doc = document(taxId)
+      const { nbs_code: _, ...service } = doc.service
+      const error = yield* Effect.flip(authority.submit(submission({ ...doc, service })))
+      expect(error._tag).toBe("RequestNotSent")
+      if (error._tag === "RequestNotSent") {
+        expect(error.code).toBe("dps_schema_violation")
+        expect(error.message).toContain("cNBS")
+      }
+      expect(submitsTo(local)).toBe(0)
+    }).pipe(Effect.provide(vault.layer)))
+
+  it.live("a DPS signed with another tenant's certificate is refused by the authority, and is final", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const someoneElse = vaultHolding(materialOf(certificateFor(cnpj()), "crd_other"))
+      const authority = yield* Effect.provide(adapterOn(local), someoneElse.layer)
+      const error = yield* Effect.flip(authority.submit(submission(document(taxId))))
+      expect(error._tag).toBe("AuthorityRejected")
+      if (error._tag === "AuthorityRejected") expect(error.code).toBe("E0718")
+      expect(submitsTo(local)).toBe(1)
+      expect(local.submissions()).toHaveLength(0)
+    }))
+
+  it.live("a duplicate DPS id is adopted through GET /dps/{id}: the same note, not a second one", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const authority = yield* adapterOn(local)
+      const sub = submission(document(taxId))
+      const first = yield* authority.submit(sub)
+      expect(first.accessKey).toMatch(/^[0-9]{50}$/)
+      expect(first.nfseXml).toContain(`Id="NFS${first.accessKey}"`)
+      const again = yield* Effect.flip(authority.submit(sub))
+      expect(again._tag).toBe("AlreadyAuthorized")
+      if (again._tag === "AlreadyAuthorized") {
+        expect(again.accessKey).toBe(first.accessKey)
+        expect(again.nfseXml).toBe(first.nfseXml)
+      }
+      expect(local.received.filter((r) => r.operation === "findDps")).toHaveLength(1)
+      expect(local.submissions()).toHaveLength(1)
+      const found = yield* authority.lookup(sub)
+      expect(Option.map(found, (record) => record.authorization.accessKey)).toEqual(Option.some(first.accessKey))
+      expect(Option.isNone(yield* authority.lookup(submission(document(taxId))))).toBe(true)
+    }).pipe(Effect.provide(vault.layer)))
+
+  it.live("cancels with the signed event; a cancellation already registered counts as done", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const authority = yield* adapterOn(local)
+      const sub = submission(document(taxId))
+      const note = yield* authority.submit(sub)
+      const request = {
+        ...sub,
+        environment: "test" as const,
+        issuerTaxId: taxId,
+        accessKey: note.accessKey,
+        reasonCode: "issue_error" as const,
+        reason: "Valor errado na nota fiscal"
+      }
+      const cancelled = yield* authority.cancel(request)
+      expect(cancelled.protocol).not.toBeNull()
+      // The first answer was lost; the retry finds the event registered (E0840).
+      const again = yield* authority.cancel(request)
+      expect(again.protocol).toBeNull()
+      expect(local.received.filter((r) => r.operation === "registerEvent")).toHaveLength(2)
+      const refused = submission(document(taxId, { notes: "simulate:cancel-reject" }))
+      const other = yield* authority.submit(refused)
+      const error = yield* Effect.flip(authority.cancel({ ...request, ...refused, accessKey: other.accessKey }))
+      expect(error._tag).toBe("AuthorityRejected")
+    }).pipe(Effect.provide(vault.layer)))
+
+  it.live("no certificate, or an expired one: RequestNotSent credential_required, nothing sent", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const changing = vaultHolding(null)
+      const authority = yield* Effect.provide(adapterOn(local), changing.layer)
+      const none = yield* Effect.flip(authority.submit(submission(document(taxId))))
+      expect(none._tag === "RequestNotSent" && none.code).toBe("credential_required")
+      expect(yield* authority.canSubmitFor(TENANT)).toBe(false)
+      changing.set(materialOf(ours, "crd_old", new Date(Date.now() - DAY)))
+      const expired = yield* Effect.flip(authority.submit(submission(document(taxId))))
+      expect(expired._tag === "RequestNotSent" && expired.code).toBe("credential_required")
+      expect(yield* authority.canSubmitFor(TENANT)).toBe(false)
+      expect(local.received).toHaveLength(0)
+    }))
+
+  it.live("an HTML 404 (wrong base path) proves nothing: the lookup is transient, never 'not submitted'", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const authority = yield* adapterOn(local, { sefinUrl: local.url.replace(/\/SefinNacional$/, "") })
+      const error = yield* Effect.flip(authority.lookup(submission(document(taxId))))
+      expect(error._tag).toBe("AuthorityUnavailable")
+    }).pipe(Effect.provide(vault.layer)))
+
+  it.live("one TLS identity per credential: a new certificate is used as soon as it replaces the old one", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const changing = vaultHolding(materialOf(ours, "crd_a"))
+      const authority = yield* Effect.provide(adapterOn(local), changing.layer)
+      yield* authority.submit(submission(document(taxId)))
+      const renewed = certificateFor(taxId, { freshKey: true })
+      changing.set(materialOf(renewed, "crd_b"))
+      yield* authority.submit(submission(document(taxId)))
+      const presented = local.received.map((r) => r.clientCertificatePem?.replace(/\s/g, ""))
+      expect(presented[0]).toBe(ours.certificatePem.replace(/\s/g, ""))
+      expect(presented.at(-1)).toBe(renewed.certificatePem.replace(/\s/g, ""))
+    }))
+})

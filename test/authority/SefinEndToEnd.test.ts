@@ -1,0 +1,298 @@
+/**
+ * The national NFS-e protocol end to end (issue 9, "Done when"): the service's `sefin` adapter
+ * against the protocol-faithful local authority, over real mutual TLS. Test keys' documents go to
+ * the local "produção restrita"; live keys stay on the simulator.
+ *
+ * A tenant uploads its A1 certificate, issues a document, the DPS it sent is checked by tools we
+ * did not write (xmlsec1 for the signature, xmllint for the official schema), reads the NFS-e XML
+ * and the DANFSe, and cancels it with a signed e101101 event. Around that path: a tenant without a
+ * certificate is refused at acceptance, a business refusal becomes `rejected` with the authority's
+ * code, and an answer lost to a timeout is reconciled through `GET /dps/{id}` without a second note.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { makeApp } from "../../src/App.js"
+import { TaxAuthorityLiveLayer, withTimeout } from "../../src/authority/Adapter.js"
+import { type LocalAuthority, localAuthorityScoped } from "../../src/authority/local/LocalAuthority.js"
+import { makeSefinAuthority } from "../../src/authority/SefinAdapter.js"
+import { TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
+import { writePatchedSchemas } from "../../src/authority/Xsd.js"
+import type { AppConfigShape } from "../../src/Config.js"
+import { Document } from "../../src/domain/Document.js"
+import { expectError } from "../support/accounts.js"
+import { makePkcs12 } from "../support/certificates.js"
+import { createKey, registerOwner } from "../support/fixtures.js"
+import { databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
+
+const hasTool = (tool: string) => {
+  try {
+    execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+const XMLSEC1 = hasTool("xmlsec1")
+const XMLLINT = hasTool("xmllint")
+const PDFTOPPM = hasTool("pdftoppm")
+
+/** Short timeout so `simulate:timeout` is reconciled within the test. */
+const CALL_TIMEOUT = Duration.seconds(2)
+
+class Authority extends Context.Service<Authority, LocalAuthority>()("test/LocalAuthority") {}
+
+// One local authority per app: the same layer object in both places, so it is built once.
+const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2, timeoutAfter: "4 seconds" }))
+
+const SandboxOnLocalAuthority = Layer.effect(
+  TaxAuthoritySandbox,
+  Effect.gen(function*() {
+    const local = yield* Authority
+    const authority = yield* makeSefinAuthority({
+      environment: "test",
+      system: "homologation",
+      timeout: CALL_TIMEOUT,
+      endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
+    })
+    return withTimeout(authority, CALL_TIMEOUT)
+  })
+)
+
+const fast: Partial<AppConfigShape> = {
+  loginRateLimit: { perMinute: 100_000 },
+  rateLimit: { perSecond: 100_000, burst: 100_000 },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
+  retry: { baseDelay: Duration.millis(50), maxDelay: Duration.millis(200), window: Duration.seconds(30) }
+}
+
+const appOn = (database: TestDatabase) =>
+  Layer.merge(
+    makeApp(
+      testConfig(fast),
+      databaseLayer(database),
+      Layer.merge(TaxAuthorityLiveLayer, SandboxOnLocalAuthority).pipe(Layer.provide(LocalAuthorityLive))
+    ).pipe(Layer.provideMerge(httpServerTest)),
+    LocalAuthorityLive
+  )
+
+const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
+
+const PASSWORD = "senha-do-certificado"
+
+/** A tenant that proved its CNPJ with an A1 certificate, and a test key. */
+const certifiedTenant = (label: string) =>
+  Effect.gen(function*() {
+    const owner = yield* registerOwner(label)
+    const tenant = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session })
+    const taxId = String(tenant.json?.["tax_id"]).replace(/\D/g, "")
+    const p12 = makePkcs12({ cn: `${label.toUpperCase()} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
+    const upload = yield* rawRequest("POST", `/v1/tenants/${owner.tenantId}/credentials`, {
+      token: owner.session,
+      body: { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: PASSWORD }
+    })
+    expect(upload.status, upload.text).toBe(201)
+    const key = yield* createKey(owner, "test")
+    return { owner, taxId, p12, token: key.token }
+  })
+
+const invoice = (notes?: string) => ({
+  type: "service_invoice",
+  taker: {
+    tax_id: "529.982.247-25",
+    name: "Maria José da Conceição",
+    email: "maria@example.com",
+    address: {
+      street: "Rua das Acácias",
+      number: "100",
+      district: "Centro",
+      municipality_code: "3550308",
+      state: "SP",
+      postal_code: "01001000"
+    }
+  },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Análise e desenvolvimento de sistemas — sprint de novembro",
+    municipality_code: "3550308"
+  },
+  amounts: { services: 150000, deductions: 10000, iss_rate: "2.00" },
+  ...(notes === undefined ? {} : { notes })
+})
+
+const settle = (token: string, id: string, until: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 600; i++) {
+      const got = yield* rawRequest("GET", `/v1/documents/${id}`, { token })
+      const document = decodeDocument(got.json)
+      if (until.includes(document.status)) return document
+      yield* Effect.sleep(Duration.millis(50))
+    }
+    return yield* Effect.die(`document ${id} did not reach ${until.join("/")}`)
+  })
+
+const tmp = () => mkdtempSync(join(tmpdir(), "etd-sefin-"))
+
+for (const database of testDatabases) {
+  layer(appOn(database), { timeout: 300_000, excludeTestServices: true })(`national NFS-e through the sefin adapter (${database})`, (it) => {
+    it.effect("issues, verifies, reads, renders and cancels a note over mutual TLS", () =>
+      Effect.gen(function*() {
+        const local = yield* Authority
+        const { owner, p12, taxId, token } = yield* certifiedTenant("nacional")
+
+        // The national system needs the NBS code; the API says so before anything is queued.
+        const withoutNbs = invoice()
+        const { nbs_code: _, ...serviceWithoutNbs } = withoutNbs.service
+        const refused = yield* rawRequest("POST", "/v1/documents", { token, body: { ...withoutNbs, service: serviceWithoutNbs } })
+        expectError(refused, 400, "invalid_request")
+        expect(JSON.stringify(refused.json)).toContain("nbs_code")
+
+        const accepted = yield* rawRequest("POST", "/v1/documents", { token, body: invoice() })
+        expect(accepted.status, accepted.text).toBe(202)
+        const document = yield* settle(token, String(accepted.json?.["id"]), ["authorized", "rejected", "failed"])
+        expect(document.status, JSON.stringify(document.last_error ?? document.rejection)).toBe("authorized")
+        const accessKey = document.authority!.access_key
+        expect(accessKey).toMatch(/^[0-9]{50}$/)
+        expect(document.authority!.nfse_number).toMatch(/^[0-9]+$/)
+
+        // What went over the wire: one POST /nfse, over TLS with the tenant's certificate.
+        const posts = local.received.filter((r) => r.operation === "submitDps")
+        expect(posts).toHaveLength(1)
+        const sent = posts[0]!
+        expect(sent.clientTaxId).toBe(taxId)
+        expect(sent.clientCertificatePem?.replace(/\s/g, "")).toBe(p12.certificatePem.replace(/\s/g, ""))
+        const dpsXml = sent.xml!
+        // The deterministic DPS id: municipality, CNPJ, series 1, number 1.
+        expect(dpsXml).toContain(`<infDPS Id="DPS35503082${taxId}00001${"1".padStart(15, "0")}"`)
+        expect(dpsXml).toMatch(/<Signature xmlns="http:\/\/www\.w3\.org\/2000\/09\/xmldsig#">/)
+
+        const dir = tmp()
+        writeFileSync(join(dir, "dps.xml"), dpsXml)
+        writeFileSync(join(dir, "cert.pem"), p12.certificatePem)
+        if (XMLSEC1) {
+          // An independent XMLDSig verifier, trusting only the tenant's certificate.
+          execFileSync("xmlsec1", [
+            "--verify", "--id-attr:Id", "infDPS", "--pubkey-cert-pem", join(dir, "cert.pem"), join(dir, "dps.xml")
+          ], { stdio: "pipe" })
+          // And it fails once one character of the signed content changes.
+          writeFileSync(join(dir, "tampered.xml"), dpsXml.replace("Maria José", "Mario José"))
+          expect(() =>
+            execFileSync("xmlsec1", [
+              "--verify", "--id-attr:Id", "infDPS", "--pubkey-cert-pem", join(dir, "cert.pem"), join(dir, "tampered.xml")
+            ], { stdio: "pipe" })
+          ).toThrow()
+        }
+        if (XMLLINT) {
+          const schemas = writePatchedSchemas(join(dir, "xsd"))
+          execFileSync("xmllint", ["--noout", "--schema", join(schemas, "DPS_v1.01.xsd"), join(dir, "dps.xml")], { stdio: "pipe" })
+        }
+
+        // The XML file: the NFS-e exactly as the authority answered, the signed DPS inside it.
+        const xml = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
+        expect(xml.status).toBe(200)
+        expect(xml.headers["content-type"]).toContain("application/xml")
+        expect(xml.headers["content-disposition"]).toContain(`NFSe-${accessKey}.xml`)
+        expect(xml.headers["etd-document-status"]).toBe("authorized")
+        const authorized = local.submissions().find((s) => s.accessKey === accessKey)!
+        expect(xml.text).toBe(authorized.nfseXml)
+        expect(xml.text).toContain(`Id="NFS${accessKey}"`)
+
+        // The same for a member's session, on the tenant path.
+        const bySession = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/documents/${document.id}/xml`, {
+          token: owner.session
+        })
+        expect(bySession.status).toBe(200)
+        expect(bySession.text).toBe(xml.text)
+
+        // The DANFSe comes from the (local) national DANFSe service.
+        const pdf = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/documents/${document.id}/pdf`, { token })
+        expect(pdf.status).toBe(200)
+        expect(pdf.headers["content-type"]).toContain("application/pdf")
+        expect(pdf.text.startsWith("%PDF-")).toBe(true)
+        expect(local.received.some((r) => r.operation === "getDanfse")).toBe(true)
+
+        // Cancellation: the signed e101101 event, registered by the authority.
+        const cancel = yield* rawRequest("POST", `/v1/documents/${document.id}/cancel`, {
+          token,
+          body: { reason_code: "service_not_provided", reason: "O serviço não foi prestado ao tomador." }
+        })
+        expect(cancel.status, cancel.text).toBe(202)
+        const cancelled = yield* settle(token, document.id, ["cancelled", "authorized"])
+        expect(cancelled.status, JSON.stringify(cancelled.cancellation)).toBe("cancelled")
+        expect(cancelled.cancellation!.protocol).not.toBeNull()
+        const event = local.received.find((r) => r.operation === "registerEvent")!
+        expect(event.xml).toContain("<e101101>")
+        expect(event.xml).toContain("<cMotivo>2</cMotivo>")
+        if (XMLSEC1) {
+          writeFileSync(join(dir, "event.xml"), event.xml!)
+          execFileSync("xmlsec1", [
+            "--verify", "--id-attr:Id", "infPedReg", "--pubkey-cert-pem", join(dir, "cert.pem"), join(dir, "event.xml")
+          ], { stdio: "pipe" })
+        }
+        expect(local.submissions().find((s) => s.accessKey === accessKey)?.cancellation).toBeTruthy()
+
+        // A cancelled note keeps its files, and they say it is cancelled.
+        const afterXml = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
+        expect(afterXml.status).toBe(200)
+        expect(afterXml.headers["etd-document-status"]).toBe("cancelled")
+        if (PDFTOPPM) {
+          const afterPdf = yield* rawRequest("GET", `/v1/documents/${document.id}/pdf`, { token })
+          expect(afterPdf.status).toBe(200)
+        }
+      }))
+
+    it.effect("a tenant without a certificate is refused at acceptance with 422 credential_required; live stays on the simulator", () =>
+      Effect.gen(function*() {
+        const local = yield* Authority
+        const before = local.received.length
+        const owner = yield* registerOwner("sem-certificado")
+        const test = yield* createKey(owner, "test")
+        const refused = yield* rawRequest("POST", "/v1/documents", { token: test.token, body: invoice() })
+        expectError(refused, 422, "credential_required")
+        // Live keys' documents go to the simulator here: no certificate needed, nothing sent to the local authority.
+        const live = yield* createKey(owner, "live")
+        const accepted = yield* rawRequest("POST", "/v1/documents", { token: live.token, body: invoice() })
+        expect(accepted.status, accepted.text).toBe(202)
+        const done = yield* settle(live.token, String(accepted.json?.["id"]), ["authorized"])
+        expect(done.authority?.access_key).toMatch(/^[0-9]{50}$/)
+        expect(local.received.length).toBe(before)
+      }))
+
+    it.effect("the authority's error list becomes the rejection, with its code, and is never retried", () =>
+      Effect.gen(function*() {
+        const local = yield* Authority
+        const { token } = yield* certifiedTenant("recusada")
+        const accepted = yield* rawRequest("POST", "/v1/documents", { token, body: invoice("simulate:reject") })
+        const document = yield* settle(token, String(accepted.json?.["id"]), ["authorized", "rejected", "failed"])
+        expect(document.status).toBe("rejected")
+        expect(document.rejection?.code).toMatch(/^E[0-9]{4}$/)
+        expect(document.rejection?.message.length).toBeGreaterThan(10)
+        const submits = local.received.filter((r) => r.operation === "submitDps" && r.xml?.includes("simulate:reject"))
+        expect(submits).toHaveLength(1)
+        const files = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
+        expectError(files, 409, "invalid_state")
+      }))
+
+    it.effect("an answer lost to a timeout is reconciled through GET /dps/{id}: one note, adopted", () =>
+      Effect.gen(function*() {
+        const local = yield* Authority
+        const { token } = yield* certifiedTenant("reconcilia")
+        const accepted = yield* rawRequest("POST", "/v1/documents", { token, body: invoice("simulate:timeout") })
+        const document = yield* settle(token, String(accepted.json?.["id"]), ["authorized", "rejected", "failed"])
+        expect(document.status, JSON.stringify(document.last_error)).toBe("authorized")
+        expect(document.attempts).toBeGreaterThanOrEqual(2)
+        const notes = local.submissions().filter((s) => s.accessKey === document.authority!.access_key)
+        expect(notes).toHaveLength(1)
+        // The retry asked by DPS id before sending anything again.
+        const dpsQueries = local.received.filter((r) => r.operation === "findDps")
+        expect(dpsQueries.length).toBeGreaterThanOrEqual(1)
+        const submitsOfIt = local.received.filter((r) => r.operation === "submitDps" && r.xml?.includes("simulate:timeout"))
+        expect(submitsOfIt).toHaveLength(1)
+      }))
+  })
+}
