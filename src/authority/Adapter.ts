@@ -174,6 +174,7 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
     system: authority.system,
     target: authority.target,
     canSubmitFor: authority.canSubmitFor,
+    refusalsOf: authority.refusalsOf,
     submit: (submission) => bounded("submit", submission.submissionId, authority.submit(submission)),
     lookup: (ref) => bounded("lookup", ref.submissionId, authority.lookup(ref)),
     cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request)),

@@ -15,6 +15,7 @@
 import { Clock, Effect, Option, Redacted, Result, type Scope } from "effect"
 import { CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
+import { brazilianDate } from "../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
@@ -235,5 +236,20 @@ export const makeSefinAuthority = (
 
     const canSubmitFor: TaxAuthority["canSubmitFor"] = (tenantId) => Effect.flatMap(now, (at) => vault.canSign(tenantId, at))
 
-    return { system, target: "sefin", canSubmitFor, submit, lookup, cancel, danfse } satisfies TaxAuthority
+    /**
+     * The DPS this document would become, checked against the official schema (it may not carry
+     * its signature yet: the schema allows that), and the competence date the system refuses when
+     * it is after the emission's day.
+     */
+    const refusalsOf: TaxAuthority["refusalsOf"] = (document, at) => {
+      const refusals: Array<string> = []
+      if (document.issueDate > brazilianDate(at)) {
+        refusals.push(`issue_date ${document.issueDate} is after today in Brasília time: the national system refuses a competence date after the note's emission.`)
+      }
+      const violation = validateXml("DPS", buildDps(dpsInputOf(document, options.environment, at)).xml)
+      if (Result.isFailure(violation)) refusals.push(...violation.failure.messages)
+      return refusals
+    }
+
+    return { system, target: "sefin", canSubmitFor, refusalsOf, submit, lookup, cancel, danfse } satisfies TaxAuthority
   })

@@ -411,5 +411,8 @@ export const makeSimulator = (
     // The simulator stands for an authority that needs no certificate.
     const canSubmitFor = () => Effect.succeed(true)
 
-    return { system, target: "simulator", canSubmitFor, submit, lookup, cancel, danfse } satisfies TaxAuthority
+    // The simulator takes whatever the API accepted.
+    const refusalsOf = () => []
+
+    return { system, target: "simulator", canSubmitFor, refusalsOf, submit, lookup, cancel, danfse } satisfies TaxAuthority
   })

@@ -152,6 +152,12 @@ export interface TaxAuthority {
    * signed with the tenant's own certificate: an active one, not past its validity.
    */
   readonly canSubmitFor: (tenantId: string) => Effect.Effect<boolean>
+  /**
+   * What this authority would refuse in the document before anything is sent, in words a caller
+   * can act on (none: acceptable). Checked at acceptance, so such a document is a 400, not a
+   * `failed` note later. The national system's are its schema's rules; the simulator has none.
+   */
+  readonly refusalsOf: (document: SubmissionDocument, at: Date) => ReadonlyArray<string>
   readonly submit: (
     submission: Submission
   ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError>

@@ -153,6 +153,24 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           createdAt,
           updatedAt: createdAt
         }
+        // What the authority would refuse is a 400 now, not a failed note later (all of the above rolls back).
+        const refusals = authority.refusalsOf({
+          environment: row.environment,
+          issuer: { taxId: tenant.taxId, name: tenant.name },
+          series: row.series,
+          number: row.number,
+          issueDate: row.issueDate,
+          taker: row.taker,
+          service: row.service,
+          amounts: row.amounts,
+          notes: row.notes
+        }, createdAt)
+        if (refusals.length > 0) {
+          return yield* new InvalidRequest({
+            message: `The national NFS-e system would refuse this document: ${refusals[0]}`,
+            issues: refusals.slice(0, 20).map((message) => ({ path: [], message }))
+          })
+        }
         yield* repo.insert(row)
         yield* jobs.enqueue([{ documentId: row.id, tenantId: row.tenantId, kind: "submit", traceparent: yield* currentTraceparent }])
         const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })

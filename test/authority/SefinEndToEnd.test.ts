@@ -263,6 +263,32 @@ for (const database of testDatabases) {
         expect(local.received.length).toBe(before)
       }))
 
+    it.effect("what the national schema would refuse is a 400 at acceptance: nothing queued, no number or quota taken", () =>
+      Effect.gen(function*() {
+        const local = yield* Authority
+        const before = local.received.length
+        const { token } = yield* certifiedTenant("esquema")
+        const base = invoice()
+        const emoji = yield* rawRequest("POST", "/v1/documents", {
+          token,
+          body: { ...base, taker: { ...base.taker, address: { ...base.taker.address, street: "Rua das Flores 🌸" } } }
+        })
+        expectError(emoji, 400, "invalid_request")
+        expect(String(emoji.json?.["message"])).toContain("national NFS-e system would refuse")
+        expect(JSON.stringify(emoji.json?.["issues"])).toContain("xLgr")
+        const tomorrow = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)
+        const future = yield* rawRequest("POST", "/v1/documents", { token, body: { ...base, issue_date: tomorrow } })
+        expectError(future, 400, "invalid_request")
+        expect(String(future.json?.["message"])).toContain("issue_date")
+        // Neither took a number: the next document is number 1, and nothing reached the authority.
+        const accepted = yield* rawRequest("POST", "/v1/documents", { token, body: base })
+        expect(accepted.status, accepted.text).toBe(202)
+        expect(accepted.json?.["number"]).toBe(1)
+        const list = yield* rawRequest("GET", "/v1/documents", { token })
+        expect((list.json?.["data"] as Array<unknown>).length).toBe(1)
+        expect(local.received.slice(before).filter((r) => r.xml?.includes("🌸"))).toHaveLength(0)
+      }))
+
     it.effect("the authority's error list becomes the rejection, with its code, and is never retried", () =>
       Effect.gen(function*() {
         const local = yield* Authority

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { AuthorityUnavailable, type TaxAuthority, TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
+import { AuthorityUnavailable, RequestNotSent, type TaxAuthority, TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
@@ -64,6 +64,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     system: "homologation",
     target: "simulator",
     canSubmitFor: () => Effect.succeed(true),
+    refusalsOf: () => [],
     danfse: () => Effect.die("the authority's danfse was not expected"),
     submit: (submission) =>
       Effect.sync(() => submitted.push(submission.submissionId)).pipe(
@@ -94,7 +95,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
     }),
     Layer.succeed(TaxAuthoritySandbox, sandbox),
-    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator" }),
+    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [] }),
     AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
     Transaction.layerTest
   )
@@ -117,6 +118,24 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       expect(runAt - START).toBeLessThanOrEqual(2400)
       expect(changes).toEqual([{ lastError: { code: "authority_unavailable", message: "503 from the authority", at: new Date(START) } }])
       expect(events).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a request that never left (a DPS our schema check refused) fails the document at once: no retry, nothing sent", () => {
+    const { changes, events, queueWrites, layer } = workerWith({
+      submit: () =>
+        Effect.fail(new RequestNotSent({ code: "dps_schema_violation", message: "The DPS does not pass the official schema" }))
+    })
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(START)
+      const worker = yield* makeIssuanceWorker
+      yield* worker.process(job(1))
+      expect(queueWrites).toEqual(["complete:done"])
+      expect(changes).toEqual([{
+        status: "failed",
+        lastError: { code: "dps_schema_violation", message: "The DPS does not pass the official schema", at: new Date(START) }
+      }])
+      expect(events).toEqual(["document.failed"])
     }).pipe(Effect.provide(layer))
   })
 

@@ -69,6 +69,7 @@ export const makeScriptedAuthority = (
     system,
     target: "simulator",
     canSubmitFor: () => Effect.succeed(true),
+    refusalsOf: () => [],
     danfse: () => Effect.succeed(new TextEncoder().encode("%PDF-1.7 scripted")),
     submit: (submission) =>
       Effect.suspend(() => {
