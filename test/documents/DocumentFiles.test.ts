@@ -16,7 +16,7 @@ import type { AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
 import { addMember, expectError } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
-import { databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
+import { client, databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
 
 const hasTool = (tool: string) => {
   try {
@@ -103,6 +103,14 @@ for (const database of testDatabases) {
           expect(xml.text).toContain(`<nNFSe>${document.authority!.nfse_number}</nNFSe>`)
           expect(xml.text).toContain("João da Conceição Araújo")
         }
+
+        // The typed client downloads both, with their headers.
+        const typed = yield* client(test.token)
+        const xmlFile = yield* typed.documents.xmlForKey({ params: { docId: id } })
+        expect(xmlFile.body).toContain(`<infNFSe Id="NFS${accessKey}"`)
+        expect(xmlFile.headers["etd-document-status"]).toBe("authorized")
+        const pdfFile = yield* typed.documentFiles.pdf({ params: { tenantId: owner.tenantId, docId: id } })
+        expect(new TextDecoder().decode(pdfFile.body.subarray(0, 5))).toBe("%PDF-")
 
         const session = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/documents/${id}/pdf`, { token: owner.session })
         expect(session.status).toBe(200)
