@@ -7,6 +7,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -137,6 +138,23 @@ for (const database of testDatabases) {
         // A live key does not see test documents; the session sees both.
         const live = yield* createKey(owner, "live")
         expectError(yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token: live.token }), 404, "not_found")
+      }))
+
+    it.effect("a note authorized before its XML was kept is asked of the authority once, then kept", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("legado")
+        const test = yield* createKey(owner, "test")
+        const id = yield* issued(test.token)
+        const document = yield* settled(test.token, id, ["authorized"])
+        const first = yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token: test.token })
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DELETE FROM document_files WHERE document_id = ${id}`
+        const again = yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token: test.token })
+        expect(again.status).toBe(200)
+        expect(again.text).toBe(first.text)
+        expect(again.text).toContain(document.authority!.access_key)
+        const kept = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM document_files WHERE document_id = ${id}`
+        expect(kept[0]!.n).toBe(1)
       }))
 
     it.effect("no files before authorization, nor for a rejected note: 409 invalid_state", () =>
