@@ -12,6 +12,23 @@ export const Quota = Schema.Struct({
   used: Schema.Int
 }).annotate({ identifier: "Quota" })
 
+/**
+ * The tenant's standing in the Simples Nacional, the regime small businesses pay their taxes in: it
+ * decides how each DPS declares the issuer (opSimpNac), whether it carries the ISS rate and which
+ * approximate taxes it states. The national system refuses a DPS whose option contradicts its register.
+ */
+export const SimplesNacional = Schema.Literals(["not_opted", "mei", "me_epp"]).annotate({
+  identifier: "SimplesNacional",
+  description: "The tenant's option for the Simples Nacional, as the national NFS-e system registers it; every DPS " +
+    "declares it (opSimpNac). `not_opted` (the default): outside the Simples Nacional; `mei`: microempreendedor " +
+    "individual; `me_epp`: micro or small business (ME/EPP) in the Simples Nacional. Change it with " +
+    "`PATCH /v1/tenants/{tenantId}`.",
+  message: "must be \"not_opted\", \"mei\" or \"me_epp\""
+})
+export type SimplesNacional = typeof SimplesNacional.Type
+
+const TenantName = Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(200))
+
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
   id: Schema.String,
   object: Schema.tag("tenant"),
@@ -24,14 +41,26 @@ export class Tenant extends Schema.Class<Tenant>("Tenant")({
   status: TenantStatus,
   plan: Schema.String,
   quota: Quota,
+  simples_nacional: SimplesNacional,
   created_at: Schema.Date
 }) {}
 
 export const NewTenant = Schema.Struct({
-  name: Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  name: TenantName,
   tax_id: TaxId
 })
 export type NewTenant = typeof NewTenant.Type
+
+/**
+ * What an owner or admin may change of the tenant, at least one field. Not the tax id: it is what the
+ * tenant proves with its certificate and what its documents are issued for (SPEC §5).
+ */
+export const TenantChanges = Schema.Struct({
+  name: Schema.optionalKey(TenantName),
+  simples_nacional: Schema.optionalKey(SimplesNacional)
+}).check(Schema.isMinProperties(1, { message: "name or simples_nacional is required" }))
+  .annotate({ identifier: "TenantChanges" })
+export type TenantChanges = typeof TenantChanges.Type
 
 export class TenantMembership extends Schema.Class<TenantMembership>("TenantMembership")({
   tenant: Tenant,

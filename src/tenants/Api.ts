@@ -5,7 +5,7 @@ import { TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
 import { SessionAuth, TenantReaderAuth } from "../domain/Authentication.js"
-import { Tenant } from "../domain/Tenant.js"
+import { Tenant, TenantChanges } from "../domain/Tenant.js"
 import { Email, PublicUser } from "../domain/User.js"
 
 export class Member extends Schema.Class<Member>("Member")({
@@ -36,6 +36,21 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
     })
       .middleware(TenantReaderAuth)
       .annotate(OpenApi.Description, "The tenant, for a member's session or any active API key of the tenant.")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/tenants/:tenantId", {
+      params: { tenantId: TenantId },
+      payload: TenantChanges,
+      success: Tenant
+    })
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, managerRoles)
+      .annotate(
+        OpenApi.Description,
+        "Changes the tenant's name or its option for the Simples Nacional (`simples_nacional`). Every DPS sent to " +
+          "the national NFS-e system from then on declares the new option, including those of documents still " +
+          "queued. At least one field (`400 invalid_request` otherwise)."
+      )
   )
   .add(
     HttpApiEndpoint.post("addMember", "/tenants/:tenantId/members", {

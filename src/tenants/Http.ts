@@ -13,6 +13,7 @@ export const TenantsHttpLive = HttpApiBuilder.group(
     const members = yield* MemberService
     return handlers
       .handle("get", ({ params }) => tenants.get(params.tenantId))
+      .handle("update", ({ params, payload }) => tenants.update(params.tenantId, payload))
       .handle("addMember", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
           // The middleware resolved the caller's role on this tenant; it is always present here.

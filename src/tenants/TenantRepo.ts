@@ -9,7 +9,7 @@ import { isUniqueViolation } from "../db/errors.js"
 import { decodeRows, repository } from "../db/Repository.js"
 import { Conflict } from "../domain/Errors.js"
 import { Role } from "../domain/Principal.js"
-import { TenantStatus } from "../domain/Tenant.js"
+import { SimplesNacional, TenantStatus } from "../domain/Tenant.js"
 import { quotaPeriod } from "../domain/Time.js"
 
 /** A row of `tenants` (camelCase, as the SQL client maps result names). */
@@ -21,6 +21,7 @@ const TenantRecord = Schema.Struct({
   status: TenantStatus,
   plan: Schema.String,
   monthlyQuota: Schema.Number,
+  simplesNacional: SimplesNacional,
   createdAt: Schema.Date
 })
 
@@ -39,6 +40,12 @@ export type NewTenantRecord = {
   readonly createdAt: Date
 }
 
+/** What an owner or admin changes of a tenant (absent: unchanged). */
+export interface TenantChange {
+  readonly name?: string | undefined
+  readonly simplesNacional?: SimplesNacional | undefined
+}
+
 export interface BillingChange {
   readonly status: TenantStatus
   readonly billingEventAt: Date
@@ -55,18 +62,20 @@ const issuers = decodeRows(Schema.Struct({
   status: TenantStatus,
   monthlyQuota: Schema.Number,
   verified: Schema.Boolean,
+  simplesNacional: SimplesNacional,
   taxIdVerifiedByAnother: Schema.Boolean
 }))
 const memberships = decodeRows(MembershipRecord)
 const roles = decodeRows(Schema.Struct({ role: Role }))
 const owners = decodeRows(Schema.Struct({ owners: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ found: Schema.Boolean }))
+const ids = decodeRows(Schema.Struct({ id: Schema.String }))
 const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const tenantColumns = sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.created_at`
+    const tenantColumns = sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.simples_nacional, t.created_at`
 
     /** The tenant as stored, with the defaults the table gives a new one (status, plan, unverified). */
     const insert = (tenant: NewTenantRecord) =>
@@ -106,9 +115,17 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      */
     const findIssuer = (id: string) =>
       issuers(sql`
-        SELECT t.name, t.tax_id, t.status, t.monthly_quota, t.verified,
+        SELECT t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional,
           EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another
         FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
+
+    /** Applies the change; whether the tenant exists. */
+    const update = (id: string, change: TenantChange) =>
+      ids(sql`
+        UPDATE tenants SET
+          name = COALESCE(${change.name ?? null}, name),
+          simples_nacional = COALESCE(${change.simplesNacional ?? null}, simples_nacional)
+        WHERE id = ${id} RETURNING id`).pipe(Effect.map((rows) => rows.length > 0))
 
     /**
      * Locks the tenant row for the surrounding transaction, to serialize writes that must respect a
@@ -187,6 +204,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       markVerified,
       findById,
       findIssuer,
+      update,
       lock,
       lockBillingState,
       applyBilling,

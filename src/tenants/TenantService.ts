@@ -8,7 +8,7 @@ import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Conflict, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
 import { type PageParams, pageSize, toPage } from "../domain/Pagination.js"
-import { type NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
+import { type NewTenant, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { type BillingChange, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
 
@@ -22,6 +22,7 @@ const toTenant = (row: TenantUsageRecord, period: string) =>
     status: row.status,
     plan: row.plan,
     quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
+    simples_nacional: row.simplesNacional,
     created_at: row.createdAt
   })
 
@@ -59,9 +60,16 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       return toTenant(row.value, quotaPeriod(at))
     })
 
+    /** Changes the tenant's name or Simples Nacional option (the route allows owners and admins); the tenant as changed. */
+    const update = Effect.fn("TenantService.update")(function*(tenantId: string, changes: TenantChanges) {
+      const found = yield* tenants.update(tenantId, { name: changes.name, simplesNacional: changes.simples_nacional })
+      if (!found) return yield* new NotFound()
+      return yield* get(tenantId)
+    })
+
     /**
-     * The issuer's name, tax id, status, quota, whether it proved its tax id and whether another tenant
-     * did: None for an unknown tenant.
+     * The issuer's name, tax id, status, quota, Simples Nacional option, whether it proved its tax id and
+     * whether another tenant did: None for an unknown tenant.
      */
     const issuer = (tenantId: string) => tenants.findIssuer(tenantId)
 
@@ -94,7 +102,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { create, get, issuer, markVerified, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
+    return { create, get, update, issuer, markVerified, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

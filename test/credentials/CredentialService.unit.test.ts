@@ -41,7 +41,7 @@ const setup = (
           Effect.succeed(
             options.tenantExists === false
               ? Option.none()
-              : Option.some({ name: "Empresa Ltda", taxId: TENANT_TAX_ID, status: "active" as const, monthlyQuota: 100, verified: false, taxIdVerifiedByAnother: false })
+              : Option.some({ name: "Empresa Ltda", taxId: TENANT_TAX_ID, status: "active" as const, monthlyQuota: 100, verified: false, simplesNacional: "not_opted" as const, taxIdVerifiedByAnother: false })
           ),
         markVerified: () =>
           Effect.suspend(() => {

@@ -27,7 +27,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
   const enqueued: Array<NewIssuanceJob> = []
   const mocks = Layer.mergeAll(
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", verified: false, taxIdVerifiedByAnother: false, ...tenant }))
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", verified: false, simplesNacional: "not_opted" as const, taxIdVerifiedByAnother: false, ...tenant }))
     }),
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),

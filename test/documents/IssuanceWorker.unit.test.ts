@@ -89,7 +89,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
       update: (_, change) => Effect.sync(() => void changes.push(change))
     }),
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100, verified: false, taxIdVerifiedByAnother: false }))
+      issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100, verified: false, simplesNacional: "not_opted", taxIdVerifiedByAnother: false }))
     }),
     Layer.mock(EventLog, {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))

@@ -7,7 +7,7 @@ import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
-import { type NewTenantRecord, TenantRepo } from "../../src/tenants/TenantRepo.js"
+import { type NewTenantRecord, TenantRepo, type TenantUsageRecord } from "../../src/tenants/TenantRepo.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 
 type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
@@ -25,6 +25,7 @@ const stored = {
   status: "active" as const,
   plan: "free",
   monthlyQuota: 100,
+  simplesNacional: "not_opted" as const,
   createdAt: new Date("2026-01-05T10:00:00Z")
 }
 
@@ -55,7 +56,7 @@ describe("TenantService (repository mocked)", () => {
     const layer = serviceWith({
       isTaxIdVerified: () => Effect.succeed(false),
       insert: (tenant) =>
-        Effect.sync(() => inserted.push(tenant)).pipe(Effect.as({ ...tenant, verified: false, status: "active" as const, plan: "free" })),
+        Effect.sync(() => inserted.push(tenant)).pipe(Effect.as({ ...tenant, verified: false, status: "active" as const, plan: "free", simplesNacional: "not_opted" as const })),
       addMember: (member) => Effect.sync(() => void members.push(member))
     })
     return Effect.gen(function*() {
@@ -67,6 +68,30 @@ describe("TenantService (repository mocked)", () => {
       expect(tenant.quota).toEqual({ period: "2026-03", limit: 250, used: 0 })
       expect(tenant.created_at).toEqual(at)
       expect(tenant.verified).toBe(false)
+      expect(tenant.simples_nacional).toBe("not_opted")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a change reaches the repository with only the fields given, and answers the tenant as stored after it", () => {
+    const changes: Array<unknown> = []
+    let current: TenantUsageRecord = { ...stored, used: null }
+    const layer = serviceWith({
+      update: (id, change) =>
+        Effect.sync(() => {
+          changes.push(change)
+          if (id !== "ten_1") return false
+          current = { ...current, simplesNacional: change.simplesNacional ?? current.simplesNacional }
+          return true
+        }),
+      findById: () => Effect.sync(() => Option.some(current))
+    })
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      const tenant = yield* tenants.update("ten_1", { simples_nacional: "me_epp" })
+      expect([tenant.name, tenant.simples_nacional]).toEqual(["Ana Ltda", "me_epp"])
+      expect(changes).toEqual([{ name: undefined, simplesNacional: "me_epp" }])
+      const error = yield* Effect.flip(tenants.update("ten_unknown", { name: "Outra Ltda" }))
+      expect(error._tag).toBe("NotFound")
     }).pipe(Effect.provide(layer))
   })
 

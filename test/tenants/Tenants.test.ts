@@ -1,6 +1,6 @@
 /**
- * Tenants and membership over HTTP (SPEC §5): who may read a tenant, what it shows, and how
- * owners and admins add members.
+ * Tenants and membership over HTTP (SPEC §5): who may read a tenant, what it shows, how owners and
+ * admins change it (name, Simples Nacional option) and how they add members.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -37,6 +37,7 @@ for (const database of testDatabases) {
           "object",
           "plan",
           "quota",
+          "simples_nacional",
           "status",
           "tax_id",
           "verified"
@@ -48,7 +49,8 @@ for (const database of testDatabases) {
           verified: false,
           status: "active",
           plan: "free",
-          quota: { period: currentPeriod(), limit: MONTHLY_QUOTA, used: 0 }
+          quota: { period: currentPeriod(), limit: MONTHLY_QUOTA, used: 0 },
+          simples_nacional: "not_opted"
         })
         expect(String(field(response.json, "tax_id"))).toMatch(/^[0-9]{14}$/)
         expect(String(field(field(response.json, "quota"), "period"))).toMatch(/^\d{4}-(0[1-9]|1[0-2])$/)
@@ -132,6 +134,112 @@ for (const database of testDatabases) {
         expectError(yield* rawRequest("GET", url, { token: `etd_live_${"a".repeat(32)}` }), 401, "invalid_api_key")
         expectError(yield* rawRequest("GET", url, { token: "not-a-token" }), 401, "invalid_api_key")
         expectError(yield* rawRequest("GET", url, { token: `etd_sess_${"a".repeat(32)}` }), 401, "invalid_session")
+      }))
+
+    it.effect("owners and admins change the name and the Simples Nacional option: 200 with the tenant", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("regime")
+        const admin = yield* addMember(owner, "admin")
+        const before = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })
+
+        const byOwner = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), {
+          token: owner.session,
+          body: { simples_nacional: "me_epp" }
+        })
+        expect(byOwner.status, byOwner.text).toBe(200)
+        // Only the option changed; the answer is the whole tenant, as GET shows it.
+        expect(byOwner.json).toEqual({ ...before.json, simples_nacional: "me_epp" })
+        expect((yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })).json).toEqual(byOwner.json)
+
+        // An admin renames it (trimmed, as at registration); the option stays.
+        const byAdmin = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), {
+          token: admin.session,
+          body: { name: "  Regime Novo Serviços Ltda  " }
+        })
+        expect(byAdmin.status, byAdmin.text).toBe(200)
+        expect(byAdmin.json).toMatchObject({ name: "Regime Novo Serviços Ltda", simples_nacional: "me_epp" })
+        expect(byAdmin.json?.["tax_id"]).toBe(before.json?.["tax_id"])
+
+        // Both at once, through the typed client; the change shows wherever the tenant does.
+        const api = yield* client(admin.session)
+        const both = yield* api.tenants.update({
+          params: { tenantId: owner.tenantId },
+          payload: { name: "Regime MEI", simples_nacional: "mei" }
+        })
+        expect([both.name, both.simples_nacional]).toEqual(["Regime MEI", "mei"])
+        const mine = yield* (yield* client(owner.session)).auth.myTenants({ query: { limit: 20 } })
+        expect(mine.data.map((m) => [m.tenant.name, m.tenant.simples_nacional])).toEqual([["Regime MEI", "mei"]])
+        const key = yield* createKey(owner, "live", ["documents:read"])
+        const byKey = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: key.token })
+        expect(byKey.json).toMatchObject({ name: "Regime MEI", simples_nacional: "mei" })
+
+        // Back out of the Simples.
+        const out = yield* api.tenants.update({ params: { tenantId: owner.tenantId }, payload: { simples_nacional: "not_opted" } })
+        expect([out.name, out.simples_nacional]).toEqual(["Regime MEI", "not_opted"])
+      }))
+
+    it.effect("changing the tenant: a developer gets 403 forbidden, another tenant's session 404, a key 401; nothing changes", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("guarded")
+        const developer = yield* addMember(owner, "developer")
+        const other = yield* registerOwner("other")
+        const key = yield* createKey(owner, "live")
+        const change = { name: "Hijacked Ltda", simples_nacional: "mei" }
+
+        expectError(yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: developer.session, body: change }), 403, "forbidden")
+        const typed = yield* Effect.flip((yield* client(developer.session)).tenants.update({
+          params: { tenantId: owner.tenantId },
+          payload: { simples_nacional: "mei" }
+        }))
+        expect(typed._tag).toBe("Forbidden")
+        // Another tenant's owner cannot tell the tenant exists.
+        expectError(yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: other.session, body: change }), 404, "not_found")
+        expectError(yield* rawRequest("PATCH", tenantUrl(UNKNOWN_TENANT_ID), { token: owner.session, body: change }), 404, "not_found")
+        // Changing the tenant is for members' sessions, never for API keys.
+        expectError(yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: key.token, body: change }), 401, "invalid_session")
+
+        const after = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })
+        expect(after.json).toMatchObject({ name: "guarded Ltda", simples_nacional: "not_opted" })
+        // The other tenant is untouched too.
+        const others = yield* rawRequest("GET", tenantUrl(other.tenantId), { token: other.session })
+        expect(others.json).toMatchObject({ name: "other Ltda", simples_nacional: "not_opted" })
+      }))
+
+    it.effect("changing the tenant: an invalid option or name, an empty body or no known field is 400 invalid_request", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("strict")
+        const bodies: ReadonlyArray<unknown> = [
+          { simples_nacional: "simples" },
+          { simples_nacional: "ME_EPP" },
+          { simples_nacional: null },
+          { simples_nacional: 3 },
+          { name: "" },
+          { name: "   " },
+          { name: "x".repeat(201) },
+          { name: "Válido Ltda", simples_nacional: "epp" },
+          {},
+          // The tax id is not among what may change: alone, the body changes nothing.
+          { tax_id: "11222333000181" }
+        ]
+        for (const body of bodies) {
+          const response = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: owner.session, body })
+          expect(response.status, `${JSON.stringify(body)}: ${response.text}`).toBe(400)
+          expectError(response, 400, "invalid_request")
+        }
+        const unknownOption = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), {
+          token: owner.session,
+          body: { simples_nacional: "simples" }
+        })
+        expect(unknownOption.json?.["issues"]).toEqual([
+          { path: ["simples_nacional"], message: "must be \"not_opted\", \"mei\" or \"me_epp\"" }
+        ])
+        const empty = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: owner.session, body: {} })
+        expect(String(empty.json?.["message"])).toContain("simples_nacional")
+        const noBody = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: owner.session })
+        expect(noBody.status, noBody.text).toBe(400)
+
+        const after = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })
+        expect(after.json).toMatchObject({ name: "strict Ltda", simples_nacional: "not_opted" })
       }))
 
     it.effect("an owner adds a registered user by email: 201 with the member", () =>

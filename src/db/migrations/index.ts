@@ -8,6 +8,7 @@ import queueFairness from "./0006_queue_fairness.js"
 import taxIdOwnership from "./0007_tax_id_ownership.js"
 import queueCaps from "./0008_queue_caps.js"
 import documentFiles from "./0009_document_files.js"
+import tenantTaxRegime from "./0010_tenant_tax_regime.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -19,5 +20,6 @@ export const migrations = Migrator.fromRecord({
   "0006_queue_fairness": queueFairness,
   "0007_tax_id_ownership": taxIdOwnership,
   "0008_queue_caps": queueCaps,
-  "0009_document_files": documentFiles
+  "0009_document_files": documentFiles,
+  "0010_tenant_tax_regime": tenantTaxRegime
 })
