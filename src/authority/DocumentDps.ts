@@ -5,7 +5,7 @@
  *
  * The issuer's municipality (cLocEmi) is the service's: the tenant records no address of its own,
  * and a provider issues where it is registered, which is where it provides the service in the common
- * case. The issuer is taken as not opting for Simples Nacional unless the document says otherwise.
+ * case. The issuer's Simples Nacional option is the tenant's (not opted when the document has none).
  */
 import type { Environment } from "../domain/Principal.js"
 import { normalizeTaxId } from "../domain/TaxId.js"
@@ -18,7 +18,11 @@ export const dpsInputOf = (document: SubmissionDocument, environment: Environmen
   competence: document.issueDate,
   series: document.series,
   number: document.number,
-  issuer: { taxId: normalizeTaxId(document.issuer.taxId), municipalityCode: document.service.municipality_code },
+  issuer: {
+    taxId: normalizeTaxId(document.issuer.taxId),
+    municipalityCode: document.service.municipality_code,
+    simplesNacional: document.issuer.simplesNacional
+  },
   taker: {
     taxId: normalizeTaxId(document.taker.tax_id),
     name: document.taker.name,

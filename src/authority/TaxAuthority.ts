@@ -7,6 +7,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Environment } from "../domain/Principal.js"
+import type { SimplesNacional } from "../domain/Tenant.js"
 
 export interface TakerAddress {
   readonly street: string
@@ -21,7 +22,12 @@ export interface TakerAddress {
 /** What the authority needs to authorize a service invoice (a DPS, in the national system). */
 export interface SubmissionDocument {
   readonly environment: Environment
-  readonly issuer: { readonly taxId: string; readonly name: string }
+  readonly issuer: {
+    readonly taxId: string
+    readonly name: string
+    /** The tenant's option for the Simples Nacional (opSimpNac); absent: not opted. */
+    readonly simplesNacional?: SimplesNacional | undefined
+  }
   readonly series: string
   readonly number: number
   readonly issueDate: string

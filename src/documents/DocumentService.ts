@@ -156,7 +156,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         // What the authority would refuse is a 400 now, not a failed note later (all of the above rolls back).
         const refusals = authority.refusalsOf({
           environment: row.environment,
-          issuer: { taxId: tenant.taxId, name: tenant.name },
+          issuer: { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional },
           series: row.series,
           number: row.number,
           issueDate: row.issueDate,

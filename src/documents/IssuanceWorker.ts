@@ -17,6 +17,7 @@ import { Duration, Effect, Layer, Option } from "effect"
 import {
   type Authorization,
   type RequestNotSent,
+  type SubmissionDocument,
   type SubmissionRef,
   TaxAuthorityLive,
   TaxAuthoritySandbox,
@@ -143,7 +144,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     message: error.message
   })
 
-  const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, tenant: { name: string; taxId: string }) =>
+  const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, issuer: SubmissionDocument["issuer"]) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(submissionOf(row))
@@ -153,7 +154,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         ...submissionOf(row),
         document: {
           environment: row.environment,
-          issuer: tenant,
+          issuer,
           series: row.series,
           number: row.number,
           issueDate: row.issueDate,
@@ -237,7 +238,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         // Counted only by the lease holder: a stale worker must not touch the document.
         yield* Effect.andThen(queue.hold(job), repo.markSubmitting(row.id, at)).pipe(inTransaction)
         current = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
-        outcome = yield* submit(job, current, authority, tenant.value)
+        // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
+        const { name, simplesNacional, taxId } = tenant.value
+        outcome = yield* submit(job, current, authority, { taxId, name, simplesNacional })
       } else {
         outcome = yield* cancel(job, row, authority, tenant.value.taxId)
       }
