@@ -19,6 +19,7 @@ import { brazilianDate } from "../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
+import { type DpsRefusal, dpsRefusalOf } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
 import {
   type ClientIdentity,
@@ -39,7 +40,7 @@ import {
   type TaxAuthority
 } from "./TaxAuthority.js"
 import { signEnveloped } from "./XmlSignature.js"
-import { validateXml } from "./Xsd.js"
+import { loadSchemas, validateXml } from "./Xsd.js"
 
 export interface SefinAuthorityOptions {
   readonly environment: Environment
@@ -53,19 +54,35 @@ export const SefinCodes = { duplicateDps: "E0014", alreadyCancelled: "E0840" } a
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
+/**
+ * A transport failure as the port's transient errors. A failed TLS handshake is retried like any
+ * outage (a fixed CA bundle and a restart let the documents through), but it is usually ours to
+ * fix, so every one is logged as an error for the operator.
+ */
 const transportError = (error: SefinUnavailable | SefinTimeout) =>
   error._tag === "SefinTimeout"
-    ? new AuthorityTimeout({ message: error.message })
-    : new AuthorityUnavailable({ message: error.message, ...(error.status === undefined ? {} : { status: error.status }) })
+    ? Effect.fail(new AuthorityTimeout({ message: error.message }))
+    : Effect.andThen(
+      error.tls === true
+        ? Effect.logError("TLS with the national NFS-e system failed; check TAX_AUTHORITY_CA_FILE", { reason: error.message })
+        : Effect.void,
+      Effect.fail(new AuthorityUnavailable({ message: error.message, ...(error.status === undefined ? {} : { status: error.status }) }))
+    )
 
-/** The authority's refusal as a rejection: its first code, and every message it gave. */
-const rejectionOf = (refused: SefinRefused) =>
-  new AuthorityRejected({
-    code: refused.errors[0]?.code ?? `HTTP${refused.status}`,
-    message: refused.errors.length === 0
+/**
+ * The authority's refusal as a rejection: its first code, and every message it gave (each further
+ * one with its own code, the first one's is the rejection's `code`).
+ */
+const rejectionOf = (refused: SefinRefused) => {
+  const [first, ...others] = refused.errors
+  const described = (e: SefinRefused["errors"][number]) => [e.message, e.complement].filter(Boolean).join(" — ")
+  return new AuthorityRejected({
+    code: first?.code ?? `HTTP${refused.status}`,
+    message: first === undefined
       ? `The authority refused the request (HTTP ${refused.status}) without saying why.`
-      : refused.errors.map((e) => [e.code, e.message, e.complement].filter(Boolean).join(": ")).join("; ")
+      : [described(first), ...others.map((e) => `${e.code}: ${described(e)}`)].join("; ")
   })
+}
 
 const refusedWith = (refused: SefinRefused, code: string) => refused.errors.some((e) => e.code === code)
 
@@ -74,6 +91,11 @@ export const makeSefinAuthority = (
 ): Effect.Effect<TaxAuthority, never, CredentialVault | Scope.Scope> =>
   Effect.gen(function*() {
     const vault = yield* CredentialVault
+    // The official schemas are checked before every send: without them the adapter must not start.
+    yield* Effect.try({
+      try: loadSchemas,
+      catch: (error) => new Error(`The national NFS-e schemas cannot be loaded: ${String(error)}`)
+    }).pipe(Effect.orDie)
     const client = yield* makeSefinClient({ endpoints: options.endpoints, timeout: options.timeout })
     const { system } = options
     const tpAmb = environmentCode(options.environment)
@@ -242,12 +264,16 @@ export const makeSefinAuthority = (
      * it is after the emission's day.
      */
     const refusalsOf: TaxAuthority["refusalsOf"] = (document, at) => {
-      const refusals: Array<string> = []
+      const refusals: Array<DpsRefusal> = []
       if (document.issueDate > brazilianDate(at)) {
-        refusals.push(`issue_date ${document.issueDate} is after today in Brasília time: the national system refuses a competence date after the note's emission.`)
+        refusals.push({
+          path: ["issue_date"],
+          message: `issue_date ${document.issueDate} is after today in Brasília time: the national NFS-e system ` +
+            "refuses a competence date after the note's emission."
+        })
       }
       const violation = validateXml("DPS", buildDps(dpsInputOf(document, options.environment, at)).xml)
-      if (Result.isFailure(violation)) refusals.push(...violation.failure.messages)
+      if (Result.isFailure(violation)) refusals.push(...violation.failure.messages.map(dpsRefusalOf))
       return refusals
     }
 

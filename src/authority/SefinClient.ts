@@ -63,7 +63,9 @@ export class SefinRefused extends Schema.TaggedError<SefinRefused>()("SefinRefus
 /** No usable answer: 5xx, 429, an HTML or unreadable answer, a connection or TLS failure. Transient. */
 export class SefinUnavailable extends Schema.TaggedError<SefinUnavailable>()("SefinUnavailable", {
   message: Schema.String,
-  status: Schema.optional(Schema.Number)
+  status: Schema.optional(Schema.Number),
+  /** The TLS handshake failed: usually our configuration (the authority's CA not trusted), not an outage. */
+  tls: Schema.optional(Schema.Boolean)
 }) {}
 
 /** No answer within the timeout (the request was aborted). Transient; the outcome is unknown. */
@@ -172,10 +174,16 @@ const isTlsFailure = (code: string | undefined): boolean =>
 const transportFailure = (error: unknown): SefinUnavailable => {
   const code = error !== null && typeof error === "object" && "code" in error && typeof error.code === "string" ? error.code : undefined
   // Node's messages name hosts, ports and certificate problems; nothing of ours (key, body) is in them.
-  const detail = error instanceof Error ? error.message.slice(0, 200) : "unknown error"
-  const kind = isTlsFailure(code)
-    ? "TLS with SEFIN failed"
-    : code === "ECONNREFUSED"
+  // Only Node's first sentence: its hints are about command-line flags a customer cannot act on.
+  const detail = error instanceof Error ? error.message.split(";")[0]!.slice(0, 200) : "unknown error"
+  if (isTlsFailure(code)) {
+    return new SefinUnavailable({
+      message: `TLS with SEFIN failed (${code}: ${detail}); the service's operator must trust the authority's ` +
+        "certificate authority (TAX_AUTHORITY_CA_FILE)",
+      tls: true
+    })
+  }
+  const kind = code === "ECONNREFUSED"
     ? "SEFIN refused the connection"
     : code === "ECONNRESET" || code === "EPIPE"
     ? "the connection to SEFIN was reset"

@@ -47,11 +47,14 @@ import {
   type Cancellation,
   type CancellationRequest,
   type DanfseRequest,
+  MagicValues,
   type Submission,
   type SubmissionDocument,
   type SubmissionRef,
   type TaxAuthority
 } from "./TaxAuthority.js"
+
+export { MagicValues }
 
 export type AuthoritySystem = TaxAuthority["system"]
 
@@ -66,13 +69,6 @@ export interface SimulatorOptions {
   /** How many submits of a `simulate:unavailable` document fail before it is authorized. Default 2. */
   readonly unavailableTimes?: number | undefined
 }
-
-export const MagicValues = {
-  reject: "simulate:reject",
-  unavailable: "simulate:unavailable",
-  timeout: "simulate:timeout",
-  cancelReject: "simulate:cancel-reject"
-} as const
 
 export const SimulatorCodes = {
   rejected: "E0310",

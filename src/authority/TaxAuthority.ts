@@ -163,7 +163,10 @@ export interface TaxAuthority {
    * can act on (none: acceptable). Checked at acceptance, so such a document is a 400, not a
    * `failed` note later. The national system's are its schema's rules; the simulator has none.
    */
-  readonly refusalsOf: (document: SubmissionDocument, at: Date) => ReadonlyArray<string>
+  readonly refusalsOf: (
+    document: SubmissionDocument,
+    at: Date
+  ) => ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly message: string }>
   readonly submit: (
     submission: Submission
   ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError>
@@ -181,6 +184,17 @@ export class TaxAuthorityLive extends Context.Service<TaxAuthorityLive, TaxAutho
 
 /** The homologation system; test keys' documents go here. */
 export class TaxAuthoritySandbox extends Context.Service<TaxAuthoritySandbox, TaxAuthority>()("etd/TaxAuthoritySandbox") {}
+
+/**
+ * The magic values of test mode (SPEC §7), like test card numbers: matched as substrings of a
+ * document's `notes`, by the built-in simulator and by the local authority (in the DPS's xInfComp).
+ */
+export const MagicValues = {
+  reject: "simulate:reject",
+  unavailable: "simulate:unavailable",
+  timeout: "simulate:timeout",
+  cancelReject: "simulate:cancel-reject"
+} as const
 
 /** Environment code of the national system (tpAmb): 1 production, 2 homologation. */
 export const environmentCode = (environment: Environment): 1 | 2 => (environment === "live" ? 1 : 2)

@@ -3,7 +3,7 @@
  * (a DPS is validated before it leaves: a failure is our bug and the document goes to `failed`),
  * the local authority (which refuses what the real one refuses) and the tests.
  *
- * The official files stay untouched in ../shared/reference/nfse-nacional/xsd-v1.01/. They do not
+ * The official files stay untouched (schemas/nfse-v1.01/, copied from the national package). They do not
  * compile as shipped: `TSSerieDPS` uses the look-ahead `^(?!0{1,5}$)\d{1,5}$`, which XML Schema
  * regular expressions do not have, and libxml2 refuses the whole schema set. This module patches
  * that one facet in memory to `0{0,4}[1-9][0-9]{0,4}`, which under the type's maxLength 5 is
@@ -58,10 +58,13 @@ const NFSE_NAMESPACE_IN_MESSAGES = "{http://www.sped.fazenda.gov.br/nfse}"
 // the network after the first read.
 const VIRTUAL_BASE = "nfse-xsd:///v1.01/"
 
-/** The reference folder, relative to the repository (overridable with NFSE_XSD_DIR). */
+/**
+ * The official v1.01 schemas, shipped with the service in `schemas/nfse-v1.01/` (byte-identical
+ * to the national system's package; a test compares them with the reference copy), so a
+ * deployment of this repository alone validates. `NFSE_XSD_DIR` points at another release.
+ */
 export const xsdDirectory = (): string =>
-  process.env["NFSE_XSD_DIR"] ??
-    fileURLToPath(new URL("../../../shared/reference/nfse-nacional/xsd-v1.01/", import.meta.url))
+  process.env["NFSE_XSD_DIR"] ?? fileURLToPath(new URL("../../schemas/nfse-v1.01/", import.meta.url))
 
 /** Every .xsd of the folder, with the serie facet patched; throws if the facet is not found. */
 const readPatchedSchemas = (dir: string): ReadonlyMap<string, Uint8Array> => {
@@ -113,6 +116,14 @@ const load = (): Loaded => {
   xmlRegisterInputProvider(new XmlBufferInputProvider(buffers))
   loaded = { files, validators: new Map() }
   return loaded
+}
+
+/**
+ * Compiles every schema now: a missing or unreadable schema set stops the start-up of whatever
+ * depends on it, instead of failing the first document.
+ */
+export const loadSchemas = (): void => {
+  for (const schema of Object.keys(entryFiles) as Array<NfseSchema>) validatorFor(schema)
 }
 
 const validatorFor = (schema: NfseSchema): XsdValidator => {

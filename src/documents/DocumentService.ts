@@ -30,6 +30,7 @@ import type { ListDocumentsParams, NewDocument } from "./Api.js"
 import { Document } from "../domain/Document.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
+import { submissionDocumentOf } from "./Submission.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { dpsId } from "../authority/Dps.js"
 import { TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
@@ -154,21 +155,14 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           updatedAt: createdAt
         }
         // What the authority would refuse is a 400 now, not a failed note later (all of the above rolls back).
-        const refusals = authority.refusalsOf({
-          environment: row.environment,
-          issuer: { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional },
-          series: row.series,
-          number: row.number,
-          issueDate: row.issueDate,
-          taker: row.taker,
-          service: row.service,
-          amounts: row.amounts,
-          notes: row.notes
-        }, createdAt)
+        const refusals = authority.refusalsOf(
+          submissionDocumentOf(row, { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }),
+          createdAt
+        )
         if (refusals.length > 0) {
           return yield* new InvalidRequest({
-            message: `The national NFS-e system would refuse this document: ${refusals[0]}`,
-            issues: refusals.slice(0, 20).map((message) => ({ path: [], message }))
+            message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
+            issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
           })
         }
         yield* repo.insert(row)
@@ -220,7 +214,9 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       const document = yield* accept(issuer, input, owned).pipe(
         idempotency.hold(scope, claim.token),
         Effect.tapError((error) =>
-          error._tag === "NotFound"
+          // Not an outcome worth replaying (as a refused body never is, Stripe-style): the corrected
+          // request may use the same key.
+          error._tag === "NotFound" || error._tag === "InvalidRequest"
             ? idempotency.release(scope, claim.token)
             : error._tag === "IdempotencyConflict"
             // The key was taken over by a newer request: that one's answer is the one to keep.

@@ -35,6 +35,7 @@ import { continueTrace } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
+import { submissionDocumentOf } from "./Submission.js"
 
 type Outcome =
   | { readonly _tag: "Authorized"; readonly authorization: Authorization }
@@ -152,17 +153,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       }
       const authorization = yield* authority.submit({
         ...submissionOf(row),
-        document: {
-          environment: row.environment,
-          issuer,
-          series: row.series,
-          number: row.number,
-          issueDate: row.issueDate,
-          taker: row.taker,
-          service: row.service,
-          amounts: row.amounts,
-          notes: row.notes
-        }
+        document: submissionDocumentOf(row, issuer)
       })
       return authorized(authorization)
     }).pipe(

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import QRCode from "qrcode"
+import { hasTool } from "../support/tools.js"
 import {
   type DanfseData,
   danfseQrCodeBox,
@@ -21,7 +22,6 @@ import {
   renderDanfse
 } from "../../src/authority/Danfse.js"
 
-const hasTool = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0
 const hasPoppler = hasTool("pdftoppm") && hasTool("pdftotext")
 
 const note: DanfseData = {

@@ -26,16 +26,9 @@ import { Document } from "../../src/domain/Document.js"
 import { expectError } from "../support/accounts.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { hasTool } from "../support/tools.js"
 import { databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
 
-const hasTool = (tool: string) => {
-  try {
-    execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-}
 const XMLSEC1 = hasTool("xmlsec1")
 const XMLLINT = hasTool("xmllint")
 const PDFTOPPM = hasTool("pdftoppm")
@@ -274,12 +267,24 @@ for (const database of testDatabases) {
           body: { ...base, taker: { ...base.taker, address: { ...base.taker.address, street: "Rua das Flores 🌸" } } }
         })
         expectError(emoji, 400, "invalid_request")
-        expect(String(emoji.json?.["message"])).toContain("national NFS-e system would refuse")
-        expect(JSON.stringify(emoji.json?.["issues"])).toContain("xLgr")
+        expect(String(emoji.json?.["message"])).toContain("national NFS-e system")
+        // The schema's refusal, on the field the caller wrote (not the DPS element, xLgr).
+        expect(emoji.json?.["issues"]).toContainEqual({
+          path: ["taker", "address", "street"],
+          message: expect.stringContaining("characters the national NFS-e system does not accept")
+        })
+        const dashAndLongEmail = yield* rawRequest("POST", "/v1/documents", {
+          token,
+          body: { ...base, notes: "Pedido 42 — entrega parcial", taker: { ...base.taker, email: `${"a".repeat(75)}@example.com` } }
+        })
+        expectError(dashAndLongEmail, 400, "invalid_request")
+        const paths = (dashAndLongEmail.json?.["issues"] as Array<{ path: Array<string>; message: string }>).map((i) => i.path.join("."))
+        expect(paths).toEqual(expect.arrayContaining(["notes", "taker.email"]))
+        expect(JSON.stringify(dashAndLongEmail.json)).toContain("80 characters at most")
         const tomorrow = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)
         const future = yield* rawRequest("POST", "/v1/documents", { token, body: { ...base, issue_date: tomorrow } })
         expectError(future, 400, "invalid_request")
-        expect(String(future.json?.["message"])).toContain("issue_date")
+        expect(future.json?.["issues"]).toContainEqual({ path: ["issue_date"], message: expect.stringContaining("after today") })
         // Neither took a number: the next document is number 1, and nothing reached the authority.
         const accepted = yield* rawRequest("POST", "/v1/documents", { token, body: base })
         expect(accepted.status, accepted.text).toBe(202)
@@ -298,6 +303,8 @@ for (const database of testDatabases) {
         expect(document.status).toBe("rejected")
         expect(document.rejection?.code).toMatch(/^E[0-9]{4}$/)
         expect(document.rejection?.message.length).toBeGreaterThan(10)
+        // The message is the authority's words; its code is in `code`, not repeated.
+        expect(document.rejection?.message.startsWith(document.rejection.code)).toBe(false)
         const submits = local.received.filter((r) => r.operation === "submitDps" && r.xml?.includes("simulate:reject"))
         expect(submits).toHaveLength(1)
         const files = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })

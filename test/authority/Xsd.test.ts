@@ -33,6 +33,16 @@ describe("XSD validation (official v1.01 schemas, serie facet patched)", () => {
     }
   })
 
+  // The service ships its own copy (a deployment has no ../shared); it must be the official one.
+  const reference = path.join(import.meta.dirname, "../../../shared/reference/nfse-nacional/xsd-v1.01")
+  it.skipIf(!fs.existsSync(reference))("the schemas the service ships are byte-identical to the official package (needs ../shared)", () => {
+    const shipped = fs.readdirSync(xsdDirectory()).filter((f) => f.endsWith(".xsd")).sort()
+    expect(shipped).toEqual(fs.readdirSync(reference).filter((f) => f.endsWith(".xsd")).sort())
+    for (const name of shipped) {
+      expect(fs.readFileSync(path.join(xsdDirectory(), name)), name).toEqual(fs.readFileSync(path.join(reference, name)))
+    }
+  })
+
   const accepted = ["1", "99999", "01", "900", "10000"]
   const refused = ["0", "00", "00000", "100000", "1a", "", " 1"]
 

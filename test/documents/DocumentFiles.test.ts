@@ -17,16 +17,9 @@ import type { AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
 import { addMember, expectError } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { hasTool } from "../support/tools.js"
 import { client, databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
 
-const hasTool = (tool: string) => {
-  try {
-    execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-}
 const POPPLER = hasTool("pdftoppm") && hasTool("pdftotext")
 
 const fast: Partial<AppConfigShape> = {

@@ -623,6 +623,18 @@ for (const database of testDatabases) {
         expectError(conflictAgain, 409, "conflict")
       }))
 
+    it.effect("a request refused as invalid does not use up its Idempotency-Key: the corrected one is served", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant()
+        const key = `idem-invalid-${cnpj()}`
+        const invalid = yield* issueRaw(t.test.token, t.tenantId, invoice({ amounts: { services: 1000, deductions: 2000, iss_rate: "2.00" } }), key)
+        expectError(invalid, 400, "invalid_request")
+        const corrected = yield* issueRaw(t.test.token, t.tenantId, invoice(), key)
+        expect(corrected.status, corrected.text).toBe(202)
+        const replayed = yield* issueRaw(t.test.token, t.tenantId, invoice(), key)
+        expect(replayed.json).toEqual(corrected.json)
+      }))
+
     it.effect("Idempotency-Key race: 20 concurrent identical requests create exactly one document", () =>
       Effect.gen(function*() {
         const t = yield* tenant()

@@ -41,7 +41,7 @@ import {
 } from "./SefinAnswers.js"
 
 export type { AuthorizedNfse, Cancellation, RegisteredTaxpayer } from "./LocalSefin.js"
-export { MagicValues } from "./LocalSefin.js"
+export { MagicValues } from "../TaxAuthority.js"
 export { LocalAuthorityCodes } from "./SefinAnswers.js"
 
 export type Operation = "submitDps" | "findDps" | "getNfse" | "registerEvent" | "getDanfse"

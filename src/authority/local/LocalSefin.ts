@@ -38,6 +38,7 @@ import { renderDanfse } from "../Danfse.js"
 import { type ParsedDps, readDps } from "../Dps.js"
 import { buildNfse, type NfseIssuerAddress, readNfse } from "../Nfse.js"
 import { signEnveloped, verifyEnveloped } from "../XmlSignature.js"
+import { MagicValues } from "../TaxAuthority.js"
 import { validateXml } from "../Xsd.js"
 import type { IssuedCertificate } from "./LocalAuthorityKeys.js"
 import {
@@ -57,14 +58,6 @@ import {
   submitRefused,
   UNAVAILABLE_PAGE
 } from "./SefinAnswers.js"
-
-/** The magic values of SPEC §7, matched as substrings of the DPS's notes (xInfComp). */
-export const MagicValues = {
-  reject: "simulate:reject",
-  unavailable: "simulate:unavailable",
-  timeout: "simulate:timeout",
-  cancelReject: "simulate:cancel-reject"
-} as const
 
 export interface Cancellation {
   /** The signed pedRegEvento as received. */

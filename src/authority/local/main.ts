@@ -8,7 +8,7 @@
  * - `--environment` / `LOCAL_AUTHORITY_ENVIRONMENT`: tpAmb it stands for, 1 (production) or
  *   2 (produção restrita), default 2;
  * - `--ca-file` / `LOCAL_AUTHORITY_CA_FILE`: where to write its CA certificate (public PEM, what the
- *   service must trust), default `local-authority-ca.pem` in the system's temporary directory;
+ *   service must trust), default `local-authority-<port>-ca.pem` in the system's temporary directory;
  * - `--timeout-after` / `LOCAL_AUTHORITY_TIMEOUT_AFTER`: how long a `simulate:timeout` answer is
  *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds.
  *
@@ -48,7 +48,7 @@ const port = /^[0-9]{1,5}$/.test(portText) && Number(portText) <= 65535 ? Number
 const host = setting(values.host, "LOCAL_AUTHORITY_HOST") ?? "127.0.0.1"
 const environmentText = setting(values.environment, "LOCAL_AUTHORITY_ENVIRONMENT") ?? "2"
 const environment = environmentText === "1" ? 1 : environmentText === "2" ? 2 : fail(`environment "${environmentText}" is not 1 or 2`)
-const caFile = resolve(setting(values["ca-file"], "LOCAL_AUTHORITY_CA_FILE") ?? join(tmpdir(), "local-authority-ca.pem"))
+const caFileSetting = setting(values["ca-file"], "LOCAL_AUTHORITY_CA_FILE")
 const timeoutText = setting(values["timeout-after"], "LOCAL_AUTHORITY_TIMEOUT_AFTER")
 const timeoutAfter = timeoutText === undefined
   ? Duration.seconds(30)
@@ -60,6 +60,8 @@ const timeoutAfter = timeoutText === undefined
 const authority = await startLocalAuthority({ port, host, environment, timeoutAfter }).catch((error: unknown) =>
   fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
 )
+// Named by port: a second local authority never overwrites the CA a service trusts for the first.
+const caFile = resolve(caFileSetting ?? join(tmpdir(), `local-authority-${authority.port}-ca.pem`))
 writeFileSync(caFile, authority.caPem, { mode: 0o644 })
 
 // The service's variables for the environment this instance stands for.

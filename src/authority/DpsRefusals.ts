@@ -1,0 +1,61 @@
+/**
+ * The national schema's refusals of a DPS, told in the API's terms: libxml2 names the DPS element
+ * ("Element 'xLgr': [facet 'pattern'] …"), a caller knows `taker.address.street`. Each element the
+ * DPS builder fills from the document maps back to the field it came from; the ones it fills from
+ * the tenant or computes have no field (path []), and keep the schema's own words.
+ */
+
+/** DPS element → the document field it is written from (src/authority/Dps.ts). */
+const fieldOfElement: Readonly<Record<string, ReadonlyArray<string>>> = {
+  xNome: ["taker", "name"],
+  email: ["taker", "email"],
+  xLgr: ["taker", "address", "street"],
+  nro: ["taker", "address", "number"],
+  xCpl: ["taker", "address", "complement"],
+  xBairro: ["taker", "address", "district"],
+  CEP: ["taker", "address", "postal_code"],
+  cMun: ["taker", "address", "municipality_code"],
+  cTribNac: ["service", "code"],
+  cNBS: ["service", "nbs_code"],
+  xDescServ: ["service", "description"],
+  cLocPrestacao: ["service", "municipality_code"],
+  cLocEmi: ["service", "municipality_code"],
+  xInfComp: ["notes"],
+  dCompet: ["issue_date"],
+  serie: ["series"],
+  vServ: ["amounts", "services"],
+  vDR: ["amounts", "deductions"],
+  pAliq: ["amounts", "iss_rate"]
+}
+
+export interface DpsRefusal {
+  readonly path: ReadonlyArray<string>
+  readonly message: string
+}
+
+const ELEMENT = /Element '(?:\{[^}]*\})?([A-Za-z0-9]+)'/u
+const MISSING = /Expected is \( (?:\{[^}]*\})?([A-Za-z0-9]+) \)/u
+
+/** What a facet failure means for a caller, in a sentence. */
+const plainWords = (detail: string): string => {
+  if (detail.includes("[facet 'pattern']")) {
+    return "contains characters the national NFS-e system does not accept (it takes Latin-1 letters and symbols, " +
+      "no line breaks, no emoji, and no leading or trailing spaces)"
+  }
+  const longer = /maximum length of '([0-9]+)'/u.exec(detail)
+  if (longer !== null) return `is longer than the national NFS-e system accepts (${longer[1]} characters at most)`
+  const shorter = /minimum length of '([0-9]+)'/u.exec(detail)
+  if (shorter !== null) return `is shorter than the national NFS-e system accepts (${shorter[1]} characters at least)`
+  if (detail.includes("Missing child element")) return "is required by the national NFS-e system"
+  return `is refused by the national NFS-e schema (${detail})`
+}
+
+/** One libxml2 message ("line N: Element 'x': …") as a refusal on the document's field. */
+export const dpsRefusalOf = (schemaMessage: string): DpsRefusal => {
+  const missing = MISSING.exec(schemaMessage)
+  const element = missing?.[1] ?? ELEMENT.exec(schemaMessage)?.[1]
+  const path = element === undefined ? undefined : fieldOfElement[element]
+  if (path === undefined) return { path: [], message: `The national NFS-e schema refuses the document: ${schemaMessage}` }
+  const detail = schemaMessage.replace(/^line [0-9]+: /u, "").replace(ELEMENT, "").replace(/^:\s*/u, "")
+  return { path, message: `${path.join(".")} ${plainWords(detail)}.` }
+}
