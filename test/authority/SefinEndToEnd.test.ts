@@ -10,88 +10,25 @@
  * code, and an answer lost to a timeout is reconciled through `GET /dps/{id}` without a second note.
  */
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Duration, Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeApp } from "../../src/App.js"
-import { TaxAuthorityLiveLayer, withTimeout } from "../../src/authority/Adapter.js"
-import { type LocalAuthority, localAuthorityScoped } from "../../src/authority/local/LocalAuthority.js"
-import { makeSefinAuthority } from "../../src/authority/SefinAdapter.js"
-import { TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import { writePatchedSchemas } from "../../src/authority/Xsd.js"
-import type { AppConfigShape } from "../../src/Config.js"
-import { Document } from "../../src/domain/Document.js"
 import { expectError } from "../support/accounts.js"
-import { makePkcs12 } from "../support/certificates.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { hasTool } from "../support/tools.js"
-import { databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
+import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
+import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
 
 const XMLSEC1 = hasTool("xmlsec1")
 const XMLLINT = hasTool("xmllint")
 const PDFTOPPM = hasTool("pdftoppm")
 
 /** Short timeout so `simulate:timeout` is reconciled within the test. */
-const CALL_TIMEOUT = Duration.seconds(2)
-
-class Authority extends Context.Service<Authority, LocalAuthority>()("test/LocalAuthority") {}
-
-// One local authority per app: the same layer object in both places, so it is built once.
-const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2, timeoutAfter: "4 seconds" }))
-
-const SandboxOnLocalAuthority = Layer.effect(
-  TaxAuthoritySandbox,
-  Effect.gen(function*() {
-    const local = yield* Authority
-    const authority = yield* makeSefinAuthority({
-      environment: "test",
-      system: "homologation",
-      timeout: CALL_TIMEOUT,
-      endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
-    })
-    return withTimeout(authority, CALL_TIMEOUT)
-  })
-)
-
-const fast: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.millis(50), maxDelay: Duration.millis(200), window: Duration.seconds(30) }
-}
-
 const appOn = (database: TestDatabase) =>
-  Layer.merge(
-    makeApp(
-      testConfig(fast),
-      databaseLayer(database),
-      Layer.merge(TaxAuthorityLiveLayer, SandboxOnLocalAuthority).pipe(Layer.provide(LocalAuthorityLive))
-    ).pipe(Layer.provideMerge(httpServerTest)),
-    LocalAuthorityLive
-  )
-
-const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
-
-const PASSWORD = "senha-do-certificado"
-
-/** A tenant that proved its CNPJ with an A1 certificate, and a test key. */
-const certifiedTenant = (label: string) =>
-  Effect.gen(function*() {
-    const owner = yield* registerOwner(label)
-    const tenant = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session })
-    const taxId = String(tenant.json?.["tax_id"]).replace(/\D/g, "")
-    const p12 = makePkcs12({ cn: `${label.toUpperCase()} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
-    const upload = yield* rawRequest("POST", `/v1/tenants/${owner.tenantId}/credentials`, {
-      token: owner.session,
-      body: { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: PASSWORD }
-    })
-    expect(upload.status, upload.text).toBe(201)
-    const key = yield* createKey(owner, "test")
-    return { owner, taxId, p12, token: key.token }
-  })
+  nationalApp(database, { callTimeout: Duration.seconds(2), authority: { timeoutAfter: "4 seconds" } })
 
 const invoice = (notes?: string) => ({
   type: "service_invoice",
@@ -117,17 +54,6 @@ const invoice = (notes?: string) => ({
   amounts: { services: 150000, deductions: 10000, iss_rate: "2.00" },
   ...(notes === undefined ? {} : { notes })
 })
-
-const settle = (token: string, id: string, until: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 600; i++) {
-      const got = yield* rawRequest("GET", `/v1/documents/${id}`, { token })
-      const document = decodeDocument(got.json)
-      if (until.includes(document.status)) return document
-      yield* Effect.sleep(Duration.millis(50))
-    }
-    return yield* Effect.die(`document ${id} did not reach ${until.join("/")}`)
-  })
 
 const tmp = () => mkdtempSync(join(tmpdir(), "etd-sefin-"))
 

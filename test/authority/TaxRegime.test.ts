@@ -7,92 +7,20 @@
  * next document sent.
  */
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Duration, Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeApp } from "../../src/App.js"
-import { TaxAuthorityLiveLayer, withTimeout } from "../../src/authority/Adapter.js"
-import { type LocalAuthority, localAuthorityScoped } from "../../src/authority/local/LocalAuthority.js"
-import { makeSefinAuthority } from "../../src/authority/SefinAdapter.js"
-import { TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import { writePatchedSchemas } from "../../src/authority/Xsd.js"
-import type { AppConfigShape } from "../../src/Config.js"
-import { Document } from "../../src/domain/Document.js"
 import type { SimplesNacional } from "../../src/domain/Tenant.js"
-import { makePkcs12 } from "../support/certificates.js"
-import { createKey, registerOwner } from "../support/fixtures.js"
-import { databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig, testDatabases } from "../support/TestApp.js"
+import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
+import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
+import { hasTool } from "../support/tools.js"
 
-const hasXmllint = (() => {
-  try {
-    execFileSync("sh", ["-c", "command -v xmllint"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
+const hasXmllint = hasTool("xmllint")
 
-const CALL_TIMEOUT = Duration.seconds(5)
-
-class Authority extends Context.Service<Authority, LocalAuthority>()("test/TaxRegimeLocalAuthority") {}
-
-// One local authority per app: the same layer object in both places, so it is built once.
-const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2 }))
-
-/** Test keys' documents go to the local authority through the real `sefin` adapter. */
-const SandboxOnLocalAuthority = Layer.effect(
-  TaxAuthoritySandbox,
-  Effect.gen(function*() {
-    const local = yield* Authority
-    const authority = yield* makeSefinAuthority({
-      environment: "test",
-      system: "homologation",
-      timeout: CALL_TIMEOUT,
-      endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
-    })
-    return withTimeout(authority, CALL_TIMEOUT)
-  })
-)
-
-const fast: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.millis(50), maxDelay: Duration.millis(200), window: Duration.seconds(30) }
-}
-
-const appOn = (database: TestDatabase) =>
-  Layer.merge(
-    makeApp(
-      testConfig(fast),
-      databaseLayer(database),
-      Layer.merge(TaxAuthorityLiveLayer, SandboxOnLocalAuthority).pipe(Layer.provide(LocalAuthorityLive))
-    ).pipe(Layer.provideMerge(httpServerTest)),
-    LocalAuthorityLive
-  )
-
-const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
-
-const PASSWORD = "senha-do-certificado"
-
-/** A tenant that proved its CNPJ with an A1 certificate, with a test key. */
-const certifiedTenant = (label: string) =>
-  Effect.gen(function*() {
-    const owner = yield* registerOwner(label)
-    const tenant = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session })
-    const taxId = String(tenant.json?.["tax_id"]).replace(/\D/g, "")
-    const p12 = makePkcs12({ cn: `${label.toUpperCase()} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
-    const upload = yield* rawRequest("POST", `/v1/tenants/${owner.tenantId}/credentials`, {
-      token: owner.session,
-      body: { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: PASSWORD }
-    })
-    expect(upload.status, upload.text).toBe(201)
-    const key = yield* createKey(owner, "test")
-    return { owner, taxId, token: key.token }
-  })
+const appOn = (database: TestDatabase) => nationalApp(database, { callTimeout: Duration.seconds(5) })
 
 const setRegime = (owner: { session: string; tenantId: string }, option: SimplesNacional) =>
   Effect.gen(function*() {
@@ -123,11 +51,7 @@ const issue = (tenant: { taxId: string; token: string }) =>
     const accepted = yield* rawRequest("POST", "/v1/documents", { token: tenant.token, body: invoice })
     expect(accepted.status, accepted.text).toBe(202)
     const id = String(accepted.json?.["id"])
-    let document = decodeDocument(accepted.json)
-    for (let i = 0; i < 600 && !["authorized", "rejected", "failed"].includes(document.status); i++) {
-      yield* Effect.sleep(Duration.millis(50))
-      document = decodeDocument((yield* rawRequest("GET", `/v1/documents/${id}`, { token: tenant.token })).json)
-    }
+    const document = yield* settle(tenant.token, id, ["authorized", "rejected", "failed"])
     expect(document.status, JSON.stringify(document.rejection ?? document.last_error)).toBe("authorized")
     // The DPS id ends with the series (5 digits) and the number (15): this document's, from this issuer.
     const suffix = `${tenant.taxId}00001${String(document.number).padStart(15, "0")}"`
