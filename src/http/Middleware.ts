@@ -299,7 +299,8 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             const requestId = Option.isSome(parent) ? `${span.traceId}-${span.spanId}` : span.traceId
             const finish = (response: HttpServerResponse.HttpServerResponse) => {
               span.attribute("http.response.status_code", response.status)
-              return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+              // nosniff: a stored note's XML (or any body) is only ever what its content type says.
+              return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" })
             }
             const handled = Effect.gen(function*() {
               const leaked = tokensIn(request.url)
