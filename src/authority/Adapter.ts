@@ -175,6 +175,7 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
     target: authority.target,
     canSubmitFor: authority.canSubmitFor,
     refusalsOf: authority.refusalsOf,
+    cancellationRefusalsOf: authority.cancellationRefusalsOf,
     submit: (submission) => bounded("submit", submission.submissionId, authority.submit(submission)),
     lookup: (ref) => bounded("lookup", ref.submissionId, authority.lookup(ref)),
     cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request)),

@@ -1,5 +1,5 @@
 /**
- * The national schema's refusals of a DPS, told in the API's terms: libxml2 names the DPS element
+ * The national schema's refusals of a DPS (or cancellation event), told in the API's terms: libxml2 names the DPS element
  * ("Element 'xLgr': [facet 'pattern'] …"), a caller knows `taker.address.street`. Each element the
  * DPS builder fills from the document maps back to the field it came from; the ones it fills from
  * the tenant or computes have no field (path []), and keep the schema's own words.
@@ -25,13 +25,12 @@ const fieldOfElement: Readonly<Record<string, ReadonlyArray<string>>> = {
   serie: ["series"],
   vServ: ["amounts", "services"],
   vDR: ["amounts", "deductions"],
-  pAliq: ["amounts", "iss_rate"]
+  pAliq: ["amounts", "iss_rate"],
+  // The cancellation event's reason.
+  xMotivo: ["reason"]
 }
 
-export interface DpsRefusal {
-  readonly path: ReadonlyArray<string>
-  readonly message: string
-}
+import type { Refusal } from "./TaxAuthority.js"
 
 const ELEMENT = /Element '(?:\{[^}]*\})?([A-Za-z0-9]+)'/u
 const MISSING = /Expected is \( (?:\{[^}]*\})?([A-Za-z0-9]+) \)/u
@@ -51,7 +50,7 @@ const plainWords = (detail: string): string => {
 }
 
 /** One libxml2 message ("line N: Element 'x': …") as a refusal on the document's field. */
-export const dpsRefusalOf = (schemaMessage: string): DpsRefusal => {
+export const dpsRefusalOf = (schemaMessage: string): Refusal => {
   const missing = MISSING.exec(schemaMessage)
   const element = missing?.[1] ?? ELEMENT.exec(schemaMessage)?.[1]
   const path = element === undefined ? undefined : fieldOfElement[element]

@@ -19,7 +19,7 @@ import { brazilianDate } from "../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
-import { type DpsRefusal, dpsRefusalOf } from "./DpsRefusals.js"
+import { dpsRefusalOf } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
 import {
   type ClientIdentity,
@@ -35,7 +35,9 @@ import {
   AuthorityRejected,
   AuthorityTimeout,
   AuthorityUnavailable,
+  type CancellationRequest,
   environmentCode,
+  type Refusal,
   RequestNotSent,
   type TaxAuthority
 } from "./TaxAuthority.js"
@@ -158,20 +160,32 @@ export const makeSefinAuthority = (
           }))
       })
 
-    /** The authorization an NFS-e XML records. */
-    const authorizationOf = (nfseXml: string) =>
+    /**
+     * The authorization an NFS-e XML records, once it is shown to be the note of our DPS (its DPS
+     * id) under the access key the authority named: anything else is not an answer to our request,
+     * so the outcome stays unknown (transient) rather than recording someone else's note.
+     */
+    const authorizationOf = (nfseXml: string, expected: { readonly dpsId: string; readonly accessKey: string }) =>
       Result.match(readNfse(nfseXml), {
         onFailure: (error) =>
           Effect.fail(new AuthorityUnavailable({ message: `The authority answered an unreadable NFS-e: ${error.message}` })),
-        onSuccess: (note): Effect.Effect<Authorization, AuthorityUnavailable> =>
-          Effect.succeed({
+        onSuccess: (note): Effect.Effect<Authorization, AuthorityUnavailable> => {
+          const authorizedAt = new Date(note.processedAt)
+          if (note.dps.id !== expected.dpsId || note.accessKey !== expected.accessKey || Number.isNaN(authorizedAt.getTime())) {
+            return Effect.fail(new AuthorityUnavailable({
+              message: "The authority answered with an NFS-e that is not the note of this DPS (DPS id, access key or " +
+                "processing time do not match)."
+            }))
+          }
+          return Effect.succeed({
             accessKey: note.accessKey,
             nfseNumber: note.nfseNumber,
             // The national system registers every note under a document number (nDFSe): our protocol.
             protocol: note.dfseNumber ?? note.accessKey,
-            authorizedAt: new Date(note.processedAt),
+            authorizedAt,
             nfseXml
           })
+        }
       })
 
     /** The note the authority holds for a DPS id, if any. */
@@ -184,7 +198,7 @@ export const makeSefinAuthority = (
           // The DPS names a key the query does not know yet: the national system is still settling it.
           return yield* new AuthorityUnavailable({ message: "The authority knows the DPS but not yet its NFS-e." })
         }
-        return Option.some(yield* authorizationOf(note.value.nfseXml))
+        return Option.some(yield* authorizationOf(note.value.nfseXml, { dpsId, accessKey: found.value.accessKey }))
       })
 
     const submit: TaxAuthority["submit"] = (submission) =>
@@ -194,7 +208,9 @@ export const makeSefinAuthority = (
         const signed = yield* sign(dps.xml, "infDPS", identity)
         yield* schemaChecked("DPS", signed)
         const sent = yield* Effect.result(client.submitDps(identity, signed))
-        if (Result.isSuccess(sent)) return yield* authorizationOf(sent.success.nfseXml)
+        if (Result.isSuccess(sent)) {
+          return yield* authorizationOf(sent.success.nfseXml, { dpsId: dps.id, accessKey: sent.success.accessKey })
+        }
         const error = sent.failure
         if (error._tag !== "SefinRefused") return yield* transportError(error)
         if (!refusedWith(error, SefinCodes.duplicateDps)) return yield* rejectionOf(error)
@@ -220,18 +236,21 @@ export const makeSefinAuthority = (
         })
       )
 
+    const cancellationEventOf = (request: CancellationRequest, requestedAt: Date) =>
+      buildCancellationRequest({
+        tpAmb,
+        requestedAt,
+        issuerTaxId: request.issuerTaxId,
+        accessKey: request.accessKey,
+        reasonCode: cancellationReasonCode[request.reasonCode],
+        reason: request.reason
+      })
+
     const cancel: TaxAuthority["cancel"] = (request) =>
       Effect.gen(function*() {
         const identity = yield* identityOf(request.tenantId)
         const requestedAt = yield* now
-        const event = buildCancellationRequest({
-          tpAmb,
-          requestedAt,
-          issuerTaxId: request.issuerTaxId,
-          accessKey: request.accessKey,
-          reasonCode: cancellationReasonCode[request.reasonCode],
-          reason: request.reason
-        })
+        const event = cancellationEventOf(request, requestedAt)
         const signed = yield* sign(event.xml, "infPedReg", identity)
         yield* schemaChecked("pedRegEvento", signed)
         const sent = yield* Effect.result(client.registerEvent(identity, request.accessKey, signed))
@@ -264,7 +283,7 @@ export const makeSefinAuthority = (
      * it is after the emission's day.
      */
     const refusalsOf: TaxAuthority["refusalsOf"] = (document, at) => {
-      const refusals: Array<DpsRefusal> = []
+      const refusals: Array<Refusal> = []
       if (document.issueDate > brazilianDate(at)) {
         refusals.push({
           path: ["issue_date"],
@@ -277,5 +296,22 @@ export const makeSefinAuthority = (
       return refusals
     }
 
-    return { system, target: "sefin", canSubmitFor, refusalsOf, submit, lookup, cancel, danfse } satisfies TaxAuthority
+    /** The event this cancellation would be, checked against the official schema (its signature may come later). */
+    const cancellationRefusalsOf: TaxAuthority["cancellationRefusalsOf"] = (request, at) =>
+      Result.match(validateXml("pedRegEvento", cancellationEventOf(request, at).xml), {
+        onSuccess: () => [],
+        onFailure: (violation) => violation.messages.map(dpsRefusalOf)
+      })
+
+    return {
+      system,
+      target: "sefin",
+      canSubmitFor,
+      refusalsOf,
+      cancellationRefusalsOf,
+      submit,
+      lookup,
+      cancel,
+      danfse
+    } satisfies TaxAuthority
   })

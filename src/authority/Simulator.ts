@@ -409,6 +409,17 @@ export const makeSimulator = (
 
     // The simulator takes whatever the API accepted.
     const refusalsOf = () => []
+    const cancellationRefusalsOf = () => []
 
-    return { system, target: "simulator", canSubmitFor, refusalsOf, submit, lookup, cancel, danfse } satisfies TaxAuthority
+    return {
+      system,
+      target: "simulator",
+      canSubmitFor,
+      refusalsOf,
+      cancellationRefusalsOf,
+      submit,
+      lookup,
+      cancel,
+      danfse
+    } satisfies TaxAuthority
   })

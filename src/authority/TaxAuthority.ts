@@ -19,6 +19,12 @@ export interface TakerAddress {
   readonly postal_code: string
 }
 
+/** Something the authority would refuse, on the request field it comes from (path [] when none). */
+export interface Refusal {
+  readonly path: ReadonlyArray<string>
+  readonly message: string
+}
+
 /** What the authority needs to authorize a service invoice (a DPS, in the national system). */
 export interface SubmissionDocument {
   readonly environment: Environment
@@ -163,10 +169,9 @@ export interface TaxAuthority {
    * can act on (none: acceptable). Checked at acceptance, so such a document is a 400, not a
    * `failed` note later. The national system's are its schema's rules; the simulator has none.
    */
-  readonly refusalsOf: (
-    document: SubmissionDocument,
-    at: Date
-  ) => ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly message: string }>
+  readonly refusalsOf: (document: SubmissionDocument, at: Date) => ReadonlyArray<Refusal>
+  /** The same for a cancellation request: what the authority would refuse in it (its reason, say). */
+  readonly cancellationRefusalsOf: (request: CancellationRequest, at: Date) => ReadonlyArray<Refusal>
   readonly submit: (
     submission: Submission
   ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError>

@@ -24,7 +24,8 @@ import {
   IssueDate,
   Series,
   ServiceDescription,
-  Taker
+  Taker,
+  visibleText
 } from "../domain/Document.js"
 import { ApiKeyAuth, TenantReaderAuth } from "../domain/Authentication.js"
 
@@ -42,7 +43,7 @@ export const NewDocument = Schema.Struct({
     deductions: Schema.optionalKey(Centavos),
     iss_rate: Rate
   }),
-  notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000)))
+  notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), visibleText))
 }).annotate({ identifier: "NewDocument" })
 export type NewDocument = typeof NewDocument.Type
 
@@ -50,7 +51,8 @@ export const CancelDocument = Schema.Struct({
   reason_code: CancellationReasonCode,
   reason: Schema.Trim.check(
     Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
-    Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" })
+    Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" }),
+    visibleText
   )
 })
 
@@ -81,11 +83,16 @@ const KeyDocumentPath = { docId: IdOf("document") }
 /**
  * A note's file, with its name for a download: `Content-Disposition` names it by access key, and
  * `Etd-Document-Status` says whether the note stands (`authorized`) or was `cancelled` since.
+ * `Cache-Control: private, no-store` and a sandboxing `Content-Security-Policy` go with it.
  */
 const NoteFile = <S extends Schema.Top>(body: S) =>
   HttpApiSchema.WithHeaders(body, {
     "content-disposition": Schema.String,
-    "etd-document-status": Schema.String
+    "etd-document-status": Schema.String,
+    // The files carry the taker's personal data: never kept by shared caches, and a browser that
+    // opens one runs nothing from it.
+    "cache-control": Schema.String,
+    "content-security-policy": Schema.String
   })
 
 /** The NFS-e XML exactly as the authority returned it. */

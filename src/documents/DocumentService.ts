@@ -269,6 +269,23 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           })
         }
         const at = yield* now
+        // What the authority would refuse in the request is a 400 now, not a failed cancellation later.
+        const tenant = yield* tenants.issuer(issuer.tenantId)
+        const refusals = Option.isNone(tenant) ? [] : authorityFor(row.environment).cancellationRefusalsOf({
+          tenantId: row.tenantId,
+          submissionId: row.submissionId,
+          environment: row.environment,
+          issuerTaxId: tenant.value.taxId,
+          accessKey: row.authority!.access_key,
+          reasonCode: request.reason_code,
+          reason: request.reason
+        }, at)
+        if (refusals.length > 0) {
+          return yield* new InvalidRequest({
+            message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
+            issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
+          })
+        }
         const cancellation = {
           reason_code: request.reason_code,
           reason: request.reason,

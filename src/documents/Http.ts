@@ -15,7 +15,9 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
     body,
     headers: {
       "content-disposition": `inline; filename="NFSe-${document.authority?.access_key ?? document.id}.${extension}"`,
-      "etd-document-status": document.status === "cancelled" ? "cancelled" : "authorized"
+      "etd-document-status": document.status === "cancelled" ? "cancelled" : "authorized",
+      "cache-control": "private, no-store",
+      "content-security-policy": "default-src 'none'; sandbox"
     }
   })
 

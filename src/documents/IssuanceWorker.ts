@@ -16,6 +16,7 @@
 import { Duration, Effect, Layer, Option } from "effect"
 import {
   type Authorization,
+  AuthorityUnavailable,
   type RequestNotSent,
   type SubmissionDocument,
   type SubmissionRef,
@@ -148,7 +149,15 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, issuer: SubmissionDocument["issuer"]) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
-        const found = yield* authority.lookup(submissionOf(row))
+        // A previous attempt may have been authorized. If the authority cannot even be asked (the
+        // certificate was removed or expired meanwhile), that is no proof of the contrary: keep
+        // asking within the retry window rather than fail a document that may exist.
+        const found = yield* authority.lookup(submissionOf(row)).pipe(
+          Effect.catchTag("RequestNotSent", (error) =>
+            Effect.fail(new AuthorityUnavailable({
+              message: `Whether the previous attempt was authorized cannot be checked: ${error.message}`
+            })))
+        )
         if (Option.isSome(found)) return authorized(found.value.authorization)
       }
       const authorization = yield* authority.submit({

@@ -135,6 +135,15 @@ for (const database of testDatabases) {
         expect(pdf.text.startsWith("%PDF-")).toBe(true)
         expect(local.received.some((r) => r.operation === "getDanfse")).toBe(true)
 
+        // A reason the national schema refuses (outside Latin-1) is a 400 on `reason`; the note stands.
+        const emojiReason = yield* rawRequest("POST", `/v1/documents/${document.id}/cancel`, {
+          token,
+          body: { reason_code: "other", reason: "Cancelado a pedido do cliente 🙏" }
+        })
+        expectError(emojiReason, 400, "invalid_request")
+        expect(emojiReason.json?.["issues"]).toContainEqual({ path: ["reason"], message: expect.stringContaining("characters") })
+        expect((yield* settle(token, document.id, ["authorized"])).cancellation).toBeNull()
+
         // Cancellation: the signed e101101 event, registered by the authority.
         const cancel = yield* rawRequest("POST", `/v1/documents/${document.id}/cancel`, {
           token,

@@ -95,6 +95,8 @@ for (const database of testDatabases) {
           expect(xml.headers["etd-document-status"]).toBe("authorized")
           // A browser never second-guesses the type of a stored document.
           expect(xml.headers["x-content-type-options"]).toBe("nosniff")
+          expect(xml.headers["cache-control"]).toBe("private, no-store")
+          expect(xml.headers["content-security-policy"]).toBe("default-src 'none'; sandbox")
           expect(xml.text).toContain(`<infNFSe Id="NFS${accessKey}"`)
           expect(xml.text).toContain(`<nNFSe>${document.authority!.nfse_number}</nNFSe>`)
           expect(xml.text).toContain("João da Conceição Araújo")

@@ -40,8 +40,8 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       enqueue: (jobs) => Effect.sync(() => void enqueued.push(...jobs))
     }),
     // Both environments on the simulator: no certificate needed.
-    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [] }),
-    Layer.mock(TaxAuthoritySandbox, { system: "homologation", target: "simulator", refusalsOf: () => [] }),
+    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
+    Layer.mock(TaxAuthoritySandbox, { system: "homologation", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
     // These tests send no Idempotency-Key.
     Layer.mock(Idempotency, { hold: () => (effect) => effect }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })

@@ -270,6 +270,26 @@ for (const database of testDatabases) {
         expectError(list, 400, "invalid_request")
       }))
 
+    it.effect("invisible characters (bidi overrides, zero-width, U+0085, U+2028) are refused where an invoice would show them", () =>
+      Effect.gen(function*() {
+        const t = yield* tenant()
+        const base = invoice()
+        const cases: ReadonlyArray<[unknown, ReadonlyArray<string>]> = [
+          [{ ...base, taker: { ...base.taker, name: "Maria \u202Eairam" } }, ["taker", "name"]],
+          [{ ...base, service: { ...base.service, description: "Consultoria\u200B" } }, ["service", "description"]],
+          [{ ...base, notes: "linha\u2028linha" }, ["notes"]],
+          [{ ...base, taker: { ...base.taker, name: "Maria\u0085Silva" } }, ["taker", "name"]]
+        ]
+        for (const [body, path] of cases) {
+          const response = yield* issueRaw(t.test.token, t.tenantId, body)
+          expectError(response, 400, "invalid_request")
+          expect(JSON.stringify(response.json?.["issues"]), JSON.stringify(body)).toContain(JSON.stringify(path))
+        }
+        // Accents, dashes, emoji, tabs and line breaks are text, not formatting.
+        const fine = yield* issueRaw(t.test.token, t.tenantId, { ...base, notes: "Açaí — pedido 42\n\tentregue 😀" })
+        expect(fine.status, fine.text).toBe(202)
+      }))
+
     it.effect("refuses invalid documents with 400 invalid_request naming every issue", () =>
       Effect.gen(function*() {
         const t = yield* tenant()

@@ -65,6 +65,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     target: "simulator",
     canSubmitFor: () => Effect.succeed(true),
     refusalsOf: () => [],
+    cancellationRefusalsOf: () => [],
     danfse: () => Effect.die("the authority's danfse was not expected"),
     submit: (submission) =>
       Effect.sync(() => submitted.push(submission.submissionId)).pipe(
@@ -95,7 +96,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
     }),
     Layer.succeed(TaxAuthoritySandbox, sandbox),
-    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [] }),
+    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
     AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
     Transaction.layerTest
   )
@@ -136,6 +137,25 @@ describe("IssuanceWorker (neighbours mocked)", () => {
         lastError: { code: "dps_schema_violation", message: "The DPS does not pass the official schema", at: new Date(START) }
       }])
       expect(events).toEqual(["document.failed"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a retry that cannot ask whether the first attempt was authorized (no certificate any more) keeps retrying, never fails", () => {
+    const { changes, events, queueWrites, submitted, layer } = workerWith({
+      lookup: () =>
+        Effect.fail(new RequestNotSent({ code: "credential_required", message: "The tenant's A1 certificate has expired" }))
+    })
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(START)
+      const worker = yield* makeIssuanceWorker
+      yield* worker.process(job(2))
+      expect(submitted).toEqual([])
+      expect(queueWrites).toHaveLength(1)
+      expect(queueWrites[0]).toMatch(/^retryAt:/)
+      expect(changes).toHaveLength(1)
+      expect(changes[0]!.status).toBeUndefined()
+      expect(changes[0]!.lastError?.message).toContain("cannot be checked")
+      expect(events).toEqual([])
     }).pipe(Effect.provide(layer))
   })
 

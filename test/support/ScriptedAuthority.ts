@@ -70,6 +70,7 @@ export const makeScriptedAuthority = (
     target: "simulator",
     canSubmitFor: () => Effect.succeed(true),
     refusalsOf: () => [],
+    cancellationRefusalsOf: () => [],
     danfse: () => Effect.succeed(new TextEncoder().encode("%PDF-1.7 scripted")),
     submit: (submission) =>
       Effect.suspend(() => {

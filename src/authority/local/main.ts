@@ -15,7 +15,7 @@
  * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
  * Its CA and keys are new at every start, so the CA file is rewritten each time.
  */
-import { writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
@@ -62,7 +62,9 @@ const authority = await startLocalAuthority({ port, host, environment, timeoutAf
 )
 // Named by port: a second local authority never overwrites the CA a service trusts for the first.
 const caFile = resolve(caFileSetting ?? join(tmpdir(), `local-authority-${authority.port}-ca.pem`))
-writeFileSync(caFile, authority.caPem, { mode: 0o644 })
+// A fresh file of our own: a file or link someone else left at that path is replaced, never written through.
+rmSync(caFile, { force: true })
+writeFileSync(caFile, authority.caPem, { mode: 0o644, flag: "wx" })
 
 // The service's variables for the environment this instance stands for.
 const prefix = environment === 1 ? "TAX_AUTHORITY_LIVE" : "TAX_AUTHORITY_SANDBOX"
