@@ -7,8 +7,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { createServer } from "node:https"
+import type { AddressInfo } from "node:net"
+import { gzipSync } from "node:zlib"
 import { withTimeout } from "../../src/authority/Adapter.js"
 import { type LocalAuthority, localAuthorityScoped } from "../../src/authority/local/LocalAuthority.js"
+import { localAuthorityKeys } from "../../src/authority/local/LocalAuthorityKeys.js"
 import { makeSefinAuthority } from "../../src/authority/SefinAdapter.js"
 import type { Submission, SubmissionDocument } from "../../src/authority/TaxAuthority.js"
 import { type CredentialMaterial, CredentialVault, NoActiveCredential } from "../../src/credentials/CredentialVault.js"
@@ -180,6 +184,47 @@ describe("sefin adapter against the local authority", () => {
       const authority = yield* adapterOn(local, { sefinUrl: local.url.replace(/\/SefinNacional$/, "") })
       const error = yield* Effect.flip(authority.lookup(submission(document(taxId))))
       expect(error._tag).toBe("AuthorityUnavailable")
+    }).pipe(Effect.provide(vault.layer)))
+
+  it.live("an answer that is not the note of our DPS is not recorded: the outcome stays unknown (transient)", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped()
+      const authority = yield* adapterOn(local)
+      const someoneElses = yield* authority.submit(submission(document(taxId)))
+      // A server (trusted, answering in the real shape) that hands back that other note for any DPS.
+      const keys = localAuthorityKeys()
+      const server = createServer({ key: keys.server.privateKeyPem, cert: keys.server.certificatePem }, (request, response) => {
+        request.resume()
+        request.on("end", () => {
+          response.writeHead(201, { "content-type": "application/json" })
+          response.end(JSON.stringify({
+            tipoAmbiente: 2,
+            versaoAplicativo: "SefinNacional_1.6.0",
+            dataHoraProcessamento: "2026-11-20T10:00:00.0000000-03:00",
+            idDps: `NFS${someoneElses.accessKey}`,
+            chaveAcesso: someoneElses.accessKey,
+            nfseXmlGZipB64: gzipSync(Buffer.from(someoneElses.nfseXml)).toString("base64"),
+            alertas: null
+          }))
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      )
+      const port = (server.address() as AddressInfo).port
+      const confused = yield* Effect.map(
+        makeSefinAuthority({
+          environment: "test",
+          system: "homologation",
+          timeout: Duration.seconds(3),
+          endpoints: { sefinUrl: `https://127.0.0.1:${port}/SefinNacional`, danfseUrl: local.danfseUrl, ca: keys.caCertificatePem }
+        }),
+        (adapter) => withTimeout(adapter, Duration.seconds(3))
+      )
+      const error = yield* Effect.flip(confused.submit(submission(document(taxId))))
+      expect(error._tag).toBe("AuthorityUnavailable")
+      expect(error.message).toContain("not the note of this DPS")
     }).pipe(Effect.provide(vault.layer)))
 
   it.live("one TLS identity per credential: a new certificate is used as soon as it replaces the old one", () =>
