@@ -103,8 +103,11 @@ export interface SefinClient {
   readonly getDanfse: (identity: ClientIdentity, accessKey: string) => Effect.Effect<Uint8Array, SefinError>
 }
 
-// Far above any real answer (an NFS-e is a few KiB gzipped, a DANFSe a few hundred KiB): a bound, not a limit.
-const MAX_ANSWER_BYTES = 20 * 1024 * 1024
+// Far above any real answer, and small enough that a broken or hostile endpoint cannot make us hold
+// much: an NFS-e is a few KiB (tens unpacked), an event less, a DANFSe a few hundred KiB.
+const MAX_JSON_ANSWER_BYTES = 2 * 1024 * 1024
+const MAX_PDF_ANSWER_BYTES = 10 * 1024 * 1024
+const MAX_UNPACKED_XML_BYTES = 2 * 1024 * 1024
 // Agents with no request for this long are closed; the next call opens a new connection.
 const AGENT_IDLE_MS = 10 * 60_000
 // Idle keep-alive sockets are closed after this; the real servers drop them sooner anyway.
@@ -143,7 +146,7 @@ const gzipBase64 = (xml: string): string => gzipSync(Buffer.from(xml, "utf8")).t
 
 const gunzipBase64 = (what: string, b64: string): Effect.Effect<string, SefinUnavailable> =>
   Effect.try({
-    try: () => gunzipSync(Buffer.from(b64, "base64"), { maxOutputLength: MAX_ANSWER_BYTES }).toString("utf8"),
+    try: () => gunzipSync(Buffer.from(b64, "base64"), { maxOutputLength: MAX_UNPACKED_XML_BYTES }).toString("utf8"),
     catch: () => new SefinUnavailable({ message: `SEFIN answered with ${what} that does not unpack (gzip + base64)` })
   })
 
@@ -331,9 +334,10 @@ export const makeSefinClient = (options: {
             let size = 0
             res.on("data", (chunk: Buffer) => {
               size += chunk.length
-              if (size > MAX_ANSWER_BYTES) {
-                res.destroy()
+              if (size > (request.accept === "application/pdf" ? MAX_PDF_ANSWER_BYTES : MAX_JSON_ANSWER_BYTES)) {
+                // Settled first: destroying the response reports it as cut short.
                 finish(Effect.fail(new SefinUnavailable({ message: "SEFIN's answer is too large", status: res.statusCode })))
+                res.destroy()
                 return
               }
               chunks.push(chunk)

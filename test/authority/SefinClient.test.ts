@@ -413,6 +413,24 @@ describe("SefinClient answers", () => {
       })
     }))
 
+  it.live("a body or an unpacked NFS-e far larger than any real one is refused, not held: a gzip bomb is transient", () =>
+    Effect.gen(function*() {
+      const sefin = yield* client()
+      // 3 MiB of JSON: past the 2 MiB bound of a JSON answer.
+      replyWith = () => ({ status: 201, contentType: "application/json", body: `{"padding":"${"x".repeat(3 * 1024 * 1024)}"}` })
+      expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({
+        _tag: "SefinUnavailable",
+        message: "SEFIN's answer is too large"
+      })
+      // 8 MiB of zeros gzip to ~8 KiB: small on the wire, refused once unpacking passes 2 MiB.
+      const bomb = gzipSync(Buffer.alloc(8 * 1024 * 1024)).toString("base64")
+      replyWith = () => ({ status: 201, json: { ...submitted(), nfseXmlGZipB64: bomb } })
+      expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({
+        _tag: "SefinUnavailable",
+        message: "SEFIN answered with an NFS-e that does not unpack (gzip + base64)"
+      })
+    }))
+
   it.live("connection refused and connection reset are transient", () =>
     Effect.gen(function*() {
       const closedPort = yield* Effect.promise(() =>
