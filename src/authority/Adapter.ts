@@ -9,9 +9,10 @@
  * - `TAX_AUTHORITY_LIVE_URL`, `TAX_AUTHORITY_SANDBOX_URL`: the SEFIN Nacional base URLs (defaults:
  *   production and "produção restrita", from the official API descriptions);
  *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
- * - `TAX_AUTHORITY_CA_FILE`: a PEM bundle of extra certificate authorities to trust for the
- *   authority's TLS (produção restrita chains to ICP-Brasil, which Node does not trust by default;
- *   also the local authority's test CA). Verification always stays on.
+ * - `TAX_AUTHORITY_LIVE_CA_FILE`, `TAX_AUTHORITY_SANDBOX_CA_FILE` (or `TAX_AUTHORITY_CA_FILE` for
+ *   both): a PEM bundle of extra certificate authorities to trust for the authority's TLS (produção
+ *   restrita chains to ICP-Brasil, which Node does not trust by default; also the local authority's
+ *   test CA). Verification always stays on.
  * - `TAX_AUTHORITY_SIMULATOR_LATENCY` (duration, default 0 ms) and
  *   `TAX_AUTHORITY_SIMULATOR_FAILURE_RATE` (0..1, default 0): the simulator's behaviour.
  * - `TAX_AUTHORITY_TIMEOUT` (duration, default 10 s): bound on every call; past it the call fails
@@ -121,7 +122,12 @@ export const authorityConfig = (environment: Environment): Config.Config<Authori
         `${authorityEnvironments[environment].variablePrefix}_DANFSE_URL`,
         authorityEnvironments[environment].danfseUrl
       ),
-      caFile: Config.option(Config.String("TAX_AUTHORITY_CA_FILE"))
+      // The environment's own bundle first: a test CA trusted for homologation is never trusted for production.
+      caFile: Config.option(
+        Config.String(`${authorityEnvironments[environment].variablePrefix}_CA_FILE`).pipe(
+          Config.orElse(() => Config.String("TAX_AUTHORITY_CA_FILE"))
+        )
+      )
     })
   })
 
@@ -184,14 +190,14 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
 }
 
 /** The extra CA bundle, read once at start-up: a missing or empty file stops the start. */
-const readCaBundle = (path: string) =>
+const readCaBundle = (path: string, variables: string) =>
   Effect.try({
     try: () => readFileSync(path, "utf8"),
-    catch: () => new Error(`TAX_AUTHORITY_CA_FILE=${path} cannot be read`)
+    catch: () => new Error(`${variables}=${path} cannot be read`)
   }).pipe(
     Effect.filterOrFail(
       (pem) => pem.includes("-----BEGIN CERTIFICATE-----"),
-      () => new Error(`TAX_AUTHORITY_CA_FILE=${path} holds no PEM certificate`)
+      () => new Error(`${variables}=${path} holds no PEM certificate`)
     )
   )
 
@@ -210,7 +216,14 @@ export const makeAuthority = (
         endpoints: {
           sefinUrl: config.sefin.sefinUrl,
           danfseUrl: config.sefin.danfseUrl,
-          ...(Option.isSome(config.sefin.caFile) ? { ca: yield* readCaBundle(config.sefin.caFile.value) } : {})
+          ...(Option.isSome(config.sefin.caFile)
+            ? {
+              ca: yield* readCaBundle(
+                config.sefin.caFile.value,
+                `${authorityEnvironments[environment].variablePrefix}_CA_FILE (or TAX_AUTHORITY_CA_FILE)`
+              )
+            }
+            : {})
         }
       })
       : yield* makeSimulator({

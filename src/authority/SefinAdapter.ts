@@ -66,7 +66,11 @@ const transportError = (error: SefinUnavailable | SefinTimeout) =>
     ? Effect.fail(new AuthorityTimeout({ message: error.message }))
     : Effect.andThen(
       error.tls === true
-        ? Effect.logError("TLS with the national NFS-e system failed; check TAX_AUTHORITY_CA_FILE", { reason: error.message })
+        ? Effect.logError(
+          "TLS with the national NFS-e system failed; check the environment's CA bundle " +
+            "(TAX_AUTHORITY_SANDBOX_CA_FILE / TAX_AUTHORITY_LIVE_CA_FILE)",
+          { reason: error.message }
+        )
         : Effect.void,
       Effect.fail(new AuthorityUnavailable({ message: error.message, ...(error.status === undefined ? {} : { status: error.status }) }))
     )

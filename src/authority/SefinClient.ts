@@ -182,7 +182,7 @@ const transportFailure = (error: unknown): SefinUnavailable => {
   if (isTlsFailure(code)) {
     return new SefinUnavailable({
       message: `TLS with SEFIN failed (${code}: ${detail}); the service's operator must trust the authority's ` +
-        "certificate authority (TAX_AUTHORITY_CA_FILE)",
+        "certificate authority (TAX_AUTHORITY_SANDBOX_CA_FILE or TAX_AUTHORITY_LIVE_CA_FILE)",
       tls: true
     })
   }

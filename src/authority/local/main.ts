@@ -79,7 +79,7 @@ process.stdout.write(
     `${prefix}_TARGET=sefin`,
     `${prefix}_URL=${authority.url}`,
     `${prefix}_DANFSE_URL=${authority.danfseUrl}`,
-    `TAX_AUTHORITY_CA_FILE=${caFile}`,
+    `${prefix}_CA_FILE=${caFile}`,
     "",
     "Stop with Ctrl-C.",
     ""
