@@ -19,6 +19,8 @@ import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { normalizeTaxId } from "../domain/TaxId.js"
+import type { Amounts } from "../domain/Money.js"
+import type { Address } from "../domain/Document.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -43,15 +45,6 @@ export type SimplesNacionalOption = "not_opted" | "mei" | "me_epp"
 /** `opSimpNac`: 1 not opted, 2 MEI, 3 ME/EPP. */
 const simplesNacionalCode: Record<SimplesNacionalOption, string> = { not_opted: "1", mei: "2", me_epp: "3" }
 
-export interface DpsAddress {
-  readonly street: string
-  readonly number: string
-  readonly complement?: string | undefined
-  readonly district: string
-  readonly municipality_code: string
-  readonly state: string
-  readonly postal_code: string
-}
 
 export interface DpsInput {
   readonly tpAmb: 1 | 2
@@ -73,7 +66,7 @@ export interface DpsInput {
     readonly taxId: string
     readonly name: string
     readonly email?: string | undefined
-    readonly address?: DpsAddress | undefined
+    readonly address?: Address | undefined
   }
   readonly service: {
     /** cTribNac, 6 digits. */
@@ -84,15 +77,8 @@ export interface DpsInput {
     /** Where the service was provided (cLocPrestacao). */
     readonly municipalityCode: string
   }
-  /** Centavos, and the rate as a decimal string ("2.00"). */
-  readonly amounts: {
-    readonly services: number
-    readonly deductions: number
-    readonly base: number
-    readonly iss_rate: string
-    readonly iss_amount: number
-    readonly total: number
-  }
+  /** Centavos, and the rate as a decimal string ("2.00"): the document's computed amounts. */
+  readonly amounts: Amounts
   /** serv/infoCompl/xInfComp when present. */
   readonly notes: string | null
   /**
@@ -142,7 +128,7 @@ export const formatRateForXml = (rate: string): string => {
   return fraction.length <= 2 ? `${integer}.${fraction.padEnd(2, "0")}` : `${integer}.${fraction}`
 }
 
-const takerAddress = (address: DpsAddress): string =>
+const takerAddress = (address: Address): string =>
   node(
     "end",
     node("endNac", leaf("cMun", address.municipality_code), leaf("CEP", address.postal_code)),

@@ -98,7 +98,7 @@ export const makeSefinAuthority = (
   Effect.gen(function*() {
     const vault = yield* CredentialVault
     // The official schemas are checked before every send: without them the adapter must not start.
-    yield* Effect.try({
+    yield* Effect.tryPromise({
       try: loadSchemas,
       catch: (error) => new Error(`The national NFS-e schemas cannot be loaded: ${String(error)}`)
     }).pipe(Effect.orDie)

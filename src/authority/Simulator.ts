@@ -32,7 +32,6 @@
 import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
 import { buildAccessKey, yearMonthOf } from "./AccessKey.js"
-import { renderDanfse } from "./Danfse.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps, readDps } from "./Dps.js"
 import { buildNfse, readNfse } from "./Nfse.js"
@@ -396,9 +395,13 @@ export const makeSimulator = (
       ))
     })
 
-    /** The simulator's DANFSe: rendered here from the note, as the national DANFSe service would. */
+    /**
+     * The simulator's DANFSe: rendered here from the note, as the national DANFSe service would.
+     * The renderer (pdfkit, its fonts, the QR encoder: ~60 MiB) is loaded by the first PDF asked for.
+     */
     const danfse = Effect.fn("TaxAuthoritySimulator.danfse")(function*(request: DanfseRequest) {
       const note = yield* Effect.orDie(Effect.fromResult(readNfse(request.nfseXml)))
+      const { renderDanfse } = yield* Effect.promise(() => import("./Danfse.js"))
       return yield* Effect.promise(() =>
         renderDanfse(note, { cancelled: request.cancelled, environment: environmentCodeOf(system) })
       )

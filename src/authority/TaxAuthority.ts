@@ -7,17 +7,10 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Environment } from "../domain/Principal.js"
+import type { Amounts } from "../domain/Money.js"
+import type { Address } from "../domain/Document.js"
 import type { SimplesNacional } from "../domain/Tenant.js"
 
-export interface TakerAddress {
-  readonly street: string
-  readonly number: string
-  readonly complement?: string | undefined
-  readonly district: string
-  readonly municipality_code: string
-  readonly state: string
-  readonly postal_code: string
-}
 
 /** Something the authority would refuse, on the request field it comes from (path [] when none). */
 export interface Refusal {
@@ -41,7 +34,7 @@ export interface SubmissionDocument {
     readonly tax_id: string
     readonly name: string
     readonly email?: string | undefined
-    readonly address?: TakerAddress | undefined
+    readonly address?: Address | undefined
   }
   readonly service: {
     readonly code: string
@@ -49,14 +42,7 @@ export interface SubmissionDocument {
     readonly description: string
     readonly municipality_code: string
   }
-  readonly amounts: {
-    readonly services: number
-    readonly deductions: number
-    readonly base: number
-    readonly iss_rate: string
-    readonly iss_amount: number
-    readonly total: number
-  }
+  readonly amounts: Amounts
   readonly notes: string | null
 }
 

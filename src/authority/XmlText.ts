@@ -86,7 +86,7 @@ export const brasiliaDateTime = (at: Date): string => {
 }
 
 /**
- * Parses XML strictly: any parser error or warning fails (xmldom would otherwise log it and go on),
+ * Parses XML strictly: every parser error or warning fails (xmldom would otherwise log it and go on),
  * and a DOCTYPE is refused, since none of the protocol's documents has one and entity declarations
  * are how XML bombs arrive.
  */

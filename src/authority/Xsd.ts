@@ -9,8 +9,8 @@
  * that one facet in memory to `0{0,4}[1-9][0-9]{0,4}`, which under the type's maxLength 5 is
  * exactly "1 to 5 digits, not all zeros" (a looser `[0-9]{1,5}` would let "00000" through).
  *
- * Schemas are read and compiled once, lazily, per root element; compiling one takes ~100 ms,
- * validating a DPS afterwards about a millisecond. libxml2 runs as WebAssembly (libxml2-wasm), so
+ * Schemas are read and compiled once, by `loadSchemas` (which whatever validates awaits when it
+ * starts); compiling them takes ~100 ms, validating a DPS afterwards under a millisecond. libxml2 runs as WebAssembly (libxml2-wasm), so
  * there is no native build and the same engine as `xmllint` decides.
  */
 import * as fs from "node:fs"
@@ -18,15 +18,11 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import {
-  type ErrorDetail,
-  ParseOption,
-  XmlBufferInputProvider,
-  XmlDocument,
-  XmlLibError,
-  xmlRegisterInputProvider,
-  XsdValidator
-} from "libxml2-wasm"
+import type { ErrorDetail, XmlDocument, XsdValidator } from "libxml2-wasm"
+
+// libxml2 is WebAssembly whose memory costs ~160 MiB of RSS from the moment it is imported: it is
+// loaded only where XML is validated (the sefin adapter, the local authority), by `loadSchemas`.
+type Libxml2 = typeof import("libxml2-wasm")
 
 /** The documents of the protocol we validate, by root element. */
 export type NfseSchema = "DPS" | "NFSe" | "pedRegEvento" | "evento"
@@ -102,41 +98,39 @@ export const writePatchedSchemas = (dir: string): string => {
 }
 
 interface Loaded {
+  readonly libxml2: Libxml2
   readonly files: ReadonlyMap<string, Uint8Array>
   readonly validators: Map<NfseSchema, XsdValidator>
 }
 
 let loaded: Loaded | undefined
-
-const load = (): Loaded => {
-  if (loaded !== undefined) return loaded
-  const files = readPatchedSchemas(xsdDirectory())
-  const buffers: Record<string, Uint8Array> = {}
-  for (const [name, bytes] of files) buffers[VIRTUAL_BASE + name] = bytes
-  xmlRegisterInputProvider(new XmlBufferInputProvider(buffers))
-  loaded = { files, validators: new Map() }
-  return loaded
-}
+let loading: Promise<void> | undefined
 
 /**
- * Compiles every schema now: a missing or unreadable schema set stops the start-up of whatever
- * depends on it, instead of failing the first document.
+ * Loads libxml2 and compiles every schema, once (later calls share the first). Whatever validates
+ * waits for it when it starts, so a missing or unreadable schema set stops that start-up instead
+ * of failing the first document.
  */
-export const loadSchemas = (): void => {
-  for (const schema of Object.keys(entryFiles) as Array<NfseSchema>) validatorFor(schema)
-}
+export const loadSchemas = (): Promise<void> =>
+  loading ??= import("libxml2-wasm").then((libxml2) => {
+    const files = readPatchedSchemas(xsdDirectory())
+    const buffers: Record<string, Uint8Array> = {}
+    for (const [name, bytes] of files) buffers[VIRTUAL_BASE + name] = bytes
+    libxml2.xmlRegisterInputProvider(new libxml2.XmlBufferInputProvider(buffers))
+    const state: Loaded = { libxml2, files, validators: new Map() }
+    for (const schema of Object.keys(entryFiles) as Array<NfseSchema>) {
+      const entry = entryFiles[schema]
+      // The schema document is kept alive with its validator for the life of the process: the
+      // compiled schema may point into it, and there are only four.
+      const schemaDoc = libxml2.XmlDocument.fromBuffer(files.get(entry)!, { url: VIRTUAL_BASE + entry })
+      state.validators.set(schema, libxml2.XsdValidator.fromDoc(schemaDoc))
+    }
+    loaded = state
+  })
 
-const validatorFor = (schema: NfseSchema): XsdValidator => {
-  const state = load()
-  const cached = state.validators.get(schema)
-  if (cached !== undefined) return cached
-  const entry = entryFiles[schema]
-  // The schema document is kept alive with its validator for the life of the process: the compiled
-  // schema may point into it, and there are only four.
-  const schemaDoc = XmlDocument.fromBuffer(state.files.get(entry)!, { url: VIRTUAL_BASE + entry })
-  const validator = XsdValidator.fromDoc(schemaDoc)
-  state.validators.set(schema, validator)
-  return validator
+const loadedSchemas = (): Loaded => {
+  if (loaded === undefined) throw new Error("validateXml before loadSchemas() has completed")
+  return loaded
 }
 
 /** libxml2's message without the long namespace (every element of ours is in it), and its line. */
@@ -149,27 +143,28 @@ const violation = (schema: NfseSchema, details: ReadonlyArray<ErrorDetail>, fall
 }
 
 // External entities are never loaded (our documents never have a DTD); NONET is belt and braces.
-const PARSE_OPTIONS = ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_NONET
+const parseOptions = (libxml2: Libxml2) => libxml2.ParseOption.XML_PARSE_NO_XXE | libxml2.ParseOption.XML_PARSE_NONET
 
 /**
- * Validates `xml` against the schema of its expected root element. Malformed XML, or a document
- * whose root is another element, is a violation too.
+ * Validates `xml` against the schema of its expected root element (once `loadSchemas` has
+ * completed). Malformed XML, or a document whose root is another element, is a violation too.
  */
 export const validateXml = (schema: NfseSchema, xml: string): Result.Result<void, SchemaViolation> => {
-  const validator = validatorFor(schema)
+  const { libxml2, validators } = loadedSchemas()
+  const validator = validators.get(schema)!
   let doc: XmlDocument
   try {
-    doc = XmlDocument.fromString(xml, { option: PARSE_OPTIONS })
+    doc = libxml2.XmlDocument.fromString(xml, { option: parseOptions(libxml2) })
   } catch (error) {
     return Result.fail(
-      violation(schema, error instanceof XmlLibError ? error.details : [], "The document is not well-formed XML")
+      violation(schema, error instanceof libxml2.XmlLibError ? error.details : [], "The document is not well-formed XML")
     )
   }
   try {
     validator.validate(doc)
     return Result.void
   } catch (error) {
-    if (error instanceof XmlLibError) {
+    if (error instanceof libxml2.XmlLibError) {
       return Result.fail(violation(schema, error.details, "The document does not match the schema"))
     }
     throw error

@@ -33,7 +33,7 @@ import { IssuanceQueue } from "./IssuanceQueue.js"
 import { submissionDocumentOf } from "./Submission.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { dpsId } from "../authority/Dps.js"
-import { TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
+import { type Refusal, TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 
 export interface Issuer {
@@ -54,6 +54,13 @@ const authorityUnreachable = new ServiceUnavailable({
   message: "The tax authority did not answer; retry after the number of seconds in Retry-After.",
   retry_after: 30
 })
+
+/** What the authority would refuse, as the 400 that names each field (at most 20 issues, as for validation). */
+const refused = (refusals: ReadonlyArray<Refusal>) =>
+  new InvalidRequest({
+    message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
+    issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
+  })
 
 const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, InvalidRequest])
 type ContractError = typeof ContractError.Type
@@ -159,12 +166,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           submissionDocumentOf(row, { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }),
           createdAt
         )
-        if (refusals.length > 0) {
-          return yield* new InvalidRequest({
-            message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
-            issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
-          })
-        }
+        if (refusals.length > 0) return yield* refused(refusals)
         yield* repo.insert(row)
         yield* jobs.enqueue([{ documentId: row.id, tenantId: row.tenantId, kind: "submit", traceparent: yield* currentTraceparent }])
         const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
@@ -280,12 +282,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           reasonCode: request.reason_code,
           reason: request.reason
         }, at)
-        if (refusals.length > 0) {
-          return yield* new InvalidRequest({
-            message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
-            issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
-          })
-        }
+        if (refusals.length > 0) return yield* refused(refusals)
         const cancellation = {
           reason_code: request.reason_code,
           reason: request.reason,

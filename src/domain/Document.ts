@@ -45,6 +45,7 @@ export const Address = Schema.Struct({
   state: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/u, { message: "state must be a 2-letter UF code" })),
   postal_code: Schema.String.check(Schema.isPattern(/^[0-9]{8}$/u, { message: "postal_code must have 8 digits" }))
 }).annotate({ identifier: "Address" })
+export type Address = typeof Address.Type
 
 export const Taker = Schema.Struct({
   tax_id: TaxId,

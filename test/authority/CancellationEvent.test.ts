@@ -3,7 +3,7 @@
  * (evento): ids as the v1.01 schemas have them, both valid against the official XSDs (checked by
  * our validator and by xmllint), and read back on the other side.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import {
   buildCancellationRequest,
@@ -15,8 +15,11 @@ import {
   readEvento
 } from "../../src/authority/CancellationEvent.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { validateXml } from "../../src/authority/Xsd.js"
+import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
+
+// libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
+beforeAll(() => loadSchemas())
 import { hasXmllint, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const request: CancellationRequestInput = {

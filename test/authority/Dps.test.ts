@@ -4,10 +4,13 @@
  * time, escaping that survives a round trip, the regime-dependent tax fields, and readDps for the
  * local authority.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { buildDps, type DpsInput, dpsId, formatRateForXml, readDps } from "../../src/authority/Dps.js"
-import { validateXml } from "../../src/authority/Xsd.js"
+import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
+
+// libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
+beforeAll(() => loadSchemas())
 import { hasXmllint, realisticDpsInput, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const build = (overrides: Partial<DpsInput> = {}) => buildDps({ ...realisticDpsInput, ...overrides })

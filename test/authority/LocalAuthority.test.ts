@@ -18,8 +18,11 @@ import { buildCancellationRequest } from "../../src/authority/CancellationEvent.
 import { buildDps, type DpsInput } from "../../src/authority/Dps.js"
 import { type LocalAuthority, startLocalAuthority } from "../../src/authority/local/LocalAuthority.js"
 import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { validateXml } from "../../src/authority/Xsd.js"
+import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
+
+// libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
+beforeAll(() => loadSchemas())
 import { realisticDpsInput } from "../support/NfseXml.js"
 
 const ISSUER_CNPJ = realisticDpsInput.issuer.taxId

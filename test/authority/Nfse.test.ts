@@ -5,13 +5,16 @@
  * signatures still verifying.
  */
 import * as fs from "node:fs"
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { buildDps, type DpsInput, readDps } from "../../src/authority/Dps.js"
 import { buildNfse, type BuildNfseInput, readNfse, stateOfMunicipality } from "../../src/authority/Nfse.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { validateXml } from "../../src/authority/Xsd.js"
+import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
+
+// libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
+beforeAll(() => loadSchemas())
 import { hasXmllint, realisticDpsInput, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const realSample = fs.readFileSync(

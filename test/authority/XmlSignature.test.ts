@@ -8,13 +8,16 @@ import { X509Certificate } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { DOMParser } from "@xmldom/xmldom"
 import { Result } from "effect"
 import { buildDps } from "../../src/authority/Dps.js"
 import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { validateXml } from "../../src/authority/Xsd.js"
+import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
+
+// libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
+beforeAll(() => loadSchemas())
 import { realisticDpsInput } from "../support/NfseXml.js"
 
 const hasXmlsec1 = spawnSync("xmlsec1", ["--version"]).status === 0

@@ -5,10 +5,13 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { buildDps } from "../../src/authority/Dps.js"
-import { validateXml, xsdDirectory } from "../../src/authority/Xsd.js"
+import { loadSchemas, validateXml, xsdDirectory } from "../../src/authority/Xsd.js"
+
+// libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
+beforeAll(() => loadSchemas())
 import { hasXmllint, patchedSchemaDir, realisticDpsInput, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const dpsWithSeries = (series: string) => buildDps({ ...realisticDpsInput, series }).xml

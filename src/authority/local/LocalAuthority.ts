@@ -27,6 +27,7 @@ import forge from "node-forge"
 import { extractTaxId } from "../../credentials/CertificateTaxId.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 import { type Answer, type AuthorizedNfse, makeLocalSefin, type RegisteredTaxpayer } from "./LocalSefin.js"
+import { loadSchemas } from "../Xsd.js"
 import {
   currentTicks,
   type EnvironmentCode,
@@ -56,7 +57,7 @@ export type Operation = "submitDps" | "findDps" | "getNfse" | "registerEvent" | 
 export type Disruption = "unavailable" | "hang" | "hang-after-processing" | "reset"
 
 export interface LocalAuthorityOptions {
-  /** Default 0: any free port. */
+  /** Default 0: a free port the system picks. */
   readonly port?: number | undefined
   /** Default 127.0.0.1. */
   readonly host?: string | undefined
@@ -210,6 +211,8 @@ const certificateRefusal = (operation: Operation | null, environment: Environmen
 
 /** Starts a local authority; resolves once it listens. */
 export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): Promise<LocalAuthority> => {
+  // It validates every DPS and event it receives, against the schemas it loads first.
+  await loadSchemas()
   const keys = localAuthorityKeys()
   const environment: EnvironmentCode = options.environment ?? 2
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
