@@ -11,9 +11,9 @@
  *   npm run test:crash
  *   CRASH_CLIENTS=16 CRASH_DURATION=60 CRASH_DOCUMENTS=3000 CRASH_KILL_INTERVAL=3 npm run test:crash
  *
- * The instances are child processes started as production starts them (`node --import tsx
- * src/main.ts`), on a database created for the run and dropped afterwards. The killer never kills
- * the last instance that is serving: a client always has somewhere to retry, so its wait measures
+ * The instances are child processes started as production starts them (`node dist/main.js`,
+ * built by the npm script first), on a database created for the run and dropped afterwards. The
+ * killer never kills the last instance that is serving: a client always has somewhere to retry, so its wait measures
  * the service's recovery (the dead instance's Idempotency-Key claims, 4 s leases) and not a
  * cluster with no instance up. `WORKER_LEASE` is 10 s for the run (60 s by default) so the jobs a
  * killed instance held are taken over while the test waits.
@@ -54,7 +54,7 @@ const INSTANCE_NAMES = ["A", "B", "C"]
 const HANG_MS = 30_000
 /** A key still not served after this long is given up (and the run fails). */
 const GIVE_UP_MS = 120_000
-/** How long an instance may take to start (on a loaded machine, tsx compiling takes most of it). */
+/** How long an instance may take to start (a loaded machine is slow to start one). */
 const START_MS = 120_000
 
 class Counter {
@@ -105,7 +105,7 @@ const start = (instance: Instance, env: Record<string, string>) => {
   instance.ready = false
   instance.killedOnPurpose = false
   const startedAt = Date.now()
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["dist/main.js"], {
     env: { PATH: process.env["PATH"] ?? "", ...env, PORT: String(instance.port), INSTANCE_ID: `crash-${instance.name}` },
     stdio: ["ignore", "pipe", "pipe"]
   })

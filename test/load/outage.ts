@@ -8,7 +8,7 @@
  *   npm run test:outage
  *   OUTAGE_CLIENTS=16 OUTAGE_SECONDS=15 OUTAGE_PHASES=postgres,both npm run test:outage
  *
- * The service runs as a child process (`node --import tsx src/main.ts`, as in production) on a
+ * The service runs as a child process (`node dist/main.js`, what `npm start` runs; the npm script builds it first) on a
  * fresh database of its own. It reaches PostgreSQL and Redis through TCP proxies, and the outage is
  * the proxy's (`test/support/TcpProxy.ts`): every open connection is reset and new ones are
  * refused, which is what the service sees when a server stops, while the machine's servers, shared
@@ -130,7 +130,7 @@ let outputTail: Array<string> = []
 const redisWarnings: Array<{ phase: Phase; segment: Segment; why: string }> = []
 
 const startService = (env: Record<string, string>): ChildProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["dist/main.js"], {
     cwd: new URL("../..", import.meta.url),
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"]
