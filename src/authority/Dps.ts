@@ -103,15 +103,20 @@ export const dpsId = (p: {
   readonly taxId: string
   readonly series: string
   readonly number: number
+}): string => dpsIdPrefix(p) + String(p.number).padStart(dpsNumberWidth, "0")
+
+/** The DPS id without its number: what the database completes when it numbers the document. */
+export const dpsIdPrefix = (p: {
+  readonly municipalityCode: string
+  readonly taxId: string
+  readonly series: string
 }): string => {
   const taxId = normalizeTaxId(p.taxId)
-  return "DPS" +
-    p.municipalityCode +
-    (isCpf(taxId) ? "1" : "2") +
-    taxId.padStart(14, "0") +
-    p.series.padStart(5, "0") +
-    String(p.number).padStart(15, "0")
+  return "DPS" + p.municipalityCode + (isCpf(taxId) ? "1" : "2") + taxId.padStart(14, "0") + p.series.padStart(5, "0")
 }
+
+/** nDPS: the number, zero-padded to the id's last 15 characters. */
+export const dpsNumberWidth = 15
 
 /** `CPF` or `CNPJ` element by the id's length. */
 const taxIdElement = (taxId: string): string => leaf(isCpf(taxId) ? "CPF" : "CNPJ", taxId)

@@ -5,7 +5,7 @@
  * reference, a duplicate email) are mapped to typed errors inside the repository, before this.
  */
 import { Context, Effect, Layer, Schema, type Tracer } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { dieOnSqlError } from "./errors.js"
 
 type WithoutSqlError<T> = T extends (...args: infer Args) => Effect.Effect<infer A, infer E, infer R>
@@ -73,3 +73,13 @@ export const decodeRows = <A>(schema: Schema.Decoder<A>) => {
  */
 export const repositorySpan = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
   Effect.withSpan(name, options, { captureStackTrace: false })
+
+/**
+ * Jobs to insert within another repository's statement (`LeasedQueue.enqueueing`), so that work and
+ * its jobs are written in one round trip: the INSERT, to run as a data-modifying CTE, and the
+ * channel the statement must notify.
+ */
+export interface QueuedJobs {
+  readonly insert: Statement.Fragment
+  readonly channel: string
+}

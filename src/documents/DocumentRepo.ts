@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
 import { encodeId } from "../domain/Ids.js"
@@ -77,7 +77,11 @@ export const toDocument = (stored: StoredDocument) =>
     updated_at: stored.updatedAt
   })
 
-export type NewStoredDocument = Omit<StoredDocument, "authority" | "rejection" | "cancellation" | "attempts" | "lastError">
+/** A new document before the database numbers it (and so completes its DPS id). */
+export type UnnumberedDocument = Omit<
+  StoredDocument,
+  "number" | "submissionId" | "authority" | "rejection" | "cancellation" | "attempts" | "lastError"
+>
 
 export type DocumentChange = Partial<Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError">>
 
@@ -116,45 +120,56 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** The next number of a series. The row lock serializes issuers; a rollback gives it back. */
-    const nextNumber = (tenantId: string, environment: Environment, series: string) =>
+    /**
+     * Numbers a document and stores it with its jobs, in one statement: the series' next number,
+     * the document (its submission id: the prefix, then the number zero-padded to `width`), the jobs and the workers' wake-up (sent
+     * at commit). The series' row lock serializes a tenant's issuers; in one statement it is held
+     * for as long as the database takes to run it, not across round trips, which is what bounds how
+     * many documents a tenant can issue per second. Returns the number; fails with `Conflict` when the
+     * tenant already used the reference in this environment (then nothing is written, the number
+     * included). In an outer transaction, the lock is held until that one ends.
+     */
+    const accept = (
+      row: UnnumberedDocument,
+      submissionId: { readonly prefix: string; readonly width: number },
+      queued: QueuedJobs
+    ) =>
       lastNumbers(sql`
-        INSERT INTO document_series (tenant_id, environment, series, last_number)
-        VALUES (${tenantId}, ${environment}, ${series}, 1)
-        ON CONFLICT (tenant_id, environment, series)
-        DO UPDATE SET last_number = document_series.last_number + 1
-        RETURNING last_number`).pipe(
-        // An upsert always returns its row.
-        Effect.map((rows) => rows[0]!.lastNumber)
-      )
-
-    /** Takes one unit of the month's quota, or none when it is used up (then returns None). */
-    const takeQuota = (tenantId: string, period: string, limit: number) =>
-      Effect.gen(function*() {
-        yield* sql`
-          INSERT INTO quota_usage (tenant_id, period, used) VALUES (${tenantId}, ${period}, 0)
-          ON CONFLICT (tenant_id, period) DO NOTHING`
-        const rows = yield* usage(sql`
-          UPDATE quota_usage SET used = used + 1
-          WHERE tenant_id = ${tenantId} AND period = ${period} AND used < ${limit}
-          RETURNING used`)
-        return Option.map(first(rows), (row) => row.used)
-      })
-
-    /** Fails with `Conflict` when the tenant already used the reference in this environment. */
-    const insert = (row: NewStoredDocument) =>
-      sql`
-        INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
-          taker, service, amounts, notes, submission_id, created_at, updated_at)
-        VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
-          ${row.series}, ${row.number}, ${row.issueDate}, ${takerJson(row.taker)}::jsonb, ${serviceJson(row.service)}::jsonb,
-          ${amountsJson(row.amounts)}::jsonb, ${row.notes}, ${row.submissionId}, ${row.createdAt}, ${row.updatedAt})`.pipe(
-        Effect.asVoid,
+        WITH numbered AS (
+          INSERT INTO document_series (tenant_id, environment, series, last_number)
+          VALUES (${row.tenantId}, ${row.environment}, ${row.series}, 1)
+          ON CONFLICT (tenant_id, environment, series)
+          DO UPDATE SET last_number = document_series.last_number + 1
+          RETURNING last_number
+        ), stored AS (
+          INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
+            taker, service, amounts, notes, submission_id, created_at, updated_at)
+          VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
+            ${row.series}, (SELECT last_number FROM numbered), ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
+            ${serviceJson(row.service)}::jsonb, ${amountsJson(row.amounts)}::jsonb, ${row.notes},
+            ${submissionId.prefix} || lpad((SELECT last_number FROM numbered)::text, ${submissionId.width}, '0'),
+            ${row.createdAt}, ${row.updatedAt})
+          RETURNING number
+        ), queued AS (${queued.insert} RETURNING 1)
+        SELECT number AS last_number, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(
+        // The insert of a VALUES row returns it, or fails the statement.
+        Effect.map((rows) => rows[0]!.lastNumber),
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
         )
       )
+
+    /**
+     * Takes one unit of the month's quota in one statement (the month's row is created by its first
+     * use), or none when it is used up (then returns None).
+     */
+    const takeQuota = (tenantId: string, period: string, limit: number) =>
+      usage(sql`
+        INSERT INTO quota_usage AS q (tenant_id, period, used)
+        SELECT ${tenantId}, ${period}, 1 WHERE ${limit} > 0
+        ON CONFLICT (tenant_id, period) DO UPDATE SET used = q.used + 1 WHERE q.used < ${limit}
+        RETURNING used`).pipe(Effect.map((rows) => Option.map(first(rows), (row) => row.used)))
 
     const find = (tenantId: string, environment: Environment, id: string) =>
       documents(sql`
@@ -220,9 +235,8 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       )
 
     return repository("DocumentRepo", {
-      nextNumber,
+      accept,
       takeQuota,
-      insert,
       find,
       findById,
       findForUpdate,

@@ -32,7 +32,7 @@ import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { submissionDocumentOf } from "./Submission.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { dpsId } from "../authority/Dps.js"
+import { dpsId, dpsIdPrefix, dpsNumberWidth } from "../authority/Dps.js"
 import { type Refusal, TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 
@@ -126,53 +126,75 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             })
           }
           if (tenant.status === "suspended") return yield* new TenantSuspended()
-          const period = quotaPeriod(at)
-          const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)
-          if (Option.isNone(used)) {
-            return yield* new QuotaExceeded({
-              message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
-            })
-          }
-          yield* quotaThresholds(issuer.tenantId, period, used.value, tenant.monthlyQuota)
         }
         const series = input.series ?? "1"
-        const number = yield* repo.nextNumber(issuer.tenantId, issuer.environment, series)
-        // One clock reading for both the id and created_at: list filters on created_at are id bounds
-        // (DocumentRepo.list), so the two must agree to the millisecond. Read after the series lock,
-        // so ids keep the numbers' order.
-        const createdAt = yield* now
-        const row = {
-          id: encodeId(idPrefixes.document, createdAt.getTime(), randomBytes(10)),
+        // One clock reading for the id, created_at and the default issue date: list filters on
+        // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
+        const document = {
+          id: encodeId(idPrefixes.document, at.getTime(), randomBytes(10)),
           tenantId: issuer.tenantId,
           environment: issuer.environment,
           type: "service_invoice" as const,
           status: "queued" as const,
           reference: input.reference ?? null,
           series,
-          number,
           issueDate: input.issue_date ?? brazilianDate(at),
           taker: input.taker,
           service: input.service,
           amounts,
           notes: input.notes ?? null,
-          // The DPS id: deterministic, so a retry carries it again and the authority can say whether
-          // it already authorized it (SPEC §6 "Never issue twice").
-          submissionId: dpsId({ municipalityCode: input.service.municipality_code, taxId: tenant.taxId, series, number }),
-          createdAt,
-          updatedAt: createdAt
+          createdAt: at,
+          updatedAt: at
         }
-        // What the authority would refuse is a 400 now, not a failed note later (all of the above rolls back).
+        // The DPS id: deterministic, so a retry carries it again and the authority can say whether
+        // it already authorized it (SPEC §6 "Never issue twice"). The database completes it with the number.
+        const dps = { municipalityCode: input.service.municipality_code, taxId: tenant.taxId, series }
+        // What the authority would refuse is a 400 now, not a failed note later, and before anything
+        // is taken. The number is not drawn yet: any is the same to the schema (nDPS, 1 to 15 digits).
         const refusals = authority.refusalsOf(
-          submissionDocumentOf(row, { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }),
-          createdAt
+          submissionDocumentOf(
+            { ...document, number: 1 },
+            { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }
+          ),
+          at
         )
         if (refusals.length > 0) return yield* refused(refusals)
-        yield* repo.insert(row)
-        yield* jobs.enqueue([{ documentId: row.id, tenantId: row.tenantId, kind: "submit", traceparent: yield* currentTraceparent }])
-        const document = toDocument({ ...row, authority: null, rejection: null, cancellation: null, attempts: 0, lastError: null })
-        if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(document))
-        return document
-      }).pipe(inTransaction)
+        const job = { documentId: document.id, tenantId: document.tenantId, kind: "submit" as const, traceparent: yield* currentTraceparent }
+
+        const store = Effect.gen(function*() {
+          if (issuer.environment === "live") {
+            const period = quotaPeriod(at)
+            const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)
+            if (Option.isNone(used)) {
+              return yield* new QuotaExceeded({
+                message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
+              })
+            }
+            yield* quotaThresholds(issuer.tenantId, period, used.value, tenant.monthlyQuota)
+          }
+          const number = yield* repo.accept(
+            document,
+            { prefix: dpsIdPrefix(dps), width: dpsNumberWidth },
+            jobs.enqueueing([job], at)
+          )
+          const accepted = toDocument({
+            ...document,
+            number,
+            submissionId: dpsId({ ...dps, number }),
+            authority: null,
+            rejection: null,
+            cancellation: null,
+            attempts: 0,
+            lastError: null
+          })
+          if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(accepted))
+          return accepted
+        })
+        // A test document without an Idempotency-Key is one statement, so no transaction holds the
+        // series' lock across round trips; quota (live) and a stored answer (a key) are written with
+        // it atomically, in a transaction.
+        return yield* (issuer.environment === "live" || claim !== null ? inTransaction(store) : store)
+      })
 
     const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
       Effect.forEach([80, 100] as const, (threshold) =>

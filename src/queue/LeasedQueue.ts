@@ -16,7 +16,7 @@ import { Array as Arr, Data, Duration, Effect, Ref, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { AppConfig } from "../Config.js"
 import { dieOnSqlError } from "../db/errors.js"
-import { repositorySpan } from "../db/Repository.js"
+import { type QueuedJobs, repositorySpan } from "../db/Repository.js"
 import { now } from "../domain/Time.js"
 
 /** Another worker took the job over (our lease ran out): whatever we meant to write is not written. */
@@ -80,6 +80,12 @@ export interface LeasedQueue<Job extends Lease, New> {
   readonly channel: string
   /** Inserts jobs and wakes the workers at commit; call inside the transaction that causes them. */
   readonly enqueue: (jobs: ReadonlyArray<New>) => Effect.Effect<void>
+  /**
+   * The enqueue as parts of another repository's statement, so that the work and its jobs are
+   * written in one round trip: the INSERT (to run as a data-modifying CTE) and the channel its
+   * statement must notify.
+   */
+  readonly enqueueing: (jobs: Arr.NonEmptyReadonlyArray<New>, at: Date) => QueuedJobs
   /** Wakes the workers of every instance at commit (after jobs were made due by other means). */
   readonly wake: Effect.Effect<void>
   /** Leases up to `limit` due jobs for `lease`, counting the attempt. */
@@ -202,14 +208,19 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     // PostgreSQL sends it at commit, so a worker never wakes before the rows exist.
     const wake = sql`SELECT pg_notify(${definition.channel}, 'queued')`.pipe(Effect.asVoid, Effect.orDie)
 
+    const enqueueing = (jobs: Arr.NonEmptyReadonlyArray<New>, at: Date): QueuedJobs => ({
+      insert: sql`INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))}`,
+      channel: definition.channel
+    })
+
     const enqueue = (jobs: ReadonlyArray<New>) =>
       Effect.gen(function*() {
         if (!Arr.isReadonlyArrayNonEmpty(jobs)) return
-        const at = yield* now
+        const { insert, channel } = enqueueing(jobs, yield* now)
         // One round trip: the insert and the wake-up (sent at commit) in a single statement.
         yield* sql`
-          WITH queued AS (INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))} RETURNING 1)
-          SELECT pg_notify(${definition.channel}, 'queued') FROM (SELECT 1 FROM queued LIMIT 1) AS one`
+          WITH queued AS (${insert} RETURNING 1)
+          SELECT pg_notify(${channel}, 'queued') FROM (SELECT 1 FROM queued LIMIT 1) AS one`
       }).pipe(Effect.orDie, repositorySpan(`Queue.enqueue`, { attributes: { "queue.name": definition.name } }))
 
     const claim = (limit: number, lease: Duration.Duration) =>
@@ -295,6 +306,7 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       name: definition.name,
       channel: definition.channel,
       enqueue,
+      enqueueing,
       wake,
       claim,
       complete,

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import { Statement } from "effect/sql"
 import { TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
@@ -31,13 +32,16 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
     }),
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),
-      nextNumber: () => Effect.sync(() => calls.push("nextNumber")).pipe(Effect.as(42)),
-      insert: () => Effect.sync(() => void calls.push("insert"))
+      // The number, the document and its jobs: one statement.
+      accept: () => Effect.sync(() => calls.push("accept")).pipe(Effect.as(42))
     }),
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
-      enqueue: (jobs) => Effect.sync(() => void enqueued.push(...jobs))
+      enqueueing: (jobs) => {
+        enqueued.push(...jobs)
+        return { insert: Statement.fragment([]), channel: "etd_document_jobs" }
+      }
     }),
     // Both environments on the simulator: no certificate needed.
     Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
@@ -70,7 +74,7 @@ describe("DocumentService (neighbours mocked)", () => {
       const document = yield* service.issue({ tenantId: "ten_x", environment: "test" }, payload, undefined)
       expect(document.status).toBe("queued")
       expect(document.number).toBe(42)
-      expect(calls).toEqual(["nextNumber", "insert"])
+      expect(calls).toEqual(["accept"])
       // The job carries the accepting request's trace, so the worker's span continues it.
       expect(enqueued).toEqual([{
         documentId: document.id,

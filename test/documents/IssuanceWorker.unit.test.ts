@@ -79,6 +79,9 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
+      enqueueing: () => {
+        throw new Error("the worker enqueues nothing")
+      },
       hold: () => Effect.void,
       complete: (_, state) => Effect.sync(() => void queueWrites.push(`complete:${state}`)),
       retryAt: (_, runAt) => Effect.sync(() => void queueWrites.push(`retryAt:${runAt.toISOString()}`))

@@ -48,6 +48,9 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
     Layer.mock(DeliveryQueue, {
       name: "webhooks",
       channel: "etd_webhook_deliveries",
+      enqueueing: () => {
+        throw new Error("the worker enqueues nothing")
+      },
       complete: (_, state) => Effect.sync(() => void writes.push(`complete:${state}`)),
       retryAt: () => Effect.sync(() => void writes.push("retryAt")),
       cancelWaiting: (ids, state) => Effect.sync(() => void writes.push(`cancel:${ids.join(",")}:${state}`))
