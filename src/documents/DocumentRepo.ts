@@ -4,7 +4,7 @@
  * ids are time-ordered, so creation-time filters become id bounds on the same indexes.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
@@ -98,6 +98,7 @@ const documents = decodeRows(StoredDocument)
 const nfseXmls = decodeRows(Schema.Struct({ nfseXml: Schema.String }))
 const lastNumbers = decodeRows(Schema.Struct({ lastNumber: Schema.Number }))
 const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
+const flags = decodeRows(Schema.Struct({ held: Schema.Boolean }))
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 
 // The JSON columns are written with the codecs they are read with.
@@ -215,11 +216,19 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       )
     }
 
-    /** Counts a submission attempt, unless the document was settled meanwhile. */
-    const markSubmitting = (id: string, at: Date) =>
-      sql`
-        UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
-        WHERE id = ${id} AND status IN ('queued', 'submitting')`.pipe(Effect.asVoid)
+    /**
+     * Counts a submission attempt, unless the document was settled meanwhile, and only while
+     * `holding` (the job's lease, `LeasedQueue.holding`) still returns the job: one round trip.
+     * Returns whether the lease held.
+     */
+    const markSubmitting = (id: string, at: Date, holding: Statement.Fragment) =>
+      flags(sql`
+        WITH held AS (${holding}), marked AS (
+          UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
+          WHERE id = ${id} AND status IN ('queued', 'submitting') AND EXISTS (SELECT 1 FROM held)
+          RETURNING 1
+        )
+        SELECT EXISTS (SELECT 1 FROM held) AS held`).pipe(Effect.map((rows) => rows[0]!.held))
 
     /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
     const storeNfseXml = (documentId: string, nfseXml: string, at: Date) =>

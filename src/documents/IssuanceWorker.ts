@@ -31,6 +31,7 @@ import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
+import { LeaseLost } from "../queue/LeasedQueue.js"
 import { runWorkerPool } from "../queue/WorkerPool.js"
 import { continueTrace } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
@@ -236,7 +237,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       if (job.kind === "submit") {
         const at = yield* now
         // Counted only by the lease holder: a stale worker must not touch the document.
-        yield* Effect.andThen(queue.hold(job), repo.markSubmitting(row.id, at)).pipe(inTransaction)
+        if (!(yield* repo.markSubmitting(row.id, at, queue.holding(job)))) return yield* new LeaseLost()
         current = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
         // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
         const { name, simplesNacional, taxId } = tenant.value

@@ -94,8 +94,12 @@ export interface LeasedQueue<Job extends Lease, New> {
   readonly complete: (job: Job, state: string, fields?: Record<string, unknown>) => Effect.Effect<void, LeaseLost>
   /** Puts the job back, due at `runAt`, writing `fields` with it, if this claim still holds it. */
   readonly retryAt: (job: Job, runAt: Date, fields?: Record<string, unknown>) => Effect.Effect<void, LeaseLost>
-  /** Locks the job row for the surrounding transaction, failing it unless this claim still holds the job. */
-  readonly hold: (job: Job) => Effect.Effect<void, LeaseLost>
+  /**
+   * A SELECT another repository's statement can carry (a CTE) to fence its write by the lease: the
+   * job's row, locked for the rest of the transaction, when this claim still holds it, else no row.
+   * The fenced write is then one round trip.
+   */
+  readonly holding: (job: Job) => Statement.Fragment
   /** Extends the lease of a job that is still being worked on. */
   readonly renew: (job: Job, lease: Duration.Duration) => Effect.Effect<void, LeaseLost>
   /**
@@ -262,14 +266,11 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     const retryAt = (job: Job, runAt: Date, fields: Record<string, unknown> = {}) =>
       release(job, { ...fields, [definition.dueColumn]: runAt })
 
-    const hold = (job: Job) =>
-      Effect.gen(function*() {
-        const rows = yield* sql`
-          SELECT id FROM ${table}
-          WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
-          FOR UPDATE`
-        if (rows.length !== 1) return yield* new LeaseLost()
-      }).pipe(dieOnSqlError)
+    const holding = (job: Job) =>
+      sql`
+        SELECT id FROM ${table}
+        WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
+        FOR UPDATE`
 
     const renew = (job: Job, lease: Duration.Duration) =>
       Effect.gen(function*() {
@@ -311,7 +312,7 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       claim,
       complete,
       retryAt,
-      hold,
+      holding,
       renew,
       requeue,
       cancelWaiting

@@ -38,6 +38,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
+      holding: () => Statement.fragment([]),
       enqueueing: (jobs) => {
         enqueued.push(...jobs)
         return { insert: Statement.fragment([]), channel: "etd_document_jobs" }

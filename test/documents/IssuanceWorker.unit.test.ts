@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
+import { Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { AuthorityUnavailable, RequestNotSent, type TaxAuthority, TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import { AppConfigTest } from "../../src/Config.js"
@@ -79,16 +80,16 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
+      holding: () => Statement.fragment([]),
       enqueueing: () => {
         throw new Error("the worker enqueues nothing")
       },
-      hold: () => Effect.void,
       complete: (_, state) => Effect.sync(() => void queueWrites.push(`complete:${state}`)),
       retryAt: (_, runAt) => Effect.sync(() => void queueWrites.push(`retryAt:${runAt.toISOString()}`))
     }),
     Layer.mock(DocumentRepo, {
       findById: () => Effect.succeed(Option.some(stored)),
-      markSubmitting: () => Effect.void,
+      markSubmitting: () => Effect.succeed(true),
       storeNfseXml: (_, xml) => Effect.sync(() => void stored_xml.push(xml)),
       update: (_, change) => Effect.sync(() => void changes.push(change))
     }),

@@ -210,9 +210,11 @@ for (const database of testDatabases) {
         for (const write of [queue.complete(stale!, "done"), queue.retryAt(stale!, new Date(START)), queue.renew(stale!, LEASE)]) {
           expect((yield* Effect.flip(write))._tag).toBe("LeaseLost")
         }
-        expect((yield* Effect.flip(queue.hold(stale!).pipe(Effect.andThen(Effect.void))))._tag).toBe("LeaseLost")
-        yield* queue.complete(current!, "done")
         const sql = yield* SqlClient.SqlClient
+        // The fence other repositories' statements carry: a row for the holder only.
+        expect(yield* sql`${queue.holding(stale!)}`).toEqual([])
+        expect(yield* sql`${queue.holding(current!)}`).toEqual([{ id: current!.id }])
+        yield* queue.complete(current!, "done")
         const [row] = yield* sql`SELECT state, locked_by FROM ${sql(table)} WHERE id = ${current!.id}`
         expect(row).toEqual({ state: "done", lockedBy: null })
       }).pipe(Effect.provide(config)))

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
+import { Statement } from "effect/sql"
 import { AppConfigTest } from "../../src/Config.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { type ClaimedDelivery, DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
@@ -48,6 +49,7 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
     Layer.mock(DeliveryQueue, {
       name: "webhooks",
       channel: "etd_webhook_deliveries",
+      holding: () => Statement.fragment([]),
       enqueueing: () => {
         throw new Error("the worker enqueues nothing")
       },
