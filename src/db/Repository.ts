@@ -4,7 +4,7 @@
  * repository, instead of an `orDie` in every service. Failures a caller can act on (a taken
  * reference, a duplicate email) are mapped to typed errors inside the repository, before this.
  */
-import { Context, Effect, Layer, Schema, type Tracer } from "effect"
+import { Context, Effect, Layer, Option, Schema, type Tracer } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { dieOnSqlError } from "./errors.js"
 
@@ -48,13 +48,25 @@ export const repository = <T extends Record<string, unknown>>(repositoryName: st
  */
 export class Transaction extends Context.Service<Transaction, {
   readonly run: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+  /**
+   * Atomic with the caller's transaction when one is open (no savepoint: a failure there rolls the
+   * whole of it back, and two statements fewer per call), in a transaction of its own otherwise.
+   */
+  readonly atomic: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
 }>()("etd/Transaction") {
   static readonly layer = Layer.effect(
     this,
-    Effect.map(SqlClient.SqlClient, (sql) => ({ run: (effect) => dieOnSqlError(sql.withTransaction(effect)) }))
+    Effect.map(SqlClient.SqlClient, (sql) => ({
+      run: (effect) => dieOnSqlError(sql.withTransaction(effect)),
+      atomic: (effect) =>
+        Effect.flatMap(
+          Effect.serviceOption(sql.transactionService),
+          (open) => dieOnSqlError(Option.isSome(open) ? effect : sql.withTransaction(effect))
+        )
+    }))
   )
   /** Mocked repositories have nothing to make atomic. */
-  static readonly layerTest = Layer.succeed(this, { run: dieOnSqlError })
+  static readonly layerTest = Layer.succeed(this, { run: dieOnSqlError, atomic: dieOnSqlError })
 }
 
 export const makeTransaction = Effect.map(Transaction, (transaction) => transaction.run)

@@ -201,8 +201,11 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ORDER BY id DESC LIMIT ${filters.limit + 1}`)
     }
 
-    /** Records what happened to a document: only the given fields change (and `updated_at`). */
-    const update = (id: string, change: DocumentChange, at: Date) => {
+    /**
+     * Records what happened to a document: only the given fields change (and `updated_at`). The
+     * NFS-e XML of an authorization is kept in the same statement (`storeNfseXml`).
+     */
+    const update = (id: string, change: DocumentChange, at: Date, nfseXml?: string) => {
       const assignments = [
         sql`updated_at = ${at}`,
         ...(change.status === undefined ? [] : [sql`status = ${change.status}`]),
@@ -211,7 +214,8 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ...(change.cancellation == null ? [] : [sql`cancellation = ${cancellationJson(change.cancellation)}::jsonb`]),
         ...(change.lastError == null ? [] : [sql`last_error = ${lastErrorJson(change.lastError)}::jsonb`])
       ]
-      return sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`.pipe(
+      const updated = sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`
+      return (nfseXml === undefined ? updated : sql`WITH updated AS (${updated}) ${storedXml(id, nfseXml, at)}`).pipe(
         Effect.asVoid
       )
     }
@@ -230,13 +234,13 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         )
         SELECT EXISTS (SELECT 1 FROM held) AS held`).pipe(Effect.map((rows) => rows[0]!.held))
 
-    /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
-    const storeNfseXml = (documentId: string, nfseXml: string, at: Date) =>
+    const storedXml = (documentId: string, nfseXml: string, at: Date) =>
       sql`
         INSERT INTO document_files (document_id, nfse_xml, stored_at) VALUES (${documentId}, ${nfseXml}, ${at})
-        ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at`.pipe(
-        Effect.asVoid
-      )
+        ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at`
+
+    /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
+    const storeNfseXml = (documentId: string, nfseXml: string, at: Date) => storedXml(documentId, nfseXml, at).pipe(Effect.asVoid)
 
     const findNfseXml = (documentId: string) =>
       nfseXmls(sql`SELECT nfse_xml FROM document_files WHERE document_id = ${documentId}`).pipe(

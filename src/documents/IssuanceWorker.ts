@@ -71,20 +71,19 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     Effect.gen(function*() {
       const at = yield* now
       const lastError = (code: string, message: string) => ({ code, message, at })
-      const settle = (change: DocumentChange, event: EventType) =>
+      const settle = (change: DocumentChange, event: EventType, nfseXml?: string) =>
         Effect.gen(function*() {
           yield* queue.complete(job, "done")
-          yield* repo.update(row.id, change, at)
+          yield* repo.update(row.id, change, at, nfseXml)
           yield* emit({ ...row, ...change, updatedAt: at }, event)
         })
       switch (outcome._tag) {
         case "Authorized": {
           const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
-          yield* repo.storeNfseXml(row.id, nfseXml, at)
           return yield* settle({
             status: "authorized",
             authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
-          }, "document.authorized")
+          }, "document.authorized", nfseXml)
         }
         case "NotSent":
           // Nothing reached the authority: retrying would build and refuse the same request again.

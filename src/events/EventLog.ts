@@ -5,7 +5,7 @@
  * queues one delivery per matching endpoint).
  */
 import { Context, Effect, Layer } from "effect"
-import { makeTransaction, Transaction } from "../db/Repository.js"
+import { Transaction } from "../db/Repository.js"
 import type { EventType, RecordedEvent } from "../domain/Events.js"
 import { makeId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
@@ -27,7 +27,7 @@ export class EventFanOut extends Context.Service<EventFanOut, {
 export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
   make: Effect.gen(function*() {
     const repo = yield* EventRepo
-    const inTransaction = yield* makeTransaction
+    const { atomic } = yield* Transaction
     const subscriber = yield* EventFanOut
 
     /** Call inside the transaction of the change the event reports. */
@@ -40,9 +40,9 @@ export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
         data: { object: event.object },
         createdAt: yield* now
       }
-      // A savepoint inside the caller's transaction, or a transaction of its own when there is none:
-      // either way the event and what it fans out to are written together or not at all.
-      yield* Effect.andThen(repo.insert(recorded), subscriber.fanOut(recorded)).pipe(inTransaction)
+      // In the caller's transaction, or in one of its own when there is none: either way the event
+      // and what it fans out to are written together or not at all.
+      yield* Effect.andThen(repo.insert(recorded), subscriber.fanOut(recorded)).pipe(atomic)
       return recorded.id
     })
 

@@ -90,8 +90,11 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(DocumentRepo, {
       findById: () => Effect.succeed(Option.some(stored)),
       markSubmitting: () => Effect.succeed(true),
-      storeNfseXml: (_, xml) => Effect.sync(() => void stored_xml.push(xml)),
-      update: (_, change) => Effect.sync(() => void changes.push(change))
+      update: (_, change, _at, xml) =>
+        Effect.sync(() => {
+          changes.push(change)
+          if (xml !== undefined) stored_xml.push(xml)
+        })
     }),
     Layer.mock(TenantService, {
       issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100, verified: false, simplesNacional: "not_opted", taxIdVerifiedByAnother: false }))
