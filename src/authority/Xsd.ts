@@ -59,8 +59,19 @@ const VIRTUAL_BASE = "nfse-xsd:///v1.01/"
  * to the national system's package; a test compares them with the reference copy), so a
  * deployment of this repository alone validates. `NFSE_XSD_DIR` points at another release.
  */
-export const xsdDirectory = (): string =>
-  process.env["NFSE_XSD_DIR"] ?? fileURLToPath(new URL("../../schemas/nfse-v1.01/", import.meta.url))
+export const xsdDirectory = (): string => process.env["NFSE_XSD_DIR"] ?? shippedSchemas(new URL(".", import.meta.url))
+
+/**
+ * `schemas/nfse-v1.01/` of the package this module is in: two folders up from src/authority/, one
+ * up from the bundle in dist/ (scripts/build.mjs).
+ */
+const shippedSchemas = (from: URL): string => {
+  for (let dir = from; ; dir = new URL("..", dir)) {
+    const candidate = fileURLToPath(new URL("schemas/nfse-v1.01/", dir))
+    if (fs.existsSync(candidate)) return candidate
+    if (dir.pathname === "/") throw new Error(`no schemas/nfse-v1.01/ above ${fileURLToPath(from)}; set NFSE_XSD_DIR`)
+  }
+}
 
 /** Every .xsd of the folder, with the serie facet patched; throws if the facet is not found. */
 const readPatchedSchemas = (dir: string): ReadonlyMap<string, Uint8Array> => {

@@ -1,0 +1,153 @@
+/**
+ * What `npm start` runs: the bundle `npm install` builds (scripts/build.mjs → dist/), started with
+ * plain `node` on a fresh embedded database. The rest of the suite runs the TypeScript sources, so
+ * this is the one test of the build itself: a module the bundle lost, a file it can no longer find
+ * (the worker thread that opens certificates, the lazily loaded PDF renderer, the shipped XSDs) or
+ * a package that must stay outside it would pass everywhere else and fail here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { once } from "node:events"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { freePort } from "../load/loadgen.js"
+import { makePkcs12 } from "../support/certificates.js"
+import { cnpj } from "../support/taxIds.js"
+
+const root = new URL("../..", import.meta.url)
+const PASSWORD = "correct horse battery staple"
+
+let child: ChildProcess | undefined
+let output = ""
+let base = ""
+let dataDir = ""
+
+const call = async (method: string, path: string, options: { token?: string; body?: unknown; form?: FormData } = {}) => {
+  const response = await fetch(base + path, {
+    method,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {})
+    },
+    body: options.form ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined)
+  })
+  const type = response.headers.get("content-type") ?? ""
+  return {
+    status: response.status,
+    type,
+    json: type.includes("json") ? (await response.json()) as Record<string, any> : {},
+    bytes: type.includes("json") ? 0 : (await response.arrayBuffer()).byteLength
+  }
+}
+
+beforeAll(async () => {
+  // The suite may run on sources newer than the last install: build what it starts (under a second).
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" })
+  dataDir = mkdtempSync(join(tmpdir(), "etd-dist-"))
+  const port = await freePort()
+  base = `http://127.0.0.1:${port}`
+  child = spawn(process.execPath, ["dist/main.js"], {
+    cwd: root,
+    env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir, TAX_AUTHORITY_SIMULATOR_LATENCY: "0 millis" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+  const started = Date.now()
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`dist/main.js exited with ${child.exitCode}:\n${output}`)
+    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) break
+    if (Date.now() - started > 60_000) throw new Error(`dist/main.js was not ready in 60 s:\n${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}, 90_000)
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    child.kill("SIGTERM")
+    await once(child, "exit")
+  }
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe("the built service (dist/, as npm start runs it)", () => {
+  it("serves the API end to end: certificate upload, issuing, the DANFSe, and a clean stop", async () => {
+    const taxId = cnpj()
+    const email = `dist-${Date.now()}@example.com`
+    const registered = await call("POST", "/v1/auth/register", {
+      body: { email, password: PASSWORD, tenant: { name: "Dist Ltda", tax_id: taxId } }
+    })
+    expect(registered.status).toBe(201)
+    const tenantId = registered.json["tenant"].id as string
+    const session = (await call("POST", "/v1/auth/login", { body: { email, password: PASSWORD } })).json["token"] as string
+
+    // The certificate is opened in a worker thread: its file sits beside the bundle.
+    const p12 = makePkcs12({ cn: `DIST LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
+    const form = new FormData()
+    form.set("file", new Blob([p12.pfx]), "a1.pfx")
+    form.set("password", PASSWORD)
+    const uploaded = await call("POST", `/v1/tenants/${tenantId}/credentials`, { token: session, form })
+    expect(uploaded.status, JSON.stringify(uploaded.json)).toBe(201)
+    expect(uploaded.json["tax_id"]).toBe(taxId)
+
+    const key = await call("POST", `/v1/tenants/${tenantId}/api-keys`, {
+      token: session,
+      body: { name: "dist", environment: "test", scopes: ["documents:write", "documents:read"] }
+    })
+    const token = key.json["token"] as string
+    const issued = await call("POST", "/v1/documents", {
+      token,
+      body: {
+        type: "service_invoice",
+        taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+        service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+        amounts: { services: 150000, iss_rate: "2.00" }
+      }
+    })
+    expect(issued.status).toBe(202)
+    const id = issued.json["id"] as string
+    let status = ""
+    for (let i = 0; i < 100 && status !== "authorized"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      status = (await call("GET", `/v1/documents/${id}`, { token })).json["status"]
+    }
+    expect(status).toBe("authorized")
+
+    // The PDF renderer is a chunk of its own, loaded on the first PDF.
+    const pdf = await call("GET", `/v1/documents/${id}/pdf`, { token })
+    expect(pdf.status).toBe(200)
+    expect(pdf.type).toBe("application/pdf")
+    expect(pdf.bytes).toBeGreaterThan(1000)
+
+    child!.kill("SIGTERM")
+    const [code] = await once(child!, "exit")
+    expect(code, output).toBe(0)
+    expect(output).not.toMatch(/"logLevel":"(ERROR|FATAL)"/)
+  }, 60_000)
+})
+
+describe("the built local authority (npm run authority:local)", () => {
+  it("starts from dist/, having compiled the national XSDs shipped beside the package", async () => {
+    const port = await freePort()
+    const authority = spawn(process.execPath, ["dist/local-authority.js"], {
+      cwd: root,
+      env: { PATH: process.env["PATH"] ?? "", LOCAL_AUTHORITY_PORT: String(port), TMPDIR: dataDir },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let printed = ""
+    authority.stdout!.on("data", (chunk: Buffer) => (printed += chunk.toString("utf8")))
+    authority.stderr!.on("data", (chunk: Buffer) => (printed += chunk.toString("utf8")))
+    try {
+      const started = Date.now()
+      while (!printed.includes(`TAX_AUTHORITY_SANDBOX_URL=https://127.0.0.1:${port}/SefinNacional`)) {
+        if (authority.exitCode !== null) throw new Error(`dist/local-authority.js exited with ${authority.exitCode}:\n${printed}`)
+        if (Date.now() - started > 30_000) throw new Error(`dist/local-authority.js did not start in 30 s:\n${printed}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    } finally {
+      authority.kill("SIGTERM")
+      await once(authority, "exit")
+    }
+  }, 40_000)
+})
