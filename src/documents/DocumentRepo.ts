@@ -3,7 +3,7 @@
  * Lists and filters use the (tenant, environment, id) and (tenant, environment, status, id) indexes;
  * ids are time-ordered, so creation-time filters become id bounds on the same indexes.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
@@ -181,6 +181,8 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     const findById = (id: string) =>
       documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first))
 
+    const findByIds = (ids: Arr.NonEmptyReadonlyArray<string>) => documents(sql`SELECT * FROM documents WHERE id IN ${sql.in(ids)}`)
+
     const findForUpdate = (tenantId: string, environment: Environment, id: string) =>
       documents(sql`
         SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}
@@ -252,6 +254,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       takeQuota,
       find,
       findById,
+      findByIds,
       findForUpdate,
       list,
       update,

@@ -4,7 +4,7 @@
  * same transaction hands the event to `EventFanOut` (implemented by the webhooks module, which
  * queues one delivery per matching endpoint).
  */
-import { Context, Effect, Layer } from "effect"
+import { type Array as Arr, Context, Effect, Layer } from "effect"
 import { Transaction } from "../db/Repository.js"
 import type { EventType, RecordedEvent } from "../domain/Events.js"
 import { makeId } from "../domain/Ids.js"
@@ -49,7 +49,10 @@ export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
     /** An event as recorded (the webhooks send it as it was). */
     const find = (id: string) => repo.find(id)
 
-    return { record, find } as const
+    /** Several events by id (those that exist), in one statement. */
+    const findMany = (ids: Arr.NonEmptyReadonlyArray<string>) => repo.findMany(ids)
+
+    return { record, find, findMany } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -1,5 +1,5 @@
 /** SQL for the event outbox (`events`). */
-import { Context, Effect, Layer, Option } from "effect"
+import { type Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, repository } from "../db/Repository.js"
 import { RecordedEvent } from "../domain/Events.js"
@@ -21,7 +21,10 @@ export class EventRepo extends Context.Service<EventRepo>()("etd/EventRepo", {
         Effect.map((rows) => Option.fromNullishOr(rows[0]))
       )
 
-    return repository("EventRepo", { insert, find })
+    const findMany = (ids: Arr.NonEmptyReadonlyArray<string>) =>
+      events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id IN ${sql.in(ids)}`)
+
+    return repository("EventRepo", { insert, find, findMany })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

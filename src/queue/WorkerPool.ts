@@ -9,11 +9,11 @@
  * run out and another instance takes them over.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
+import { Array as Arr, Cause, Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
 import { Readiness } from "../system/Readiness.js"
 import type { Lease, LeasedQueue } from "./LeasedQueue.js"
 
-export interface WorkerPoolOptions<Job extends Lease> {
+export interface WorkerPoolOptions<Job extends Lease, Prefetched = never> {
   readonly queue: LeasedQueue<Job, never>
   /** Jobs handled at the same time by this instance. */
   readonly concurrency: number
@@ -27,7 +27,13 @@ export interface WorkerPoolOptions<Job extends Lease> {
    * gives its lease back and is due again after a pause (a second per attempt so far, at most a
    * lease), when it is taken again (and reconciled by its handler).
    */
-  readonly handle: (job: Job) => Effect.Effect<void, unknown>
+  readonly handle: (job: Job, prefetched: Prefetched | undefined) => Effect.Effect<void, unknown>
+  /**
+   * Reads what the jobs of one claim need, for all of them at once (a statement per kind of row
+   * rather than per job), handed to each job's `handle`. A failure here costs only those reads:
+   * the handlers get `undefined` and read for themselves.
+   */
+  readonly prefetch?: (jobs: Arr.NonEmptyReadonlyArray<Job>) => Effect.Effect<Prefetched>
 }
 
 /**
@@ -66,8 +72,8 @@ const keepLeased = <Job extends Lease>(
  * Forks the pool in the current scope and registers its claimer with readiness (`<queue>`).
  * Wake-ups come from the queue's NOTIFY channel when the database is PostgreSQL or PGlite.
  */
-export const runWorkerPool = <Job extends Lease>(
-  options: WorkerPoolOptions<Job>
+export const runWorkerPool = <Job extends Lease, Prefetched = never>(
+  options: WorkerPoolOptions<Job, Prefetched>
 ): Effect.Effect<void, never, Scope.Scope | Readiness> =>
   Effect.gen(function*() {
     const { queue } = options
@@ -114,10 +120,10 @@ export const runWorkerPool = <Job extends Lease>(
         yield* Queue.offer(wakeUps, undefined)
       }).pipe(Effect.timeout(options.lease), Effect.ignore)
 
-    const handle = (job: Job) =>
+    const handle = (job: Job, prefetched: Prefetched | undefined) =>
       Effect.gen(function*() {
         inHand.set(job, yield* Clock.currentTimeMillis)
-        yield* options.handle(job)
+        yield* options.handle(job, prefetched)
       }).pipe(
         Effect.ensuring(Effect.sync(() => inHand.delete(job))),
         Effect.catchCause((cause) =>
@@ -141,7 +147,12 @@ export const runWorkerPool = <Job extends Lease>(
         Effect.catchCause((cause) => Effect.as(Effect.logError(`could not claim ${queue.name} jobs`, cause), []))
       )
       if (jobs.length < free) yield* Semaphore.release(slots, free - jobs.length)
-      for (const job of jobs) yield* FiberSet.run(running, handle(job))
+      const prefetched = options.prefetch === undefined || !Arr.isReadonlyArrayNonEmpty(jobs)
+        ? undefined
+        : yield* options.prefetch(jobs).pipe(
+          Effect.catchCause((cause) => Effect.as(Effect.logWarning(`could not prefetch for ${queue.name} jobs`, cause), undefined))
+        )
+      for (const job of jobs) yield* FiberSet.run(running, handle(job, prefetched))
       return jobs.length
       // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
     }).pipe(Effect.uninterruptible))

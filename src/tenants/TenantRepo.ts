@@ -56,7 +56,7 @@ export interface BillingChange {
 const tenants = decodeRows(TenantRecord)
 const tenantsWithUsage = decodeRows(TenantUsageRecord)
 const tenantsOfMember = decodeRows(Schema.Struct({ ...TenantUsageRecord.fields, role: Role }))
-const issuers = decodeRows(Schema.Struct({
+const Issuer = Schema.Struct({
   name: Schema.String,
   taxId: Schema.String,
   status: TenantStatus,
@@ -64,7 +64,9 @@ const issuers = decodeRows(Schema.Struct({
   verified: Schema.Boolean,
   simplesNacional: SimplesNacional,
   taxIdVerifiedByAnother: Schema.Boolean
-}))
+})
+const issuers = decodeRows(Issuer)
+const issuersWithIds = decodeRows(Schema.Struct({ id: Schema.String, ...Issuer.fields }))
 const memberships = decodeRows(MembershipRecord)
 const roles = decodeRows(Schema.Struct({ role: Role }))
 const owners = decodeRows(Schema.Struct({ owners: Schema.Number }))
@@ -113,11 +115,16 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * What issuing a document needs of its tenant (read inside the acceptance transaction), with
      * whether another tenant has proven its tax id (one probe of the verified tax ids' index).
      */
+    const issuerColumns = sql`
+      t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional,
+      EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another`
+
     const findIssuer = (id: string) =>
-      issuers(sql`
-        SELECT t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional,
-          EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another
-        FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
+      issuers(sql`SELECT ${issuerColumns} FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
+
+    /** `findIssuer` for several tenants (those that exist), in one statement, with their ids. */
+    const findIssuers = (ids: Arr.NonEmptyReadonlyArray<string>) =>
+      issuersWithIds(sql`SELECT t.id, ${issuerColumns} FROM tenants t WHERE t.id IN ${sql.in(ids)}`)
 
     /** Applies the change; whether the tenant exists. */
     const update = (id: string, change: TenantChange) =>
@@ -204,6 +211,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       markVerified,
       findById,
       findIssuer,
+      findIssuers,
       update,
       lock,
       lockBillingState,

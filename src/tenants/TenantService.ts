@@ -2,7 +2,7 @@
  * Tenants: creation (at registration, with its owner), the tenant as the API shows it, the
  * caller's role, and what other modules need of a tenant (issuer data, a per-tenant lock, billing).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { type Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Conflict, NotFound } from "../domain/Errors.js"
@@ -73,6 +73,10 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
      */
     const issuer = (tenantId: string) => tenants.findIssuer(tenantId)
 
+    /** `issuer` for several tenants at once, by id (a tenant that does not exist is absent). */
+    const issuers = (tenantIds: Arr.NonEmptyReadonlyArray<string>) =>
+      Effect.map(tenants.findIssuers(tenantIds), (rows) => new Map(rows.map(({ id, ...issuer }) => [id, issuer])))
+
     /**
      * Records that the tenant proved its tax id with a certificate issued to it (call in the
      * transaction that stores the certificate): `Conflict` when another tenant proved it first.
@@ -102,7 +106,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { create, get, update, issuer, markVerified, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
+    return { create, get, update, issuer, issuers, markVerified, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -9,7 +9,7 @@
  * never changes between attempts. IP-literal hosts, for which node skips `lookup`, are checked by
  * `checkUrl` before each attempt.
  */
-import { Cause, Context, Duration, Effect, Layer, Metric, Option, Random, Result, Schedule } from "effect"
+import { Array as Arr, Cause, Context, Duration, Effect, Layer, Metric, Option, Random, Result, Schedule } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import { AppConfig } from "../Config.js"
@@ -241,8 +241,26 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       return yield* record(delivery, result, target.failing)
     })
 
-  /** Sends one claimed delivery and records what happened. */
-  const process = (delivery: ClaimedDelivery) =>
+  /** The endpoints and events of a claim's deliveries, read together (two statements per claim, not per delivery). */
+  const prefetch = (deliveries: Arr.NonEmptyReadonlyArray<ClaimedDelivery>) =>
+    Effect.gen(function*() {
+      const [targets, recorded] = yield* Effect.all([
+        repo.deliveryTargets(Arr.dedupe(Arr.map(deliveries, (delivery) => delivery.endpointId))),
+        events.findMany(Arr.map(deliveries, (delivery) => delivery.eventId))
+      ], { concurrency: 2 })
+      return {
+        targets: new Map(targets.map((target) => [target.id, target])),
+        events: new Map(recorded.map((event) => [event.id, event]))
+      }
+    })
+
+  type Prefetched = Effect.Success<ReturnType<typeof prefetch>>
+
+  /**
+   * Sends one claimed delivery and records what happened. Its endpoint and event come from the
+   * claim's prefetch, or are read here when there was none.
+   */
+  const process = (delivery: ClaimedDelivery, prefetched?: Prefetched) =>
     Effect.gen(function*() {
       yield* Effect.annotateCurrentSpan({
         "webhook.delivery.id": delivery.id,
@@ -251,8 +269,12 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         "webhook.attempt": delivery.attempts,
         "tenant.id": delivery.tenantId
       })
-      const target = yield* repo.deliveryTarget(delivery.endpointId)
-      const event = yield* events.find(delivery.eventId)
+      const [target, event] = prefetched === undefined
+        ? yield* Effect.all([repo.deliveryTarget(delivery.endpointId), events.find(delivery.eventId)], { concurrency: 2 })
+        : [
+          Option.fromNullishOr(prefetched.targets.get(delivery.endpointId)),
+          Option.fromNullishOr(prefetched.events.get(delivery.eventId))
+        ]
       if (Option.isNone(target) || Option.isNone(event)) return yield* abandon(delivery, "endpoint or event missing")
       const endpoint = target.value
       if (endpoint.deletedAt !== null) return yield* abandon(delivery, "endpoint deleted")
@@ -271,7 +293,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       continueTrace(delivery.traceparent)
     )
 
-  return { process } as const
+  return { prefetch, process } as const
 })
 
 /**
@@ -288,6 +310,7 @@ export const WebhookDispatcherLive = Layer.effectDiscard(
       pollInterval: config.webhooks.pollInterval,
       lease: config.webhooks.lease,
       grace: config.queue.shutdownGrace,
+      prefetch: dispatcher.prefetch,
       handle: dispatcher.process
     })
   })

@@ -3,7 +3,7 @@
  * delivery through the API is bounded by tenant and environment, so other tenants' and other
  * environments' rows are simply not there (404).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, repository } from "../db/Repository.js"
 import { EventType } from "../domain/Events.js"
@@ -66,6 +66,7 @@ const ids = decodeRows(Schema.Struct({ id: Schema.String }))
 const counts = decodeRows(Schema.Struct({ count: Schema.Number }))
 const failingSinces = decodeRows(Schema.Struct({ failingSince: Schema.Date }))
 const targets = decodeRows(EndpointRow.mapFields((fields) => ({
+  id: fields.id,
   url: fields.url,
   enabled: fields.enabled,
   deletedAt: fields.deletedAt,
@@ -210,10 +211,14 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)))
 
     /** What sending a delivery needs of its endpoint (also when it was disabled or deleted meanwhile). */
+    const targetColumns = sql`id, url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since`
+
     const deliveryTarget = (endpointId: string) =>
-      targets(sql`
-        SELECT url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since
-        FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first))
+      targets(sql`SELECT ${targetColumns} FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first))
+
+    /** `deliveryTarget` for the endpoints of a whole claim, in one statement. */
+    const deliveryTargets = (endpointIds: Arr.NonEmptyReadonlyArray<string>) =>
+      targets(sql`SELECT ${targetColumns} FROM webhook_endpoints WHERE id IN ${sql.in(endpointIds)}`)
 
     /** Every attempt that was sent is kept (SPEC §9). */
     const insertAttempt = (attempt: AttemptRow) =>
@@ -255,6 +260,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       failedSince,
       subscribedEndpoints,
       deliveryTarget,
+      deliveryTargets,
       insertAttempt,
       clearFailing,
       markFailing,

@@ -320,6 +320,46 @@ for (const database of testDatabases) {
         expect(handled).toEqual(["unannounced"])
       }).pipe(TestClock.withLive, Effect.provide(config)))
 
+    it.effect("a pool prefetches once per claim for all its jobs; a failed prefetch leaves each job to read for itself", () =>
+      Effect.gen(function*() {
+        const queue = yield* testQueue
+        yield* drained
+        const runPool = (prefetch: (jobs: ReadonlyArray<TestJob>) => Effect.Effect<ReadonlyMap<number, string>>) =>
+          Effect.gen(function*() {
+            const { jobs } = tenantWithJobs(6)
+            yield* queue.enqueue(jobs)
+            const batches: Array<number> = []
+            const handled: Array<string> = []
+            const pool = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+              yield* runWorkerPool({
+                queue,
+                concurrency: 8,
+                pollInterval: Duration.millis(50),
+                lease: LEASE,
+                grace: Duration.seconds(1),
+                prefetch: (claimed) => Effect.suspend(() => (batches.push(claimed.length), prefetch(claimed))),
+                handle: (job, prefetched) =>
+                  Effect.andThen(
+                    Effect.sync(() => handled.push(prefetched === undefined ? "read itself" : prefetched.get(job.id)!)),
+                    queue.complete(job, "done")
+                  )
+              })
+              return yield* Effect.never
+            })).pipe(Effect.provide(Readiness.layer)))
+            for (let i = 0; i < 100 && handled.length < 6; i++) yield* Effect.sleep("20 millis")
+            yield* Fiber.interrupt(pool)
+            return { batches, handled, payloads: jobs.map((job) => job.payload) }
+          })
+
+        // Enqueued before the pool starts: its first claim takes all six, and one prefetch serves them.
+        const served = yield* runPool((claimed) => Effect.succeed(new Map(claimed.map((job) => [job.id, `prefetched ${job.payload}`]))))
+        expect(served.batches).toEqual([6])
+        expect(served.handled.sort()).toEqual(served.payloads.map((payload) => `prefetched ${payload}`).sort())
+
+        const fallback = yield* runPool(() => Effect.die("the database went away"))
+        expect(fallback.handled).toEqual(Array.from({ length: 6 }, () => "read itself"))
+      }).pipe(TestClock.withLive, Effect.provide(config)))
+
     it.effect("a job's end wakes the pool: work held back by a cap is taken at once, not at the next poll", () =>
       Effect.gen(function*() {
         const queue = yield* cappedQueue

@@ -32,6 +32,7 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
     Layer.mock(WebhookRepo, {
       deliveryTarget: () =>
         Effect.succeed(Option.some({
+          id: "whe_target",
           url,
           enabled: true,
           deletedAt: null,
