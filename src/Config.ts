@@ -147,7 +147,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     shutdownGrace: Config.Duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(15)))
   }),
   issuance: Config.all({
-    concurrency: positiveInt("WORKER_CONCURRENCY", 4),
+    concurrency: positiveInt("WORKER_CONCURRENCY", 32),
     pollInterval: Config.Duration("WORKER_POLL_INTERVAL").pipe(Config.withDefault(Duration.millis(500))),
     lease: Config.Duration("WORKER_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
   }),
@@ -157,14 +157,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     window: Config.Duration("TAX_AUTHORITY_RETRY_WINDOW").pipe(Config.withDefault(Duration.hours(6)))
   }),
   fairness: Config.all({
-    issuancePerTenant: tenantCap("WORKER_TENANT_CONCURRENCY", positiveInt("WORKER_CONCURRENCY", 4)),
-    webhooksPerTenant: tenantCap("WEBHOOKS_TENANT_CONCURRENCY", positiveInt("WEBHOOKS_CONCURRENCY", 8)),
-    webhooksPerEndpoint: positiveInt("WEBHOOKS_ENDPOINT_CONCURRENCY", 4)
+    issuancePerTenant: tenantCap("WORKER_TENANT_CONCURRENCY", positiveInt("WORKER_CONCURRENCY", 32)),
+    webhooksPerTenant: tenantCap("WEBHOOKS_TENANT_CONCURRENCY", positiveInt("WEBHOOKS_CONCURRENCY", 32)),
+    webhooksPerEndpoint: positiveInt("WEBHOOKS_ENDPOINT_CONCURRENCY", 16)
   }),
   webhooks: Config.all({
     allowPrivateTargets: Config.Boolean("WEBHOOKS_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
     timeout: Config.Duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
-    concurrency: positiveInt("WEBHOOKS_CONCURRENCY", 8),
+    concurrency: positiveInt("WEBHOOKS_CONCURRENCY", 32),
     pollInterval: Config.Duration("WEBHOOKS_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
     lease: Config.Duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
   }),

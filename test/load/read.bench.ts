@@ -31,20 +31,17 @@
  * is created, and the database connected to for that).
  */
 import autocannon from "autocannon"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { once } from "node:events"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { cpus, tmpdir, totalmem } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import pg from "pg"
 import { cnpj } from "../support/taxIds.js"
-import { freePort } from "./loadgen.js"
+import { type Child, killChildren, rssMiB, startChild, stopChild } from "./children.js"
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const WARMUP_SECONDS = Number(process.env["BENCH_WARMUP"] ?? 3)
@@ -56,12 +53,7 @@ const RUN_NAMES = ["floor", "service", "traced"] as const
 type RunName = typeof RUN_NAMES[number]
 const RUNS = (process.env["BENCH_RUNS"] ?? RUN_NAMES.join(",")).split(",").map((name) => name.trim()) as Array<RunName>
 const LABELS: Record<RunName, string> = { floor: "floor", service: "service", traced: "service+otlp" }
-/** How long a child may take to answer /healthz and /readyz (a busy machine starts slowly). */
-const START_MS = 120_000
-/** How long a child may take to exit after SIGTERM (the service drains first) before SIGKILL. */
-const STOP_MS = 30_000
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 const runId = randomBytes(4).toString("hex")
 const database = `etd_readbench_${runId}`
 const scratchUrl = (() => {
@@ -76,62 +68,6 @@ for (const name of RUNS) {
 
 // ---------------------------------------------------------------------------------------------
 // Child processes: the floor and the service
-
-interface Child {
-  readonly name: string
-  readonly process: ChildProcess
-  readonly base: string
-  /** The last lines it printed, to show when it fails to start or dies. */
-  readonly tail: Array<string>
-}
-
-const children = new Set<ChildProcess>()
-
-const startChild = async (name: string, args: ReadonlyArray<string>, env: Record<string, string>, ready: ReadonlyArray<string>) => {
-  const port = await freePort()
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    // Only what it is given, as crash.ts does: nothing of this shell (an OTEL_* or NODE_OPTIONS) leaks in.
-    env: { PATH: process.env["PATH"] ?? "", ...env, PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.add(child)
-  child.once("exit", () => children.delete(child))
-  const tail: Array<string> = []
-  const keep = (chunk: Buffer) => {
-    tail.push(...chunk.toString("utf8").split("\n").filter((line) => line.trim() !== ""))
-    tail.splice(0, Math.max(0, tail.length - 40))
-  }
-  child.stdout!.on("data", keep)
-  child.stderr!.on("data", keep)
-  const instance: Child = { name, process: child, base: `http://127.0.0.1:${port}`, tail }
-  const started = Date.now()
-  for (const path of ready) {
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${name} exited during its start (${child.exitCode ?? child.signalCode}):\n${tail.join("\n")}`)
-      }
-      const status = await fetch(instance.base + path, { signal: AbortSignal.timeout(2_000) }).then(
-        async (response) => (await response.arrayBuffer(), response.status),
-        () => 0
-      )
-      if (status === 200) break
-      if (Date.now() - started > START_MS) throw new Error(`${name}: ${path} not 200 after ${START_MS / 1000} s:\n${tail.join("\n")}`)
-      await sleep(100)
-    }
-  }
-  return instance
-}
-
-/** SIGTERM and wait for the exit (the service drains; a CPU profile is written then), SIGKILL if it hangs. */
-const stopChild = async (child: ChildProcess) => {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, "exit")
-  child.kill("SIGTERM")
-  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_MS)
-  await exited
-  clearTimeout(timer)
-}
 
 let dataDir: string | undefined
 const serviceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
@@ -161,16 +97,6 @@ const startService = (name: string, env: Record<string, string> = {}, nodeFlags:
 
 const startFloor = () =>
   startChild("floor", ["test/load/readFloor.ts"], { DATABASE_URL: scratchUrl, POOL_MAX: String(FLOOR_POOL) }, ["/healthz"])
-
-/** Resident memory of a process, from /proc (NaN where there is none). */
-const rssMiB = (pid: number | undefined) => {
-  try {
-    const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
-    return kib === undefined ? NaN : Number(kib) / 1024
-  } catch {
-    return NaN
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The OTLP receiver (traced run)
@@ -341,11 +267,7 @@ let cleaning: Promise<void> | undefined
 /** Stops every child, drops the run's database and removes DATA_DIR; once, on the way out or on Ctrl-C. */
 const cleanup = () =>
   (cleaning ??= (async () => {
-    await Promise.all([...children].map(async (child) => {
-      const exited = once(child, "exit")
-      child.kill("SIGKILL")
-      await exited
-    }))
+    await killChildren()
     const admin = new pg.Client({ connectionString: DATABASE_URL })
     try {
       await admin.connect()

@@ -7,10 +7,10 @@ const fairness = (env: Record<string, string>) =>
   Effect.runSyncExit(Effect.map(appConfig.parse(ConfigProvider.fromEnv({ env })), (config) => config.fairness))
 
 describe("fairness settings", () => {
-  it("default to half of each pool per tenant and four per endpoint", () => {
-    expect(fairness({})).toEqual(Exit.succeed({ issuancePerTenant: 2, webhooksPerTenant: 4, webhooksPerEndpoint: 4 }))
+  it("default to half of each pool per tenant and sixteen per endpoint", () => {
+    expect(fairness({})).toEqual(Exit.succeed({ issuancePerTenant: 16, webhooksPerTenant: 16, webhooksPerEndpoint: 16 }))
     expect(fairness({ WORKER_CONCURRENCY: "1", WEBHOOKS_CONCURRENCY: "9" }))
-      .toEqual(Exit.succeed({ issuancePerTenant: 1, webhooksPerTenant: 5, webhooksPerEndpoint: 4 }))
+      .toEqual(Exit.succeed({ issuancePerTenant: 1, webhooksPerTenant: 5, webhooksPerEndpoint: 16 }))
   })
 
   it("take explicit caps, and refuse ones that are not positive integers", () => {

@@ -1,0 +1,147 @@
+/**
+ * What the benchmarks that start the service as production does share: a scratch PostgreSQL
+ * database per run, child processes (`node dist/main.js`, or a floor server) started on a free port
+ * and awaited on their health paths, stopped with SIGTERM (the service drains), and their resident
+ * memory read from /proc.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { once } from "node:events"
+import { readFileSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { freePort } from "./loadgen.js"
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
+
+/** How long a child may take to answer its health paths (a busy machine starts slowly). */
+const START_MS = 120_000
+/** How long a child may take to exit after SIGTERM (the service drains first) before SIGKILL. */
+const STOP_MS = 30_000
+
+export interface ScratchDatabase {
+  readonly name: string
+  readonly url: string
+  readonly serverVersion: string
+  readonly drop: () => Promise<void>
+}
+
+/** A database of its own on the server of `serverUrl` (connected to for that), dropped by `drop`. */
+export const createScratchDatabase = async (serverUrl: string, prefix: string): Promise<ScratchDatabase> => {
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  const serverVersion = String((await admin.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version)
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  const drop = async () => {
+    const client = new pg.Client({ connectionString: serverUrl })
+    try {
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    } catch (error) {
+      console.error(`could not drop ${name}: ${String(error)}`)
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+  return { name, url: url.toString(), serverVersion, drop }
+}
+
+export interface Child {
+  readonly name: string
+  readonly process: ChildProcess
+  readonly base: string
+  /** The last lines it printed, to show when it fails to start or dies. */
+  readonly tail: Array<string>
+}
+
+const children = new Set<ChildProcess>()
+
+/**
+ * Starts `node <args>` in the repository with only `env` (and PATH: nothing of this shell, an
+ * OTEL_* or NODE_OPTIONS, leaks in) on a free port, and waits for each of `ready` to answer 200.
+ */
+export const startChild = async (
+  name: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  ready: ReadonlyArray<string>
+): Promise<Child> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env["PATH"] ?? "", ...env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const tail: Array<string> = []
+  const keep = (chunk: Buffer) => {
+    tail.push(...chunk.toString("utf8").split("\n").filter((line) => line.trim() !== ""))
+    tail.splice(0, Math.max(0, tail.length - 40))
+  }
+  child.stdout!.on("data", keep)
+  child.stderr!.on("data", keep)
+  const instance: Child = { name, process: child, base: `http://127.0.0.1:${port}`, tail }
+  const started = Date.now()
+  for (const path of ready) {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`${name} exited during its start (${child.exitCode ?? child.signalCode}):\n${tail.join("\n")}`)
+      }
+      const status = await fetch(instance.base + path, { signal: AbortSignal.timeout(2_000) }).then(
+        async (response) => (await response.arrayBuffer(), response.status),
+        () => 0
+      )
+      if (status === 200) break
+      if (Date.now() - started > START_MS) throw new Error(`${name}: ${path} not 200 after ${START_MS / 1000} s:\n${tail.join("\n")}`)
+      await sleep(100)
+    }
+  }
+  return instance
+}
+
+/** SIGTERM and wait for the exit (the service drains; a CPU profile is written then), SIGKILL if it hangs. */
+export const stopChild = async (child: ChildProcess) => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, "exit")
+  child.kill("SIGTERM")
+  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_MS)
+  await exited
+  clearTimeout(timer)
+}
+
+/** Kills every child still running (on the way out, or on Ctrl-C). */
+export const killChildren = () =>
+  Promise.all([...children].map(async (child) => {
+    const exited = once(child, "exit")
+    child.kill("SIGKILL")
+    await exited
+  }))
+
+/** Resident memory of a process, from /proc (NaN where there is none). */
+export const rssMiB = (pid: number | undefined) => {
+  try {
+    const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+    return kib === undefined ? NaN : Number(kib) / 1024
+  } catch {
+    return NaN
+  }
+}
+
+/** Samples a process's RSS every 100 ms until `stop`, which returns the peak. */
+export const sampleRss = (pid: number | undefined) => {
+  let peak = rssMiB(pid)
+  const timer = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 100)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      return Math.round(Math.max(peak, rssMiB(pid)))
+    }
+  }
+}
