@@ -202,9 +202,8 @@ export const makeSimulator = (
 
     const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
 
-    const authorize = (document: SubmissionDocument, at: Date) =>
+    const authorize = (document: SubmissionDocument, at: Date, nfseNumber: number) =>
       Effect.gen(function*() {
-        const nfseNumber = yield* repo.nextNfseNumber
         const accessKey = buildAccessKey({
           municipalityCode: document.service.municipality_code,
           issuerTaxId: document.issuer.taxId,
@@ -231,7 +230,7 @@ export const makeSimulator = (
       yield* travel
       const answer = yield* handle(withRecord(
         Effect.flatMap(now, (at) => repo.lockOrCreate(keyOf(submission), at)),
-        (previous) =>
+        ({ nextNfseNumber, record: previous }) =>
           Effect.gen(function*() {
             const at = yield* now
             const received: SimulatorRecord = { ...previous, submitAttempts: previous.submitAttempts + 1, updatedAt: at }
@@ -269,7 +268,7 @@ export const makeSimulator = (
               )
             }
             const timesOut = notes.includes(MagicValues.timeout)
-            const issued = yield* authorize(document, at)
+            const issued = yield* authorize(document, at, nextNfseNumber)
             const record: SimulatorRecord = {
               ...withDocument,
               status: "authorized",

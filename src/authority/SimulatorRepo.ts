@@ -87,18 +87,23 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
      */
     const lock = SqlSchema.findOneOption({ Request: RecordKey, Result: SimulatorRecord, execute: findForUpdate })
 
-    const lockCreated = SqlSchema.findOne({ Request: RecordKey, Result: SimulatorRecord, execute: findForUpdate })
-
-    /** As `lock`, with a `received` record created first if there is none. */
-    const lockOrCreate = (key: RecordKey, at: Date) =>
-      Effect.andThen(
-        // A concurrent first call for the id waits here until our transaction ends.
+    /**
+     * As `lock`, with a `received` record created first if there is none, in one statement: the
+     * upsert's no-op update takes the row lock on an existing record (a concurrent first call for
+     * the id waits until our transaction ends). It also draws the NFS-e number an authorization
+     * would take, so that a submit needs no second round trip for it: a submit that does not
+     * authorize leaves a gap in the simulator's numbers, as a number is never handed out twice.
+     */
+    const lockOrCreate = SqlSchema.findOne({
+      Request: Schema.Struct({ ...RecordKey.fields, at: Schema.Date }),
+      Result: Schema.Struct({ ...SimulatorRecord.fields, nextNfseNumber: Schema.Number }),
+      execute: ({ at, ...key }) =>
         sql`
-          INSERT INTO authority_sim_records (system, tenant_id, submission_id, status, received_at, updated_at)
+          INSERT INTO authority_sim_records AS r (system, tenant_id, submission_id, status, received_at, updated_at)
           VALUES (${key.system}, ${key.tenantId}, ${key.submissionId}, 'received', ${at}, ${at})
-          ON CONFLICT (system, tenant_id, submission_id) DO NOTHING`,
-        lockCreated(key)
-      )
+          ON CONFLICT (system, tenant_id, submission_id) DO UPDATE SET updated_at = r.updated_at
+          RETURNING r.*, nextval('authority_sim_nfse_numbers') AS next_nfse_number`
+    })
 
     const save = SqlSchema.void({
       Request: SimulatorRecord,
@@ -128,20 +133,15 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
             updated_at = EXCLUDED.updated_at`
     })
 
-    /** A number the sequence never hands out again, whatever happens to this transaction. */
-    const nextNfseNumber = SqlSchema.findOne({
-      Request: Schema.Void,
-      Result: Schema.Struct({ nfseNumber: Schema.Number }),
-      execute: () => sql`SELECT nextval('authority_sim_nfse_numbers') AS nfse_number`
-    })(undefined).pipe(Effect.map((row) => row.nfseNumber))
-
     // A row that does not decode means the table was changed behind the simulator's back: a defect too.
     return {
       inOwnTransaction,
       lock: (key: RecordKey) => Effect.orDie(lock(key)),
-      lockOrCreate: (key: RecordKey, at: Date) => Effect.orDie(lockOrCreate(key, at)),
-      save: (record: SimulatorRecord) => Effect.orDie(save(record)),
-      nextNfseNumber: Effect.orDie(nextNfseNumber)
+      lockOrCreate: (key: RecordKey, at: Date) =>
+        Effect.orDie(lockOrCreate({ ...key, at })).pipe(
+          Effect.map(({ nextNfseNumber, ...record }) => ({ record, nextNfseNumber }))
+        ),
+      save: (record: SimulatorRecord) => Effect.orDie(save(record))
     }
   })
 }) {}
