@@ -13,7 +13,9 @@ import { PgClient, type PgConnection } from "@effect/sql-pg"
 import { Context, Effect, Layer, Queue, Semaphore, Stream } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "effect/sql"
-import { mkdir } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { mkdir, readFile } from "node:fs/promises"
+import { join } from "node:path"
 
 export interface PgliteClientConfig {
   /** Directory for the database files; in memory when absent (tests). */
@@ -70,13 +72,27 @@ const makeCompiler = (transform: ((name: string) => string) | undefined, transfo
   })
 }
 
+/**
+ * A new database's cluster, made once at install: scripts/build.mjs writes it beside the bundle.
+ * Unpacking it takes about half of what PGlite's own initdb takes on a first start (1.3 s against
+ * 2.7 s here). Only for a data directory that holds no cluster yet; run from the sources there is
+ * no template, and PGlite creates the cluster itself.
+ */
+const clusterTemplateFor = async (dataDir: string): Promise<Blob | undefined> => {
+  if (existsSync(join(dataDir, "PG_VERSION"))) return undefined
+  const template = new URL("./pglite-cluster.tar.gz", import.meta.url)
+  return existsSync(template) ? new Blob([await readFile(template)]) : undefined
+}
+
 export const make = (config: PgliteClientConfig) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true })
-          return PGlite.create(config.dataDir ?? "memory://")
+          if (config.dataDir === undefined) return PGlite.create("memory://")
+          await mkdir(config.dataDir, { recursive: true })
+          const template = await clusterTemplateFor(config.dataDir)
+          return PGlite.create({ dataDir: config.dataDir, ...(template === undefined ? {} : { loadDataDir: template }) })
         },
         catch: (cause) => sqlError(cause, "Failed to open the embedded database", "connect")
       }),
