@@ -22,6 +22,7 @@ let child: ChildProcess | undefined
 let output = ""
 let base = ""
 let dataDir = ""
+const email = `dist-${Date.now()}@example.com`
 
 const call = async (method: string, path: string, options: { token?: string; body?: unknown; form?: FormData } = {}) => {
   const response = await fetch(base + path, {
@@ -41,12 +42,11 @@ const call = async (method: string, path: string, options: { token?: string; bod
   }
 }
 
-beforeAll(async () => {
-  // The suite may run on sources newer than the last install: build what it starts (under a second).
-  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" })
-  dataDir = mkdtempSync(join(tmpdir(), "etd-dist-"))
+/** Starts dist/main.js on `dataDir` and waits until it is ready. */
+const startService = async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
+  output = ""
   child = spawn(process.execPath, ["dist/main.js"], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir, TAX_AUTHORITY_SIMULATOR_LATENCY: "0 millis" },
@@ -61,6 +61,13 @@ beforeAll(async () => {
     if (Date.now() - started > 60_000) throw new Error(`dist/main.js was not ready in 60 s:\n${output}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+}
+
+beforeAll(async () => {
+  // The suite may run on sources newer than the last install: build what it starts (a few seconds).
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" })
+  dataDir = mkdtempSync(join(tmpdir(), "etd-dist-"))
+  await startService()
 }, 90_000)
 
 afterAll(async () => {
@@ -74,7 +81,6 @@ afterAll(async () => {
 describe("the built service (dist/, as npm start runs it)", () => {
   it("serves the API end to end: certificate upload, issuing, the DANFSe, and a clean stop", async () => {
     const taxId = cnpj()
-    const email = `dist-${Date.now()}@example.com`
     const registered = await call("POST", "/v1/auth/register", {
       body: { email, password: PASSWORD, tenant: { name: "Dist Ltda", tax_id: taxId } }
     })
@@ -124,6 +130,14 @@ describe("the built service (dist/, as npm start runs it)", () => {
     const [code] = await once(child!, "exit")
     expect(code, output).toBe(0)
     expect(output).not.toMatch(/"logLevel":"(ERROR|FATAL)"/)
+  }, 60_000)
+
+  it("starts again on the data it left: the cluster made at install is only for a new DATA_DIR", async () => {
+    await startService()
+    const login = await call("POST", "/v1/auth/login", { body: { email, password: PASSWORD } })
+    expect(login.status).toBe(200)
+    child!.kill("SIGTERM")
+    await once(child!, "exit")
   }, 60_000)
 })
 
