@@ -16,6 +16,17 @@ import { freePort } from "./loadgen.js"
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 
+/**
+ * The `node` flags `npm start` gives the service (package.json), so the benchmarks run it with the
+ * same heap settings; BENCH_NODE_FLAGS (space-separated) adds to them.
+ */
+export const serviceNodeFlags: ReadonlyArray<string> = [
+  ...(/^exec node (.*)dist\/main\.js$/.exec(
+    (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"] ?? ""
+  )?.[1] ?? "").split(" "),
+  ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ")
+].filter((flag) => flag !== "")
+
 /** How long a child may take to answer its health paths (a busy machine starts slowly). */
 const START_MS = 120_000
 /** How long a child may take to exit after SIGTERM (the service drains first) before SIGKILL. */

@@ -16,12 +16,12 @@
  *
  *   npm run bench:pipeline                             # builds dist/ first
  *   BENCH_DOCUMENTS=5000 BENCH_RATE=300 npm run bench:pipeline
- *   WORKER_CONCURRENCY=8 BENCH_NODE_FLAGS="--max-old-space-size=192 --max-semi-space-size=16" npm run bench:pipeline
+ *   WORKER_CONCURRENCY=8 BENCH_NODE_FLAGS="--max-old-space-size=256" npm run bench:pipeline
  *
  * Settings: DATABASE_URL (the server the run's database is created on; default the local `test`),
  * BENCH_DOCUMENTS (3000), BENCH_CONCURRENCY (32), BENCH_RATE (200), BENCH_STEADY_SECONDS (15),
- * BENCH_AUTHORITY_LATENCY (simulator latency, ms, default 0), BENCH_NODE_FLAGS (extra `node` flags
- * for the service); WORKER_* and WEBHOOKS_* settings are passed to the service when set.
+ * BENCH_AUTHORITY_LATENCY (simulator latency, ms, default 0), BENCH_NODE_FLAGS (`node` flags for
+ * the service besides those of `npm start`); WORKER_* and WEBHOOKS_* settings are passed to the service when set.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -31,7 +31,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import { cnpj } from "../support/taxIds.js"
-import { type Child, createScratchDatabase, killChildren, sampleRss, startChild, stopChild } from "./children.js"
+import { type Child, createScratchDatabase, killChildren, sampleRss, serviceNodeFlags, startChild, stopChild } from "./children.js"
 import autocannon from "autocannon"
 import { makeChecks, percentile } from "./loadgen.js"
 
@@ -41,7 +41,6 @@ const RATE = Number(process.env["BENCH_RATE"] ?? 200)
 const STEADY_SECONDS = Number(process.env["BENCH_STEADY_SECONDS"] ?? 15)
 const AUTHORITY_LATENCY_MS = Number(process.env["BENCH_AUTHORITY_LATENCY"] ?? 0)
 const SERVER_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const NODE_FLAGS = (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((flag) => flag !== "")
 /** The longest a phase may wait for its webhooks. */
 const DRAIN_DEADLINE_MS = 180_000
 
@@ -121,7 +120,7 @@ const main = async () => {
   const unlimited = "10000000"
   let service: Child | undefined
   try {
-    service = await startChild("service", [...NODE_FLAGS, "dist/main.js"], {
+    service = await startChild("service", [...serviceNodeFlags, "dist/main.js"], {
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
       PASSWORD_HASH_COST: "1024",
@@ -142,7 +141,7 @@ const main = async () => {
       `pipeline bench: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, ` +
         `PostgreSQL ${database.serverVersion}; simulator latency ${AUTHORITY_LATENCY_MS} ms` +
         (Object.keys(passedThrough).length > 0 ? `; ${JSON.stringify(passedThrough)}` : "") +
-        (NODE_FLAGS.length > 0 ? `; node flags ${NODE_FLAGS.join(" ")}` : "")
+        `; node ${serviceNodeFlags.join(" ")}`
     )
 
     const email = `bench-${Date.now()}@example.com`

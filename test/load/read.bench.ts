@@ -25,7 +25,7 @@
  * run). That run's figures then include the profiler's overhead.
  *
  * Settings (environment): BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_CONNECTIONS (64),
- * BENCH_RUNS (floor,service,traced), BENCH_NODE_FLAGS (extra `node` flags for the service), BENCH_FLOOR_POOL (20: the service's 22 connections less the
+ * BENCH_RUNS (floor,service,traced), BENCH_NODE_FLAGS (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's 22 connections less the
  * one each of its two queues keeps for LISTEN, src/db/Database.ts), BENCH_PROFILE, BENCH_PROFILE_DIR,
  * DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the server on which the run's database
  * is created, and the database connected to for that).
@@ -41,7 +41,7 @@ import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import pg from "pg"
 import { cnpj } from "../support/taxIds.js"
-import { type Child, killChildren, rssMiB, startChild, stopChild } from "./children.js"
+import { type Child, killChildren, rssMiB, serviceNodeFlags, startChild, stopChild } from "./children.js"
 
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const WARMUP_SECONDS = Number(process.env["BENCH_WARMUP"] ?? 3)
@@ -88,9 +88,6 @@ const serviceEnv = (extra: Record<string, string> = {}): Record<string, string> 
     ...extra
   }
 }
-
-/** Extra `node` flags for the service (BENCH_NODE_FLAGS, space-separated), to try runtime settings. */
-const serviceNodeFlags = (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((flag) => flag !== "")
 
 const startService = (name: string, env: Record<string, string> = {}, nodeFlags: ReadonlyArray<string> = []) =>
   startChild(name, [...serviceNodeFlags, ...nodeFlags, "dist/main.js"], serviceEnv(env), ["/healthz", "/readyz"])

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { root, rssMiB } from "./children.js"
+import { root, rssMiB, serviceNodeFlags } from "./children.js"
 import { freePort, percentile } from "./loadgen.js"
 
 const STARTS = Number(process.env["BENCH_STARTS"] ?? 5)
@@ -23,7 +23,7 @@ const STARTS = Number(process.env["BENCH_STARTS"] ?? 5)
 const start = async (dataDir: string): Promise<{ ms: number; rss: number; child: ChildProcess }> => {
   const port = await freePort()
   const spawnedAt = performance.now()
-  const child = spawn(process.execPath, ["dist/main.js"], {
+  const child = spawn(process.execPath, [...serviceNodeFlags, "dist/main.js"], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir },
     stdio: "ignore"
