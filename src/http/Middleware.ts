@@ -226,8 +226,21 @@ export const routeTemplates = (policies: ReadonlyArray<EndpointPolicy>): Readonl
     pattern: new RegExp(`^${policy.path.replace(/:(\w+)/g, "[^/]+")}$`)
   }))
 
-export const routeTemplateOf = (routes: ReadonlyArray<RouteTemplate>, method: string, path: string): string | undefined =>
-  routes.find((route) => route.method === method && route.pattern.test(path))?.template
+const segmentsOf = (path: string) => path.split("/").length
+
+/**
+ * The template a request's path matches, for its span's name. The templates are indexed once by
+ * method and number of segments, so a request tests the few of its shape, not all of them.
+ */
+export const routeTemplateIndex = (routes: ReadonlyArray<RouteTemplate>) => {
+  const index = new Map<string, Array<RouteTemplate>>()
+  for (const route of routes) {
+    const key = `${route.method} ${segmentsOf(route.template)}`
+    index.set(key, [...(index.get(key) ?? []), route])
+  }
+  return (method: string, path: string): string | undefined =>
+    index.get(`${method} ${segmentsOf(path)}`)?.find((route) => route.pattern.test(path))?.template
+}
 
 const maxBodySize = ByteSize.bytes(MAX_BODY_BYTES)
 
@@ -269,6 +282,7 @@ const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
  */
 export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
   const routes = routeTemplates(policies)
+  const routeTemplateOf = routeTemplateIndex(routes)
   // The contract's own root endpoints (`/healthz`, `/readyz`); every other unprefixed path is an alias of its `/v1` form.
   const rootRoutes = routes.filter((route) => !isVersioned(route.template))
   const aliasOf = (url: string): string => {
@@ -282,7 +296,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const url = aliasOf(request.url)
-        const template = routeTemplateOf(routes, request.method, pathOf(url))
+        const template = routeTemplateOf(request.method, pathOf(url))
         const parent = HttpTraceContext.fromHeaders(request.headers)
         return yield* Effect.useSpan(
           `${request.method} ${template ?? "unmatched route"}`,
@@ -324,7 +338,8 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               )
             })
             return HttpEffect.appendPreResponseHandler((_, response) => Effect.sync(() => finish(response))).pipe(
-              Effect.andThen(Effect.withParentSpan(handled, span))
+              // Once per request: no stack trace (the server span's name says where it is).
+              Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }))
             )
           }
         )

@@ -14,6 +14,8 @@ export const currentTraceparent = Effect.map(
 export const continueTrace = (traceparent: string | null) => <A, E, R>(effect: Effect.Effect<A, E, R>) => {
   const match = traceparent === null ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent)
   return match
-    ? Effect.withParentSpan(effect, Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: true }))
+    ? Effect.withParentSpan(effect, Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: true }), {
+      captureStackTrace: false
+    })
     : effect
 }
