@@ -23,6 +23,8 @@ const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 16)
 /** Unset: a burst (throughput). Set: an open model at that many documents per second (latency). */
 const RATE = process.env["BENCH_RATE"] ? Number(process.env["BENCH_RATE"]) : undefined
 const DEADLINE_MS = 120_000
+/** The service's default pool (32) unless set; the tables in the README before issue 11 used 4. */
+const WORKERS = Number(process.env["WORKER_CONCURRENCY"] ?? 32)
 
 
 const digits = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 10))
@@ -50,10 +52,10 @@ const run = async (latencyMs: number) => {
     rateLimit: { perSecond: 100_000, burst: 100_000 },
     tenantRateLimit: { perSecond: 100_000, burst: 100_000 },
     queue: { instanceId: "bench", shutdownGrace: Duration.seconds(5) },
-    issuance: { concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4), pollInterval: Duration.millis(100), lease: Duration.seconds(60) },
+    issuance: { concurrency: WORKERS, pollInterval: Duration.millis(100), lease: Duration.seconds(60) },
     // The bench's one tenant gets its cap of the workers (SPEC §11): half of them unless set.
     fairness: {
-      issuancePerTenant: Number(process.env["WORKER_TENANT_CONCURRENCY"] ?? Math.ceil(Number(process.env["WORKER_CONCURRENCY"] ?? 4) / 2)),
+      issuancePerTenant: Number(process.env["WORKER_TENANT_CONCURRENCY"] ?? Math.ceil(WORKERS / 2)),
       webhooksPerTenant: 4,
       webhooksPerEndpoint: 4
     }
@@ -121,7 +123,7 @@ const run = async (latencyMs: number) => {
     console.log(JSON.stringify({
       authority_latency_ms: latencyMs,
       mode: RATE ? `paced ${RATE}/s` : "burst",
-      worker_concurrency: Number(process.env["WORKER_CONCURRENCY"] ?? 4),
+      worker_concurrency: WORKERS,
       documents: load.latenciesMs.length,
       statuses: load.statuses,
       concurrency: CONCURRENCY,
