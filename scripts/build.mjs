@@ -9,10 +9,16 @@
  * It also makes, once, the embedded database's empty cluster (PGlite's initdb, ~3 s here) and
  * packs it beside the bundle: a first start on a new DATA_DIR unpacks it instead of running
  * initdb (src/db/PgliteClient.ts).
+ *
+ * dist/ is not emptied first: the chunks a running service loads on first use (the PDF renderer,
+ * the reference page) are named by their content, so a rebuild under a running service (an
+ * upgrade in place) leaves the ones it may still ask for. `rm -rf dist` clears earlier builds.
+ * esbuild and the other build tools are devDependencies: install with them (`npm ci`), then
+ * `npm prune --omit=dev` for a slim image.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { build } from "esbuild"
-import { rmSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 
 const external = [
   "@electric-sql/pglite",
@@ -25,12 +31,12 @@ const external = [
   "pdfkit",
   "pg",
   "qrcode",
+  // CommonJS that requires Node's modules at run time: kept as they are (both declared dependencies).
   "undici",
   "ws",
   "xml-crypto"
 ]
 
-rmSync("dist", { recursive: true, force: true })
 await build({
   entryPoints: {
     main: "src/main.ts",

@@ -150,6 +150,8 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
       const prefetched = options.prefetch === undefined || !Arr.isReadonlyArrayNonEmpty(jobs)
         ? undefined
         : yield* options.prefetch(jobs).pipe(
+          // Bounded: the claimed jobs' leases are not renewed until they start.
+          Effect.timeout(Duration.millis(Duration.toMillis(options.lease) / 6)),
           Effect.catchCause((cause) => Effect.as(Effect.logWarning(`could not prefetch for ${queue.name} jobs`, cause), undefined))
         )
       for (const job of jobs) yield* FiberSet.run(running, handle(job, prefetched))
