@@ -38,6 +38,7 @@ import {
 import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
+import { unsampledBelow } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -338,8 +339,9 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               )
             })
             return HttpEffect.appendPreResponseHandler((_, response) => Effect.sync(() => finish(response))).pipe(
-              // Once per request: no stack trace (the server span's name says where it is).
-              Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }))
+              // Once per request: no stack trace (the server span's name says where it is). A
+              // request whose caller's trace is not sampled makes no spans below this one.
+              Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))
             )
           }
         )

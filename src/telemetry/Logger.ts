@@ -7,6 +7,7 @@
 import { Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
 import { embeddedSecretPattern, findTokens } from "../domain/Tokens.js"
 import { ExposureReports } from "./ExposureReports.js"
+import { realSpan } from "./TraceContext.js"
 
 export const redactSecrets = (text: string): string => text.replace(embeddedSecretPattern, "[REDACTED]")
 
@@ -16,10 +17,12 @@ export const makeGuardedLogger = (write: (line: string) => void, onTokens: (toke
     // Effect 4 names the level `level`; the lines keep the field names they have always had.
     const { level, message, ...rest } = Logger.formatStructured.log(options)
     const record: Record<string, unknown> = { message, logLevel: level, ...rest }
-    const span = Context.getOption(options.fiber.context, Tracer.ParentSpan)
-    if (Option.isSome(span)) {
-      record["trace_id"] = span.value.traceId
-      record["span_id"] = span.value.spanId
+    const found = Context.getOption(options.fiber.context, Tracer.ParentSpan)
+    // Under an unsampled request the spans are no-ops: the ids are those of the request's span.
+    const span = Option.isSome(found) ? realSpan(found.value) : undefined
+    if (span !== undefined) {
+      record["trace_id"] = span.traceId
+      record["span_id"] = span.spanId
     }
     let line: string
     try {
