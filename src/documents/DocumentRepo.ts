@@ -122,13 +122,13 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * Numbers a document and stores it with its jobs, in one statement: the series' next number,
-     * the document (its submission id: the prefix, then the number zero-padded to `width`), the jobs and the workers' wake-up (sent
-     * at commit). The series' row lock serializes a tenant's issuers; in one statement it is held
-     * for as long as the database takes to run it, not across round trips, which is what bounds how
-     * many documents a tenant can issue per second. Returns the number; fails with `Conflict` when the
-     * tenant already used the reference in this environment (then nothing is written, the number
-     * included). In an outer transaction, the lock is held until that one ends.
+     * Numbers a document and stores it with its jobs, in one statement: the series' next number, the
+     * document (its submission id: the prefix, then the number zero-padded to `width`), the jobs and
+     * the workers' wake-up (sent at commit). The series' row lock serializes a tenant's issuers; in
+     * one statement it is held for as long as the database takes to run it, not across round trips.
+     * Returns the number; fails with `Conflict` when the tenant already used the reference in this
+     * environment (then nothing is written, the number included). In an outer transaction, the lock
+     * is held until that one ends.
      */
     const accept = (
       row: UnnumberedDocument,

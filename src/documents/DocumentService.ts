@@ -150,7 +150,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         // it already authorized it (SPEC §6 "Never issue twice"). The database completes it with the number.
         const dps = { municipalityCode: input.service.municipality_code, taxId: tenant.taxId, series }
         // What the authority would refuse is a 400 now, not a failed note later, and before anything
-        // is taken. The number is not drawn yet: any is the same to the schema (nDPS, 1 to 15 digits).
+        // is taken. The number is not drawn yet: every number is alike to the schema (nDPS, 1 to 15 digits).
         const refusals = authority.refusalsOf(
           submissionDocumentOf(
             { ...document, number: 1 },

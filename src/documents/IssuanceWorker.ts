@@ -224,15 +224,13 @@ export const makeIssuanceWorker = Effect.gen(function*() {
 
   /**
    * Handles one claimed job: a submission or a cancellation, then its outcome. The document and its
-   * tenant come from the claim's prefetch, or are read here when there was none.
+   * tenant come from the claim's prefetch, or are read for it alone when there was none.
    */
   const process = (job: IssuanceJob, prefetched?: Prefetched) =>
     Effect.gen(function*() {
-      const found = prefetched === undefined
-        ? yield* repo.findById(job.documentId)
-        : Option.fromNullishOr(prefetched.documents.get(job.documentId))
-      if (Option.isNone(found)) return
-      const row = found.value
+      const { documents, issuers } = prefetched ?? (yield* prefetch([job]))
+      const row = documents.get(job.documentId)
+      if (row === undefined) return
       const expected = job.kind === "submit" ? ["queued", "submitting"] : ["cancel_requested"]
       if (!expected.includes(row.status)) {
         // Already settled (by a previous owner of this job): nothing left to do.
@@ -248,20 +246,18 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       let outcome: Outcome
       // The document as this job leaves it: the outcome is written over it (and sent with its event).
       let current = row
-      const tenant = prefetched === undefined
-        ? yield* tenants.issuer(row.tenantId)
-        : Option.fromNullishOr(prefetched.issuers.get(row.tenantId))
-      if (Option.isNone(tenant)) return yield* Effect.die(`document ${row.id} has no tenant`)
+      const tenant = issuers.get(row.tenantId)
+      if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
       if (job.kind === "submit") {
         const at = yield* now
         // Counted only by the lease holder: a stale worker must not touch the document.
         if (!(yield* repo.markSubmitting(row.id, at, queue.holding(job)))) return yield* new LeaseLost()
         current = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
         // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
-        const { name, simplesNacional, taxId } = tenant.value
+        const { name, simplesNacional, taxId } = tenant
         outcome = yield* submit(job, current, authority, { taxId, name, simplesNacional })
       } else {
-        outcome = yield* cancel(job, row, authority, tenant.value.taxId)
+        outcome = yield* cancel(job, row, authority, tenant.taxId)
       }
       yield* record(job, current, outcome)
     }).pipe(

@@ -46,13 +46,10 @@ export class EventLog extends Context.Service<EventLog>()("etd/EventLog", {
       return recorded.id
     })
 
-    /** An event as recorded (the webhooks send it as it was). */
-    const find = (id: string) => repo.find(id)
-
-    /** Several events by id (those that exist), in one statement. */
+    /** Events as recorded, by id (those that exist), in one statement: the webhooks send them as they were. */
     const findMany = (ids: Arr.NonEmptyReadonlyArray<string>) => repo.findMany(ids)
 
-    return { record, find, findMany } as const
+    return { record, findMany } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

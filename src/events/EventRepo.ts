@@ -1,5 +1,5 @@
 /** SQL for the event outbox (`events`). */
-import { type Array as Arr, Context, Effect, Layer, Option } from "effect"
+import { type Array as Arr, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, repository } from "../db/Repository.js"
 import { RecordedEvent } from "../domain/Events.js"
@@ -16,15 +16,10 @@ export class EventRepo extends Context.Service<EventRepo>()("etd/EventRepo", {
         VALUES (${event.id}, ${event.tenantId}, ${event.environment}, ${event.type},
                 ${JSON.stringify(event.data)}::jsonb, ${event.createdAt})`.pipe(Effect.asVoid)
 
-    const find = (id: string) =>
-      events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id = ${id}`).pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0]))
-      )
-
     const findMany = (ids: Arr.NonEmptyReadonlyArray<string>) =>
       events(sql`SELECT id, tenant_id, environment, type, data, created_at FROM events WHERE id IN ${sql.in(ids)}`)
 
-    return repository("EventRepo", { insert, find, findMany })
+    return repository("EventRepo", { insert, findMany })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

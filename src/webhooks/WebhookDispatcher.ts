@@ -258,7 +258,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
 
   /**
    * Sends one claimed delivery and records what happened. Its endpoint and event come from the
-   * claim's prefetch, or are read here when there was none.
+   * claim's prefetch, or are read for it alone when there was none.
    */
   const process = (delivery: ClaimedDelivery, prefetched?: Prefetched) =>
     Effect.gen(function*() {
@@ -269,23 +269,19 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         "webhook.attempt": delivery.attempts,
         "tenant.id": delivery.tenantId
       })
-      const [target, event] = prefetched === undefined
-        ? yield* Effect.all([repo.deliveryTarget(delivery.endpointId), events.find(delivery.eventId)], { concurrency: 2 })
-        : [
-          Option.fromNullishOr(prefetched.targets.get(delivery.endpointId)),
-          Option.fromNullishOr(prefetched.events.get(delivery.eventId))
-        ]
-      if (Option.isNone(target) || Option.isNone(event)) return yield* abandon(delivery, "endpoint or event missing")
-      const endpoint = target.value
+      const { targets, events: recorded } = prefetched ?? (yield* prefetch([delivery]))
+      const endpoint = targets.get(delivery.endpointId)
+      const event = recorded.get(delivery.eventId)
+      if (endpoint === undefined || event === undefined) return yield* abandon(delivery, "endpoint or event missing")
       if (endpoint.deletedAt !== null) return yield* abandon(delivery, "endpoint deleted")
       if (!endpoint.enabled) return yield* abandon(delivery, "endpoint disabled")
-      yield* Effect.annotateCurrentSpan({ "webhook.event.type": event.value.type })
+      yield* Effect.annotateCurrentSpan({ "webhook.event.type": event.type })
       const at = yield* now
       const secrets = endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null &&
           endpoint.previousSecretExpiresAt > at
         ? [endpoint.secret, endpoint.previousSecret]
         : [endpoint.secret]
-      const outcome = yield* attempt(delivery, { url: endpoint.url, secrets, failing: endpoint.failingSince !== null }, event.value)
+      const outcome = yield* attempt(delivery, { url: endpoint.url, secrets, failing: endpoint.failingSince !== null }, event)
       yield* Metric.update(Metric.withAttributes(webhookOutcomes, { outcome }), 1)
     }).pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a webhook delivery; its new owner sends it")),

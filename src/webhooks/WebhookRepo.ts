@@ -210,15 +210,11 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
           AND (events @> '["*"]'::jsonb OR events @> ${json([type])}::jsonb)
         ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)))
 
-    /** What sending a delivery needs of its endpoint (also when it was disabled or deleted meanwhile). */
-    const targetColumns = sql`id, url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since`
-
-    const deliveryTarget = (endpointId: string) =>
-      targets(sql`SELECT ${targetColumns} FROM webhook_endpoints WHERE id = ${endpointId}`).pipe(Effect.map(first))
-
-    /** `deliveryTarget` for the endpoints of a whole claim, in one statement. */
+    /** What sending deliveries needs of their endpoints (also when disabled or deleted meanwhile), in one statement. */
     const deliveryTargets = (endpointIds: Arr.NonEmptyReadonlyArray<string>) =>
-      targets(sql`SELECT ${targetColumns} FROM webhook_endpoints WHERE id IN ${sql.in(endpointIds)}`)
+      targets(sql`
+        SELECT id, url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since
+        FROM webhook_endpoints WHERE id IN ${sql.in(endpointIds)}`)
 
     /** Every attempt that was sent is kept (SPEC §9). */
     const insertAttempt = (attempt: AttemptRow) =>
@@ -259,7 +255,6 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       attemptsOf,
       failedSince,
       subscribedEndpoints,
-      deliveryTarget,
       deliveryTargets,
       insertAttempt,
       clearFailing,

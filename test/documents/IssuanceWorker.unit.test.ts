@@ -88,7 +88,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
       retryAt: (_, runAt) => Effect.sync(() => void queueWrites.push(`retryAt:${runAt.toISOString()}`))
     }),
     Layer.mock(DocumentRepo, {
-      findById: () => Effect.succeed(Option.some(stored)),
+      findByIds: () => Effect.succeed([stored]),
       markSubmitting: () => Effect.succeed(true),
       update: (_, change, _at, xml) =>
         Effect.sync(() => {
@@ -97,7 +97,10 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
         })
     }),
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora", taxId: "11222333000181", status: "active", monthlyQuota: 100, verified: false, simplesNacional: "not_opted", taxIdVerifiedByAnother: false }))
+      issuers: () =>
+        Effect.succeed(
+          new Map([[stored.tenantId, { name: "Prestadora", taxId: "11222333000181", status: "active" as const, monthlyQuota: 100, verified: false, simplesNacional: "not_opted" as const, taxIdVerifiedByAnother: false }]])
+        )
     }),
     Layer.mock(EventLog, {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))

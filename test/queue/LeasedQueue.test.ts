@@ -383,8 +383,11 @@ for (const database of testDatabases) {
             handle: (job) =>
               Effect.sync(() => (running++, mostRunning = Math.max(mostRunning, running))).pipe(
                 Effect.andThen(Effect.sleep("100 millis")),
+                // Counted out before its lease is given back: the cap is on leases, and a job claimed
+                // the moment this one completes must not overlap it in the count.
+                Effect.andThen(Effect.sync(() => running--)),
                 Effect.andThen(queue.complete(job, "done")),
-                Effect.ensuring(Effect.sync(() => (running--, handled.push(Date.now() - started))))
+                Effect.ensuring(Effect.sync(() => handled.push(Date.now() - started)))
               )
           })
           return yield* Effect.never

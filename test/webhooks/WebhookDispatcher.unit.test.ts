@@ -30,9 +30,9 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
   const writes: Array<string> = []
   const mocks = Layer.mergeAll(
     Layer.mock(WebhookRepo, {
-      deliveryTarget: () =>
-        Effect.succeed(Option.some({
-          id: "whe_target",
+      deliveryTargets: () =>
+        Effect.succeed([{
+          id: delivery.endpointId,
           url,
           enabled: true,
           deletedAt: null,
@@ -40,7 +40,7 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
           previousSecret: null,
           previousSecretExpiresAt: null,
           failingSince: options.failing ? new Date(0) : null
-        })),
+        }]),
       insertAttempt: (attempt) => Effect.sync(() => void writes.push(`attempt:${attempt.statusCode}`)),
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
       markFailing: (_, at) => Effect.sync(() => writes.push("markFailing")).pipe(Effect.as(Option.some(at))),
@@ -59,15 +59,15 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
       cancelWaiting: (ids, state) => Effect.sync(() => void writes.push(`cancel:${ids.join(",")}:${state}`))
     }),
     Layer.mock(EventLog, {
-      find: () =>
-        Effect.succeed(Option.some({
+      findMany: () =>
+        Effect.succeed([{
           id: delivery.eventId,
           tenantId: "ten_x",
           environment: "test" as const,
           type: "quota.threshold",
           data: { object: { object: "quota" } },
           createdAt: new Date()
-        }))
+        }])
     }),
     AppConfigTest({
       webhooks: {
