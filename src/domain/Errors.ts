@@ -98,6 +98,15 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: message("No such resource.")
 }, { httpApiStatus: 404 }) {}
 
+/**
+ * The path is one of the API's, but not for this method. Answered before routing, with an `Allow`
+ * header naming the methods the path takes; a path the API does not have stays `404 not_found`.
+ */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  code: Schema.tag("method_not_allowed"),
+  message: message("This path does not take this method; the Allow header lists the methods it takes.")
+}, { httpApiStatus: 405 }) {}
+
 export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", {
   code: Schema.tag("idempotency_conflict"),
   message: message("A request with this Idempotency-Key is still in flight.")

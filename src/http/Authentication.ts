@@ -4,12 +4,20 @@
  * or the member's role, and the rate limits of the key and its tenant, or of the session.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AuthService } from "../auth/AuthService.js"
 import { AppConfig } from "../Config.js"
-import { InvalidApiKey, InvalidSession, MissingCredentials, NotFound } from "../domain/Errors.js"
+import {
+  ApiKeyExpired,
+  ApiKeyRevoked,
+  InsufficientScope,
+  InvalidApiKey,
+  InvalidSession,
+  MissingCredentials,
+  NotFound
+} from "../domain/Errors.js"
 import {
   type ApiKeyPrincipal,
   CurrentApiKey,
@@ -25,6 +33,31 @@ import { KeyService } from "../keys/KeyService.js"
 import { policyTable, requireRole, requireSameTenant, requireScope } from "../keys/Policy.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
+
+/**
+ * The challenge of a bearer-authentication 401 (RFC 6750 §3, RFC 9110 §11.6.1): no error
+ * attribute when no usable credentials came, `invalid_token` when a token came but does not
+ * authenticate (unknown, revoked, expired, or a session that ended). A key without the endpoint's
+ * scope gets the 403 challenge of §3.1, naming the scope. Other failures carry none.
+ */
+const challengeOf = (error: unknown): string | undefined => {
+  if (error instanceof MissingCredentials) return `Bearer realm="etd"`
+  if (
+    error instanceof InvalidApiKey || error instanceof ApiKeyRevoked || error instanceof ApiKeyExpired ||
+    error instanceof InvalidSession
+  ) return `Bearer realm="etd", error="invalid_token"`
+  if (error instanceof InsufficientScope) return `Bearer realm="etd", error="insufficient_scope", scope="${error.required_scope}"`
+  return undefined
+}
+
+/** Adds `WWW-Authenticate` to the response of a bearer-authentication failure (the API encodes the error itself). */
+const challenged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tapError(effect, (error) => {
+    const challenge = challengeOf(error)
+    return challenge === undefined ? Effect.void : HttpEffect.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "www-authenticate", challenge))
+    )
+  })
 
 /** The token of `Authorization: Bearer <token>`; a missing or malformed header is `missing_credentials`. */
 export const bearerToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -93,7 +126,7 @@ const make = Effect.gen(function*() {
         const { policy, principal } = yield* authenticateKey(yield* bearerToken, endpoint)
         yield* requireScope(policy.scope, principal.scopes)
         return yield* Effect.provideService(httpEffect, CurrentApiKey, principal)
-      })
+      }).pipe(challenged)
   })
 
   const session = SessionAuth.of({
@@ -102,7 +135,7 @@ const make = Effect.gen(function*() {
         const { policy, principal } = yield* authenticateSession(yield* bearerToken, endpoint)
         if (principal.role !== undefined) yield* requireRole(policy.roles, principal.role)
         return yield* Effect.provideService(httpEffect, CurrentSession, principal)
-      })
+      }).pipe(challenged)
   })
 
   const tenantReader = TenantReaderAuth.of({
@@ -121,7 +154,7 @@ const make = Effect.gen(function*() {
           return yield* new InvalidApiKey()
         }
         return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
-      })
+      }).pipe(challenged)
   })
 
   return Context.make(ApiKeyAuth, apiKey).pipe(Context.add(SessionAuth, session), Context.add(TenantReaderAuth, tenantReader))

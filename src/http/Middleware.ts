@@ -11,7 +11,7 @@
  *   failures (validation, unreadable or oversized bodies, unstorable text, defects) onto the
  *   SPEC's error bodies.
  */
-import { ByteSize, Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
+import { ByteSize, Cause, Effect, Layer, Metric, Option, Schema, SchemaIssue, type Tracer } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
@@ -30,6 +30,7 @@ import {
   ApiKeyInUrl,
   InternalError,
   InvalidRequest,
+  MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
   ServiceUnavailable,
@@ -38,6 +39,8 @@ import {
 import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
+import { httpServerDuration } from "../telemetry/Metrics.js"
+import { decide, TraceSampler } from "../telemetry/Sampler.js"
 import { unsampledBelow } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
@@ -208,9 +211,11 @@ export const apiErrorsLayer = <Id extends string, Groups extends HttpApiGroup.Co
 export const ApiErrorsLive = apiErrorsLayer(Api)
 
 /** The contract errors answered before the API runs (token in the URL, no route, oversized body). */
-const encodeEarlyError = Schema.encodeSync(Schema.Union([ApiKeyInUrl, NotFound, PayloadTooLarge, InvalidRequest]))
+const encodeEarlyError = Schema.encodeSync(
+  Schema.Union([ApiKeyInUrl, NotFound, MethodNotAllowed, PayloadTooLarge, InvalidRequest])
+)
 
-const respond = (error: ApiKeyInUrl | NotFound | PayloadTooLarge | InvalidRequest) =>
+const respond = (error: ApiKeyInUrl | NotFound | MethodNotAllowed | PayloadTooLarge | InvalidRequest) =>
   HttpServerResponse.jsonUnsafe(encodeEarlyError(error), { status: statusOf(error) })
 
 export interface RouteTemplate {
@@ -241,6 +246,42 @@ export const routeTemplateIndex = (routes: ReadonlyArray<RouteTemplate>) => {
   }
   return (method: string, path: string): string | undefined =>
     index.get(`${method} ${segmentsOf(path)}`)?.find((route) => route.pattern.test(path))?.template
+}
+
+/** `Allow` lists methods in this order (RFC 9110 gives none; the usual one reads best). */
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+/**
+ * The methods a path takes, for `Allow` (RFC 9110 §10.2.1); none for a path the service does not
+ * have. HEAD goes with GET (the router answers it with the GET handler), and OPTIONS with every
+ * path the service has (answered below, before routing). Only asked for requests the router found
+ * no route for, so it tests every template rather than keeping an index.
+ */
+export const allowedMethods = (routes: ReadonlyArray<RouteTemplate>) => (path: string): ReadonlyArray<string> => {
+  const methods = new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))
+  if (ROOT_PAGES.has(path)) methods.add("GET")
+  if (methods.size === 0) return []
+  if (methods.has("GET")) methods.add("HEAD")
+  methods.add("OPTIONS")
+  return METHOD_ORDER.filter((method) => methods.has(method))
+}
+
+/**
+ * The answer to a request the router has no route for. A path the service has answers OPTIONS with
+ * `204` and `Allow` (no CORS headers: none are granted), and any other method it does not take
+ * with `405 method_not_allowed` and `Allow`. Everything else is `404 not_found`, also a method
+ * the path does take (the router refused the request for another reason, such as a path
+ * parameter over its length limit).
+ */
+const unrouted = (allowedOf: (path: string) => ReadonlyArray<string>, method: string, path: string) => {
+  const allowed = allowedOf(path)
+  if (allowed.length === 0 || (method !== "OPTIONS" && allowed.includes(method))) {
+    return respond(new NotFound({ message: "No endpoint matches this method and path." }))
+  }
+  const allow = { allow: allowed.join(", ") }
+  return method === "OPTIONS"
+    ? HttpServerResponse.empty({ status: 204, headers: allow })
+    : HttpServerResponse.setHeaders(respond(new MethodNotAllowed()), allow)
 }
 
 const maxBodySize = ByteSize.bytes(MAX_BODY_BYTES)
@@ -278,12 +319,40 @@ const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
     : Effect.succeed(null)
 
 /**
+ * What every request leaves behind once its status is known (SPEC §13): its duration in
+ * `http.server.request.duration`, and one access-log line with the principal's ids, which the
+ * authentication has put on the server span. The line is written under the server span, so it
+ * carries the request's trace id (its `x-request-id`).
+ */
+const observe = (span: Tracer.Span, method: string, route: string | undefined, status: number, elapsedMs: number) => {
+  // Metric attributes are strings; the log line keeps the status a number.
+  const attributes: Record<string, string> = { "http.request.method": method, "http.response.status_code": String(status) }
+  if (route !== undefined) attributes["http.route"] = route
+  const fields: Record<string, unknown> = {
+    ...attributes,
+    "http.response.status_code": status,
+    duration_ms: Math.round(elapsedMs * 100) / 100
+  }
+  for (const name of PRINCIPAL_ATTRIBUTES) {
+    const value = span.attributes.get(name)
+    if (value !== undefined) fields[name] = value
+  }
+  return Metric.update(Metric.withAttributes(httpServerDuration, attributes), elapsedMs / 1000).pipe(
+    Effect.andThen(Effect.logInfo("request").pipe(Effect.annotateLogs(fields))),
+    Effect.withParentSpan(span, { captureStackTrace: false })
+  )
+}
+
+const PRINCIPAL_ATTRIBUTES = ["tenant.id", "api_key.id", "api_key.environment", "user.id"] as const
+
+/**
  * The router-global middleware. The URL recorded on the span never carries a token. The response
  * headers are set by a pre-response handler because the response is written inside the app.
  */
 export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
   const routes = routeTemplates(policies)
   const routeTemplateOf = routeTemplateIndex(routes)
+  const allowedOf = allowedMethods(routes)
   // The contract's own root endpoints (`/healthz`, `/readyz`); every other unprefixed path is an alias of its `/v1` form.
   const rootRoutes = routes.filter((route) => !isVersioned(route.template))
   const aliasOf = (url: string): string => {
@@ -293,16 +362,20 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
       : `/v1${url}`
   }
   return HttpRouter.middleware(
-    Effect.map(ExposureReports, (exposure) => (app) =>
+    Effect.map(Effect.all([ExposureReports, TraceSampler]), ([exposure, sampler]) => (app) =>
       Effect.gen(function*() {
+        // Real time, not the Clock: a duration is only measured where real I/O takes real time.
+        const started = performance.now()
         const request = yield* HttpServerRequest.HttpServerRequest
         const url = aliasOf(request.url)
         const template = routeTemplateOf(request.method, pathOf(url))
-        const parent = HttpTraceContext.fromHeaders(request.headers)
+        const parent = Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
         return yield* Effect.useSpan(
-          `${request.method} ${template ?? "unmatched route"}`,
+          // Without a route the name is the method alone (semantic conventions): a path would make
+          // one span name per URL.
+          template === undefined ? request.method : `${request.method} ${template}`,
           // `useSpan` captures no stack trace (Effect 4's span options for it have no such switch).
-          { kind: "server", parent: Option.getOrUndefined(parent) },
+          { kind: "server", parent, sampled: decide(sampler, parent?.sampled) },
           (span) => {
             span.attribute("http.request.method", request.method)
             span.attribute("url.path", redactTokens(pathOf(request.url)))
@@ -311,11 +384,13 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
             // A fresh trace is this request's alone: its id is the request id. A continued trace
             // may be the caller's for many requests, so our span id is added to keep the id unique.
-            const requestId = Option.isSome(parent) ? `${span.traceId}-${span.spanId}` : span.traceId
+            const requestId = parent !== undefined ? `${span.traceId}-${span.spanId}` : span.traceId
             const finish = (response: HttpServerResponse.HttpServerResponse) => {
               span.attribute("http.response.status_code", response.status)
-              // nosniff: a stored note's XML (or any body) is only ever what its content type says.
-              return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" })
+              return observe(span, request.method, template, response.status, performance.now() - started).pipe(
+                // nosniff: a stored note's XML (or any body) is only ever what its content type says.
+                Effect.as(HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" }))
+              )
             }
             const handled = Effect.gen(function*() {
               const leaked = tokensIn(request.url)
@@ -333,12 +408,11 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
                 Effect.catchIf(
                   (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
-                  () =>
-                    Effect.succeed(respond(new NotFound({ message: "No endpoint matches this method and path." })))
+                  () => Effect.succeed(unrouted(allowedOf, request.method, pathOf(url)))
                 )
               )
             })
-            return HttpEffect.appendPreResponseHandler((_, response) => Effect.sync(() => finish(response))).pipe(
+            return HttpEffect.appendPreResponseHandler((_, response) => finish(response)).pipe(
               // Once per request: no stack trace (the server span's name says where it is). A
               // request whose caller's trace is not sampled makes no spans below this one.
               Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))

@@ -267,10 +267,15 @@ for (const database of testDatabases) {
         expectError(response, 409, "conflict")
       }))
 
-    it.effect("404 not_found for an unknown route, prefixed or not, and an unknown method", () =>
+    it.effect("404 not_found for an unknown route, prefixed or not; 405 method_not_allowed for a known path's unknown method", () =>
       Effect.gen(function*() {
-        for (const [method, url] of [["GET", "/v1/nothing-here"], ["GET", "/nothing-here"], ["POST", "/v1/me"], ["DELETE", "/v1/me"]] as const) {
+        for (const [method, url] of [["GET", "/v1/nothing-here"], ["GET", "/nothing-here"], ["POST", "/v1/nothing-here"]] as const) {
           expectError(yield* rawRequest(method, url), 404, "not_found")
+        }
+        for (const [method, url] of [["POST", "/v1/me"], ["DELETE", "/v1/me"], ["DELETE", "/me"]] as const) {
+          const response = yield* rawRequest(method, url)
+          expectError(response, 405, "method_not_allowed")
+          expect(response.headers["allow"]).toBe("GET, HEAD, OPTIONS")
         }
       }))
 
