@@ -11,7 +11,7 @@
  *   failures (validation, unreadable or oversized bodies, unstorable text, defects) onto the
  *   SPEC's error bodies.
  */
-import { ByteSize, Cause, Effect, Layer, Metric, Option, Schema, SchemaIssue, type Tracer } from "effect"
+import { ByteSize, Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
@@ -39,8 +39,6 @@ import {
 import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
-import { httpServerDuration } from "../telemetry/Metrics.js"
-import { decide, TraceSampler } from "../telemetry/Sampler.js"
 import { unsampledBelow } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
@@ -319,33 +317,6 @@ const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
     : Effect.succeed(null)
 
 /**
- * What every request leaves behind once its status is known (SPEC §13): its duration in
- * `http.server.request.duration`, and one access-log line with the principal's ids, which the
- * authentication has put on the server span. The line is written under the server span, so it
- * carries the request's trace id (its `x-request-id`).
- */
-const observe = (span: Tracer.Span, method: string, route: string | undefined, status: number, elapsedMs: number) => {
-  // Metric attributes are strings; the log line keeps the status a number.
-  const attributes: Record<string, string> = { "http.request.method": method, "http.response.status_code": String(status) }
-  if (route !== undefined) attributes["http.route"] = route
-  const fields: Record<string, unknown> = {
-    ...attributes,
-    "http.response.status_code": status,
-    duration_ms: Math.round(elapsedMs * 100) / 100
-  }
-  for (const name of PRINCIPAL_ATTRIBUTES) {
-    const value = span.attributes.get(name)
-    if (value !== undefined) fields[name] = value
-  }
-  return Metric.update(Metric.withAttributes(httpServerDuration, attributes), elapsedMs / 1000).pipe(
-    Effect.andThen(Effect.logInfo("request").pipe(Effect.annotateLogs(fields))),
-    Effect.withParentSpan(span, { captureStackTrace: false })
-  )
-}
-
-const PRINCIPAL_ATTRIBUTES = ["tenant.id", "api_key.id", "api_key.environment", "user.id"] as const
-
-/**
  * The router-global middleware. The URL recorded on the span never carries a token. The response
  * headers are set by a pre-response handler because the response is written inside the app.
  */
@@ -362,20 +333,16 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
       : `/v1${url}`
   }
   return HttpRouter.middleware(
-    Effect.map(Effect.all([ExposureReports, TraceSampler]), ([exposure, sampler]) => (app) =>
+    Effect.map(ExposureReports, (exposure) => (app) =>
       Effect.gen(function*() {
-        // Real time, not the Clock: a duration is only measured where real I/O takes real time.
-        const started = performance.now()
         const request = yield* HttpServerRequest.HttpServerRequest
         const url = aliasOf(request.url)
         const template = routeTemplateOf(request.method, pathOf(url))
-        const parent = Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
+        const parent = HttpTraceContext.fromHeaders(request.headers)
         return yield* Effect.useSpan(
-          // Without a route the name is the method alone (semantic conventions): a path would make
-          // one span name per URL.
-          template === undefined ? request.method : `${request.method} ${template}`,
+          `${request.method} ${template ?? "unmatched route"}`,
           // `useSpan` captures no stack trace (Effect 4's span options for it have no such switch).
-          { kind: "server", parent, sampled: decide(sampler, parent?.sampled) },
+          { kind: "server", parent: Option.getOrUndefined(parent) },
           (span) => {
             span.attribute("http.request.method", request.method)
             span.attribute("url.path", redactTokens(pathOf(request.url)))
@@ -384,13 +351,11 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
             // A fresh trace is this request's alone: its id is the request id. A continued trace
             // may be the caller's for many requests, so our span id is added to keep the id unique.
-            const requestId = parent !== undefined ? `${span.traceId}-${span.spanId}` : span.traceId
+            const requestId = Option.isSome(parent) ? `${span.traceId}-${span.spanId}` : span.traceId
             const finish = (response: HttpServerResponse.HttpServerResponse) => {
               span.attribute("http.response.status_code", response.status)
-              return observe(span, request.method, template, response.status, performance.now() - started).pipe(
-                // nosniff: a stored note's XML (or any body) is only ever what its content type says.
-                Effect.as(HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" }))
-              )
+              // nosniff: a stored note's XML (or any body) is only ever what its content type says.
+              return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" })
             }
             const handled = Effect.gen(function*() {
               const leaked = tokensIn(request.url)
@@ -412,7 +377,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
                 )
               )
             })
-            return HttpEffect.appendPreResponseHandler((_, response) => finish(response)).pipe(
+            return HttpEffect.appendPreResponseHandler((_, response) => Effect.sync(() => finish(response))).pipe(
               // Once per request: no stack trace (the server span's name says where it is). A
               // request whose caller's trace is not sampled makes no spans below this one.
               Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))
