@@ -213,10 +213,16 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         ? Effect.orDie(Schema.decodeUnknownEffect(DocumentJson)(body))
         : Effect.flatMap(Effect.orDie(Schema.decodeUnknownEffect(ContractErrorJson)(body)), Effect.fail)
 
+    /**
+     * Issues a document. `onReplay` runs when the answer (a success or a contract error) is the one
+     * stored for an earlier request with the same Idempotency-Key, so the caller can say so (the
+     * HTTP layer's `Idempotent-Replayed` header).
+     */
     const issue = Effect.fn("DocumentService.issue")(function*(
       issuer: Issuer,
       input: NewDocument,
-      idempotencyKey: string | undefined
+      idempotencyKey: string | undefined,
+      onReplay: Effect.Effect<void> = Effect.void
     ) {
       yield* Effect.annotateCurrentSpan({ "tenant.id": issuer.tenantId, "document.environment": issuer.environment })
       if (idempotencyKey === undefined) {
@@ -230,6 +236,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         case "Reused":
           return yield* new IdempotencyKeyReused()
         case "Replay":
+          yield* onReplay
           return yield* replay(claim.status, claim.body)
         case "Claimed":
           break

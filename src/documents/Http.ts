@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
@@ -21,12 +22,23 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
     }
   })
 
+/**
+ * Marks this request's response, success or error, as a stored answer replayed (Stripe's
+ * `Idempotent-Replayed: true`), so a client can tell its retry did not act a second time.
+ */
+const markReplayed = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+  HttpEffect.appendPreResponseHandler((_, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+  ).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
+
 export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService
   const issue = ({ headers, payload }: {
     readonly headers: { readonly "idempotency-key"?: string | undefined }
     readonly payload: NewDocument
-  }) => Effect.flatMap(issuer, (by) => documents.issue(by, payload, headers["idempotency-key"]))
+  }) =>
+    Effect.flatMap(Effect.zip(issuer, markReplayed), ([by, onReplay]) =>
+      documents.issue(by, payload, headers["idempotency-key"], onReplay))
   const list = ({ query }: { readonly query: ListDocumentsParams }) =>
     Effect.flatMap(issuer, (by) => documents.list(by, query))
   const get = ({ params }: { readonly params: { readonly docId: string } }) =>

@@ -599,12 +599,14 @@ for (const database of testDatabases) {
         expect((yield* issue(t.live, t.tenantId)).number).toBe(3)
       }))
 
-    it.effect("Idempotency-Key: the same body replays the original answer, another body is 422", () =>
+    it.effect("Idempotency-Key: the same body replays the original answer marked Idempotent-Replayed, another body is 422", () =>
       Effect.gen(function*() {
         const t = yield* tenant()
         const key = `idem-${cnpj()}`
         const first = yield* issueRaw(t.test.token, t.tenantId, invoice(), key)
         const original = accepted(first)
+        // The first answer is not a replay.
+        expect(first.headers["idempotent-replayed"]).toBeUndefined()
         // Same body with its keys in another order.
         const reordered = invoice()
         const replay = yield* issueRaw(t.test.token, t.tenantId, {
@@ -615,15 +617,18 @@ for (const database of testDatabases) {
         }, key)
         expect(replay.status, replay.text).toBe(202)
         expect(replay.json).toEqual(first.json)
+        expect(replay.headers["idempotent-replayed"]).toBe("true")
         // Even after the document moved on, the original answer is what is replayed.
         yield* waitFor(t.test, t.tenantId, original.id)
         const later = yield* issueRaw(t.test.token, t.tenantId, invoice(), key)
         expect(later.status).toBe(202)
         expect(later.json).toEqual(first.json)
+        expect(later.headers["idempotent-replayed"]).toBe("true")
         expect(yield* listIds(t.test, t.tenantId)).toEqual([original.id])
 
         const reused = yield* issueRaw(t.test.token, t.tenantId, invoice({ amounts: { services: 150001, iss_rate: "2.00" } }), key)
         expectError(reused, 422, "idempotency_key_reused")
+        expect(reused.headers["idempotent-replayed"]).toBeUndefined()
         const typed = yield* Effect.flip(
           t.test.api.documents.issue({ params: { tenantId: t.tenantId }, payload: invoice({ notes: "x" }), headers: { "idempotency-key": key } })
         )
@@ -632,6 +637,7 @@ for (const database of testDatabases) {
         // The key is the tenant's: the shorthand path shares it.
         const shorthand = yield* issueRaw(t.test.token, null, invoice(), key)
         expect(shorthand.json).toEqual(first.json)
+        expect(shorthand.headers["idempotent-replayed"]).toBe("true")
         expect(yield* listIds(t.test, t.tenantId)).toEqual([original.id])
 
         // A refusal is an answer too, and is replayed as such.
@@ -639,8 +645,12 @@ for (const database of testDatabases) {
         const conflictKey = `idem-conflict-${cnpj()}`
         const conflict = yield* issueRaw(t.test.token, t.tenantId, invoice({ reference: "taken" }), conflictKey)
         expectError(conflict, 409, "conflict")
+        expect(conflict.headers["idempotent-replayed"]).toBeUndefined()
         const conflictAgain = yield* issueRaw(t.test.token, t.tenantId, invoice({ reference: "taken" }), conflictKey)
         expectError(conflictAgain, 409, "conflict")
+        expect(conflictAgain.headers["idempotent-replayed"]).toBe("true")
+        // Nor is an answer to a request without a key ever marked.
+        expect((yield* issueRaw(t.test.token, t.tenantId, invoice())).headers["idempotent-replayed"]).toBeUndefined()
       }))
 
     it.effect("a request refused as invalid does not use up its Idempotency-Key: the corrected one is served", () =>
@@ -651,8 +661,11 @@ for (const database of testDatabases) {
         expectError(invalid, 400, "invalid_request")
         const corrected = yield* issueRaw(t.test.token, t.tenantId, invoice(), key)
         expect(corrected.status, corrected.text).toBe(202)
+        // The refused request left nothing to replay: the corrected one is a first answer.
+        expect(corrected.headers["idempotent-replayed"]).toBeUndefined()
         const replayed = yield* issueRaw(t.test.token, t.tenantId, invoice(), key)
         expect(replayed.json).toEqual(corrected.json)
+        expect(replayed.headers["idempotent-replayed"]).toBe("true")
       }))
 
     it.effect("Idempotency-Key race: 20 concurrent identical requests create exactly one document", () =>
@@ -675,6 +688,7 @@ for (const database of testDatabases) {
         const retry = yield* issueRaw(t.live.token, t.tenantId, invoice({ reference: "race" }), key)
         expect(retry.status).toBe(202)
         expect(field(retry.json, "id")).toBe(ids[0])
+        expect(retry.headers["idempotent-replayed"]).toBe("true")
         expect((yield* t.live.api.tenants.get({ params: { tenantId: t.tenantId } })).quota.used).toBe(1)
       }))
 
