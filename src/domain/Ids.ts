@@ -3,7 +3,6 @@
  * timestamp and 80 random bits in Crockford base32, lower case. Sorting ids sorts by creation
  * time, which is what cursor pagination relies on.
  */
-import { randomBytes } from "node:crypto"
 import { Clock, Effect, Schema } from "effect"
 
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -44,9 +43,15 @@ export const encodeId = (prefix: string, millis: number, random: Uint8Array): st
   return `${prefix}_${time}${rand}`
 }
 
-/** A new id of the given kind, timed by the Effect clock so tests can control it. */
+/**
+ * A new id of the given kind, timed by the Effect clock so tests can control it. The Web Crypto
+ * global rather than `node:crypto`: this file is part of the contract the published client bundles.
+ */
 export const makeId = (kind: IdKind) =>
-  Effect.map(Clock.currentTimeMillis, (now) => encodeId(idPrefixes[kind], now, randomBytes(10)))
+  Effect.map(
+    Clock.currentTimeMillis,
+    (now) => encodeId(idPrefixes[kind], now, globalThis.crypto.getRandomValues(new Uint8Array(10)))
+  )
 
 const idPattern = (kind: IdKind) => new RegExp(`^${idPrefixes[kind]}_[0-9a-hjkmnp-tv-z]{26}$`, "u")
 
