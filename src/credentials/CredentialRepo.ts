@@ -4,7 +4,9 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import type { Cursor } from "../domain/Pagination.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
 
@@ -82,12 +84,14 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         Effect.map(first)
       )
 
-    const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
-      sql`
+    const list = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
+      const page = keyset(sql, sql`id`, "desc", cursor)
+      return sql`
         SELECT ${columns} FROM credentials
-        WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
-        ORDER BY id DESC
+        WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...page.where])}
+        ORDER BY ${page.orderBy}
         LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord))
+    }
 
     const activeSealed = (tenantId: string) =>
       sql`

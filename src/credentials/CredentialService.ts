@@ -18,7 +18,7 @@ import {
   PayloadTooLarge
 } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
@@ -150,8 +150,9 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     })
 
     const list = Effect.fn("CredentialService.list")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* repo.list(tenantId, pageSize(page.limit), page.starting_after)
-      const result = toPage(rows, pageSize(page.limit))
+      const cursor = cursorOf(page)
+      const rows = yield* repo.list(tenantId, pageSize(page.limit), cursor)
+      const result = toPage(rows, pageSize(page.limit), cursor)
       return { ...result, data: result.data.map(toCredential) }
     })
 

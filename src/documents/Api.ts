@@ -14,7 +14,7 @@ import {
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { Timestamp } from "../domain/Time.js"
 import { Centavos, Rate } from "../domain/Money.js"
-import { Page, PageLimit } from "../domain/Pagination.js"
+import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { RequiredScope } from "../domain/Principal.js"
 import {
   boundedText,
@@ -60,11 +60,12 @@ export const CancelDocument = Schema.Struct({
 export const ListDocumentsParams = Schema.Struct({
   limit: Schema.optionalKey(PageLimit),
   starting_after: Schema.optionalKey(IdOf("document")),
+  ending_before: Schema.optionalKey(IdOf("document").annotate({ description: endingBeforeDescription })),
   status: Schema.optionalKey(DocumentStatus),
   reference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(100))),
   created_gte: Schema.optionalKey(Timestamp),
   created_lt: Schema.optionalKey(Timestamp)
-})
+}).check(oneCursor)
 export type ListDocumentsParams = typeof ListDocumentsParams.Type
 
 export const IdempotencyHeaders = Schema.Struct({

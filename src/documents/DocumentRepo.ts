@@ -5,6 +5,7 @@
  */
 import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { keyset } from "../db/Keyset.js"
 import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
@@ -20,6 +21,7 @@ import {
   Taker
 } from "../domain/Document.js"
 import { Amounts } from "../domain/Money.js"
+import type { Cursor } from "../domain/Pagination.js"
 import { Environment } from "../domain/Principal.js"
 
 /**
@@ -87,7 +89,7 @@ export type DocumentChange = Partial<Pick<StoredDocument, "status" | "authority"
 
 export interface DocumentFilters {
   readonly limit: number
-  readonly startingAfter?: string | undefined
+  readonly cursor?: Cursor | undefined
   readonly status?: DocumentStatus | undefined
   readonly reference?: string | undefined
   readonly createdGte?: Date | undefined
@@ -189,18 +191,19 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         FOR UPDATE`).pipe(Effect.map(first))
 
     const list = (tenantId: string, environment: Environment, filters: DocumentFilters) => {
+      const page = keyset(sql, sql`id`, "desc", filters.cursor)
       const conditions = [
         sql`tenant_id = ${tenantId}`,
         sql`environment = ${environment}`,
         ...(filters.status ? [sql`status = ${filters.status}`] : []),
         ...(filters.reference ? [sql`reference = ${filters.reference}`] : []),
-        ...(filters.startingAfter ? [sql`id < ${filters.startingAfter}`] : []),
+        ...page.where,
         ...(filters.createdGte ? [sql`id >= ${idAt(filters.createdGte)}`] : []),
         ...(filters.createdLt ? [sql`id < ${idAt(filters.createdLt)}`] : [])
       ]
       return documents(sql`
         SELECT * FROM documents WHERE ${sql.and(conditions)}
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`)
+        ORDER BY ${page.orderBy} LIMIT ${filters.limit + 1}`)
     }
 
     /**

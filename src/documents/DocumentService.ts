@@ -21,7 +21,7 @@ import {
 } from "../domain/Errors.js"
 import { encodeId, idPrefixes } from "../domain/Ids.js"
 import { computeAmounts } from "../domain/Money.js"
-import { toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
 import type { Environment } from "../domain/Principal.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
@@ -273,15 +273,16 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     })
 
     const list = Effect.fn("DocumentService.list")(function*(issuer: Issuer, params: ListDocumentsParams) {
+      const cursor = cursorOf(params)
       const rows = yield* repo.list(issuer.tenantId, issuer.environment, {
         limit: pageSize(params.limit),
-        startingAfter: params.starting_after,
+        cursor,
         status: params.status,
         reference: params.reference,
         createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
         createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
       })
-      const page = toPage(rows, pageSize(params.limit))
+      const page = toPage(rows, pageSize(params.limit), cursor)
       return { ...page, data: page.data.map(toDocument) }
     })
 

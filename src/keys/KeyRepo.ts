@@ -1,7 +1,9 @@
 /** SQL for `api_keys`. Only a token's SHA-256 is stored, never the token. */
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import type { Cursor } from "../domain/Pagination.js"
 import { Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
@@ -61,12 +63,14 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
       )
 
     /** Newest first; `limit + 1` rows, so the caller can tell whether more exist. */
-    const list = (tenantId: string, limit: number, startingAfter: string | undefined) =>
-      keys(sql`
+    const list = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
+      const page = keyset(sql, sql`id`, "desc", cursor)
+      return keys(sql`
         SELECT ${selectColumns} FROM api_keys
-        WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND id < ${startingAfter}` : sql``}
-        ORDER BY id DESC
+        WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...page.where])}
+        ORDER BY ${page.orderBy}
         LIMIT ${limit + 1}`)
+    }
 
     const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
       sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(

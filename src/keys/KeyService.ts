@@ -7,7 +7,7 @@ import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { type PageParams, toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
@@ -80,9 +80,10 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
     })
 
     const list = Effect.fn("KeyService.list")(function*(tenantId: string, page: PageParams) {
-      const rows = yield* repo.list(tenantId, pageSize(page.limit), page.starting_after)
+      const cursor = cursorOf(page)
+      const rows = yield* repo.list(tenantId, pageSize(page.limit), cursor)
       const at = yield* now
-      const result = toPage(rows, pageSize(page.limit))
+      const result = toPage(rows, pageSize(page.limit), cursor)
       return { ...result, data: result.data.map((row) => toApiKey(row, at)) }
     })
 

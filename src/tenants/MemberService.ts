@@ -11,7 +11,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
-import { type PageParams, pageSize, toPage } from "../domain/Pagination.js"
+import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { Member } from "./Api.js"
@@ -42,8 +42,9 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     })
 
     const listMembers = Effect.fn("MemberService.listMembers")(function*(tenantId: string, page: PageParams) {
-      const memberships = yield* tenants.listMembers(tenantId, pageSize(page.limit), page.starting_after)
-      const result = toPage(memberships.map((membership) => ({ ...membership, id: membership.userId })), pageSize(page.limit))
+      const cursor = cursorOf(page)
+      const memberships = yield* tenants.listMembers(tenantId, pageSize(page.limit), cursor)
+      const result = toPage(memberships.map((membership) => ({ ...membership, id: membership.userId })), pageSize(page.limit), cursor)
       const found = yield* directory.findByIds(result.data.map((membership) => membership.userId))
       const users = new Map(found.map((user) => [user.id, user]))
       const data = yield* Effect.forEach(result.data, (membership) => {

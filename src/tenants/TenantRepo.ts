@@ -6,7 +6,9 @@
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
+import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import type { Cursor } from "../domain/Pagination.js"
 import { Conflict } from "../domain/Errors.js"
 import { Role } from "../domain/Principal.js"
 import { SimplesNacional, TenantStatus } from "../domain/Tenant.js"
@@ -188,22 +190,26 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * A page of the tenant's memberships in user id order, `limit + 1` rows so the caller can tell
      * whether more exist (the users themselves belong to the auth module).
      */
-    const listMembers = (tenantId: string, limit: number, startingAfter: string | undefined) =>
-      memberships(sql`
+    const listMembers = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
+      const page = keyset(sql, sql`user_id`, "asc", cursor)
+      return memberships(sql`
         SELECT user_id, role, created_at FROM memberships
-        WHERE tenant_id = ${tenantId} ${startingAfter ? sql`AND user_id > ${startingAfter}` : sql``}
-        ORDER BY user_id
+        WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...page.where])}
+        ORDER BY ${page.orderBy}
         LIMIT ${limit + 1}`)
+    }
 
     /** A page of the user's tenants with the user's role in each, in tenant id order, `limit + 1` rows. */
-    const tenantsOfUser = (userId: string, at: Date, limit: number, startingAfter: string | undefined) =>
-      tenantsOfMember(sql`
+    const tenantsOfUser = (userId: string, at: Date, limit: number, cursor: Cursor | undefined) => {
+      const page = keyset(sql, sql`t.id`, "asc", cursor)
+      return tenantsOfMember(sql`
         SELECT ${tenantColumns}, q.used, m.role FROM memberships m
         JOIN tenants t ON t.id = m.tenant_id
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
-        WHERE m.user_id = ${userId} ${startingAfter ? sql`AND t.id > ${startingAfter}` : sql``}
-        ORDER BY t.id
+        WHERE ${sql.and([sql`m.user_id = ${userId}`, ...page.where])}
+        ORDER BY ${page.orderBy}
         LIMIT ${limit + 1}`)
+    }
 
     return repository("TenantRepo", {
       insert,

@@ -7,7 +7,7 @@ import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Conflict, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { type PageParams, pageSize, toPage } from "../domain/Pagination.js"
+import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { type NewTenant, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { type BillingChange, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
@@ -98,8 +98,9 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
 
     const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: string, page: PageParams) {
       const at = yield* now
-      const rows = yield* tenants.tenantsOfUser(userId, at, pageSize(page.limit), page.starting_after)
-      const result = toPage(rows, pageSize(page.limit))
+      const cursor = cursorOf(page)
+      const rows = yield* tenants.tenantsOfUser(userId, at, pageSize(page.limit), cursor)
+      const result = toPage(rows, pageSize(page.limit), cursor)
       return {
         ...result,
         data: result.data.map((row) => new TenantMembership({ tenant: toTenant(row, quotaPeriod(at)), role: row.role }))

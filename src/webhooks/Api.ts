@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { Timestamp } from "../domain/Time.js"
-import { Page, PageLimit } from "../domain/Pagination.js"
+import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
 import { EventType } from "../domain/Events.js"
@@ -95,16 +95,18 @@ export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliver
 
 export const ListEndpointsParams = Schema.Struct({
   limit: Schema.optionalKey(PageLimit),
-  starting_after: Schema.optionalKey(IdOf("webhookEndpoint"))
-})
+  starting_after: Schema.optionalKey(IdOf("webhookEndpoint")),
+  ending_before: Schema.optionalKey(IdOf("webhookEndpoint").annotate({ description: endingBeforeDescription }))
+}).check(oneCursor)
 export type ListEndpointsParams = typeof ListEndpointsParams.Type
 
 export const ListDeliveriesParams = Schema.Struct({
   limit: Schema.optionalKey(PageLimit),
   starting_after: Schema.optionalKey(IdOf("delivery")),
+  ending_before: Schema.optionalKey(IdOf("delivery").annotate({ description: endingBeforeDescription })),
   status: Schema.optionalKey(DeliveryStatus),
   event_type: Schema.optionalKey(EventType)
-})
+}).check(oneCursor)
 export type ListDeliveriesParams = typeof ListDeliveriesParams.Type
 
 export const RecoverDeliveries = Schema.Struct({

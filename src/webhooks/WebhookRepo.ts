@@ -5,7 +5,9 @@
  */
 import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import type { Cursor } from "../domain/Pagination.js"
 import { EventType } from "../domain/Events.js"
 import { Environment } from "../domain/Principal.js"
 import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
@@ -115,18 +117,20 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL
         FOR UPDATE`).pipe(Effect.map(first))
 
-    const listEndpoints = (owner: Owner, limit: number, startingAfter: string | undefined) =>
-      endpoints(sql`
+    const listEndpoints = (owner: Owner, limit: number, cursor: Cursor | undefined) => {
+      const page = keyset(sql, sql`id`, "desc", cursor)
+      return endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE ${
         sql.and([
           sql`tenant_id = ${owner.tenantId}`,
           sql`environment = ${owner.environment}`,
           sql`deleted_at IS NULL`,
-          ...(startingAfter ? [sql`id < ${startingAfter}`] : [])
+          ...page.where
         ])
       }
-        ORDER BY id DESC LIMIT ${limit + 1}`)
+        ORDER BY ${page.orderBy} LIMIT ${limit + 1}`)
+    }
 
     const updateEndpoint = (id: string, fields: {
       readonly url: string
@@ -164,11 +168,12 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
 
     const listDeliveries = (owner: Owner, endpointId: string, filters: {
       readonly limit: number
-      readonly startingAfter?: string | undefined
+      readonly cursor?: Cursor | undefined
       readonly status?: DeliveryStatus | undefined
       readonly eventType?: EventType | undefined
-    }) =>
-      deliveries(sql`
+    }) => {
+      const page = keyset(sql, sql`id`, "desc", filters.cursor)
+      return deliveries(sql`
         SELECT * FROM webhook_deliveries
         WHERE ${
         sql.and([
@@ -177,10 +182,11 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
           sql`environment = ${owner.environment}`,
           ...(filters.status ? [sql`status = ${filters.status}`] : []),
           ...(filters.eventType ? [sql`event_type = ${filters.eventType}`] : []),
-          ...(filters.startingAfter ? [sql`id < ${filters.startingAfter}`] : [])
+          ...page.where
         ])
       }
-        ORDER BY id DESC LIMIT ${filters.limit + 1}`)
+        ORDER BY ${page.orderBy} LIMIT ${filters.limit + 1}`)
+    }
 
     const findDelivery = (owner: Owner, id: string) =>
       deliveries(sql`

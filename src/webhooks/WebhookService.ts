@@ -6,7 +6,7 @@ import { Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { AppConfig } from "../Config.js"
 import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import {
   type ListDeliveriesParams,
@@ -152,9 +152,10 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
     })
 
     const list = Effect.fn("WebhookService.listEndpoints")(function*(owner: Owner, params: ListEndpointsParams) {
-      const rows = yield* repo.listEndpoints(owner, pageSize(params.limit), params.starting_after)
+      const cursor = cursorOf(params)
+      const rows = yield* repo.listEndpoints(owner, pageSize(params.limit), cursor)
       const at = yield* now
-      const page = toPage(rows, pageSize(params.limit))
+      const page = toPage(rows, pageSize(params.limit), cursor)
       return { ...page, data: page.data.map((row) => toEndpoint(row, at)) }
     })
 
@@ -217,13 +218,14 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       params: ListDeliveriesParams
     ) {
       yield* endpointOf(owner, endpointId)
+      const cursor = cursorOf(params)
       const rows = yield* repo.listDeliveries(owner, endpointId, {
         limit: pageSize(params.limit),
-        startingAfter: params.starting_after,
+        cursor,
         status: params.status,
         eventType: params.event_type
       })
-      const page = toPage(rows, pageSize(params.limit))
+      const page = toPage(rows, pageSize(params.limit), cursor)
       return { ...page, data: page.data.map(toDelivery) }
     })
 
