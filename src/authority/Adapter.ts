@@ -38,6 +38,7 @@ import { CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
 import { makeSefinAuthority } from "./SefinAdapter.js"
 import { makeSimulator } from "./Simulator.js"
+import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"
 import {
   AuthorityTimeout,
   type AuthorityTarget,
@@ -132,15 +133,6 @@ export const authorityConfig = (environment: Environment): Config.Config<Authori
   })
 
 // SPEC §13: authority latency and errors.
-const callDuration = Metric.histogram("etd_authority_call_duration_ms", {
-  description: "Duration of tax-authority calls",
-  // 5 ms .. ~41 s: the simulator answers in milliseconds, the real authority in seconds.
-  boundaries: Metric.exponentialBoundaries({ start: 5, factor: 2, count: 14 })
-})
-const callOutcomes = Metric.counter("etd_authority_calls_total", {
-  description: "Tax-authority calls by outcome",
-  incremental: true
-})
 
 /**
  * Every call bounded by `timeout` and measured. The inner call is interrupted on timeout; what the
@@ -166,8 +158,8 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
       const outcome = Exit.isSuccess(exit)
         ? "ok"
         : Option.match(Cause.findErrorOption(exit.cause), { onNone: () => "defect", onSome: (error) => error._tag })
-      yield* Metric.update(Metric.withAttributes(callDuration, labels(operation)), elapsed)
-      yield* Metric.update(Metric.withAttributes(callOutcomes, { ...labels(operation), outcome }), 1)
+      yield* Metric.update(Metric.withAttributes(authorityDuration, labels(operation)), elapsed / 1000)
+      yield* Metric.update(Metric.withAttributes(authorityRequests, { ...labels(operation), outcome }), 1)
       return yield* exit
     }).pipe(
       // The port-level span, whatever the target; it includes the time spent waiting for a timeout.

@@ -18,6 +18,7 @@ import https from "node:https"
 import tls from "node:tls"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { Duration, Effect, Option, Redacted, Schema, type Scope } from "effect"
+import { currentTraceparent } from "../telemetry/TraceContext.js"
 
 export interface SefinEndpoints {
   /** e.g. https://sefin.nfse.gov.br/SefinNacional */
@@ -301,7 +302,13 @@ export const makeSefinClient = (options: {
     /** One HTTP exchange over the identity's agent; interruption (the timeout) destroys the request and its socket. */
     const exchange = (
       identity: ClientIdentity,
-      request: { readonly method: "GET" | "POST"; readonly url: string; readonly json?: unknown; readonly accept: string }
+      request: {
+        readonly method: "GET" | "POST"
+        readonly url: string
+        readonly json?: unknown
+        readonly accept: string
+        readonly traceparent: string | null
+      }
     ): Effect.Effect<Answer, SefinUnavailable> =>
       Effect.callback<Answer, SefinUnavailable>((resume) => {
         if (closed) {
@@ -326,6 +333,8 @@ export const makeSefinClient = (options: {
             headers: {
               accept: request.accept,
               "user-agent": "etd-service",
+              // The authority (or a proxy in front of it) may continue our trace (SPEC §13).
+              ...(request.traceparent === null ? {} : { traceparent: request.traceparent }),
               ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8", "content-length": body.length })
             }
           })
@@ -372,7 +381,7 @@ export const makeSefinClient = (options: {
       onSuccess: (answer: Answer) => Effect.Effect<A, SefinUnavailable>,
       absentCodes: ReadonlyArray<string> = []
     ): Effect.Effect<Option.Option<A>, SefinError> =>
-      exchange(identity, { accept: "application/json", ...request }).pipe(
+      Effect.flatMap(currentTraceparent, (traceparent) => exchange(identity, { accept: "application/json", ...request, traceparent })).pipe(
         Effect.timeoutOrElse({
           duration: timeoutMs,
           orElse: () => Effect.fail(new SefinTimeout({ message: `SEFIN did not answer ${operation} within ${timeoutMs} ms` }))

@@ -50,6 +50,7 @@ const ExpiringCredential = Schema.Struct({
 })
 
 const CredentialRef = Schema.Struct({ id: Schema.String, tenantId: Schema.String })
+const TenantExpiry = Schema.Struct({ tenantId: Schema.String, notAfter: Schema.Date })
 
 const Updated = Schema.Struct({ id: Schema.String })
 
@@ -132,6 +133,15 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         ORDER BY not_after`.pipe(decodeRows(ExpiringCredential))
 
     /**
+     * Per tenant with a certificate, when its certificate stops working: the earliest `not_after`
+     * of its active ones, or, when none is active, the latest of its expired ones (in the past).
+     */
+    const expiryByTenant = sql`
+        SELECT tenant_id,
+          COALESCE(min(not_after) FILTER (WHERE status = 'active'), max(not_after)) AS not_after
+        FROM credentials WHERE status IN ('active', 'expired') GROUP BY tenant_id`.pipe(decodeRows(TenantExpiry))
+
+    /**
      * Records the warning for `days` as sent, unless it (or a later one) already was, e.g. by
      * another instance: true when this call claimed it, so the event is recorded exactly once.
      */
@@ -155,6 +165,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
       updateEnvelope,
       expireDue,
       activeExpiringBefore,
+      expiryByTenant,
       claimWarning
     })
   })

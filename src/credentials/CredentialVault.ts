@@ -13,6 +13,7 @@ import { AppConfig } from "../Config.js"
 import { now } from "../domain/Time.js"
 import { resolveSecret, SecretUnavailable } from "../system/Secrets.js"
 import { CredentialRepo } from "./CredentialRepo.js"
+import { untraced } from "../telemetry/TraceContext.js"
 import {
   generateMasterKey,
   type MasterKeyRing,
@@ -197,6 +198,7 @@ export const MasterKeyRewrapLive = Layer.effectDiscard(
           })
           : Effect.void),
       Effect.catchCause((cause) => Effect.logError("credential re-wrap failed; it runs again at the next start", cause)),
+      untraced,
       Effect.forkScoped
     )
   })

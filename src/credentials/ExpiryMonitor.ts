@@ -7,7 +7,7 @@
  * A credential uploaded late in its life gets only the nearest warning (uploaded 5 days before
  * expiry: the 7-day one, not the 30-day one as well).
  */
-import { Effect, Layer, Schedule, Schema } from "effect"
+import { Effect, Layer, Metric, Schedule, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
@@ -16,6 +16,8 @@ import { EventLog } from "../events/EventLog.js"
 import { Readiness } from "../system/Readiness.js"
 import { CredentialExpiryObject } from "../domain/Events.js"
 import { CredentialRepo } from "./CredentialRepo.js"
+import { credentialTimeToExpiry } from "../telemetry/Metrics.js"
+import { untraced } from "../telemetry/TraceContext.js"
 
 export type WarningDays = 30 | 7 | 1
 export const EXPIRY_WARNING_DAYS: ReadonlyArray<WarningDays> = [30, 7, 1]
@@ -71,8 +73,15 @@ export const makeExpirySweep = Effect.gen(function*() {
         yield* Effect.logInfo("credential expiry warning recorded", { tenant_id: row.tenantId, credential_id: row.id, days })
       }
     }
+    // For the certificate-expiry alert: every tenant's, refreshed each sweep (a replaced one overwrites it).
+    for (const { notAfter, tenantId } of yield* repo.expiryByTenant) {
+      yield* Metric.update(
+        Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId }),
+        Math.round((notAfter.getTime() - at.getTime()) / 1000)
+      )
+    }
     return { expired: expired.length, warned }
-  }).pipe(Effect.withSpan("ExpiryMonitor.sweep"))
+  })
 })
 
 /** The monitor: one sweep at start-up, then one per `CREDENTIAL_EXPIRY_CHECK_INTERVAL`. */
@@ -85,6 +94,8 @@ export const ExpiryMonitorLive = Layer.effectDiscard(
       // A failed sweep (database briefly away) is logged and retried at the next tick; the fiber lives on.
       Effect.catchCause((cause) => Effect.logError("credential expiry sweep failed", cause)),
       Effect.repeat(Schedule.spaced(config.credentialExpiryCheckInterval)),
+      // A periodic sweep makes no spans (SPEC §13: an idle instance emits none); its logs say what it did.
+      untraced,
       Effect.forkScoped
     )
     yield* readiness.registerWorker("credential-expiry-monitor", fiber)

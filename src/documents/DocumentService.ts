@@ -3,7 +3,7 @@
  * number, document and its queued submission are stored together or not at all. The submission
  * itself happens in the background (IssuanceWorker).
  */
-import { Cause, Context, Effect, Exit, Layer, Option, Result, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Metric, Option, Result, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import {
@@ -35,6 +35,7 @@ import { TenantService } from "../tenants/TenantService.js"
 import { dpsId, dpsIdPrefix, dpsNumberWidth } from "../authority/Dps.js"
 import { type Refusal, TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
+import { documents as documentsMetric, quotaExceeded, quotaUsage } from "../telemetry/Metrics.js"
 
 export interface Issuer {
   readonly tenantId: string
@@ -166,11 +167,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             const period = quotaPeriod(at)
             const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)
             if (Option.isNone(used)) {
+              yield* Metric.update(Metric.withAttributes(quotaExceeded, { "tenant.id": issuer.tenantId }), 1)
               return yield* new QuotaExceeded({
                 message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
               })
             }
             yield* quotaThresholds(issuer.tenantId, period, used.value, tenant.monthlyQuota)
+            yield* Metric.update(Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }), used.value / tenant.monthlyQuota)
           }
           const number = yield* repo.accept(
             document,
@@ -193,7 +196,9 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         // A test document without an Idempotency-Key is one statement, so no transaction holds the
         // series' lock across round trips; quota (live) and a stored answer (a key) are written with
         // it atomically, in a transaction.
-        return yield* (issuer.environment === "live" || claim !== null ? inTransaction(store) : store)
+        const accepted = yield* (issuer.environment === "live" || claim !== null ? inTransaction(store) : store)
+        yield* Metric.update(Metric.withAttributes(documentsMetric, { status: "queued", environment: issuer.environment }), 1)
+        return accepted
       })
 
     const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>

@@ -18,6 +18,7 @@ import { makeTransaction, Transaction } from "../db/Repository.js"
 import { IdempotencyConflict } from "../domain/Errors.js"
 import { now } from "../domain/Time.js"
 import { type IdempotencyScope, IdempotencyRepo } from "./IdempotencyRepo.js"
+import { untraced } from "../telemetry/TraceContext.js"
 
 const RETENTION_MS = 24 * 60 * 60 * 1000
 /** A claim not renewed for this long belongs to a request that died (a crash) and can be taken over. */
@@ -152,6 +153,6 @@ export const IdempotencyPurgeLive = Layer.effectDiscard(
           Effect.catchCause((cause) => Effect.logWarning("could not purge expired idempotency keys", cause))
         ),
         Schedule.spaced("1 hour")
-      )
+      ).pipe(untraced)
     ))
 )

@@ -13,7 +13,7 @@
  * Transient failures are retried on the retry Schedule within a bounded window; rejections are
  * final.
  */
-import { Array as Arr, Duration, Effect, Layer, Option } from "effect"
+import { Array as Arr, Duration, Effect, Layer, Metric, Option } from "effect"
 import {
   type Authorization,
   AuthorityUnavailable,
@@ -33,11 +33,21 @@ import { EventLog } from "../events/EventLog.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
 import { LeaseLost } from "../queue/LeasedQueue.js"
 import { runWorkerPool } from "../queue/WorkerPool.js"
-import { continueTrace } from "../telemetry/TraceContext.js"
+import { linkedTrace } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 import { submissionDocumentOf } from "./Submission.js"
+import { documents as documentsMetric } from "../telemetry/Metrics.js"
+import { metricsConfig } from "../telemetry/MetricsEndpoint.js"
+
+/** The events that mean a document reached a status of its own (a failed cancellation leaves it authorized). */
+const FINAL_STATUSES = new Map<string, string>([
+  ["document.authorized", "authorized"],
+  ["document.rejected", "rejected"],
+  ["document.failed", "failed"],
+  ["document.cancelled", "cancelled"]
+])
 
 type Outcome =
   | { readonly _tag: "Authorized"; readonly authorization: Authorization }
@@ -76,6 +86,10 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           yield* queue.complete(job, "done")
           yield* repo.update(row.id, change, at, nfseXml)
           yield* emit({ ...row, ...change, updatedAt: at }, event)
+          const reached = FINAL_STATUSES.get(event)
+          if (reached !== undefined) {
+            yield* Metric.update(Metric.withAttributes(documentsMetric, { status: reached, environment: row.environment }), 1)
+          }
         })
       switch (outcome._tag) {
         case "Authorized": {
@@ -262,8 +276,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       yield* record(job, current, outcome)
     }).pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a job; its new owner will reconcile")),
-      Effect.withSpan(`IssuanceWorker.${job.kind}`, { kind: "consumer" }),
-      continueTrace(job.traceparent)
+      linkedTrace(`IssuanceWorker.${job.kind}`, { kind: "consumer" }, job.traceparent)
     )
 
   return { prefetch, process } as const
@@ -281,7 +294,8 @@ export const IssuanceWorkersLive = Layer.effectDiscard(
       lease: config.issuance.lease,
       grace: config.queue.shutdownGrace,
       prefetch: worker.prefetch,
-      handle: worker.process
+      handle: worker.process,
+      metricsInterval: (yield* Effect.orDie(metricsConfig)).sampleInterval
     })
   })
 )

@@ -11,7 +11,7 @@
  *   failures (validation, unreadable or oversized bodies, unstorable text, defects) onto the
  *   SPEC's error bodies.
  */
-import { ByteSize, Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
+import { ByteSize, Cause, Effect, Layer, Metric, Option, Schema, SchemaIssue, type Tracer } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
@@ -39,13 +39,15 @@ import {
 import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
+import { httpServerDuration } from "../telemetry/Metrics.js"
+import { decide, TraceSampler } from "../telemetry/Sampler.js"
 import { unsampledBelow } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** The pages `App.ts` serves at the root beside the contract: the OpenAPI document and the reference page. */
-const ROOT_PAGES = new Set(["/openapi.json", "/docs"])
+const ROOT_PAGES = new Set(["/openapi.json", "/docs", "/metrics"])
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -317,6 +319,47 @@ const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
     : Effect.succeed(null)
 
 /**
+ * What every request leaves behind once its status is known (SPEC §13): its duration in
+ * `http.server.request.duration`, and one access-log line with the principal's ids, which the
+ * authentication has put on the server span. The line is written under the server span, so it
+ * carries the request's trace id (its `x-request-id`).
+ */
+const observe = (
+  span: Tracer.Span,
+  request: HttpServerRequest.HttpServerRequest,
+  route: string | undefined,
+  status: number,
+  elapsedMs: number
+) => {
+  // Metric attributes are strings; the log line keeps the status a number.
+  const attributes: Record<string, string> = {
+    "http.request.method": request.method,
+    "http.response.status_code": String(status)
+  }
+  if (route !== undefined) attributes["http.route"] = route
+  const fields: Record<string, unknown> = {
+    ...attributes,
+    "http.response.status_code": status,
+    duration_ms: Math.round(elapsedMs * 100) / 100
+  }
+  for (const name of PRINCIPAL_ATTRIBUTES) {
+    const value = span.attributes.get(name)
+    if (value !== undefined) fields[name] = value
+  }
+  return Metric.update(Metric.withAttributes(httpServerDuration, attributes), elapsedMs / 1000).pipe(
+    // Probes' lines are debug: at the default level, the log is about the service's users.
+    Effect.andThen(Effect.logWithLevel(isPolled(request.url) ? "Debug" : "Info")("request").pipe(Effect.annotateLogs(fields))),
+    Effect.withParentSpan(span, { captureStackTrace: false })
+  )
+}
+
+/** Paths polled by orchestrators and scrapers. */
+const POLLED = new Set(["/healthz", "/readyz", "/metrics"])
+const isPolled = (url: string) => POLLED.has(pathOf(url))
+
+const PRINCIPAL_ATTRIBUTES = ["tenant.id", "api_key.id", "api_key.environment", "user.id"] as const
+
+/**
  * The router-global middleware. The URL recorded on the span never carries a token. The response
  * headers are set by a pre-response handler because the response is written inside the app.
  */
@@ -333,16 +376,22 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
       : `/v1${url}`
   }
   return HttpRouter.middleware(
-    Effect.map(ExposureReports, (exposure) => (app) =>
+    Effect.map(Effect.all([ExposureReports, TraceSampler]), ([exposure, sampler]) => (app) =>
       Effect.gen(function*() {
+        // Real time, not the Clock: a duration is only measured where real I/O takes real time.
+        const started = performance.now()
         const request = yield* HttpServerRequest.HttpServerRequest
         const url = aliasOf(request.url)
         const template = routeTemplateOf(request.method, pathOf(url))
-        const parent = HttpTraceContext.fromHeaders(request.headers)
+        const parent = Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
         return yield* Effect.useSpan(
-          `${request.method} ${template ?? "unmatched route"}`,
+          // Without a route the name is the method alone (semantic conventions): a path would make
+          // one span name per URL.
+          template === undefined ? request.method : `${request.method} ${template}`,
           // `useSpan` captures no stack trace (Effect 4's span options for it have no such switch).
-          { kind: "server", parent: Option.getOrUndefined(parent) },
+          // Probes and scrapes come every few seconds whether or not anyone uses the service: they are
+          // traced only when their caller asks (SPEC §13, an idle instance emits no spans).
+          { kind: "server", parent, sampled: isPolled(request.url) ? parent?.sampled === true : decide(sampler, parent?.sampled) },
           (span) => {
             span.attribute("http.request.method", request.method)
             span.attribute("url.path", redactTokens(pathOf(request.url)))
@@ -351,11 +400,13 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
             if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
             // A fresh trace is this request's alone: its id is the request id. A continued trace
             // may be the caller's for many requests, so our span id is added to keep the id unique.
-            const requestId = Option.isSome(parent) ? `${span.traceId}-${span.spanId}` : span.traceId
+            const requestId = parent !== undefined ? `${span.traceId}-${span.spanId}` : span.traceId
             const finish = (response: HttpServerResponse.HttpServerResponse) => {
               span.attribute("http.response.status_code", response.status)
-              // nosniff: a stored note's XML (or any body) is only ever what its content type says.
-              return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" })
+              return observe(span, request, template, response.status, performance.now() - started).pipe(
+                // nosniff: a stored note's XML (or any body) is only ever what its content type says.
+                Effect.as(HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" }))
+              )
             }
             const handled = Effect.gen(function*() {
               const leaked = tokensIn(request.url)
@@ -377,7 +428,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
                 )
               )
             })
-            return HttpEffect.appendPreResponseHandler((_, response) => Effect.sync(() => finish(response))).pipe(
+            return HttpEffect.appendPreResponseHandler((_, response) => finish(response)).pipe(
               // Once per request: no stack trace (the server span's name says where it is). A
               // request whose caller's trace is not sampled makes no spans below this one.
               Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))

@@ -13,10 +13,10 @@ import { type Candidate, exposureCandidates, type ExposureSource, ExposureReport
 import { AuthService } from "../auth/AuthService.js"
 import { KeyService } from "./KeyService.js"
 import { SecurityAlertRepo } from "./SecurityAlertRepo.js"
+import { exposureAlerts } from "../telemetry/Metrics.js"
+import { untraced } from "../telemetry/TraceContext.js"
+export { exposureAlerts }
 
-export const exposureAlerts = Metric.counter("etd_api_key_exposures_total", {
-  description: "Tokens found in log output or request URLs"
-})
 
 /** The worker that turns reports into alerts. */
 export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/ExposureMonitor", {
@@ -78,7 +78,7 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
 
     // One worker per source, so a flood of URLs does not delay what the logs report.
     for (const source of ["url", "log"] as const) {
-      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(reports.take(source), lookUp)))
+      yield* Effect.forkScoped(untraced(Effect.forever(Effect.flatMap(reports.take(source), lookUp))))
     }
 
     return { handle } as const

@@ -13,6 +13,7 @@ import { now } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
 import { ApiKey, CreatedApiKey, RotatedApiKey } from "./Api.js"
 import { type ApiKeyRecord, KeyRepo } from "./KeyRepo.js"
+import { untraced } from "../telemetry/TraceContext.js"
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -132,11 +133,12 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
       const usage = [...pendingUse.entries()]
       pendingUse.clear()
       return repo.touch(usage)
-    }).pipe(Effect.catchCause((cause) => Effect.logWarning("Could not record API key usage", cause)), Effect.withSpan("KeyService.flushLastUsed"))
+    }).pipe(Effect.catchCause((cause) => Effect.logWarning("Could not record API key usage", cause)))
 
     // Started at once, so the interval is counted from construction (a v4 fork otherwise waits for
     // the scheduler's next turn, and its first, empty, flush would come late).
-    yield* Effect.forkScoped(Effect.repeat(flushLastUsed, Schedule.spaced(config.lastUsedFlushInterval)), {
+    // Untraced: it runs whether or not there is usage to record (an idle instance makes no spans).
+    yield* Effect.forkScoped(untraced(Effect.repeat(flushLastUsed, Schedule.spaced(config.lastUsedFlushInterval))), {
       startImmediately: true
     })
     yield* Effect.addFinalizer(() => flushLastUsed)

@@ -107,9 +107,13 @@ export interface LeasedQueue<Job extends Lease, New> {
    * dropped: a worker still on one finds it lost and writes nothing. Returns how many there were.
    */
   readonly requeue: (ids: ReadonlyArray<Job["id"]>, fields?: Record<string, unknown>) => Effect.Effect<number>
+  /** Jobs waiting or in progress, and how long the oldest due one has waited (0 when none is due): for the metrics. */
+  readonly backlog: Effect.Effect<{ readonly depth: number; readonly oldestAgeSeconds: number }>
   /** Ends those of these jobs that wait (pending, no live lease) in a final state; ones in flight settle on their own. */
   readonly cancelWaiting: (ids: ReadonlyArray<Job["id"]>, state: string, fields?: Record<string, unknown>) => Effect.Effect<void>
 }
+
+const Backlog = Schema.Struct({ depth: Schema.Number, oldestDue: Schema.NullOr(Schema.Date) })
 
 export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinition<Job, New>) =>
   Effect.gen(function*() {
@@ -303,9 +307,20 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
           WHERE id IN ${sql.in(ids)} AND ${state} = 'pending' AND (locked_until IS NULL OR locked_until <= ${at})`
       }).pipe(dieOnSqlError, repositorySpan("Queue.cancelWaiting", { attributes: { "queue.name": definition.name } }))
 
+    const decodeBacklog = Schema.decodeUnknownEffect(Backlog)
+    const backlog = Effect.gen(function*() {
+      const at = yield* now
+      const [row] = yield* sql`
+        SELECT count(*)::int AS depth, min(${due}) FILTER (WHERE ${due} <= ${at}) AS oldest_due
+        FROM ${table} WHERE ${pending}`
+      const { depth, oldestDue } = yield* Effect.orDie(decodeBacklog(row))
+      return { depth, oldestAgeSeconds: oldestDue === null ? 0 : Math.max(0, (at.getTime() - oldestDue.getTime()) / 1000) }
+    }).pipe(dieOnSqlError)
+
     return {
       name: definition.name,
       channel: definition.channel,
+      backlog,
       enqueue,
       enqueueing,
       wake,

@@ -9,9 +9,11 @@
  * run out and another instance takes them over.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Cause, Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
+import { Array as Arr, Cause, Clock, Duration, Effect, Fiber, FiberSet, Metric, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
 import { Readiness } from "../system/Readiness.js"
 import type { Lease, LeasedQueue } from "./LeasedQueue.js"
+import { queueDepth, queueOldestAge } from "../telemetry/Metrics.js"
+import { untraced } from "../telemetry/TraceContext.js"
 
 export interface WorkerPoolOptions<Job extends Lease, Prefetched = never> {
   readonly queue: LeasedQueue<Job, never>
@@ -34,6 +36,8 @@ export interface WorkerPoolOptions<Job extends Lease, Prefetched = never> {
    * the handlers get `undefined` and read for themselves.
    */
   readonly prefetch?: (jobs: Arr.NonEmptyReadonlyArray<Job>) => Effect.Effect<Prefetched>
+  /** How often the queue's depth and oldest age are read for the metrics; unset, never. */
+  readonly metricsInterval?: Duration.Duration
 }
 
 /**
@@ -75,7 +79,9 @@ const keepLeased = <Job extends Lease>(
 export const runWorkerPool = <Job extends Lease, Prefetched = never>(
   options: WorkerPoolOptions<Job, Prefetched>
 ): Effect.Effect<void, never, Scope.Scope | Readiness> =>
-  Effect.gen(function*() {
+  // Claims, polls and lease renewals make no spans (an idle instance exports nothing, SPEC §13);
+  // each job's handler starts a trace of its own (`TraceContext.linkedTrace`).
+  untraced(Effect.gen(function*() {
     const { queue } = options
     const readiness = yield* Readiness
     const wakeUps = yield* Queue.sliding<void>(1)
@@ -159,6 +165,24 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
       // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
     }).pipe(Effect.uninterruptible))
 
+    // The queue's gauges (SPEC §13), read by every instance: each reports the same shared queue.
+    if (options.metricsInterval !== undefined) {
+      const attributes = { queue: queue.name }
+      yield* Effect.forkScoped(Effect.repeat(
+        queue.backlog.pipe(
+          Effect.flatMap(({ depth, oldestAgeSeconds }) =>
+            Effect.andThen(
+              Metric.update(Metric.withAttributes(queueDepth, attributes), depth),
+              Metric.update(Metric.withAttributes(queueOldestAge, attributes), oldestAgeSeconds)
+            )
+          ),
+          // The database briefly away: the gauges keep their last values until the next reading.
+          Effect.catchDefect(() => Effect.void)
+        ),
+        Schedule.spaced(options.metricsInterval)
+      ))
+    }
+
     // The poll is one wake-up per interval: an idle instance claims once per interval.
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(options.pollInterval), Queue.offer(wakeUps, undefined))))
 
@@ -186,4 +210,4 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
         )
       })
     )
-  })
+  }))

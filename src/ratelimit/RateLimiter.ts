@@ -11,6 +11,8 @@ import { Redis } from "ioredis"
 import { RateLimited } from "../domain/Errors.js"
 import { type BucketPolicy, type BucketStore, type DrawResult, makeMemoryBuckets } from "./Buckets.js"
 import { makeRedisBuckets, type RedisUnavailable } from "./RedisBuckets.js"
+import { rateLimitFallbacks } from "../telemetry/Metrics.js"
+export { rateLimitFallbacks }
 
 export type { BucketPolicy } from "./Buckets.js"
 
@@ -43,9 +45,6 @@ export interface RedisLimiterOptions {
   readonly timeout: Duration.Duration
 }
 
-export const rateLimitFallbacks = Metric.counter("etd_rate_limit_fallbacks_total", {
-  description: "Rate-limit decisions taken in this instance's memory because Redis did not answer in time"
-})
 
 /** While Redis is out, one request in this interval tries it again; the others go straight to memory. */
 const PROBE_INTERVAL_MS = 1000

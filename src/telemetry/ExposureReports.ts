@@ -11,6 +11,8 @@
  */
 import { Context, Effect, Layer, Metric, Queue } from "effect"
 import { hashToken } from "../domain/Tokens.js"
+import { exposureCandidates } from "./Metrics.js"
+export { exposureCandidates }
 
 export type ExposureSource = "log" | "url"
 
@@ -21,9 +23,6 @@ export const QUEUE_CAPACITY = 1024
 /** How many looked-up tokens (as hashes) are remembered, so a repeated one is not looked up again. */
 export const REMEMBERED_TOKENS = 4096
 
-export const exposureCandidates = Metric.counter("etd_exposure_candidates_total", {
-  description: "Token-shaped strings in log output or request URLs that raised no alert, by outcome"
-})
 
 export type CandidateOutcome =
   /** Looked up; no key or session has that hash. */

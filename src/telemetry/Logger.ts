@@ -4,31 +4,59 @@
  * our secrets is replaced by `[REDACTED]`, and the well-formed tokens in it are reported as exposed
  * (SPEC §4).
  */
-import { Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
+import { Cause, Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
 import { embeddedSecretPattern, findTokens } from "../domain/Tokens.js"
 import { ExposureReports } from "./ExposureReports.js"
 import { realSpan } from "./TraceContext.js"
+import { serviceNameConfig } from "./Resource.js"
 
 export const redactSecrets = (text: string): string => text.replace(embeddedSecretPattern, "[REDACTED]")
 
-/** `onTokens` hears the well-formed tokens of each line, once per line, before the line is written redacted. */
-export const makeGuardedLogger = (write: (line: string) => void, onTokens: (tokens: ReadonlyArray<string>) => void) =>
-  Logger.make((options) => {
-    // Effect 4 names the level `level`; the lines keep the field names they have always had.
-    const { level, message, ...rest } = Logger.formatStructured.log(options)
-    const record: Record<string, unknown> = { message, logLevel: level, ...rest }
-    const found = Context.getOption(options.fiber.context, Tracer.ParentSpan)
+/** Fields every line has; annotations of the same names do not replace them. */
+const RESERVED = new Set(["time", "level", "msg", "service", "trace_id", "span_id", "error", "details"])
+
+/** A logged value as JSON can carry it: an Error keeps its name and message (its stack stays out). */
+const loggable = (value: unknown): unknown =>
+  value instanceof Error ? { name: value.name, message: value.message } : value
+
+/**
+ * The line for one log call, in the fields log pipelines expect: `time`, `level` (lower case),
+ * `msg`, `service`, `trace_id` and `span_id` of the span the fiber is in, then the annotations as
+ * fields of their own, `details` for any further logged values and `error` for a cause.
+ *
+ * `onTokens` hears the well-formed tokens of each line, once per line, before the line is written redacted.
+ */
+export const makeGuardedLogger = (
+  write: (line: string) => void,
+  onTokens: (tokens: ReadonlyArray<string>) => void,
+  service = "etd-service"
+) =>
+  Logger.make(({ cause, date, fiber, logLevel, message }) => {
+    const parts = Array.isArray(message) ? message : [message]
+    const [first, ...rest] = parts
+    const record: Record<string, unknown> = {
+      time: date.toISOString(),
+      level: logLevel.toLowerCase(),
+      msg: typeof first === "string" ? first : loggable(first),
+      service
+    }
+    const found = Context.getOption(fiber.context, Tracer.ParentSpan)
     // Under an unsampled request the spans are no-ops: the ids are those of the request's span.
     const span = Option.isSome(found) ? realSpan(found.value) : undefined
     if (span !== undefined) {
       record["trace_id"] = span.traceId
       record["span_id"] = span.spanId
     }
+    for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
+      if (!RESERVED.has(key)) record[key] = loggable(value)
+    }
+    if (rest.length > 0) record["details"] = rest.map(loggable)
+    if (cause.reasons.length > 0) record["error"] = Cause.pretty(cause)
     let line: string
     try {
       line = JSON.stringify(record)
     } catch {
-      line = JSON.stringify({ ...record, message: String(record["message"]), annotations: "[unserializable]" })
+      line = JSON.stringify({ ...record, msg: String(record["msg"]), details: "[unserializable]" })
     }
     const tokens = findTokens(line)
     if (tokens.length > 0) onTokens(tokens)
@@ -61,7 +89,12 @@ export const LoggerLive = Layer.unwrap(
   Effect.gen(function*() {
     const exposure = yield* ExposureReports
     const level = yield* Effect.orDie(logLevelConfig)
-    const logger = makeGuardedLogger((line) => process.stdout.write(line + "\n"), (tokens) => exposure.reportUnsafe(tokens, "log"))
+    const service = yield* Effect.orDie(serviceNameConfig)
+    const logger = makeGuardedLogger(
+      (line) => process.stdout.write(line + "\n"),
+      (tokens) => exposure.reportUnsafe(tokens, "log"),
+      service
+    )
     return Layer.merge(Logger.layer([logger]), Layer.succeed(References.MinimumLogLevel, level))
   })
 )

@@ -1,13 +1,17 @@
 /**
- * Background work continues the trace of the request that queued it (SPEC §13): the W3C
- * `traceparent` of the current span is stored with the job, and the worker runs under it.
+ * Trace context across the service's boundaries (SPEC §13).
  *
- * Sampling is honoured before the work: under a span that is not sampled (a caller's `traceparent`
- * with flags `00`), the spans below it would never be exported, so they are not made at all
- * (`unsampledBelow`: Effect then hands out no-op spans, which cost almost nothing). Trace ids stay
- * those of the nearest real span, for the logs and for the jobs.
+ * - Queued work keeps the W3C `traceparent` of the span that queued it, and the worker's span
+ *   *links* to it: the job is a trace of its own, so a retry hours later does not stretch the
+ *   request's trace, and a trace viewer still leads from one to the other.
+ * - Sampling is honoured before the work: under a span that is not sampled, the spans below it
+ *   would never be exported, so they are not made at all (`unsampledBelow`: Effect then hands out
+ *   no-op spans, which cost almost nothing). Trace ids stay those of the nearest real span, for the
+ *   logs, the request id and the jobs.
+ * - Background loops (polling, sweeps) make no spans: an idle instance exports nothing (`untraced`).
  */
 import { Effect, Option, References, Tracer } from "effect"
+import { decide, TraceSampler } from "./Sampler.js"
 
 /** The nearest span that is not one of Effect's no-op spans (made where tracing is off). */
 export const realSpan = (span: Tracer.AnySpan): Tracer.AnySpan | undefined => {
@@ -19,20 +23,58 @@ export const realSpan = (span: Tracer.AnySpan): Tracer.AnySpan | undefined => {
   return current
 }
 
+export const traceparentOf = (span: Tracer.AnySpan) => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+
 /** The current span as a `traceparent` (its sampled flag included), or null outside any span. */
 export const currentTraceparent = Effect.map(Effect.option(Effect.currentSpan), (found) => {
   const span = Option.isSome(found) ? realSpan(found.value) : undefined
-  return span === undefined ? null : `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+  return span === undefined ? null : traceparentOf(span)
 })
 
 /** Runs `effect` making no spans when `span` is not sampled (nothing below it would be exported). */
 export const unsampledBelow = (span: Tracer.AnySpan) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   span.sampled ? effect : Effect.provideService(effect, References.TracerEnabled, false)
 
-/** Runs `effect` as part of the stored trace, when there is a valid one. */
-export const continueTrace = (traceparent: string | null) => <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const match = traceparent === null ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-0([01])$/.exec(traceparent)
-  if (!match) return effect
-  const parent = Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: match[3] === "1" })
-  return Effect.withParentSpan(effect, parent, { captureStackTrace: false }).pipe(unsampledBelow(parent))
+/** Runs `effect` without making spans: for loops that run whether or not there is work. */
+export const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, References.TracerEnabled, false)
+
+/** Runs `effect` with spans again, under a loop that made none. */
+export const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, References.TracerEnabled, true)
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0([01])$/
+
+/** A stored `traceparent` as a span to link to, when it is a valid one. */
+export const parseTraceparent = (traceparent: string | null): Tracer.ExternalSpan | undefined => {
+  const match = traceparent === null ? null : TRACEPARENT.exec(traceparent)
+  if (!match || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined
+  return Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: match[3] === "1" })
 }
+
+/**
+ * Runs a queued job as a trace of its own named `name`, linked to the context stored when it was
+ * queued. It is recorded when that context was (parent-based samplers), or as the sampler decides
+ * for work queued outside any trace.
+ */
+export const linkedTrace = (
+  name: string,
+  options: { readonly kind: Tracer.SpanKind; readonly attributes?: Record<string, unknown> },
+  traceparent: string | null
+) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.gen(function*() {
+    const origin = parseTraceparent(traceparent)
+    const sampled = decide(yield* TraceSampler, origin?.sampled)
+    return yield* Effect.useSpan(
+      name,
+      {
+        kind: options.kind,
+        attributes: options.attributes,
+        root: true,
+        sampled,
+        links: origin === undefined ? [] : [{ span: origin, attributes: { "link.reason": "queued by" } }]
+      },
+      (span) => Effect.withParentSpan(effect, span, { captureStackTrace: false }).pipe(unsampledBelow(span))
+    )
+  }).pipe(traced)

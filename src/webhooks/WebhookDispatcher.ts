@@ -20,12 +20,14 @@ import type { RecordedEvent } from "../domain/Events.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter } from "../queue/Backoff.js"
 import { runWorkerPool } from "../queue/WorkerPool.js"
-import { continueTrace } from "../telemetry/TraceContext.js"
+import { currentTraceparent, linkedTrace } from "../telemetry/TraceContext.js"
 import { type ClaimedDelivery, DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
 import { send, type SendResult } from "./Sender.js"
 import { webhookHeaders } from "./Signing.js"
 import { checkUrl, guardedLookup, type Resolver } from "./SsrfGuard.js"
 import { WebhookRepo } from "./WebhookRepo.js"
+import { webhookDeliveries, webhookDuration } from "../telemetry/Metrics.js"
+import { metricsConfig } from "../telemetry/MetricsEndpoint.js"
 
 const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.seconds(5),
@@ -66,13 +68,6 @@ export const WebhookResolver = Context.Reference<{ readonly resolve: Resolver | 
   defaultValue: () => ({ resolve: undefined })
 })
 
-export const webhookOutcomes = Metric.counter("etd_webhook_deliveries_total", {
-  description: "Webhook delivery attempts by outcome (succeeded, retrying, failed, disabled)"
-})
-export const webhookLatency = Metric.histogram("etd_webhook_delivery_duration_ms", {
-  boundaries: Metric.exponentialBoundaries({ start: 5, factor: 2, count: 13 }),
-  description: "Time from the start of a webhook attempt to its answer or error"
-})
 
 type Outcome = "succeeded" | "retrying" | "failed" | "disabled"
 
@@ -208,7 +203,12 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
           "content-type": "application/json",
           "user-agent": "etd-webhooks/1.0"
         }
-        result = yield* send({ url: url.success, body, headers, lookup, agents }).pipe(
+        const target_ = url.success
+        result = yield* Effect.flatMap(
+          currentTraceparent,
+          // The receiver may continue our trace (SPEC §13): the header names the sending span.
+          (traceparent) => send({ url: target_, body, headers: traceparent === null ? headers : { ...headers, traceparent }, lookup, agents })
+        ).pipe(
           Effect.timeoutOrElse({
             duration: config.webhooks.timeout,
             orElse: () =>
@@ -228,7 +228,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       yield* Effect.annotateCurrentSpan(
         result._tag === "Answered" ? { "http.response.status_code": result.status } : { "error.type": "no_answer" }
       )
-      yield* Metric.update(webhookLatency, result.latencyMs)
+      yield* Metric.update(webhookDuration, result.latencyMs / 1000)
       yield* repo.insertAttempt({
         deliveryId: delivery.id,
         attempt: delivery.attempts,
@@ -282,11 +282,10 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         ? [endpoint.secret, endpoint.previousSecret]
         : [endpoint.secret]
       const outcome = yield* attempt(delivery, { url: endpoint.url, secrets, failing: endpoint.failingSince !== null }, event)
-      yield* Metric.update(Metric.withAttributes(webhookOutcomes, { outcome }), 1)
+      yield* Metric.update(Metric.withAttributes(webhookDeliveries, { outcome }), 1)
     }).pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a webhook delivery; its new owner sends it")),
-      Effect.withSpan("WebhookDispatcher.deliver", { kind: "producer" }),
-      continueTrace(delivery.traceparent)
+      linkedTrace("WebhookDispatcher.deliver", { kind: "producer" }, delivery.traceparent)
     )
 
   return { prefetch, process } as const
@@ -307,7 +306,8 @@ export const WebhookDispatcherLive = Layer.effectDiscard(
       lease: config.webhooks.lease,
       grace: config.queue.shutdownGrace,
       prefetch: dispatcher.prefetch,
-      handle: dispatcher.process
+      handle: dispatcher.process,
+      metricsInterval: (yield* Effect.orDie(metricsConfig)).sampleInterval
     })
   })
 )

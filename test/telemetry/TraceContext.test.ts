@@ -3,9 +3,10 @@
  * no-op spans stand in), while the trace ids the logs and the queued jobs carry stay the real ones.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, Tracer } from "effect"
+import { Effect, Logger, Option, Tracer } from "effect"
 import { makeGuardedLogger } from "../../src/telemetry/Logger.js"
-import { continueTrace, currentTraceparent, unsampledBelow } from "../../src/telemetry/TraceContext.js"
+import { parseSampler, TraceSampler } from "../../src/telemetry/Sampler.js"
+import { currentTraceparent, linkedTrace, unsampledBelow, untraced } from "../../src/telemetry/TraceContext.js"
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 const SPAN = "00f067aa0ba902b7"
@@ -34,14 +35,37 @@ describe("trace context", () => {
       expect(traceparent).toBe(`00-${TRACE}-${span.spanId}-01`)
     }))
 
-  it.effect("a job continues its request's trace with the request's sampling decision", () =>
+  it.effect("a job is a trace of its own, linked to its request, with the request's sampling decision", () =>
     Effect.gen(function*() {
       const inJob = (flags: string) =>
-        Effect.withSpan(Effect.currentSpan, "job").pipe(continueTrace(`00-${TRACE}-${SPAN}-${flags}`))
+        Effect.withSpan(Effect.currentSpan, "step").pipe(
+          linkedTrace("job", { kind: "consumer" }, `00-${TRACE}-${SPAN}-${flags}`)
+        )
+      // Unsampled: the job's own span is not recorded and nothing is made below it.
       expect((yield* inJob("00")).spanId).toBe("noop")
-      const sampled = yield* inJob("01")
-      expect(sampled.spanId).not.toBe("noop")
-      expect(sampled.traceId).toBe(TRACE)
+      const step = yield* inJob("01")
+      expect(step.spanId).not.toBe("noop")
+      // A new trace: a retry hours later does not stretch the request's.
+      expect(step.traceId).not.toBe(TRACE)
+      const job = Option.getOrThrow(step._tag === "Span" ? step.parent : Option.none())
+      expect(job._tag === "Span" && job.name).toBe("job")
+      expect(job._tag === "Span" && job.links.map((link) => [link.span.traceId, link.span.spanId])).toEqual([[TRACE, SPAN]])
+    }))
+
+  it.effect("a job queued outside any trace is recorded as the sampler decides", () =>
+    Effect.gen(function*() {
+      const job = Effect.withSpan(Effect.currentSpan, "step").pipe(linkedTrace("job", { kind: "consumer" }, null))
+      expect((yield* job).spanId).not.toBe("noop")
+      const never = parseSampler("always_off", undefined).sampler
+      expect((yield* Effect.provideService(job, TraceSampler, never)).spanId).toBe("noop")
+    }))
+
+  it.effect("an untraced loop makes no spans; work it starts as a linked trace does", () =>
+    Effect.gen(function*() {
+      const loop = Effect.withSpan(Effect.currentSpan, "poll")
+      expect((yield* untraced(loop)).spanId).toBe("noop")
+      const job = Effect.withSpan(Effect.currentSpan, "step").pipe(linkedTrace("job", { kind: "consumer" }, null))
+      expect((yield* untraced(job)).spanId).not.toBe("noop")
     }))
 
   it.effect("a log line under an unsampled request carries the request's trace and span ids", () =>
