@@ -2,7 +2,7 @@
  * The payment provider's webhook (SPEC §10). Public: authenticated by its Standard Webhooks
  * signature over the raw body, which the handler verifies before anything is parsed.
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WebhookOutcome } from "../domain/Billing.js"
 import { InvalidSignature } from "../domain/Errors.js"
@@ -24,7 +24,11 @@ export const PaymentProviderEvent = Schema.Struct({
       "`invoice.payment_failed`, `subscription.canceled`. Other types are acknowledged and ignored."
   }),
   // A string on the wire, decoded to a Date (invalid dates are refused).
-  created_at: Schema.DateFromString.annotate({ description: "When the provider created the event (RFC 3339)." }),
+  created_at: Schema.String.annotate({
+    description: "When the provider created the event (RFC 3339).",
+    format: "date-time",
+    expected: "a string that will be decoded as a Date"
+  }).pipe(Schema.decodeTo(Schema.Date, SchemaTransformation.dateFromString)),
   data: Schema.Struct({
     tenant_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(64)),
     plan: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))),
@@ -41,6 +45,16 @@ export class WebhookReceipt extends Schema.Class<WebhookReceipt>("WebhookReceipt
   })
 }) {}
 
+/**
+ * The Standard Webhooks headers, documented only: the handler reads them with the raw body, so a
+ * missing or wrong one is `401 invalid_signature` rather than a header validation error.
+ */
+const signatureHeaders = [
+  { name: "webhook-id", description: "The event's delivery id; an id seen before is acknowledged without effect." },
+  { name: "webhook-timestamp", description: "Unix seconds when the provider signed; at most 5 minutes from now." },
+  { name: "webhook-signature", description: "`v1,<base64 HMAC-SHA256>` over `{webhook-id}.{webhook-timestamp}.{body}`, space-separated when several." }
+].map((header) => ({ ...header, in: "header", required: true, schema: { type: "string" } }))
+
 export class BillingApi extends HttpApiGroup.make("billing")
   .add(
     HttpApiEndpoint.post("paymentProviderWebhook", "/webhooks/payment-provider", {
@@ -48,6 +62,8 @@ export class BillingApi extends HttpApiGroup.make("billing")
       success: WebhookReceipt,
       error: InvalidSignature
     })
+      .annotate(OpenApi.Summary, "Receive a payment-provider event")
+      .annotate(OpenApi.Override, { parameters: signatureHeaders })
       .annotate(
         OpenApi.Description,
         "Billing events from the payment provider, signed with Standard Webhooks (`webhook-id`, " +
@@ -56,4 +72,5 @@ export class BillingApi extends HttpApiGroup.make("billing")
       )
   )
   .annotate(OpenApi.Title, "Billing")
+  .annotate(OpenApi.Description, "The payment provider's webhook, authenticated by its Standard Webhooks signature rather than a token.")
 {}

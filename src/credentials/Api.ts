@@ -99,6 +99,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
         Forbidden
       ]
     })
+      .annotate(OpenApi.Summary, "Upload an A1 certificate")
       .middleware(SessionAuth)
       .annotate(RequiredRoles, managerRoles)
       .annotate(
@@ -114,6 +115,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
       query: PageParams,
       success: Page(Credential)
     })
+      .annotate(OpenApi.Summary, "List credentials")
       .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "credentials:read")
       .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content."),
@@ -122,8 +124,11 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
       success: Credential,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Get a credential")
+      .annotate(OpenApi.Description, "One credential's metadata (subject, issuer, tax id, validity, fingerprint, status); never its content.")
       .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "credentials:read")
   )
   .annotate(OpenApi.Title, "Credentials")
+  .annotate(OpenApi.Description, "The tenant's A1 digital certificate (PKCS#12), which signs what goes to the national system. Uploaded from a session; its metadata read with a key; the key material never leaves the service.")
 {}

@@ -4,7 +4,7 @@
  * serve a revoked key), enforces the endpoint's declared scope or roles and the `{tenantId}` of
  * the path, and provides the principal.
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import {
   ApiKeyExpired,
   ApiKeyRevoked,
@@ -18,16 +18,49 @@ import {
 } from "../domain/Errors.js"
 import { CurrentApiKey, CurrentPrincipal, CurrentSession } from "../domain/Principal.js"
 
-const bearer = HttpApiSecurity.bearer
+/**
+ * The schemes as the OpenAPI document names them. Each is `Authorization: Bearer <token>`; the
+ * token's prefix tells them apart (SPEC §3).
+ */
+const apiKeyScheme = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "etd_live_… / etd_test_…"),
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "An API key of the tenant, for backends: `etd_live_…` reaches the authority's production system and counts " +
+      "against the monthly quota, `etd_test_…` its homologation sandbox. The key needs the scope the operation " +
+      "names (`documents:read`, `documents:write`, `documents:cancel`, `credentials:read`, `webhooks:read`, " +
+      "`webhooks:write`; else `403 insufficient_scope`) and sees only its own environment's data. Created, " +
+      "rotated and revoked from a session (`/v1/tenants/{tenantId}/api-keys`). Never in a URL or from a browser."
+  )
+)
+
+const sessionScheme = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "etd_sess_…"),
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "A user's session (the dashboard's), from `POST /v1/auth/login`; it expires after 12 hours by default " +
+      "(`SESSION_TTL`) or at logout. On a tenant's path the user must be a member (else `404 not_found`), with " +
+      "the role the operation names (`owner`, `admin`, `developer`; else `403 forbidden`)."
+  )
+)
+
+/**
+ * `TenantReaderAuth` takes either token under one scheme, since one middleware tells them apart by
+ * prefix. The OpenAPI transform (openapi.ts) lists it as the alternatives `apiKey` or `session`.
+ */
+const apiKeyOrSessionScheme = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "etd_live_… / etd_test_… / etd_sess_…"),
+  HttpApiSecurity.annotate(OpenApi.Description, "An API key (`apiKey`) or a member's session (`session`).")
+)
 
 export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentApiKey }>()("ApiKeyAuth", {
   error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, NotFound, RateLimited],
-  security: { apiKey: bearer }
+  security: { apiKey: apiKeyScheme }
 }) {}
 
 export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentSession }>()("SessionAuth", {
   error: [MissingCredentials, InvalidSession, Forbidden, NotFound, RateLimited],
-  security: { session: bearer }
+  security: { session: sessionScheme }
 }) {}
 
 /**
@@ -38,6 +71,6 @@ export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth
   "TenantReaderAuth",
   {
     error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, InvalidSession, NotFound, RateLimited],
-    security: { bearer }
+    security: { bearer: apiKeyOrSessionScheme }
   }
 ) {}

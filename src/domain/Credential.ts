@@ -3,6 +3,7 @@
  * repository and its services. The key material never appears here: only metadata.
  */
 import { Data, Schema } from "effect"
+import { DateTime } from "./Time.js"
 
 export const CredentialKind = Schema.Literal("a1_certificate")
 
@@ -17,13 +18,13 @@ export class Credential extends Schema.Class<Credential>("Credential")({
   issuer: Schema.String,
   serial_number: Schema.String.annotate({ description: "Lower-case hex." }),
   tax_id: Schema.String.annotate({ description: "The CNPJ the certificate was issued to, digits only." }),
-  not_before: Schema.Date,
-  not_after: Schema.Date,
+  not_before: DateTime,
+  not_after: DateTime,
   fingerprint_sha256: Schema.String.annotate({ description: "Lower-case hex SHA-256 of the certificate's DER." }),
   status: CredentialStatus.annotate({
     description: "`active`: the one in use; `replaced`: a newer upload took over; `expired`: past `not_after`."
   }),
-  created_at: Schema.Date
+  created_at: DateTime
 }) {}
 
 /**

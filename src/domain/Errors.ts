@@ -19,6 +19,11 @@ export const statusOf = (error: object): number => {
 // Always present on the wire; the constructor fills in the default text.
 const message = (fallback: string) => Schema.String.pipe(Schema.withConstructorDefault(Effect.succeed(fallback)))
 
+/** The wait of a 429 or 503 in whole seconds, as in its `Retry-After` header. */
+const retryAfter = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+  description: "Seconds to wait before retrying; the same value as the `Retry-After` header."
+})
+
 export const ValidationIssue = Schema.Struct({
   path: Schema.Array(Schema.Union([Schema.String, Schema.Number])),
   message: Schema.String
@@ -181,7 +186,7 @@ export class CertificateTaxIdMismatch extends Schema.TaggedError<CertificateTaxI
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   code: Schema.tag("rate_limited"),
   message: message("Too many requests. Retry after the number of seconds in Retry-After."),
-  retry_after: Schema.Number
+  retry_after: retryAfter
 }, { httpApiStatus: 429 }) {}
 
 export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
@@ -194,7 +199,7 @@ export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   code: Schema.tag("service_unavailable"),
   message: message("The service cannot reach its database right now. Retry after the number of seconds in Retry-After."),
-  retry_after: Schema.Number
+  retry_after: retryAfter
 }, { httpApiStatus: 503 }) {}
 
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {

@@ -50,14 +50,14 @@ export const ApiKeyExposureObject = Schema.Struct({
   source: Schema.Literals(["log", "url"]).annotate({
     description: "`log`: found (and redacted) in the service's log output; `url`: sent in a request URL."
   }),
-  detected_at: Schema.String.annotate({ description: "RFC 3339 time of detection." })
+  detected_at: Schema.String.annotate({ description: "RFC 3339 time of detection.", format: "date-time" })
 }).annotate({ identifier: "ApiKeyExposure" })
 
 /** `credential.expiring`: a certificate's `not_after` is 30, 7 or 1 days away. */
 export const CredentialExpiryObject = Schema.Struct({
   object: Schema.Literal("credential_expiry"),
   credential_id: Schema.String,
-  not_after: Schema.String.annotate({ description: "RFC 3339 end of validity of the certificate." }),
+  not_after: Schema.String.annotate({ description: "RFC 3339 end of validity of the certificate.", format: "date-time" }),
   days_remaining: Schema.Literals([30, 7, 1])
 }).annotate({ identifier: "CredentialExpiry" })
 
@@ -93,7 +93,7 @@ export const eventEnvelope = <T extends EventType>(type: T) =>
       description: "The event id; also the `webhook-id` header, stable across retries. Deduplicate on it."
     }),
     type: Schema.Literal(type),
-    created_at: Schema.String.annotate({ description: "RFC 3339 time of the state change." }),
+    created_at: Schema.String.annotate({ description: "RFC 3339 time of the state change.", format: "date-time" }),
     environment: Environment,
     tenant_id: Schema.String,
     data: Schema.Struct({ object: eventObjects[type] })

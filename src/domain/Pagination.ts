@@ -2,12 +2,20 @@
  * Cursor pagination of SPEC §2: `?limit=1..100&starting_after=<id>` → `{data, has_more, next_cursor}`,
  * and Stripe's `?ending_before=<id>` for the page just before an id.
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 
 export const DEFAULT_PAGE_SIZE = 20
 
-/** `?limit=`: optional in the contract (so typed-client callers may omit it); see `pageSize`. */
-export const PageLimit = Schema.NumberFromString.check(
+/**
+ * `?limit=`: optional in the contract (so typed-client callers may omit it); see `pageSize`. The
+ * query string carries text, which the framework documents as a bare string; `contentSchema` says
+ * which integer that text holds, and the OpenAPI transform (openapi.ts) documents the parameter as it.
+ */
+export const PageLimit = Schema.String.annotate({
+  expected: "a string that will be decoded as a number",
+  contentMediaType: "application/json",
+  contentSchema: { type: "integer", minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE }
+}).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString)).check(
   // One check, so a bad value is reported once, not once per rule it breaks.
   Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 100, { message: "limit must be an integer from 1 to 100" })
 )

@@ -1,4 +1,4 @@
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, Schema, SchemaTransformation } from "effect"
 
 /** The current time from the Effect clock (TestClock in tests), never `new Date()` directly. */
 export const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -21,8 +21,21 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d
  * An RFC 3339 timestamp in a query or body, kept as the client wrote it. Years before 1970 are
  * refused: ids encode their creation time from the epoch, and time filters become id bounds.
  */
-export const Timestamp = Schema.String.check(
+export const Timestamp = Schema.String.annotate({ format: "date-time" }).check(
   Schema.makeFilter((s) => RFC3339.test(s) && !Number.isNaN(Date.parse(s)) && Date.parse(s) >= 0, {
     message: "must be an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z"
   })
 )
+
+/**
+ * A moment the API answers with: a `Date` in our code, an RFC 3339 UTC string on the wire (as
+ * `Schema.Date` encodes it). Its wire side says `format: date-time`, so generated clients type it
+ * as a timestamp rather than any string; `Schema.Date` alone documents a bare string.
+ */
+export const DateTime = Schema.Date.annotate({
+  toCodecJson: () =>
+    Schema.link<Date>()(
+      Schema.String.annotate({ format: "date-time", expected: "a string that will be decoded as a Date" }),
+      SchemaTransformation.dateFromString
+    )
+})

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { DateTime } from "../domain/Time.js"
 import { Conflict, Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
 import { TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
@@ -12,7 +13,7 @@ export class Member extends Schema.Class<Member>("Member")({
   object: Schema.tag("member"),
   user: PublicUser,
   role: Role,
-  created_at: Schema.Date
+  created_at: DateTime
 }) {}
 
 export const AddMember = Schema.Struct({ email: Email, role: Role })
@@ -34,6 +35,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       params: { tenantId: TenantId },
       success: Tenant
     })
+      .annotate(OpenApi.Summary, "Get a tenant")
       .middleware(TenantReaderAuth)
       .annotate(OpenApi.Description, "The tenant, for a member's session or any active API key of the tenant.")
   )
@@ -43,6 +45,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       payload: TenantChanges,
       success: Tenant
     })
+      .annotate(OpenApi.Summary, "Update a tenant")
       .middleware(SessionAuth)
       .annotate(RequiredRoles, managerRoles)
       .annotate(
@@ -59,6 +62,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       success: Member.pipe(HttpApiSchema.status(201)),
       error: [Conflict, NotFound, Forbidden]
     })
+      .annotate(OpenApi.Summary, "Add a member")
       .middleware(SessionAuth)
       .annotate(RequiredRoles, managerRoles)
       .annotate(OpenApi.Description, "Adds a registered user to the tenant. Only an owner may add another owner.")
@@ -69,6 +73,8 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       query: PageParams,
       success: Page(Member)
     })
+      .annotate(OpenApi.Summary, "List members")
+      .annotate(OpenApi.Description, "The tenant's members with their roles. Any member may list them.")
       .middleware(SessionAuth)
       .annotate(RequiredRoles, memberRoles)
   )
@@ -79,6 +85,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       success: Member,
       error: [NotFound, Forbidden, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Change a member's role")
       .middleware(SessionAuth)
       .annotate(RequiredRoles, managerRoles)
       .annotate(
@@ -93,6 +100,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       success: HttpApiSchema.NoContent,
       error: [NotFound, Forbidden, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Remove a member")
       .middleware(SessionAuth)
       // Every member may call it, to leave the tenant; removing others is checked by the service.
       .annotate(RequiredRoles, memberRoles)
@@ -104,4 +112,5 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       )
   )
   .annotate(OpenApi.Title, "Tenants")
+  .annotate(OpenApi.Description, "The tenant (its tax id, billing status, plan and quota) and its members with their roles (`owner`, `admin`, `developer`).")
 {}

@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
-import { Timestamp } from "../domain/Time.js"
+import { DateTime, Timestamp } from "../domain/Time.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, RequiredScope } from "../domain/Principal.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
@@ -31,11 +31,11 @@ export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpo
   events: Schema.Array(EventFilter),
   enabled: Schema.Boolean,
   disabled_reason: Schema.NullOr(DisabledReason),
-  previous_secret_expires_at: Schema.NullOr(Schema.Date).annotate({
+  previous_secret_expires_at: Schema.NullOr(DateTime).annotate({
     description: "During a secret rotation: until when the previous secret still signs deliveries, alongside the new one."
   }),
-  created_at: Schema.Date,
-  updated_at: Schema.Date
+  created_at: DateTime,
+  updated_at: DateTime
 }) {}
 
 export class WebhookEndpointWithSecret extends WebhookEndpoint.extend<WebhookEndpointWithSecret>("WebhookEndpointWithSecret")({
@@ -71,17 +71,17 @@ export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDeliv
   event_type: EventType,
   status: DeliveryStatus,
   attempt_count: Schema.Int,
-  next_attempt_at: Schema.NullOr(Schema.Date),
-  last_attempt_at: Schema.NullOr(Schema.Date),
+  next_attempt_at: Schema.NullOr(DateTime),
+  last_attempt_at: Schema.NullOr(DateTime),
   last_status_code: Schema.NullOr(Schema.Int),
   last_error: Schema.NullOr(Schema.String),
-  created_at: Schema.Date,
-  updated_at: Schema.Date
+  created_at: DateTime,
+  updated_at: DateTime
 }) {}
 
 export const DeliveryAttempt = Schema.Struct({
   attempt: Schema.Int,
-  started_at: Schema.Date,
+  started_at: DateTime,
   status_code: Schema.NullOr(Schema.Int),
   latency_ms: Schema.Int,
   response_body: Schema.NullOr(Schema.String).annotate({ description: "The first 1 KiB of the response body." }),
@@ -116,7 +116,7 @@ export const RecoverDeliveries = Schema.Struct({
 export const Recovery = Schema.Struct({
   object: Schema.Literal("webhook_recovery"),
   endpoint_id: Schema.String,
-  since: Schema.Date,
+  since: DateTime,
   recovered: Schema.Int.annotate({ description: "How many failed deliveries were queued again." })
 }).annotate({ identifier: "WebhookRecovery" })
 
@@ -139,6 +139,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookEndpointWithSecret.pipe(HttpApiSchema.status(201)),
       error: Conflict
     })
+      .annotate(OpenApi.Summary, "Create a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -151,6 +152,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       query: ListEndpointsParams,
       success: Page(WebhookEndpoint)
     })
+      .annotate(OpenApi.Summary, "List webhook endpoints")
+      .annotate(OpenApi.Description, "The tenant's webhook endpoints of the key's environment, newest first. The signing secret is never listed.")
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
@@ -159,6 +162,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookEndpoint,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Get a webhook endpoint")
+      .annotate(OpenApi.Description, "One webhook endpoint of the key's environment, without its signing secret.")
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
@@ -168,6 +173,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookEndpoint,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Update a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(OpenApi.Description, "Changes the URL, the event filter, the description, or enables / disables the endpoint.")
   )
@@ -177,6 +183,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: DeletedEndpoint,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(OpenApi.Description, "Removes the endpoint; its pending deliveries are not sent. Its delivery history stays readable by id.")
   )
@@ -186,6 +193,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookEndpointWithSecret,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Rotate a webhook endpoint's secret")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -199,6 +207,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: Page(WebhookDelivery),
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "List an endpoint's deliveries")
+      .annotate(OpenApi.Description, "The endpoint's deliveries, newest first, filtered by `status` and `event_type`. `GET /v1/tenants/{tenantId}/deliveries/{deliveryId}` shows one with its attempts.")
       .annotate(RequiredScope, "webhooks:read")
   )
   .add(
@@ -208,6 +218,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: Recovery.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Resend failed deliveries")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -220,6 +231,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookDeliveryDetail,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Get a delivery")
       .annotate(RequiredScope, "webhooks:read")
       .annotate(OpenApi.Description, "One delivery with every attempt: status code, latency, the first 1 KiB of the response, or the error.")
   )
@@ -229,6 +241,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: WebhookDeliveryDetail.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Replay a delivery")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(
         OpenApi.Description,
@@ -237,4 +250,5 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   )
   .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Webhooks")
+  .annotate(OpenApi.Description, "Endpoints that receive the tenant's events (signed with Standard Webhooks), their deliveries with every attempt, replays and recovery. Per environment: a key sees its own environment's.")
 {}
