@@ -34,6 +34,8 @@ import { SystemHttpLive } from "./system/Http.js"
 import { Readiness } from "./system/Readiness.js"
 import { LoggerLive } from "./telemetry/Logger.js"
 import { TracingLive } from "./telemetry/Tracing.js"
+import { MetricsRouteLive, MetricsServerLive } from "./telemetry/MetricsEndpoint.js"
+import { TraceSamplerLive } from "./telemetry/Sampler.js"
 import { TenantsHttpLive } from "./tenants/Http.js"
 import { MemberService } from "./tenants/MemberService.js"
 import { TenantService } from "./tenants/TenantService.js"
@@ -109,7 +111,8 @@ const RoutesLive = Layer.mergeAll(
   // The reference page is self-contained: the Scalar bundle is served inline and, without its
   // default web fonts, the page makes no request outside this service.
   HttpApiScalar.layer(Api, { path: "/docs", scalar: { withDefaultFonts: false } }),
-  serverMiddleware(endpointPolicies(Api))
+  serverMiddleware(endpointPolicies(Api)),
+  MetricsRouteLive
 )
 
 /**
@@ -140,12 +143,13 @@ export const makeApp = (
     SqlClient.SqlClient | CredentialVault | AppConfig
   > = TaxAuthoritiesLive
 ) =>
-  Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive).pipe(
+  Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive, MetricsServerLive).pipe(
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(authorities.pipe(Layer.provide(VaultLive))),
     Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
+    Layer.provideMerge(TraceSamplerLive),
     Layer.provideMerge(LoggerLive),
     Layer.provide(TracingLive),
     Layer.provideMerge(ExposureReports.layer),
