@@ -124,7 +124,7 @@ const withFallback = (redis: BucketStore<RedisUnavailable>, memory: BucketStore<
       if (outage === undefined) {
         outage = { since: now, probeAt: now + PROBE_INTERVAL_MS }
         yield* Effect.logWarning("Redis does not answer: rate limits are kept in this instance's memory until it does").pipe(
-          Effect.annotateLogs({ error: describe(answer.failure, timeout) })
+          Effect.annotateLogs({ redis_error: describe(answer.failure, timeout) })
         )
       }
       return yield* fromMemory(viaMemory)

@@ -129,7 +129,7 @@ describe("the built service (dist/, as npm start runs it)", () => {
     child!.kill("SIGTERM")
     const [code] = await once(child!, "exit")
     expect(code, output).toBe(0)
-    expect(output).not.toMatch(/"logLevel":"(ERROR|FATAL)"/)
+    expect(output).not.toMatch(/"level":"(error|fatal)"/)
   }, 60_000)
 
   it("starts again on the data it left: the cluster made at install is only for a new DATA_DIR", async () => {

@@ -117,10 +117,10 @@ const start = (instance: Instance, env: Record<string, string>) => {
     for (const line of lines) {
       outputTails.set(instance.name, [...(outputTails.get(instance.name) ?? []).slice(-30), line])
       try {
-        const record = JSON.parse(line) as { logLevel?: string; message?: unknown }
-        const message = Array.isArray(record.message) ? record.message.join(" ") : String(record.message)
-        serviceLogs.add(`${record.logLevel} "${message.slice(0, 120)}"`)
-        if (/^(error|fatal)$/i.test(record.logLevel ?? "")) errorLines.push(`${instance.name}: ${line}`)
+        const record = JSON.parse(line) as { level?: string; msg?: unknown }
+        const message = String(record.msg)
+        serviceLogs.add(`${record.level} "${message.slice(0, 120)}"`)
+        if (/^(error|fatal)$/i.test(record.level ?? "")) errorLines.push(`${instance.name}: ${line}`)
       } catch {
         serviceLogs.add("(not JSON)")
         if (line.trim() !== "") errorLines.push(`${instance.name}: ${line}`)

@@ -143,15 +143,15 @@ const startService = (env: Record<string, string>): ChildProcess => {
     for (const line of lines) {
       outputTail = [...outputTail.slice(-30), line]
       try {
-        const record = JSON.parse(line) as { logLevel?: string; message?: unknown; cause?: unknown; annotations?: { error?: unknown } }
-        const message = Array.isArray(record.message) ? record.message.join(" ") : String(record.message)
-        logs.add(`${record.logLevel} "${message}"`)
+        const record = JSON.parse(line) as { level?: string; msg?: unknown; error?: unknown; redis_error?: unknown }
+        const message = String(record.msg)
+        logs.add(`${record.level} "${message}"`)
         const at = where()
         if (message.startsWith("Redis does not answer") && at !== undefined) {
-          redisWarnings.push({ ...at, why: String(record.annotations?.error) })
+          redisWarnings.push({ ...at, why: String(record.redis_error) })
         }
-        if (record.logLevel === "ERROR" || record.logLevel === "FATAL") {
-          errors.add(`"${message}": ${String(record.cause).split("\n")[0]}`)
+        if (record.level === "error" || record.level === "fatal") {
+          errors.add(`"${message}": ${String(record.error).split("\n")[0]}`)
         }
       } catch {
         logs.add("(not JSON)")

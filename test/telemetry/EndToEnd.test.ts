@@ -58,6 +58,7 @@ interface ExportedSpan {
   readonly parentSpanId?: string
   readonly name: string
   readonly startTimeUnixNano: string
+  readonly status: Record<string, unknown>
   readonly links?: ReadonlyArray<{ traceId: string; spanId: string }>
   readonly attributes: ReadonlyArray<{ key: string; value: Record<string, unknown> }>
 }
@@ -154,6 +155,7 @@ describe("observability end to end", () => {
           expect(receiver.received).toHaveLength(1)
           // Let the queue gauges be read once more, now that the queues are empty.
           await new Promise((r) => setTimeout(r, 300))
+          expect((await fetch(`${base}/v1/nowhere`)).status).toBe(404)
           const anonymous = await fetch(`${base}/metrics`)
           const wrong = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer not-the-token" } })
           const scraped = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer metrics-scrape-secret" } })
@@ -205,7 +207,12 @@ describe("observability end to end", () => {
       expect(delivery.links?.map((link) => link.traceId)).toEqual([worker.traceId])
       const send = inTrace(delivery.traceId).find((span) => span.name === "WebhookDispatcher.send")!
       expect(outcome.webhook["traceparent"]).toBe(`00-${send.traceId}-${send.spanId}-01`)
-      expect(spans.find((span) => span.name.startsWith("GET "))?.name).not.toBe("GET unmatched route")
+      // An unknown path: the method alone names the span (one name, not one per URL), without a
+      // route, and a 404 is the client's mistake, not an error or an interruption of ours.
+      const unrouted = spans.find((span) => span.attributes.some((a) => a.key === "url.path" && a.value["stringValue"] === "/v1/nowhere"))!
+      expect(unrouted.name).toBe("GET")
+      expect(unrouted.attributes.some((a) => a.key === "http.route")).toBe(false)
+      expect(unrouted.status).toEqual({ code: 1 })
 
       // Metrics over OTLP carry their units.
       const otlpMetrics = collector.exports.filter((e) => e.path === "/v1/metrics").flatMap((e) =>
@@ -295,6 +302,37 @@ describe("observability end to end", () => {
       // The exporter did run (metrics went out), and no span went with them.
       expect(collector.exports.some((e) => e.path === "/v1/metrics")).toBe(true)
       expect(spansOf(collector.exports).filter((span) => BigInt(span.startTimeUnixNano) >= readyAt)).toEqual([])
+    }), 60_000)
+})
+
+describe("metrics port", () => {
+  it.live("METRICS_PORT serves GET /metrics alone, without a token; the API port then has no /metrics", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(() =>
+        new Promise<number>((resolve) => {
+          const probe = createServer().listen(0, "127.0.0.1", () => {
+            const { port } = probe.address() as AddressInfo
+            probe.close(() => resolve(port))
+          })
+        })
+      )
+      const { base: baseUrl, runtime } = startApp({ METRICS_PORT: String(port) }, false)
+      const answers = yield* Effect.promise(async () => {
+        try {
+          const base = await baseUrl
+          await (await fetch(`${base}/healthz`)).text()
+          const metrics = await fetch(`http://127.0.0.1:${port}/metrics`)
+          const other = await fetch(`http://127.0.0.1:${port}/v1/tenants`)
+          const onApi = await fetch(`${base}/metrics`)
+          return { metrics: metrics.status, text: await metrics.text(), other: other.status, onApi: onApi.status }
+        } finally {
+          await runtime.dispose()
+        }
+      })
+      expect(answers.metrics).toBe(200)
+      expect(parsePrometheus(answers.text).some((s) => s.name === "http_server_request_duration_seconds_count")).toBe(true)
+      expect(answers.other).toBe(404)
+      expect(answers.onApi).toBe(404)
     }), 60_000)
 })
 
