@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { load } from "js-yaml"
+import { prometheusNames } from "../../src/telemetry/Metrics.js"
 import { hasTool } from "../support/tools.js"
 
 const dir = fileURLToPath(new URL("../../observability/", import.meta.url))
@@ -94,6 +95,12 @@ describe("the metric-name reader", () => {
     expect(knownSeries).toContain("http_server_request_duration_seconds_bucket")
     expect(knownSeries).toContain("etd_queue_oldest_age_seconds")
     expect(knownSeries).toContain("etd_api_key_exposures_total")
+  })
+})
+
+describe("metrics.md", () => {
+  it("documents exactly the metrics the service exports (telemetry/Metrics.ts), under their Prometheus names", () => {
+    expect(catalogue.map((metric) => metric.name).sort()).toEqual([...prometheusNames.values()].sort())
   })
 })
 
