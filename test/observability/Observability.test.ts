@@ -2,7 +2,8 @@
  * The SREs' kit in observability/ (issue 12): the alert rules load and pass their promtool unit
  * tests, every alert is exercised by them and has its runbook, the Prometheus configuration is valid,
  * the Grafana dashboard is well-formed, the alerts and the dashboard use only metric names of the
- * catalogue (observability/metrics.md), and the collector's pipelines use only components it defines.
+ * catalogue (observability/metrics.md, which lists exactly what telemetry/Metrics.ts exports), and the
+ * collector's pipelines use only components it defines.
  */
 import { spawnSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
