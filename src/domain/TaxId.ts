@@ -10,7 +10,7 @@
  * uniqueness constraints and the tax-authority XML never depend on how a client typed them.
  */
 import * as Schema from "effect/Schema"
-import * as SchemaTransformation from "effect/SchemaTransformation"
+import { normalizedString } from "./Normalized.js"
 
 // Clients paste ids formatted as printed on documents ("123.456.789-09", "12.345.678/0001-95").
 const SEPARATORS = /[./\-\s]/g
@@ -91,39 +91,46 @@ const rawInput = (description: string, examples: ReadonlyArray<string>) =>
     Schema.makeFilter(() => true, { toJsonSchema: () => ({ pattern: RAW_PATTERN, minLength: 11 }) })
   )
 
-// No brands: these schemas type request payloads, and the typed client should take plain strings.
-const normalizing = (from: Schema.String, to: Schema.String) =>
-  from.pipe(Schema.decodeTo(to, SchemaTransformation.transform({ decode: normalizeTaxId, encode: (s) => s })))
-
-const normalized = (
+// No brands: these schemas type request payloads, and the typed client should take plain strings,
+// formatted or not: it normalizes before checking, as the server does (see Normalized.ts).
+const normalizing = (
+  from: Schema.String,
   isValid: (s: string) => boolean,
   annotations: { readonly message: string; readonly pattern: string; readonly description: string }
 ) =>
-  Schema.String.check(
-    Schema.makeFilter(isValid, {
-      message: annotations.message,
-      description: annotations.description,
-      toJsonSchema: () => ({ pattern: annotations.pattern })
-    })
+  normalizedString(
+    normalizeTaxId,
+    Schema.String.check(Schema.makeFilter(isValid, { message: annotations.message })),
+    {
+      raw: from,
+      // Decoding always yields the normalized form: the decoded side documents it (checking nothing,
+      // since the client encodes from that side and may hold a formatted id).
+      decoded: Schema.String.check(
+        Schema.makeFilter(() => true, {
+          description: annotations.description,
+          toJsonSchema: () => ({ pattern: annotations.pattern })
+        })
+      )
+    }
   )
 
-const CpfNormalized = normalized(isValidNormalizedCpf, {
+const CpfNormalized = {
   message: CPF_MESSAGE,
   pattern: "^[0-9]{11}$",
   description: "CPF, 11 digits"
-})
+}
 
-const CnpjNormalized = normalized(isValidNormalizedCnpj, {
+const CnpjNormalized = {
   message: CNPJ_MESSAGE,
   pattern: "^[0-9A-Z]{12}[0-9]{2}$",
   description: "CNPJ, 14 characters without punctuation"
-})
+}
 
-const TaxIdNormalized = normalized((s) => isValidNormalizedCpf(s) || isValidNormalizedCnpj(s), {
+const TaxIdNormalized = {
   message: TAX_ID_MESSAGE,
   pattern: "^([0-9]{11}|[0-9A-Z]{12}[0-9]{2})$",
   description: "CPF (11 digits) or CNPJ (14 characters), without punctuation"
-})
+}
 
 /** CPF; decoding accepts punctuation and yields the 11 digits. */
 export const Cpf = normalizing(
@@ -131,6 +138,7 @@ export const Cpf = normalizing(
     "52998224725",
     "529.982.247-25"
   ]),
+  isValidNormalizedCpf,
   CpfNormalized
 )
 export type Cpf = typeof Cpf.Type
@@ -142,6 +150,7 @@ export const Cnpj = normalizing(
       "stored and returned without punctuation, upper-case",
     ["11222333000181", "11.222.333/0001-81", "12ABC34501DE35"]
   ),
+  isValidNormalizedCnpj,
   CnpjNormalized
 )
 export type Cnpj = typeof Cnpj.Type
@@ -153,6 +162,7 @@ export const TaxId = normalizing(
       "check digits; punctuation optional, stored and returned normalized (no punctuation, upper-case)",
     ["11222333000181", "11.222.333/0001-81", "529.982.247-25", "12ABC34501DE35"]
   ),
+  (s) => isValidNormalizedCpf(s) || isValidNormalizedCnpj(s),
   TaxIdNormalized
 )
 export type TaxId = typeof TaxId.Type
