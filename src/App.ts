@@ -6,6 +6,7 @@ import { Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.js"
+import { ApiDocument } from "./ApiDocument.js"
 import { AuthHttpLive } from "./auth/Http.js"
 import { AuthService } from "./auth/AuthService.js"
 import { UserDirectoryLive } from "./auth/Directory.js"
@@ -104,13 +105,13 @@ const HandlersLive = Layer.mergeAll(
 
 /** The contract's routes, `/openapi.json`, and the reference page. */
 const RoutesLive = Layer.mergeAll(
-  HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  HttpApiBuilder.layer(ApiDocument, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide(HandlersLive),
     Layer.provide([AuthenticationLive, ApiErrorsLive])
   ),
   // The reference page is self-contained: the Scalar bundle is served inline and, without its
   // default web fonts, the page makes no request outside this service.
-  HttpApiScalar.layer(Api, { path: "/docs", scalar: { withDefaultFonts: false } }),
+  HttpApiScalar.layer(ApiDocument, { path: "/docs", scalar: { withDefaultFonts: false } }),
   serverMiddleware(endpointPolicies(Api)),
   MetricsRouteLive
 )

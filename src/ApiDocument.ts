@@ -1,0 +1,13 @@
+/**
+ * The contract as the server documents it: `/openapi.json`, `/docs` and schemas/openapi.json.
+ *
+ * Rewriting the generated document (openapi.ts) and naming each operation's scope or roles
+ * (keys/Policy.ts, the same annotations the server enforces) concern the server only, so they are
+ * added here rather than in Api.ts, which the published client bundles (issue 12).
+ */
+import { OpenApi } from "effect/http-api"
+import { Api } from "./Api.js"
+import { endpointPolicies } from "./keys/Policy.js"
+import { forIntegrators } from "./openapi.js"
+
+export const ApiDocument = Api.annotate(OpenApi.Transform, (spec) => forIntegrators(spec, endpointPolicies(Api)))
