@@ -10,4 +10,14 @@ import { Api } from "./Api.js"
 import { endpointPolicies } from "./keys/Policy.js"
 import { forIntegrators } from "./openapi.js"
 
-export const ApiDocument = Api.annotate(OpenApi.Transform, (spec) => forIntegrators(spec, endpointPolicies(Api)))
+export const ApiDocument = Api
+  .annotate(OpenApi.Transform, (spec) => forIntegrators(spec, endpointPolicies(Api)))
+  // A variable, not a fixed host: every deployment has its own base URL; the defaults are a local start.
+  .annotate(OpenApi.Servers, [{
+    url: "{scheme}://{host}",
+    description: "Your deployment's base URL. The defaults are a service started locally on the default `PORT`.",
+    variables: {
+      scheme: { default: "http", enum: ["http", "https"], description: "`https` in production." },
+      host: { default: "localhost:3000", description: "Host and port of your deployment." }
+    }
+  }])
