@@ -4,9 +4,25 @@
  * everything may use domain/. The composition root (src/*.ts: Api.ts, App.ts, main.ts) wires
  * every module together, so cycles through it are not cycles between modules.
  */
+/**
+ * The contract: what the published client (client/, built by scripts/build-client.mjs) bundles.
+ * domain/Tokens.ts is the server's token hashing (node:crypto, @noble/hashes), not contract.
+ */
+const CONTRACT = "^src/(Api\\.ts$|[^/]+/Api\\.ts$|client/|domain/(?!Tokens\\.ts$))"
+
 /** @type {import("dependency-cruiser").IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: "contract-imports-only-contract",
+      severity: "error",
+      comment: "The contract (Api.ts files, domain/, client/) is published as the typed client: it may import only " +
+        "itself and `effect`, never a service, repository, db/, telemetry or a Node or server package. What only " +
+        "the server needs goes beside it (e.g. ApiDocument.ts).",
+      from: { path: CONTRACT },
+      // Wherever the package manager puts effect (a hoisted or linked node_modules too).
+      to: { pathNot: [CONTRACT, "(^|/)node_modules/effect/"] }
+    },
     {
       name: "no-circular",
       severity: "error",
@@ -52,8 +68,8 @@ module.exports = {
     }
   ],
   options: {
+    // Packages are leaves of the graph, not left out of it: contract-imports-only-contract judges them.
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] }

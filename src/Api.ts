@@ -1,6 +1,10 @@
 /**
  * The root contract. Every endpoint, payload and error of the service is declared here or in a
  * module's Api.ts; the server, the OpenAPI document and the typed client all derive from it.
+ *
+ * The typed client is published from this contract (client/, issue 12): these files import only
+ * `effect` and each other (`npm run depcruise`, rule contract-imports-only-contract). What only
+ * the server needs, such as the OpenAPI document's rewriting, is added in ApiDocument.ts.
  */
 import { HttpApi, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { AuthApi } from "./auth/Api.js"
@@ -10,7 +14,6 @@ import { DocumentFilesApi, DocumentsApi } from "./documents/Api.js"
 import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
-import { withContractNames } from "./openapi.js"
 import { TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
@@ -43,7 +46,6 @@ export class Api extends HttpApi.make("etd")
   .middleware(ApiErrors)
   // A client fixing a request should learn every issue at once (SPEC §2, `issues`), not the first.
   .annotate(HttpApi.ParseOptions, { errors: "all" })
-  .annotate(OpenApi.Transform, withContractNames)
   .annotate(OpenApi.Title, "Electronic tax-document issuing API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(
