@@ -125,13 +125,17 @@ const bodyError = (error: HttpServerError.HttpServerError): PayloadTooLarge | In
 
 type ApiFailure = InvalidRequest | PayloadTooLarge | ServiceUnavailable | InternalError
 
+/** Sets `Retry-After` on the response this request ends with. */
+const withRetryAfter = (seconds: number) =>
+  HttpEffect.appendPreResponseHandler((_, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
+  )
+
 /** Seconds a client should wait before retrying while the database is out of reach. */
 const DATABASE_RETRY_AFTER_SECONDS = 2
 
 /** An outage is the client's to retry, not our bug (SPEC §2): 503 with `Retry-After`, logged as a warning. */
-const databaseUnavailable = HttpEffect.appendPreResponseHandler((_, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(DATABASE_RETRY_AFTER_SECONDS)))
-).pipe(
+const databaseUnavailable = withRetryAfter(DATABASE_RETRY_AFTER_SECONDS).pipe(
   Effect.andThen(Effect.logWarning("the database is unreachable: answered 503")),
   Effect.andThen(Effect.fail(new ServiceUnavailable({ retry_after: DATABASE_RETRY_AFTER_SECONDS })))
 )
@@ -160,9 +164,14 @@ const toContractError = <E>(
   if (undeclared || Cause.hasDies(cause) || (!Cause.hasFails(cause) && !Cause.hasInterruptsOnly(cause))) {
     return Effect.andThen(Effect.logError("unexpected failure", cause), Effect.fail(new InternalError()))
   }
-  // Contract errors declared on the endpoint pass through unchanged; the API encodes them.
+  // Contract errors declared on the endpoint pass through unchanged; the API encodes them. A 503
+  // names its wait in the body and, as SPEC §2 wants, in `Retry-After` (e.g. the tax authority away).
+  if (Option.isSome(failure) && failure.value instanceof ServiceUnavailable) {
+    return withRetryAfter(failure.value.retry_after).pipe(Effect.andThen(Effect.failCause(cause)))
+  }
   return Effect.failCause(cause)
 }
+
 
 const endpointKey = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top) => `${group.identifier}.${endpoint.identifier}`
 

@@ -7,7 +7,7 @@ import { Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpRouter } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { ApiErrors } from "../../src/Api.js"
-import { NotFound, PayloadTooLarge } from "../../src/domain/Errors.js"
+import { NotFound, PayloadTooLarge, ServiceUnavailable } from "../../src/domain/Errors.js"
 import { apiErrorsLayer } from "../../src/http/Middleware.js"
 import { httpServerTest } from "../support/TestApp.js"
 
@@ -19,6 +19,7 @@ const Probe = HttpApi.make("probe")
       .add(HttpApiEndpoint.get("undeclared", "/undeclared", { success: Schema.String }))
       .add(HttpApiEndpoint.get("declared", "/declared", { success: Schema.String, error: NotFound }))
       .add(HttpApiEndpoint.get("apiLevel", "/api-level", { success: Schema.String }))
+      .add(HttpApiEndpoint.get("unavailable", "/unavailable", { success: Schema.String }))
   )
   .middleware(ApiErrors)
 
@@ -27,7 +28,9 @@ const ProbeHandlers = HttpApiBuilder.group(Probe, "probe", (handlers) =>
     // The cast smuggles in what the types forbid: a wiring mistake the middleware must survive.
     .handle("undeclared", () => Effect.fail(new Undeclared({ detail: "internal detail" })) as unknown as Effect.Effect<string>)
     .handle("declared", () => Effect.fail(new NotFound()))
-    .handle("apiLevel", () => Effect.fail(new PayloadTooLarge())))
+    .handle("apiLevel", () => Effect.fail(new PayloadTooLarge()))
+    // A dependency other than the database away (the tax authority, for a note's files).
+    .handle("unavailable", () => Effect.fail(new ServiceUnavailable({ retry_after: 30 }))))
 
 const ProbeServer = HttpRouter.serve(
   HttpApiBuilder.layer(Probe).pipe(Layer.provide(ProbeHandlers), Layer.provide(apiErrorsLayer(Probe))),
@@ -37,7 +40,7 @@ const ProbeServer = HttpRouter.serve(
 const get = (path: string) =>
   Effect.gen(function*() {
     const response = yield* (yield* HttpClient.HttpClient).get(path)
-    return { status: response.status, body: yield* response.text }
+    return { status: response.status, headers: response.headers, body: yield* response.text }
   }).pipe(Effect.scoped)
 
 layer(ProbeServer, { timeout: 30_000 })("API error middleware", (it) => {
@@ -54,6 +57,14 @@ layer(ProbeServer, { timeout: 30_000 })("API error middleware", (it) => {
       const response = yield* get("/declared")
       expect(response.status).toBe(404)
       expect(JSON.parse(response.body)).toMatchObject({ code: "not_found" })
+    }))
+
+  it.effect("a 503 service_unavailable carries its wait in Retry-After as well as in the body (SPEC §2)", () =>
+    Effect.gen(function*() {
+      const response = yield* get("/unavailable")
+      expect(response.status).toBe(503)
+      expect(JSON.parse(response.body)).toMatchObject({ code: "service_unavailable", retry_after: 30 })
+      expect(response.headers["retry-after"]).toBe("30")
     }))
 
   it.effect("an error the API's middleware declares counts as declared on every endpoint", () =>
