@@ -1,6 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { DateTime } from "../domain/Time.js"
 import { Conflict, InvalidCredentials, RateLimited } from "../domain/Errors.js"
+import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { SessionAuth } from "../domain/Authentication.js"
 import { NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
@@ -24,7 +26,7 @@ export const Password = Schema.RedactedFromValue(
 export const RegisterPayload = Schema.Struct({
   email: Email,
   password: Password,
-  name: Schema.optionalKey(Schema.Trim.check(Schema.isMaxLength(200))),
+  name: Schema.optionalKey(trimmedString(Schema.String.check(Schema.isMaxLength(200)))),
   tenant: Schema.optionalKey(NewTenant)
 })
 
@@ -40,7 +42,7 @@ export const LoginPayload = Schema.Struct({
 
 export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
   token: Schema.String.annotate({ description: "Bearer session token (`etd_sess_…`). Shown once." }),
-  expires_at: Schema.Date,
+  expires_at: DateTime,
   user: PublicUser
 }) {}
 
@@ -51,6 +53,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
       success: Registration.pipe(HttpApiSchema.status(201)),
       error: [Conflict, RateLimited]
     })
+      .annotate(OpenApi.Summary, "Register a user")
       .annotate(OpenApi.Description, "Creates a user; with `tenant`, also a tenant with the user as owner.")
   )
   .add(
@@ -59,20 +62,34 @@ export class AuthApi extends HttpApiGroup.make("auth")
       success: LoginResult,
       error: [InvalidCredentials, RateLimited]
     })
+      .annotate(OpenApi.Summary, "Log in")
+      .annotate(OpenApi.Description, "Exchanges an email and password for a session token (`etd_sess_…`), sent as `Authorization: Bearer` on the session's operations. A wrong email or password is the same `401 invalid_credentials`; attempts are rate limited per email and per client address.")
   )
   .add(
     HttpApiEndpoint.post("logout", "/auth/logout", {
       success: HttpApiSchema.NoContent
     })
+      .annotate(OpenApi.Summary, "Log out")
+      .annotate(OpenApi.Description, "Ends the session of the token sent: from then on it is `401 invalid_session`.")
       .middleware(SessionAuth)
   )
-  .add(HttpApiEndpoint.get("me", "/me", { success: PublicUser }).middleware(SessionAuth))
+  .add(
+    HttpApiEndpoint.get("me", "/me", {
+      success: PublicUser
+    })
+      .annotate(OpenApi.Summary, "Get the current user")
+      .annotate(OpenApi.Description, "The user of the session.")
+      .middleware(SessionAuth)
+  )
   .add(
     HttpApiEndpoint.get("myTenants", "/me/tenants", {
       query: PageParams,
       success: Page(TenantMembership)
     })
+      .annotate(OpenApi.Summary, "List the current user's tenants")
+      .annotate(OpenApi.Description, "The tenants the session's user belongs to, each with the user's role.")
       .middleware(SessionAuth)
   )
   .annotate(OpenApi.Title, "Users and sessions")
+  .annotate(OpenApi.Description, "Registration, login and logout, and the current user. Sessions (`etd_sess_…`) are for people and the dashboard; backends use API keys.")
 {}

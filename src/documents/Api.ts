@@ -12,6 +12,7 @@ import {
   TenantSuspended
 } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
+import { trimmedString } from "../domain/Normalized.js"
 import { Timestamp } from "../domain/Time.js"
 import { Centavos, Rate } from "../domain/Money.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
@@ -39,7 +40,8 @@ export const NewDocument = Schema.Struct({
   taker: Taker,
   service: ServiceDescription,
   amounts: Schema.Struct({
-    services: Centavos.check(Schema.isGreaterThan(0, { message: "services must be more than zero centavos" })),
+    // `>= 1` rather than `> 0`: the same for whole centavos, and documented as one `minimum`.
+    services: Centavos.check(Schema.isGreaterThanOrEqualTo(1, { message: "services must be more than zero centavos" })),
     deductions: Schema.optionalKey(Centavos),
     iss_rate: Rate
   }),
@@ -49,11 +51,11 @@ export type NewDocument = typeof NewDocument.Type
 
 export const CancelDocument = Schema.Struct({
   reason_code: CancellationReasonCode,
-  reason: Schema.Trim.check(
+  reason: trimmedString(Schema.String.check(
     Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
     Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" }),
     visibleText
-  )
+  ))
 })
 
 
@@ -121,6 +123,7 @@ export class DocumentFilesApi extends HttpApiGroup.make("documentFiles")
       success: NfseXmlFile,
       error: fileErrors
     })
+      .annotate(OpenApi.Summary, "Download a note's XML")
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, xmlDescription)
   )
@@ -130,11 +133,13 @@ export class DocumentFilesApi extends HttpApiGroup.make("documentFiles")
       success: DanfsePdfFile,
       error: fileErrors
     })
+      .annotate(OpenApi.Summary, "Download a note's PDF (DANFSe)")
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, pdfDescription)
   )
   .middleware(TenantReaderAuth)
   .annotate(OpenApi.Title, "Document files")
+  .annotate(OpenApi.Description, "A note's files once authorized: the NFS-e XML and the DANFSe PDF, for an API key with `documents:read` or a member's session.")
 {}
 
 const issueErrors = [QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, IdempotencyConflict, IdempotencyKeyReused]
@@ -148,6 +153,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: Document.pipe(HttpApiSchema.status(202)),
       error: issueErrors
     })
+      .annotate(OpenApi.Summary, "Issue a document")
       .annotate(RequiredScope, "documents:write")
       .annotate(
         OpenApi.Description,
@@ -160,6 +166,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       query: ListDocumentsParams,
       success: Page(Document)
     })
+      .annotate(OpenApi.Summary, "List documents")
+      .annotate(OpenApi.Description, "The tenant's documents of the key's environment, newest first, filtered by `status`, `reference` and creation time (`created_gte`, `created_lt`).")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
@@ -168,6 +176,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: Document,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Get a document")
+      .annotate(OpenApi.Description, "One document of the key's environment; a document of the other environment or of another tenant is `404 not_found`.")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
@@ -177,6 +187,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: Document.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Cancel a document")
       .annotate(RequiredScope, "documents:cancel")
       .annotate(
         OpenApi.Description,
@@ -191,6 +202,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: Document.pipe(HttpApiSchema.status(202)),
       error: issueErrors
     })
+      .annotate(OpenApi.Summary, "Issue a document (key's tenant)")
+      .annotate(OpenApi.Description, "`POST /v1/tenants/{tenantId}/documents` for the tenant of the API key.")
       .annotate(RequiredScope, "documents:write")
   )
   .add(
@@ -198,6 +211,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       query: ListDocumentsParams,
       success: Page(Document)
     })
+      .annotate(OpenApi.Summary, "List documents (key's tenant)")
+      .annotate(OpenApi.Description, "`GET /v1/tenants/{tenantId}/documents` for the tenant of the API key.")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
@@ -206,6 +221,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: Document,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Get a document (key's tenant)")
+      .annotate(OpenApi.Description, "`GET /v1/tenants/{tenantId}/documents/{docId}` for the tenant of the API key.")
       .annotate(RequiredScope, "documents:read")
   )
   .add(
@@ -215,6 +232,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: Document.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Cancel a document (key's tenant)")
+      .annotate(OpenApi.Description, "`POST /v1/tenants/{tenantId}/documents/{docId}/cancel` for the tenant of the API key.")
       .annotate(RequiredScope, "documents:cancel")
   )
   .add(
@@ -223,6 +242,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: NfseXmlFile,
       error: fileErrors
     })
+      .annotate(OpenApi.Summary, "Download a note's XML (key's tenant)")
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, xmlDescription)
   )
@@ -232,9 +252,11 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       success: DanfsePdfFile,
       error: fileErrors
     })
+      .annotate(OpenApi.Summary, "Download a note's PDF (key's tenant)")
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, pdfDescription)
   )
   .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Documents")
+  .annotate(OpenApi.Description, "Service invoices (NFS-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant.")
 {}

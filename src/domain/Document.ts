@@ -3,7 +3,9 @@
  * the webhook events and the typed client share.
  */
 import { Schema, SchemaTransformation } from "effect"
+import { DateTime } from "./Time.js"
 import { emailAddress } from "./Email.js"
+import { trimmedString } from "./Normalized.js"
 import { Amounts } from "./Money.js"
 import { Environment } from "./Principal.js"
 import { MunicipalityCode, TaxId } from "./TaxId.js"
@@ -34,7 +36,8 @@ export const visibleText = Schema.makeFilter((s: string) => !INVISIBLE_OR_CONTRO
 })
 
 /** Text the API trims, then bounds: at least one character, at most `max`, all of it visible. */
-export const boundedText = (max: number) => Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(max), visibleText)
+export const boundedText = (max: number) =>
+  trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max), visibleText))
 
 export const Address = Schema.Struct({
   street: boundedText(125),
@@ -101,7 +104,7 @@ export const AuthorityInfo = Schema.Struct({
     description: "The NFS-e number the authority gave the note (null for notes authorized before it was recorded)."
   }),
   protocol: Schema.String,
-  authorized_at: Schema.Date
+  authorized_at: DateTime
 }).annotate({ identifier: "AuthorityInfo" })
 
 export const Rejection = Schema.Struct({ code: Schema.String, message: Schema.String }).annotate({
@@ -113,8 +116,8 @@ export const CancellationReasonCode = Schema.Literals(["issue_error", "service_n
 export const CancellationInfo = Schema.Struct({
   reason_code: CancellationReasonCode,
   reason: Schema.String,
-  requested_at: Schema.Date,
-  cancelled_at: Schema.NullOr(Schema.Date),
+  requested_at: DateTime,
+  cancelled_at: Schema.NullOr(DateTime),
   protocol: Schema.NullOr(Schema.String),
   error: Schema.NullOr(Rejection).annotate({
     description: "Set when the authority refused the cancellation; the document is `authorized` again."
@@ -124,7 +127,7 @@ export const CancellationInfo = Schema.Struct({
 export const LastError = Schema.Struct({
   code: Schema.String,
   message: Schema.String,
-  at: Schema.Date
+  at: DateTime
 }).annotate({ identifier: "LastError" })
 
 export class Document extends Schema.Class<Document>("Document")({
@@ -147,6 +150,6 @@ export class Document extends Schema.Class<Document>("Document")({
   cancellation: Schema.NullOr(CancellationInfo),
   attempts: Schema.Int,
   last_error: Schema.NullOr(LastError),
-  created_at: Schema.Date,
-  updated_at: Schema.Date
+  created_at: DateTime,
+  updated_at: DateTime
 }) {}

@@ -1,6 +1,8 @@
 /** Tenants as the API shows them, shared by the tenants module (which owns them) and auth (registration, `/me/tenants`). */
 import { Schema } from "effect"
+import { DateTime } from "./Time.js"
 import { Role } from "./Principal.js"
+import { trimmedString } from "./Normalized.js"
 import { TaxId } from "./TaxId.js"
 
 export const TenantStatus = Schema.Literals(["active", "past_due", "suspended"])
@@ -27,7 +29,7 @@ export const SimplesNacional = Schema.Literals(["not_opted", "mei", "me_epp"]).a
 })
 export type SimplesNacional = typeof SimplesNacional.Type
 
-const TenantName = Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(200))
+const TenantName = trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
   id: Schema.String,
@@ -42,7 +44,7 @@ export class Tenant extends Schema.Class<Tenant>("Tenant")({
   plan: Schema.String,
   quota: Quota,
   simples_nacional: SimplesNacional,
-  created_at: Schema.Date
+  created_at: DateTime
 }) {}
 
 export const NewTenant = Schema.Struct({

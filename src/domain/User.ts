@@ -1,16 +1,19 @@
 /** Users as the API shows them, shared by the auth module (which owns them) and tenants (members). */
 import { Schema } from "effect"
+import { DateTime } from "./Time.js"
 import { emailAddress } from "./Email.js"
+import { trimmedString } from "./Normalized.js"
 
 export class PublicUser extends Schema.Class<PublicUser>("User")({
   id: Schema.String,
   object: Schema.tag("user"),
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
-  created_at: Schema.Date
+  created_at: DateTime
 }) {}
 
-export const Email = emailAddress(Schema.Trim).annotate({
+// Trimmed before the checks, on the server and in the typed client alike.
+export const Email = trimmedString(emailAddress(Schema.String)).annotate({
   description: "An email address.",
   examples: ["ana@example.com"]
 })

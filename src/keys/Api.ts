@@ -1,7 +1,9 @@
 import { Schema, SchemaGetter } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { DateTime } from "../domain/Time.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
+import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, Scope } from "../domain/Principal.js"
 import { SessionAuth } from "../domain/Authentication.js"
@@ -18,14 +20,14 @@ export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   status: ApiKeyStatus.annotate({
     description: "`expiring`: rotated and still valid until `expires_at`; `expired`: past it; `revoked`: revoked."
   }),
-  created_at: Schema.Date,
-  last_used_at: Schema.NullOr(Schema.Date).annotate({ description: "Updated at most every 30 seconds." }),
-  expires_at: Schema.NullOr(Schema.Date),
+  created_at: DateTime,
+  last_used_at: Schema.NullOr(DateTime).annotate({ description: "Updated at most every 30 seconds." }),
+  expires_at: Schema.NullOr(DateTime),
   replaced_by: Schema.NullOr(Schema.String)
 }) {}
 
 export const CreateApiKey = Schema.Struct({
-  name: Schema.Trim.check(Schema.isMinLength(1), Schema.isMaxLength(100)),
+  name: trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))),
   environment: Environment,
   scopes: Schema.Array(Scope).check(Schema.isMinLength(1, { message: "scopes must not be empty" }))
 })
@@ -65,7 +67,7 @@ export const RotateApiKey = Schema.Any.check(
 export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")({
   api_key: ApiKey,
   token: Schema.String,
-  previous: Schema.Struct({ id: Schema.String, expires_at: Schema.Date })
+  previous: Schema.Struct({ id: Schema.String, expires_at: DateTime })
 }) {}
 
 const KeyPath = { tenantId: TenantId, keyId: IdOf("apiKey") }
@@ -77,6 +79,8 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       payload: CreateApiKey,
       success: CreatedApiKey.pipe(HttpApiSchema.status(201))
     })
+      .annotate(OpenApi.Summary, "Create an API key")
+      .annotate(OpenApi.Description, "Creates a key for one environment (`live` or `test`) with a non-empty set of scopes. The token (`etd_live_…` / `etd_test_…`) is in this response only: the service keeps its hash, not the token.")
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenantId/api-keys", {
@@ -84,6 +88,8 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       query: PageParams,
       success: Page(ApiKey)
     })
+      .annotate(OpenApi.Summary, "List API keys")
+      .annotate(OpenApi.Description, "The tenant's keys, metadata only (the token is never shown again). Any member may list them.")
       .annotate(RequiredRoles, memberRoles)
   )
   .add(
@@ -93,6 +99,7 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       success: RotatedApiKey.pipe(HttpApiSchema.status(201)),
       error: [NotFound, InvalidState]
     })
+      .annotate(OpenApi.Summary, "Rotate an API key")
       .annotate(
         OpenApi.Description,
         "Issues a new token with the same environment and scopes; the old one stays valid for `grace_days` (default 7)."
@@ -104,9 +111,11 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       success: ApiKey,
       error: NotFound
     })
+      .annotate(OpenApi.Summary, "Revoke an API key")
       .annotate(OpenApi.Description, "Revokes the key at once, on every instance. Revoking twice is harmless.")
   )
   .middleware(SessionAuth)
   .annotate(RequiredRoles, managerRoles)
   .annotate(OpenApi.Title, "API keys")
+  .annotate(OpenApi.Description, "A tenant's API keys, managed from a session by an `owner` or `admin`: one environment (`live` or `test`) and a set of scopes each. A token is shown once, at creation or rotation.")
 {}
