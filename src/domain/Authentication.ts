@@ -7,6 +7,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import {
   ApiKeyExpired,
+  ApiKeyInBrowser,
   ApiKeyRevoked,
   Forbidden,
   InsufficientScope,
@@ -30,7 +31,7 @@ const apiKeyScheme = HttpApiSecurity.bearer.pipe(
       "against the monthly quota, `etd_test_…` its homologation sandbox. The key needs the scope the operation " +
       "names (`documents:read`, `documents:write`, `documents:cancel`, `credentials:read`, `webhooks:read`, " +
       "`webhooks:write`; else `403 insufficient_scope`) and sees only its own environment's data. Created, " +
-      "rotated and revoked from a session (`/v1/tenants/{tenantId}/api-keys`). Never in a URL or from a browser."
+      "rotated and revoked from a session (`/v1/tenants/{tenantId}/api-keys`). Never in a URL (`400 api_key_in_url`) or from a browser (`403 api_key_in_browser`)."
   )
 )
 
@@ -54,7 +55,7 @@ const apiKeyOrSessionScheme = HttpApiSecurity.bearer.pipe(
 )
 
 export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentApiKey }>()("ApiKeyAuth", {
-  error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, NotFound, RateLimited],
+  error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, ApiKeyInBrowser, NotFound, RateLimited],
   security: { apiKey: apiKeyScheme }
 }) {}
 
@@ -70,7 +71,17 @@ export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provid
 export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth, { provides: CurrentPrincipal }>()(
   "TenantReaderAuth",
   {
-    error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, InvalidSession, NotFound, RateLimited],
+    error: [
+      MissingCredentials,
+      InvalidApiKey,
+      ApiKeyRevoked,
+      ApiKeyExpired,
+      InsufficientScope,
+      ApiKeyInBrowser,
+      InvalidSession,
+      NotFound,
+      RateLimited
+    ],
     security: { bearer: apiKeyOrSessionScheme }
   }
 ) {}

@@ -98,6 +98,17 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   message: message("Your role in this tenant does not allow this operation.")
 }, { httpApiStatus: 403 }) {}
 
+/**
+ * SPEC §4, keys stay on backends: an API key arrived with a browser's request marks. Like a key in
+ * a URL, the key is then treated as exposed (the tenant is alerted).
+ */
+export class ApiKeyInBrowser extends Schema.TaggedError<ApiKeyInBrowser>()("ApiKeyInBrowser", {
+  code: Schema.tag("api_key_in_browser"),
+  message: message(
+    "API keys are for backends: this request came from a browser. Call the API from your server; the key is now treated as exposed, rotate it."
+  )
+}, { httpApiStatus: 403 }) {}
+
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   code: Schema.tag("not_found"),
   message: message("No such resource.")

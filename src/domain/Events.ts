@@ -43,12 +43,13 @@ export const QuotaThresholdObject = Schema.Struct({
   threshold: Schema.Literals([80, 100])
 }).annotate({ identifier: "QuotaThreshold" })
 
-/** `api_key.exposed`: a token of this key showed up in our logs or in a request URL; rotate it. */
+/** `api_key.exposed`: a token of this key showed up in our logs, in a request URL or in a browser's request; rotate it. */
 export const ApiKeyExposureObject = Schema.Struct({
   object: Schema.Literal("api_key_exposure"),
   api_key_id: Schema.String,
-  source: Schema.Literals(["log", "url"]).annotate({
-    description: "`log`: found (and redacted) in the service's log output; `url`: sent in a request URL."
+  source: Schema.Literals(["log", "url", "browser"]).annotate({
+    description: "`log`: found (and redacted) in the service's log output; `url`: sent in a request URL; " +
+      "`browser`: sent from a browser (refused with `403 api_key_in_browser`)."
   }),
   detected_at: Schema.String.annotate({ description: "RFC 3339 time of detection.", format: "date-time" })
 }).annotate({ identifier: "ApiKeyExposure" })

@@ -1,9 +1,9 @@
 /**
- * Exposure alerts (SPEC §4). When a token shows up where it must not (our own log output, or a
- * request URL), the key it belongs to is looked up by hash, a security alert is logged naming the
- * key id, counted in a metric and recorded for the tenant. The token itself goes nowhere. A
- * token-shaped string that is no key or session of ours raises no alert: it is only counted, so
- * junk cannot flood the alerts.
+ * Exposure alerts (SPEC §4). When a token shows up where it must not (our own log output, a
+ * request URL, or an API key sent from a browser), the key it belongs to is looked up by hash, a
+ * security alert is logged naming the key id, counted in a metric and recorded for the tenant. The
+ * token itself goes nowhere. A token-shaped string that is no key or session of ours raises no
+ * alert: it is only counted, so junk cannot flood the alerts.
  */
 import { Context, Effect, Layer, Metric, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
@@ -77,7 +77,7 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
       )
 
     // One worker per source, so a flood of URLs does not delay what the logs report.
-    for (const source of ["url", "log"] as const) {
+    for (const source of ["url", "log", "browser"] as const) {
       yield* Effect.forkScoped(untraced(Effect.forever(Effect.flatMap(reports.take(source), lookUp))))
     }
 

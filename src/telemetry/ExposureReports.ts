@@ -1,6 +1,7 @@
 /**
  * Where exposed tokens are reported (SPEC §4): the logger reports the tokens in a line it writes,
- * the HTTP layer those in a request URL, and keys/ExposureMonitor looks them up and alerts.
+ * the HTTP layer those in a request URL and the API keys sent with a browser's request marks, and
+ * keys/ExposureMonitor looks them up and alerts.
  *
  * Anyone can put token-shaped strings in a URL, so reports are built not to be flooded: callers
  * report only well-formed tokens (`findTokens`), at most MAX_TOKENS_PER_REPORT are taken from one
@@ -14,7 +15,7 @@ import { hashToken } from "../domain/Tokens.js"
 import { exposureCandidates } from "./Metrics.js"
 export { exposureCandidates }
 
-export type ExposureSource = "log" | "url"
+export type ExposureSource = "log" | "url" | "browser"
 
 /** An honest leak carries a token or two; more than this in one request or line is junk. */
 export const MAX_TOKENS_PER_REPORT = 16
@@ -50,7 +51,8 @@ export class ExposureReports extends Context.Service<ExposureReports>()("etd/Exp
     const context = yield* Effect.context<never>()
     const queues: Record<ExposureSource, Queue.Queue<Candidate>> = {
       url: yield* Queue.bounded<Candidate>(QUEUE_CAPACITY),
-      log: yield* Queue.bounded<Candidate>(QUEUE_CAPACITY)
+      log: yield* Queue.bounded<Candidate>(QUEUE_CAPACITY),
+      browser: yield* Queue.bounded<Candidate>(QUEUE_CAPACITY)
     }
     // Hashes, not tokens: what is remembered for deduplication holds no secret.
     const queued = new Set<string>()
