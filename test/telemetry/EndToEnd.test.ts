@@ -10,12 +10,14 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
+import { spawnSync } from "node:child_process"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeApp } from "../../src/App.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { databaseLayer } from "../support/Databases.js"
 import { cnpj } from "../support/taxIds.js"
+import { hasTool } from "../support/tools.js"
 
 interface Export {
   readonly path: string
@@ -246,6 +248,14 @@ describe("observability end to end", () => {
       // No unit sneaks in as a label; every metric is declared once.
       expect(series.some((s) => "unit" in s.labels)).toBe(false)
       expect(outcome.metrics.text).toMatch(/# TYPE http_server_request_duration_seconds histogram/)
+      // Prometheus's own linter reads the exposition as a scraper would (where its Debian package is installed).
+      if (hasTool("promtool")) {
+        const lint = spawnSync("promtool", ["check", "metrics"], { input: outcome.metrics.text, encoding: "utf8" })
+        expect(`${lint.stdout}${lint.stderr}`).toBe("")
+        expect(lint.status).toBe(0)
+      } else {
+        console.warn("promtool (Debian package prometheus) is not installed: the exposition is not linted")
+      }
 
       // One access-log line for the issue, with the conventional fields and the principal's ids.
       const records = lines.flatMap((line) => line.split("\n")).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
