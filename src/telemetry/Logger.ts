@@ -15,6 +15,27 @@ export const redactSecrets = (text: string): string => text.replace(embeddedSecr
 /** Fields every line has; annotations of the same names do not replace them. */
 const RESERVED = new Set(["time", "level", "msg", "service", "trace_id", "span_id", "error", "details"])
 
+/**
+ * The record as one JSON line, whatever was logged: a bigint as its digits, an object met again
+ * (a cycle, or the same object twice) as "[repeated]". Logging never fails its caller.
+ */
+const serialize = (record: Record<string, unknown>): string => {
+  const seen = new WeakSet<object>()
+  try {
+    return JSON.stringify(record, (_key, value: unknown) => {
+      if (typeof value === "bigint") return value.toString()
+      if (typeof value === "object" && value !== null) {
+        if (seen.has(value)) return "[repeated]"
+        seen.add(value)
+      }
+      return value
+    })
+  } catch {
+    // A toJSON that throws, say: the line keeps what is known to serialize.
+    return JSON.stringify({ time: record["time"], level: record["level"], msg: String(record["msg"]), service: record["service"] })
+  }
+}
+
 /** A logged value as JSON can carry it: an Error keeps its name and message (its stack stays out). */
 const loggable = (value: unknown): unknown =>
   value instanceof Error ? { name: value.name, message: value.message } : value
@@ -52,12 +73,7 @@ export const makeGuardedLogger = (
     }
     if (rest.length > 0) record["details"] = rest.map(loggable)
     if (cause.reasons.length > 0) record["error"] = Cause.pretty(cause)
-    let line: string
-    try {
-      line = JSON.stringify(record)
-    } catch {
-      line = JSON.stringify({ ...record, msg: String(record["msg"]), details: "[unserializable]" })
-    }
+    const line = serialize(record)
     const tokens = findTokens(line)
     if (tokens.length > 0) onTokens(tokens)
     write(redactSecrets(line))
