@@ -1,8 +1,9 @@
 /**
  * The metrics in Prometheus text (SPEC §13), served where the operator chooses:
  *
- * - `METRICS_PORT`: a port of its own, without authentication, for a scraper on a private network
- *   (bind it there; it serves `GET /metrics` and nothing else);
+ * - `METRICS_PORT`: a port of its own, without authentication, for a scraper on a private network;
+ *   it listens on `METRICS_HOST` (127.0.0.1 unless the operator names the private interface, or
+ *   0.0.0.0 inside a container whose port only the scraper reaches) and serves `GET /metrics` alone;
  * - `METRICS_TOKEN`: `GET /metrics` on the API port, for a scraper that sends
  *   `Authorization: Bearer <METRICS_TOKEN>`.
  *
@@ -21,6 +22,8 @@ const PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 export const metricsConfig = Config.all({
   port: Config.option(Config.Port("METRICS_PORT")),
+  /** The address the metrics port listens on: this machine alone unless the operator opens it. */
+  host: Config.String("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
   token: Config.option(Config.Redacted("METRICS_TOKEN")),
   /** How often the gauges that are sampled (queues, memory) are read. */
   sampleInterval: Config.Duration("METRICS_SAMPLE_INTERVAL").pipe(Config.withDefault(Duration.seconds(15)))
@@ -65,7 +68,7 @@ export const MetricsRouteLive = Layer.effectDiscard(
 /** The separate metrics port, when METRICS_PORT is set, and the sampled gauges. */
 export const MetricsServerLive = Layer.effectDiscard(
   Effect.gen(function*() {
-    const { port, sampleInterval } = yield* Effect.orDie(metricsConfig)
+    const { host, port, sampleInterval } = yield* Effect.orDie(metricsConfig)
     yield* Effect.forkScoped(
       untraced(Effect.repeat(
         Effect.suspend(() => Metric.update(processMemory, process.memoryUsage.rss())),
@@ -87,10 +90,10 @@ export const MetricsServerLive = Layer.effectDiscard(
     yield* Effect.acquireRelease(
       Effect.callback<void>((resume) => {
         server.once("error", (error) => resume(Effect.die(error)))
-        server.listen(port.value, () => resume(Effect.void))
+        server.listen(port.value, host, () => resume(Effect.void))
       }),
       () => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
     )
-    yield* Effect.logInfo(`metrics on port ${port.value}`)
+    yield* Effect.logInfo(`metrics on ${host}:${port.value}`)
   })
 )
