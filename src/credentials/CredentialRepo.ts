@@ -134,12 +134,14 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
 
     /**
      * Per tenant with a certificate, when its certificate stops working: the earliest `not_after`
-     * of its active ones, or, when none is active, the latest of its expired ones (in the past).
+     * of its active ones, or, when none is active, the latest of its expired ones, if after `since`.
      */
-    const expiryByTenant = sql`
-        SELECT tenant_id,
-          COALESCE(min(not_after) FILTER (WHERE status = 'active'), max(not_after)) AS not_after
-        FROM credentials WHERE status IN ('active', 'expired') GROUP BY tenant_id`.pipe(decodeRows(TenantExpiry))
+    const expiryByTenant = (since: Date) =>
+      sql`
+        SELECT tenant_id, not_after FROM (
+          SELECT tenant_id, COALESCE(min(not_after) FILTER (WHERE status = 'active'), max(not_after)) AS not_after
+          FROM credentials WHERE status IN ('active', 'expired') GROUP BY tenant_id
+        ) AS latest WHERE not_after > ${since}`.pipe(decodeRows(TenantExpiry))
 
     /**
      * Records the warning for `days` as sent, unless it (or a later one) already was, e.g. by

@@ -38,8 +38,13 @@ export const dueWarning = (notAfter: Date, lastSent: number | null, at: Date): W
   return nearest !== null && (lastSent === null || nearest < lastSent) ? nearest : null
 }
 
+/** How long after its expiry a tenant's lapsed certificate stays in the expiry metric. */
+const EXPIRED_REPORTED_DAYS = 30
+
 export const makeExpirySweep = Effect.gen(function*() {
   const repo = yield* CredentialRepo
+  /** The tenants whose series the last sweep wrote. */
+  let expiryReported = new Set<string>()
   const events = yield* EventLog
   const inTransaction = yield* makeTransaction
 
@@ -73,13 +78,21 @@ export const makeExpirySweep = Effect.gen(function*() {
         yield* Effect.logInfo("credential expiry warning recorded", { tenant_id: row.tenantId, credential_id: row.id, days })
       }
     }
-    // For the certificate-expiry alert: every tenant's, refreshed each sweep (a replaced one overwrites it).
-    for (const { notAfter, tenantId } of yield* repo.expiryByTenant) {
+    // For the certificate-expiry alerts: every tenant's, refreshed each sweep (a new certificate
+    // overwrites it). A tenant that drops out (expired for long) loses its series, so an alert on a
+    // long-abandoned certificate ends instead of firing for ever.
+    const reported = new Set<string>()
+    for (const { notAfter, tenantId } of yield* repo.expiryByTenant(new Date(at.getTime() - EXPIRED_REPORTED_DAYS * DAY_MS))) {
+      reported.add(tenantId)
       yield* Metric.update(
         Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId }),
         Math.round((notAfter.getTime() - at.getTime()) / 1000)
       )
     }
+    for (const tenantId of expiryReported) {
+      if (!reported.has(tenantId)) yield* Metric.remove(Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId }))
+    }
+    expiryReported = reported
     return { expired: expired.length, warned }
   })
 })

@@ -162,18 +162,18 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         if (refusals.length > 0) return yield* refused(refusals)
         const job = { documentId: document.id, tenantId: document.tenantId, kind: "submit" as const, traceparent: yield* currentTraceparent }
 
+        let quotaUsed: number | undefined
         const store = Effect.gen(function*() {
           if (issuer.environment === "live") {
             const period = quotaPeriod(at)
             const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)
             if (Option.isNone(used)) {
-              yield* Metric.update(Metric.withAttributes(quotaExceeded, { "tenant.id": issuer.tenantId }), 1)
               return yield* new QuotaExceeded({
                 message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
               })
             }
             yield* quotaThresholds(issuer.tenantId, period, used.value, tenant.monthlyQuota)
-            yield* Metric.update(Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }), used.value / tenant.monthlyQuota)
+            quotaUsed = used.value
           }
           const number = yield* repo.accept(
             document,
@@ -196,8 +196,18 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         // A test document without an Idempotency-Key is one statement, so no transaction holds the
         // series' lock across round trips; quota (live) and a stored answer (a key) are written with
         // it atomically, in a transaction.
-        const accepted = yield* (issuer.environment === "live" || claim !== null ? inTransaction(store) : store)
+        // The metrics follow what was committed: a transaction that rolls back (a duplicate reference) changes none.
+        const accepted = yield* (issuer.environment === "live" || claim !== null ? inTransaction(store) : store).pipe(
+          Effect.tapError((error) =>
+            error._tag === "QuotaExceeded"
+              ? Metric.update(Metric.withAttributes(quotaExceeded, { "tenant.id": issuer.tenantId }), 1)
+              : Effect.void
+          )
+        )
         yield* Metric.update(Metric.withAttributes(documentsMetric, { status: "queued", environment: issuer.environment }), 1)
+        if (quotaUsed !== undefined) {
+          yield* Metric.update(Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }), quotaUsed / tenant.monthlyQuota)
+        }
         return accepted
       })
 

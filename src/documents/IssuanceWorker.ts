@@ -86,10 +86,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           yield* queue.complete(job, "done")
           yield* repo.update(row.id, change, at, nfseXml)
           yield* emit({ ...row, ...change, updatedAt: at }, event)
-          const reached = FINAL_STATUSES.get(event)
-          if (reached !== undefined) {
-            yield* Metric.update(Metric.withAttributes(documentsMetric, { status: reached, environment: row.environment }), 1)
-          }
+          return event
         })
       switch (outcome._tag) {
         case "Authorized": {
@@ -132,7 +129,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           const giveUp = at.getTime() + Duration.toMillis(delay) > started.getTime() + Duration.toMillis(config.retry.window)
           if (!giveUp) {
             yield* queue.retryAt(job, new Date(at.getTime() + Duration.toMillis(delay)))
-            return yield* repo.update(row.id, { lastError: lastError(outcome.code, outcome.message) }, at)
+            yield* repo.update(row.id, { lastError: lastError(outcome.code, outcome.message) }, at)
+            return undefined
           }
           if (job.kind === "submit") {
             return yield* settle({ status: "failed", lastError: lastError(outcome.code, outcome.message) }, "document.failed")
@@ -273,7 +271,12 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       } else {
         outcome = yield* cancel(job, row, authority, tenant.taxId)
       }
-      yield* record(job, current, outcome)
+      const event = yield* record(job, current, outcome)
+      // Counted once committed: a transaction that rolls back is retried, and would count twice.
+      const reached = event === undefined ? undefined : FINAL_STATUSES.get(event)
+      if (reached !== undefined) {
+        yield* Metric.update(Metric.withAttributes(documentsMetric, { status: reached, environment: row.environment }), 1)
+      }
     }).pipe(
       Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a job; its new owner will reconcile")),
       linkedTrace(`IssuanceWorker.${job.kind}`, { kind: "consumer" }, job.traceparent)

@@ -4,7 +4,7 @@
  * after `not_after`, and the supervised fiber that runs the sweep on its schedule.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Redacted, Schema, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, Metric, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { CredentialExpiryObject } from "../../src/domain/Events.js"
@@ -22,6 +22,7 @@ import { Readiness } from "../../src/system/Readiness.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { cnpj } from "../support/taxIds.js"
+import { credentialTimeToExpiry } from "../../src/telemetry/Metrics.js"
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
@@ -137,6 +138,25 @@ for (const database of testDatabases) {
         expect(yield* statusOf(credentialId)).toBe("expired")
         yield* step(45 * DAY)
         expect((yield* warningsOf(credentialId)).length).toBe(6)
+      }).pipe(Effect.provide(services)))
+
+    it.effect("the expiry metric: seconds to the tenant's expiry, negative once expired, gone 30 days later", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const { tenantId } = yield* credentialExpiringIn(20)
+        const sweep = yield* makeExpirySweep
+        const series = Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId })
+        const reported = Effect.map(Metric.snapshot, (all) =>
+          all.filter((s) => s.id === "etd.credential.time_to_expiry" && s.attributes?.["tenant.id"] === tenantId)
+            .map((s) => (s.state as { value: number }).value))
+        yield* sweep
+        expect(yield* reported).toEqual([20 * 86_400])
+        yield* Effect.andThen(TestClock.setTime(START + 25 * DAY), sweep)
+        expect(yield* reported).toEqual([-5 * 86_400])
+        expect(Number((yield* Metric.value(series)).value)).toBe(-5 * 86_400)
+        // Long expired: the tenant's series is removed, so an alert on it ends.
+        yield* Effect.andThen(TestClock.setTime(START + 51 * DAY), sweep)
+        expect(yield* reported).toEqual([])
       }).pipe(Effect.provide(services)))
 
     it.effect("a credential uploaded 5 days before expiry gets only the 7-day warning, then the 1-day one", () =>
