@@ -60,7 +60,8 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides
 }) {}
 
 export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentSession }>()("SessionAuth", {
-  error: [MissingCredentials, InvalidSession, Forbidden, NotFound, RateLimited],
+  // ApiKeyInBrowser: an API key sent here from a browser is refused as on a key endpoint (SPEC §4).
+  error: [MissingCredentials, InvalidSession, ApiKeyInBrowser, Forbidden, NotFound, RateLimited],
   security: { session: sessionScheme }
 }) {}
 

@@ -135,6 +135,9 @@ const make = Effect.gen(function*() {
 
   const authenticateSession = (token: string, endpoint: HttpApiEndpoint.Top) =>
     Effect.gen(function*() {
+      // A key sent from a browser is exposed whichever endpoint it was sent to: a session-only
+      // endpoint refuses and reports it like a key endpoint does, rather than `invalid_session`.
+      yield* keepOnBackends(token)
       if (!sessionTokenPattern.test(token)) return yield* new InvalidSession()
       const principal = yield* auth.verifySession(token)
       yield* Effect.annotateCurrentSpan({ "user.id": principal.userId })

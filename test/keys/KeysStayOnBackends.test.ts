@@ -1,8 +1,9 @@
 /**
  * SPEC §4, keys stay on backends: an API key sent with a browser's request marks (`Origin`,
  * `Sec-Fetch-Site`, `Sec-Fetch-Dest`) is refused with `403 api_key_in_browser`, stores nothing and
- * is raised like an exposure (source `browser`). `Sec-Fetch-Mode` alone is no mark (Node's own
- * `fetch` sends it), and a session from a browser is the dashboard's normal traffic.
+ * is raised like an exposure (source `browser`), on every authenticated endpoint, session-only ones
+ * included. `Sec-Fetch-Mode` alone is no mark (Node's own `fetch` sends it), and a session from a
+ * browser is the dashboard's normal traffic.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Metric } from "effect"
@@ -75,6 +76,59 @@ for (const database of testDatabases) {
         expect(Object.keys(preflight.headers).filter((name) => name.startsWith("access-control-"))).toEqual([])
         // Without the marks the same key works.
         expect((yield* rawRequest("GET", "/v1/documents", { token })).status).toBe(200)
+      }))
+
+    it.effect("403 api_key_in_browser on session-only endpoints too, with any mark: never invalid_session", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("browser-session-only")
+        const { token } = yield* createKey(owner, "test")
+        const endpoints: ReadonlyArray<{ method: "GET" | "POST"; url: string; body?: unknown }> = [
+          { method: "GET", url: "/v1/me" },
+          { method: "GET", url: "/v1/me/tenants" },
+          { method: "GET", url: `/v1/tenants/${owner.tenantId}/api-keys` },
+          { method: "GET", url: `/v1/tenants/${owner.tenantId}/members` },
+          {
+            method: "POST",
+            url: `/v1/tenants/${owner.tenantId}/api-keys`,
+            body: { name: "from a page", environment: "test", scopes: ["documents:read"] }
+          },
+          { method: "POST", url: "/v1/auth/logout" }
+        ]
+        for (const headers of browserMarks) {
+          for (const { body, method, url } of endpoints) {
+            const label = `${Object.keys(headers)[0]} ${method} ${url}`
+            const response = yield* rawRequest(method, url, { token, headers, ...(body === undefined ? {} : { body }) })
+            expectRefused(response, label)
+            expect(response.text, label).not.toContain(token)
+          }
+        }
+      }))
+
+    it.effect("a key sent from a browser to a session-only endpoint is raised as exposed like on a key endpoint", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const owner = yield* registerOwner("exposed-session-only")
+        const key = yield* createKey(owner, "live")
+        const before = yield* browserAlerts
+        expectRefused(yield* rawRequest("GET", "/v1/me", { token: key.token, headers: { origin: "https://shop.example.com" } }), "/v1/me")
+        const alerts = yield* eventually(
+          sql<{ kind: string; tenantId: string | null; detail: string }>`
+            SELECT kind, tenant_id, detail FROM security_alerts WHERE api_key_id = ${key.api_key.id}`,
+          (rows) => rows.length > 0
+        )
+        expect(alerts).toEqual([{ kind: "api_key.exposed", tenantId: owner.tenantId, detail: "browser" }])
+        const events = yield* sql<{ environment: string; source: string; apiKeyId: string }>`
+          SELECT environment, data->'object'->>'source' AS source, data->'object'->>'api_key_id' AS api_key_id
+          FROM events WHERE tenant_id = ${owner.tenantId} AND type = 'api_key.exposed'`
+        expect(events).toEqual([{ environment: "live", source: "browser", apiKeyId: key.api_key.id }])
+        expect((yield* browserAlerts) - before).toBe(1)
+        // An unknown key-shaped token sent there is counted as a browser exposure too, naming no key.
+        const unknownBefore = yield* unknownFromBrowsers
+        expectRefused(
+          yield* rawRequest("GET", "/v1/me/tenants", { token: tokenShaped("test"), headers: { "sec-fetch-dest": "empty" } }),
+          "unknown key"
+        )
+        yield* eventually(unknownFromBrowsers, (count) => count > unknownBefore)
       }))
 
     it.effect("Sec-Fetch-Mode alone is no browser mark: Node's own fetch sends it", () =>
