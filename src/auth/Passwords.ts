@@ -6,6 +6,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../Config.js"
+import { untraced } from "../telemetry/TraceContext.js"
 
 const KEY_LENGTH = 32
 const BLOCK_SIZE = 8
@@ -47,7 +48,8 @@ export class Passwords extends Context.Service<Passwords>()("etd/Passwords", {
     })
 
     // Verifying against a throwaway hash makes an unknown email cost as much as a wrong password.
-    const decoy = yield* hash(Redacted.make(randomBytes(16).toString("hex")))
+    // Made at start-up, outside any request: untraced (an instance's start makes no spans).
+    const decoy = yield* untraced(hash(Redacted.make(randomBytes(16).toString("hex"))))
     const burn = (password: Redacted.Redacted<string>) => Effect.asVoid(verify(password, decoy))
 
     return { hash, verify, burn } as const

@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { AppConfig } from "../Config.js"
 import * as PgliteClient from "./PgliteClient.js"
 import { migrations } from "./migrations/index.js"
+import { untraced } from "../telemetry/TraceContext.js"
 
 export const MIGRATIONS_TABLE = "etd_migrations"
 
@@ -79,7 +80,8 @@ export const SqlLive = Layer.unwrap(
     }))
 )
 
-export const MigrationsLive = Layer.effectDiscard(Migrator.make({})({ loader: migrations, table: MIGRATIONS_TABLE }))
+/** Run at start-up, untraced: an instance's start makes no spans (SPEC §13); the log says what ran. */
+export const MigrationsLive = Layer.effectDiscard(untraced(Migrator.make({})({ loader: migrations, table: MIGRATIONS_TABLE })))
 
 /** The highest migration id this build knows, for the readiness check. */
 export const latestMigrationId = Effect.map(migrations, (all) => Math.max(...all.map(([id]) => id)))

@@ -41,7 +41,7 @@ import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import { httpServerDuration } from "../telemetry/Metrics.js"
 import { decide, TraceSampler } from "../telemetry/Sampler.js"
-import { unsampledBelow } from "../telemetry/TraceContext.js"
+import { traced, unsampledBelow } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -342,7 +342,7 @@ const observe = (
 ) => {
   // Metric attributes are strings; the log line keeps the status a number.
   const attributes: Record<string, string> = {
-    "http.request.method": request.method,
+    "http.request.method": methodOf(request.method),
     "http.response.status_code": String(status)
   }
   if (route !== undefined) attributes["http.route"] = route
@@ -361,6 +361,10 @@ const observe = (
     Effect.withParentSpan(span, { captureStackTrace: false })
   )
 }
+
+/** The methods the semantic conventions name; any other is `_OTHER`, so a client cannot mint labels. */
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"])
+const methodOf = (method: string) => (KNOWN_METHODS.has(method) ? method : "_OTHER")
 
 /** Paths polled by orchestrators and scrapers. */
 const POLLED = new Set(["/healthz", "/readyz", "/metrics"])
@@ -391,18 +395,20 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
         const started = performance.now()
         const request = yield* HttpServerRequest.HttpServerRequest
         const url = aliasOf(request.url)
-        const template = routeTemplateOf(request.method, pathOf(url))
+        // HEAD is served by every GET route: it has that route's template.
+        const template = routeTemplateOf(request.method === "HEAD" ? "GET" : request.method, pathOf(url))
+        const method = methodOf(request.method)
         const parent = Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
         return yield* Effect.useSpan(
           // Without a route the name is the method alone (semantic conventions): a path would make
           // one span name per URL.
-          template === undefined ? request.method : `${request.method} ${template}`,
+          template === undefined ? method : `${method} ${template}`,
           // `useSpan` captures no stack trace (Effect 4's span options for it have no such switch).
           // Probes and scrapes come every few seconds whether or not anyone uses the service: they are
           // traced only when their caller asks (SPEC §13, an idle instance emits no spans).
           { kind: "server", parent, sampled: isPolled(request.url) ? parent?.sampled === true : decide(sampler, parent?.sampled) },
           (span) => {
-            span.attribute("http.request.method", request.method)
+            span.attribute("http.request.method", method)
             span.attribute("url.path", redactTokens(pathOf(request.url)))
             if (template) span.attribute("http.route", template)
             if (request.headers["user-agent"]) span.attribute("user_agent.original", redactTokens(request.headers["user-agent"]))
@@ -443,6 +449,9 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))
             )
           }
+        ).pipe(
+          // Requests (and queued jobs) are the service's traced work; everything else runs untraced (App.ts).
+          traced
         )
       })),
     { global: true }

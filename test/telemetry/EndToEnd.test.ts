@@ -158,6 +158,9 @@ describe("observability end to end", () => {
           // Let the queue gauges be read once more, now that the queues are empty.
           await new Promise((r) => setTimeout(r, 300))
           expect((await fetch(`${base}/v1/nowhere`)).status).toBe(404)
+          // A HEAD has its GET's route; a method the conventions do not name is `_OTHER`, not a new label.
+          expect((await fetch(`${base}/v1/documents`, { method: "HEAD", headers: { authorization: `Bearer ${key.token}` } })).status).toBe(200)
+          expect((await fetch(`${base}/v1/documents`, { method: "PROPFIND" })).status).toBe(405)
           const anonymous = await fetch(`${base}/metrics`)
           const wrong = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer not-the-token" } })
           const scraped = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer metrics-scrape-secret" } })
@@ -236,7 +239,10 @@ describe("observability end to end", () => {
         series.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
           .reduce((sum, s) => sum + s.value, 0)
       expect(value("http_server_request_duration_seconds_count", { http_route: "/v1/documents", http_request_method: "POST", http_response_status_code: "202" })).toBe(1)
-      expect(value("http_server_request_duration_seconds_bucket", { http_route: "/v1/documents", le: "+Inf" })).toBe(1)
+      expect(value("http_server_request_duration_seconds_bucket", { http_route: "/v1/documents", http_request_method: "POST", le: "+Inf" })).toBe(1)
+      expect(value("http_server_request_duration_seconds_count", { http_route: "/v1/documents", http_request_method: "HEAD" })).toBe(1)
+      expect(value("http_server_request_duration_seconds_count", { http_request_method: "_OTHER", http_response_status_code: "405" })).toBe(1)
+      expect(series.some((s) => s.labels["http_request_method"] === "PROPFIND")).toBe(false)
       expect(value("etd_documents_total", { status: "queued", environment: "test" })).toBeGreaterThanOrEqual(1)
       expect(value("etd_documents_total", { status: "authorized", environment: "test" })).toBeGreaterThanOrEqual(1)
       expect(value("etd_authority_requests_total", { system: "homologation", operation: "submit", outcome: "ok" })).toBeGreaterThanOrEqual(1)
@@ -259,7 +265,7 @@ describe("observability end to end", () => {
 
       // One access-log line for the issue, with the conventional fields and the principal's ids.
       const records = lines.flatMap((line) => line.split("\n")).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
-      const access = records.filter((r) => r.msg === "request" && r["http.route"] === "/v1/documents")
+      const access = records.filter((r) => r.msg === "request" && r["http.route"] === "/v1/documents" && r["http.request.method"] === "POST")
       expect(access).toHaveLength(1)
       expect(access[0]).toMatchObject({
         level: "info",
@@ -311,8 +317,46 @@ describe("observability end to end", () => {
       yield* Effect.promise(() => close(collector.server))
       // The exporter did run (metrics went out), and no span went with them.
       expect(collector.exports.some((e) => e.path === "/v1/metrics")).toBe(true)
-      expect(spansOf(collector.exports).filter((span) => BigInt(span.startTimeUnixNano) >= readyAt)).toEqual([])
+      // Not even start-up: only requests and queued jobs make spans.
+      expect(readyAt).toBeGreaterThan(0n)
+      expect(spansOf(collector.exports)).toEqual([])
     }), 60_000)
+})
+
+describe("OTEL_TRACES_SAMPLER", () => {
+  it.live("reaches requests and their jobs: always_off exports nothing; parentbased_always_off follows a sampled caller", () =>
+    Effect.gen(function*() {
+      const run = (sampler: string, traceparent?: string) =>
+        Effect.gen(function*() {
+          const collector = yield* Effect.promise(startCollector)
+          const { base: baseUrl, runtime } = startApp({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: sampler })
+          const requestId = yield* Effect.promise(async () => {
+            try {
+              const base = await baseUrl
+              const response = await fetch(`${base}/v1/auth/register`, {
+                method: "POST",
+                headers: { "content-type": "application/json", ...(traceparent ? { traceparent } : {}) },
+                body: JSON.stringify({ email: `sampler-${sampler}@example.com`, password: "a long and secret password", tenant: { name: "Sampled", tax_id: cnpj() } })
+              })
+              expect(response.status).toBe(201)
+              return response.headers.get("x-request-id")
+            } finally {
+              await runtime.dispose()
+            }
+          })
+          yield* Effect.promise(() => close(collector.server))
+          return { requestId, spans: spansOf(collector.exports) }
+        })
+      const off = yield* run("always_off")
+      expect(off.spans).toEqual([])
+      // The request id is still the request's trace id, for support tickets.
+      expect(off.requestId).toMatch(/^[0-9a-f]{32}$/)
+      const caller = "ab".repeat(16)
+      const followed = yield* run("parentbased_always_off", `00-${caller}-${"cd".repeat(8)}-01`)
+      expect(followed.spans.some((span) => span.name === "POST /v1/auth/register" && span.traceId === caller)).toBe(true)
+      const rootOff = yield* run("parentbased_always_off")
+      expect(rootOff.spans).toEqual([])
+    }), 90_000)
 })
 
 describe("metrics port", () => {
