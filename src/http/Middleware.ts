@@ -41,7 +41,7 @@ import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import { httpServerDuration } from "../telemetry/Metrics.js"
 import { decide, TraceSampler } from "../telemetry/Sampler.js"
-import { traced, unsampledBelow } from "../telemetry/TraceContext.js"
+import { unsampledBelow } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -449,9 +449,6 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))
             )
           }
-        ).pipe(
-          // Requests (and queued jobs) are the service's traced work; everything else runs untraced (App.ts).
-          traced
         )
       })),
     { global: true }
