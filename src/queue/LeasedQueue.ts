@@ -113,6 +113,9 @@ export interface LeasedQueue<Job extends Lease, New> {
   readonly cancelWaiting: (ids: ReadonlyArray<Job["id"]>, state: string, fields?: Record<string, unknown>) => Effect.Effect<void>
 }
 
+/** The queue depth metric counts up to this many jobs (a gauge at the cap means "at least"). */
+const BACKLOG_COUNT_CAP = 100_000
+
 const Backlog = Schema.Struct({ depth: Schema.Number, oldestDue: Schema.NullOr(Schema.Date) })
 
 export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinition<Job, New>) =>
@@ -310,9 +313,12 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     const decodeBacklog = Schema.decodeUnknownEffect(Backlog)
     const backlog = Effect.gen(function*() {
       const at = yield* now
+      // The oldest from the due index (one row, however long the backlog); the count reads the
+      // pending rows' index, and is capped so a huge backlog (an outage's) costs a bounded scan.
       const [row] = yield* sql`
-        SELECT count(*)::int AS depth, min(${due}) FILTER (WHERE ${due} <= ${at}) AS oldest_due
-        FROM ${table} WHERE ${pending}`
+        SELECT
+          (SELECT count(*)::int FROM (SELECT 1 FROM ${table} WHERE ${pending} LIMIT ${BACKLOG_COUNT_CAP}) AS capped) AS depth,
+          (SELECT ${due} FROM ${table} WHERE ${pending} AND ${due} <= ${at} ORDER BY ${due} LIMIT 1) AS oldest_due`
       const { depth, oldestDue } = yield* Effect.orDie(decodeBacklog(row))
       return { depth, oldestAgeSeconds: oldestDue === null ? 0 : Math.max(0, (at.getTime() - oldestDue.getTime()) / 1000) }
     }).pipe(dieOnSqlError)

@@ -165,6 +165,22 @@ for (const database of testDatabases) {
         expect(retaken.every((job) => job.attempts === 2)).toBe(true)
       }).pipe(Effect.provide(config)))
 
+    it.effect("its backlog for the metrics: jobs waiting or in hand, and how long the oldest due one has waited", () =>
+      Effect.gen(function*() {
+        const queue = yield* freshQueue
+        expect(yield* queue.backlog).toEqual({ depth: 0, oldestAgeSeconds: 0 })
+        yield* queue.enqueue(tenantWithJobs(2).jobs)
+        yield* TestClock.adjust("30 seconds")
+        yield* queue.enqueue(tenantWithJobs(1).jobs)
+        yield* TestClock.adjust("10 seconds")
+        expect(yield* queue.backlog).toEqual({ depth: 3, oldestAgeSeconds: 40 })
+        // A job in hand still counts (it is not done); one completed does not.
+        const [claimed] = yield* queue.claim(1, LEASE)
+        expect((yield* queue.backlog).depth).toBe(3)
+        yield* queue.complete(claimed!, "done")
+        expect((yield* queue.backlog).depth).toBe(2)
+      }).pipe(Effect.provide(config)))
+
     it.effect("a tenant behind another's long backlog is served by the next claim", () =>
       Effect.gen(function*() {
         const queue = yield* freshQueue
