@@ -163,7 +163,7 @@ const bearerChallenge = "The bearer challenge (RFC 6750 §3): `Bearer realm=\"et
  */
 const HEADERS = {
   RequestId: {
-    description: "The id of this request (the trace id of its span). Quote it when you contact support.",
+    description: "The id of this request: the trace id of its span, followed by `-` and the span id when the request continued the caller's `traceparent`. Quote it when you contact support.",
     required: true,
     schema: { type: "string" }
   },

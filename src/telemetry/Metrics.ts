@@ -20,7 +20,8 @@ const names = new Map<string, string>()
 
 /**
  * Each metric is declared once, with its unit: Effect's exporters read the unit from the `unit`
- * attribute (both leave it out of the labels), and the Prometheus name is derived from it here.
+ * attribute (the Prometheus text leaves it out of the labels; OTLP also sends it as a data-point
+ * attribute, which observability/otel-collector.yaml drops), and the Prometheus name is derived here.
  */
 const declare = (name: string, unit: string, counter: boolean) => {
   names.set(name, name.replace(/\./g, "_") + (PROMETHEUS_UNITS[unit] ?? "") + (counter ? "_total" : ""))
