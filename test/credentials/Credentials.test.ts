@@ -246,6 +246,8 @@ for (const database of testDatabases) {
             expect(der(Redacted.value(material.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
             expect(String(material.privateKeyPem)).not.toContain("PRIVATE KEY")
           } finally {
+            // The logger writes its lines once per turn of the event loop: let the last turn's out.
+            yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
             spy.mockRestore()
           }
           const sql = yield* SqlClient.SqlClient

@@ -32,10 +32,14 @@ const captureStdout = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => vi.spyOn(process.stdout, "write")),
     (spy) =>
-      Effect.map(effect, (result) => ({
-        result,
-        output: spy.mock.calls.map(([chunk]) => (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8")))
-      })),
+      Effect.map(
+        // The logger writes its lines once per turn of the event loop: let the last turn's out.
+        Effect.tap(effect, () => Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))),
+        (result) => ({
+          result,
+          output: spy.mock.calls.map(([chunk]) => (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8")))
+        })
+      ),
     (spy) => Effect.sync(() => spy.mockRestore())
   )
 
