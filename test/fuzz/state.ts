@@ -6,7 +6,8 @@
  *
  * - tables only background work writes: the authority simulator's records, events and their webhook
  *   deliveries (written with the state change that causes them, which is itself fingerprinted, or
- *   by the workers), and security alerts, which SPEC §4 raises for a refused request too (a token
+ *   by the workers), the authority's files of a note (stored by the worker with its authorization,
+ *   or by a successful file request), and security alerts, which SPEC §4 raises for a refused request too (a token
  *   in the URL, a key sent from a browser);
  * - columns the workers move: a document's progress through the authority, a job's lease, an
  *   endpoint's failure tracking;
@@ -19,6 +20,7 @@ import { SqlClient } from "effect/sql"
 
 const BACKGROUND_TABLES = new Set([
   "authority_sim_records",
+  "document_files",
   "events",
   "webhook_deliveries",
   "webhook_delivery_attempts",
