@@ -1,11 +1,12 @@
 import { Effect } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
 import { CurrentApiKey, CurrentPrincipal } from "../domain/Principal.js"
 import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
 import { DocumentService, type FileReader, type Issuer } from "./DocumentService.js"
+import { withResponseHeader } from "../http/ResponseHeaders.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
 const issuer = Effect.map(CurrentApiKey, (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment }))
@@ -27,9 +28,7 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
  * `Idempotent-Replayed: true`), so a client can tell its retry did not act a second time.
  */
 const markReplayed = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  HttpEffect.appendPreResponseHandler((_, response) =>
-    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
-  ).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
+  withResponseHeader("idempotent-replayed", "true").pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
 
 export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService

@@ -5,7 +5,7 @@
  * sent with a browser's request marks is refused before any of that (SPEC §4).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AuthService } from "../auth/AuthService.js"
@@ -34,6 +34,7 @@ import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../domain/Authenticat
 import { KeyService } from "../keys/KeyService.js"
 import { policyTable, requireRole, requireSameTenant, requireScope } from "../keys/Policy.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
+import { withResponseHeader } from "./ResponseHeaders.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
 
@@ -57,9 +58,7 @@ const challengeOf = (error: unknown): string | undefined => {
 const challenged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.tapError(effect, (error) => {
     const challenge = challengeOf(error)
-    return challenge === undefined ? Effect.void : HttpEffect.appendPreResponseHandler((_, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "www-authenticate", challenge))
-    )
+    return challenge === undefined ? Effect.void : withResponseHeader("www-authenticate", challenge)
   })
 
 /**

@@ -41,8 +41,9 @@ import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import { httpServerDuration } from "../telemetry/Metrics.js"
 import { decide, TraceSampler } from "../telemetry/Sampler.js"
-import { unsampledBelow } from "../telemetry/TraceContext.js"
+import { runWithin } from "../telemetry/TraceContext.js"
 import type { EndpointPolicy } from "../keys/Policy.js"
+import { withResponseHeader } from "./ResponseHeaders.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -126,10 +127,7 @@ const bodyError = (error: HttpServerError.HttpServerError): PayloadTooLarge | In
 type ApiFailure = InvalidRequest | PayloadTooLarge | ServiceUnavailable | InternalError
 
 /** Sets `Retry-After` on the response this request ends with. */
-const withRetryAfter = (seconds: number) =>
-  HttpEffect.appendPreResponseHandler((_, response) =>
-    Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
-  )
+const withRetryAfter = (seconds: number) => withResponseHeader("retry-after", String(seconds))
 
 /** Seconds a client should wait before retrying while the database is out of reach. */
 const DATABASE_RETRY_AFTER_SECONDS = 2
@@ -444,9 +442,8 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               )
             })
             return HttpEffect.appendPreResponseHandler((_, response) => finish(response)).pipe(
-              // Once per request: no stack trace (the server span's name says where it is). A
-              // request whose caller's trace is not sampled makes no spans below this one.
-              Effect.andThen(Effect.withParentSpan(handled, span, { captureStackTrace: false }).pipe(unsampledBelow(span)))
+              // A request whose caller's trace is not sampled makes no spans below this one.
+              Effect.andThen(runWithin(span)(handled))
             )
           }
         )

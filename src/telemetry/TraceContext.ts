@@ -35,6 +35,14 @@ export const currentTraceparent = Effect.map(Effect.option(Effect.currentSpan), 
 export const unsampledBelow = (span: Tracer.AnySpan) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   span.sampled ? effect : Effect.provideService(effect, References.TracerEnabled, false)
 
+/**
+ * Runs `effect` as the work of `span`, the entry of a trace (a request's server span, a job's):
+ * its spans are children of `span`, or none are made when `span` is not sampled. No stack trace is
+ * captured: the span's name says where it is.
+ */
+export const runWithin = (span: Tracer.Span) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.withParentSpan(effect, span, { captureStackTrace: false }).pipe(unsampledBelow(span))
+
 /** Runs `effect` without making spans: for loops that run whether or not there is work. */
 export const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.provideService(effect, References.TracerEnabled, false)
@@ -75,6 +83,6 @@ export const linkedTrace = (
         sampled,
         links: origin === undefined ? [] : [{ span: origin, attributes: { "link.reason": "queued by" } }]
       },
-      (span) => Effect.withParentSpan(effect, span, { captureStackTrace: false }).pipe(unsampledBelow(span))
+      (span) => runWithin(span)(effect)
     )
   }).pipe(traced)

@@ -48,6 +48,24 @@ const expectRefused = (response: RawResponse, label: string) => {
   expect(Object.keys(response.headers).filter((name) => name.startsWith("access-control-")), label).toEqual([])
 }
 
+
+/** What one browser request with a live key raises: a security alert naming it, an `api_key.exposed` event, the metric by one. */
+const expectRaisedFromBrowser = (tenantId: string, apiKeyId: string, alertsBefore: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const alerts = yield* eventually(
+      sql<{ kind: string; tenantId: string | null; detail: string }>`
+        SELECT kind, tenant_id, detail FROM security_alerts WHERE api_key_id = ${apiKeyId}`,
+      (rows) => rows.length > 0
+    )
+    expect(alerts).toEqual([{ kind: "api_key.exposed", tenantId, detail: "browser" }])
+    const events = yield* sql<{ environment: string; source: string; apiKeyId: string }>`
+      SELECT environment, data->'object'->>'source' AS source, data->'object'->>'api_key_id' AS api_key_id
+      FROM events WHERE tenant_id = ${tenantId} AND type = 'api_key.exposed'`
+    expect(events).toEqual([{ environment: "live", source: "browser", apiKeyId }])
+    expect((yield* browserAlerts) - alertsBefore).toBe(1)
+  })
+
 for (const database of testDatabases) {
   layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`keys stay on backends (${database})`, (it) => {
     it.effect("403 api_key_in_browser for a key with Origin, Sec-Fetch-Site or Sec-Fetch-Dest, on key and reader endpoints", () =>
@@ -106,22 +124,11 @@ for (const database of testDatabases) {
 
     it.effect("a key sent from a browser to a session-only endpoint is raised as exposed like on a key endpoint", () =>
       Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
         const owner = yield* registerOwner("exposed-session-only")
         const key = yield* createKey(owner, "live")
         const before = yield* browserAlerts
         expectRefused(yield* rawRequest("GET", "/v1/me", { token: key.token, headers: { origin: "https://shop.example.com" } }), "/v1/me")
-        const alerts = yield* eventually(
-          sql<{ kind: string; tenantId: string | null; detail: string }>`
-            SELECT kind, tenant_id, detail FROM security_alerts WHERE api_key_id = ${key.api_key.id}`,
-          (rows) => rows.length > 0
-        )
-        expect(alerts).toEqual([{ kind: "api_key.exposed", tenantId: owner.tenantId, detail: "browser" }])
-        const events = yield* sql<{ environment: string; source: string; apiKeyId: string }>`
-          SELECT environment, data->'object'->>'source' AS source, data->'object'->>'api_key_id' AS api_key_id
-          FROM events WHERE tenant_id = ${owner.tenantId} AND type = 'api_key.exposed'`
-        expect(events).toEqual([{ environment: "live", source: "browser", apiKeyId: key.api_key.id }])
-        expect((yield* browserAlerts) - before).toBe(1)
+        yield* expectRaisedFromBrowser(owner.tenantId, key.api_key.id, before)
         // An unknown key-shaped token sent there is counted as a browser exposure too, naming no key.
         const unknownBefore = yield* unknownFromBrowsers
         expectRefused(
@@ -173,17 +180,7 @@ for (const database of testDatabases) {
           yield* rawRequest("GET", "/v1/documents", { token: key.token, headers: { origin: "https://shop.example.com" } }),
           "live key"
         )
-        const alerts = yield* eventually(
-          sql<{ kind: string; tenantId: string | null; detail: string }>`
-            SELECT kind, tenant_id, detail FROM security_alerts WHERE api_key_id = ${key.api_key.id}`,
-          (rows) => rows.length > 0
-        )
-        expect(alerts).toEqual([{ kind: "api_key.exposed", tenantId: owner.tenantId, detail: "browser" }])
-        const events = yield* sql<{ environment: string; source: string; apiKeyId: string }>`
-          SELECT environment, data->'object'->>'source' AS source, data->'object'->>'api_key_id' AS api_key_id
-          FROM events WHERE tenant_id = ${owner.tenantId} AND type = 'api_key.exposed'`
-        expect(events).toEqual([{ environment: "live", source: "browser", apiKeyId: key.api_key.id }])
-        expect((yield* browserAlerts) - before).toBe(1)
+        yield* expectRaisedFromBrowser(owner.tenantId, key.api_key.id, before)
         // The token itself is stored nowhere.
         const rows = yield* sql<{ row: string }>`
           SELECT row_to_json(a)::text AS row FROM security_alerts a WHERE api_key_id = ${key.api_key.id}
