@@ -11,18 +11,26 @@ import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentFilesApi, DocumentsApi } from "./documents/Api.js"
-import { ApiKeyInUrl, InternalError, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./domain/Errors.js"
+import {
+  ApiKeyInBrowser,
+  ApiKeyInUrl,
+  InternalError,
+  InvalidRequest,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable
+} from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
 /**
- * The API-level errors (invalid request, token in the URL, unknown route, body too large, internal
- * error), declared on every endpoint; `http/Middleware.ts` maps the framework's failures onto them.
+ * The API-level errors (invalid request, token in the URL, an API key from a browser, unknown route,
+ * body too large, internal error), declared on every endpoint; `http/Middleware.ts` maps the framework's failures onto them.
  */
 export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors", {
-  error: [InvalidRequest, ApiKeyInUrl, NotFound, PayloadTooLarge, ServiceUnavailable, InternalError]
+  error: [InvalidRequest, ApiKeyInUrl, ApiKeyInBrowser, NotFound, PayloadTooLarge, ServiceUnavailable, InternalError]
 }) {}
 
 /**

@@ -7,7 +7,6 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import {
   ApiKeyExpired,
-  ApiKeyInBrowser,
   ApiKeyRevoked,
   Forbidden,
   InsufficientScope,
@@ -55,13 +54,12 @@ const apiKeyOrSessionScheme = HttpApiSecurity.bearer.pipe(
 )
 
 export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentApiKey }>()("ApiKeyAuth", {
-  error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, ApiKeyInBrowser, NotFound, RateLimited],
+  error: [MissingCredentials, InvalidApiKey, ApiKeyRevoked, ApiKeyExpired, InsufficientScope, NotFound, RateLimited],
   security: { apiKey: apiKeyScheme }
 }) {}
 
 export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentSession }>()("SessionAuth", {
-  // ApiKeyInBrowser: an API key sent here from a browser is refused as on a key endpoint (SPEC §4).
-  error: [MissingCredentials, InvalidSession, ApiKeyInBrowser, Forbidden, NotFound, RateLimited],
+  error: [MissingCredentials, InvalidSession, Forbidden, NotFound, RateLimited],
   security: { session: sessionScheme }
 }) {}
 
@@ -78,7 +76,6 @@ export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth
       ApiKeyRevoked,
       ApiKeyExpired,
       InsufficientScope,
-      ApiKeyInBrowser,
       InvalidSession,
       NotFound,
       RateLimited

@@ -1,8 +1,8 @@
 /**
  * The authentication middleware. Each request is verified against the database (no cache), then
  * the endpoint's declared requirements are enforced: the `{tenantId}` of the path, the key's scope
- * or the member's role, and the rate limits of the key and its tenant, or of the session. An API key
- * sent with a browser's request marks is refused before any of that (SPEC §4).
+ * or the member's role, and the rate limits of the key and its tenant, or of the session. (An API key
+ * sent with a browser's request marks never gets here: the server middleware refuses it, SPEC §4.)
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
@@ -12,7 +12,6 @@ import { AuthService } from "../auth/AuthService.js"
 import { AppConfig } from "../Config.js"
 import {
   ApiKeyExpired,
-  ApiKeyInBrowser,
   ApiKeyRevoked,
   InsufficientScope,
   InvalidApiKey,
@@ -27,13 +26,12 @@ import {
   CurrentSession,
   type SessionPrincipal
 } from "../domain/Principal.js"
-import { apiKeyTokenPattern, sessionTokenPattern } from "../domain/Tokens.js"
+import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../domain/Authentication.js"
 import { KeyService } from "../keys/KeyService.js"
 import { policyTable, requireRole, requireSameTenant, requireScope } from "../keys/Policy.js"
-import { ExposureReports } from "../telemetry/ExposureReports.js"
 import { withResponseHeader } from "./ResponseHeaders.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
@@ -61,16 +59,6 @@ const challenged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return challenge === undefined ? Effect.void : withResponseHeader("www-authenticate", challenge)
   })
 
-/**
- * Headers only a browser sets (the Fetch standard's forbidden request headers, which page scripts
- * cannot remove). `Sec-Fetch-Mode` is not one of them: Node's own `fetch` sends it too, and a
- * backend using it must not be refused.
- */
-const BROWSER_MARKS = ["origin", "sec-fetch-site", "sec-fetch-dest"] as const
-
-const hasBrowserMarks = (headers: Readonly<Record<string, string | undefined>>): boolean =>
-  BROWSER_MARKS.some((name) => headers[name] !== undefined)
-
 /** The token of `Authorization: Bearer <token>`; a missing or malformed header is `missing_credentials`. */
 export const bearerToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const match = BEARER.exec(request.headers["authorization"] ?? "")
@@ -83,7 +71,6 @@ const make = Effect.gen(function*() {
   const tenants = yield* TenantService
   const limiter = yield* RateLimiter
   const config = yield* AppConfig
-  const exposures = yield* ExposureReports
   // An endpoint without its policy is a wiring mistake: the server refuses to start, naming it.
   const policyOf = yield* Effect.orDie(policyTable(Api))
   const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
@@ -99,24 +86,8 @@ const make = Effect.gen(function*() {
         : Effect.succeed({ pathTenantId: params["tenantId"], policy })
     })
 
-  /**
-   * Keys stay on backends (SPEC §4). Checked on the token's shape, before the key is verified, as a
-   * key in the URL is: the key is exposed whether or not it is valid, so an unknown, revoked or
-   * expired key from a browser gets the same 403 as an active one, and a page's script learns
-   * nothing about the key's validity from the answer. The refused request verifies nothing, so it
-   * records no use of the key and spends none of its rate limit. The exposure monitor then names
-   * the key if one has that token (an unknown token is only counted); a malformed token is no key
-   * and stays `401 invalid_api_key`.
-   */
-  const keepOnBackends = (token: string) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      apiKeyTokenPattern.test(token) && hasBrowserMarks(request.headers)
-        ? Effect.andThen(exposures.report([token], "browser"), Effect.fail(new ApiKeyInBrowser()))
-        : Effect.void)
-
   const authenticateKey = (token: string, endpoint: HttpApiEndpoint.Top) =>
     Effect.gen(function*() {
-      yield* keepOnBackends(token)
       const principal = yield* keys.verify(token)
       yield* Effect.annotateCurrentSpan({
         "tenant.id": principal.tenantId,
@@ -134,9 +105,6 @@ const make = Effect.gen(function*() {
 
   const authenticateSession = (token: string, endpoint: HttpApiEndpoint.Top) =>
     Effect.gen(function*() {
-      // A key sent from a browser is exposed whichever endpoint it was sent to: a session-only
-      // endpoint refuses and reports it like a key endpoint does, rather than `invalid_session`.
-      yield* keepOnBackends(token)
       if (!sessionTokenPattern.test(token)) return yield* new InvalidSession()
       const principal = yield* auth.verifySession(token)
       yield* Effect.annotateCurrentSpan({ "user.id": principal.userId })

@@ -27,6 +27,7 @@ import { HttpApi, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "
 import { Api, ApiErrors } from "../Api.js"
 import { isDatabaseUnavailable, isUnstorableText } from "../db/errors.js"
 import {
+  ApiKeyInBrowser,
   ApiKeyInUrl,
   InternalError,
   InvalidRequest,
@@ -36,7 +37,7 @@ import {
   ServiceUnavailable,
   statusOf
 } from "../domain/Errors.js"
-import { embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
+import { apiKeyTokenPattern, embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import { httpServerDuration } from "../telemetry/Metrics.js"
@@ -217,12 +218,12 @@ export const apiErrorsLayer = <Id extends string, Groups extends HttpApiGroup.Co
 
 export const ApiErrorsLive = apiErrorsLayer(Api)
 
-/** The contract errors answered before the API runs (token in the URL, no route, oversized body). */
+/** The contract errors answered before the API runs (a token in the URL or from a browser, no route, oversized body). */
 const encodeEarlyError = Schema.encodeSync(
-  Schema.Union([ApiKeyInUrl, NotFound, MethodNotAllowed, PayloadTooLarge, InvalidRequest])
+  Schema.Union([ApiKeyInUrl, ApiKeyInBrowser, NotFound, MethodNotAllowed, PayloadTooLarge, InvalidRequest])
 )
 
-const respond = (error: ApiKeyInUrl | NotFound | MethodNotAllowed | PayloadTooLarge | InvalidRequest) =>
+const respond = (error: ApiKeyInUrl | ApiKeyInBrowser | NotFound | MethodNotAllowed | PayloadTooLarge | InvalidRequest) =>
   HttpServerResponse.jsonUnsafe(encodeEarlyError(error), { status: statusOf(error) })
 
 export interface RouteTemplate {
@@ -360,6 +361,28 @@ const observe = (
   )
 }
 
+/**
+ * Headers only a browser sets (the Fetch standard's forbidden request headers, which page scripts
+ * cannot remove). `Sec-Fetch-Mode` is not one of them: Node's own `fetch` sends it too, and a
+ * backend using it must not be refused.
+ */
+const BROWSER_MARKS = ["origin", "sec-fetch-site", "sec-fetch-dest"] as const
+
+/**
+ * Keys stay on backends (SPEC §4): the API key of a request that carries a browser's marks, on any
+ * path, public ones included. Judged by the token's shape before anything else runs, as a key in
+ * the URL is: the key is exposed whether or not it is valid, so an unknown, revoked or expired key
+ * gets the same 403 as an active one (a page's script learns nothing of its validity), and the
+ * refused request records no use of the key and spends none of its rate limit. The exposure monitor
+ * then names the key if one has that token (an unknown one is only counted); a malformed token is
+ * no key, and the authentication answers it as usual.
+ */
+const apiKeyFromBrowser = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
+  if (!BROWSER_MARKS.some((name) => headers[name] !== undefined)) return undefined
+  const token = /^Bearer +(\S+)$/i.exec(headers["authorization"] ?? "")?.[1]
+  return token !== undefined && apiKeyTokenPattern.test(token) ? token : undefined
+}
+
 /** The methods the semantic conventions name; any other is `_OTHER`, so a client cannot mint labels. */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"])
 const methodOf = (method: string) => (KNOWN_METHODS.has(method) ? method : "_OTHER")
@@ -426,6 +449,11 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
               if (leaked.length > 0) {
                 yield* exposure.report(findTokensInUrl(request.url), "url")
                 return respond(new ApiKeyInUrl())
+              }
+              const fromBrowser = apiKeyFromBrowser(request.headers)
+              if (fromBrowser !== undefined) {
+                yield* exposure.report([fromBrowser], "browser")
+                return respond(new ApiKeyInBrowser())
               }
               if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
                 return respond(new PayloadTooLarge())

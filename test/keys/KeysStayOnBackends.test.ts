@@ -48,7 +48,6 @@ const expectRefused = (response: RawResponse, label: string) => {
   expect(Object.keys(response.headers).filter((name) => name.startsWith("access-control-")), label).toEqual([])
 }
 
-
 /** What one browser request with a live key raises: a security alert naming it, an `api_key.exposed` event, the metric by one. */
 const expectRaisedFromBrowser = (tenantId: string, apiKeyId: string, alertsBefore: number) =>
   Effect.gen(function*() {
@@ -136,6 +135,23 @@ for (const database of testDatabases) {
           "unknown key"
         )
         yield* eventually(unknownFromBrowsers, (count) => count > unknownBefore)
+      }))
+
+    it.effect("public endpoints too: a key from a browser on login, register or /healthz is refused and raised", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("exposed-public")
+        const key = yield* createKey(owner, "live")
+        const before = yield* browserAlerts
+        const headers = { origin: "https://shop.example.com" }
+        expectRefused(
+          yield* rawRequest("POST", "/v1/auth/login", { token: key.token, headers, body: { email: owner.email, password: "x".repeat(12) } }),
+          "login"
+        )
+        expectRefused(yield* rawRequest("GET", "/healthz", { token: key.token, headers }), "healthz")
+        // The exposure is raised once per request; the first names the key.
+        yield* expectRaisedFromBrowser(owner.tenantId, key.api_key.id, before)
+        // Without the key, a browser reaches the public endpoints as ever.
+        expect((yield* rawRequest("GET", "/healthz", { headers })).status).toBe(200)
       }))
 
     it.effect("Sec-Fetch-Mode alone is no browser mark: Node's own fetch sends it", () =>
