@@ -48,8 +48,13 @@ import { withResponseHeader } from "./ResponseHeaders.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** The pages `App.ts` serves at the root beside the contract: the OpenAPI document and the reference page. */
-const ROOT_PAGES = new Set(["/openapi.json", "/docs", "/metrics"])
+/**
+ * The pages `App.ts` serves at the root beside the contract: the OpenAPI document, the reference
+ * page, the metrics, and the dashboard (`/` and its files under `/assets/`).
+ */
+const ROOT_PAGES = new Set(["/", "/openapi.json", "/docs", "/metrics"])
+
+const isRootPage = (path: string) => ROOT_PAGES.has(path) || path.startsWith("/assets/")
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -267,7 +272,7 @@ const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
  */
 export const allowedMethods = (routes: ReadonlyArray<RouteTemplate>) => (path: string): ReadonlyArray<string> => {
   const methods = new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))
-  if (ROOT_PAGES.has(path)) methods.add("GET")
+  if (isRootPage(path)) methods.add("GET")
   if (methods.size === 0) return []
   if (methods.has("GET")) methods.add("HEAD")
   methods.add("OPTIONS")
@@ -405,7 +410,7 @@ export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
   const rootRoutes = routes.filter((route) => !isVersioned(route.template))
   const aliasOf = (url: string): string => {
     const path = pathOf(url)
-    return isVersioned(path) || ROOT_PAGES.has(path) || rootRoutes.some((route) => route.pattern.test(path))
+    return isVersioned(path) || isRootPage(path) || rootRoutes.some((route) => route.pattern.test(path))
       ? url
       : `/v1${url}`
   }

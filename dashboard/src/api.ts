@@ -1,0 +1,74 @@
+/**
+ * The dashboard talks to the API only through the project's typed client (src/client), derived
+ * from the same contract as the server: a renamed field or a new error breaks this build, not a
+ * person's page. The session token lives in this tab's sessionStorage (SPEC §15: never
+ * localStorage, never a URL) and travels as a Bearer header like every other credential.
+ */
+import { createClient, Redacted, type PromiseClient } from "../../src/client/index.js"
+
+export { Redacted }
+export type Api = PromiseClient
+
+const SESSION_KEY = "etd.session"
+
+export interface StoredSession {
+  readonly token: string
+  readonly expiresAt: string
+}
+
+export const storedSession = (): StoredSession | undefined => {
+  try {
+    const raw = sessionStorage.getItem(SESSION_KEY)
+    if (raw === null) return undefined
+    const session = JSON.parse(raw) as StoredSession
+    return Date.parse(session.expiresAt) > Date.now() ? session : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const storeSession = (session: StoredSession | undefined) => {
+  if (session === undefined) sessionStorage.removeItem(SESSION_KEY)
+  else sessionStorage.setItem(SESSION_KEY, JSON.stringify(session))
+}
+
+/** A client for this page's origin, with the session's token when there is one. */
+export const apiFor = (token?: string): Api => createClient({ baseUrl: location.origin, token })
+
+/** What the page shows of a failed call: the API's stable `code` and its message. */
+export interface Failure {
+  readonly code: string
+  readonly message: string
+  readonly issues?: ReadonlyArray<{ readonly path: ReadonlyArray<string | number>; readonly message: string }>
+}
+
+export const failureOf = (error: unknown): Failure => {
+  if (typeof error === "object" && error !== null) {
+    const candidate = error as { code?: unknown; message?: unknown; issues?: unknown; _tag?: unknown }
+    if (typeof candidate.code === "string") {
+      return {
+        code: candidate.code,
+        message: typeof candidate.message === "string" ? candidate.message : candidate.code,
+        ...(Array.isArray(candidate.issues) ? { issues: candidate.issues as Failure["issues"] } : {})
+      }
+    }
+    // The client refused a value before sending it (the server would say invalid_request).
+    if (candidate._tag === "SchemaError") return { code: "invalid_request", message: String(candidate.message) }
+    // No answer the contract describes: the network, or a proxy's error page.
+    if (candidate._tag === "HttpClientError") return { code: "network_error", message: String(candidate.message) }
+  }
+  return { code: "unexpected", message: String(error) }
+}
+
+/** Saves a file the API answered with (the note's XML or PDF) under the given name. */
+export const saveFile = (content: BlobPart, type: string, name: string) => {
+  const url = URL.createObjectURL(new Blob([content], { type }))
+  const link = document.createElement("a")
+  link.href = url
+  link.download = name
+  link.hidden = true
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+}

@@ -1,0 +1,1 @@
+export const CertificateScreen = (_: { readonly route?: ReadonlyArray<string> }) => <p>Certificate</p>

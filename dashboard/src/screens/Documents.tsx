@@ -1,0 +1,1 @@
+export const DocumentsScreen = (_: { readonly route?: ReadonlyArray<string> }) => <p>Documents</p>

@@ -1,0 +1,1 @@
+export const KeysScreen = (_: { readonly route?: ReadonlyArray<string> }) => <p>Keys</p>

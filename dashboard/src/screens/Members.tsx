@@ -1,0 +1,1 @@
+export const MembersScreen = (_: { readonly route?: ReadonlyArray<string> }) => <p>Members</p>

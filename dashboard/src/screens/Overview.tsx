@@ -1,0 +1,175 @@
+/**
+ * The overview (SPEC §15): the tenant's plan and billing status, this month's live quota, and a
+ * chart of documents per day in each environment (with the same figures as a table, for screen
+ * readers and for anyone who prefers numbers).
+ */
+import { useEffect, useRef } from "preact/hooks"
+import uPlot from "uplot"
+import "uplot/dist/uPlot.min.css"
+import { formatDate, formatNumber, texts, useLang, useTexts } from "../i18n.js"
+import { href } from "../router.js"
+import { Async, Badge, Empty, useResource } from "../ui.js"
+import { useWorkspace } from "../workspace.js"
+
+const text = texts({
+  en: {
+    title: "Overview",
+    plan: "Plan",
+    status: "Billing status",
+    status_active: "active",
+    status_past_due: "past due",
+    status_suspended: "suspended",
+    suspendedHint: "Live issuing is suspended until the subscription is active again. Test keys keep working.",
+    pastDueHint: "A payment failed. Live issuing continues, but update your payment details soon.",
+    quota: "Live documents this month ({period})",
+    quotaUse: "{used} of {limit}",
+    quotaNote: "Only live documents count; test documents are free.",
+    chart: "Documents per day, last {days} days",
+    live: "Live",
+    test: "Test",
+    date: "Date",
+    table: "Show the figures as a table",
+    totals: "{live} live and {test} test documents in the last {days} days.",
+    nothingYet: "No documents in the last {days} days.",
+    nothingYetHint: "Create a test API key, then issue a document with it from your backend.",
+    createKey: "Create an API key",
+    taxId: "Tax id",
+    verified: "verified",
+    unverified: "not verified",
+    unverifiedHint: "Upload the company's A1 certificate to verify the tax id and issue live documents."
+  },
+  pt: {
+    title: "Visão geral",
+    plan: "Plano",
+    status: "Situação da assinatura",
+    status_active: "ativa",
+    status_past_due: "pagamento pendente",
+    status_suspended: "suspensa",
+    suspendedHint: "A emissão em produção está suspensa até a assinatura voltar a ficar ativa. As chaves de teste continuam funcionando.",
+    pastDueHint: "Um pagamento falhou. A emissão em produção continua, mas atualize seus dados de pagamento logo.",
+    quota: "Documentos de produção neste mês ({period})",
+    quotaUse: "{used} de {limit}",
+    quotaNote: "Só documentos de produção contam; os de teste são gratuitos.",
+    chart: "Documentos por dia, últimos {days} dias",
+    live: "Produção",
+    test: "Teste",
+    date: "Data",
+    table: "Mostrar os números em tabela",
+    totals: "{live} documentos de produção e {test} de teste nos últimos {days} dias.",
+    nothingYet: "Nenhum documento nos últimos {days} dias.",
+    nothingYetHint: "Crie uma chave de API de teste e emita um documento com ela a partir do seu backend.",
+    createKey: "Criar uma chave de API",
+    taxId: "CNPJ/CPF",
+    verified: "verificado",
+    unverified: "não verificado",
+    unverifiedHint: "Envie o certificado A1 da empresa para verificar o CNPJ e emitir documentos de produção."
+  }
+})
+
+const DAYS = 30
+
+export const OverviewScreen = () => {
+  const t = useTexts(text)
+  const { lang } = useLang()
+  const { api, tenant } = useWorkspace()
+  const usage = useResource(() => api.tenants.usage({ params: { tenantId: tenant.id }, query: { days: DAYS } }), [tenant.id])
+  const { quota } = tenant
+  const statusTone = tenant.status === "active" ? "ok" : tenant.status === "past_due" ? "warn" : "bad"
+  return (
+    <section aria-labelledby="overview-title">
+      <h1 id="overview-title">{tenant.name}</h1>
+      <dl class="facts">
+        <div><dt>{t("taxId")}</dt><dd><span class="mono">{tenant.tax_id}</span> <Badge tone={tenant.verified ? "ok" : "muted"}>{t(tenant.verified ? "verified" : "unverified")}</Badge></dd></div>
+        <div><dt>{t("plan")}</dt><dd>{tenant.plan}</dd></div>
+        <div><dt>{t("status")}</dt><dd><Badge tone={statusTone}>{t(`status_${tenant.status}`)}</Badge></dd></div>
+      </dl>
+      {tenant.status === "suspended" && <p class="notice error">{t("suspendedHint")}</p>}
+      {tenant.status === "past_due" && <p class="notice warning">{t("pastDueHint")}</p>}
+      {!tenant.verified && <p class="notice info">{t("unverifiedHint")} <a href={href("certificate")}>→</a></p>}
+      <h2 id="quota-title">{t("quota", { period: quota.period })}</h2>
+      <div class="quota">
+        <meter
+          aria-labelledby="quota-title"
+          min={0}
+          max={quota.limit}
+          low={quota.limit * 0.8}
+          high={quota.limit * 0.99}
+          optimum={0}
+          value={quota.used}
+        />
+        <span>{t("quotaUse", { used: formatNumber(quota.used, lang), limit: formatNumber(quota.limit, lang) })}</span>
+      </div>
+      <p class="hint">{t("quotaNote")}</p>
+      <h2>{t("chart", { days: DAYS })}</h2>
+      <Async resource={usage.resource} onRetry={usage.reload}>
+        {(value) => {
+          const live = value.days.reduce((sum, day) => sum + day.live, 0)
+          const test = value.days.reduce((sum, day) => sum + day.test, 0)
+          if (live + test === 0) {
+            return (
+              <Empty title={t("nothingYet", { days: DAYS })}>
+                <p>{t("nothingYetHint")}</p>
+                <a class="button" href={href("keys")}>{t("createKey")}</a>
+              </Empty>
+            )
+          }
+          return (
+            <>
+              <p>{t("totals", { live: formatNumber(live, lang), test: formatNumber(test, lang), days: DAYS })}</p>
+              <DailyChart days={value.days} labels={{ live: t("live"), test: t("test") }} />
+              <details>
+                <summary>{t("table")}</summary>
+                <table>
+                  <thead><tr><th scope="col">{t("date")}</th><th scope="col">{t("live")}</th><th scope="col">{t("test")}</th></tr></thead>
+                  <tbody>
+                    {value.days.map((day) => (
+                      <tr key={day.date}><th scope="row">{formatDate(day.date, lang)}</th><td>{day.live}</td><td>{day.test}</td></tr>
+                    ))}
+                  </tbody>
+                </table>
+              </details>
+            </>
+          )
+        }}
+      </Async>
+    </section>
+  )
+}
+
+/** Bars per day, live beside test; redrawn to the container's width. */
+const DailyChart = ({ days, labels }: {
+  readonly days: ReadonlyArray<{ readonly date: string; readonly live: number; readonly test: number }>
+  readonly labels: { readonly live: string; readonly test: string }
+}) => {
+  const container = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    const element = container.current
+    if (element === null) return
+    const bars = uPlot.paths.bars!
+    const data: uPlot.AlignedData = [
+      days.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
+      days.map((day) => day.live),
+      days.map((day) => day.test)
+    ]
+    const chart = new uPlot({
+      width: Math.max(element.clientWidth, 280),
+      height: 240,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+      scales: { x: { time: true }, y: { range: (_self, _min, max) => [0, Math.max(1, max)] } },
+      axes: [{}, { values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : "")) }],
+      series: [
+        {},
+        { label: labels.live, fill: "#0b5cad", stroke: "#0b5cad", paths: bars({ size: [0.4, 24], align: -1 }), points: { show: false } },
+        { label: labels.test, fill: "#b35c00", stroke: "#b35c00", paths: bars({ size: [0.4, 24], align: 1 }), points: { show: false } }
+      ]
+    }, data, element)
+    const resize = new ResizeObserver(() => chart.setSize({ width: Math.max(element.clientWidth, 280), height: 240 }))
+    resize.observe(element)
+    return () => {
+      resize.disconnect()
+      chart.destroy()
+    }
+  }, [days, labels.live, labels.test])
+  // The canvas says nothing to a screen reader; the table below it says everything.
+  return <div class="chart" ref={container} aria-hidden="true" />
+}

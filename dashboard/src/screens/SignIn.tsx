@@ -1,0 +1,158 @@
+/**
+ * Sign in, or register a user with their company's tenant (SPEC §5), then sign in at once.
+ */
+import { useState } from "preact/hooks"
+import { apiFor, Redacted, type StoredSession } from "../api.js"
+import { type Lang, texts, useLang, useTexts } from "../i18n.js"
+import { ErrorNotice, useAction } from "../ui.js"
+
+const text = texts({
+  en: {
+    title: "ETD dashboard",
+    lead: "Issue NFS-e for your company: manage API keys, documents, webhooks and your certificate.",
+    signIn: "Sign in",
+    register: "Create an account",
+    email: "Email",
+    password: "Password",
+    passwordHint: "At least 12 characters.",
+    name: "Your name",
+    tenantName: "Company name",
+    taxId: "Company tax id (CNPJ or CPF)",
+    taxIdHint: "Digits, with or without punctuation.",
+    submitSignIn: "Sign in",
+    submitRegister: "Create account",
+    working: "Please wait…",
+    expired: "Your session has ended. Sign in again.",
+    invalid_credentials: "Email or password is incorrect.",
+    conflict: "That email is already registered. Sign in instead.",
+    language: "Language",
+    modes: "Sign in or create an account"
+  },
+  pt: {
+    title: "Painel ETD",
+    lead: "Emita NFS-e pela sua empresa: gerencie chaves de API, documentos, webhooks e seu certificado.",
+    signIn: "Entrar",
+    register: "Criar conta",
+    email: "E-mail",
+    password: "Senha",
+    passwordHint: "Pelo menos 12 caracteres.",
+    name: "Seu nome",
+    tenantName: "Nome da empresa",
+    taxId: "CNPJ ou CPF da empresa",
+    taxIdHint: "Só números, com ou sem pontuação.",
+    submitSignIn: "Entrar",
+    submitRegister: "Criar conta",
+    working: "Aguarde…",
+    expired: "Sua sessão terminou. Entre novamente.",
+    invalid_credentials: "E-mail ou senha incorretos.",
+    conflict: "Este e-mail já está cadastrado. Entre com ele.",
+    language: "Idioma",
+    modes: "Entrar ou criar conta"
+  }
+})
+
+export const SignInScreen = ({ onSignedIn, expired }: {
+  readonly onSignedIn: (session: StoredSession) => void
+  readonly expired: boolean
+}) => {
+  const t = useTexts(text)
+  const { lang, setLang } = useLang()
+  const [mode, setMode] = useState<"signIn" | "register">("signIn")
+  const action = useAction()
+  const api = apiFor()
+
+  const signIn = (email: string, password: string) =>
+    api.auth.login({ payload: { email, password: Redacted.make(password) } }).then((result) =>
+      onSignedIn({ token: result.token, expiresAt: result.expires_at.toISOString() })
+    )
+
+  const submit = (event: Event) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget as HTMLFormElement)
+    const field = (name: string) => String(form.get(name) ?? "")
+    const email = field("email")
+    const password = field("password")
+    void action.run(async () => {
+      if (mode === "register") {
+        const name = field("name").trim()
+        await api.auth.register({
+          payload: {
+            email,
+            password: Redacted.make(password),
+            ...(name === "" ? {} : { name }),
+            tenant: { name: field("tenant_name"), tax_id: field("tax_id") }
+          }
+        })
+      }
+      await signIn(email, password)
+    })
+  }
+
+  const failureText = action.failure && (action.failure.code === "invalid_credentials" || action.failure.code === "conflict")
+    ? t(action.failure.code)
+    : undefined
+
+  return (
+    <main id="main" class="signin">
+      <div class="signin-card">
+        <div class="signin-head">
+          <h1>{t("title")}</h1>
+          <label class="lang">
+            <span>{t("language")}</span>
+            <select value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
+              <option value="pt">Português</option>
+              <option value="en">English</option>
+            </select>
+          </label>
+        </div>
+        <p>{t("lead")}</p>
+        {expired && <p class="notice warning" role="status">{t("expired")}</p>}
+        <div class="tabs" role="group" aria-label={t("modes")}>
+          <button type="button" aria-pressed={mode === "signIn"} onClick={() => (setMode("signIn"), action.clear())}>{t("signIn")}</button>
+          <button type="button" aria-pressed={mode === "register"} onClick={() => (setMode("register"), action.clear())}>{t("register")}</button>
+        </div>
+        <form onSubmit={submit} aria-label={mode === "signIn" ? t("signIn") : t("register")}>
+          <label>
+            {t("email")}
+            <input name="email" type="email" autoComplete="username" required />
+          </label>
+          <label>
+            {t("password")}
+            <input
+              name="password"
+              type="password"
+              autoComplete={mode === "signIn" ? "current-password" : "new-password"}
+              minLength={mode === "register" ? 12 : undefined}
+              required
+              aria-describedby={mode === "register" ? "password-hint" : undefined}
+            />
+            {mode === "register" && <small id="password-hint">{t("passwordHint")}</small>}
+          </label>
+          {mode === "register" && (
+            <>
+              <label>
+                {t("name")}
+                <input name="name" autoComplete="name" />
+              </label>
+              <label>
+                {t("tenantName")}
+                <input name="tenant_name" autoComplete="organization" required />
+              </label>
+              <label>
+                {t("taxId")}
+                <input name="tax_id" inputMode="numeric" required aria-describedby="taxid-hint" />
+                <small id="taxid-hint">{t("taxIdHint")}</small>
+              </label>
+            </>
+          )}
+          {action.failure && (failureText
+            ? <div class="notice error" role="alert"><p>{failureText}</p></div>
+            : <ErrorNotice failure={action.failure} />)}
+          <button type="submit" class="primary" disabled={action.busy}>
+            {action.busy ? t("working") : mode === "signIn" ? t("submitSignIn") : t("submitRegister")}
+          </button>
+        </form>
+      </div>
+    </main>
+  )
+}

@@ -1,0 +1,1 @@
+export const WebhooksScreen = (_: { readonly route?: ReadonlyArray<string> }) => <p>Webhooks</p>

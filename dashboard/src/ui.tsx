@@ -1,0 +1,276 @@
+/**
+ * The pieces every screen shares: loading, error and empty states, confirmation before anything
+ * destructive, the once-shown secret with its copy button, and cursor pagination.
+ */
+import type { ComponentChildren } from "preact"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { type Failure, failureOf } from "./api.js"
+import { texts, useTexts } from "./i18n.js"
+
+const common = texts({
+  en: {
+    loading: "Loading…",
+    retry: "Try again",
+    cancel: "Cancel",
+    close: "Close",
+    copy: "Copy",
+    copied: "Copied to the clipboard",
+    copyFailed: "Could not copy: select the text and copy it yourself",
+    loadMore: "Load more",
+    network_error: "The service cannot be reached. Check your connection and try again.",
+    forbidden: "Your role in this tenant does not allow this. Ask an owner or admin.",
+    rate_limited: "Too many requests. Wait a moment and try again.",
+    invalid_session: "Your session has ended. Sign in again.",
+    service_unavailable: "The service is briefly unavailable. Try again in a moment.",
+    internal_error: "Something went wrong on our side. Try again; if it persists, contact support.",
+    secretOnce: "Copy it now: it is shown only this once and cannot be recovered.",
+    working: "Working…"
+  },
+  pt: {
+    loading: "Carregando…",
+    retry: "Tentar de novo",
+    cancel: "Cancelar",
+    close: "Fechar",
+    copy: "Copiar",
+    copied: "Copiado para a área de transferência",
+    copyFailed: "Não foi possível copiar: selecione o texto e copie manualmente",
+    loadMore: "Carregar mais",
+    network_error: "Não foi possível alcançar o serviço. Verifique a conexão e tente de novo.",
+    forbidden: "Seu papel nesta conta não permite esta ação. Peça a um proprietário ou administrador.",
+    rate_limited: "Muitas requisições. Aguarde um instante e tente de novo.",
+    invalid_session: "Sua sessão terminou. Entre novamente.",
+    service_unavailable: "O serviço está indisponível por um instante. Tente de novo em seguida.",
+    internal_error: "Algo deu errado do nosso lado. Tente de novo; se persistir, fale com o suporte.",
+    secretOnce: "Copie agora: ele é exibido só desta vez e não pode ser recuperado.",
+    working: "Processando…"
+  }
+})
+
+const translatedCodes = ["network_error", "forbidden", "rate_limited", "invalid_session", "service_unavailable", "internal_error"] as const
+
+/** A failure in the person's language when it is a general one; the API's own message otherwise. */
+export const useFailureText = () => {
+  const t = useTexts(common)
+  return (failure: Failure) => {
+    const general = translatedCodes.find((code) => code === failure.code)
+    if (general !== undefined) return t(general)
+    const issues = failure.issues?.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")
+    return issues ? `${failure.message} (${issues})` : failure.message
+  }
+}
+
+export type Resource<A> =
+  | { readonly state: "loading" }
+  | { readonly state: "failed"; readonly failure: Failure }
+  | { readonly state: "ready"; readonly value: A }
+
+/** Loads `load()` when `deps` change; `reload` loads again without dropping what is shown. */
+export const useResource = <A,>(load: () => Promise<A>, deps: ReadonlyArray<unknown>) => {
+  const [resource, setResource] = useState<Resource<A>>({ state: "loading" })
+  const generation = useRef(0)
+  const run = useCallback((showLoading: boolean) => {
+    const mine = ++generation.current
+    if (showLoading) setResource({ state: "loading" })
+    // A load that throws before returning its promise is a failure like any other.
+    Promise.resolve().then(load).then(
+      (value) => mine === generation.current && setResource({ state: "ready", value }),
+      (error: unknown) => mine === generation.current && setResource({ state: "failed", failure: failureOf(error) })
+    )
+  }, deps)
+  useEffect(() => run(true), [run])
+  return { resource, reload: () => run(false) }
+}
+
+export const Loading = () => {
+  const t = useTexts(common)
+  return <p class="loading" role="status" aria-live="polite">{t("loading")}</p>
+}
+
+export const ErrorNotice = ({ failure, onRetry }: { readonly failure: Failure; readonly onRetry?: () => void }) => {
+  const t = useTexts(common)
+  const text = useFailureText()
+  return (
+    <div class="notice error" role="alert">
+      <p>{text(failure)}</p>
+      {onRetry && <button type="button" onClick={onRetry}>{t("retry")}</button>}
+    </div>
+  )
+}
+
+export const Async = <A,>({ resource, onRetry, children }: {
+  readonly resource: Resource<A>
+  readonly onRetry: () => void
+  readonly children: (value: A) => ComponentChildren
+}) =>
+  resource.state === "loading"
+    ? <Loading />
+    : resource.state === "failed"
+    ? <ErrorNotice failure={resource.failure} onRetry={onRetry} />
+    : <>{children(resource.value)}</>
+
+/** What to show when a list is empty: what it is for, and the next step. */
+export const Empty = ({ title, children }: { readonly title: string; readonly children?: ComponentChildren }) => (
+  <div class="empty">
+    <p class="empty-title">{title}</p>
+    {children}
+  </div>
+)
+
+/** Runs a call for a form or a button: busy while it runs, its failure shown, never two at once. */
+export const useAction = () => {
+  const [busy, setBusy] = useState(false)
+  const [failure, setFailure] = useState<Failure | undefined>(undefined)
+  const run = async <A,>(call: () => Promise<A>): Promise<A | undefined> => {
+    if (busy) return undefined
+    setBusy(true)
+    setFailure(undefined)
+    try {
+      return await call()
+    } catch (error) {
+      setFailure(failureOf(error))
+      return undefined
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, failure, run, clear: () => setFailure(undefined) }
+}
+
+/**
+ * A modal dialog on the native `<dialog>`: focus moves into it and stays there, Escape closes it,
+ * and focus returns to what opened it.
+ */
+export const Dialog = ({ title, onClose, children, wide }: {
+  readonly title: string
+  readonly onClose: () => void
+  readonly children: ComponentChildren
+  readonly wide?: boolean
+}) => {
+  const ref = useRef<HTMLDialogElement>(null)
+  useEffect(() => {
+    const opener = document.activeElement as HTMLElement | null
+    ref.current?.showModal()
+    return () => opener?.focus()
+  }, [])
+  const titleId = useRef(`dialog-${Math.random().toString(36).slice(2)}`).current
+  return (
+    <dialog
+      ref={ref}
+      class={wide ? "wide" : undefined}
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault()
+        onClose()
+      }}
+    >
+      <h2 id={titleId}>{title}</h2>
+      {children}
+    </dialog>
+  )
+}
+
+/** Asks before a destructive action; the action's failure stays in the dialog. */
+export const Confirm = ({ title, body, confirmLabel, onConfirm, onClose }: {
+  readonly title: string
+  readonly body: ComponentChildren
+  readonly confirmLabel: string
+  readonly onConfirm: () => Promise<unknown>
+  readonly onClose: () => void
+}) => {
+  const t = useTexts(common)
+  const action = useAction()
+  return (
+    <Dialog title={title} onClose={onClose}>
+      <div class="dialog-body">{body}</div>
+      {action.failure && <ErrorNotice failure={action.failure} />}
+      <div class="actions">
+        <button type="button" onClick={onClose}>{t("cancel")}</button>
+        <button
+          type="button"
+          class="danger"
+          disabled={action.busy}
+          onClick={() => action.run(onConfirm).then((done) => done !== undefined && onClose())}
+        >
+          {action.busy ? t("working") : confirmLabel}
+        </button>
+      </div>
+    </Dialog>
+  )
+}
+
+export const CopyButton = ({ text, label }: { readonly text: string; readonly label?: string }) => {
+  const t = useTexts(common)
+  const [outcome, setOutcome] = useState<"copied" | "copyFailed" | undefined>(undefined)
+  return (
+    <>
+      <button
+        type="button"
+        onClick={() =>
+          navigator.clipboard.writeText(text).then(() => setOutcome("copied"), () => setOutcome("copyFailed"))}
+      >
+        {label ?? t("copy")}
+      </button>
+      <span class="copy-outcome" role="status" aria-live="polite">{outcome && t(outcome)}</span>
+    </>
+  )
+}
+
+/** A token or signing secret, shown once, with its copy button and the warning that goes with it. */
+export const SecretOnce = ({ label, secret }: { readonly label: string; readonly secret: string }) => {
+  const t = useTexts(common)
+  return (
+    <div class="secret" role="group" aria-label={label}>
+      <p class="notice warning">{t("secretOnce")}</p>
+      <label>
+        {label}
+        <input class="mono" readOnly value={secret} onFocus={(event) => event.currentTarget.select()} />
+      </label>
+      <CopyButton text={secret} />
+    </div>
+  )
+}
+
+export const CloseButton = ({ onClose }: { readonly onClose: () => void }) => {
+  const t = useTexts(common)
+  return <button type="button" onClick={onClose}>{t("close")}</button>
+}
+
+/** A "load more" button over the API's cursor pagination. */
+export const usePages = <A extends { readonly id: string },>(
+  load: (startingAfter: string | undefined) => Promise<{ readonly data: ReadonlyArray<A>; readonly has_more: boolean }>,
+  deps: ReadonlyArray<unknown>
+) => {
+  const [extra, setExtra] = useState<{ items: ReadonlyArray<A>; hasMore: boolean } | undefined>(undefined)
+  const { resource, reload } = useResource(() => {
+    setExtra(undefined)
+    return load(undefined)
+  }, deps)
+  const more = useAction()
+  const items = resource.state === "ready" ? [...resource.value.data, ...(extra?.items ?? [])] : []
+  const hasMore = extra?.hasMore ?? (resource.state === "ready" && resource.value.has_more)
+  const loadMore = () =>
+    more.run(async () => {
+      const page = await load(items.at(-1)?.id)
+      setExtra({ items: [...(extra?.items ?? []), ...page.data], hasMore: page.has_more })
+    })
+  return { resource, reload, items, hasMore, loadMore, more }
+}
+
+export const MoreButton = ({ pages }: { readonly pages: { hasMore: boolean; loadMore: () => void; more: { busy: boolean; failure?: Failure | undefined } } }) => {
+  const t = useTexts(common)
+  if (!pages.hasMore && !pages.more.failure) return null
+  return (
+    <div class="more">
+      {pages.more.failure && <ErrorNotice failure={pages.more.failure} />}
+      {pages.hasMore && (
+        <button type="button" onClick={pages.loadMore} disabled={pages.more.busy}>
+          {pages.more.busy ? t("loading") : t("loadMore")}
+        </button>
+      )}
+    </div>
+  )
+}
+
+export const Badge = ({ tone, children }: { readonly tone: "ok" | "warn" | "bad" | "muted" | "info"; readonly children: ComponentChildren }) => (
+  <span class={`badge ${tone}`}>{children}</span>
+)
