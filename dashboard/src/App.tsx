@@ -186,22 +186,22 @@ const Frame = ({ api, user, memberships, onSignOut }: {
       <header class="top">
         <span class="brand">{t("brand")}</span>
         {memberships.length > 0 && (
-          <label class="switcher">
-            <span>{t("tenant")}</span>
-            <select value={tenantId} onChange={(event) => chooseTenant(event.currentTarget.value)}>
+          <span class="control switcher">
+            <label for="tenant-switcher">{t("tenant")}</label>
+            <select id="tenant-switcher" value={tenantId} onChange={(event) => chooseTenant(event.currentTarget.value)}>
               {memberships.map((m) => (
                 <option key={m.tenant.id} value={m.tenant.id}>{m.tenant.name} ({t(`role_${m.role}`)})</option>
               ))}
             </select>
-          </label>
+          </span>
         )}
-        <label class="lang">
-          <span>{t("language")}</span>
-          <select value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
+        <span class="control lang">
+          <label for="language">{t("language")}</label>
+          <select id="language" value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
             <option value="pt">Português</option>
             <option value="en">English</option>
           </select>
-        </label>
+        </span>
         <span class="who" title={user.email}>{t("signedInAs", { name: user.name ?? user.email })}</span>
         <button type="button" onClick={onSignOut}>{t("signOut")}</button>
       </header>

@@ -61,3 +61,11 @@ export const formatMoney = (cents: number, lang: Lang) =>
   new Intl.NumberFormat(locale(lang), { style: "currency", currency: "BRL" }).format(cents / 100)
 
 export const formatNumber = (value: number, lang: Lang) => new Intl.NumberFormat(locale(lang)).format(value)
+
+/** A CNPJ (also the alphanumeric one) or CPF as people write it: 12.345.678/0001-95, 123.456.789-09. */
+export const formatTaxId = (taxId: string) =>
+  taxId.length === 14
+    ? `${taxId.slice(0, 2)}.${taxId.slice(2, 5)}.${taxId.slice(5, 8)}/${taxId.slice(8, 12)}-${taxId.slice(12)}`
+    : taxId.length === 11
+    ? `${taxId.slice(0, 3)}.${taxId.slice(3, 6)}.${taxId.slice(6, 9)}-${taxId.slice(9)}`
+    : taxId

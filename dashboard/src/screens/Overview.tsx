@@ -6,7 +6,7 @@
 import { useEffect, useRef } from "preact/hooks"
 import uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
-import { formatDate, formatNumber, texts, useLang, useTexts } from "../i18n.js"
+import { formatDate, formatNumber, formatTaxId, texts, useLang, useTexts } from "../i18n.js"
 import { href } from "../router.js"
 import { Async, Badge, Empty, useResource } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
@@ -36,7 +36,8 @@ const text = texts({
     taxId: "Tax id",
     verified: "verified",
     unverified: "not verified",
-    unverifiedHint: "Upload the company's A1 certificate to verify the tax id and issue live documents."
+    unverifiedHint: "Upload the company's A1 certificate to verify the tax id and issue live documents.",
+    uploadCertificate: "Upload the certificate"
   },
   pt: {
     title: "Visão geral",
@@ -62,7 +63,8 @@ const text = texts({
     taxId: "CNPJ/CPF",
     verified: "verificado",
     unverified: "não verificado",
-    unverifiedHint: "Envie o certificado A1 da empresa para verificar o CNPJ e emitir documentos de produção."
+    unverifiedHint: "Envie o certificado A1 da empresa para verificar o CNPJ e emitir documentos de produção.",
+    uploadCertificate: "Enviar o certificado"
   }
 })
 
@@ -72,20 +74,20 @@ export const OverviewScreen = () => {
   const t = useTexts(text)
   const { lang } = useLang()
   const { api, tenant } = useWorkspace()
-  const usage = useResource(() => api.tenants.usage({ params: { tenantId: tenant.id }, query: { days: DAYS } }), [tenant.id])
+  const usage = useResource(() => api.usage.get({ params: { tenantId: tenant.id }, query: { days: DAYS } }), [tenant.id])
   const { quota } = tenant
   const statusTone = tenant.status === "active" ? "ok" : tenant.status === "past_due" ? "warn" : "bad"
   return (
     <section aria-labelledby="overview-title">
       <h1 id="overview-title">{tenant.name}</h1>
       <dl class="facts">
-        <div><dt>{t("taxId")}</dt><dd><span class="mono">{tenant.tax_id}</span> <Badge tone={tenant.verified ? "ok" : "muted"}>{t(tenant.verified ? "verified" : "unverified")}</Badge></dd></div>
+        <div><dt>{t("taxId")}</dt><dd><span class="mono">{formatTaxId(tenant.tax_id)}</span> <Badge tone={tenant.verified ? "ok" : "muted"}>{t(tenant.verified ? "verified" : "unverified")}</Badge></dd></div>
         <div><dt>{t("plan")}</dt><dd>{tenant.plan}</dd></div>
         <div><dt>{t("status")}</dt><dd><Badge tone={statusTone}>{t(`status_${tenant.status}`)}</Badge></dd></div>
       </dl>
       {tenant.status === "suspended" && <p class="notice error">{t("suspendedHint")}</p>}
       {tenant.status === "past_due" && <p class="notice warning">{t("pastDueHint")}</p>}
-      {!tenant.verified && <p class="notice info">{t("unverifiedHint")} <a href={href("certificate")}>→</a></p>}
+      {!tenant.verified && <p class="notice info">{t("unverifiedHint")} <a href={href("certificate")}>{t("uploadCertificate")}</a></p>}
       <h2 id="quota-title">{t("quota", { period: quota.period })}</h2>
       <div class="quota">
         <meter
@@ -155,7 +157,12 @@ const DailyChart = ({ days, labels }: {
       width: Math.max(element.clientWidth, 280),
       height: 240,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-      scales: { x: { time: true }, y: { range: (_self, _min, max) => [0, Math.max(1, max)] } },
+      legend: { show: false },
+      // Half a day of room on each side, so the first and last days' bars are drawn whole.
+      scales: {
+        x: { time: true, range: (_self, min, max) => [min - 43_200, max + 43_200] },
+        y: { range: (_self, _min, max) => [0, Math.max(1, max)] }
+      },
       axes: [{}, { values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : "")) }],
       series: [
         {},
@@ -171,5 +178,12 @@ const DailyChart = ({ days, labels }: {
     }
   }, [days, labels.live, labels.test])
   // The canvas says nothing to a screen reader; the table below it says everything.
-  return <div class="chart" ref={container} aria-hidden="true" />
+  return (
+    <div aria-hidden="true">
+      <div class="chart" ref={container} />
+      <p class="legend">
+        <span class="swatch live" /> {labels.live} <span class="swatch test" /> {labels.test}
+      </p>
+    </div>
+  )
 }

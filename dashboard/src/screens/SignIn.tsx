@@ -97,13 +97,13 @@ export const SignInScreen = ({ onSignedIn, expired }: {
       <div class="signin-card">
         <div class="signin-head">
           <h1>{t("title")}</h1>
-          <label class="lang">
-            <span>{t("language")}</span>
-            <select value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
+          <span class="control lang">
+            <label for="language">{t("language")}</label>
+            <select id="language" value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
               <option value="pt">Português</option>
               <option value="en">English</option>
             </select>
-          </label>
+          </span>
         </div>
         <p>{t("lead")}</p>
         {expired && <p class="notice warning" role="status">{t("expired")}</p>}
