@@ -10,7 +10,7 @@ import { HttpApi, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
-import { DocumentFilesApi, DocumentsApi } from "./documents/Api.js"
+import { DocumentFilesApi, DocumentsApi, UsageApi } from "./documents/Api.js"
 import {
   ApiKeyInBrowser,
   ApiKeyInUrl,
@@ -43,6 +43,7 @@ const V1 = HttpApi.make("v1")
   .add(KeysApi)
   .add(DocumentsApi)
   .add(DocumentFilesApi)
+  .add(UsageApi)
   .add(WebhooksApi)
   .add(CredentialsApi)
   .add(BillingApi)

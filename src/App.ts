@@ -27,7 +27,7 @@ import type { TaxAuthorityLive, TaxAuthoritySandbox } from "./authority/TaxAutho
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService } from "./documents/DocumentService.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
-import { DocumentFilesHttpLive, DocumentsHttpLive } from "./documents/Http.js"
+import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./documents/Http.js"
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
 import { KeyService } from "./keys/KeyService.js"
@@ -97,6 +97,7 @@ const HandlersLive = Layer.mergeAll(
   KeysHttpLive,
   DocumentsHttpLive,
   DocumentFilesHttpLive,
+  UsageHttpLive,
   WebhooksHttpLive,
   CredentialsHttpLive,
   BillingHttpLive,

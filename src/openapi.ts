@@ -102,7 +102,7 @@ const typedParameters = (spec: JsonObject): void => {
 }
 
 /**
- * One middleware may accept several kinds of token under one framework scheme (`TenantReaderAuth`
+ * One middleware may accept several kinds of token under one framework scheme (`KeyOrSessionAuth`
  * in domain/Authentication.ts tells keys and sessions apart by prefix). The document lists them
  * as the alternatives they are, each with its own named scheme.
  */

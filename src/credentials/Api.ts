@@ -17,8 +17,8 @@ import {
 } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
-import { managerRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
-import { ApiKeyAuth, SessionAuth } from "../domain/Authentication.js"
+import { managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
+import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { Credential } from "../domain/Credential.js"
 
 /**
@@ -116,19 +116,21 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
       success: Page(Credential)
     })
       .annotate(OpenApi.Summary, "List credentials")
-      .middleware(ApiKeyAuth)
+      .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "credentials:read")
-      .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content."),
+      .annotate(RequiredRoles, memberRoles)
+      .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content. For an API key with `credentials:read` or any member's session."),
     HttpApiEndpoint.get("get", "/tenants/:tenantId/credentials/:credId", {
       params: { tenantId: TenantId, credId: CredentialId },
       success: Credential,
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a credential")
-      .annotate(OpenApi.Description, "One credential's metadata (subject, issuer, tax id, validity, fingerprint, status); never its content.")
-      .middleware(ApiKeyAuth)
+      .annotate(OpenApi.Description, "One credential's metadata (subject, issuer, tax id, validity, fingerprint, status); never its content. For an API key with `credentials:read` or any member's session.")
+      .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "credentials:read")
+      .annotate(RequiredRoles, memberRoles)
   )
   .annotate(OpenApi.Title, "Credentials")
-  .annotate(OpenApi.Description, "The tenant's A1 digital certificate (PKCS#12), which signs what goes to the national system. Uploaded from a session; its metadata read with a key; the key material never leaves the service.")
+  .annotate(OpenApi.Description, "The tenant's A1 digital certificate (PKCS#12), which signs what goes to the national system. Uploaded from a session (`owner` or `admin`); its metadata read with a key or any member's session; the key material never leaves the service.")
 {}

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   Conflict,
@@ -16,7 +16,7 @@ import { trimmedString } from "../domain/Normalized.js"
 import { Timestamp } from "../domain/Time.js"
 import { Centavos, Rate } from "../domain/Money.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
-import { RequiredScope } from "../domain/Principal.js"
+import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import {
   boundedText,
   CancellationReasonCode,
@@ -28,7 +28,7 @@ import {
   Taker,
   visibleText
 } from "../domain/Document.js"
-import { ApiKeyAuth, TenantReaderAuth } from "../domain/Authentication.js"
+import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 
 export const NewDocument = Schema.Struct({
   // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
@@ -59,7 +59,7 @@ export const CancelDocument = Schema.Struct({
 })
 
 
-export const ListDocumentsParams = Schema.Struct({
+const listDocumentsFields = {
   limit: Schema.optionalKey(PageLimit),
   starting_after: Schema.optionalKey(IdOf("document")),
   ending_before: Schema.optionalKey(IdOf("document").annotate({ description: endingBeforeDescription })),
@@ -67,8 +67,46 @@ export const ListDocumentsParams = Schema.Struct({
   reference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(100))),
   created_gte: Schema.optionalKey(Timestamp),
   created_lt: Schema.optionalKey(Timestamp)
+}
+
+/** The key-scoped list (`/v1/documents`): the key's environment, always. */
+export const ListDocumentsParams = Schema.Struct(listDocumentsFields).check(oneCursor)
+
+/** The tenant path's list, which a member's session reads too, and so may narrow to one environment. */
+export const ListTenantDocumentsParams = Schema.Struct({
+  ...listDocumentsFields,
+  environment: Schema.optionalKey(Environment.annotate({
+    description: "Only this environment's documents. A member's session sees both environments without it; for an " +
+      "API key it narrows the key's own environment, so the other one gives an empty page."
+  }))
 }).check(oneCursor)
-export type ListDocumentsParams = typeof ListDocumentsParams.Type
+/** What the service's list takes: the tenant path's filters (the shorthand's are the same less `environment`). */
+export type ListDocumentsParams = typeof ListTenantDocumentsParams.Type
+
+/** `?days=`: text on the wire holding an integer, documented as that integer (see `PageLimit`). */
+export const UsageDays = Schema.String.annotate({
+  expected: "a string that will be decoded as a number",
+  contentMediaType: "application/json",
+  contentSchema: { type: "integer", minimum: 1, maximum: 90, default: 30 }
+}).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString)).check(
+  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 90, { message: "days must be an integer from 1 to 90" })
+)
+
+export const DEFAULT_USAGE_DAYS = 30
+
+export const UsageParams = Schema.Struct({ days: Schema.optionalKey(UsageDays) })
+
+export const DailyUsage = Schema.Struct({
+  date: Schema.String.annotate({ format: "date", description: "The UTC day, YYYY-MM-DD." }),
+  live: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Live documents created that day, whatever their status." }),
+  test: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Test documents created that day, whatever their status." })
+}).annotate({ identifier: "DailyUsage" })
+
+export const Usage = Schema.Struct({
+  object: Schema.Literal("usage"),
+  days: Schema.Array(DailyUsage).annotate({ description: "One entry per UTC day, oldest first, ending today; days without documents count 0." })
+}).annotate({ identifier: "Usage" })
+export type Usage = typeof Usage.Type
 
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optionalKey(
@@ -137,13 +175,18 @@ export class DocumentFilesApi extends HttpApiGroup.make("documentFiles")
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, pdfDescription)
   )
-  .middleware(TenantReaderAuth)
+  .middleware(KeyOrSessionAuth)
+  .annotate(RequiredRoles, memberRoles)
   .annotate(OpenApi.Title, "Document files")
   .annotate(OpenApi.Description, "A note's files once authorized: the NFS-e XML and the DANFSe PDF, for an API key with `documents:read` or a member's session.")
 {}
 
 const issueErrors = [QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, IdempotencyConflict, IdempotencyKeyReused]
 
+/**
+ * Issuing is for API keys only (SPEC §5); on the tenant path a member's session also lists, reads
+ * (either environment) and, as `owner` or `admin`, cancels. The key-scoped shorthand takes keys only.
+ */
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.post("issue", "/tenants/:tenantId/documents", {
@@ -154,21 +197,29 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: issueErrors
     })
       .annotate(OpenApi.Summary, "Issue a document")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:write")
       .annotate(
         OpenApi.Description,
-        "Validates the document, assigns its number, takes a unit of quota (live keys) and queues it for the authority. Answers 202 with the document in `queued`."
+        "Validates the document, assigns its number, takes a unit of quota (live keys) and queues it for the authority. Answers 202 with the document in `queued`. API keys only: a member's session does not issue."
       )
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenantId/documents", {
       params: TenantPath,
-      query: ListDocumentsParams,
+      query: ListTenantDocumentsParams,
       success: Page(Document)
     })
       .annotate(OpenApi.Summary, "List documents")
-      .annotate(OpenApi.Description, "The tenant's documents of the key's environment, newest first, filtered by `status`, `reference` and creation time (`created_gte`, `created_lt`).")
+      .annotate(
+        OpenApi.Description,
+        "The tenant's documents, newest first, filtered by `status`, `reference`, creation time (`created_gte`, " +
+          "`created_lt`) and `environment`. An API key lists its own environment's; a member's session (any role) " +
+          "lists both, or the one `environment` names."
+      )
+      .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "documents:read")
+      .annotate(RequiredRoles, memberRoles)
   )
   .add(
     HttpApiEndpoint.get("get", "/tenants/:tenantId/documents/:docId", {
@@ -177,8 +228,14 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a document")
-      .annotate(OpenApi.Description, "One document of the key's environment; a document of the other environment or of another tenant is `404 not_found`.")
+      .annotate(
+        OpenApi.Description,
+        "One document. An API key reads its own environment's (a document of the other environment or of another " +
+          "tenant is `404 not_found`); a member's session (any role) reads either environment's."
+      )
+      .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "documents:read")
+      .annotate(RequiredRoles, memberRoles)
   )
   .add(
     HttpApiEndpoint.post("cancel", "/tenants/:tenantId/documents/:docId/cancel", {
@@ -188,10 +245,14 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: [NotFound, InvalidState]
     })
       .annotate(OpenApi.Summary, "Cancel a document")
+      .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "documents:cancel")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
-        "Requests the cancellation of an `authorized` document. Answers 202 with the document in `cancel_requested`."
+        "Requests the cancellation of an `authorized` document. Answers 202 with the document in `cancel_requested`. " +
+          "An API key cancels its own environment's documents; a member's session with the role `owner` or `admin` " +
+          "cancels either environment's (`403 forbidden` for a `developer`)."
       )
   )
   // The key-scoped shorthand: `/v1/documents…` is `/v1/tenants/{tenant of the key}/documents…`.
@@ -204,6 +265,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     })
       .annotate(OpenApi.Summary, "Issue a document (key's tenant)")
       .annotate(OpenApi.Description, "`POST /v1/tenants/{tenantId}/documents` for the tenant of the API key.")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:write")
   )
   .add(
@@ -213,6 +275,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     })
       .annotate(OpenApi.Summary, "List documents (key's tenant)")
       .annotate(OpenApi.Description, "`GET /v1/tenants/{tenantId}/documents` for the tenant of the API key.")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:read")
   )
   .add(
@@ -223,6 +286,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     })
       .annotate(OpenApi.Summary, "Get a document (key's tenant)")
       .annotate(OpenApi.Description, "`GET /v1/tenants/{tenantId}/documents/{docId}` for the tenant of the API key.")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:read")
   )
   .add(
@@ -234,6 +298,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     })
       .annotate(OpenApi.Summary, "Cancel a document (key's tenant)")
       .annotate(OpenApi.Description, "`POST /v1/tenants/{tenantId}/documents/{docId}/cancel` for the tenant of the API key.")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:cancel")
   )
   .add(
@@ -243,6 +308,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: fileErrors
     })
       .annotate(OpenApi.Summary, "Download a note's XML (key's tenant)")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, xmlDescription)
   )
@@ -253,10 +319,32 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: fileErrors
     })
       .annotate(OpenApi.Summary, "Download a note's PDF (key's tenant)")
+      .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:read")
       .annotate(OpenApi.Description, pdfDescription)
   )
-  .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Documents")
-  .annotate(OpenApi.Description, "Service invoices (NFS-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant.")
+  .annotate(OpenApi.Description, "Service invoices (NFS-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. On the tenant path a member's session also lists and reads them (both environments) and, as `owner` or `admin`, cancels them. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant (API keys only).")
+{}
+
+/** Documents created per day, for the dashboard's overview chart (SPEC §15). */
+export class UsageApi extends HttpApiGroup.make("usage")
+  .add(
+    HttpApiEndpoint.get("get", "/tenants/:tenantId/usage", {
+      params: TenantPath,
+      query: UsageParams,
+      success: Usage
+    })
+      .annotate(OpenApi.Summary, "Documents per day")
+      .annotate(
+        OpenApi.Description,
+        "How many documents the tenant created on each of the last `days` UTC days (1 to 90, default 30), ending " +
+          "today, oldest first, per environment and whatever their status. Days without documents count 0, so " +
+          "there are exactly `days` entries. For any member's session."
+      )
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, memberRoles)
+  )
+  .annotate(OpenApi.Title, "Usage")
+  .annotate(OpenApi.Description, "The tenant's document counts over time, for the dashboard's overview.")
 {}

@@ -101,6 +101,7 @@ const nfseXmls = decodeRows(Schema.Struct({ nfseXml: Schema.String }))
 const lastNumbers = decodeRows(Schema.Struct({ lastNumber: Schema.Number }))
 const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ held: Schema.Boolean }))
+const dailyCountRows = decodeRows(Schema.Struct({ day: Schema.String, environment: Environment, count: Schema.Number }))
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 
 // The JSON columns are written with the codecs they are read with.
@@ -174,9 +175,14 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ON CONFLICT (tenant_id, period) DO UPDATE SET used = q.used + 1 WHERE q.used < ${limit}
         RETURNING used`).pipe(Effect.map((rows) => Option.map(first(rows), (row) => row.used)))
 
-    const find = (tenantId: string, environment: Environment, id: string) =>
+    /** `environment` undefined: either environment (a member's session reads both). */
+    const inEnvironment = (environment: Environment | undefined) =>
+      environment === undefined ? [] : [sql`environment = ${environment}`]
+
+    const find = (tenantId: string, environment: Environment | undefined, id: string) =>
       documents(sql`
-        SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}`).pipe(
+        SELECT * FROM documents
+        WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...inEnvironment(environment), sql`id = ${id}`])}`).pipe(
         Effect.map(first)
       )
 
@@ -185,26 +191,52 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
 
     const findByIds = (ids: Arr.NonEmptyReadonlyArray<string>) => documents(sql`SELECT * FROM documents WHERE id IN ${sql.in(ids)}`)
 
-    const findForUpdate = (tenantId: string, environment: Environment, id: string) =>
+    const findForUpdate = (tenantId: string, environment: Environment | undefined, id: string) =>
       documents(sql`
-        SELECT * FROM documents WHERE tenant_id = ${tenantId} AND environment = ${environment} AND id = ${id}
+        SELECT * FROM documents
+        WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...inEnvironment(environment), sql`id = ${id}`])}
         FOR UPDATE`).pipe(Effect.map(first))
 
-    const list = (tenantId: string, environment: Environment, filters: DocumentFilters) => {
+    /**
+     * A page of the tenant's documents in the given environments (one, or both for a member's
+     * session). Each environment's page is read through its own index range, and the two merged:
+     * one scan over both environments would have to sort all of the tenant's documents.
+     */
+    const list = (tenantId: string, environments: Arr.NonEmptyReadonlyArray<Environment>, filters: DocumentFilters) => {
       const page = keyset(sql, sql`id`, "desc", filters.cursor)
-      const conditions = [
-        sql`tenant_id = ${tenantId}`,
-        sql`environment = ${environment}`,
-        ...(filters.status ? [sql`status = ${filters.status}`] : []),
-        ...(filters.reference ? [sql`reference = ${filters.reference}`] : []),
-        ...page.where,
-        ...(filters.createdGte ? [sql`id >= ${idAt(filters.createdGte)}`] : []),
-        ...(filters.createdLt ? [sql`id < ${idAt(filters.createdLt)}`] : [])
-      ]
+      const pageOf = (environment: Environment) => {
+        const conditions = [
+          sql`tenant_id = ${tenantId}`,
+          sql`environment = ${environment}`,
+          ...(filters.status ? [sql`status = ${filters.status}`] : []),
+          ...(filters.reference ? [sql`reference = ${filters.reference}`] : []),
+          ...page.where,
+          ...(filters.createdGte ? [sql`id >= ${idAt(filters.createdGte)}`] : []),
+          ...(filters.createdLt ? [sql`id < ${idAt(filters.createdLt)}`] : [])
+        ]
+        return sql`SELECT * FROM documents WHERE ${sql.and(conditions)} ORDER BY ${page.orderBy} LIMIT ${filters.limit + 1}`
+      }
+      const [only, ...others] = environments
+      if (others.length === 0) return documents(pageOf(only))
+      const pages = environments.map((environment) => sql`(${pageOf(environment)})`)
       return documents(sql`
-        SELECT * FROM documents WHERE ${sql.and(conditions)}
+        SELECT * FROM (${sql.join(" UNION ALL ", false)(pages)}) AS pages
         ORDER BY ${page.orderBy} LIMIT ${filters.limit + 1}`)
     }
+
+    /**
+     * Documents created per UTC day and environment from `from` (a UTC midnight) to `until`
+     * (exclusive), whatever their status: one grouped statement. Ids are time-ordered, so the time
+     * range is also an id range on the (tenant, environment, id) index, one range per environment.
+     */
+    const dailyCounts = (tenantId: string, from: Date, until: Date) =>
+      dailyCountRows(sql`
+        SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, environment, count(*)::int AS count
+        FROM documents
+        WHERE tenant_id = ${tenantId} AND environment IN ('live', 'test')
+          AND id >= ${idAt(from)} AND id < ${idAt(until)}
+          AND created_at >= ${from} AND created_at < ${until}
+        GROUP BY 1, 2`)
 
     /**
      * Records what happened to a document: only the given fields change (and `updated_at`). The
@@ -260,6 +292,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       findByIds,
       findForUpdate,
       list,
+      dailyCounts,
       update,
       markSubmitting,
       storeNfseXml,

@@ -3,7 +3,7 @@
  * number, document and its queued submission are stored together or not at all. The submission
  * itself happens in the background (IssuanceWorker).
  */
-import { Cause, Context, Effect, Exit, Layer, Metric, Option, Result, Schema } from "effect"
+import { Array as Arr, Cause, Context, Effect, Exit, Layer, Metric, Option, Result, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import {
@@ -22,7 +22,7 @@ import {
 import { encodeId, idPrefixes } from "../domain/Ids.js"
 import { computeAmounts } from "../domain/Money.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
-import type { Environment } from "../domain/Principal.js"
+import { type Environment, listedEnvironments } from "../domain/Principal.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
@@ -42,11 +42,19 @@ export interface Issuer {
   readonly environment: Environment
 }
 
-/** Who reads a document's files: a key (its tenant and environment) or a member's session (its tenant, either environment). */
-export interface FileReader {
+/**
+ * Whose documents a request reaches on the tenant path: a key's (its tenant and environment) or a
+ * member's session's (its tenant, either environment; SPEC §5).
+ */
+export interface DocumentAccess {
   readonly tenantId: string
   readonly environment?: Environment | undefined
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** The UTC day (YYYY-MM-DD) `days` days after the UTC midnight `from`. */
+const utcDay = (from: Date, days: number) => new Date(from.getTime() + days * DAY_MS).toISOString().slice(0, 10)
 
 /** A note exists from authorization on; a cancelled one keeps its files (they say it is cancelled). */
 const filesStatuses = new Set(["authorized", "cancel_requested", "cancelled"])
@@ -279,35 +287,61 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return document
     })
 
-    const get = Effect.fn("DocumentService.get")(function*(issuer: Issuer, id: string) {
-      const row = yield* repo.find(issuer.tenantId, issuer.environment, id)
+    const get = Effect.fn("DocumentService.get")(function*(access: DocumentAccess, id: string) {
+      const row = yield* repo.find(access.tenantId, access.environment, id)
       return toDocument(yield* Option.match(row, {
         onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
         onSome: Effect.succeed
       }))
     })
 
-    const list = Effect.fn("DocumentService.list")(function*(issuer: Issuer, params: ListDocumentsParams) {
+    const list = Effect.fn("DocumentService.list")(function*(access: DocumentAccess, params: ListDocumentsParams) {
       const cursor = cursorOf(params)
-      const rows = yield* repo.list(issuer.tenantId, issuer.environment, {
-        limit: pageSize(params.limit),
-        cursor,
-        status: params.status,
-        reference: params.reference,
-        createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
-        createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
-      })
+      const environments = listedEnvironments(access.environment, params.environment)
+      const rows = Arr.isReadonlyArrayNonEmpty(environments)
+        ? yield* repo.list(access.tenantId, environments, {
+          limit: pageSize(params.limit),
+          cursor,
+          status: params.status,
+          reference: params.reference,
+          createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
+          createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
+        })
+        : []
       const page = toPage(rows, pageSize(params.limit), cursor)
       return { ...page, data: page.data.map(toDocument) }
     })
 
+    /**
+     * Documents created per UTC day and environment over the last `days` days, today (UTC)
+     * included, oldest first; a day without documents counts zero.
+     */
+    const usage = Effect.fn("DocumentService.usage")(function*(tenantId: string, days: number) {
+      const at = yield* now
+      const tomorrow = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
+      const from = new Date(tomorrow.getTime() - days * DAY_MS)
+      const counts = new Map<string, { live: number; test: number }>()
+      for (const row of yield* repo.dailyCounts(tenantId, from, tomorrow)) {
+        const day = counts.get(row.day) ?? { live: 0, test: 0 }
+        counts.set(row.day, { ...day, [row.environment]: row.count })
+      }
+      return {
+        object: "usage" as const,
+        days: Arr.makeBy(days, (i) => {
+          const date = utcDay(from, i)
+          return { date, ...(counts.get(date) ?? { live: 0, test: 0 }) }
+        })
+      }
+    })
+
+    /** The same for a key and a member's session: what happens next depends on the document's environment only. */
     const cancel = Effect.fn("DocumentService.cancel")(function*(
-      issuer: Issuer,
+      access: DocumentAccess,
       id: string,
       request: { reason_code: "issue_error" | "service_not_provided" | "other"; reason: string }
     ) {
       const document = yield* Effect.gen(function*() {
-        const found = yield* repo.findForUpdate(issuer.tenantId, issuer.environment, id)
+        const found = yield* repo.findForUpdate(access.tenantId, access.environment, id)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
         const row = found.value
         if (row.status !== "authorized") {
@@ -317,7 +351,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         }
         const at = yield* now
         // What the authority would refuse in the request is a 400 now, not a failed cancellation later.
-        const tenant = yield* tenants.issuer(issuer.tenantId)
+        const tenant = yield* tenants.issuer(access.tenantId)
         const refusals = Option.isNone(tenant) ? [] : authorityFor(row.environment).cancellationRefusalsOf({
           tenantId: row.tenantId,
           submissionId: row.submissionId,
@@ -344,11 +378,9 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     })
 
     /** A document of the reader's tenant: in the key's environment, or in either for a member's session. */
-    const findFor = (reader: FileReader, id: string) =>
+    const findFor = (reader: DocumentAccess, id: string) =>
       Effect.flatMap(
-        reader.environment === undefined
-          ? Effect.map(repo.findById(id), Option.filter((row) => row.tenantId === reader.tenantId))
-          : repo.find(reader.tenantId, reader.environment, id),
+        repo.find(reader.tenantId, reader.environment, id),
         Option.match({ onNone: () => Effect.fail(new NotFound({ message: "No such document." })), onSome: Effect.succeed })
       )
 
@@ -356,7 +388,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
      * The note's NFS-e XML as the authority returned it. A note authorized before its XML was kept
      * is asked of the authority once (by its submission id) and kept from then on.
      */
-    const noteOf = (reader: FileReader, id: string) =>
+    const noteOf = (reader: DocumentAccess, id: string) =>
       Effect.gen(function*() {
         const row = yield* findFor(reader, id)
         if (row.authority === null || !filesStatuses.has(row.status)) {
@@ -381,13 +413,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         return { row, authority: row.authority, nfseXml }
       })
 
-    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: FileReader, id: string) {
+    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: DocumentAccess, id: string) {
       const note = yield* noteOf(reader, id)
       return { xml: note.nfseXml, document: toDocument(note.row) }
     })
 
     /** The DANFSe: the national DANFSe service's PDF, or the one the simulator's layer renders. */
-    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: FileReader, id: string) {
+    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: DocumentAccess, id: string) {
       const note = yield* noteOf(reader, id)
       const pdf = yield* authorityFor(note.row.environment).danfse({
         tenantId: note.row.tenantId,
@@ -404,7 +436,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return { pdf, document: toDocument(note.row) }
     })
 
-    return { issue, get, list, cancel, nfseXml, danfse } as const
+    return { issue, get, list, usage, cancel, nfseXml, danfse } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -4,8 +4,8 @@ import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
 import { CurrentApiKey, CurrentPrincipal } from "../domain/Principal.js"
-import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
-import { DocumentService, type FileReader, type Issuer } from "./DocumentService.js"
+import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
+import { type DocumentAccess, DocumentService, type Issuer } from "./DocumentService.js"
 import { withResponseHeader } from "../http/ResponseHeaders.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
@@ -30,6 +30,14 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
 const markReplayed = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
   withResponseHeader("idempotent-replayed", "true").pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
 
+/**
+ * Whose documents a request on the tenant path reaches: a key's (its environment) or a member's
+ * session's (both environments; the middleware checked membership and role).
+ */
+const accessOf = (tenantId: string) =>
+  Effect.map(CurrentPrincipal, (principal): DocumentAccess =>
+    principal._tag === "Session" ? { tenantId } : { tenantId: principal.tenantId, environment: principal.environment })
+
 export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService
   const issue = ({ headers, payload }: {
@@ -38,14 +46,6 @@ export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.f
   }) =>
     Effect.flatMap(Effect.zip(issuer, markReplayed), ([by, onReplay]) =>
       documents.issue(by, payload, headers["idempotency-key"], onReplay))
-  const list = ({ query }: { readonly query: ListDocumentsParams }) =>
-    Effect.flatMap(issuer, (by) => documents.list(by, query))
-  const get = ({ params }: { readonly params: { readonly docId: string } }) =>
-    Effect.flatMap(issuer, (by) => documents.get(by, params.docId))
-  const cancel = ({ params, payload }: {
-    readonly params: { readonly docId: string }
-    readonly payload: typeof CancelDocument.Type
-  }) => Effect.flatMap(issuer, (by) => documents.cancel(by, params.docId, payload))
   const xml = ({ params }: { readonly params: { readonly docId: string } }) =>
     Effect.flatMap(issuer, (by) => documents.nfseXml(by, params.docId)).pipe(
       Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
@@ -56,31 +56,32 @@ export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.f
     )
   return handlers
     .handle("issue", issue)
-    .handle("list", list)
-    .handle("get", get)
-    .handle("cancel", cancel)
+    .handle("list", ({ params, query }) => Effect.flatMap(accessOf(params.tenantId), (by) => documents.list(by, query)))
+    .handle("get", ({ params }) => Effect.flatMap(accessOf(params.tenantId), (by) => documents.get(by, params.docId)))
+    .handle("cancel", ({ params, payload }) =>
+      Effect.flatMap(accessOf(params.tenantId), (by) => documents.cancel(by, params.docId, payload)))
     .handle("issueForKey", issue)
-    .handle("listForKey", list)
-    .handle("getForKey", get)
-    .handle("cancelForKey", cancel)
+    .handle("listForKey", ({ query }) => Effect.flatMap(issuer, (by) => documents.list(by, query)))
+    .handle("getForKey", ({ params }) => Effect.flatMap(issuer, (by) => documents.get(by, params.docId)))
+    .handle("cancelForKey", ({ params, payload }) => Effect.flatMap(issuer, (by) => documents.cancel(by, params.docId, payload)))
     .handle("xmlForKey", xml)
     .handle("pdfForKey", pdf)
 }))
-
-/** Who reads on the tenant path: a key (its environment) or a member's session (both environments). */
-const reader = (tenantId: string) =>
-  Effect.map(CurrentPrincipal, (principal): FileReader =>
-    principal._tag === "Session" ? { tenantId } : { tenantId: principal.tenantId, environment: principal.environment })
 
 export const DocumentFilesHttpLive = HttpApiBuilder.group(Api, "documentFiles", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService
   return handlers
     .handle("xml", ({ params }) =>
-      Effect.flatMap(reader(params.tenantId), (by) => documents.nfseXml(by, params.docId)).pipe(
+      Effect.flatMap(accessOf(params.tenantId), (by) => documents.nfseXml(by, params.docId)).pipe(
         Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
       ))
     .handle("pdf", ({ params }) =>
-      Effect.flatMap(reader(params.tenantId), (by) => documents.danfse(by, params.docId)).pipe(
+      Effect.flatMap(accessOf(params.tenantId), (by) => documents.danfse(by, params.docId)).pipe(
         Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
       ))
+}))
+
+export const UsageHttpLive = HttpApiBuilder.group(Api, "usage", Effect.fn(function*(handlers) {
+  const documents = yield* DocumentService
+  return handlers.handle("get", ({ params, query }) => documents.usage(params.tenantId, query.days ?? DEFAULT_USAGE_DAYS))
 }))

@@ -45,7 +45,7 @@ const sessionScheme = HttpApiSecurity.bearer.pipe(
 )
 
 /**
- * `TenantReaderAuth` takes either token under one scheme, since one middleware tells them apart by
+ * `KeyOrSessionAuth` takes either token under one scheme, since one middleware tells them apart by
  * prefix. The OpenAPI transform (openapi.ts) lists it as the alternatives `apiKey` or `session`.
  */
 const apiKeyOrSessionScheme = HttpApiSecurity.bearer.pipe(
@@ -64,11 +64,12 @@ export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provid
 }) {}
 
 /**
- * A member's session or an active key of the path's tenant. A key needs the endpoint's
- * `RequiredScope` when it declares one; a session reads everything of its tenant.
+ * A member's session or an active key of the path's tenant (SPEC §5, what a member's session may
+ * do): a key needs the endpoint's `RequiredScope` when it declares one, a session the endpoint's
+ * `RequiredRoles` (every member for reads, `owner`/`admin` for writes).
  */
-export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth, { provides: CurrentPrincipal }>()(
-  "TenantReaderAuth",
+export class KeyOrSessionAuth extends HttpApiMiddleware.Service<KeyOrSessionAuth, { provides: CurrentPrincipal }>()(
+  "KeyOrSessionAuth",
   {
     error: [
       MissingCredentials,
@@ -77,6 +78,7 @@ export class TenantReaderAuth extends HttpApiMiddleware.Service<TenantReaderAuth
       ApiKeyExpired,
       InsufficientScope,
       InvalidSession,
+      Forbidden,
       NotFound,
       RateLimited
     ],

@@ -17,6 +17,18 @@ export const allScopes: ReadonlyArray<Scope> = Scope.literals
 export const Environment = Schema.Literals(["live", "test"])
 export type Environment = typeof Environment.Type
 
+/**
+ * The environments a tenant-path list reads (SPEC §4, §5): a key's own, or both for a member's
+ * session (`own` undefined), narrowed by the list's `environment` filter. A key that names the
+ * other environment reads none (an empty page), never that environment's data.
+ */
+export const listedEnvironments = (own: Environment | undefined, filter: Environment | undefined): ReadonlyArray<Environment> =>
+  own === undefined
+    ? filter === undefined ? Environment.literals : [filter]
+    : filter === undefined || filter === own
+    ? [own]
+    : []
+
 export const Role = Schema.Literals(["owner", "admin", "developer"])
 export type Role = typeof Role.Type
 

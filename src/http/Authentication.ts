@@ -29,7 +29,7 @@ import {
 import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../domain/Authentication.js"
+import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { KeyService } from "../keys/KeyService.js"
 import { policyTable, requireRole, requireSameTenant, requireScope } from "../keys/Policy.js"
 import { withResponseHeader } from "./ResponseHeaders.js"
@@ -138,16 +138,18 @@ const make = Effect.gen(function*() {
       }).pipe(challenged)
   })
 
-  const tenantReader = TenantReaderAuth.of({
+  const keyOrSession = KeyOrSessionAuth.of({
     bearer: (httpEffect, { endpoint }) =>
       Effect.gen(function*() {
         const token = yield* bearerToken
         let principal: ApiKeyPrincipal | SessionPrincipal
         if (token.startsWith("etd_sess_")) {
-          principal = (yield* authenticateSession(token, endpoint)).principal
+          // A key acts within its scopes; a member's session within its role (SPEC §5).
+          const { policy, principal: session } = yield* authenticateSession(token, endpoint)
+          if (session.role !== undefined) yield* requireRole(policy.roles, session.role)
+          principal = session
         } else if (token.startsWith("etd_live_") || token.startsWith("etd_test_")) {
           const { policy, principal: key } = yield* authenticateKey(token, endpoint)
-          // A key reads what its scopes allow; a member's session reads everything of its tenant.
           yield* requireScope(policy.scope, key.scopes)
           principal = key
         } else {
@@ -157,7 +159,7 @@ const make = Effect.gen(function*() {
       }).pipe(challenged)
   })
 
-  return Context.make(ApiKeyAuth, apiKey).pipe(Context.add(SessionAuth, session), Context.add(TenantReaderAuth, tenantReader))
+  return Context.make(ApiKeyAuth, apiKey).pipe(Context.add(SessionAuth, session), Context.add(KeyOrSessionAuth, keyOrSession))
 })
 
 export const AuthenticationLive = Layer.effectContext(make)

@@ -23,7 +23,7 @@ const authenticationOf = (middleware: ReadonlySet<{ readonly key: string }>): Au
   const keys = new Set([...middleware].map((tag) => tag.key))
   if (keys.has("ApiKeyAuth")) return "api_key"
   if (keys.has("SessionAuth")) return "session"
-  if (keys.has("TenantReaderAuth")) return "session_or_api_key"
+  if (keys.has("KeyOrSessionAuth")) return "session_or_api_key"
   return "public"
 }
 
@@ -47,23 +47,26 @@ export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.
   return policies
 }
 
+/** Whether a member's session reaches the endpoint on a tenant's path, where its role is known. */
+const sessionOnTenantPath = (policy: EndpointPolicy) =>
+  (policy.authentication === "session" || policy.authentication === "session_or_api_key") && policy.path.includes(":tenantId")
+
 /**
  * What is wrong with an endpoint's policy, if anything: a requirement its authentication needs is
  * missing, or one is declared where the middleware never reads it (a rule that looks enforced but is not).
  */
 const policyProblem = (policy: EndpointPolicy): string | undefined => {
-  const onTenantPath = policy.path.includes(":tenantId")
   if (policy.authentication === "api_key" && policy.scope === null) {
     return "takes an API key but declares no RequiredScope"
   }
-  if (policy.authentication === "session" && onTenantPath && policy.roles === null) {
+  if (sessionOnTenantPath(policy) && policy.roles === null) {
     return "takes a member's session on a tenant path but declares no RequiredRoles"
   }
   if (policy.authentication !== "api_key" && policy.authentication !== "session_or_api_key" && policy.scope !== null) {
     return "declares a RequiredScope, which only endpoints that take an API key enforce"
   }
-  if (policy.roles !== null && !(policy.authentication === "session" && onTenantPath)) {
-    return "declares RequiredRoles, which only session endpoints on a tenant path enforce"
+  if (policy.roles !== null && !sessionOnTenantPath(policy)) {
+    return "declares RequiredRoles, which only endpoints that take a session on a tenant path enforce"
   }
   return undefined
 }

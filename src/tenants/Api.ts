@@ -5,7 +5,7 @@ import { Conflict, Forbidden, InvalidState, NotFound } from "../domain/Errors.js
 import { TenantId } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
-import { SessionAuth, TenantReaderAuth } from "../domain/Authentication.js"
+import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { Tenant, TenantChanges } from "../domain/Tenant.js"
 import { Email, PublicUser } from "../domain/User.js"
 
@@ -36,7 +36,8 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       success: Tenant
     })
       .annotate(OpenApi.Summary, "Get a tenant")
-      .middleware(TenantReaderAuth)
+      .middleware(KeyOrSessionAuth)
+      .annotate(RequiredRoles, memberRoles)
       .annotate(OpenApi.Description, "The tenant, for a member's session or any active API key of the tenant.")
   )
   .add(

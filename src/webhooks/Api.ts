@@ -1,6 +1,7 @@
 /**
- * The webhooks contract (SPEC §9): endpoints per tenant and environment (the key's environment),
- * their deliveries with every attempt, replay and recovery.
+ * The webhooks contract (SPEC §9): endpoints per tenant and environment, their deliveries with
+ * every attempt, replay and recovery. An API key reaches its own environment's; a member's session
+ * both (SPEC §5: every member reads, `owner` and `admin` also write).
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
@@ -8,8 +9,8 @@ import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { DateTime, Timestamp } from "../domain/Time.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
-import { Environment, RequiredScope } from "../domain/Principal.js"
-import { ApiKeyAuth } from "../domain/Authentication.js"
+import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
+import { KeyOrSessionAuth } from "../domain/Authentication.js"
 import { EventType } from "../domain/Events.js"
 import { DeliveryStatus, DisabledReason, EventFilter, EventFilters } from "../domain/Webhook.js"
 
@@ -47,7 +48,11 @@ export class WebhookEndpointWithSecret extends WebhookEndpoint.extend<WebhookEnd
 export const NewWebhookEndpoint = Schema.Struct({
   url: Url,
   events: EventFilters,
-  description: Schema.optionalKey(Description)
+  description: Schema.optionalKey(Description),
+  environment: Schema.optionalKey(Environment.annotate({
+    description: "Which environment's events the endpoint receives. Required from a member's session; an API key " +
+      "may omit it (its own environment) or name its own environment, not the other one."
+  }))
 }).annotate({ identifier: "NewWebhookEndpoint" })
 export type NewWebhookEndpoint = typeof NewWebhookEndpoint.Type
 
@@ -94,6 +99,10 @@ export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliver
 
 
 export const ListEndpointsParams = Schema.Struct({
+  environment: Schema.optionalKey(Environment.annotate({
+    description: "Only this environment's endpoints. A member's session sees both environments without it; for an " +
+      "API key it narrows the key's own environment, so the other one gives an empty page."
+  })),
   limit: Schema.optionalKey(PageLimit),
   starting_after: Schema.optionalKey(IdOf("webhookEndpoint")),
   ending_before: Schema.optionalKey(IdOf("webhookEndpoint").annotate({ description: endingBeforeDescription }))
@@ -129,8 +138,6 @@ export const DeletedEndpoint = Schema.Struct({
 const endpointParams = { tenantId: TenantId, endpointId: IdOf("webhookEndpoint") }
 const deliveryParams = { tenantId: TenantId, deliveryId: IdOf("delivery") }
 
-/** Every problem in a body or query is reported, not only the first. */
-
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("createEndpoint", "/tenants/:tenantId/webhook-endpoints", {
@@ -141,9 +148,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Create a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
-        `Registers an endpoint for the key's environment and answers with its signing secret, shown only once. At most ${MAX_ENDPOINTS} endpoints per tenant and environment (\`409 conflict\` beyond).`
+        `Registers an endpoint for one environment (the key's, or \`environment\`, which a member's session must give) and answers with its signing secret, shown only once. At most ${MAX_ENDPOINTS} endpoints per tenant and environment (\`409 conflict\` beyond).`
       )
   )
   .add(
@@ -153,8 +161,9 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: Page(WebhookEndpoint)
     })
       .annotate(OpenApi.Summary, "List webhook endpoints")
-      .annotate(OpenApi.Description, "The tenant's webhook endpoints of the key's environment, newest first. The signing secret is never listed.")
+      .annotate(OpenApi.Description, "The tenant's webhook endpoints, newest first: the key's environment's, or both environments' for a member's session, narrowed by `environment`. The signing secret is never listed.")
       .annotate(RequiredScope, "webhooks:read")
+      .annotate(RequiredRoles, memberRoles)
   )
   .add(
     HttpApiEndpoint.get("getEndpoint", "/tenants/:tenantId/webhook-endpoints/:endpointId", {
@@ -163,8 +172,9 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a webhook endpoint")
-      .annotate(OpenApi.Description, "One webhook endpoint of the key's environment, without its signing secret.")
+      .annotate(OpenApi.Description, "One webhook endpoint, without its signing secret: of the key's environment, or of either for a member's session.")
       .annotate(RequiredScope, "webhooks:read")
+      .annotate(RequiredRoles, memberRoles)
   )
   .add(
     HttpApiEndpoint.patch("updateEndpoint", "/tenants/:tenantId/webhook-endpoints/:endpointId", {
@@ -175,6 +185,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Update a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(OpenApi.Description, "Changes the URL, the event filter, the description, or enables / disables the endpoint.")
   )
   .add(
@@ -185,6 +196,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Delete a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(OpenApi.Description, "Removes the endpoint; its pending deliveries are not sent. Its delivery history stays readable by id.")
   )
   .add(
@@ -195,6 +207,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Rotate a webhook endpoint's secret")
       .annotate(RequiredScope, "webhooks:write")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
         "Issues a new signing secret, shown only once. For 24 hours every delivery carries two signatures (new and previous secret), so receivers can switch without missing one."
@@ -210,6 +223,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "List an endpoint's deliveries")
       .annotate(OpenApi.Description, "The endpoint's deliveries, newest first, filtered by `status` and `event_type`. `GET /v1/tenants/{tenantId}/deliveries/{deliveryId}` shows one with its attempts.")
       .annotate(RequiredScope, "webhooks:read")
+      .annotate(RequiredRoles, memberRoles)
   )
   .add(
     HttpApiEndpoint.post("recoverDeliveries", "/tenants/:tenantId/webhook-endpoints/:endpointId/recover", {
@@ -220,6 +234,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Resend failed deliveries")
       .annotate(RequiredScope, "webhooks:write")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
         "Queues again, for immediate delivery with a fresh retry schedule, every failed delivery of the endpoint created since `since`. The endpoint must be enabled."
@@ -233,6 +248,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Get a delivery")
       .annotate(RequiredScope, "webhooks:read")
+      .annotate(RequiredRoles, memberRoles)
       .annotate(OpenApi.Description, "One delivery with every attempt: status code, latency, the first 1 KiB of the response, or the error.")
   )
   .add(
@@ -243,12 +259,13 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     })
       .annotate(OpenApi.Summary, "Replay a delivery")
       .annotate(RequiredScope, "webhooks:write")
+      .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
         "Sends the delivery again now (same `webhook-id`, fresh timestamp and signature), whatever its status, with a fresh retry schedule. The endpoint must be enabled."
       )
   )
-  .middleware(ApiKeyAuth)
+  .middleware(KeyOrSessionAuth)
   .annotate(OpenApi.Title, "Webhooks")
-  .annotate(OpenApi.Description, "Endpoints that receive the tenant's events (signed with Standard Webhooks), their deliveries with every attempt, replays and recovery. Per environment: a key sees its own environment's.")
+  .annotate(OpenApi.Description, "Endpoints that receive the tenant's events (signed with Standard Webhooks), their deliveries with every attempt, replays and recovery. Per environment: an API key sees and manages its own environment's; a member's session sees both, and an `owner` or `admin` manages them (`403 forbidden` for a `developer`).")
 {}

@@ -1,7 +1,7 @@
 /**
  * SQL for webhook endpoints, deliveries and their attempts. Every read of an endpoint or a
- * delivery through the API is bounded by tenant and environment, so other tenants' and other
- * environments' rows are simply not there (404).
+ * delivery through the API is bounded by tenant, and by environment for an API key, so other
+ * tenants' (and a key's other environment's) rows are simply not there (404).
  */
 import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -78,9 +78,13 @@ const targets = decodeRows(EndpointRow.mapFields((fields) => ({
   failingSince: fields.failingSince
 })))
 
+/**
+ * Whose endpoints and deliveries a request reaches: a tenant's, in one environment (an API key's)
+ * or in either (`environment` undefined: a member's session, SPEC §5).
+ */
 export interface Owner {
   readonly tenantId: string
-  readonly environment: Environment
+  readonly environment?: Environment | undefined
 }
 
 export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo", {
@@ -89,10 +93,16 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     const json = (value: unknown) => JSON.stringify(value)
     const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 
-    const countEndpoints = (owner: Owner) =>
+    /** The owner's tenant, in its environment when it has one. */
+    const ownedBy = (owner: Owner) => [
+      sql`tenant_id = ${owner.tenantId}`,
+      ...(owner.environment === undefined ? [] : [sql`environment = ${owner.environment}`])
+    ]
+
+    const countEndpoints = (tenantId: string, environment: Environment) =>
       counts(sql`
         SELECT count(*)::int AS count FROM webhook_endpoints
-        WHERE tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`).pipe(
+        WHERE tenant_id = ${tenantId} AND environment = ${environment} AND deleted_at IS NULL`).pipe(
         Effect.map((rows) => rows[0]?.count ?? 0)
       )
 
@@ -107,24 +117,30 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     const findEndpoint = (owner: Owner, id: string) =>
       endpoints(sql`
         SELECT * FROM webhook_endpoints
-        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL`).pipe(
+        WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner), sql`deleted_at IS NULL`])}`).pipe(
         Effect.map(first)
       )
 
     const findEndpointForUpdate = (owner: Owner, id: string) =>
       endpoints(sql`
         SELECT * FROM webhook_endpoints
-        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment} AND deleted_at IS NULL
+        WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner), sql`deleted_at IS NULL`])}
         FOR UPDATE`).pipe(Effect.map(first))
 
-    const listEndpoints = (owner: Owner, limit: number, cursor: Cursor | undefined) => {
+    /** One environment's endpoints (a key's), or both environments' (a member's session) in one statement. */
+    const listEndpoints = (
+      tenantId: string,
+      environments: Arr.NonEmptyReadonlyArray<Environment>,
+      limit: number,
+      cursor: Cursor | undefined
+    ) => {
       const page = keyset(sql, sql`id`, "desc", cursor)
       return endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE ${
         sql.and([
-          sql`tenant_id = ${owner.tenantId}`,
-          sql`environment = ${owner.environment}`,
+          sql`tenant_id = ${tenantId}`,
+          sql`environment IN ${sql.in(environments)}`,
           sql`deleted_at IS NULL`,
           ...page.where
         ])
@@ -178,8 +194,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         WHERE ${
         sql.and([
           sql`endpoint_id = ${endpointId}`,
-          sql`tenant_id = ${owner.tenantId}`,
-          sql`environment = ${owner.environment}`,
+          ...ownedBy(owner),
           ...(filters.status ? [sql`status = ${filters.status}`] : []),
           ...(filters.eventType ? [sql`event_type = ${filters.eventType}`] : []),
           ...page.where
@@ -190,8 +205,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
 
     const findDelivery = (owner: Owner, id: string) =>
       deliveries(sql`
-        SELECT * FROM webhook_deliveries
-        WHERE id = ${id} AND tenant_id = ${owner.tenantId} AND environment = ${owner.environment}`).pipe(
+        SELECT * FROM webhook_deliveries WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner)])}`).pipe(
         Effect.map(first)
       )
 

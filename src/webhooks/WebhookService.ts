@@ -1,12 +1,14 @@
 /**
- * Webhook endpoints and their deliveries (SPEC §9), for one tenant and environment at a time:
- * the caller's (the API key's). Sending is the WebhookDispatcher's; this service only queues.
+ * Webhook endpoints and their deliveries (SPEC §9), for one tenant at a time: in the API key's
+ * environment, or in either for a member's session (SPEC §5). Sending is the WebhookDispatcher's;
+ * this service only queues.
  */
-import { Context, Duration, Effect, Layer, Option, Result } from "effect"
+import { Array as Arr, Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { AppConfig } from "../Config.js"
 import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
+import { listedEnvironments } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import {
   type ListDeliveriesParams,
@@ -117,11 +119,32 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
 
     const endPending = endWaitingDeliveries(repo, deliveries)
 
+    /**
+     * The environment a new endpoint belongs to: the one the body names, which a member's session
+     * must give and a key may give only as its own, or else the key's.
+     */
+    const environmentOf = (owner: Owner, input: NewWebhookEndpoint) => {
+      const invalid = (message: string) =>
+        Effect.fail(new InvalidRequest({
+          message: `The request is not valid. environment: ${message}`,
+          issues: [{ path: ["environment"], message }]
+        }))
+      if (owner.environment === undefined) {
+        return input.environment === undefined
+          ? invalid("required from a member's session: live or test")
+          : Effect.succeed(input.environment)
+      }
+      return input.environment === undefined || input.environment === owner.environment
+        ? Effect.succeed(owner.environment)
+        : invalid(`this API key is for the ${owner.environment} environment; it cannot register a ${input.environment} endpoint`)
+    }
+
     const create = Effect.fn("WebhookService.createEndpoint")(function*(owner: Owner, input: NewWebhookEndpoint) {
+      const environment = yield* environmentOf(owner, input)
       const url = yield* validUrl(input.url)
       return yield* Effect.gen(function*() {
         yield* tenants.lock(owner.tenantId)
-        const count = yield* repo.countEndpoints(owner)
+        const count = yield* repo.countEndpoints(owner.tenantId, environment)
         if (count >= MAX_ENDPOINTS) {
           return yield* new Conflict({
             message: `At most ${MAX_ENDPOINTS} webhook endpoints per tenant and environment; delete or reuse one.`
@@ -131,7 +154,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         const row: EndpointRow = {
           id: yield* makeId("webhookEndpoint"),
           tenantId: owner.tenantId,
-          environment: owner.environment,
+          environment,
           url,
           description: input.description ?? null,
           events: normalizeEvents(input.events),
@@ -153,7 +176,10 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
 
     const list = Effect.fn("WebhookService.listEndpoints")(function*(owner: Owner, params: ListEndpointsParams) {
       const cursor = cursorOf(params)
-      const rows = yield* repo.listEndpoints(owner, pageSize(params.limit), cursor)
+      const environments = listedEnvironments(owner.environment, params.environment)
+      const rows = Arr.isReadonlyArrayNonEmpty(environments)
+        ? yield* repo.listEndpoints(owner.tenantId, environments, pageSize(params.limit), cursor)
+        : []
       const at = yield* now
       const page = toPage(rows, pageSize(params.limit), cursor)
       return { ...page, data: page.data.map((row) => toEndpoint(row, at)) }

@@ -185,7 +185,7 @@ for (const database of testDatabases) {
           expect(fine.status, fine.text).toBe(201)
         }))
 
-      it.effect("upload needs an owner's or admin's session; reads need a key with credentials:read", () =>
+      it.effect("upload needs an owner's or admin's session; reads need a key with credentials:read or a member's session", () =>
         Effect.gen(function*() {
           const owner = yield* tenantWithTaxId
           const { p12, pass } = certificateFor(owner.taxId)
@@ -203,9 +203,21 @@ for (const database of testDatabases) {
           const denied = yield* rawRequest("GET", listUrl, { token: allButRead.token })
           expectError(denied, 403, "insufficient_scope")
           expect(field(denied.json, "required_scope")).toBe("credentials:read")
-          expectError(yield* rawRequest("GET", listUrl, { token: owner.session }), 401, "invalid_api_key")
+          // SPEC §8: any member's session reads the metadata, developers included; a stranger's is 404.
+          for (const member of [owner, admin, developer]) {
+            const listed = yield* rawRequest("GET", listUrl, { token: member.session })
+            expect(listed.status, listed.text).toBe(200)
+            expect((listed.json?.["data"] as Array<unknown>).map((c) => field(c, "id"))).toEqual([id])
+            const one = yield* rawRequest("GET", `${listUrl}/${id}`, { token: member.session })
+            expect(one.status, one.text).toBe(200)
+            expect(field(one.json, "fingerprint_sha256")).toBe(field(created.json, "fingerprint_sha256"))
+          }
+          const typed = yield* client(developer.session)
+          expect((yield* typed.credentials.get({ params: { tenantId: owner.tenantId, credId: id } })).id).toBe(id)
 
           const other = yield* registerOwner("other")
+          expectError(yield* rawRequest("GET", listUrl, { token: other.session }), 404, "not_found")
+          expectError(yield* rawRequest("GET", `${listUrl}/${id}`, { token: other.session }), 404, "not_found")
           const foreign = yield* createKey(other, "live", ["credentials:read"])
           expectError(yield* rawRequest("GET", listUrl, { token: foreign.token }), 404, "not_found")
           expectError(yield* rawRequest("GET", `${listUrl}/${id}`, { token: foreign.token }), 404, "not_found")

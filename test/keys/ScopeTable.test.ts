@@ -9,7 +9,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import { idPrefixes } from "../../src/domain/Ids.js"
 import { allScopes, managerRoles, RequiredRoles, RequiredScope, type Role, type Scope } from "../../src/domain/Principal.js"
-import { ApiKeyAuth, SessionAuth, TenantReaderAuth } from "../../src/domain/Authentication.js"
+import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../../src/domain/Authentication.js"
 import {
   endpointPolicies,
   type EndpointPolicy,
@@ -18,7 +18,7 @@ import {
   requireSameTenant,
   requireScope
 } from "../../src/keys/Policy.js"
-import { expectError, field } from "../support/accounts.js"
+import { addMember, expectError, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
@@ -41,12 +41,13 @@ describe("the endpoint policy table", () => {
     }
   })
 
-  it("roles are declared only on session endpoints: writes need owner/admin, developers only read", () => {
+  it("roles are declared only where a session reaches a tenant path: writes need owner/admin, developers only read", () => {
     // Every member may leave a tenant; MemberService lets a developer remove no one else.
     const everyMember = (policy: EndpointPolicy) => policy.method === "GET" || policy.endpoint === "tenants.removeMember"
     for (const policy of policies) {
-      if (policy.authentication !== "session") expect(policy.roles, policy.endpoint).toBe(null)
-      if (policy.authentication === "session" && policy.path.includes(":tenantId")) {
+      const takesSession = policy.authentication === "session" || policy.authentication === "session_or_api_key"
+      if (!takesSession) expect(policy.roles, policy.endpoint).toBe(null)
+      if (takesSession && policy.path.includes(":tenantId")) {
         expect(policy.roles, policy.endpoint).toEqual(
           everyMember(policy) ? ["owner", "admin", "developer"] : ["owner", "admin"]
         )
@@ -99,9 +100,21 @@ describe("the policy table, checked when the server starts", () => {
     const scopeOnSession = HttpApiGroup.make("things")
       .add(HttpApiEndpoint.get("me", "/v1/things", {}).middleware(SessionAuth).annotate(RequiredScope, "documents:read"))
     expect(failureOf(apiWith(scopeOnSession))).toContain("things.me (GET /v1/things) declares a RequiredScope")
-    const rolesOnReader = HttpApiGroup.make("things")
-      .add(HttpApiEndpoint.get("get", tenantPath, { params }).middleware(TenantReaderAuth).annotate(RequiredRoles, managerRoles))
-    expect(failureOf(apiWith(rolesOnReader))).toContain("things.get (GET /v1/tenants/:tenantId/things) declares RequiredRoles")
+    const rolesOnKey = HttpApiGroup.make("things")
+      .add(HttpApiEndpoint.get("get", tenantPath, { params }).middleware(ApiKeyAuth).annotate(RequiredScope, "documents:read").annotate(RequiredRoles, managerRoles))
+    expect(failureOf(apiWith(rolesOnKey))).toContain("things.get (GET /v1/tenants/:tenantId/things) declares RequiredRoles")
+    const rolesOffTenantPath = HttpApiGroup.make("things")
+      .add(HttpApiEndpoint.get("mine", "/v1/things", {}).middleware(KeyOrSessionAuth).annotate(RequiredRoles, managerRoles))
+    expect(failureOf(apiWith(rolesOffTenantPath))).toContain("things.mine (GET /v1/things) declares RequiredRoles")
+  })
+
+  it("refuses a key-or-session endpoint on a tenant path without roles: a session's role must be checked", () => {
+    const api = apiWith(
+      HttpApiGroup.make("things").add(
+        HttpApiEndpoint.post("create", tenantPath, { params }).middleware(KeyOrSessionAuth).annotate(RequiredScope, "webhooks:write")
+      )
+    )
+    expect(failureOf(api)).toContain("things.create (POST /v1/tenants/:tenantId/things) takes a member's session")
   })
 
   it("names every incomplete endpoint at once", () => {
@@ -208,6 +221,11 @@ const scopeOf = (policy: EndpointPolicy): Scope => {
 }
 
 const apiKeyEndpoints = policies.filter((p) => p.authentication === "api_key")
+/** Where a member's session reaches a tenant's path, and so its role decides. */
+const sessionTenantEndpoints = policies.filter((p) =>
+  (p.authentication === "session" || p.authentication === "session_or_api_key") && p.path.includes(":tenantId"))
+/** What only an owner or admin may do from a session (SPEC §5: developers are read-only). */
+const managerEndpoints = sessionTenantEndpoints.filter((p) => p.roles !== null && !p.roles.includes("developer"))
 /** Where a key needs a scope: every api_key endpoint, and the session-or-key ones that declare one. */
 const scopedEndpoints = policies.filter((p) => p.scope !== null)
 
@@ -257,6 +275,44 @@ for (const database of testDatabases) {
         }
       }))
 
+    it.effect(`a developer's session gets 403 forbidden on each of the ${managerEndpoints.length} tenant writes a session may make`, () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const developer = yield* addMember(owner, "developer")
+        for (const policy of managerEndpoints) {
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          const response = yield* rawRequest(method, url, { token: developer.session, body })
+          expectError(response, 403, "forbidden")
+          expect(field(response.json, "message"), policy.endpoint).toContain("owner or admin")
+        }
+      }))
+
+    it.effect("every member's session gets past the role check on every tenant read; an admin's on every write", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const developer = yield* addMember(owner, "developer")
+        const admin = yield* addMember(owner, "admin")
+        for (const policy of sessionTenantEndpoints) {
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          // (A developer's DELETE of a member is the service's to judge: only themselves.)
+          const members = policy.method === "GET" ? [developer, admin] : [admin]
+          for (const member of members) {
+            const response = yield* rawRequest(method, url, { token: member.session, body })
+            expect([401, 403], `${policy.endpoint} ${url}: ${response.text}`).not.toContain(response.status)
+          }
+        }
+      }))
+
+    it.effect("a session of a user who is no member gets 404 on every tenant path a session may use", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const stranger = yield* registerOwner("stranger")
+        for (const policy of sessionTenantEndpoints) {
+          const { body, method, url } = requestFor(policy, owner.tenantId)
+          expectError(yield* rawRequest(method, url, { token: stranger.session, body }), 404, "not_found")
+        }
+      }))
+
     it.effect("a session is not an API key: 401 on every api_key endpoint", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
@@ -280,7 +336,7 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "POST  /v1/auth/logout  session  -  -",
   "GET  /v1/me  session  -  -",
   "GET  /v1/me/tenants  session  -  -",
-  "GET  /v1/tenants/:tenantId  session_or_api_key  -  -",
+  "GET  /v1/tenants/:tenantId  session_or_api_key  -  owner|admin|developer",
   "PATCH  /v1/tenants/:tenantId  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/members  session  -  owner|admin",
   "GET  /v1/tenants/:tenantId/members  session  -  owner|admin|developer",
@@ -291,29 +347,30 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "POST  /v1/tenants/:tenantId/api-keys/:keyId/rotate  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/api-keys/:keyId/revoke  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/documents  api_key  documents:write  -",
-  "GET  /v1/tenants/:tenantId/documents  api_key  documents:read  -",
-  "GET  /v1/tenants/:tenantId/documents/:docId  api_key  documents:read  -",
-  "POST  /v1/tenants/:tenantId/documents/:docId/cancel  api_key  documents:cancel  -",
+  "GET  /v1/tenants/:tenantId/documents  session_or_api_key  documents:read  owner|admin|developer",
+  "GET  /v1/tenants/:tenantId/documents/:docId  session_or_api_key  documents:read  owner|admin|developer",
+  "POST  /v1/tenants/:tenantId/documents/:docId/cancel  session_or_api_key  documents:cancel  owner|admin",
   "POST  /v1/documents  api_key  documents:write  -",
   "GET  /v1/documents  api_key  documents:read  -",
   "GET  /v1/documents/:docId  api_key  documents:read  -",
   "POST  /v1/documents/:docId/cancel  api_key  documents:cancel  -",
   "GET  /v1/documents/:docId/xml  api_key  documents:read  -",
   "GET  /v1/documents/:docId/pdf  api_key  documents:read  -",
-  "GET  /v1/tenants/:tenantId/documents/:docId/xml  session_or_api_key  documents:read  -",
-  "GET  /v1/tenants/:tenantId/documents/:docId/pdf  session_or_api_key  documents:read  -",
-  "POST  /v1/tenants/:tenantId/webhook-endpoints  api_key  webhooks:write  -",
-  "GET  /v1/tenants/:tenantId/webhook-endpoints  api_key  webhooks:read  -",
-  "GET  /v1/tenants/:tenantId/webhook-endpoints/:endpointId  api_key  webhooks:read  -",
-  "PATCH  /v1/tenants/:tenantId/webhook-endpoints/:endpointId  api_key  webhooks:write  -",
-  "DELETE  /v1/tenants/:tenantId/webhook-endpoints/:endpointId  api_key  webhooks:write  -",
-  "POST  /v1/tenants/:tenantId/webhook-endpoints/:endpointId/rotate-secret  api_key  webhooks:write  -",
-  "GET  /v1/tenants/:tenantId/webhook-endpoints/:endpointId/deliveries  api_key  webhooks:read  -",
-  "POST  /v1/tenants/:tenantId/webhook-endpoints/:endpointId/recover  api_key  webhooks:write  -",
-  "GET  /v1/tenants/:tenantId/deliveries/:deliveryId  api_key  webhooks:read  -",
-  "POST  /v1/tenants/:tenantId/deliveries/:deliveryId/replay  api_key  webhooks:write  -",
+  "GET  /v1/tenants/:tenantId/documents/:docId/xml  session_or_api_key  documents:read  owner|admin|developer",
+  "GET  /v1/tenants/:tenantId/documents/:docId/pdf  session_or_api_key  documents:read  owner|admin|developer",
+  "GET  /v1/tenants/:tenantId/usage  session  -  owner|admin|developer",
+  "POST  /v1/tenants/:tenantId/webhook-endpoints  session_or_api_key  webhooks:write  owner|admin",
+  "GET  /v1/tenants/:tenantId/webhook-endpoints  session_or_api_key  webhooks:read  owner|admin|developer",
+  "GET  /v1/tenants/:tenantId/webhook-endpoints/:endpointId  session_or_api_key  webhooks:read  owner|admin|developer",
+  "PATCH  /v1/tenants/:tenantId/webhook-endpoints/:endpointId  session_or_api_key  webhooks:write  owner|admin",
+  "DELETE  /v1/tenants/:tenantId/webhook-endpoints/:endpointId  session_or_api_key  webhooks:write  owner|admin",
+  "POST  /v1/tenants/:tenantId/webhook-endpoints/:endpointId/rotate-secret  session_or_api_key  webhooks:write  owner|admin",
+  "GET  /v1/tenants/:tenantId/webhook-endpoints/:endpointId/deliveries  session_or_api_key  webhooks:read  owner|admin|developer",
+  "POST  /v1/tenants/:tenantId/webhook-endpoints/:endpointId/recover  session_or_api_key  webhooks:write  owner|admin",
+  "GET  /v1/tenants/:tenantId/deliveries/:deliveryId  session_or_api_key  webhooks:read  owner|admin|developer",
+  "POST  /v1/tenants/:tenantId/deliveries/:deliveryId/replay  session_or_api_key  webhooks:write  owner|admin",
   "POST  /v1/tenants/:tenantId/credentials  session  -  owner|admin",
-  "GET  /v1/tenants/:tenantId/credentials  api_key  credentials:read  -",
-  "GET  /v1/tenants/:tenantId/credentials/:credId  api_key  credentials:read  -",
+  "GET  /v1/tenants/:tenantId/credentials  session_or_api_key  credentials:read  owner|admin|developer",
+  "GET  /v1/tenants/:tenantId/credentials/:credId  session_or_api_key  credentials:read  owner|admin|developer",
   "POST  /v1/webhooks/payment-provider  public  -  -"
 ]
