@@ -43,11 +43,14 @@ export const QuotaThresholdObject = Schema.Struct({
   threshold: Schema.Literals([80, 100])
 }).annotate({ identifier: "QuotaThreshold" })
 
+/** Where a token was seen where it must not be (SPEC §4). */
+export const ExposureSource = Schema.Literals(["log", "url", "browser"])
+
 /** `api_key.exposed`: a token of this key showed up in our logs, in a request URL or in a browser's request; rotate it. */
 export const ApiKeyExposureObject = Schema.Struct({
   object: Schema.Literal("api_key_exposure"),
   api_key_id: Schema.String,
-  source: Schema.Literals(["log", "url", "browser"]).annotate({
+  source: ExposureSource.annotate({
     description: "`log`: found (and redacted) in the service's log output; `url`: sent in a request URL; " +
       "`browser`: sent from a browser (refused with `403 api_key_in_browser`)."
   }),

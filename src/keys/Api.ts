@@ -1,6 +1,7 @@
 import { Schema, SchemaGetter } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { DateTime } from "../domain/Time.js"
+import { ExposureSource } from "../domain/Events.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import { IdOf, TenantId } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
@@ -9,6 +10,15 @@ import { Environment, managerRoles, memberRoles, RequiredRoles, Scope } from "..
 import { SessionAuth } from "../domain/Authentication.js"
 
 export const ApiKeyStatus = Schema.Literals(["active", "expiring", "expired", "revoked"])
+
+export const ApiKeyExposureSummary = Schema.Struct({
+  count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "How many times the key was detected exposed." }),
+  last_detected_at: DateTime,
+  last_source: ExposureSource.annotate({
+    description: "Where it was last seen: `url` (sent in a request URL), `log` (in the service's log output) or " +
+      "`browser` (sent from a browser)."
+  })
+}).annotate({ identifier: "ApiKeyExposureSummary" })
 
 export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   id: Schema.String,
@@ -23,7 +33,11 @@ export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   created_at: DateTime,
   last_used_at: Schema.NullOr(DateTime).annotate({ description: "Updated at most every 30 seconds." }),
   expires_at: Schema.NullOr(DateTime),
-  replaced_by: Schema.NullOr(Schema.String)
+  replaced_by: Schema.NullOr(Schema.String),
+  exposure: Schema.NullOr(ApiKeyExposureSummary).annotate({
+    description: "The exposure alerts raised for this key (SPEC §4: its token was seen in a URL, a log line or a " +
+      "browser's request), or null when none was. An exposed key should be rotated."
+  })
 }) {}
 
 export const CreateApiKey = Schema.Struct({
@@ -89,7 +103,7 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       success: Page(ApiKey)
     })
       .annotate(OpenApi.Summary, "List API keys")
-      .annotate(OpenApi.Description, "The tenant's keys, metadata only (the token is never shown again). Any member may list them.")
+      .annotate(OpenApi.Description, "The tenant's keys, metadata only (the token is never shown again), with the exposure alerts raised for each (`exposure`). Any member may list them.")
       .annotate(RequiredRoles, memberRoles)
   )
   .add(

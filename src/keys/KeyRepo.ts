@@ -1,9 +1,10 @@
 /** SQL for `api_keys`. Only a token's SHA-256 is stored, never the token. */
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
 import type { Cursor } from "../domain/Pagination.js"
+import { ExposureSource } from "../domain/Events.js"
 import { Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
@@ -22,6 +23,17 @@ const ApiKeyRecord = Schema.Struct({
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
+/** The exposure alerts recorded for a key (SecurityAlertRepo writes them), summed up. */
+const ExposureRecord = Schema.Struct({
+  exposureCount: Schema.Number,
+  exposureLastAt: Schema.NullOr(Schema.Date),
+  exposureLastSource: Schema.NullOr(ExposureSource)
+})
+export type ExposureRecord = typeof ExposureRecord.Type
+
+const KeyWithExposure = Schema.Struct({ ...ApiKeyRecord.fields, ...ExposureRecord.fields })
+export type KeyWithExposure = typeof KeyWithExposure.Type
+
 export interface NewApiKey {
   readonly id: string
   readonly tenantId: string
@@ -35,8 +47,11 @@ export interface NewApiKey {
 }
 
 const keys = decodeRows(ApiKeyRecord)
+const keysWithExposure = decodeRows(KeyWithExposure)
+const exposures = decodeRows(ExposureRecord)
 
 const columns = "id, tenant_id, name, environment, scopes, hint, created_at, last_used_at, expires_at, revoked_at, replaced_by"
+const qualifiedColumns = columns.split(", ").map((column) => `k.${column}`).join(", ")
 
 export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
   make: Effect.gen(function*() {
@@ -62,15 +77,34 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         Effect.map(Arr.head)
       )
 
-    /** Newest first; `limit + 1` rows, so the caller can tell whether more exist. */
+    /**
+     * A key's exposure alerts in one aggregate (count, latest time, latest source), read through the
+     * alerts' index by key: zero rows give a count of 0 and nulls.
+     */
+    const exposureOfKey = (keyId: Statement.Fragment) =>
+      sql`
+        SELECT count(*)::int AS exposure_count, max(a.created_at) AS exposure_last_at,
+          (array_agg(a.detail ORDER BY a.created_at DESC, a.id DESC))[1] AS exposure_last_source
+        FROM security_alerts a
+        WHERE a.api_key_id = ${keyId} AND a.kind = 'api_key.exposed'`
+
+    /** Newest first, each with its exposure alerts (one statement); `limit + 1` rows, so the caller can tell whether more exist. */
     const list = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
-      const page = keyset(sql, sql`id`, "desc", cursor)
-      return keys(sql`
-        SELECT ${selectColumns} FROM api_keys
-        WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...page.where])}
+      const page = keyset(sql, sql`k.id`, "desc", cursor)
+      return keysWithExposure(sql`
+        SELECT ${sql.unsafe(qualifiedColumns)}, e.exposure_count, e.exposure_last_at, e.exposure_last_source
+        FROM api_keys k
+        CROSS JOIN LATERAL (${exposureOfKey(sql`k.id`)}) e
+        WHERE ${sql.and([sql`k.tenant_id = ${tenantId}`, ...page.where])}
         ORDER BY ${page.orderBy}
         LIMIT ${limit + 1}`)
     }
+
+    const exposureOf = (keyId: string) =>
+      exposures(exposureOfKey(sql`${keyId}`)).pipe(
+        // An aggregate without GROUP BY returns exactly one row.
+        Effect.map((rows) => rows[0]!)
+      )
 
     const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
       sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(
@@ -89,7 +123,7 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
           UPDATE api_keys SET last_used_at = ${at}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true })
 
-    return repository("KeyRepo", { insert, findByTokenHash, findForUpdate, list, markRotated, revoke, touch })
+    return repository("KeyRepo", { insert, findByTokenHash, findForUpdate, list, exposureOf, markRotated, revoke, touch })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -12,7 +12,7 @@ import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js
 import { now } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
 import { ApiKey, CreatedApiKey, RotatedApiKey } from "./Api.js"
-import { type ApiKeyRecord, KeyRepo } from "./KeyRepo.js"
+import { type ApiKeyRecord, type ExposureRecord, KeyRepo } from "./KeyRepo.js"
 import { untraced } from "../telemetry/TraceContext.js"
 
 const DAY = 24 * 60 * 60 * 1000
@@ -20,8 +20,16 @@ const DAY = 24 * 60 * 60 * 1000
 const keyStatus = (row: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, at: Date) =>
   row.revokedAt !== null ? "revoked" : row.expiresAt === null ? "active" : row.expiresAt <= at ? "expired" : "expiring"
 
+/** A key's exposure alerts as the API shows them: null when none was raised. */
+const toExposure = (exposure: ExposureRecord) =>
+  exposure.exposureCount === 0 || exposure.exposureLastAt === null || exposure.exposureLastSource === null
+    ? null
+    : { count: exposure.exposureCount, last_detected_at: exposure.exposureLastAt, last_source: exposure.exposureLastSource }
+
+const noExposure: ExposureRecord = { exposureCount: 0, exposureLastAt: null, exposureLastSource: null }
+
 /** The one mapping from a stored key to the API's; its status depends on the time it is shown. */
-const toApiKey = (row: ApiKeyRecord, at: Date) =>
+const toApiKey = (row: ApiKeyRecord, at: Date, exposure: ExposureRecord = noExposure) =>
   new ApiKey({
     id: row.id,
     name: row.name,
@@ -32,7 +40,8 @@ const toApiKey = (row: ApiKeyRecord, at: Date) =>
     created_at: row.createdAt,
     last_used_at: row.lastUsedAt,
     expires_at: row.expiresAt,
-    replaced_by: row.replacedBy
+    replaced_by: row.replacedBy,
+    exposure: toExposure(exposure)
   })
 
 export class KeyService extends Context.Service<KeyService>()("etd/KeyService", {
@@ -85,7 +94,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
       const rows = yield* repo.list(tenantId, pageSize(page.limit), cursor)
       const at = yield* now
       const result = toPage(rows, pageSize(page.limit), cursor)
-      return { ...result, data: result.data.map((row) => toApiKey(row, at)) }
+      return { ...result, data: result.data.map((row) => toApiKey(row, at, row)) }
     })
 
     const rotate = Effect.fn("KeyService.rotate")(function*(
@@ -119,9 +128,10 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
         const found = yield* repo.findForUpdate(tenantId, keyId)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
         const at = yield* now
-        if (found.value.revokedAt !== null) return toApiKey(found.value, at)
+        const exposure = yield* repo.exposureOf(keyId)
+        if (found.value.revokedAt !== null) return toApiKey(found.value, at, exposure)
         yield* repo.revoke(keyId, at)
-        return toApiKey({ ...found.value, revokedAt: at }, at)
+        return toApiKey({ ...found.value, revokedAt: at }, at, exposure)
       }).pipe(inTransaction)
     })
 

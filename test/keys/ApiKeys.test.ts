@@ -4,7 +4,10 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Scope } from "../../src/domain/Principal.js"
+import type { ApiKey } from "../../src/keys/Api.js"
+import { eventually } from "../http/helpers.js"
 import { addMember, expectError, field, registerUser } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
@@ -20,6 +23,7 @@ const METADATA_FIELDS = [
   "created_at",
   "environment",
   "expires_at",
+  "exposure",
   "hint",
   "id",
   "last_used_at",
@@ -86,7 +90,8 @@ for (const database of testDatabases) {
           status: "active",
           last_used_at: null,
           expires_at: null,
-          replaced_by: null
+          replaced_by: null,
+          exposure: null
         })
         expect(String(field(apiKey, "id"))).toMatch(KEY_ID)
         expectNear(field(apiKey, "created_at"), before)
@@ -161,7 +166,8 @@ for (const database of testDatabases) {
           hint: live.api_key.hint,
           status: "active",
           expires_at: null,
-          replaced_by: null
+          replaced_by: null,
+          exposure: null
         })
         expect(field(response.json, "has_more")).toBe(false)
         expect(field(response.json, "next_cursor")).toBe(null)
@@ -581,6 +587,58 @@ for (const database of testDatabases) {
         const api = yield* client(owner.session)
         yield* api.auth.logout()
         expectError(yield* rawRequest("GET", keysPath(owner.tenantId), { token: owner.session }), 401, "invalid_session")
+      }))
+
+    it.effect("a key sent in a URL shows its exposure on the key: count, last time and source, in the list and on revoke", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const owner = yield* registerOwner()
+        const leaked = yield* createKey(owner, "test", ["documents:read"])
+        const kept = yield* createKey(owner, "live", ["documents:read"])
+        const developer = yield* addMember(owner, "developer")
+        const api = yield* client(developer.session)
+        const list = api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: {} })
+        const exposureOf = (keys: { readonly data: ReadonlyArray<ApiKey> }, id: string) =>
+          keys.data.find((key) => key.id === id)?.exposure
+
+        expect(exposureOf(yield* list, leaked.api_key.id)).toBe(null)
+        const before = Date.now()
+        expectError(yield* rawRequest("GET", `/v1/me?token=${leaked.token}`, { token: owner.session }), 400, "api_key_in_url")
+        // The monitor records the alert in the background.
+        const exposed = yield* eventually(list, (keys) => exposureOf(keys, leaked.api_key.id) !== null)
+        const exposure = exposureOf(exposed, leaked.api_key.id)!
+        expect(exposure.count).toBe(1)
+        expect(exposure.last_source).toBe("url")
+        expectNear(exposure.last_detected_at, before)
+        expect(exposureOf(exposed, kept.api_key.id)).toBe(null)
+
+        // An earlier alert from the logs counts, but the latest one names the source; another
+        // key's alert and a session's do not count for this key.
+        const hourAgo = new Date(before - 60 * 60 * 1000)
+        yield* sql`
+          INSERT INTO security_alerts (kind, tenant_id, api_key_id, detail, created_at) VALUES
+            ('api_key.exposed', ${owner.tenantId}, ${leaked.api_key.id}, 'log', ${hourAgo}),
+            ('api_key.exposed', ${owner.tenantId}, ${kept.api_key.id}, 'browser', ${hourAgo}),
+            ('session.exposed', NULL, NULL, 'url', ${hourAgo})`
+        const after = yield* list
+        expect(exposureOf(after, leaked.api_key.id)).toEqual({ ...exposure, count: 2 })
+        expect(exposureOf(after, kept.api_key.id)).toEqual({ count: 1, last_detected_at: hourAgo, last_source: "browser" })
+
+        // The raw JSON is as documented.
+        const raw = yield* rawRequest("GET", keysPath(owner.tenantId), { token: owner.session })
+        const rawLeaked = (raw.json?.["data"] as Array<unknown>).find((key) => field(key, "id") === leaked.api_key.id)
+        expect(field(rawLeaked, "exposure")).toEqual({
+          count: 2,
+          last_detected_at: exposure.last_detected_at.toISOString(),
+          last_source: "url"
+        })
+
+        // Revoking the exposed key (what an owner does next) answers with its exposure too.
+        const revoked = yield* (yield* client(owner.session)).apiKeys.revoke({
+          params: { tenantId: owner.tenantId, keyId: leaked.api_key.id }
+        })
+        expect(revoked.status).toBe("revoked")
+        expect(revoked.exposure).toEqual({ ...exposure, count: 2 })
       }))
 
     it.effect("the unprefixed alias manages keys too", () =>

@@ -9,6 +9,7 @@ import taxIdOwnership from "./0007_tax_id_ownership.js"
 import queueCaps from "./0008_queue_caps.js"
 import documentFiles from "./0009_document_files.js"
 import tenantTaxRegime from "./0010_tenant_tax_regime.js"
+import securityAlertsByKey from "./0011_security_alerts_by_key.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -21,5 +22,6 @@ export const migrations = Migrator.fromRecord({
   "0007_tax_id_ownership": taxIdOwnership,
   "0008_queue_caps": queueCaps,
   "0009_document_files": documentFiles,
-  "0010_tenant_tax_regime": tenantTaxRegime
+  "0010_tenant_tax_regime": tenantTaxRegime,
+  "0011_security_alerts_by_key": securityAlertsByKey
 })
