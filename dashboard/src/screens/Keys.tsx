@@ -5,7 +5,7 @@
  * dialog drops it. Developers see the list without the controls (the server refuses them anyway).
  */
 import { useState } from "preact/hooks"
-import type { Api } from "../api.js"
+import { type Api, failureOf } from "../api.js"
 import { formatDateTime, type Lang, type Translate, texts, useLang, useTexts } from "../i18n.js"
 import { Async, Badge, Confirm, Dialog, Empty, ErrorNotice, MoreButton, SecretOnce, useAction, usePages } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
@@ -82,6 +82,7 @@ const text = texts({
     scope_webhooks_read: "Read webhook endpoints and their deliveries.",
     scope_webhooks_write: "Create, change and rotate webhook endpoints; replay deliveries.",
     noScope: "Choose at least one scope.",
+    noName: "Give the key a name.",
     cancel: "Cancel",
     submitCreate: "Create key",
     working: "Working…",
@@ -95,6 +96,7 @@ const text = texts({
     graceDays: "Grace period in days (0 to 30)",
     graceHint: "0 ends the old token at once.",
     graceInvalid: "Enter a whole number of days from 0 to 30.",
+    notActive: "This key is no longer active: it was rotated or revoked in the meantime. The list now shows it as it is.",
     submitRotate: "Rotate key",
     rotatedTitle: "The new token of {name}",
     oldUntil: "The old token works until {when}, then it is refused. Replace it on your backend before then.",
@@ -154,6 +156,7 @@ const text = texts({
     scope_webhooks_read: "Consultar endpoints de webhook e suas entregas.",
     scope_webhooks_write: "Criar, alterar e trocar o segredo de endpoints de webhook; reenviar entregas.",
     noScope: "Escolha pelo menos um escopo.",
+    noName: "Dê um nome à chave.",
     cancel: "Cancelar",
     submitCreate: "Criar chave",
     working: "Processando…",
@@ -167,6 +170,7 @@ const text = texts({
     graceDays: "Prazo de carência em dias (0 a 30)",
     graceHint: "0 encerra o token antigo na hora.",
     graceInvalid: "Informe um número inteiro de dias de 0 a 30.",
+    notActive: "Esta chave não está mais ativa: foi rotacionada ou revogada nesse meio-tempo. A lista agora a mostra como está.",
     submitRotate: "Rotacionar chave",
     rotatedTitle: "O novo token de {name}",
     oldUntil: "O token antigo funciona até {when} e depois é recusado. Troque-o no seu backend antes disso.",
@@ -286,6 +290,7 @@ export const KeysScreen = () => {
             pages.reload()
             notify(t("rotated_notice", { name: open.key.name }))
           }}
+          onStale={pages.reload}
         />
       )}
       {open?.dialog === "revoke" && (
@@ -389,6 +394,7 @@ const CreateDialog = ({ onClose, onCreated }: {
   const { api, tenant } = useWorkspace()
   const action = useAction()
   const [missingScope, setMissingScope] = useState(false)
+  const [missingName, setMissingName] = useState(false)
   // The token is held here only: closing the dialog unmounts it and drops the token with it.
   const [created, setCreated] = useState<{ readonly key: ApiKey; readonly token: string } | undefined>(undefined)
   if (created !== undefined) {
@@ -405,17 +411,16 @@ const CreateDialog = ({ onClose, onCreated }: {
   const submit = (event: Event) => {
     event.preventDefault()
     const form = new FormData(event.currentTarget as HTMLFormElement)
+    const name = String(form.get("name") ?? "").trim()
     const scopes = SCOPES.filter((scope) => form.getAll("scopes").includes(scope))
-    if (scopes.length === 0) {
-      setMissingScope(true)
-      return
-    }
-    setMissingScope(false)
+    setMissingName(name === "")
+    setMissingScope(scopes.length === 0)
+    if (name === "" || scopes.length === 0) return
     const environment: Environment = form.get("environment") === "live" ? "live" : "test"
     void action.run(async () => {
       const result = await api.apiKeys.create({
         params: { tenantId: tenant.id },
-        payload: { name: String(form.get("name") ?? ""), environment, scopes }
+        payload: { name, environment, scopes }
       })
       setCreated({ key: result.api_key, token: result.token })
       onCreated(result.api_key)
@@ -423,12 +428,21 @@ const CreateDialog = ({ onClose, onCreated }: {
   }
   return (
     <Dialog title={t("createTitle")} onClose={onClose} wide>
-      <form onSubmit={submit}>
+      <form onSubmit={submit} noValidate>
         <label>
           {t("name")}
-          <input name="name" required maxLength={100} autoComplete="off" aria-describedby="key-name-hint" />
+          <input
+            name="name"
+            required
+            maxLength={100}
+            autoComplete="off"
+            aria-invalid={missingName}
+            aria-describedby={missingName ? "key-name-hint key-name-missing" : "key-name-hint"}
+            onInput={() => setMissingName(false)}
+          />
           <small id="key-name-hint">{t("nameHint")}</small>
         </label>
+        {missingName && <p id="key-name-missing" class="notice error" role="alert">{t("noName")}</p>}
         <fieldset>
           <legend>{t("environmentLegend")}</legend>
           {(["test", "live"] as const).map((environment) => (
@@ -464,10 +478,12 @@ const CreateDialog = ({ onClose, onCreated }: {
   )
 }
 
-const RotateDialog = ({ apiKey, onClose, onRotated }: {
+const RotateDialog = ({ apiKey, onClose, onRotated, onStale }: {
   readonly apiKey: ApiKey
   readonly onClose: () => void
   readonly onRotated: () => void
+  /** The key changed since the list was read (rotated or revoked elsewhere). */
+  readonly onStale: () => void
 }) => {
   const t = useTexts(text)
   const { lang } = useLang()
@@ -503,6 +519,11 @@ const RotateDialog = ({ apiKey, onClose, onRotated }: {
       const result = await api.apiKeys.rotate({
         params: { tenantId: tenant.id, keyId: apiKey.id },
         payload: { grace_days: graceDays }
+      }).catch((error: unknown) => {
+        const failure = failureOf(error)
+        if (failure.code !== "invalid_state" && failure.code !== "not_found") throw error
+        onStale()
+        throw { ...failure, message: t("notActive") }
       })
       setRotated({ token: result.token, oldExpiresAt: result.previous.expires_at })
       onRotated()

@@ -351,7 +351,10 @@ const AddMember = ({ offerOwner, onAdded }: {
             required
             autoComplete="off"
             value={email}
-            onInput={(event) => setEmail(event.currentTarget.value)}
+            onInput={(event) => {
+              setEmail(event.currentTarget.value)
+              action.clear()
+            }}
           />
         </label>
         <label>

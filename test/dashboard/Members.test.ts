@@ -1,0 +1,226 @@
+/**
+ * The members screen in a real browser (SPEC §5, §15): adding a registered user by email with a
+ * role (an unknown email and a second add refused with a clear message), changing a role, removing
+ * a member behind a confirmation that can be cancelled, the last owner kept (neither demoted nor
+ * removed), an admin offered nothing about owners, a developer's read-only view (of the keys too)
+ * from which they may still leave the tenant, Portuguese, a phone-width screen and accessibility.
+ */
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  accessibilityViolations,
+  type DashboardRun,
+  hasChromium,
+  newPerson,
+  registerByApi,
+  registerInPage,
+  signInPage,
+  startDashboard
+} from "../support/Dashboard.js"
+
+/** The code a typed-client call was refused with ("" when it succeeded). */
+const refusal = (call: Promise<unknown>) =>
+  call.then(() => "", (error: unknown) => String((error as { code?: unknown }).code))
+
+/**
+ * The page's problems, less Chromium's own console line for each refusal the test provoked on
+ * purpose ("Failed to load resource: … status of 404"): the browser logs every non-2xx answer.
+ */
+const unexpected = (problems: ReadonlyArray<string>, provoked: ReadonlyArray<number>) =>
+  problems.filter((problem) =>
+    !provoked.some((status) => problem.includes(`Failed to load resource: the server responded with a status of ${status}`))
+  )
+
+const openMembers = async (page: Page, label = "Members") => {
+  await page.getByRole("navigation").getByRole("link", { name: label }).click()
+  await page.getByRole("heading", { level: 1, name: label }).waitFor()
+  await page.getByRole("table").waitFor()
+}
+
+const rowOf = (page: Page, email: string) => page.getByRole("row").filter({ hasText: email })
+
+const sessionOf = (page: Page) =>
+  page.evaluate(() => (JSON.parse(sessionStorage.getItem("etd.session")!) as { token: string }).token)
+
+describe.runIf(hasChromium)("dashboard: members", () => {
+  let run: DashboardRun
+  beforeAll(async () => {
+    run = await startDashboard()
+  }, 120_000)
+  afterAll(() => run?.close())
+
+  it("adds a member, changes their role, removes them after a cancelled confirmation, and keeps the last owner", async () => {
+    const { page, problems, screenshot } = await run.open()
+    const owner = newPerson("boss")
+    await registerInPage(page, owner)
+    const api = run.api(await sessionOf(page))
+    const tenantId = (await api.auth.myTenants({ query: {} })).data[0]!.tenant.id
+    const alice = newPerson("alice")
+    const aliceAccount = await registerByApi(run, alice, false)
+
+    await openMembers(page)
+    const me = rowOf(page, owner.email)
+    await me.getByText("you", { exact: true }).waitFor()
+    await me.getByText("owner", { exact: true }).waitFor()
+    expect(await accessibilityViolations(page)).toEqual([])
+    await screenshot("members-list")
+
+    // An email nobody registered: refused with what to do about it.
+    const unknown = newPerson("nobody").email
+    await page.getByLabel("Their email").fill(unknown)
+    await page.getByRole("button", { name: "Add member" }).click()
+    await page.getByRole("alert").filter({ hasText: `No one is registered with ${unknown}. Ask them to create an account first` }).waitFor()
+    await screenshot("members-unknown-email")
+
+    // The owner may add owners: the option is there.
+    expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual(["owner", "admin", "developer"])
+    await page.getByLabel("Their email").fill(alice.email)
+    await page.getByRole("combobox", { name: /^Role/ }).selectOption("developer")
+    await page.getByRole("button", { name: "Add member" }).click()
+    const aliceRow = rowOf(page, alice.email)
+    await aliceRow.getByText("developer", { exact: true }).waitFor()
+    await page.getByRole("status").filter({ hasText: `${alice.email} added as developer.` }).waitFor()
+    expect(await page.getByLabel("Their email").inputValue()).toBe("")
+    expect((await run.api(aliceAccount.session).auth.myTenants({ query: {} })).data.map((m) => [m.tenant.id, m.role]))
+      .toEqual([[tenantId, "developer"]])
+
+    // Twice: a clear refusal.
+    await page.getByLabel("Their email").fill(alice.email)
+    await page.getByRole("button", { name: "Add member" }).click()
+    await page.getByRole("alert").filter({ hasText: `${alice.email} is already a member of this tenant.` }).waitFor()
+
+    // Change the role in a dialog.
+    await aliceRow.getByRole("button", { name: "Change role" }).click()
+    const change = page.getByRole("dialog", { name: "Change alice's role" })
+    await change.waitFor()
+    expect(await change.getByRole("radio", { name: /^developer/ }).isChecked()).toBe(true)
+    expect(await accessibilityViolations(page)).toEqual([])
+    await screenshot("members-change-role")
+    await change.getByRole("radio", { name: /^admin/ }).check()
+    await change.getByRole("button", { name: "Save role" }).click()
+    await change.waitFor({ state: "detached" })
+    await aliceRow.getByText("admin", { exact: true }).waitFor()
+    const listed = await api.tenants.listMembers({ params: { tenantId }, query: {} })
+    expect(listed.data.find((m) => m.user.email === alice.email)?.role).toBe("admin")
+
+    // Remove: cancelling the confirmation keeps her.
+    await aliceRow.getByRole("button", { name: "Remove alice" }).click()
+    const confirm = page.getByRole("dialog", { name: "Remove alice?" })
+    await confirm.getByText(/loses access to .* at once/).waitFor()
+    expect(await accessibilityViolations(page)).toEqual([])
+    await screenshot("members-remove")
+    await confirm.getByRole("button", { name: "Cancel" }).click()
+    await confirm.waitFor({ state: "detached" })
+    expect((await run.api(aliceAccount.session).auth.myTenants({ query: {} })).data).toHaveLength(1)
+    await aliceRow.getByRole("button", { name: "Remove alice" }).click()
+    await page.getByRole("dialog", { name: "Remove alice?" }).getByRole("button", { name: "Remove member" }).click()
+    await aliceRow.waitFor({ state: "detached" })
+    await page.getByRole("status").filter({ hasText: "alice removed." }).waitFor()
+    expect((await run.api(aliceAccount.session).auth.myTenants({ query: {} })).data).toEqual([])
+
+    // The last owner can be neither demoted nor removed: the server's 409, said plainly.
+    await me.getByRole("button", { name: "Change role" }).click()
+    const demote = page.getByRole("dialog", { name: "Change boss's role" })
+    await demote.getByRole("radio", { name: /^admin/ }).check()
+    await demote.getByRole("button", { name: "Save role" }).click()
+    await demote.getByRole("alert").filter({ hasText: "This is the tenant's last owner: make another member an owner first." }).waitFor()
+    await demote.getByRole("button", { name: "Cancel" }).click()
+    await me.getByRole("button", { name: "Leave tenant" }).click()
+    const leave = page.getByRole("dialog", { name: /^Leave boss Ltda\?/ })
+    await leave.getByRole("button", { name: "Leave tenant" }).click()
+    await leave.getByRole("alert").filter({ hasText: "This is the tenant's last owner" }).waitFor()
+    await screenshot("members-last-owner")
+    await leave.getByRole("button", { name: "Cancel" }).click()
+    const members = await api.tenants.listMembers({ params: { tenantId }, query: {} })
+    expect(members.data.map((m) => [m.user.email, m.role])).toEqual([[owner.email, "owner"]])
+    expect(unexpected(problems(), [404, 409])).toEqual([])
+  })
+
+  it("shows an admin no owner role to give and no control over owners; the server refuses if forced", async () => {
+    const owner = newPerson("founder")
+    const ownerAccount = await registerByApi(run, owner)
+    const tenantId = ownerAccount.tenantId!
+    const admin = newPerson("admin")
+    const adminAccount = await registerByApi(run, admin, false)
+    await run.api(ownerAccount.session).tenants.addMember({ params: { tenantId }, payload: { email: admin.email, role: "admin" } })
+
+    const { page, problems } = await run.open()
+    await signInPage(page, admin)
+    await openMembers(page)
+    expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual(["admin", "developer"])
+    const ownerRow = rowOf(page, owner.email)
+    await ownerRow.getByText("Only an owner can change or remove an owner.").waitFor()
+    expect(await ownerRow.getByRole("button").count()).toBe(0)
+    await rowOf(page, admin.email).getByRole("button", { name: "Change role" }).waitFor()
+    expect(await refusal(run.api(adminAccount.session).tenants.removeMember({ params: { tenantId, userId: ownerAccount.userId } })))
+      .toBe("forbidden")
+    expect(problems()).toEqual([])
+  })
+
+  it("shows a developer the members and the keys read-only, and lets them leave the tenant", async () => {
+    const owner = newPerson("lead")
+    const ownerAccount = await registerByApi(run, owner)
+    const tenantId = ownerAccount.tenantId!
+    await run.api(ownerAccount.session).apiKeys.create({
+      params: { tenantId },
+      payload: { name: "ci runner", environment: "test", scopes: ["documents:read"] }
+    })
+    const developer = newPerson("dev")
+    // The developer has a tenant of their own too, so the switcher has two entries.
+    const devAccount = await registerByApi(run, developer, true)
+    await run.api(ownerAccount.session).tenants.addMember({ params: { tenantId }, payload: { email: developer.email, role: "developer" } })
+
+    const { page, problems, screenshot } = await run.open()
+    await signInPage(page, developer)
+    await page.getByLabel("Tenant").selectOption({ label: "lead Ltda (developer)" })
+    await page.getByRole("heading", { level: 1, name: "lead Ltda" }).waitFor()
+
+    await page.getByRole("navigation").getByRole("link", { name: "API keys" }).click()
+    await page.getByRole("rowheader", { name: "ci runner" }).waitFor()
+    await page.getByText(/only owners and admins create, rotate or revoke them/).waitFor()
+    expect(await page.getByRole("button", { name: /Create a key|Rotate|Revoke/ }).count()).toBe(0)
+
+    await openMembers(page)
+    await page.getByText(/only owners and admins add, change or remove them\. You may leave the tenant yourself\./).waitFor()
+    expect(await page.getByRole("button", { name: /Add member|Change role|Remove/ }).count()).toBe(0)
+    expect(await page.getByLabel("Their email").count()).toBe(0)
+    expect(await rowOf(page, owner.email).getByRole("button").count()).toBe(0)
+    expect(await accessibilityViolations(page)).toEqual([])
+    await screenshot("members-developer")
+    // What the page does not offer, the server refuses.
+    expect(await refusal(run.api(devAccount.session).tenants.addMember({
+      params: { tenantId },
+      payload: { email: newPerson("x").email, role: "developer" }
+    }))).toBe("forbidden")
+
+    // Leaving: confirmed, then the page starts again without that tenant.
+    await rowOf(page, developer.email).getByRole("button", { name: "Leave tenant" }).click()
+    const leave = page.getByRole("dialog", { name: "Leave lead Ltda?" })
+    await leave.getByText(/To come back, an owner or admin must add you again\./).waitFor()
+    await leave.getByRole("button", { name: "Leave tenant" }).click()
+    // The reloaded page stays on the members screen, now of the developer's own tenant.
+    await expect.poll(() => page.getByLabel("Tenant").locator("option").allInnerTexts(), { timeout: 10_000 })
+      .toEqual(["dev Ltda (owner)"])
+    await rowOf(page, developer.email).getByText("owner", { exact: true }).waitFor()
+    const left = await run.api(ownerAccount.session).tenants.listMembers({ params: { tenantId }, query: {} })
+    expect(left.data.map((m) => m.user.email)).toEqual([owner.email])
+    expect(problems()).toEqual([])
+  })
+
+  it("speaks Portuguese, on a phone-width screen too", async () => {
+    const { page, problems, screenshot } = await run.open({ phone: true, lang: "pt" })
+    await registerInPage(page, newPerson("socia"))
+    await openMembers(page, "Membros")
+    await page.getByRole("columnheader", { name: "Membro desde" }).waitFor({ state: "attached" })
+    await page.getByRole("heading", { level: 2, name: "Adicionar um membro" }).waitFor()
+    const unknown = newPerson("ninguem").email
+    await page.getByLabel("E-mail da pessoa").fill(unknown)
+    await page.getByRole("combobox", { name: /^Papel/ }).selectOption("admin")
+    await page.getByRole("button", { name: "Adicionar membro" }).click()
+    await page.getByRole("alert").filter({ hasText: `Ninguém está cadastrado com ${unknown}.` }).waitFor()
+    expect(await accessibilityViolations(page)).toEqual([])
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot("members-phone-pt")
+    expect(unexpected(problems(), [404])).toEqual([])
+  })
+})
