@@ -67,7 +67,14 @@ describe.runIf(hasChromium)("dashboard documents", () => {
   /** The status badge of the detail's first facts. */
   const detailStatus = (page: Page) => page.locator("dl.facts").first().locator(".badge").first()
 
-  const signedIn = async (person: ReturnType<typeof newPerson>, options: { phone?: boolean } = {}) => {
+  /** Opens a document as a person does: the Documents section, then its row's link. */
+  const openDocument = async (page: Page, document: Document) => {
+    await page.getByRole("navigation").getByRole("link", { name: "Documents" }).click()
+    await page.getByRole("link", { name: `No. ${document.number} · series ${document.series}` }).click()
+    await page.getByRole("heading", { level: 1, name: `Document no. ${document.number}, series ${document.series}` }).waitFor()
+  }
+
+  const signedIn = async (person: ReturnType<typeof newPerson>, options: { phone?: boolean; lang?: "en" | "pt" } = {}) => {
     const watched = await run.open(options)
     await signInPage(watched.page, person)
     return watched
@@ -79,7 +86,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
       rateLimit: { perSecond: 100_000, burst: 100_000 },
       issuance: { concurrency: 4, pollInterval: Duration.millis(50), lease: Duration.seconds(60) },
       // Slow enough that a `simulate:unavailable` document is seen in progress before it is authorized.
-      retry: { baseDelay: Duration.seconds(1), maxDelay: Duration.seconds(2), window: Duration.seconds(60) }
+      retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.seconds(4), window: Duration.seconds(60) }
     })
     const person = newPerson("docs")
     const registered = await registerByApi(run, person)
@@ -140,10 +147,15 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     expect(problems()).toEqual([])
   })
 
-  it("shows a phone-width list as cards", async () => {
-    const { page, problems, screenshot } = await signedIn(owner.person, { phone: true })
-    await page.getByRole("navigation").getByRole("link", { name: "Documents" }).click()
-    await expect.poll(() => page.locator("table.documents tbody tr").count()).toBe(2)
+  it("shows a phone-width list as cards, in Portuguese", async () => {
+    const { page, problems, screenshot } = await signedIn(owner.person, { phone: true, lang: "pt" })
+    await page.getByRole("navigation").getByRole("link", { name: "Documentos" }).click()
+    const rows = page.locator("table.documents tbody tr")
+    await expect.poll(() => rows.count()).toBe(2)
+    const row = await rows.filter({ hasText: authorized.reference! }).textContent()
+    expect(row).toContain("autorizado")
+    expect(row).toContain("R$\u00a01.500,00")
+    await page.getByLabel("Situação").waitFor()
     await screenshot("documents-list-phone")
     expect(await accessibilityViolations(page)).toEqual([])
     expect(problems()).toEqual([])
@@ -168,14 +180,17 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     const { page, problems, screenshot } = await signedIn(owner.person)
     // The authority is unavailable twice first: the document stays in progress for seconds.
     const document = await issue({ reference: unique("pedido-p"), notes: "simulate:unavailable" })
-    await page.getByRole("navigation").getByRole("link", { name: "Documents" }).click()
-    await page.getByRole("link", { name: `No. ${document.number} · series ${document.series}` }).click()
-    await page.getByRole("heading", { level: 1, name: `Document no. ${document.number}, series ${document.series}` }).waitFor()
+    await openDocument(page, document)
     expect(["queued", "submitting"]).toContain(await detailStatus(page).textContent())
     await page.getByText("Still being processed").waitFor()
     expect(await page.getByRole("button", { name: /^Download/ }).count()).toBe(0)
     // No click: the page polls while the document is in progress.
     await expect.poll(() => detailStatus(page).textContent(), { timeout: 20_000 }).toBe("authorized")
+    // Final: the polling stops (nothing more is read in over one polling interval).
+    const reads: Array<string> = []
+    page.on("request", (request) => request.url().endsWith(`/documents/${document.id}`) && reads.push(request.url()))
+    await page.waitForTimeout(3500)
+    expect(reads).toEqual([])
     const server = await run.api(keyToken).documents.getForKey({ params: { docId: document.id } })
     expect(server.status).toBe("authorized")
     const accessKey = server.authority!.access_key
@@ -203,7 +218,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
 
   it("shows a rejected document's rejection, without files or cancellation", async () => {
     const { page, problems, screenshot } = await signedIn(owner.person, { phone: true })
-    await page.goto(`${run.base}/#/documents/${rejected.id}`)
+    await openDocument(page, rejected)
     await page.getByRole("heading", { level: 2, name: "Rejection" }).waitFor()
     expect(await detailStatus(page).textContent()).toBe("rejected")
     const notice = await page.locator(".notice.error").textContent()
@@ -219,7 +234,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
   it("cancels only after confirmation with a valid reason, then shows the authority's answer", async () => {
     const { page, problems, screenshot } = await signedIn(owner.person)
     const document = await settled((await issue({ reference: unique("pedido-c") })).id, ["authorized"])
-    await page.goto(`${run.base}/#/documents/${document.id}`)
+    await openDocument(page, document)
     await expect.poll(() => detailStatus(page).textContent()).toBe("authorized")
 
     // Backing out of the dialog changes nothing.
@@ -280,7 +295,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
       payload: { email: developer.email, role: "developer" }
     })
     const { page, problems } = await signedIn(developer)
-    await page.goto(`${run.base}/#/documents/${authorized.id}`)
+    await openDocument(page, authorized)
     await page.getByText("Only owners and admins cancel documents").waitFor()
     expect(await page.getByRole("button", { name: "Cancel document" }).count()).toBe(0)
     expect(await page.getByRole("button", { name: "Download XML" }).count()).toBe(1)
