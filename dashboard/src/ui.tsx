@@ -189,7 +189,11 @@ export const Confirm = ({ title, body, confirmLabel, onConfirm, onClose }: {
           type="button"
           class="danger"
           disabled={action.busy}
-          onClick={() => action.run(onConfirm).then((done) => done !== undefined && onClose())}
+          onClick={() =>
+            action.run(async () => {
+              await onConfirm()
+              return true
+            }).then((done) => done === true && onClose())}
         >
           {action.busy ? t("working") : confirmLabel}
         </button>
@@ -235,12 +239,16 @@ export const CloseButton = ({ onClose }: { readonly onClose: () => void }) => {
   return <button type="button" onClick={onClose}>{t("close")}</button>
 }
 
-/** A "load more" button over the API's cursor pagination. */
-export const usePages = <A extends { readonly id: string },>(
-  load: (startingAfter: string | undefined) => Promise<{ readonly data: ReadonlyArray<A>; readonly has_more: boolean }>,
+/** A "load more" button over the API's cursor pagination (its `next_cursor`). */
+export const usePages = <A,>(
+  load: (startingAfter: string | undefined) => Promise<{
+    readonly data: ReadonlyArray<A>
+    readonly has_more: boolean
+    readonly next_cursor: string | null
+  }>,
   deps: ReadonlyArray<unknown>
 ) => {
-  const [extra, setExtra] = useState<{ items: ReadonlyArray<A>; hasMore: boolean } | undefined>(undefined)
+  const [extra, setExtra] = useState<{ items: ReadonlyArray<A>; hasMore: boolean; cursor: string | null } | undefined>(undefined)
   const { resource, reload } = useResource(() => {
     setExtra(undefined)
     return load(undefined)
@@ -248,10 +256,11 @@ export const usePages = <A extends { readonly id: string },>(
   const more = useAction()
   const items = resource.state === "ready" ? [...resource.value.data, ...(extra?.items ?? [])] : []
   const hasMore = extra?.hasMore ?? (resource.state === "ready" && resource.value.has_more)
+  const cursor = extra !== undefined ? extra.cursor : resource.state === "ready" ? resource.value.next_cursor : null
   const loadMore = () =>
     more.run(async () => {
-      const page = await load(items.at(-1)?.id)
-      setExtra({ items: [...(extra?.items ?? []), ...page.data], hasMore: page.has_more })
+      const page = await load(cursor ?? undefined)
+      setExtra({ items: [...(extra?.items ?? []), ...page.data], hasMore: page.has_more, cursor: page.next_cursor })
     })
   return { resource, reload, items, hasMore, loadMore, more }
 }
