@@ -161,6 +161,29 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     expect(problems()).toEqual([])
   })
 
+  it("pages through a long list with Load more", async () => {
+    const person = newPerson("manydocs")
+    const registered = await registerByApi(run, person)
+    const key = await run.api(registered.session).apiKeys.create({
+      params: { tenantId: registered.tenantId! },
+      payload: { name: "backend", environment: "test", scopes: ["documents:write"] }
+    })
+    for (let i = 0; i < 27; i++) {
+      await run.api(key.token).documents.issueForKey({ payload: invoice({ reference: `lote-${i}` }), headers: {} })
+    }
+    const { page, problems } = await signedIn(person)
+    await page.getByRole("navigation").getByRole("link", { name: "Documents" }).click()
+    const rows = page.locator("table.documents tbody tr")
+    await expect.poll(() => rows.count()).toBe(25)
+    // Newest first: the first page ends at the third document issued.
+    expect(await rows.last().textContent()).toContain("lote-2")
+    await page.getByRole("button", { name: "Load more" }).click()
+    await expect.poll(() => rows.count()).toBe(27)
+    expect(await rows.last().textContent()).toContain("lote-0")
+    expect(await page.getByRole("button", { name: "Load more" }).count()).toBe(0)
+    expect(problems()).toEqual([])
+  })
+
   it("explains an empty tenant how documents are issued", async () => {
     const person = newPerson("nodocs")
     await registerByApi(run, person)
