@@ -60,6 +60,7 @@ const text = texts({
     endpointsTable: "Webhook endpoints",
     createTitle: "Add a webhook endpoint",
     description: "Description (optional)",
+    descriptionFact: "Description",
     eventsLegend: "Events to send",
     eventsHint: "Choose the event types, or every event.",
     eventsRequired: "Choose at least one event type, or all events.",
@@ -156,6 +157,7 @@ const text = texts({
     endpointsTable: "Endpoints de webhook",
     createTitle: "Adicionar um endpoint de webhook",
     description: "Descrição (opcional)",
+    descriptionFact: "Descrição",
     eventsLegend: "Eventos a enviar",
     eventsHint: "Escolha os tipos de evento, ou todos os eventos.",
     eventsRequired: "Escolha pelo menos um tipo de evento, ou todos os eventos.",
@@ -301,7 +303,7 @@ const EndpointList = () => {
       </div>
       <p class="hint">{t("lead")}</p>
       {!canManage && <p class="notice info">{t("readOnly")}</p>}
-      <div class="filters">
+      <div class="filters webhook-filters">
         <label>
           {t("environment")}
           <select value={environment} onChange={(event) => setEnvironment(event.currentTarget.value as Environment | "all")}>
@@ -326,7 +328,7 @@ const EndpointList = () => {
               : <Empty title={t("noEndpointsHere")} />
             : (
               <div class="table-wrap">
-                <table class="cards">
+                <table class="cards webhook-table">
                   <caption class="visually-hidden">{t("endpointsTable")}</caption>
                   <thead>
                     <tr>
@@ -546,7 +548,7 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
               <div><dt>{t("environment")}</dt><dd><EnvironmentBadge environment={endpoint.environment} t={t} /></dd></div>
               <div><dt>{t("status")}</dt><dd><EndpointStatus endpoint={endpoint} t={t} /></dd></div>
               <div><dt>{t("events")}</dt><dd><EventsList events={endpoint.events} t={t} /></dd></div>
-              <div><dt>{t("description")}</dt><dd>{endpoint.description ?? t("noDescription")}</dd></div>
+              <div><dt>{t("descriptionFact")}</dt><dd>{endpoint.description ?? t("noDescription")}</dd></div>
               <div><dt>{t("created")}</dt><dd>{formatDateTime(endpoint.created_at, lang)}</dd></div>
               <div><dt>{t("updated")}</dt><dd>{formatDateTime(endpoint.updated_at, lang)}</dd></div>
               {endpoint.previous_secret_expires_at !== null && (
@@ -582,10 +584,12 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                 title={t("disableTitle")}
                 body={<p>{t("disableBody", { url: endpoint.url })}</p>}
                 confirmLabel={t("disableConfirm")}
+                // Confirm closes only on a defined result (useAction's undefined means "failed"), so each returns the API's answer.
                 onConfirm={async () => {
-                  await api.webhooks.updateEndpoint({ params, payload: { enabled: false } })
+                  const updated = await api.webhooks.updateEndpoint({ params, payload: { enabled: false } })
                   notify(t("disabledNote"))
                   reload()
+                  return updated
                 }}
                 onClose={() => setAsking(undefined)}
               />
@@ -600,6 +604,7 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                   setNewSecret(rotated.secret)
                   notify(t("rotatedNote"))
                   reload()
+                  return rotated.id
                 }}
                 onClose={() => setAsking(undefined)}
               />
@@ -610,9 +615,10 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                 body={<p>{t("deleteBody", { url: endpoint.url })}</p>}
                 confirmLabel={t("deleteConfirm")}
                 onConfirm={async () => {
-                  await api.webhooks.deleteEndpoint({ params })
+                  const deleted = await api.webhooks.deleteEndpoint({ params })
                   notify(t("deletedNote"))
                   navigate("webhooks")
+                  return deleted
                 }}
                 onClose={() => setAsking(undefined)}
               />
@@ -728,7 +734,7 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
             )
             : (
               <div class="table-wrap">
-                <table class="cards webhook-deliveries">
+                <table class="cards webhook-table">
                   <caption class="visually-hidden">{t("deliveriesTable")}</caption>
                   <thead>
                     <tr>
@@ -747,7 +753,7 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
                       const rows = [
                         <tr key={delivery.id}>
                           <td data-label={t("eventType")}><code>{delivery.event_type}</code></td>
-                          <td data-label={t("eventId")} class="mono">{delivery.event_id}</td>
+                          <td data-label={t("eventId")}><span class="mono">{delivery.event_id}</span></td>
                           <td data-label={t("status")}>
                             <Badge tone={deliveryTone[delivery.status]}>{t(`dstatus_${delivery.status}`)}</Badge>
                           </td>
@@ -836,7 +842,7 @@ const DeliveryAttempts = ({ delivery, version }: { readonly delivery: Delivery; 
             ? <p>{t("noAttempts")}</p>
             : (
               <>
-                <table class="cards">
+                <table class="cards webhook-table">
                   <caption class="visually-hidden">{t("attemptsTable")}</caption>
                   <thead>
                     <tr>
