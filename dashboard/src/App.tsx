@@ -148,12 +148,11 @@ const Frame = ({ api, user, memberships, onSignOut }: {
     const saved = sessionStorage.getItem(TENANT_KEY)
     return memberships.some((m) => m.tenant.id === saved) ? saved! : memberships[0]?.tenant.id
   })
-  const [tenantVersion, setTenantVersion] = useState(0)
   const [announcement, setAnnouncement] = useState("")
   const membership = memberships.find((m) => m.tenant.id === tenantId)
   const tenantResource = useResource(
     () => (tenantId === undefined ? Promise.resolve(undefined) : api.tenants.get({ params: { tenantId } })),
-    [api, tenantId, tenantVersion]
+    [api, tenantId]
   )
   const route = useRoute()
   const section: Section = SECTIONS.find((candidate) => candidate === route[0]) ?? "overview"
@@ -166,7 +165,8 @@ const Frame = ({ api, user, memberships, onSignOut }: {
     tenant,
     role,
     canManage: role === "owner" || role === "admin",
-    refreshTenant: () => setTenantVersion((version) => version + 1),
+    // Read again in place: the screen keeps its state (a message, a form) while the tenant updates.
+    refreshTenant: tenantResource.reload,
     notify: (message) => {
       // Cleared first, so the same message twice is announced twice.
       setAnnouncement("")
