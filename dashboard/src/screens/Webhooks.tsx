@@ -584,12 +584,10 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                 title={t("disableTitle")}
                 body={<p>{t("disableBody", { url: endpoint.url })}</p>}
                 confirmLabel={t("disableConfirm")}
-                // Confirm closes only on a defined result (useAction's undefined means "failed"), so each returns the API's answer.
                 onConfirm={async () => {
-                  const updated = await api.webhooks.updateEndpoint({ params, payload: { enabled: false } })
+                  await api.webhooks.updateEndpoint({ params, payload: { enabled: false } })
                   notify(t("disabledNote"))
                   reload()
-                  return updated
                 }}
                 onClose={() => setAsking(undefined)}
               />
@@ -604,7 +602,6 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                   setNewSecret(rotated.secret)
                   notify(t("rotatedNote"))
                   reload()
-                  return rotated.id
                 }}
                 onClose={() => setAsking(undefined)}
               />
@@ -615,10 +612,9 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                 body={<p>{t("deleteBody", { url: endpoint.url })}</p>}
                 confirmLabel={t("deleteConfirm")}
                 onConfirm={async () => {
-                  const deleted = await api.webhooks.deleteEndpoint({ params })
+                  await api.webhooks.deleteEndpoint({ params })
                   notify(t("deletedNote"))
                   navigate("webhooks")
-                  return deleted
                 }}
                 onClose={() => setAsking(undefined)}
               />
