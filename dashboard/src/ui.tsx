@@ -223,7 +223,7 @@ export const CopyButton = ({ text, label }: { readonly text: string; readonly la
 export const SecretOnce = ({ label, secret }: { readonly label: string; readonly secret: string }) => {
   const t = useTexts(common)
   return (
-    <div class="secret" role="group" aria-label={label}>
+    <div class="secret">
       <p class="notice warning">{t("secretOnce")}</p>
       <label>
         {label}
