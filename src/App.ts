@@ -31,6 +31,7 @@ import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./docum
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
 import { KeyService } from "./keys/KeyService.js"
+import { DashboardFilesLive } from "./system/DashboardFiles.js"
 import { SystemHttpLive } from "./system/Http.js"
 import { Readiness } from "./system/Readiness.js"
 import { LoggerLive } from "./telemetry/Logger.js"
@@ -104,7 +105,7 @@ const HandlersLive = Layer.mergeAll(
   SystemHttpLive
 )
 
-/** The contract's routes, `/openapi.json`, and the reference page. */
+/** The contract's routes, `/openapi.json`, the reference page, and the dashboard at `/`. */
 const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(ApiDocument, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide(HandlersLive),
@@ -114,7 +115,8 @@ const RoutesLive = Layer.mergeAll(
   // default web fonts, the page makes no request outside this service.
   HttpApiScalar.layer(ApiDocument, { path: "/docs", scalar: { withDefaultFonts: false } }),
   serverMiddleware(endpointPolicies(Api)),
-  MetricsRouteLive
+  MetricsRouteLive,
+  DashboardFilesLive
 )
 
 /**
