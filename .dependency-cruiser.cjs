@@ -1,5 +1,6 @@
 /**
- * The layering of src/ (ARCHITECTURE.md, issue 10), checked by `npm run depcruise` in CI.
+ * The layering of src/ (ARCHITECTURE.md, issue 10), and the dashboard's one way into it, checked by
+ * `npm run depcruise` in CI.
  * Dependencies point one way: a module's Http.ts → its services → its repositories → db/, and
  * everything may use domain/. The composition root (src/*.ts: Api.ts, App.ts, main.ts) wires
  * every module together, so cycles through it are not cycles between modules.
@@ -22,6 +23,14 @@ module.exports = {
       from: { path: CONTRACT },
       // Wherever the package manager puts effect (a hoisted or linked node_modules too).
       to: { pathNot: [CONTRACT, "(^|/)node_modules/effect/"] }
+    },
+    {
+      name: "dashboard-uses-only-the-contract",
+      severity: "error",
+      comment: "The web dashboard (dashboard/) is a client like any other: of src/ it imports only the typed client " +
+        "and the contract it is derived from, never server code.",
+      from: { path: "^dashboard/" },
+      to: { path: "^src/", pathNot: CONTRACT }
     },
     {
       name: "no-circular",
