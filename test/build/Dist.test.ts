@@ -2,7 +2,8 @@
  * What `npm start` runs: the bundle `npm install` builds (scripts/build.mjs → dist/), started with
  * plain `node` on a fresh embedded database. The rest of the suite runs the TypeScript sources, so
  * this is the one test of the build itself: a module the bundle lost, a file it can no longer find
- * (the worker thread that opens certificates, the lazily loaded PDF renderer, the shipped XSDs) or
+ * (the worker thread that opens certificates, the lazily loaded PDF renderer, the shipped XSDs, the
+ * dashboard's files) or
  * a package that must stay outside it would pass everywhere else and fail here.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -125,6 +126,14 @@ describe("the built service (dist/, as npm start runs it)", () => {
     expect(pdf.status).toBe(200)
     expect(pdf.type).toBe("application/pdf")
     expect(pdf.bytes).toBeGreaterThan(1000)
+
+    // The dashboard's files sit beside the bundle (dist/dashboard), found from where it runs.
+    const page = await fetch(`${base}/`)
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    const script = /src="(\/assets\/index-[\w-]+\.js)"/.exec(html)?.[1]
+    expect(script, html).toBeDefined()
+    expect((await call("GET", script!)).bytes).toBeGreaterThan(10_000)
 
     child!.kill("SIGTERM")
     const [code] = await once(child!, "exit")

@@ -129,7 +129,8 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     }
     await page.reload()
     await page.getByText("0 live and 3 test documents in the last 30 days.").waitFor()
-    expect(await page.locator(".chart canvas").count()).toBeGreaterThan(0)
+    // uPlot draws after the render, in an effect.
+    await expect.poll(() => page.locator(".chart canvas").count()).toBeGreaterThan(0)
     await page.getByText("Show the figures as a table").click()
     const lastRow = page.locator("details table tbody tr").last()
     expect((await lastRow.locator("td").allTextContents())).toEqual(["0", "3"])
