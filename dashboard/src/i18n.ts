@@ -62,10 +62,10 @@ export const formatMoney = (cents: number, lang: Lang) =>
 
 export const formatNumber = (value: number, lang: Lang) => new Intl.NumberFormat(locale(lang)).format(value)
 
-/** A CNPJ (also the alphanumeric one) or CPF as people write it: 12.345.678/0001-95, 123.456.789-09. */
+/** A CNPJ (also the alphanumeric one) as 00.000.000/0000-00 and a CPF as 000.000.000-00; anything else as it came. */
 export const formatTaxId = (taxId: string) =>
-  taxId.length === 14
+  /^[0-9A-Z]{12}[0-9]{2}$/.test(taxId)
     ? `${taxId.slice(0, 2)}.${taxId.slice(2, 5)}.${taxId.slice(5, 8)}/${taxId.slice(8, 12)}-${taxId.slice(12)}`
-    : taxId.length === 11
+    : /^[0-9]{11}$/.test(taxId)
     ? `${taxId.slice(0, 3)}.${taxId.slice(3, 6)}.${taxId.slice(6, 9)}-${taxId.slice(9)}`
     : taxId

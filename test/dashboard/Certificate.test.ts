@@ -21,6 +21,9 @@ import {
 } from "../support/Dashboard.js"
 import { cnpj } from "../support/fixtures.js"
 
+/** The CNPJ as the page writes it: 00.000.000/0000-00. */
+const formatted = (taxId: string) => taxId.replace(/^(..)(...)(...)(....)(..)$/, "$1.$2.$3/$4-$5")
+
 const certificateFor = (taxId: string, options: { days?: number } = {}) => {
   const password = `pfx-${randomBytes(6).toString("hex")}`
   return { password, p12: makePkcs12({ cn: `EMPRESA TESTE LTDA:${taxId}`, cnpjOid: taxId, password, ...options }) }
@@ -94,7 +97,7 @@ describe.runIf(hasChromium)("dashboard certificate", () => {
     expect(await card.locator(".expiry").textContent()).toMatch(/^36[45] days to expiry$/)
     expect(await card.locator(".expiry").getAttribute("class")).toContain("ok")
     const shown = await card.textContent()
-    for (const fact of [valid.p12.fingerprintSha256, valid.p12.serialNumber, taxId, "EMPRESA TESTE LTDA", "active"]) expect(shown).toContain(fact)
+    for (const fact of [valid.p12.fingerprintSha256, valid.p12.serialNumber, formatted(taxId), "EMPRESA TESTE LTDA", "active"]) expect(shown).toContain(fact)
     // The form is emptied: no password stays in the page.
     expect(await page.getByLabel("Certificate password").inputValue()).toBe("")
     expect(await page.getByLabel("Certificate file (.pfx or .p12)").inputValue()).toBe("")

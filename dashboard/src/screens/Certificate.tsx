@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks"
 import { type Api, type Failure, Redacted } from "../api.js"
-import { formatDateTime, formatNumber, texts, type Translate, useLang, useTexts } from "../i18n.js"
+import { formatDateTime, formatNumber, formatTaxId, texts, type Translate, useLang, useTexts } from "../i18n.js"
 import { Async, Badge, Empty, ErrorNotice, useAction, useResource } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
 import "./Certificate.css"
@@ -130,7 +130,7 @@ export const CertificateScreen = (_: { readonly route?: ReadonlyArray<string> })
         <div>
           <dt>{t("taxId")}</dt>
           <dd>
-            <span class="mono">{tenant.tax_id}</span>{" "}
+            <span class="mono">{formatTaxId(tenant.tax_id)}</span>{" "}
             <Badge tone={tenant.verified ? "ok" : "muted"}>{t(tenant.verified ? "verified" : "unverified")}</Badge>
           </dd>
         </div>
@@ -194,7 +194,7 @@ const CredentialCard = ({ credential, t }: { readonly credential: Credential; re
       <dl class="facts">
         <div><dt>{t("notAfter")}</dt><dd>{formatDateTime(credential.not_after, lang)}</dd></div>
         <div><dt>{t("notBefore")}</dt><dd>{formatDateTime(credential.not_before, lang)}</dd></div>
-        <div><dt>{t("certTaxId")}</dt><dd class="mono">{credential.tax_id}</dd></div>
+        <div><dt>{t("certTaxId")}</dt><dd class="mono">{formatTaxId(credential.tax_id)}</dd></div>
         <div><dt>{t("uploadedAt")}</dt><dd>{formatDateTime(credential.created_at, lang)}</dd></div>
         <div class="wide"><dt>{t("subject")}</dt><dd class="mono">{credential.subject}</dd></div>
         <div class="wide"><dt>{t("issuer")}</dt><dd class="mono">{credential.issuer}</dd></div>
@@ -264,7 +264,7 @@ const UploadForm = ({ onUploaded }: { readonly onUploaded: () => void }) => {
   return (
     <form class="upload" key={formKey} onSubmit={submit} aria-labelledby="upload-title" noValidate>
       <h2 id="upload-title">{t("upload")}</h2>
-      <p class="hint">{t("uploadHint", { taxId: tenant.tax_id })}</p>
+      <p class="hint">{t("uploadHint", { taxId: formatTaxId(tenant.tax_id) })}</p>
       <label>
         {t("file")}
         <input
@@ -289,7 +289,7 @@ const UploadForm = ({ onUploaded }: { readonly onUploaded: () => void }) => {
       </label>
       <small id="certificate-password-hint">{t("passwordHint")}</small>
       {local !== undefined && <p class="notice error" role="alert">{t(local)}</p>}
-      {action.failure && <UploadFailure failure={action.failure} taxId={tenant.tax_id} />}
+      {action.failure && <UploadFailure failure={action.failure} taxId={formatTaxId(tenant.tax_id)} />}
       <div class="actions">
         <button type="submit" class="primary" disabled={action.busy}>{action.busy ? t("sending") : t("send")}</button>
       </div>

@@ -7,7 +7,7 @@
 import type { ComponentChildren } from "preact"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { type Api, saveFile } from "../api.js"
-import { formatDate, formatDateTime, formatMoney, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
+import { formatDate, formatDateTime, formatMoney, formatTaxId, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
 import { href } from "../router.js"
 import { Async, Badge, Dialog, Empty, ErrorNotice, MoreButton, useAction, usePages, useResource } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
@@ -752,14 +752,6 @@ const CancelDialog = ({ document, onClose, onCancelled }: {
 
 // ---------------------------------------------------------------------------------------------
 // Formatting
-
-/** CNPJ as 00.000.000/0000-00 and CPF as 000.000.000-00; anything else as it came. */
-const formatTaxId = (taxId: string) =>
-  /^[0-9A-Z]{12}[0-9]{2}$/.test(taxId)
-    ? `${taxId.slice(0, 2)}.${taxId.slice(2, 5)}.${taxId.slice(5, 8)}/${taxId.slice(8, 12)}-${taxId.slice(12)}`
-    : /^[0-9]{11}$/.test(taxId)
-    ? `${taxId.slice(0, 3)}.${taxId.slice(3, 6)}.${taxId.slice(6, 9)}-${taxId.slice(9)}`
-    : taxId
 
 const formatAddress = (address: NonNullable<Document["taker"]["address"]>) =>
   [
