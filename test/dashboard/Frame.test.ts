@@ -16,6 +16,7 @@ import {
   signInPage,
   startDashboard
 } from "../support/Dashboard.js"
+import { cnpj } from "../support/fixtures.js"
 
 const sessionToken = (page: Page) => page.evaluate(() => JSON.parse(sessionStorage.getItem("etd.session") ?? "null")?.token as string | undefined)
 
@@ -137,6 +138,18 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     await expect.poll(() => page.locator("meter").getAttribute("max")).toBe("100")
     await screenshot("overview")
     expect(await accessibilityViolations(page)).toEqual([])
+    expect(problems()).toEqual([])
+  })
+
+  it("shows hostile names as text: markup in a tenant's or a person's name never runs", async () => {
+    const { page, problems } = await run.open()
+    const hostile = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`
+    const person = { ...newPerson("hostile"), name: hostile }
+    await registerInPage(page, person, { name: hostile, taxId: cnpj() })
+    await page.getByRole("heading", { level: 1, name: hostile }).waitFor()
+    await page.getByText(`Signed in as ${hostile}`).waitFor()
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
+    expect(await page.locator("main img, main script").count()).toBe(0)
     expect(problems()).toEqual([])
   })
 
