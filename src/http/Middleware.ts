@@ -50,11 +50,18 @@ export const MAX_BODY_BYTES = 1024 * 1024
 
 /**
  * The pages `App.ts` serves at the root beside the contract: the OpenAPI document, the reference
- * page, the metrics, and the dashboard (`/` and its files under `/assets/`).
+ * page, the metrics, and the dashboard (`/` and its files under `/assets/`). They are never aliases
+ * of a `/v1` path, and they are named like routes in spans, metrics and the access log.
  */
-const ROOT_PAGES = new Set(["/", "/openapi.json", "/docs", "/metrics"])
+const ROOT_PAGES: ReadonlyArray<RouteTemplate> = [
+  { method: "GET", template: "/", pattern: /^\/$/ },
+  { method: "GET", template: "/openapi.json", pattern: /^\/openapi\.json$/ },
+  { method: "GET", template: "/docs", pattern: /^\/docs$/ },
+  { method: "GET", template: "/metrics", pattern: /^\/metrics$/ },
+  { method: "GET", template: "/assets/{file}", pattern: /^\/assets\/.+$/ }
+]
 
-const isRootPage = (path: string) => ROOT_PAGES.has(path) || path.startsWith("/assets/")
+const isRootPage = (path: string) => ROOT_PAGES.some((page) => page.pattern.test(path))
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -404,7 +411,7 @@ const PRINCIPAL_ATTRIBUTES = ["tenant.id", "api_key.id", "api_key.environment", 
  */
 export const serverMiddleware = (policies: ReadonlyArray<EndpointPolicy>) => {
   const routes = routeTemplates(policies)
-  const routeTemplateOf = routeTemplateIndex(routes)
+  const routeTemplateOf = routeTemplateIndex([...routes, ...ROOT_PAGES])
   const allowedOf = allowedMethods(routes)
   // The contract's own root endpoints (`/healthz`, `/readyz`); every other unprefixed path is an alias of its `/v1` form.
   const rootRoutes = routes.filter((route) => !isVersioned(route.template))

@@ -161,6 +161,10 @@ describe("observability end to end", () => {
           // A HEAD has its GET's route; a method the conventions do not name is `_OTHER`, not a new label.
           expect((await fetch(`${base}/v1/documents`, { method: "HEAD", headers: { authorization: `Bearer ${key.token}` } })).status).toBe(200)
           expect((await fetch(`${base}/v1/documents`, { method: "PROPFIND" })).status).toBe(405)
+          // The dashboard's page and files are routes of their own, not unknown paths.
+          const page = await (await fetch(`${base}/`)).text()
+          const asset = /src="(\/assets\/[^"]+)"/.exec(page)?.[1]
+          expect((await fetch(`${base}${asset}`)).status).toBe(200)
           const anonymous = await fetch(`${base}/metrics`)
           const wrong = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer not-the-token" } })
           const scraped = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer metrics-scrape-secret" } })
@@ -243,6 +247,8 @@ describe("observability end to end", () => {
       expect(value("http_server_request_duration_seconds_count", { http_route: "/v1/documents", http_request_method: "HEAD" })).toBe(1)
       expect(value("http_server_request_duration_seconds_count", { http_request_method: "_OTHER", http_response_status_code: "405" })).toBe(1)
       expect(series.some((s) => s.labels["http_request_method"] === "PROPFIND")).toBe(false)
+      expect(value("http_server_request_duration_seconds_count", { http_route: "/", http_request_method: "GET", http_response_status_code: "200" })).toBe(1)
+      expect(value("http_server_request_duration_seconds_count", { http_route: "/assets/{file}", http_request_method: "GET", http_response_status_code: "200" })).toBe(1)
       expect(value("etd_documents_total", { status: "queued", environment: "test" })).toBeGreaterThanOrEqual(1)
       expect(value("etd_documents_total", { status: "authorized", environment: "test" })).toBeGreaterThanOrEqual(1)
       expect(value("etd_authority_requests_total", { system: "homologation", operation: "submit", outcome: "ok" })).toBeGreaterThanOrEqual(1)
