@@ -137,14 +137,16 @@ export const useAction = () => {
 }
 
 /**
- * A modal dialog on the native `<dialog>`: focus moves into it and stays there, Escape closes it,
+ * A modal dialog on the native `<dialog>`: focus moves into it and stays there, Escape closes it
+ * (unless `busy`: a call whose answer only this dialog can show, such as a new token, is running),
  * and focus returns to what opened it.
  */
-export const Dialog = ({ title, onClose, children, wide }: {
+export const Dialog = ({ title, onClose, children, wide, busy }: {
   readonly title: string
   readonly onClose: () => void
   readonly children: ComponentChildren
   readonly wide?: boolean
+  readonly busy?: boolean
 }) => {
   const ref = useRef<HTMLDialogElement>(null)
   useEffect(() => {
@@ -160,7 +162,7 @@ export const Dialog = ({ title, onClose, children, wide }: {
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault()
-        onClose()
+        if (busy !== true) onClose()
       }}
     >
       <h2 id={titleId}>{title}</h2>
@@ -249,7 +251,11 @@ export const usePages = <A,>(
   deps: ReadonlyArray<unknown>
 ) => {
   const [extra, setExtra] = useState<{ items: ReadonlyArray<A>; hasMore: boolean; cursor: string | null } | undefined>(undefined)
+  // Counts first pages: a next page asked for before the list was read again (other filters,
+  // another tenant, a reload) belongs to the old list and is dropped, not appended to the new one.
+  const firstPages = useRef(0)
   const { resource, reload } = useResource(() => {
+    firstPages.current++
     setExtra(undefined)
     return load(undefined)
   }, deps)
@@ -259,8 +265,10 @@ export const usePages = <A,>(
   const cursor = extra !== undefined ? extra.cursor : resource.state === "ready" ? resource.value.next_cursor : null
   const loadMore = () =>
     more.run(async () => {
+      const list = firstPages.current
       const page = await load(cursor ?? undefined)
-      setExtra({ items: [...(extra?.items ?? []), ...page.data], hasMore: page.has_more, cursor: page.next_cursor })
+      if (list !== firstPages.current) return
+      setExtra((current) => ({ items: [...(current?.items ?? []), ...page.data], hasMore: page.has_more, cursor: page.next_cursor }))
     })
   return { resource, reload, items, hasMore, loadMore, more }
 }

@@ -184,6 +184,44 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     expect(problems()).toEqual([])
   })
 
+  it("drops a next page that answers after the filters changed instead of appending it to the new list", async () => {
+    const person = newPerson("latepage")
+    const registered = await registerByApi(run, person)
+    const key = await run.api(registered.session).apiKeys.create({
+      params: { tenantId: registered.tenantId! },
+      payload: { name: "backend", environment: "test", scopes: ["documents:write"] }
+    })
+    for (let i = 0; i < 27; i++) {
+      await run.api(key.token).documents.issueForKey({ payload: invoice({ reference: `late-${i}` }), headers: {} })
+    }
+    const { page, problems } = await signedIn(person)
+    // The second page is held until the filtered list is on screen.
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let held = false
+    await page.route(/\/documents\?.*starting_after=/, async (route) => {
+      held = true
+      await released
+      await route.continue()
+    })
+    await page.getByRole("navigation").getByRole("link", { name: "Documents" }).click()
+    const rows = page.locator("table.documents tbody tr")
+    await expect.poll(() => rows.count()).toBe(25)
+    await page.getByRole("button", { name: "Load more" }).click()
+    await expect.poll(() => held).toBe(true)
+    await page.getByLabel("Reference").fill("late-5")
+    await page.getByRole("button", { name: "Apply filters" }).click()
+    await expect.poll(() => rows.count()).toBe(1)
+    const lateAnswer = page.waitForResponse(/starting_after=/)
+    release()
+    await lateAnswer
+    // Give the page the moment it needs to render whatever the late answer would change.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))))
+    expect(await rows.count()).toBe(1)
+    expect(await rows.first().textContent()).toContain("late-5")
+    expect(problems()).toEqual([])
+  })
+
   it("explains an empty tenant how documents are issued", async () => {
     const person = newPerson("nodocs")
     await registerByApi(run, person)
