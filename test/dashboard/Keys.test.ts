@@ -152,6 +152,35 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     expect(problems()).toEqual([])
   })
 
+  it("keeps the create dialog open while the key is being created, so its token is not lost to Escape", async () => {
+    const { page, problems } = await run.open()
+    await registerInPage(page, newPerson("slowkey"))
+    await openKeys(page)
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let held = false
+    await page.route(/\/api-keys$/, async (route) => {
+      if (route.request().method() !== "POST") return route.continue()
+      held = true
+      await released
+      await route.continue()
+    })
+    await page.getByRole("button", { name: "Create a key" }).first().click()
+    const create = page.getByRole("dialog", { name: "Create an API key" })
+    await create.getByLabel("Name").fill("slow backend")
+    await create.getByRole("checkbox", { name: /documents:read/ }).check()
+    await create.getByRole("button", { name: "Create key" }).click()
+    await expect.poll(() => held).toBe(true)
+    // While the key is created, neither Escape nor Cancel closes the dialog that will show its token.
+    expect(await create.getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true)
+    await page.keyboard.press("Escape")
+    expect(await create.isVisible()).toBe(true)
+    release()
+    const shown = page.getByRole("dialog", { name: "Your new key's token" })
+    expect(await shown.getByRole("textbox", { name: "Token of slow backend" }).inputValue()).toMatch(/^etd_test_/)
+    expect(problems()).toEqual([])
+  })
+
   it("shows an exposure alert on a key whose token was sent in a URL, also on a phone-width screen", async () => {
     const owner = newPerson("exposed")
     const { session, tenantId } = await registerByApi(run, owner)

@@ -427,7 +427,7 @@ const CreateDialog = ({ onClose, onCreated }: {
     })
   }
   return (
-    <Dialog title={t("createTitle")} onClose={onClose} wide>
+    <Dialog title={t("createTitle")} onClose={onClose} wide busy={action.busy}>
       <form onSubmit={submit} noValidate>
         <label>
           {t("name")}
@@ -470,7 +470,7 @@ const CreateDialog = ({ onClose, onCreated }: {
         </fieldset>
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
-          <button type="button" onClick={onClose}>{t("cancel")}</button>
+          <button type="button" onClick={onClose} disabled={action.busy}>{t("cancel")}</button>
           <button type="submit" class="primary" disabled={action.busy}>{action.busy ? t("working") : t("submitCreate")}</button>
         </div>
       </form>
@@ -530,7 +530,7 @@ const RotateDialog = ({ apiKey, onClose, onRotated, onStale }: {
     })
   }
   return (
-    <Dialog title={t("rotateTitle", { name: apiKey.name })} onClose={onClose}>
+    <Dialog title={t("rotateTitle", { name: apiKey.name })} onClose={onClose} busy={action.busy}>
       <form onSubmit={submit} noValidate>
         <p>{t("rotateExplained")}</p>
         <label>
@@ -552,7 +552,7 @@ const RotateDialog = ({ apiKey, onClose, onRotated, onStale }: {
         {invalid && <p id="grace-invalid" class="notice error" role="alert">{t("graceInvalid")}</p>}
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
-          <button type="button" onClick={onClose}>{t("cancel")}</button>
+          <button type="button" onClick={onClose} disabled={action.busy}>{t("cancel")}</button>
           <button type="submit" class="primary" disabled={action.busy}>{action.busy ? t("working") : t("submitRotate")}</button>
         </div>
       </form>

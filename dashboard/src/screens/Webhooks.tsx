@@ -482,7 +482,7 @@ const CreateEndpoint = ({ onClose }: { readonly onClose: (created: boolean) => v
     }
   }
   return (
-    <Dialog title={t("createTitle")} onClose={() => onClose(false)} wide>
+    <Dialog title={t("createTitle")} onClose={() => onClose(false)} wide busy={action.busy}>
       <form onSubmit={submit}>
         <fieldset>
           <legend>{t("environment")}</legend>
@@ -515,7 +515,7 @@ const CreateEndpoint = ({ onClose }: { readonly onClose: (created: boolean) => v
         {noEvents && <p class="notice error" role="alert">{t("eventsRequired")}</p>}
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
-          <button type="button" onClick={() => onClose(false)}>{t("cancel")}</button>
+          <button type="button" onClick={() => onClose(false)} disabled={action.busy}>{t("cancel")}</button>
           <button type="submit" class="primary" disabled={action.busy}>{t("create")}</button>
         </div>
       </form>
@@ -628,18 +628,19 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                 }}
               />
             )}
-            {newSecret !== undefined && asking === undefined && (
-              <Dialog title={t("rotatedTitle")} onClose={() => setNewSecret(undefined)} wide>
-                <p class="notice ok">{t("rotatedNote")}</p>
-                <SecretShown secret={newSecret} t={t} />
-                <div class="actions">
-                  <button type="button" class="primary" onClick={() => setNewSecret(undefined)}>{t("done")}</button>
-                </div>
-              </Dialog>
-            )}
           </>
         )}
       </Async>
+      {/* Outside the endpoint's Async: a failed read after the rotation must not take the new secret away. */}
+      {newSecret !== undefined && asking === undefined && (
+        <Dialog title={t("rotatedTitle")} onClose={() => setNewSecret(undefined)} wide>
+          <p class="notice ok">{t("rotatedNote")}</p>
+          <SecretShown secret={newSecret} t={t} />
+          <div class="actions">
+            <button type="button" class="primary" onClick={() => setNewSecret(undefined)}>{t("done")}</button>
+          </div>
+        </Dialog>
+      )}
       <Deliveries endpointId={endpointId} />
     </section>
   )
