@@ -1,7 +1,7 @@
 /**
  * The dashboard's build (SPEC §15), run by `npm run build` at install. Everything the page needs
  * lands in dist/dashboard: index.html and content-hashed files under assets/, which the service
- * serves with a year's cache (src/dashboard/StaticFiles.ts). No inline script or style is emitted,
+ * serves with a year's cache (src/system/DashboardFiles.ts). No inline script or style is emitted,
  * so the page runs under a Content-Security-Policy without 'unsafe-inline'.
  */
 import { defineConfig } from "vite"
