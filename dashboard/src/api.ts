@@ -21,7 +21,9 @@ export const storedSession = (): StoredSession | undefined => {
     const raw = sessionStorage.getItem(SESSION_KEY)
     if (raw === null) return undefined
     const session = JSON.parse(raw) as StoredSession
-    return Date.parse(session.expiresAt) > Date.now() ? session : undefined
+    if (Date.parse(session.expiresAt) > Date.now()) return session
+    sessionStorage.removeItem(SESSION_KEY)
+    return undefined
   } catch {
     return undefined
   }

@@ -24,7 +24,14 @@ const common = texts({
     service_unavailable: "The service is briefly unavailable. Try again in a moment.",
     internal_error: "Something went wrong on our side. Try again; if it persists, contact support.",
     secretOnce: "Copy it now: it is shown only this once and cannot be recovered.",
-    working: "Working…"
+    working: "Working…",
+    // In English the API's own message says it all; in Portuguese it follows a lead in Portuguese.
+    refused_invalid_request: "",
+    refused_not_found: "",
+    refused_conflict: "",
+    refused_invalid_state: "",
+    refused_payload_too_large: "",
+    refused_other: ""
   },
   pt: {
     loading: "Carregando…",
@@ -42,20 +49,33 @@ const common = texts({
     service_unavailable: "O serviço está indisponível por um instante. Tente de novo em seguida.",
     internal_error: "Algo deu errado do nosso lado. Tente de novo; se persistir, fale com o suporte.",
     secretOnce: "Copie agora: ele é exibido só desta vez e não pode ser recuperado.",
-    working: "Processando…"
+    working: "Processando…",
+    refused_invalid_request: "Dados inválidos",
+    refused_not_found: "Não encontrado",
+    refused_conflict: "Conflito com um registro existente",
+    refused_invalid_state: "Não é possível no estado atual",
+    refused_payload_too_large: "Conteúdo grande demais",
+    refused_other: "A API recusou o pedido"
   }
 })
 
 const translatedCodes = ["network_error", "forbidden", "rate_limited", "invalid_session", "service_unavailable", "internal_error"] as const
 
-/** A failure in the person's language when it is a general one; the API's own message otherwise. */
+const refusalCodes = ["invalid_request", "not_found", "conflict", "invalid_state", "payload_too_large"] as const
+
+/**
+ * A failure in the person's language when it is a general one. Otherwise the API's own message,
+ * which names the fields and values at fault (in English), after a lead in the person's language.
+ */
 export const useFailureText = () => {
   const t = useTexts(common)
   return (failure: Failure) => {
     const general = translatedCodes.find((code) => code === failure.code)
     if (general !== undefined) return t(general)
     const issues = failure.issues?.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")
-    return issues ? `${failure.message} (${issues})` : failure.message
+    const detail = issues ? `${failure.message} (${issues})` : failure.message
+    const lead = t(`refused_${refusalCodes.find((code) => code === failure.code) ?? "other"}`)
+    return lead === "" ? detail : `${lead}: ${detail}`
   }
 }
 
@@ -138,15 +158,17 @@ export const useAction = () => {
 
 /**
  * A modal dialog on the native `<dialog>`: focus moves into it and stays there, Escape closes it
- * (unless `busy`: a call whose answer only this dialog can show, such as a new token, is running),
- * and focus returns to what opened it.
+ * (unless `busy`: a call whose answer only this dialog can show, such as a new token, is running;
+ * or `keepOnEscape`: it shows a secret that a reflexive Escape would lose for good), and focus
+ * returns to what opened it.
  */
-export const Dialog = ({ title, onClose, children, wide, busy }: {
+export const Dialog = ({ title, onClose, children, wide, busy, keepOnEscape }: {
   readonly title: string
   readonly onClose: () => void
   readonly children: ComponentChildren
   readonly wide?: boolean
   readonly busy?: boolean
+  readonly keepOnEscape?: boolean
 }) => {
   const ref = useRef<HTMLDialogElement>(null)
   useEffect(() => {
@@ -162,7 +184,7 @@ export const Dialog = ({ title, onClose, children, wide, busy }: {
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault()
-        if (busy !== true) onClose()
+        if (busy !== true && keepOnEscape !== true) onClose()
       }}
     >
       <h2 id={titleId}>{title}</h2>

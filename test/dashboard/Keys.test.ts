@@ -178,6 +178,11 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     release()
     const shown = page.getByRole("dialog", { name: "Your new key's token" })
     expect(await shown.getByRole("textbox", { name: "Token of slow backend" }).inputValue()).toMatch(/^etd_test_/)
+    // A reflexive Escape does not lose the token either: only the explicit button closes it.
+    await page.keyboard.press("Escape")
+    expect(await shown.isVisible()).toBe(true)
+    await shown.getByRole("button", { name: "I have saved it, close" }).click()
+    await shown.waitFor({ state: "detached" })
     expect(problems()).toEqual([])
   })
 

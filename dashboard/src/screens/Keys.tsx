@@ -399,7 +399,7 @@ const CreateDialog = ({ onClose, onCreated }: {
   const [created, setCreated] = useState<{ readonly key: ApiKey; readonly token: string } | undefined>(undefined)
   if (created !== undefined) {
     return (
-      <Dialog title={t("createdTitle")} onClose={onClose}>
+      <Dialog title={t("createdTitle")} onClose={onClose} keepOnEscape>
         <SecretOnce label={t("tokenLabel", { name: created.key.name })} secret={created.token} />
         <p class="hint">{t("createdNote")}</p>
         <div class="actions">
@@ -495,7 +495,7 @@ const RotateDialog = ({ apiKey, onClose, onRotated, onStale }: {
   if (rotated !== undefined) {
     const ended = rotated.oldExpiresAt.getTime() <= Date.now()
     return (
-      <Dialog title={t("rotatedTitle", { name: apiKey.name })} onClose={onClose}>
+      <Dialog title={t("rotatedTitle", { name: apiKey.name })} onClose={onClose} keepOnEscape>
         <SecretOnce label={t("tokenLabel", { name: apiKey.name })} secret={rotated.token} />
         <p class="notice info">
           {ended ? t("oldEnded") : t("oldUntil", { when: formatDateTime(rotated.oldExpiresAt, lang) })}

@@ -6,7 +6,7 @@
 import { useEffect, useRef } from "preact/hooks"
 import uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
-import { formatDate, formatNumber, formatTaxId, texts, useLang, useTexts } from "../i18n.js"
+import { formatDate, formatNumber, formatTaxId, type Lang, texts, useLang, useTexts } from "../i18n.js"
 import { href } from "../router.js"
 import { Async, Badge, Empty, useResource } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
@@ -118,7 +118,7 @@ export const OverviewScreen = () => {
           return (
             <>
               <p>{t("totals", { live: formatNumber(live, lang), test: formatNumber(test, lang), days: DAYS })}</p>
-              <DailyChart days={value.days} labels={{ live: t("live"), test: t("test") }} />
+              <DailyChart days={value.days} labels={{ live: t("live"), test: t("test") }} lang={lang} />
               <details>
                 <summary>{t("table")}</summary>
                 <table>
@@ -139,15 +139,17 @@ export const OverviewScreen = () => {
 }
 
 /** Bars per day, live beside test; redrawn to the container's width. */
-const DailyChart = ({ days, labels }: {
+const DailyChart = ({ days, labels, lang }: {
   readonly days: ReadonlyArray<{ readonly date: string; readonly live: number; readonly test: number }>
   readonly labels: { readonly live: string; readonly test: string }
+  readonly lang: Lang
 }) => {
   const container = useRef<HTMLDivElement>(null)
   useEffect(() => {
     const element = container.current
     if (element === null) return
     const bars = uPlot.paths.bars!
+    const dayLabel = new Intl.DateTimeFormat(lang === "pt" ? "pt-BR" : "en-GB", { day: "numeric", month: "short", timeZone: "UTC" })
     const data: uPlot.AlignedData = [
       days.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
       days.map((day) => day.live),
@@ -163,7 +165,8 @@ const DailyChart = ({ days, labels }: {
         x: { time: true, range: (_self, min, max) => [min - 43_200, max + 43_200] },
         y: { range: (_self, _min, max) => [0, Math.max(1, max)] }
       },
-      axes: [{}, { values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : "")) }],
+      // Days as the page's language writes them ("26 out", "26 Oct"), not uPlot's US month/day.
+      axes: [{ values: (_self, ticks) => ticks.map((tick) => dayLabel.format(new Date(tick * 1000))) }, { values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : "")) }],
       series: [
         {},
         { label: labels.live, fill: "#0b5cad", stroke: "#0b5cad", paths: bars({ size: [0.4, 24], align: -1 }), points: { show: false } },
@@ -176,7 +179,7 @@ const DailyChart = ({ days, labels }: {
       resize.disconnect()
       chart.destroy()
     }
-  }, [days, labels.live, labels.test])
+  }, [days, labels.live, labels.test, lang])
   // The canvas says nothing to a screen reader; the table below it says everything.
   return (
     <div aria-hidden="true">

@@ -453,7 +453,7 @@ const CreateEndpoint = ({ onClose }: { readonly onClose: (created: boolean) => v
   const [created, setCreated] = useState<{ readonly id: string; readonly secret: string } | undefined>(undefined)
   if (created !== undefined) {
     return (
-      <Dialog title={t("createTitle")} onClose={() => onClose(true)} wide>
+      <Dialog title={t("createTitle")} onClose={() => onClose(true)} wide keepOnEscape>
         <p class="notice ok">{t("created_secret")}</p>
         <SecretShown secret={created.secret} t={t} />
         <div class="actions">
@@ -633,7 +633,7 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
       </Async>
       {/* Outside the endpoint's Async: a failed read after the rotation must not take the new secret away. */}
       {newSecret !== undefined && asking === undefined && (
-        <Dialog title={t("rotatedTitle")} onClose={() => setNewSecret(undefined)} wide>
+        <Dialog title={t("rotatedTitle")} onClose={() => setNewSecret(undefined)} wide keepOnEscape>
           <p class="notice ok">{t("rotatedNote")}</p>
           <SecretShown secret={newSecret} t={t} />
           <div class="actions">
