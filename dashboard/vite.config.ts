@@ -12,9 +12,9 @@ export default defineConfig({
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: {
     outDir: "../dist/dashboard",
-    // Not emptied: a rebuild under a running service (an upgrade in place) keeps the hashed files
-    // that pages already open may still ask for, as scripts/build.mjs does for the service's chunks.
-    emptyOutDir: false,
+    // Emptied, so old builds do not pile up: a running service keeps serving the files it read
+    // into memory on its first request (src/system/DashboardFiles.ts), whatever a rebuild does.
+    emptyOutDir: true,
     // The polyfill would be injected inline; every browser the dashboard supports has modulepreload.
     modulePreload: { polyfill: false },
     // Small files are otherwise inlined as data: URLs; the CSP allows only files from the service.
