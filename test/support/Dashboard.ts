@@ -20,8 +20,11 @@ import { testConfig } from "./TestApp.js"
 
 export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 
-/** CI installs Chromium (.ci/run); a developer machine without it skips the browser tests. */
+/** CI installs Chromium (.ci/run); a developer machine without it skips the browser tests, saying so. */
 export const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) {
+  console.warn(`Chromium not found at ${CHROMIUM} (install Debian's chromium or set CHROMIUM_PATH): the dashboard's browser tests are skipped`)
+}
 
 export const SCREENSHOTS = "test-results/dashboard"
 
