@@ -22,7 +22,7 @@ import {
 import { encodeId, idPrefixes } from "../domain/Ids.js"
 import { computeAmounts } from "../domain/Money.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
-import { type Environment, listedEnvironments } from "../domain/Principal.js"
+import { type Environment, listedEnvironments, type TenantReach } from "../domain/Principal.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
@@ -42,14 +42,6 @@ export interface Issuer {
   readonly environment: Environment
 }
 
-/**
- * Whose documents a request reaches on the tenant path: a key's (its tenant and environment) or a
- * member's session's (its tenant, either environment; SPEC §5).
- */
-export interface DocumentAccess {
-  readonly tenantId: string
-  readonly environment?: Environment | undefined
-}
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -287,7 +279,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return document
     })
 
-    const get = Effect.fn("DocumentService.get")(function*(access: DocumentAccess, id: string) {
+    const get = Effect.fn("DocumentService.get")(function*(access: TenantReach, id: string) {
       const row = yield* repo.find(access.tenantId, access.environment, id)
       return toDocument(yield* Option.match(row, {
         onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
@@ -295,7 +287,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       }))
     })
 
-    const list = Effect.fn("DocumentService.list")(function*(access: DocumentAccess, params: ListDocumentsParams) {
+    const list = Effect.fn("DocumentService.list")(function*(access: TenantReach, params: ListDocumentsParams) {
       const cursor = cursorOf(params)
       const environments = listedEnvironments(access.environment, params.environment)
       const rows = Arr.isReadonlyArrayNonEmpty(environments)
@@ -336,7 +328,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
 
     /** The same for a key and a member's session: what happens next depends on the document's environment only. */
     const cancel = Effect.fn("DocumentService.cancel")(function*(
-      access: DocumentAccess,
+      access: TenantReach,
       id: string,
       request: { reason_code: "issue_error" | "service_not_provided" | "other"; reason: string }
     ) {
@@ -378,7 +370,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     })
 
     /** A document of the reader's tenant: in the key's environment, or in either for a member's session. */
-    const findFor = (reader: DocumentAccess, id: string) =>
+    const findFor = (reader: TenantReach, id: string) =>
       Effect.flatMap(
         repo.find(reader.tenantId, reader.environment, id),
         Option.match({ onNone: () => Effect.fail(new NotFound({ message: "No such document." })), onSome: Effect.succeed })
@@ -388,7 +380,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
      * The note's NFS-e XML as the authority returned it. A note authorized before its XML was kept
      * is asked of the authority once (by its submission id) and kept from then on.
      */
-    const noteOf = (reader: DocumentAccess, id: string) =>
+    const noteOf = (reader: TenantReach, id: string) =>
       Effect.gen(function*() {
         const row = yield* findFor(reader, id)
         if (row.authority === null || !filesStatuses.has(row.status)) {
@@ -413,13 +405,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         return { row, authority: row.authority, nfseXml }
       })
 
-    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: DocumentAccess, id: string) {
+    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: TenantReach, id: string) {
       const note = yield* noteOf(reader, id)
       return { xml: note.nfseXml, document: toDocument(note.row) }
     })
 
     /** The DANFSe: the national DANFSe service's PDF, or the one the simulator's layer renders. */
-    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: DocumentAccess, id: string) {
+    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: string) {
       const note = yield* noteOf(reader, id)
       const pdf = yield* authorityFor(note.row.environment).danfse({
         tenantId: note.row.tenantId,

@@ -3,9 +3,9 @@ import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
-import { CurrentApiKey, CurrentPrincipal } from "../domain/Principal.js"
+import { CurrentApiKey, reachOf } from "../domain/Principal.js"
 import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
-import { type DocumentAccess, DocumentService, type Issuer } from "./DocumentService.js"
+import { DocumentService, type Issuer } from "./DocumentService.js"
 import { withResponseHeader } from "../http/ResponseHeaders.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
@@ -30,14 +30,6 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
 const markReplayed = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
   withResponseHeader("idempotent-replayed", "true").pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
 
-/**
- * Whose documents a request on the tenant path reaches: a key's (its environment) or a member's
- * session's (both environments; the middleware checked membership and role).
- */
-const accessOf = (tenantId: string) =>
-  Effect.map(CurrentPrincipal, (principal): DocumentAccess =>
-    principal._tag === "Session" ? { tenantId } : { tenantId: principal.tenantId, environment: principal.environment })
-
 export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService
   const issue = ({ headers, payload }: {
@@ -56,10 +48,10 @@ export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.f
     )
   return handlers
     .handle("issue", issue)
-    .handle("list", ({ params, query }) => Effect.flatMap(accessOf(params.tenantId), (by) => documents.list(by, query)))
-    .handle("get", ({ params }) => Effect.flatMap(accessOf(params.tenantId), (by) => documents.get(by, params.docId)))
+    .handle("list", ({ params, query }) => Effect.flatMap(reachOf(params.tenantId), (by) => documents.list(by, query)))
+    .handle("get", ({ params }) => Effect.flatMap(reachOf(params.tenantId), (by) => documents.get(by, params.docId)))
     .handle("cancel", ({ params, payload }) =>
-      Effect.flatMap(accessOf(params.tenantId), (by) => documents.cancel(by, params.docId, payload)))
+      Effect.flatMap(reachOf(params.tenantId), (by) => documents.cancel(by, params.docId, payload)))
     .handle("issueForKey", issue)
     .handle("listForKey", ({ query }) => Effect.flatMap(issuer, (by) => documents.list(by, query)))
     .handle("getForKey", ({ params }) => Effect.flatMap(issuer, (by) => documents.get(by, params.docId)))
@@ -72,11 +64,11 @@ export const DocumentFilesHttpLive = HttpApiBuilder.group(Api, "documentFiles", 
   const documents = yield* DocumentService
   return handlers
     .handle("xml", ({ params }) =>
-      Effect.flatMap(accessOf(params.tenantId), (by) => documents.nfseXml(by, params.docId)).pipe(
+      Effect.flatMap(reachOf(params.tenantId), (by) => documents.nfseXml(by, params.docId)).pipe(
         Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
       ))
     .handle("pdf", ({ params }) =>
-      Effect.flatMap(accessOf(params.tenantId), (by) => documents.danfse(by, params.docId)).pipe(
+      Effect.flatMap(reachOf(params.tenantId), (by) => documents.danfse(by, params.docId)).pipe(
         Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
       ))
 }))

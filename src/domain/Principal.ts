@@ -1,7 +1,7 @@
 /**
  * Who is calling. Authentication middleware provides one of these; handlers read it.
  */
-import { Context, Schema } from "effect"
+import { Context, Effect, Schema } from "effect"
 
 export const Scope = Schema.Literals([
   "documents:read",
@@ -56,6 +56,20 @@ export class CurrentSession extends Context.Service<CurrentSession, SessionPrinc
 
 /** Either principal, for endpoints a member's session and any key of the tenant may both read. */
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, ApiKeyPrincipal | SessionPrincipal>()("etd/CurrentPrincipal") {}
+
+/**
+ * Whose data a request on a tenant's path reaches (SPEC §4, §5): an API key's tenant in the key's
+ * environment, or a member's session's tenant in both (`environment` undefined). The middleware has
+ * already matched the path's tenant and checked the scope or the role.
+ */
+export interface TenantReach {
+  readonly tenantId: string
+  readonly environment?: Environment | undefined
+}
+
+export const reachOf = (tenantId: string) =>
+  Effect.map(CurrentPrincipal, (principal): TenantReach =>
+    principal._tag === "Session" ? { tenantId } : { tenantId: principal.tenantId, environment: principal.environment })
 
 /**
  * Endpoint annotations read by the authentication middleware: the scope a key needs, and the

@@ -9,7 +9,7 @@ import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { EventType } from "../domain/Events.js"
-import { Environment } from "../domain/Principal.js"
+import { Environment, type TenantReach } from "../domain/Principal.js"
 import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
 
 export const EndpointRow = Schema.Struct({
@@ -78,14 +78,8 @@ const targets = decodeRows(EndpointRow.mapFields((fields) => ({
   failingSince: fields.failingSince
 })))
 
-/**
- * Whose endpoints and deliveries a request reaches: a tenant's, in one environment (an API key's)
- * or in either (`environment` undefined: a member's session, SPEC §5).
- */
-export interface Owner {
-  readonly tenantId: string
-  readonly environment?: Environment | undefined
-}
+/** Whose endpoints and deliveries a request reaches: a key's environment, or both for a member's session. */
+export type Owner = TenantReach
 
 export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo", {
   make: Effect.gen(function*() {
