@@ -16,13 +16,12 @@ import {
   type DashboardRun,
   hasChromium,
   newPerson,
+  refusal,
   registerByApi,
   registerInPage,
   signInPage,
   startDashboard
 } from "../support/Dashboard.js"
-
-const refusal = (call: Promise<unknown>) => call.then(() => "", (error: unknown) => String((error as { code?: unknown }).code))
 
 const section = async (page: Page, name: string) => {
   await page.getByRole("navigation").getByRole("link", { name }).click()

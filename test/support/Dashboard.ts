@@ -104,6 +104,10 @@ export const startDashboard = async (overrides: Partial<AppConfigShape> = {}): P
   }
 }
 
+/** The code a typed-client call was refused with ("" when it succeeded). */
+export const refusal = (call: Promise<unknown>) =>
+  call.then(() => "", (error: unknown) => String((error as { code?: unknown }).code))
+
 export interface Person {
   readonly email: string
   readonly password: string

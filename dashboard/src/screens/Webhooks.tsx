@@ -433,6 +433,40 @@ const EndpointFields = ({ url, setUrl, events, setEvents, description, setDescri
   )
 }
 
+/**
+ * The URL, events and description of an endpoint being created or edited: their state, their
+ * fields, and the check that at least one event type is chosen (shown beside the fields).
+ */
+const useEndpointForm = (initial: { readonly url: string; readonly events: ReadonlyArray<EventFilter>; readonly description: string }, t: Translate) => {
+  const [url, setUrl] = useState(initial.url)
+  const [events, setEvents] = useState(initial.events)
+  const [description, setDescription] = useState(initial.description)
+  const [noEvents, setNoEvents] = useState(false)
+  /** The trimmed values, or undefined (and the alert shown) when no event type is chosen. */
+  const values = () => {
+    setNoEvents(events.length === 0)
+    return events.length === 0 ? undefined : { url: url.trim(), events, description: description.trim() }
+  }
+  const fields = (
+    <>
+      <EndpointFields
+        url={url}
+        setUrl={setUrl}
+        events={events}
+        setEvents={(next) => {
+          setNoEvents(false)
+          setEvents(next)
+        }}
+        description={description}
+        setDescription={setDescription}
+        t={t}
+      />
+      {noEvents && <p class="notice error" role="alert">{t("eventsRequired")}</p>}
+    </>
+  )
+  return { values, fields }
+}
+
 /** The secret with how to use it: after creating an endpoint and after rotating its secret. */
 const SecretShown = ({ secret, t }: { readonly secret: string; readonly t: Translate }) => (
   <>
@@ -445,11 +479,8 @@ const CreateEndpoint = ({ onClose }: { readonly onClose: (created: boolean) => v
   const t = useTexts(text)
   const { api, tenant, notify } = useWorkspace()
   const action = useAction()
-  const [url, setUrl] = useState("")
   const [environment, setEnvironment] = useState<Environment>("test")
-  const [events, setEvents] = useState<ReadonlyArray<EventFilter>>([])
-  const [description, setDescription] = useState("")
-  const [noEvents, setNoEvents] = useState(false)
+  const form = useEndpointForm({ url: "", events: [], description: "" }, t)
   const [created, setCreated] = useState<{ readonly id: string; readonly secret: string } | undefined>(undefined)
   if (created !== undefined) {
     return (
@@ -465,15 +496,17 @@ const CreateEndpoint = ({ onClose }: { readonly onClose: (created: boolean) => v
   }
   const submit = async (event: Event) => {
     event.preventDefault()
-    if (events.length === 0) {
-      setNoEvents(true)
-      return
-    }
-    setNoEvents(false)
+    const values = form.values()
+    if (values === undefined) return
     const endpoint = await action.run(() =>
       api.webhooks.createEndpoint({
         params: { tenantId: tenant.id },
-        payload: { url: url.trim(), environment, events, ...(description.trim() === "" ? {} : { description: description.trim() }) }
+        payload: {
+          url: values.url,
+          environment,
+          events: values.events,
+          ...(values.description === "" ? {} : { description: values.description })
+        }
       })
     )
     if (endpoint !== undefined) {
@@ -500,19 +533,7 @@ const CreateEndpoint = ({ onClose }: { readonly onClose: (created: boolean) => v
             </label>
           ))}
         </fieldset>
-        <EndpointFields
-          url={url}
-          setUrl={setUrl}
-          events={events}
-          setEvents={(next) => {
-            setNoEvents(false)
-            setEvents(next)
-          }}
-          description={description}
-          setDescription={setDescription}
-          t={t}
-        />
-        {noEvents && <p class="notice error" role="alert">{t("eventsRequired")}</p>}
+        {form.fields}
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
           <button type="button" onClick={() => onClose(false)} disabled={action.busy}>{t("cancel")}</button>
@@ -650,20 +671,15 @@ const EditEndpoint = ({ endpoint, onClose }: { readonly endpoint: Endpoint; read
   const t = useTexts(text)
   const { api, tenant, notify } = useWorkspace()
   const action = useAction()
-  const [url, setUrl] = useState(endpoint.url)
-  const [events, setEvents] = useState<ReadonlyArray<EventFilter>>(endpoint.events)
-  const [description, setDescription] = useState(endpoint.description ?? "")
-  const [noEvents, setNoEvents] = useState(false)
+  const form = useEndpointForm({ url: endpoint.url, events: endpoint.events, description: endpoint.description ?? "" }, t)
   const submit = async (event: Event) => {
     event.preventDefault()
-    if (events.length === 0) {
-      setNoEvents(true)
-      return
-    }
+    const values = form.values()
+    if (values === undefined) return
     const saved = await action.run(() =>
       api.webhooks.updateEndpoint({
         params: { tenantId: tenant.id, endpointId: endpoint.id },
-        payload: { url: url.trim(), events, description: description.trim() === "" ? null : description.trim() }
+        payload: { url: values.url, events: values.events, description: values.description === "" ? null : values.description }
       })
     )
     if (saved !== undefined) {
@@ -674,19 +690,7 @@ const EditEndpoint = ({ endpoint, onClose }: { readonly endpoint: Endpoint; read
   return (
     <Dialog title={t("editTitle")} onClose={() => onClose(false)} wide>
       <form onSubmit={submit}>
-        <EndpointFields
-          url={url}
-          setUrl={setUrl}
-          events={events}
-          setEvents={(next) => {
-            setNoEvents(false)
-            setEvents(next)
-          }}
-          description={description}
-          setDescription={setDescription}
-          t={t}
-        />
-        {noEvents && <p class="notice error" role="alert">{t("eventsRequired")}</p>}
+        {form.fields}
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
           <button type="button" onClick={() => onClose(false)}>{t("cancel")}</button>
