@@ -4,7 +4,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { apiFor, type Api, failureOf, storedSession, storeSession, type StoredSession } from "./api.js"
-import { initialLang, LangContext, type Lang, saveLang, texts, useLang, useTexts } from "./i18n.js"
+import { initialLang, LangContext, type Lang, saveLang, texts, useTexts } from "./i18n.js"
 import { href, useRoute } from "./router.js"
 import { CertificateScreen } from "./screens/Certificate.js"
 import { DocumentsScreen } from "./screens/Documents.js"
@@ -13,7 +13,7 @@ import { MembersScreen } from "./screens/Members.js"
 import { OverviewScreen } from "./screens/Overview.js"
 import { SignInScreen } from "./screens/SignIn.js"
 import { WebhooksScreen } from "./screens/Webhooks.js"
-import { Async, Empty, useResource } from "./ui.js"
+import { Async, Empty, LanguageSelect, useResource } from "./ui.js"
 import { type Membership, type User, type Workspace, WorkspaceContext } from "./workspace.js"
 
 const text = texts({
@@ -21,7 +21,6 @@ const text = texts({
     skip: "Skip to content",
     brand: "ETD dashboard",
     tenant: "Tenant",
-    language: "Language",
     signOut: "Sign out",
     navigation: "Sections",
     overview: "Overview",
@@ -42,7 +41,6 @@ const text = texts({
     skip: "Pular para o conteúdo",
     brand: "Painel ETD",
     tenant: "Conta",
-    language: "Idioma",
     signOut: "Sair",
     navigation: "Seções",
     overview: "Visão geral",
@@ -143,7 +141,6 @@ const Frame = ({ api, user, memberships, onSignOut }: {
   readonly onSignOut: () => void
 }) => {
   const t = useTexts(text)
-  const { lang, setLang } = useLang()
   const [tenantId, setTenantId] = useState<string | undefined>(() => {
     const saved = sessionStorage.getItem(TENANT_KEY)
     return memberships.some((m) => m.tenant.id === saved) ? saved! : memberships[0]?.tenant.id
@@ -195,13 +192,7 @@ const Frame = ({ api, user, memberships, onSignOut }: {
             </select>
           </span>
         )}
-        <span class="control lang">
-          <label for="language">{t("language")}</label>
-          <select id="language" value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
-            <option value="pt">Português</option>
-            <option value="en">English</option>
-          </select>
-        </span>
+        <LanguageSelect />
         <span class="who" title={user.email}>{t("signedInAs", { name: user.name ?? user.email })}</span>
         <button type="button" onClick={onSignOut}>{t("signOut")}</button>
       </header>

@@ -5,7 +5,7 @@
 import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import { type Failure, failureOf } from "./api.js"
-import { texts, useTexts } from "./i18n.js"
+import { type Lang, texts, useLang, useTexts } from "./i18n.js"
 
 const common = texts({
   en: {
@@ -25,6 +25,7 @@ const common = texts({
     internal_error: "Something went wrong on our side. Try again; if it persists, contact support.",
     secretOnce: "Copy it now: it is shown only this once and cannot be recovered.",
     working: "Working…",
+    language: "Language",
     // In English the API's own message says it all; in Portuguese it follows a lead in Portuguese.
     refused_invalid_request: "",
     refused_not_found: "",
@@ -50,6 +51,7 @@ const common = texts({
     internal_error: "Algo deu errado do nosso lado. Tente de novo; se persistir, fale com o suporte.",
     secretOnce: "Copie agora: ele é exibido só desta vez e não pode ser recuperado.",
     working: "Processando…",
+    language: "Idioma",
     refused_invalid_request: "Dados inválidos",
     refused_not_found: "Não encontrado",
     refused_conflict: "Conflito com um registro existente",
@@ -313,3 +315,18 @@ export const MoreButton = ({ pages }: { readonly pages: { hasMore: boolean; load
 export const Badge = ({ tone, children }: { readonly tone: "ok" | "warn" | "bad" | "muted" | "info"; readonly children: ComponentChildren }) => (
   <span class={`badge ${tone}`}>{children}</span>
 )
+
+/** The language switch, on the sign-in page and in the header: the choice is remembered. */
+export const LanguageSelect = () => {
+  const t = useTexts(common)
+  const { lang, setLang } = useLang()
+  return (
+    <span class="control lang">
+      <label for="language">{t("language")}</label>
+      <select id="language" value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
+        <option value="pt">Português</option>
+        <option value="en">English</option>
+      </select>
+    </span>
+  )
+}

@@ -3,8 +3,8 @@
  */
 import { useState } from "preact/hooks"
 import { apiFor, Redacted, type StoredSession } from "../api.js"
-import { type Lang, texts, useLang, useTexts } from "../i18n.js"
-import { ErrorNotice, useAction } from "../ui.js"
+import { texts, useTexts } from "../i18n.js"
+import { ErrorNotice, LanguageSelect, useAction } from "../ui.js"
 
 const text = texts({
   en: {
@@ -25,7 +25,6 @@ const text = texts({
     expired: "Your session has ended. Sign in again.",
     invalid_credentials: "Email or password is incorrect.",
     conflict: "That email is already registered. Sign in instead.",
-    language: "Language",
     modes: "Sign in or create an account"
   },
   pt: {
@@ -46,7 +45,6 @@ const text = texts({
     expired: "Sua sessão terminou. Entre novamente.",
     invalid_credentials: "E-mail ou senha incorretos.",
     conflict: "Este e-mail já está cadastrado. Entre com ele.",
-    language: "Idioma",
     modes: "Entrar ou criar conta"
   }
 })
@@ -56,7 +54,6 @@ export const SignInScreen = ({ onSignedIn, expired }: {
   readonly expired: boolean
 }) => {
   const t = useTexts(text)
-  const { lang, setLang } = useLang()
   const [mode, setMode] = useState<"signIn" | "register">("signIn")
   const action = useAction()
   const api = apiFor()
@@ -97,13 +94,7 @@ export const SignInScreen = ({ onSignedIn, expired }: {
       <div class="signin-card">
         <div class="signin-head">
           <h1>{t("title")}</h1>
-          <span class="control lang">
-            <label for="language">{t("language")}</label>
-            <select id="language" value={lang} onChange={(event) => setLang(event.currentTarget.value as Lang)}>
-              <option value="pt">Português</option>
-              <option value="en">English</option>
-            </select>
-          </span>
+          <LanguageSelect />
         </div>
         <p>{t("lead")}</p>
         {expired && <p class="notice warning" role="status">{t("expired")}</p>}
