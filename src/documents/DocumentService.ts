@@ -12,6 +12,7 @@ import {
   IdempotencyConflict,
   IdempotencyKeyReused,
   InvalidRequest,
+  invalidField,
   InvalidState,
   NotFound,
   QuotaExceeded,
@@ -90,11 +91,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             deductions: input.amounts.deductions,
             issRate: input.amounts.iss_rate
           }),
-          (error) =>
-            new InvalidRequest({
-              message: `The request is not valid. amounts.${error.path.join(".")}: ${error.message}`,
-              issues: [{ path: ["amounts", ...error.path], message: error.message }]
-            })
+          (error) => invalidField(["amounts", ...error.path], error.message)
         ))
         const at = yield* now
         const found = yield* tenants.issuer(issuer.tenantId)

@@ -35,6 +35,13 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   issues: Schema.optionalKey(Schema.Array(ValidationIssue))
 }, { httpApiStatus: 400 }) {}
 
+/**
+ * A `400 invalid_request` for one field a service found wrong after the contract's own checks, in
+ * the shape the contract's validation gives: the message names the path, `issues` carries it.
+ */
+export const invalidField = (path: ReadonlyArray<string | number>, problem: string) =>
+  new InvalidRequest({ message: `The request is not valid. ${path.join(".")}: ${problem}`, issues: [{ path, message: problem }] })
+
 export class ApiKeyInUrl extends Schema.TaggedError<ApiKeyInUrl>()("ApiKeyInUrl", {
   code: Schema.tag("api_key_in_url"),
   message: message(

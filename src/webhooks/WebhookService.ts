@@ -5,7 +5,7 @@
  */
 import { Array as Arr, Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { AppConfig } from "../Config.js"
-import { Conflict, InvalidRequest, InvalidState, NotFound } from "../domain/Errors.js"
+import { Conflict, invalidField, InvalidState, NotFound } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
 import { listedEnvironments } from "../domain/Principal.js"
@@ -101,13 +101,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
     /** An obviously bad target is refused when it is registered; the dispatcher checks again at connect time. */
     const validUrl = (url: string) =>
       Result.match(checkUrl(url, urlPolicy), {
-        onFailure: (unsafe) =>
-          Effect.fail(
-            new InvalidRequest({
-              message: `The request is not valid. url: ${unsafe.message}`,
-              issues: [{ path: ["url"], message: unsafe.message }]
-            })
-          ),
+        onFailure: (unsafe) => Effect.fail(invalidField(["url"], unsafe.message)),
         onSuccess: (parsed) => Effect.succeed(parsed.href)
       })
 
@@ -124,11 +118,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
      * must give and a key may give only as its own, or else the key's.
      */
     const environmentOf = (owner: Owner, input: NewWebhookEndpoint) => {
-      const invalid = (message: string) =>
-        Effect.fail(new InvalidRequest({
-          message: `The request is not valid. environment: ${message}`,
-          issues: [{ path: ["environment"], message }]
-        }))
+      const invalid = (problem: string) => Effect.fail(invalidField(["environment"], problem))
       if (owner.environment === undefined) {
         return input.environment === undefined
           ? invalid("required from a member's session: live or test")
