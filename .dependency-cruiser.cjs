@@ -70,6 +70,22 @@ module.exports = {
       to: { path: "^src/[^/]+/[^/]*Repo\\.ts$", pathNot: "^src/$1/" }
     },
     {
+      name: "documents-know-only-the-authority-port",
+      severity: "error",
+      comment: "Documents reach the tax authority through its port (authority/TaxAuthority.ts): which protocol a " +
+        "target speaks, its ids and its XML are the authority's business.",
+      from: { path: "^src/documents/" },
+      to: { path: "^src/authority/", pathNot: "^src/authority/TaxAuthority\\.ts$" }
+    },
+    {
+      name: "service-never-imports-the-local-authority",
+      severity: "error",
+      comment: "The local authority (tools/local-authority/) is a program of its own that imitates the national " +
+        "system for tests and customers' CI; the service must not depend on it.",
+      from: { path: "^src/" },
+      to: { path: "^tools/" }
+    },
+    {
       name: "no-unresolvable",
       severity: "error",
       from: {},

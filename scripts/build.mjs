@@ -40,7 +40,6 @@ const external = [
 await build({
   entryPoints: {
     main: "src/main.ts",
-    "local-authority": "src/authority/local/main.ts",
     // Started as a worker thread by Pkcs12Opener, from beside the chunk that holds it.
     Pkcs12Thread: "src/credentials/Pkcs12Thread.ts"
   },

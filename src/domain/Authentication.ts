@@ -15,8 +15,8 @@ import {
   MissingCredentials,
   NotFound,
   RateLimited
-} from "../domain/Errors.js"
-import { CurrentApiKey, CurrentPrincipal, CurrentSession } from "../domain/Principal.js"
+} from "./Errors.js"
+import { CurrentApiKey, CurrentPrincipal, CurrentSession } from "./Principal.js"
 
 /**
  * The schemes as the OpenAPI document names them. Each is `Authorization: Bearer <token>`; the

@@ -3,7 +3,7 @@
  * check the keys it issues; these pin the layout and the check digit on their own.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { accessKeyCheckDigit, buildAccessKey, yearMonthOf } from "../../src/authority/AccessKey.js"
+import { accessKeyCheckDigit, buildAccessKey, yearMonthOf } from "../../src/authority/sefin/AccessKey.js"
 
 const parts = {
   municipalityCode: "3550308",

@@ -12,7 +12,7 @@ import {
   TaxAuthoritiesLive,
   TaxAuthorityLiveLayer,
   TaxAuthoritySandboxLayer
-} from "../../src/authority/Adapter.js"
+} from "../../src/authority/Authorities.js"
 import type {
   AlreadyAuthorized,
   AuthorityRejected,

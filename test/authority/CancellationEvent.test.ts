@@ -13,9 +13,9 @@ import {
   eventId,
   readCancellationRequest,
   readEvento
-} from "../../src/authority/CancellationEvent.js"
-import { signEnveloped, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
+} from "../../src/authority/sefin/CancellationEvent.js"
+import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
+import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).

@@ -14,11 +14,11 @@ import { join } from "node:path"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { buildCancellationRequest } from "../../src/authority/CancellationEvent.js"
-import { buildDps, type DpsInput } from "../../src/authority/Dps.js"
-import { type LocalAuthority, startLocalAuthority } from "../../src/authority/local/LocalAuthority.js"
-import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
+import { buildCancellationRequest } from "../../src/authority/sefin/CancellationEvent.js"
+import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
+import { type LocalAuthority, startLocalAuthority } from "../../tools/local-authority/LocalAuthority.js"
+import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
+import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
@@ -439,11 +439,11 @@ describe("LocalAuthority disruptions", () => {
   })
 })
 
-describe("npm run authority:local (src/authority/local/main.ts)", () => {
+describe("npm run authority:local (tools/local-authority/main.ts)", () => {
   it("prints its URLs and the service's environment lines, writes its CA, serves, and stops on SIGTERM", async () => {
     const dir = mkdtempSync(join(tmpdir(), "local-authority-main-"))
     const caFile = join(dir, "ca.pem")
-    const child = spawn(process.execPath, ["--import", "tsx", "src/authority/local/main.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "tools/local-authority/main.ts"], {
       env: { ...process.env, LOCAL_AUTHORITY_PORT: "0", LOCAL_AUTHORITY_CA_FILE: caFile },
       stdio: ["ignore", "pipe", "pipe"]
     })

@@ -7,10 +7,10 @@
 import * as fs from "node:fs"
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { buildDps, type DpsInput, readDps } from "../../src/authority/Dps.js"
-import { buildNfse, type BuildNfseInput, readNfse, stateOfMunicipality } from "../../src/authority/Nfse.js"
-import { signEnveloped, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
+import { buildDps, type DpsInput, readDps } from "../../src/authority/sefin/Dps.js"
+import { buildNfse, type BuildNfseInput, readNfse, stateOfMunicipality } from "../../src/authority/sefin/Nfse.js"
+import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
+import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).

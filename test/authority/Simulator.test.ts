@@ -8,7 +8,7 @@ import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Result, Tracer } f
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
-import { makeSimulator, type SimulatorOptions } from "../../src/authority/Simulator.js"
+import { makeSimulator, type SimulatorOptions } from "../../src/authority/simulator/Simulator.js"
 import type { Submission, SubmissionDocument, TaxAuthority } from "../../src/authority/TaxAuthority.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"

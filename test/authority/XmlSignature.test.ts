@@ -11,9 +11,9 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { DOMParser } from "@xmldom/xmldom"
 import { Result } from "effect"
-import { buildDps } from "../../src/authority/Dps.js"
-import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/XmlSignature.js"
-import { loadSchemas, validateXml } from "../../src/authority/Xsd.js"
+import { buildDps } from "../../src/authority/sefin/Dps.js"
+import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
+import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).

@@ -7,8 +7,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { buildDps } from "../../src/authority/Dps.js"
-import { loadSchemas, validateXml, xsdDirectory } from "../../src/authority/Xsd.js"
+import { buildDps } from "../../src/authority/sefin/Dps.js"
+import { loadSchemas, validateXml, xsdDirectory } from "../../src/authority/xml/Xsd.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
 beforeAll(() => loadSchemas())

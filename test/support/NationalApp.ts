@@ -1,14 +1,14 @@
 /**
  * The application with its test environment on the national protocol: the real `sefin` adapter
- * talking over mutual TLS to the protocol-faithful local authority (src/authority/local/), live
+ * talking over mutual TLS to the protocol-faithful local authority (tools/local-authority/), live
  * keys on the simulator. For the end-to-end tests of issue 9.
  */
 import { expect } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
-import { TaxAuthorityLiveLayer, withTimeout } from "../../src/authority/Adapter.js"
-import { type LocalAuthority, type LocalAuthorityOptions, localAuthorityScoped } from "../../src/authority/local/LocalAuthority.js"
-import { makeSefinAuthority } from "../../src/authority/SefinAdapter.js"
+import { TaxAuthorityLiveLayer, withTimeout } from "../../src/authority/Authorities.js"
+import { type LocalAuthority, type LocalAuthorityOptions, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
+import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
 import { TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"

@@ -6,9 +6,9 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildAccessKey } from "../../src/authority/AccessKey.js"
-import type { DpsInput } from "../../src/authority/Dps.js"
-import { writePatchedSchemas } from "../../src/authority/Xsd.js"
+import { buildAccessKey } from "../../src/authority/sefin/AccessKey.js"
+import type { DpsInput } from "../../src/authority/sefin/Dps.js"
+import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
 
 /** A São Paulo software house invoicing a Rio company, as a document would carry it. */
 export const realisticDpsInput: DpsInput = {

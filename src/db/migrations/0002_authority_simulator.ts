@@ -2,7 +2,7 @@ import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 
 /**
- * The built-in tax-authority simulator's own records (src/authority/Simulator.ts). They stand for
+ * The built-in tax-authority simulator's own records (src/authority/simulator/Simulator.ts). They stand for
  * the remote authority's database: the service's own tables never reference them, and the
  * simulator writes them in transactions of its own.
  */

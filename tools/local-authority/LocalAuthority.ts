@@ -24,10 +24,10 @@ import type { AddressInfo, Socket } from "node:net"
 import type { TLSSocket } from "node:tls"
 import { Duration, Effect, type Scope } from "effect"
 import forge from "node-forge"
-import { extractTaxId } from "../../credentials/CertificateTaxId.js"
+import { extractTaxId } from "../../src/credentials/CertificateTaxId.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 import { type Answer, type AuthorizedNfse, makeLocalSefin, type RegisteredTaxpayer } from "./LocalSefin.js"
-import { loadSchemas } from "../Xsd.js"
+import { loadSchemas } from "../../src/authority/xml/Xsd.js"
 import {
   currentTicks,
   type EnvironmentCode,
@@ -42,7 +42,7 @@ import {
 } from "./SefinAnswers.js"
 
 export type { AuthorizedNfse, Cancellation, RegisteredTaxpayer } from "./LocalSefin.js"
-export { MagicValues } from "../TaxAuthority.js"
+export { MagicValues } from "../../src/authority/TaxAuthority.js"
 export { LocalAuthorityCodes } from "./SefinAnswers.js"
 
 export type Operation = "submitDps" | "findDps" | "getNfse" | "registerEvent" | "getDanfse"

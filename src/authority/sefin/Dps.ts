@@ -18,9 +18,9 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { normalizeTaxId } from "../domain/TaxId.js"
-import type { Amounts } from "../domain/Money.js"
-import type { Address } from "../domain/Document.js"
+import { normalizeTaxId } from "../../domain/TaxId.js"
+import type { Amounts } from "../../domain/Money.js"
+import type { Address } from "../../domain/Document.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -35,7 +35,7 @@ import {
   parseXml,
   singleLine,
   XML_DECLARATION
-} from "./XmlText.js"
+} from "../xml/XmlText.js"
 
 /** Written in `verAplic` (1–20 characters): which software produced the DPS. */
 export const DPS_APPLICATION_VERSION = "etd-service_0.1.0"

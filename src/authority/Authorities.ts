@@ -36,8 +36,8 @@ import type { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import { CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
-import { makeSefinAuthority } from "./SefinAdapter.js"
-import { makeSimulator } from "./Simulator.js"
+import { makeSefinAuthority } from "./sefin/SefinAdapter.js"
+import { makeSimulator } from "./simulator/Simulator.js"
 import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"
 import {
   AuthorityTimeout,

@@ -5,7 +5,7 @@
  * the tenant or computes have no field (path []), and keep the schema's own words.
  */
 
-/** DPS element → the document field it is written from (src/authority/Dps.ts). */
+/** DPS element → the document field it is written from (Dps.ts). */
 const fieldOfElement: Readonly<Record<string, ReadonlyArray<string>>> = {
   xNome: ["taker", "name"],
   email: ["taker", "email"],
@@ -30,7 +30,7 @@ const fieldOfElement: Readonly<Record<string, ReadonlyArray<string>>> = {
   xMotivo: ["reason"]
 }
 
-import type { Refusal } from "./TaxAuthority.js"
+import type { Refusal } from "../TaxAuthority.js"
 
 const ELEMENT = /Element '(?:\{[^}]*\})?([A-Za-z0-9]+)'/u
 const MISSING = /Expected is \( (?:\{[^}]*\})?([A-Za-z0-9]+) \)/u

@@ -18,7 +18,7 @@ import https from "node:https"
 import tls from "node:tls"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { Duration, Effect, Option, Redacted, Schema, type Scope } from "effect"
-import { currentTraceparent } from "../telemetry/TraceContext.js"
+import { currentTraceparent } from "../../telemetry/TraceContext.js"
 
 export interface SefinEndpoints {
   /** e.g. https://sefin.nfse.gov.br/SefinNacional */

@@ -31,10 +31,10 @@
  */
 import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
-import { buildAccessKey, yearMonthOf } from "./AccessKey.js"
-import { dpsInputOf } from "./DocumentDps.js"
-import { buildDps, readDps } from "./Dps.js"
-import { buildNfse, readNfse } from "./Nfse.js"
+import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
+import { dpsInputOf } from "../sefin/DocumentDps.js"
+import { buildDps, readDps } from "../sefin/Dps.js"
+import { buildNfse, readNfse } from "../sefin/Nfse.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 import {
   AlreadyAuthorized,
@@ -51,7 +51,7 @@ import {
   type SubmissionDocument,
   type SubmissionRef,
   type TaxAuthority
-} from "./TaxAuthority.js"
+} from "../TaxAuthority.js"
 
 export { MagicValues }
 
@@ -400,7 +400,7 @@ export const makeSimulator = (
      */
     const danfse = Effect.fn("TaxAuthoritySimulator.danfse")(function*(request: DanfseRequest) {
       const note = yield* Effect.orDie(Effect.fromResult(readNfse(request.nfseXml)))
-      const { renderDanfse } = yield* Effect.promise(() => import("./Danfse.js"))
+      const { renderDanfse } = yield* Effect.promise(() => import("../Danfse.js"))
       return yield* Effect.promise(() =>
         renderDanfse(note, { cancelled: request.cancelled, environment: environmentCodeOf(system) })
       )

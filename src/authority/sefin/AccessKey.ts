@@ -2,7 +2,7 @@
  * The national NFS-e access key (chave de acesso): 50 digits with a mod-11 check digit. Pure
  * functions, so any adapter that issues or checks keys can share them.
  */
-import { normalizeTaxId } from "../domain/TaxId.js"
+import { normalizeTaxId } from "../../domain/TaxId.js"
 
 /** Mod-11 check digit of the access key: weights 2..9 from the right, remainders 0 and 1 give 0. */
 export const accessKeyCheckDigit = (digits: string): number => {

@@ -11,7 +11,7 @@ import { type Document, DOMParser, type Element, type Node, onWarningStopParsing
 import { Result, Schema } from "effect"
 import forge from "node-forge"
 import { SignedXml } from "xml-crypto"
-import { extractTaxId } from "../credentials/CertificateTaxId.js"
+import { extractTaxId } from "../../credentials/CertificateTaxId.js"
 
 export const NFSE_NAMESPACE = "http://www.sped.fazenda.gov.br/nfse"
 const DSIG_NAMESPACE = "http://www.w3.org/2000/09/xmldsig#"

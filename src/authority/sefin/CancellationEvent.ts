@@ -9,7 +9,7 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { normalizeTaxId } from "../domain/TaxId.js"
+import { normalizeTaxId } from "../../domain/TaxId.js"
 import { DPS_APPLICATION_VERSION } from "./Dps.js"
 import {
   brasiliaDateTime,
@@ -24,7 +24,7 @@ import {
   singleLine,
   withoutXmlDeclaration,
   XML_DECLARATION
-} from "./XmlText.js"
+} from "../xml/XmlText.js"
 
 /** cMotivo of e101101: the API's reason codes. The schema allows only these three. */
 export const cancellationReasonCode = { issue_error: 1, service_not_provided: 2, other: 9 } as const

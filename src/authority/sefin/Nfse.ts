@@ -8,7 +8,7 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { computeAmounts } from "../domain/Money.js"
+import { computeAmounts } from "../../domain/Money.js"
 import { formatRateForXml, type ParsedDps, readAddress, readInfDps, readPersonTaxId } from "./Dps.js"
 import {
   brasiliaDateTime,
@@ -24,7 +24,7 @@ import {
   singleLine,
   withoutXmlDeclaration,
   XML_DECLARATION
-} from "./XmlText.js"
+} from "../xml/XmlText.js"
 
 /** IBGE state codes (the first two digits of a municipality code) and their UF. */
 const stateOfIbgeCode: Readonly<Record<string, string>> = {

@@ -7,10 +7,10 @@
  * and a provider issues where it is registered, which is where it provides the service in the common
  * case. The issuer's Simples Nacional option is the tenant's (not opted when the document has none).
  */
-import type { Environment } from "../domain/Principal.js"
-import { normalizeTaxId } from "../domain/TaxId.js"
+import type { Environment } from "../../domain/Principal.js"
+import { normalizeTaxId } from "../../domain/TaxId.js"
 import type { DpsInput } from "./Dps.js"
-import { environmentCode, type SubmissionDocument } from "./TaxAuthority.js"
+import { environmentCode, type SubmissionDocument } from "../TaxAuthority.js"
 
 export const dpsInputOf = (document: SubmissionDocument, environment: Environment, emittedAt: Date): DpsInput => ({
   tpAmb: environmentCode(environment),

@@ -13,9 +13,9 @@
  * finds after the first attempt's answer was lost, so it counts as cancelled.
  */
 import { Clock, Effect, Option, Redacted, Result, type Scope } from "effect"
-import { CredentialVault } from "../credentials/CredentialVault.js"
-import type { Environment } from "../domain/Principal.js"
-import { brazilianDate } from "../domain/Time.js"
+import { CredentialVault } from "../../credentials/CredentialVault.js"
+import type { Environment } from "../../domain/Principal.js"
+import { brazilianDate } from "../../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
@@ -40,9 +40,9 @@ import {
   type Refusal,
   RequestNotSent,
   type TaxAuthority
-} from "./TaxAuthority.js"
-import { signEnveloped } from "./XmlSignature.js"
-import { loadSchemas, validateXml } from "./Xsd.js"
+} from "../TaxAuthority.js"
+import { signEnveloped } from "../xml/XmlSignature.js"
+import { loadSchemas, validateXml } from "../xml/Xsd.js"
 
 export interface SefinAuthorityOptions {
   readonly environment: Environment
