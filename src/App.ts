@@ -23,7 +23,7 @@ import { ExposureMonitor } from "./keys/ExposureMonitor.js"
 import { ExposureReports } from "./telemetry/ExposureReports.js"
 import { KeysHttpLive } from "./keys/Http.js"
 import { TaxAuthoritiesLive } from "./authority/Authorities.js"
-import type { TaxAuthorityLive, TaxAuthoritySandbox } from "./authority/TaxAuthority.js"
+import type { TaxAuthorities } from "./authority/TaxAuthority.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService } from "./documents/DocumentService.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
@@ -142,7 +142,7 @@ export const makeApp = (
   config: Layer.Layer<AppConfig>,
   sql: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError, AppConfig> = SqlLive,
   authorities: Layer.Layer<
-    TaxAuthorityLive | TaxAuthoritySandbox,
+    TaxAuthorities,
     never,
     SqlClient.SqlClient | CredentialVault | AppConfig
   > = TaxAuthoritiesLive

@@ -4,6 +4,109 @@
 import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import type { Environment } from "./domain/Principal.js"
+
+/** What an environment's authority talks to: the built-in simulator, or the national system (SEFIN Nacional). */
+export type AuthorityTarget = "simulator" | "sefin"
+
+/**
+ * The tax authority of each environment: production for live keys' documents, homologation for
+ * test keys'. Each is configured with its own variables:
+ * - `TAX_AUTHORITY_LIVE_TARGET`, `TAX_AUTHORITY_SANDBOX_TARGET`: what it talks to, `simulator`
+ *   (default: the built-in one, so the service runs offline) or `sefin` (the national NFS-e system).
+ * - `TAX_AUTHORITY_LIVE_URL`, `TAX_AUTHORITY_SANDBOX_URL`: the SEFIN Nacional base URLs (defaults:
+ *   production and "produção restrita", from the official API descriptions);
+ *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
+ * - `TAX_AUTHORITY_LIVE_CA_FILE`, `TAX_AUTHORITY_SANDBOX_CA_FILE` (or `TAX_AUTHORITY_CA_FILE` for
+ *   both): a PEM bundle of extra certificate authorities to trust for the authority's TLS (produção
+ *   restrita chains to ICP-Brasil, which Node does not trust by default). Verification always stays on.
+ * - `TAX_AUTHORITY_SIMULATOR_LATENCY` (duration, default 0 ms) and
+ *   `TAX_AUTHORITY_SIMULATOR_FAILURE_RATE` (0..1, default 0): the simulator's behaviour.
+ * - `TAX_AUTHORITY_TIMEOUT` (duration, default 10 s): bound on every call; past it the call fails
+ *   as transient, so a hung authority never holds a worker. It is also how long the simulator keeps
+ *   a `simulate:timeout` submission waiting.
+ */
+export const authorityEnvironments = {
+  live: {
+    system: "production",
+    variablePrefix: "TAX_AUTHORITY_LIVE",
+    sefinUrl: "https://sefin.nfse.gov.br/SefinNacional",
+    danfseUrl: "https://adn.nfse.gov.br/danfse"
+  },
+  test: {
+    system: "homologation",
+    variablePrefix: "TAX_AUTHORITY_SANDBOX",
+    sefinUrl: "https://sefin.producaorestrita.nfse.gov.br/SefinNacional",
+    danfseUrl: "https://adn.producaorestrita.nfse.gov.br/danfse"
+  }
+} as const satisfies Record<
+  Environment,
+  { system: "production" | "homologation"; variablePrefix: string; sefinUrl: string; danfseUrl: string }
+>
+
+export interface AuthorityAdapterConfig {
+  readonly target: AuthorityTarget
+  readonly timeout: Duration.Duration
+  readonly simulator: { readonly latency: Duration.Duration; readonly failureRate: number }
+  readonly sefin: { readonly sefinUrl: string; readonly danfseUrl: string; readonly caFile: Option.Option<string> }
+}
+
+const target = (name: string): Config.Config<AuthorityTarget> =>
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value) =>
+      value === "simulator" || value === "sefin" ||
+      `${name}=${JSON.stringify(value)} is not a target: use "simulator" (the built-in authority) or "sefin" (the national NFS-e system).`
+    )),
+    name
+  ).pipe(
+    Config.withDefault("simulator"),
+    Config.map((value) => value as AuthorityTarget)
+  )
+
+/** An https base URL, kept without its trailing slash (paths are appended to it). */
+const baseUrl = (name: string, fallback: string): Config.Config<string> =>
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value) => {
+      const parsed = URL.canParse(value) ? new URL(value) : undefined
+      return (parsed !== undefined && parsed.protocol === "https:" && parsed.search === "" && parsed.hash === "") ||
+        `${name} must be an https:// URL without query or fragment (the national system is HTTPS only)`
+    })),
+    name
+  ).pipe(Config.withDefault(fallback), Config.map((value) => value.replace(/\/+$/u, "")))
+
+const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapterConfig> =>
+  Config.all({
+    target: target(`${authorityEnvironments[environment].variablePrefix}_TARGET`),
+    timeout: Config.schema(
+      Schema.DurationFromString.check(Schema.makeFilter((d) =>
+        Duration.isGreaterThan(d, Duration.zero) || "TAX_AUTHORITY_TIMEOUT must be a positive duration"
+      )),
+      "TAX_AUTHORITY_TIMEOUT"
+    ).pipe(Config.withDefault(Duration.seconds(10))),
+    simulator: Config.all({
+      latency: Config.Duration("TAX_AUTHORITY_SIMULATOR_LATENCY").pipe(Config.withDefault(Duration.zero)),
+      failureRate: Config.schema(
+        Schema.Number.check(Schema.makeFilter((rate) =>
+          (rate >= 0 && rate <= 1) || "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE must be a number from 0 to 1"
+        )),
+        "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE"
+      ).pipe(Config.withDefault(0))
+    }),
+    sefin: Config.all({
+      sefinUrl: baseUrl(`${authorityEnvironments[environment].variablePrefix}_URL`, authorityEnvironments[environment].sefinUrl),
+      danfseUrl: baseUrl(
+        `${authorityEnvironments[environment].variablePrefix}_DANFSE_URL`,
+        authorityEnvironments[environment].danfseUrl
+      ),
+      // The environment's own bundle first: a test CA trusted for homologation is never trusted for production.
+      caFile: Config.option(
+        Config.String(`${authorityEnvironments[environment].variablePrefix}_CA_FILE`).pipe(
+          Config.orElse(() => Config.String("TAX_AUTHORITY_CA_FILE"))
+        )
+      )
+    })
+  })
+
 
 export interface AppConfigShape {
   readonly port: number
@@ -87,6 +190,8 @@ export interface AppConfigShape {
   readonly paymentProviderWebhookSecret: Option.Option<Redacted.Redacted<string>>
   /** How often the credential expiry monitor looks for warnings to send and certificates to expire. */
   readonly credentialExpiryCheckInterval: Duration.Duration
+  /** The tax authority each environment's documents go to. */
+  readonly authority: Readonly<Record<Environment, AuthorityAdapterConfig>>
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("etd/AppConfig") {}
@@ -172,7 +277,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   paymentProviderWebhookSecret: Config.option(Config.Redacted("PAYMENT_PROVIDER_WEBHOOK_SECRET")),
   credentialExpiryCheckInterval: Config.Duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
     Config.withDefault(Duration.hours(1))
-  )
+  ),
+  authority: Config.all({ live: authorityConfig("live"), test: authorityConfig("test") })
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, Effect.orDie(appConfig))

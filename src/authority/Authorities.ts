@@ -1,138 +1,19 @@
 /**
- * The tax authority's two layers (SPEC §7): `TaxAuthorityLive` (production) and
- * `TaxAuthoritySandbox` (homologation), built by one adapter parameterized by environment.
- *
- * Configuration (Effect `Config`):
- * - `TAX_AUTHORITY_LIVE_TARGET`, `TAX_AUTHORITY_SANDBOX_TARGET`: what each layer talks to,
- *   `simulator` (default: the built-in one, src/authority/Simulator.ts, so the service runs offline)
- *   or `sefin` (the national NFS-e system, src/authority/SefinAdapter.ts).
- * - `TAX_AUTHORITY_LIVE_URL`, `TAX_AUTHORITY_SANDBOX_URL`: the SEFIN Nacional base URLs (defaults:
- *   production and "produção restrita", from the official API descriptions);
- *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
- * - `TAX_AUTHORITY_LIVE_CA_FILE`, `TAX_AUTHORITY_SANDBOX_CA_FILE` (or `TAX_AUTHORITY_CA_FILE` for
- *   both): a PEM bundle of extra certificate authorities to trust for the authority's TLS (produção
- *   restrita chains to ICP-Brasil, which Node does not trust by default; also the local authority's
- *   test CA). Verification always stays on.
- * - `TAX_AUTHORITY_SIMULATOR_LATENCY` (duration, default 0 ms) and
- *   `TAX_AUTHORITY_SIMULATOR_FAILURE_RATE` (0..1, default 0): the simulator's behaviour.
- * - `TAX_AUTHORITY_TIMEOUT` (duration, default 10 s): bound on every call; past it the call fails
- *   with `AuthorityTimeout` (transient), so a hung authority never holds a worker forever. It is
- *   also how long the simulator keeps a `simulate:timeout` submission waiting.
+ * The tax authorities of both environments, as configured (AppConfig's `authority`): each the
+ * built-in simulator (the default, so the service runs offline) or the national NFS-e system
+ * (SEFIN Nacional), every call bounded by TAX_AUTHORITY_TIMEOUT and measured. A configuration
+ * error stops the start: the service must not run against the wrong authority.
  */
-import {
-  Cause,
-  Clock,
-  Config,
-  Duration,
-  Effect,
-  Exit,
-  Layer,
-  Metric,
-  Option,
-  Schema,
-  type Scope
-} from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Layer, Metric, Option, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
+import { type AuthorityAdapterConfig, AppConfig, authorityEnvironments } from "../Config.js"
 import { CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
+import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"
 import { makeSefinAuthority } from "./sefin/SefinAdapter.js"
 import { makeSimulator } from "./simulator/Simulator.js"
-import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"
-import {
-  AuthorityTimeout,
-  type AuthorityTarget,
-  environmentCode,
-  type TaxAuthority,
-  TaxAuthorityLive,
-  TaxAuthoritySandbox
-} from "./TaxAuthority.js"
-
-/** What each environment's layer stands for. */
-export const authorityEnvironments = {
-  live: {
-    system: "production",
-    tpAmb: environmentCode("live"),
-    variablePrefix: "TAX_AUTHORITY_LIVE",
-    sefinUrl: "https://sefin.nfse.gov.br/SefinNacional",
-    danfseUrl: "https://adn.nfse.gov.br/danfse"
-  },
-  test: {
-    system: "homologation",
-    tpAmb: environmentCode("test"),
-    variablePrefix: "TAX_AUTHORITY_SANDBOX",
-    sefinUrl: "https://sefin.producaorestrita.nfse.gov.br/SefinNacional",
-    danfseUrl: "https://adn.producaorestrita.nfse.gov.br/danfse"
-  }
-} as const satisfies Record<
-  Environment,
-  { system: TaxAuthority["system"]; tpAmb: 1 | 2; variablePrefix: string; sefinUrl: string; danfseUrl: string }
->
-
-export interface AuthorityAdapterConfig {
-  readonly target: AuthorityTarget
-  readonly timeout: Duration.Duration
-  readonly simulator: { readonly latency: Duration.Duration; readonly failureRate: number }
-  readonly sefin: { readonly sefinUrl: string; readonly danfseUrl: string; readonly caFile: Option.Option<string> }
-}
-
-const target = (name: string): Config.Config<AuthorityTarget> =>
-  Config.schema(
-    Schema.String.check(Schema.makeFilter((value) =>
-      value === "simulator" || value === "sefin" ||
-      `${name}=${JSON.stringify(value)} is not a target: use "simulator" (the built-in authority) or "sefin" (the national NFS-e system).`
-    )),
-    name
-  ).pipe(
-    Config.withDefault("simulator"),
-    Config.map((value) => value as AuthorityTarget)
-  )
-
-/** An https base URL, kept without its trailing slash (paths are appended to it). */
-const baseUrl = (name: string, fallback: string): Config.Config<string> =>
-  Config.schema(
-    Schema.String.check(Schema.makeFilter((value) => {
-      const parsed = URL.canParse(value) ? new URL(value) : undefined
-      return (parsed !== undefined && parsed.protocol === "https:" && parsed.search === "" && parsed.hash === "") ||
-        `${name} must be an https:// URL without query or fragment (the national system is HTTPS only)`
-    })),
-    name
-  ).pipe(Config.withDefault(fallback), Config.map((value) => value.replace(/\/+$/u, "")))
-
-export const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapterConfig> =>
-  Config.all({
-    target: target(`${authorityEnvironments[environment].variablePrefix}_TARGET`),
-    timeout: Config.schema(
-      Schema.DurationFromString.check(Schema.makeFilter((d) =>
-        Duration.isGreaterThan(d, Duration.zero) || "TAX_AUTHORITY_TIMEOUT must be a positive duration"
-      )),
-      "TAX_AUTHORITY_TIMEOUT"
-    ).pipe(Config.withDefault(Duration.seconds(10))),
-    simulator: Config.all({
-      latency: Config.Duration("TAX_AUTHORITY_SIMULATOR_LATENCY").pipe(Config.withDefault(Duration.zero)),
-      failureRate: Config.schema(
-        Schema.Number.check(Schema.makeFilter((rate) =>
-          (rate >= 0 && rate <= 1) || "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE must be a number from 0 to 1"
-        )),
-        "TAX_AUTHORITY_SIMULATOR_FAILURE_RATE"
-      ).pipe(Config.withDefault(0))
-    }),
-    sefin: Config.all({
-      sefinUrl: baseUrl(`${authorityEnvironments[environment].variablePrefix}_URL`, authorityEnvironments[environment].sefinUrl),
-      danfseUrl: baseUrl(
-        `${authorityEnvironments[environment].variablePrefix}_DANFSE_URL`,
-        authorityEnvironments[environment].danfseUrl
-      ),
-      // The environment's own bundle first: a test CA trusted for homologation is never trusted for production.
-      caFile: Config.option(
-        Config.String(`${authorityEnvironments[environment].variablePrefix}_CA_FILE`).pipe(
-          Config.orElse(() => Config.String("TAX_AUTHORITY_CA_FILE"))
-        )
-      )
-    })
-  })
-
-// SPEC §13: authority latency and errors.
+import { AuthorityTimeout, TaxAuthorities, type TaxAuthority } from "./TaxAuthority.js"
 
 /**
  * Every call bounded by `timeout` and measured. The inner call is interrupted on timeout; what the
@@ -170,10 +51,9 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
     )
   return {
     system: authority.system,
-    target: authority.target,
-    canSubmitFor: authority.canSubmitFor,
-    refusalsOf: authority.refusalsOf,
-    cancellationRefusalsOf: authority.cancellationRefusalsOf,
+    submissionIdOf: authority.submissionIdOf,
+    requirementsFor: authority.requirementsFor,
+    cancellationRequirementsFor: authority.cancellationRequirementsFor,
     submit: (submission) => bounded("submit", submission.submissionId, authority.submit(submission)),
     lookup: (ref) => bounded("lookup", ref.submissionId, authority.lookup(ref)),
     cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request)),
@@ -195,10 +75,10 @@ const readCaBundle = (path: string, variables: string) =>
 
 /** The adapter for one environment, as configured. */
 export const makeAuthority = (
-  environment: Environment
-): Effect.Effect<TaxAuthority, Config.ConfigError | Error, SqlClient.SqlClient | CredentialVault | Scope.Scope> =>
+  environment: Environment,
+  config: AuthorityAdapterConfig
+): Effect.Effect<TaxAuthority, Error, SqlClient.SqlClient | CredentialVault | Scope.Scope> =>
   Effect.gen(function*() {
-    const config = yield* authorityConfig(environment)
     const { system } = authorityEnvironments[environment]
     const authority = config.target === "sefin"
       ? yield* makeSefinAuthority({
@@ -234,19 +114,14 @@ export const makeAuthority = (
     return withTimeout(authority, config.timeout)
   })
 
-// A configuration error is fatal at start-up: the service must not run against the wrong authority.
-export const TaxAuthorityLiveLayer: Layer.Layer<TaxAuthorityLive, never, SqlClient.SqlClient | CredentialVault> = Layer.effect(
-  TaxAuthorityLive,
-  Effect.orDie(makeAuthority("live"))
-)
-
-export const TaxAuthoritySandboxLayer: Layer.Layer<TaxAuthoritySandbox, never, SqlClient.SqlClient | CredentialVault> =
-  Layer.effect(TaxAuthoritySandbox, Effect.orDie(makeAuthority("test")))
-
-export const TaxAuthoritiesLive = Layer.merge(TaxAuthorityLiveLayer, TaxAuthoritySandboxLayer)
-
-/** The authority of a document's environment: production for live, homologation for test. */
-export const authorityFor = (
-  environment: Environment
-): Effect.Effect<TaxAuthority, never, TaxAuthorityLive | TaxAuthoritySandbox> =>
-  environment === "live" ? TaxAuthorityLive : TaxAuthoritySandbox
+export const TaxAuthoritiesLive: Layer.Layer<TaxAuthorities, never, AppConfig | SqlClient.SqlClient | CredentialVault> =
+  Layer.effect(
+    TaxAuthorities,
+    Effect.gen(function*() {
+      const { authority } = yield* AppConfig
+      return TaxAuthorities.fromEach({
+        live: yield* makeAuthority("live", authority.live),
+        test: yield* makeAuthority("test", authority.test)
+      })
+    }).pipe(Effect.orDie)
+  )

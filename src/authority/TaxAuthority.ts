@@ -1,7 +1,8 @@
 /**
- * The tax authority port (SPEC §7). Two layers exist, one per environment: `TaxAuthorityLive`
- * (production) and `TaxAuthoritySandbox` (homologation). A document goes to the one of its
- * environment. Failures are typed: `AuthorityRejected` is final (a business refusal, never
+ * The tax authority port (SPEC §7): what the documents module knows of an authority. Which
+ * protocol a target speaks (the national system's DPS, the simulator), its ids and its XML stay
+ * behind it. `TaxAuthorities.for(environment)` gives the one of a document's environment.
+ * Failures are typed: `AuthorityRejected` is final (a business refusal, never
  * retried); `AuthorityUnavailable` and `AuthorityTimeout` are transient; `AlreadyAuthorized` means
  * the submission id was authorized before (duplicate detection) and carries that authorization.
  */
@@ -9,16 +10,14 @@ import { Context, type Effect, type Option, Schema } from "effect"
 import type { Environment } from "../domain/Principal.js"
 import type { Amounts } from "../domain/Money.js"
 import type { Address } from "../domain/Document.js"
+import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { SimplesNacional } from "../domain/Tenant.js"
 
-
-/** Something the authority would refuse, on the request field it comes from (path [] when none). */
-export interface Refusal {
-  readonly path: ReadonlyArray<string>
-  readonly message: string
-}
-
-/** What the authority needs to authorize a service invoice (a DPS, in the national system). */
+/**
+ * What the authority needs to authorize a service invoice (a DPS, in the national system): a stored
+ * document's own fields, under their names, and its issuer as it is when the document is checked
+ * or sent.
+ */
 export interface SubmissionDocument {
   readonly environment: Environment
   readonly issuer: {
@@ -30,6 +29,12 @@ export interface SubmissionDocument {
   readonly series: string
   readonly number: number
   readonly issueDate: string
+  /**
+   * When the service accepted the document: the moment the note is emitted (the DPS's dhEmi), the
+   * same at acceptance's check and at every attempt, so the request the worker sends is the one
+   * that was checked.
+   */
+  readonly createdAt: Date
   readonly taker: {
     readonly tax_id: string
     readonly name: string
@@ -46,16 +51,32 @@ export interface SubmissionDocument {
   readonly notes: string | null
 }
 
+/** The tenant asking to issue, as far as the authority's requirements go. */
+export interface IssuerStanding {
+  readonly tenantId: string
+  /** Whether the tenant has proven its tax id (with an A1 certificate). */
+  readonly verified: boolean
+}
+
 /**
  * Which submission a call is about, and on whose behalf. The national system knows the caller by
  * the certificate of the mutual-TLS connection (the tenant's); the simulator keeps its records per
- * tenant, so two tenants that share a tax id (neither has proven it yet, SPEC §5), and with it the
- * DPS ids of their documents, never see or adopt each other's submissions.
+ * tenant, so two tenants that share a tax id (neither has proven it yet), and with it the
+ * submission ids of their documents, never see or adopt each other's submissions.
  */
 export interface SubmissionRef {
   readonly tenantId: string
   /** Deterministic: the same document always has the same id, so a retry can be reconciled. */
   readonly submissionId: string
+}
+
+/**
+ * A document's submission id before it has a number: `prefix`, then the number zero-padded to
+ * `width` digits. The database completes it when it numbers the document, in the same statement.
+ */
+export interface SubmissionIdPattern {
+  readonly prefix: string
+  readonly width: number
 }
 
 export interface Submission extends SubmissionRef {
@@ -80,6 +101,8 @@ export interface CancellationRequest extends SubmissionRef {
   readonly accessKey: string
   readonly reasonCode: "issue_error" | "service_not_provided" | "other"
   readonly reason: string
+  /** When the tenant asked: the event's time, the same at the request's check and at every attempt. */
+  readonly requestedAt: Date
 }
 
 export interface Cancellation {
@@ -127,37 +150,35 @@ export class AlreadyAuthorized extends Schema.TaggedError<AlreadyAuthorized>()("
 }) {}
 
 /**
- * The request never left: what we would send is wrong (a DPS that fails the official schema is our
- * bug) or cannot be signed (no usable credential). Final, like a rejection, but not the authority's
- * word: the document goes to `failed` with this code and message.
+ * The request never left: it cannot be signed (no usable credential). Final, like a rejection, but
+ * not the authority's word: the document goes to `failed` with this code and message.
  */
 export class RequestNotSent extends Schema.TaggedError<RequestNotSent>()("RequestNotSent", {
-  code: Schema.Literals(["dps_schema_violation", "event_schema_violation", "credential_required", "credential_unusable"]),
+  code: Schema.Literals(["credential_required", "credential_unusable"]),
   message: Schema.String
 }) {}
 
 export type TransientAuthorityError = AuthorityUnavailable | AuthorityTimeout
 
-/** What a layer talks to: the built-in simulator, or the national system (SEFIN Nacional). */
-export type AuthorityTarget = "simulator" | "sefin"
-
 export interface TaxAuthority {
   /** `production` or `homologation`, for spans and logs. */
   readonly system: "production" | "homologation"
-  readonly target: AuthorityTarget
+  /** The submission id of a document of this series (deterministic: a retry carries it again). */
+  readonly submissionIdOf: (
+    document: Pick<SubmissionDocument, "issuer" | "series" | "service">
+  ) => SubmissionIdPattern
   /**
-   * Whether the tenant can send to this authority now. The national system takes only documents
-   * signed with the tenant's own certificate: an active one, not past its validity.
+   * What this authority needs before it takes the document, checked at acceptance so that a
+   * document it would refuse is an answer now, not a `failed` note later: the tenant's credential
+   * (`CredentialRequired`), and the fields it requires or refuses (`InvalidRequest`, naming each
+   * field). The number is not drawn yet; every number is alike to these rules.
    */
-  readonly canSubmitFor: (tenantId: string) => Effect.Effect<boolean>
-  /**
-   * What this authority would refuse in the document before anything is sent, in words a caller
-   * can act on (none: acceptable). Checked at acceptance, so such a document is a 400, not a
-   * `failed` note later. The national system's are its schema's rules; the simulator has none.
-   */
-  readonly refusalsOf: (document: SubmissionDocument, at: Date) => ReadonlyArray<Refusal>
+  readonly requirementsFor: (
+    issuer: IssuerStanding,
+    document: SubmissionDocument
+  ) => Effect.Effect<void, CredentialRequired | InvalidRequest>
   /** The same for a cancellation request: what the authority would refuse in it (its reason, say). */
-  readonly cancellationRefusalsOf: (request: CancellationRequest, at: Date) => ReadonlyArray<Refusal>
+  readonly cancellationRequirementsFor: (request: CancellationRequest) => Effect.Effect<void, InvalidRequest>
   readonly submit: (
     submission: Submission
   ) => Effect.Effect<Authorization, AuthorityRejected | AlreadyAuthorized | RequestNotSent | TransientAuthorityError>
@@ -170,11 +191,17 @@ export interface TaxAuthority {
   readonly danfse: (request: DanfseRequest) => Effect.Effect<Uint8Array, RequestNotSent | TransientAuthorityError>
 }
 
-/** The production system; live keys' documents go here. */
-export class TaxAuthorityLive extends Context.Service<TaxAuthorityLive, TaxAuthority>()("etd/TaxAuthorityLive") {}
-
-/** The homologation system; test keys' documents go here. */
-export class TaxAuthoritySandbox extends Context.Service<TaxAuthoritySandbox, TaxAuthority>()("etd/TaxAuthoritySandbox") {}
+/**
+ * The tax authorities, one per environment: production for live keys' documents, homologation for
+ * test keys'. `for` is the only place that chooses.
+ */
+export class TaxAuthorities extends Context.Service<TaxAuthorities, {
+  readonly for: (environment: Environment) => TaxAuthority
+}>()("etd/TaxAuthorities") {
+  /** Both environments' authorities, as given (tests give scripted ones). */
+  static readonly fromEach = (authorities: { readonly live: TaxAuthority; readonly test: TaxAuthority }) =>
+    TaxAuthorities.of({ for: (environment) => authorities[environment] })
+}
 
 /**
  * The magic values of test mode (SPEC §7), like test card numbers: matched as substrings of a

@@ -98,7 +98,7 @@ export interface DocumentFilters {
 
 const documents = decodeRows(StoredDocument)
 const nfseXmls = decodeRows(Schema.Struct({ nfseXml: Schema.String }))
-const lastNumbers = decodeRows(Schema.Struct({ lastNumber: Schema.Number }))
+const numbered = decodeRows(Schema.Struct({ number: Schema.Number, submissionId: Schema.String }))
 const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ held: Schema.Boolean }))
 const dailyCountRows = decodeRows(Schema.Struct({ day: Schema.String, environment: Environment, count: Schema.Number }))
@@ -129,7 +129,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * document (its submission id: the prefix, then the number zero-padded to `width`), the jobs and
      * the workers' wake-up (sent at commit). The series' row lock serializes a tenant's issuers; in
      * one statement it is held for as long as the database takes to run it, not across round trips.
-     * Returns the number; fails with `Conflict` when the tenant already used the reference in this
+     * Returns the number and the submission id; fails with `Conflict` when the tenant already used the reference in this
      * environment (then nothing is written, the number included). In an outer transaction, the lock
      * is held until that one ends.
      */
@@ -138,7 +138,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       submissionId: { readonly prefix: string; readonly width: number },
       queued: QueuedJobs
     ) =>
-      lastNumbers(sql`
+      numbered(sql`
         WITH numbered AS (
           INSERT INTO document_series (tenant_id, environment, series, last_number)
           VALUES (${row.tenantId}, ${row.environment}, ${row.series}, 1)
@@ -153,11 +153,11 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
             ${serviceJson(row.service)}::jsonb, ${amountsJson(row.amounts)}::jsonb, ${row.notes},
             ${submissionId.prefix} || lpad((SELECT last_number FROM numbered)::text, ${submissionId.width}, '0'),
             ${row.createdAt}, ${row.updatedAt})
-          RETURNING number
+          RETURNING number, submission_id
         ), queued AS (${queued.insert} RETURNING 1)
-        SELECT number AS last_number, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(
+        SELECT number, submission_id, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(
         // The insert of a VALUES row returns it, or fails the statement.
-        Effect.map((rows) => rows[0]!.lastNumber),
+        Effect.map((rows) => rows[0]!),
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))

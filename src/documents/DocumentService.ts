@@ -1,10 +1,9 @@
 /**
- * Issuing, reading and cancelling documents (SPEC §6). Acceptance is one transaction: quota,
- * number, document and its queued submission are stored together or not at all. The submission
- * itself happens in the background (IssuanceWorker).
+ * Issuing, reading and cancelling documents (SPEC §6). Acceptance (Acceptance.ts) stores a
+ * document and its queued submission together or not at all; the submission itself happens in the
+ * background (IssuanceWorker).
  */
-import { Array as Arr, Cause, Context, Effect, Exit, Layer, Metric, Option, Result, Schema } from "effect"
-import { randomBytes } from "node:crypto"
+import { Array as Arr, Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import {
   Conflict,
@@ -12,7 +11,6 @@ import {
   IdempotencyConflict,
   IdempotencyKeyReused,
   InvalidRequest,
-  invalidField,
   InvalidState,
   NotFound,
   QuotaExceeded,
@@ -20,29 +18,19 @@ import {
   statusOf,
   TenantSuspended
 } from "../domain/Errors.js"
-import { encodeId, idPrefixes } from "../domain/Ids.js"
-import { computeAmounts } from "../domain/Money.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
-import { type Environment, listedEnvironments, type TenantReach } from "../domain/Principal.js"
-import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
-import { EventLog } from "../events/EventLog.js"
+import { listedEnvironments, type TenantReach } from "../domain/Principal.js"
+import { now } from "../domain/Time.js"
+import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
-import type { ListDocumentsParams, NewDocument } from "./Api.js"
-import { Document } from "../domain/Document.js"
-import { DocumentRepo, toDocument } from "./DocumentRepo.js"
-import { IssuanceQueue } from "./IssuanceQueue.js"
-import { submissionDocumentOf } from "./Submission.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { dpsId, dpsIdPrefix, dpsNumberWidth } from "../authority/sefin/Dps.js"
-import { type Refusal, TaxAuthorityLive, TaxAuthoritySandbox } from "../authority/TaxAuthority.js"
-import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
-import { documents as documentsMetric, quotaExceeded, quotaUsage } from "../telemetry/Metrics.js"
+import { makeAcceptance, DocumentJson, type Issuer } from "./Acceptance.js"
+import type { ListDocumentsParams, NewDocument } from "./Api.js"
+import { DocumentRepo, toDocument } from "./DocumentRepo.js"
+import { Idempotency, requestHash } from "./Idempotency.js"
+import { IssuanceQueue } from "./IssuanceQueue.js"
 
-export interface Issuer {
-  readonly tenantId: string
-  readonly environment: Environment
-}
-
+export type { Issuer } from "./Acceptance.js"
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -57,167 +45,20 @@ const authorityUnreachable = new ServiceUnavailable({
   retry_after: 30
 })
 
-/** What the authority would refuse, as the 400 that names each field (at most 20 issues, as for validation). */
-const refused = (refusals: ReadonlyArray<Refusal>) =>
-  new InvalidRequest({
-    message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
-    issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
-  })
-
 const ContractError = Schema.Union([QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, InvalidRequest])
-type ContractError = typeof ContractError.Type
 
 // Stored outcomes are JSON (a jsonb column): encoded and decoded with the JSON codecs, as over HTTP.
-const DocumentJson = Schema.toCodecJson(Document)
 const ContractErrorJson = Schema.toCodecJson(ContractError)
 
 export class DocumentService extends Context.Service<DocumentService>()("etd/DocumentService", {
   make: Effect.gen(function*() {
     const repo = yield* DocumentRepo
     const inTransaction = yield* makeTransaction
-    const events = yield* EventLog
     const idempotency = yield* Idempotency
     const jobs = yield* IssuanceQueue
     const tenants = yield* TenantService
-    const live = yield* TaxAuthorityLive
-    const sandbox = yield* TaxAuthoritySandbox
-    const authorityFor = (environment: Environment) => (environment === "live" ? live : sandbox)
-
-    const accept = (issuer: Issuer, input: NewDocument, claim: { scope: IdempotencyScope; token: string } | null) =>
-      Effect.gen(function*() {
-        const amounts = yield* Effect.fromResult(Result.mapError(
-          computeAmounts({
-            services: input.amounts.services,
-            deductions: input.amounts.deductions,
-            issRate: input.amounts.iss_rate
-          }),
-          (error) => invalidField(["amounts", ...error.path], error.message)
-        ))
-        const at = yield* now
-        const found = yield* tenants.issuer(issuer.tenantId)
-        if (Option.isNone(found)) return yield* new NotFound()
-        const tenant = found.value
-        const authority = authorityFor(issuer.environment)
-        if (authority.target === "sefin") {
-          // SPEC §7: the national system takes only a DPS signed with the tenant's own certificate.
-          if (!tenant.verified || !(yield* authority.canSubmitFor(issuer.tenantId))) {
-            return yield* new CredentialRequired({
-              message: `Documents of the ${issuer.environment} environment go to the national NFS-e system, which needs ` +
-                "the tenant's A1 certificate: upload an active certificate for the tenant's tax id first."
-            })
-          }
-          if (input.service.nbs_code === undefined) {
-            return yield* new InvalidRequest({
-              message: "The request is not valid. service.nbs_code: the national NFS-e system requires the service's " +
-                "9-digit NBS code.",
-              issues: [{ path: ["service", "nbs_code"], message: "required by the national NFS-e system (cNBS)" }]
-            })
-          }
-        }
-        if (issuer.environment === "live") {
-          // SPEC §5: once another tenant has proven the tax id, this one keeps no claim on it for live
-          // issuing (it cannot hold a certificate for it either: its upload would be a 409).
-          if (tenant.taxIdVerifiedByAnother) {
-            return yield* new CredentialRequired({
-              message: "Another tenant has proven this tax id with its A1 certificate; this tenant cannot issue live " +
-                "documents for it. Test documents are unaffected."
-            })
-          }
-          if (tenant.status === "suspended") return yield* new TenantSuspended()
-        }
-        const series = input.series ?? "1"
-        // One clock reading for the id, created_at and the default issue date: list filters on
-        // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
-        const document = {
-          id: encodeId(idPrefixes.document, at.getTime(), randomBytes(10)),
-          tenantId: issuer.tenantId,
-          environment: issuer.environment,
-          type: "service_invoice" as const,
-          status: "queued" as const,
-          reference: input.reference ?? null,
-          series,
-          issueDate: input.issue_date ?? brazilianDate(at),
-          taker: input.taker,
-          service: input.service,
-          amounts,
-          notes: input.notes ?? null,
-          createdAt: at,
-          updatedAt: at
-        }
-        // The DPS id: deterministic, so a retry carries it again and the authority can say whether
-        // it already authorized it (SPEC §6 "Never issue twice"). The database completes it with the number.
-        const dps = { municipalityCode: input.service.municipality_code, taxId: tenant.taxId, series }
-        // What the authority would refuse is a 400 now, not a failed note later, and before anything
-        // is taken. The number is not drawn yet: every number is alike to the schema (nDPS, 1 to 15 digits).
-        const refusals = authority.refusalsOf(
-          submissionDocumentOf(
-            { ...document, number: 1 },
-            { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }
-          ),
-          at
-        )
-        if (refusals.length > 0) return yield* refused(refusals)
-        const job = { documentId: document.id, tenantId: document.tenantId, kind: "submit" as const, traceparent: yield* currentTraceparent }
-
-        let quotaUsed: number | undefined
-        const store = Effect.gen(function*() {
-          if (issuer.environment === "live") {
-            const period = quotaPeriod(at)
-            const used = yield* repo.takeQuota(issuer.tenantId, period, tenant.monthlyQuota)
-            if (Option.isNone(used)) {
-              return yield* new QuotaExceeded({
-                message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
-              })
-            }
-            yield* quotaThresholds(issuer.tenantId, period, used.value, tenant.monthlyQuota)
-            quotaUsed = used.value
-          }
-          const number = yield* repo.accept(
-            document,
-            { prefix: dpsIdPrefix(dps), width: dpsNumberWidth },
-            jobs.enqueueing([job], at)
-          )
-          const accepted = toDocument({
-            ...document,
-            number,
-            submissionId: dpsId({ ...dps, number }),
-            authority: null,
-            rejection: null,
-            cancellation: null,
-            attempts: 0,
-            lastError: null
-          })
-          if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(accepted))
-          return accepted
-        })
-        // A test document without an Idempotency-Key is one statement, so no transaction holds the
-        // series' lock across round trips; quota (live) and a stored answer (a key) are written with
-        // it atomically, in a transaction.
-        // The metrics follow what was committed: a transaction that rolls back (a duplicate reference) changes none.
-        const accepted = yield* (issuer.environment === "live" || claim !== null ? inTransaction(store) : store).pipe(
-          Effect.tapError((error) =>
-            error._tag === "QuotaExceeded"
-              ? Metric.update(Metric.withAttributes(quotaExceeded, { "tenant.id": issuer.tenantId }), 1)
-              : Effect.void
-          )
-        )
-        yield* Metric.update(Metric.withAttributes(documentsMetric, { status: "queued", environment: issuer.environment }), 1)
-        if (quotaUsed !== undefined) {
-          yield* Metric.update(Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }), quotaUsed / tenant.monthlyQuota)
-        }
-        return accepted
-      })
-
-    const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
-      Effect.forEach([80, 100] as const, (threshold) =>
-        used === Math.ceil((limit * threshold) / 100)
-          ? events.record({
-            tenantId,
-            environment: "live",
-            type: "quota.threshold",
-            object: { object: "quota", tenant_id: tenantId, period, limit, used, threshold }
-          })
-          : Effect.void, { discard: true })
+    const authorities = yield* TaxAuthorities
+    const { accept } = yield* makeAcceptance
 
     /** Replays a stored outcome: the original success, or the original contract error. */
     const replay = (status: number, body: unknown) =>
@@ -341,16 +182,18 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         const at = yield* now
         // What the authority would refuse in the request is a 400 now, not a failed cancellation later.
         const tenant = yield* tenants.issuer(access.tenantId)
-        const refusals = Option.isNone(tenant) ? [] : authorityFor(row.environment).cancellationRefusalsOf({
-          tenantId: row.tenantId,
-          submissionId: row.submissionId,
-          environment: row.environment,
-          issuerTaxId: tenant.value.taxId,
-          accessKey: row.authority!.access_key,
-          reasonCode: request.reason_code,
-          reason: request.reason
-        }, at)
-        if (refusals.length > 0) return yield* refused(refusals)
+        if (Option.isSome(tenant)) {
+          yield* authorities.for(row.environment).cancellationRequirementsFor({
+            tenantId: row.tenantId,
+            submissionId: row.submissionId,
+            environment: row.environment,
+            issuerTaxId: tenant.value.taxId,
+            accessKey: row.authority!.access_key,
+            reasonCode: request.reason_code,
+            reason: request.reason,
+            requestedAt: at
+          })
+        }
         const cancellation = {
           reason_code: request.reason_code,
           reason: request.reason,
@@ -387,7 +230,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         }
         const stored = yield* repo.findNfseXml(row.id)
         if (Option.isSome(stored)) return { row, authority: row.authority, nfseXml: stored.value }
-        const found = yield* authorityFor(row.environment).lookup({ tenantId: row.tenantId, submissionId: row.submissionId }).pipe(
+        const found = yield* authorities.for(row.environment).lookup({ tenantId: row.tenantId, submissionId: row.submissionId }).pipe(
           Effect.catchTags({
             RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
             AuthorityUnavailable: () => Effect.fail(authorityUnreachable),
@@ -410,7 +253,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     /** The DANFSe: the national DANFSe service's PDF, or the one the simulator's layer renders. */
     const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: string) {
       const note = yield* noteOf(reader, id)
-      const pdf = yield* authorityFor(note.row.environment).danfse({
+      const pdf = yield* authorities.for(note.row.environment).danfse({
         tenantId: note.row.tenantId,
         accessKey: note.authority.access_key,
         nfseXml: note.nfseXml,

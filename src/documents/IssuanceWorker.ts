@@ -20,14 +20,12 @@ import {
   type RequestNotSent,
   type SubmissionDocument,
   type SubmissionRef,
-  TaxAuthorityLive,
-  TaxAuthoritySandbox,
+  TaxAuthorities,
   type TaxAuthority
 } from "../authority/TaxAuthority.js"
 import { AppConfig } from "../Config.js"
 import { makeTransaction } from "../db/Repository.js"
 import type { EventType } from "../domain/Events.js"
-import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
@@ -37,7 +35,6 @@ import { linkedTrace } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
-import { submissionDocumentOf } from "./Submission.js"
 import { documents as documentsMetric } from "../telemetry/Metrics.js"
 import { metricsConfig } from "../telemetry/MetricsEndpoint.js"
 
@@ -67,9 +64,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const queue = yield* IssuanceQueue
   const tenants = yield* TenantService
   const events = yield* EventLog
-  const live = yield* TaxAuthorityLive
-  const sandbox = yield* TaxAuthoritySandbox
-  const authorityFor = (environment: Environment): TaxAuthority => (environment === "live" ? live : sandbox)
+  const authorities = yield* TaxAuthorities
   const schedule = exponentialBackoff(config.retry)
 
   /** The event of an outcome, carrying the document as it now stands (built, not read back). */
@@ -172,10 +167,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         )
         if (Option.isSome(found)) return authorized(found.value.authorization)
       }
-      const authorization = yield* authority.submit({
-        ...submissionOf(row),
-        document: submissionDocumentOf(row, issuer)
-      })
+      const authorization = yield* authority.submit({ ...submissionOf(row), document: { ...row, issuer } })
       return authorized(authorization)
     }).pipe(
       Effect.catchTags({
@@ -209,7 +201,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         issuerTaxId,
         accessKey: row.authority!.access_key,
         reasonCode: cancellation.reason_code,
-        reason: cancellation.reason
+        reason: cancellation.reason,
+        requestedAt: cancellation.requested_at
       })
       return cancelled(result.protocol, result.cancelledAt)
     }).pipe(
@@ -254,7 +247,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         "document.environment": row.environment,
         "job.attempt": job.attempts
       })
-      const authority = authorityFor(row.environment)
+      const authority = authorities.for(row.environment)
       let outcome: Outcome
       // The document as this job leaves it: the outcome is written over it (and sent with its event).
       let current = row

@@ -7,19 +7,17 @@ import { Cause, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Option } f
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
+import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
 import {
-  authorityFor,
-  TaxAuthoritiesLive,
-  TaxAuthorityLiveLayer,
-  TaxAuthoritySandboxLayer
-} from "../../src/authority/Authorities.js"
-import type {
-  AlreadyAuthorized,
-  AuthorityRejected,
-  RequestNotSent,
-  Submission,
-  TransientAuthorityError
+  type AlreadyAuthorized,
+  type AuthorityRejected,
+  type RequestNotSent,
+  type Submission,
+  TaxAuthorities,
+  type TransientAuthorityError
 } from "../../src/authority/TaxAuthority.js"
+import type { Environment } from "../../src/domain/Principal.js"
+import { AppConfigLive } from "../../src/Config.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
@@ -27,6 +25,12 @@ import { databaseLayer, testDatabases } from "../support/TestApp.js"
 const NOW = Date.parse("2026-11-10T12:00:00Z")
 
 const withEnv = (variables: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env: variables }))
+
+/** Both authorities, configured by `variables` (the application's configuration reads them). */
+const authoritiesWith = (variables: Record<string, string>) =>
+  TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(withEnv(variables)))
+
+const authorityFor = (environment: Environment) => Effect.map(TaxAuthorities, (authorities) => authorities.for(environment))
 
 const submission = (notes: string | null = null): Submission => ({
   tenantId: "ten_adapter",
@@ -37,6 +41,7 @@ const submission = (notes: string | null = null): Submission => ({
     series: "1",
     number: 7,
     issueDate: "2026-11-10",
+    createdAt: new Date(NOW),
     taker: { tax_id: "52998224725", name: "Maria da Silva" },
     service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
     amounts: { services: 10_000, deductions: 0, base: 10_000, iss_rate: "2.00", iss_amount: 200, total: 10_000 },
@@ -52,8 +57,8 @@ const realPause = (millis = 5) => Effect.promise(() => new Promise<void>((resolv
 // The simulator never opens a credential; the national system's adapter only does when it sends.
 const NoVault = Layer.mock(CredentialVault, { sealMaterial: () => { throw new Error("not expected") } })
 
-const start = <ROut>(layer: Layer.Layer<ROut, never, SqlClient.SqlClient | CredentialVault>, variables: Record<string, string>) =>
-  Effect.exit(Effect.scoped(Layer.build(layer.pipe(Layer.provide([withEnv(variables), NoVault]))))).pipe(Effect.map(Exit.asVoid))
+const start = (variables: Record<string, string>) =>
+  Effect.exit(Effect.scoped(Layer.build(authoritiesWith(variables).pipe(Layer.provide(NoVault))))).pipe(Effect.map(Exit.asVoid))
 
 const defectMessage = <A, E>(exit: Exit.Exit<A, E>): string =>
   Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "succeeded"
@@ -73,10 +78,10 @@ for (const database of testDatabases) {
     it.effect("refuses an unknown target at start-up, naming the variable and the two targets", () =>
       Effect.gen(function*() {
         const attempts = [
-          { variable: "TAX_AUTHORITY_LIVE_TARGET", exit: yield* start(TaxAuthorityLiveLayer, { TAX_AUTHORITY_LIVE_TARGET: "national" }) },
+          { variable: "TAX_AUTHORITY_LIVE_TARGET", exit: yield* start({ TAX_AUTHORITY_LIVE_TARGET: "national" }) },
           {
             variable: "TAX_AUTHORITY_SANDBOX_TARGET",
-            exit: yield* start(TaxAuthoritySandboxLayer, { TAX_AUTHORITY_SANDBOX_TARGET: "SEFIN" })
+            exit: yield* start({ TAX_AUTHORITY_SANDBOX_TARGET: "SEFIN" })
           }
         ]
         for (const { exit, variable } of attempts) {
@@ -86,42 +91,42 @@ for (const database of testDatabases) {
           expect(message).toContain(`"simulator"`)
           expect(message).toContain(`"sefin"`)
         }
-        // The whole pair fails when either side is misconfigured.
-        const both = yield* start(TaxAuthoritiesLive, { TAX_AUTHORITY_SANDBOX_TARGET: "national" })
+        // Both fail to start when either side is misconfigured.
+        const both = yield* start({ TAX_AUTHORITY_SANDBOX_TARGET: "national" })
         expect(Exit.isFailure(both)).toBe(true)
       }))
 
     it.effect("starts the national system's adapter with its official URLs, and refuses a URL that is not https or a CA file that is not PEM", () =>
       Effect.gen(function*() {
-        expect(defectMessage(yield* start(TaxAuthoritiesLive, {
+        expect(defectMessage(yield* start({
           TAX_AUTHORITY_LIVE_TARGET: "sefin",
           TAX_AUTHORITY_SANDBOX_TARGET: "sefin"
         }))).toBe("succeeded")
-        const plainHttp = yield* start(TaxAuthoritySandboxLayer, {
+        const plainHttp = yield* start({
           TAX_AUTHORITY_SANDBOX_TARGET: "sefin",
           TAX_AUTHORITY_SANDBOX_URL: "http://sefin.producaorestrita.nfse.gov.br/SefinNacional"
         })
         expect(defectMessage(plainHttp)).toContain("TAX_AUTHORITY_SANDBOX_URL")
-        const notPem = yield* start(TaxAuthorityLiveLayer, {
+        const notPem = yield* start({
           TAX_AUTHORITY_LIVE_TARGET: "sefin",
           TAX_AUTHORITY_CA_FILE: new URL(import.meta.url).pathname
         })
         expect(defectMessage(notPem)).toContain("TAX_AUTHORITY_CA_FILE")
-        const missing = yield* start(TaxAuthorityLiveLayer, {
+        const missing = yield* start({
           TAX_AUTHORITY_LIVE_TARGET: "sefin",
           TAX_AUTHORITY_CA_FILE: "/nonexistent/ca.pem"
         })
         expect(defectMessage(missing)).toContain("cannot be read")
         // Each environment may have its own bundle, which wins over the shared one: a test CA for
         // homologation need not be trusted for production.
-        const sandboxOnly = yield* start(TaxAuthoritiesLive, {
+        const sandboxOnly = yield* start({
           TAX_AUTHORITY_LIVE_TARGET: "sefin",
           TAX_AUTHORITY_SANDBOX_TARGET: "sefin",
           TAX_AUTHORITY_SANDBOX_CA_FILE: "/nonexistent/sandbox-ca.pem"
         })
         expect(defectMessage(sandboxOnly)).toContain("TAX_AUTHORITY_SANDBOX_CA_FILE")
         expect(defectMessage(sandboxOnly)).toContain("/nonexistent/sandbox-ca.pem")
-        const liveOwn = yield* start(TaxAuthorityLiveLayer, {
+        const liveOwn = yield* start({
           TAX_AUTHORITY_LIVE_TARGET: "sefin",
           TAX_AUTHORITY_CA_FILE: "/nonexistent/shared.pem",
           TAX_AUTHORITY_LIVE_CA_FILE: "/nonexistent/live.pem"
@@ -138,12 +143,12 @@ for (const database of testDatabases) {
           { TAX_AUTHORITY_TIMEOUT: "0 millis" }
         ]
         for (const variables of invalid) {
-          const exit = yield* start(TaxAuthoritiesLive, variables)
+          const exit = yield* start(variables)
           expect(Exit.isFailure(exit), JSON.stringify(variables)).toBe(true)
           expect(defectMessage(exit)).toContain(Object.keys(variables)[0]!)
         }
         // The defaults, and the one supported target spelled out, start.
-        const ok = yield* start(TaxAuthoritiesLive, {
+        const ok = yield* start({
           TAX_AUTHORITY_LIVE_TARGET: "simulator",
           TAX_AUTHORITY_SANDBOX_TARGET: "simulator"
         })
@@ -169,7 +174,7 @@ for (const database of testDatabases) {
         expect(testAuthorization.protocol.startsWith("2")).toBe(true)
         expect(yield* systemsOf(testSubmission.submissionId)).toEqual(["homologation"])
         expect(Option.isNone(yield* live.lookup(testSubmission))).toBe(true)
-      }).pipe(Effect.provide(TaxAuthoritiesLive.pipe(Layer.provide(withEnv({}))))))
+      }).pipe(Effect.provide(authoritiesWith({}))))
 
     it.effect("bounds every call by TAX_AUTHORITY_TIMEOUT, even when the authority hangs", () =>
       Effect.gen(function*() {
@@ -179,7 +184,7 @@ for (const database of testDatabases) {
         const calls: ReadonlyArray<Effect.Effect<unknown, AuthorityError>> = [
           authority.submit(sub),
           authority.lookup(sub),
-          authority.cancel({ tenantId: sub.tenantId, submissionId: sub.submissionId, environment: "test", issuerTaxId: "11222333000181", accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20) })
+          authority.cancel({ tenantId: sub.tenantId, submissionId: sub.submissionId, environment: "test", issuerTaxId: "11222333000181", accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20), requestedAt: new Date(NOW) })
         ]
         for (const call of calls) {
           const fiber = yield* Effect.forkChild(call)
@@ -195,9 +200,7 @@ for (const database of testDatabases) {
         // The request never got past the (simulated) network: nothing was recorded.
         expect(yield* systemsOf(sub.submissionId)).toEqual([])
       }).pipe(
-        Effect.provide(TaxAuthoritiesLive.pipe(
-          Layer.provide(withEnv({ TAX_AUTHORITY_SIMULATOR_LATENCY: "1 hour", TAX_AUTHORITY_TIMEOUT: "2 seconds" }))
-        ))
+        Effect.provide(authoritiesWith({ TAX_AUTHORITY_SIMULATOR_LATENCY: "1 hour", TAX_AUTHORITY_TIMEOUT: "2 seconds" }))
       ))
 
     it.effect("a simulate:timeout submission ends in AuthorityTimeout at the configured timeout, then reconciles", () =>
@@ -213,6 +216,6 @@ for (const database of testDatabases) {
         const found = yield* authority.lookup(sub)
         expect(Option.map(found, (record) => record.status)).toEqual(Option.some("authorized"))
         expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AlreadyAuthorized")
-      }).pipe(Effect.provide(TaxAuthoritiesLive.pipe(Layer.provide(withEnv({ TAX_AUTHORITY_TIMEOUT: "3 seconds" }))))))
+      }).pipe(Effect.provide(authoritiesWith({ TAX_AUTHORITY_TIMEOUT: "3 seconds" }))))
   })
 }

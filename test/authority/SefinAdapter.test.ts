@@ -56,6 +56,7 @@ const document = (issuerTaxId: string, overrides: Partial<SubmissionDocument> = 
   series: "1",
   number: ++number,
   issueDate: "2026-11-20",
+  createdAt: new Date(),
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
   service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 100000, deductions: 0, base: 100000, iss_rate: "2.00", iss_amount: 2000, total: 100000 },
@@ -89,19 +90,27 @@ describe("sefin adapter against the local authority", () => {
   const ours = certificateFor(taxId)
   const vault = vaultHolding(materialOf(ours, "crd_1"))
 
-  it.live("a DPS that fails the official schema is never sent: RequestNotSent with the schema's message", () =>
+  it.live("the official schema is checked at acceptance, naming the field; what is sent is not checked again", () =>
     Effect.gen(function*() {
       const local = yield* localAuthorityScoped()
       const authority = yield* adapterOn(local)
+      const issuer = { tenantId: TENANT, verified: true }
       const doc = document(taxId)
+      yield* authority.requirementsFor(issuer, doc)
       const { nbs_code: _, ...service } = doc.service
-      const error = yield* Effect.flip(authority.submit(submission({ ...doc, service })))
-      expect(error._tag).toBe("RequestNotSent")
-      if (error._tag === "RequestNotSent") {
-        expect(error.code).toBe("dps_schema_violation")
-        expect(error.message).toContain("cNBS")
-      }
-      expect(submitsTo(local)).toBe(0)
+      const missing = yield* Effect.flip(authority.requirementsFor(issuer, { ...doc, service }))
+      expect(missing._tag).toBe("InvalidRequest")
+      if (missing._tag === "InvalidRequest") expect(missing.issues?.map((issue) => issue.path)).toEqual([["service", "nbs_code"]])
+      const tooLong = { ...doc, taker: { ...doc.taker, name: "Maria ".repeat(60) + "da Silva" } }
+      const refused = yield* Effect.flip(authority.requirementsFor(issuer, tooLong))
+      expect(refused._tag).toBe("InvalidRequest")
+      if (refused._tag === "InvalidRequest") expect(refused.issues?.map((issue) => issue.path)).toContainEqual(["taker", "name"])
+      expect(local.received).toHaveLength(0)
+      // The worker signs the DPS that acceptance checked: a document that skipped the check reaches
+      // the authority, whose refusal is final.
+      const error = yield* Effect.flip(authority.submit(submission(tooLong)))
+      expect(error._tag).toBe("AuthorityRejected")
+      expect(submitsTo(local)).toBe(1)
     }).pipe(Effect.provide(vault.layer)))
 
   it.live("a DPS signed with another tenant's certificate is refused by the authority, and is final", () =>
@@ -149,7 +158,8 @@ describe("sefin adapter against the local authority", () => {
         issuerTaxId: taxId,
         accessKey: note.accessKey,
         reasonCode: "issue_error" as const,
-        reason: "Valor errado na nota fiscal"
+        reason: "Valor errado na nota fiscal",
+        requestedAt: new Date()
       }
       const cancelled = yield* authority.cancel(request)
       expect(cancelled.protocol).not.toBeNull()
@@ -170,11 +180,12 @@ describe("sefin adapter against the local authority", () => {
       const authority = yield* Effect.provide(adapterOn(local), changing.layer)
       const none = yield* Effect.flip(authority.submit(submission(document(taxId))))
       expect(none._tag === "RequestNotSent" && none.code).toBe("credential_required")
-      expect(yield* authority.canSubmitFor(TENANT)).toBe(false)
+      const refusedAtAcceptance = authority.requirementsFor({ tenantId: TENANT, verified: true }, document(taxId))
+      expect((yield* Effect.flip(refusedAtAcceptance))._tag).toBe("CredentialRequired")
       changing.set(materialOf(ours, "crd_old", new Date(Date.now() - DAY)))
       const expired = yield* Effect.flip(authority.submit(submission(document(taxId))))
       expect(expired._tag === "RequestNotSent" && expired.code).toBe("credential_required")
-      expect(yield* authority.canSubmitFor(TENANT)).toBe(false)
+      expect((yield* Effect.flip(refusedAtAcceptance))._tag).toBe("CredentialRequired")
       expect(local.received).toHaveLength(0)
     }))
 

@@ -23,6 +23,7 @@ const document = (notes: string | null = null, overrides: Partial<SubmissionDocu
   series: "1",
   number: 42,
   issueDate: "2026-11-10",
+  createdAt: new Date(NOW),
   taker: { tax_id: "52998224725", name: "Maria da Silva", email: "maria@example.com" },
   service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 100_000, deductions: 0, base: 100_000, iss_rate: "2.00", iss_amount: 2_000, total: 100_000 },
@@ -252,7 +253,8 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "issue_error",
-          reason: "Issued with the wrong amount by mistake"
+          reason: "Issued with the wrong amount by mistake",
+          requestedAt: new Date(NOW)
         } as const
         const cancellation = yield* authority.cancel(request)
         expect(cancellation.protocol).toMatch(/^2[0-9]{14}$/)
@@ -284,7 +286,7 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "other",
-          reason: "The customer changed their mind"
+          reason: "The customer changed their mind", requestedAt: new Date(NOW)
         }))
         expect(refused._tag).toBe("AuthorityRejected")
         if (refused._tag === "AuthorityRejected") {
@@ -300,7 +302,7 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: "1".repeat(50),
           reasonCode: "other",
-          reason: "The customer changed their mind"
+          reason: "The customer changed their mind", requestedAt: new Date(NOW)
         }))
         expect(unknown._tag === "AuthorityRejected" ? [unknown.code, unknown.message.includes("not found")] : [])
           .toEqual(["E1200", true])
@@ -314,7 +316,7 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: "1".repeat(50),
           reasonCode: "other",
-          reason: "The customer changed their mind"
+          reason: "The customer changed their mind", requestedAt: new Date(NOW)
         }))
         expect(neverAuthorized._tag === "AuthorityRejected" ? neverAuthorized.code : "").toBe("E1200")
 
@@ -327,7 +329,7 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "other",
-          reason: "The customer changed their mind"
+          reason: "The customer changed their mind", requestedAt: new Date(NOW)
         }))
         expect(foreign._tag === "AuthorityRejected" ? foreign.code : "").toBe("E1201")
       }))
@@ -372,7 +374,7 @@ for (const database of testDatabases) {
               issuerTaxId: "11222333000181",
               accessKey: authorization.accessKey,
               reasonCode: "other",
-              reason: "The customer changed their mind"
+              reason: "The customer changed their mind", requestedAt: new Date(NOW)
             }))
           )
         ).toBe("AuthorityUnavailable")
@@ -494,7 +496,7 @@ for (const database of testDatabases) {
         expect(Option.getOrThrow(yield* authority.lookup(ours)).authorization).toEqual(first)
         expect(Option.getOrThrow(yield* authority.lookup(theirs)).authorization).toEqual(second)
         // Cancelling one leaves the other authorized.
-        yield* authority.cancel({ ...theirs, environment: "test", issuerTaxId: "11222333000181", accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20) })
+        yield* authority.cancel({ ...theirs, environment: "test", issuerTaxId: "11222333000181", accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20), requestedAt: new Date(NOW) })
         expect(Option.getOrThrow(yield* authority.lookup(ours)).status).toBe("authorized")
         expect(Option.isNone(yield* authority.lookup({ ...ours, tenantId: "ten_third" }))).toBe(true)
       }))

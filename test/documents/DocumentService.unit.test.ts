@@ -5,7 +5,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { Statement } from "effect/sql"
-import { TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
+import { TaxAuthorities, type TaxAuthority } from "../../src/authority/TaxAuthority.js"
+import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService } from "../../src/documents/DocumentService.js"
@@ -22,6 +23,18 @@ const payload: NewDocument = {
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 
+/** An authority that requires nothing at acceptance (as the simulator); nothing is sent in these tests. */
+const acceptingAll = (system: TaxAuthority["system"]): TaxAuthority => ({
+  system,
+  submissionIdOf: scriptedSubmissionIds,
+  requirementsFor: () => Effect.void,
+  cancellationRequirementsFor: () => Effect.void,
+  submit: () => Effect.die("not expected"),
+  lookup: () => Effect.die("not expected"),
+  cancel: () => Effect.die("not expected"),
+  danfse: () => Effect.die("not expected")
+})
+
 /** The service over mocks; `calls` records what it asked of them. */
 const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: number }) => {
   const calls: Array<string> = []
@@ -33,7 +46,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),
       // The number, the document and its jobs: one statement.
-      accept: () => Effect.sync(() => calls.push("accept")).pipe(Effect.as(42))
+      accept: () => Effect.sync(() => calls.push("accept")).pipe(Effect.as({ number: 42, submissionId: "SUB-42" }))
     }),
     Layer.mock(IssuanceQueue, {
       name: "issuance",
@@ -45,8 +58,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       }
     }),
     // Both environments on the simulator: no certificate needed.
-    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
-    Layer.mock(TaxAuthoritySandbox, { system: "homologation", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
+    Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: acceptingAll("production"), test: acceptingAll("homologation") })),
     // These tests send no Idempotency-Key.
     Layer.mock(Idempotency, { hold: () => (effect) => effect }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })

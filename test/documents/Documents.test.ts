@@ -9,7 +9,7 @@ import { ConfigProvider, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
 import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
-import type { AppConfigShape } from "../../src/Config.js"
+import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { allScopes, type Environment, type Scope } from "../../src/domain/Principal.js"
@@ -40,6 +40,7 @@ const fast: Partial<AppConfigShape> = {
  * keeps the caller waiting for the whole timeout (10 s by default) before reconciliation starts.
  */
 const authorities = TaxAuthoritiesLive.pipe(
+  Layer.provide(AppConfigLive),
   Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" })))
 )
 

@@ -6,7 +6,7 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
+import { TaxAuthorities } from "../../src/authority/TaxAuthority.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
@@ -53,8 +53,10 @@ for (const database of testDatabases) {
       const services = Layer.mergeAll(DocumentService.layer, DocumentRepo.layer, IssuanceQueue.layer, TenantService.layer, Readiness.layer).pipe(
         Layer.provideMerge(EventLogLive),
         Layer.provideMerge(Transaction.layer),
-        Layer.provideMerge(Layer.succeed(TaxAuthorityLive, makeScriptedAuthority("production", { submit }).authority)),
-        Layer.provideMerge(Layer.succeed(TaxAuthoritySandbox, makeScriptedAuthority("homologation", { submit }).authority)),
+        Layer.provideMerge(Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({
+          live: makeScriptedAuthority("production", { submit }).authority,
+          test: makeScriptedAuthority("homologation", { submit }).authority
+        }))),
         Layer.provideMerge(AppConfigTest({
           queue: { instanceId: "issuance-fairness", shutdownGrace: Duration.millis(200) },
           issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },

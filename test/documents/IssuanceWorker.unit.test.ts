@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { AuthorityUnavailable, RequestNotSent, type TaxAuthority, TaxAuthorityLive, TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
+import { AuthorityUnavailable, RequestNotSent, TaxAuthorities, type TaxAuthority } from "../../src/authority/TaxAuthority.js"
+import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
@@ -63,10 +64,9 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
   const stored_xml: Array<string> = []
   const sandbox: TaxAuthority = {
     system: "homologation",
-    target: "simulator",
-    canSubmitFor: () => Effect.succeed(true),
-    refusalsOf: () => [],
-    cancellationRefusalsOf: () => [],
+    submissionIdOf: scriptedSubmissionIds,
+    requirementsFor: () => Effect.void,
+    cancellationRequirementsFor: () => Effect.void,
     danfse: () => Effect.die("the authority's danfse was not expected"),
     submit: (submission) =>
       Effect.sync(() => submitted.push(submission.submissionId)).pipe(
@@ -105,8 +105,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(EventLog, {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
     }),
-    Layer.succeed(TaxAuthoritySandbox, sandbox),
-    Layer.mock(TaxAuthorityLive, { system: "production", target: "simulator", refusalsOf: () => [], cancellationRefusalsOf: () => [] }),
+    Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: { ...sandbox, system: "production" }, test: sandbox })),
     AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
     Transaction.layerTest
   )
@@ -132,10 +131,10 @@ describe("IssuanceWorker (neighbours mocked)", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("a request that never left (a DPS our schema check refused) fails the document at once: no retry, nothing sent", () => {
+  it.effect("a request that never left (a certificate that cannot sign) fails the document at once: no retry, nothing sent", () => {
     const { changes, events, queueWrites, layer } = workerWith({
       submit: () =>
-        Effect.fail(new RequestNotSent({ code: "dps_schema_violation", message: "The DPS does not pass the official schema" }))
+        Effect.fail(new RequestNotSent({ code: "credential_unusable", message: "The tenant's certificate cannot sign" }))
     })
     return Effect.gen(function*() {
       yield* TestClock.setTime(START)
@@ -144,7 +143,7 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       expect(queueWrites).toEqual(["complete:done"])
       expect(changes).toEqual([{
         status: "failed",
-        lastError: { code: "dps_schema_violation", message: "The DPS does not pass the official schema", at: new Date(START) }
+        lastError: { code: "credential_unusable", message: "The tenant's certificate cannot sign", at: new Date(START) }
       }])
       expect(events).toEqual(["document.failed"])
     }).pipe(Effect.provide(layer))

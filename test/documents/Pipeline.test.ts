@@ -11,8 +11,7 @@ import {
   AuthorityRejected,
   AuthorityTimeout,
   AuthorityUnavailable,
-  TaxAuthorityLive,
-  TaxAuthoritySandbox
+  TaxAuthorities
 } from "../../src/authority/TaxAuthority.js"
 import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
@@ -64,8 +63,7 @@ const instance = (
   ).pipe(
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(Transaction.layer),
-    Layer.provideMerge(Layer.succeed(TaxAuthorityLive, live.authority)),
-    Layer.provideMerge(Layer.succeed(TaxAuthoritySandbox, sandbox.authority)),
+    Layer.provideMerge(Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: live.authority, test: sandbox.authority }))),
     Layer.provideMerge(AppConfigTest({
       ...workerConfig("worker-a"),
       retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) },

@@ -6,11 +6,11 @@
 import { expect } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
-import { TaxAuthorityLiveLayer, withTimeout } from "../../src/authority/Authorities.js"
+import { makeAuthority, withTimeout } from "../../src/authority/Authorities.js"
 import { type LocalAuthority, type LocalAuthorityOptions, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
 import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
-import { TaxAuthoritySandbox } from "../../src/authority/TaxAuthority.js"
-import type { AppConfigShape } from "../../src/Config.js"
+import { TaxAuthorities } from "../../src/authority/TaxAuthority.js"
+import { AppConfig, type AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
 import { makePkcs12, type TestPkcs12 } from "./certificates.js"
 import { createKey, registerOwner } from "./fixtures.js"
@@ -38,23 +38,26 @@ export const nationalApp = (
   // One local authority per app: the same layer object in both places, so it is built once.
   const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2, ...options.authority }))
   const SandboxOnLocalAuthority = Layer.effect(
-    TaxAuthoritySandbox,
+    TaxAuthorities,
     Effect.gen(function*() {
       const local = yield* Authority
-      const authority = yield* makeSefinAuthority({
+      const sandbox = yield* makeSefinAuthority({
         environment: "test",
         system: "homologation",
         timeout: options.callTimeout,
         endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
       })
-      return withTimeout(authority, options.callTimeout)
+      return TaxAuthorities.fromEach({
+        live: yield* Effect.orDie(makeAuthority("live", (yield* AppConfig).authority.live)),
+        test: withTimeout(sandbox, options.callTimeout)
+      })
     })
   )
   return Layer.merge(
     makeApp(
       testConfig(fast),
       databaseLayer(database),
-      Layer.merge(TaxAuthorityLiveLayer, SandboxOnLocalAuthority).pipe(Layer.provide(LocalAuthorityLive))
+      SandboxOnLocalAuthority.pipe(Layer.provide(LocalAuthorityLive))
     ).pipe(Layer.provideMerge(httpServerTest)),
     LocalAuthorityLive
   )

@@ -67,10 +67,9 @@ export const makeScriptedAuthority = (
 
   const authority: TaxAuthority = {
     system,
-    target: "simulator",
-    canSubmitFor: () => Effect.succeed(true),
-    refusalsOf: () => [],
-    cancellationRefusalsOf: () => [],
+    submissionIdOf: scriptedSubmissionIds,
+    requirementsFor: () => Effect.void,
+    cancellationRequirementsFor: () => Effect.void,
     danfse: () => Effect.succeed(new TextEncoder().encode("%PDF-1.7 scripted")),
     submit: (submission) =>
       Effect.suspend(() => {
@@ -104,3 +103,9 @@ export const makeScriptedAuthority = (
 
   return { authority, calls, records, submissionsOf, authorizedCount }
 }
+
+/** Submission ids of a scripted authority: one per issuer, place and series, completed by the number. */
+export const scriptedSubmissionIds: TaxAuthority["submissionIdOf"] = (document) => ({
+  prefix: `SUB-${document.issuer.taxId}-${document.service.municipality_code}-${document.series}-`,
+  width: 15
+})

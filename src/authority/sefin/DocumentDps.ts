@@ -6,15 +6,17 @@
  * The issuer's municipality (cLocEmi) is the service's: the tenant records no address of its own,
  * and a provider issues where it is registered, which is where it provides the service in the common
  * case. The issuer's Simples Nacional option is the tenant's (not opted when the document has none).
+ * The DPS is emitted (dhEmi) when the service accepted the document, so the one built to check it
+ * at acceptance and the one signed at every attempt are the same.
  */
 import type { Environment } from "../../domain/Principal.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
 import type { DpsInput } from "./Dps.js"
 import { environmentCode, type SubmissionDocument } from "../TaxAuthority.js"
 
-export const dpsInputOf = (document: SubmissionDocument, environment: Environment, emittedAt: Date): DpsInput => ({
+export const dpsInputOf = (document: SubmissionDocument, environment: Environment): DpsInput => ({
   tpAmb: environmentCode(environment),
-  emittedAt,
+  emittedAt: document.createdAt,
   competence: document.issueDate,
   series: document.series,
   number: document.number,

@@ -5,6 +5,14 @@
  * the tenant or computes have no field (path []), and keep the schema's own words.
  */
 
+import { InvalidRequest } from "../../domain/Errors.js"
+
+/** Something the national system would refuse, on the request field it comes from (path [] when none). */
+export interface Refusal {
+  readonly path: ReadonlyArray<string>
+  readonly message: string
+}
+
 /** DPS element → the document field it is written from (Dps.ts). */
 const fieldOfElement: Readonly<Record<string, ReadonlyArray<string>>> = {
   xNome: ["taker", "name"],
@@ -29,8 +37,6 @@ const fieldOfElement: Readonly<Record<string, ReadonlyArray<string>>> = {
   // The cancellation event's reason.
   xMotivo: ["reason"]
 }
-
-import type { Refusal } from "../TaxAuthority.js"
 
 const ELEMENT = /Element '(?:\{[^}]*\})?([A-Za-z0-9]+)'/u
 const MISSING = /Expected is \( (?:\{[^}]*\})?([A-Za-z0-9]+) \)/u
@@ -58,3 +64,10 @@ export const dpsRefusalOf = (schemaMessage: string): Refusal => {
   const detail = schemaMessage.replace(/^line [0-9]+: /u, "").replace(ELEMENT, "").replace(/^:\s*/u, "")
   return { path, message: `${path.join(".")} ${plainWords(detail)}.` }
 }
+
+/** What the national system would refuse, as the 400 that names each field (at most 20 issues, as for validation). */
+export const refused = (refusals: ReadonlyArray<Refusal>): InvalidRequest =>
+  new InvalidRequest({
+    message: `The request is not valid for the national NFS-e system. ${refusals[0]!.message}`,
+    issues: refusals.slice(0, 20).map(({ message, path }) => ({ path: [...path], message }))
+  })

@@ -2,10 +2,12 @@
  * The national NFS-e system (SEFIN Nacional) behind the `TaxAuthority` port (SPEC §7 "The real
  * protocol"): production for live keys, "produção restrita" for test keys.
  *
- * A submission becomes a DPS v1.01 (DocumentDps.ts, Dps.ts), signed with the tenant's A1
- * certificate (XmlSignature.ts), checked against the official schemas (Xsd.ts) and only then sent
+ * A document becomes a DPS v1.01 (DocumentDps.ts, Dps.ts). At acceptance the DPS is checked against
+ * the official schemas (../xml/Xsd.ts), so a document the system would refuse is a 400 naming its
+ * field; the worker rebuilds the same DPS (a pure function of the stored document and its
+ * acceptance time), signs it with the tenant's A1 certificate (../xml/XmlSignature.ts) and sends it
  * (SefinClient.ts) over mutual TLS with the same certificate. What never left is `RequestNotSent`
- * (our bug, or no usable certificate): the document fails without the authority seeing it.
+ * (no usable certificate): the document fails without the authority seeing it.
  *
  * Reconciliation asks `GET /dps/{id}` by the deterministic DPS id (the submission id) and fetches
  * the note with `GET /nfse/{chave}`. A duplicate DPS (E0014) is adopted the same way. Cancellation
@@ -14,12 +16,13 @@
  */
 import { Clock, Effect, Option, Redacted, Result, type Scope } from "effect"
 import { CredentialVault } from "../../credentials/CredentialVault.js"
+import { CredentialRequired, InvalidRequest } from "../../domain/Errors.js"
 import type { Environment } from "../../domain/Principal.js"
 import { brazilianDate } from "../../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
-import { buildDps } from "./Dps.js"
-import { dpsRefusalOf } from "./DpsRefusals.js"
+import { buildDps, dpsIdPrefix, dpsNumberWidth } from "./Dps.js"
+import { dpsRefusalOf, type Refusal, refused } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
 import {
   type ClientIdentity,
@@ -37,7 +40,7 @@ import {
   AuthorityUnavailable,
   type CancellationRequest,
   environmentCode,
-  type Refusal,
+  type SubmissionDocument,
   RequestNotSent,
   type TaxAuthority
 } from "../TaxAuthority.js"
@@ -153,17 +156,6 @@ export const makeSefinAuthority = (
           })
       })
 
-    const schemaChecked = (schema: "DPS" | "pedRegEvento", xml: string) =>
-      Result.match(validateXml(schema, xml), {
-        onSuccess: () => Effect.succeed(xml),
-        onFailure: (violation) =>
-          Effect.fail(new RequestNotSent({
-            code: schema === "DPS" ? "dps_schema_violation" : "event_schema_violation",
-            message: `The ${schema} does not pass the official schema (our bug; nothing was sent): ` +
-              violation.messages.slice(0, 5).join("; ")
-          }))
-      })
-
     /**
      * The authorization an NFS-e XML records, once it is shown to be the note of our DPS (its DPS
      * id) under the access key the authority named: anything else is not an answer to our request,
@@ -208,9 +200,9 @@ export const makeSefinAuthority = (
     const submit: TaxAuthority["submit"] = (submission) =>
       Effect.gen(function*() {
         const identity = yield* identityOf(submission.tenantId)
-        const dps = buildDps(dpsInputOf(submission.document, options.environment, yield* now))
+        // The DPS checked at acceptance (requirementsFor): the same document gives the same DPS.
+        const dps = buildDps(dpsInputOf(submission.document, options.environment))
         const signed = yield* sign(dps.xml, "infDPS", identity)
-        yield* schemaChecked("DPS", signed)
         const sent = yield* Effect.result(client.submitDps(identity, signed))
         if (Result.isSuccess(sent)) {
           return yield* authorizationOf(sent.success.nfseXml, { dpsId: dps.id, accessKey: sent.success.accessKey })
@@ -240,10 +232,10 @@ export const makeSefinAuthority = (
         })
       )
 
-    const cancellationEventOf = (request: CancellationRequest, requestedAt: Date) =>
+    const cancellationEventOf = (request: CancellationRequest) =>
       buildCancellationRequest({
         tpAmb,
-        requestedAt,
+        requestedAt: request.requestedAt,
         issuerTaxId: request.issuerTaxId,
         accessKey: request.accessKey,
         reasonCode: cancellationReasonCode[request.reasonCode],
@@ -253,10 +245,10 @@ export const makeSefinAuthority = (
     const cancel: TaxAuthority["cancel"] = (request) =>
       Effect.gen(function*() {
         const identity = yield* identityOf(request.tenantId)
-        const requestedAt = yield* now
-        const event = cancellationEventOf(request, requestedAt)
+        const { requestedAt } = request
+        // The event checked when the tenant asked (cancellationRequirementsFor), rebuilt the same.
+        const event = cancellationEventOf(request)
         const signed = yield* sign(event.xml, "infPedReg", identity)
-        yield* schemaChecked("pedRegEvento", signed)
         const sent = yield* Effect.result(client.registerEvent(identity, request.accessKey, signed))
         if (Result.isSuccess(sent)) {
           const registered = readEvento(sent.success.eventXml)
@@ -279,40 +271,66 @@ export const makeSefinAuthority = (
         })
       )
 
-    const canSubmitFor: TaxAuthority["canSubmitFor"] = (tenantId) => Effect.flatMap(now, (at) => vault.canSign(tenantId, at))
-
     /**
      * The DPS this document would become, checked against the official schema (it may not carry
      * its signature yet: the schema allows that), and the competence date the system refuses when
      * it is after the emission's day.
      */
-    const refusalsOf: TaxAuthority["refusalsOf"] = (document, at) => {
+    const refusalsOf = (document: SubmissionDocument): ReadonlyArray<Refusal> => {
       const refusals: Array<Refusal> = []
-      if (document.issueDate > brazilianDate(at)) {
+      if (document.issueDate > brazilianDate(document.createdAt)) {
         refusals.push({
           path: ["issue_date"],
           message: `issue_date ${document.issueDate} is after today in Brasília time: the national NFS-e system ` +
             "refuses a competence date after the note's emission."
         })
       }
-      const violation = validateXml("DPS", buildDps(dpsInputOf(document, options.environment, at)).xml)
+      const violation = validateXml("DPS", buildDps(dpsInputOf(document, options.environment)).xml)
       if (Result.isFailure(violation)) refusals.push(...violation.failure.messages.map(dpsRefusalOf))
       return refusals
     }
 
-    /** The event this cancellation would be, checked against the official schema (its signature may come later). */
-    const cancellationRefusalsOf: TaxAuthority["cancellationRefusalsOf"] = (request, at) =>
-      Result.match(validateXml("pedRegEvento", cancellationEventOf(request, at).xml), {
-        onSuccess: () => [],
-        onFailure: (violation) => violation.messages.map(dpsRefusalOf)
+    const requirementsFor: TaxAuthority["requirementsFor"] = (issuer, document) =>
+      Effect.gen(function*() {
+        // The national system takes only a DPS signed with the tenant's own certificate.
+        if (!issuer.verified || !(yield* vault.canSign(issuer.tenantId, yield* now))) {
+          return yield* new CredentialRequired({
+            message: `Documents of the ${document.environment} environment go to the national NFS-e system, which ` +
+              "needs the tenant's A1 certificate: upload an active certificate for the tenant's tax id first."
+          })
+        }
+        if (document.service.nbs_code === undefined) {
+          return yield* new InvalidRequest({
+            message: "The request is not valid. service.nbs_code: the national NFS-e system requires the service's " +
+              "9-digit NBS code.",
+            issues: [{ path: ["service", "nbs_code"], message: "required by the national NFS-e system (cNBS)" }]
+          })
+        }
+        const refusals = refusalsOf(document)
+        if (refusals.length > 0) return yield* refused(refusals)
       })
+
+    /** The event this cancellation would be, checked against the official schema (its signature comes later). */
+    const cancellationRequirementsFor: TaxAuthority["cancellationRequirementsFor"] = (request) =>
+      Result.match(validateXml("pedRegEvento", cancellationEventOf(request).xml), {
+        onSuccess: () => Effect.void,
+        onFailure: (violation) => Effect.fail(refused(violation.messages.map(dpsRefusalOf)))
+      })
+
+    const submissionIdOf: TaxAuthority["submissionIdOf"] = (document) => ({
+      prefix: dpsIdPrefix({
+        municipalityCode: document.service.municipality_code,
+        taxId: document.issuer.taxId,
+        series: document.series
+      }),
+      width: dpsNumberWidth
+    })
 
     return {
       system,
-      target: "sefin",
-      canSubmitFor,
-      refusalsOf,
-      cancellationRefusalsOf,
+      submissionIdOf,
+      requirementsFor,
+      cancellationRequirementsFor,
       submit,
       lookup,
       cancel,

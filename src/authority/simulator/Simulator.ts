@@ -33,7 +33,7 @@ import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, 
 import { type SqlClient, SqlError } from "effect/sql"
 import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
 import { dpsInputOf } from "../sefin/DocumentDps.js"
-import { buildDps, readDps } from "../sefin/Dps.js"
+import { buildDps, dpsIdPrefix, dpsNumberWidth, readDps } from "../sefin/Dps.js"
 import { buildNfse, readNfse } from "../sefin/Nfse.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 import {
@@ -105,7 +105,8 @@ const nfseXmlOf = (
   // Written by this simulator from the port's SubmissionDocument (submit below).
   const document = record.document as SubmissionDocument
   const environment = system === "production" ? "live" : "test"
-  const dps = buildDps(dpsInputOf(document, environment, record.authorizedAt))
+  // Emitted when authorized: the simulator's records keep the document as sent, not when it was accepted.
+  const dps = buildDps(dpsInputOf({ ...document, createdAt: record.authorizedAt }, environment))
   return buildNfse({
     signedDpsXml: dps.xml,
     dps: Result.getOrThrow(readDps(dps.xml)),
@@ -406,19 +407,22 @@ export const makeSimulator = (
       )
     })
 
-    // The simulator stands for an authority that needs no certificate.
-    const canSubmitFor = () => Effect.succeed(true)
-
-    // The simulator takes whatever the API accepted.
-    const refusalsOf = () => []
-    const cancellationRefusalsOf = () => []
+    // The same ids as the national system's DPS, so a document keeps its id when its target changes.
+    const submissionIdOf: TaxAuthority["submissionIdOf"] = (document) => ({
+      prefix: dpsIdPrefix({
+        municipalityCode: document.service.municipality_code,
+        taxId: document.issuer.taxId,
+        series: document.series
+      }),
+      width: dpsNumberWidth
+    })
 
     return {
       system,
-      target: "simulator",
-      canSubmitFor,
-      refusalsOf,
-      cancellationRefusalsOf,
+      submissionIdOf,
+      // It stands for an authority that needs no certificate and takes whatever the API accepted.
+      requirementsFor: () => Effect.void,
+      cancellationRequirementsFor: () => Effect.void,
       submit,
       lookup,
       cancel,

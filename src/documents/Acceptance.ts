@@ -1,0 +1,185 @@
+/**
+ * Accepting a document: its rules (what the tenant and the authority require), its numbered store
+ * (quota, number, document and its queued submission together or not at all) and what it counts.
+ * The submission itself happens in the background (IssuanceWorker).
+ */
+import { Effect, Metric, Option, Result, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import { makeTransaction } from "../db/Repository.js"
+import { CredentialRequired, invalidField, NotFound, QuotaExceeded, TenantSuspended } from "../domain/Errors.js"
+import { Document } from "../domain/Document.js"
+import { encodeId, idPrefixes } from "../domain/Ids.js"
+import { type Amounts, computeAmounts } from "../domain/Money.js"
+import type { Environment } from "../domain/Principal.js"
+import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
+import { EventLog } from "../events/EventLog.js"
+import { TaxAuthorities } from "../authority/TaxAuthority.js"
+import { currentTraceparent } from "../telemetry/TraceContext.js"
+import { documents as documentsMetric, quotaExceeded, quotaUsage } from "../telemetry/Metrics.js"
+import { TenantService } from "../tenants/TenantService.js"
+import type { NewDocument } from "./Api.js"
+import { DocumentRepo, toDocument, type UnnumberedDocument } from "./DocumentRepo.js"
+import { Idempotency, type IdempotencyScope } from "./Idempotency.js"
+import { IssuanceQueue } from "./IssuanceQueue.js"
+
+export interface Issuer {
+  readonly tenantId: string
+  readonly environment: Environment
+}
+
+/** The Idempotency-Key a request holds, if any: its answer is stored with the document. */
+export type IdempotencyClaim = { readonly scope: IdempotencyScope; readonly token: string } | null
+
+// Stored answers are JSON (a jsonb column): encoded with the JSON codec, as over HTTP.
+export const DocumentJson = Schema.toCodecJson(Document)
+
+const amountsOf = (input: NewDocument): Result.Result<Amounts, ReturnType<typeof invalidField>> =>
+  Result.mapError(
+    computeAmounts({
+      services: input.amounts.services,
+      deductions: input.amounts.deductions,
+      issRate: input.amounts.iss_rate
+    }),
+    (error) => invalidField(["amounts", ...error.path], error.message)
+  )
+
+export const makeAcceptance = Effect.gen(function*() {
+  const repo = yield* DocumentRepo
+  const inTransaction = yield* makeTransaction
+  const events = yield* EventLog
+  const idempotency = yield* Idempotency
+  const jobs = yield* IssuanceQueue
+  const tenants = yield* TenantService
+  const authorities = yield* TaxAuthorities
+
+  /**
+   * The rules: what the request, the tenant and the environment's authority require. A document
+   * the authority would refuse is an answer now, before anything is taken.
+   */
+  const rules = (issuer: Issuer, input: NewDocument) =>
+    Effect.gen(function*() {
+      const amounts = yield* Effect.fromResult(amountsOf(input))
+      const at = yield* now
+      const found = yield* tenants.issuer(issuer.tenantId)
+      if (Option.isNone(found)) return yield* new NotFound()
+      const tenant = found.value
+      const authority = authorities.for(issuer.environment)
+      // One clock reading for the id, created_at and the default issue date: list filters on
+      // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
+      const document: UnnumberedDocument = {
+        id: encodeId(idPrefixes.document, at.getTime(), randomBytes(10)),
+        tenantId: issuer.tenantId,
+        environment: issuer.environment,
+        type: "service_invoice",
+        status: "queued",
+        reference: input.reference ?? null,
+        series: input.series ?? "1",
+        issueDate: input.issue_date ?? brazilianDate(at),
+        taker: input.taker,
+        service: input.service,
+        amounts,
+        notes: input.notes ?? null,
+        createdAt: at,
+        updatedAt: at
+      }
+      const submitted = {
+        ...document,
+        issuer: { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }
+      }
+      // The number is not drawn yet: every number is alike to the authority's rules.
+      yield* authority.requirementsFor({ tenantId: issuer.tenantId, verified: tenant.verified }, { ...submitted, number: 1 })
+      if (issuer.environment === "live") {
+        // Once another tenant has proven the tax id, this one keeps no claim on it for live issuing
+        // (it cannot hold a certificate for it either: its upload would be a 409).
+        if (tenant.taxIdVerifiedByAnother) {
+          return yield* new CredentialRequired({
+            message: "Another tenant has proven this tax id with its A1 certificate; this tenant cannot issue live " +
+              "documents for it. Test documents are unaffected."
+          })
+        }
+        if (tenant.status === "suspended") return yield* new TenantSuspended()
+      }
+      return { document, tenant, submissionId: authority.submissionIdOf(submitted) }
+    })
+
+  /** Raises the quota events when this document used up 80 % or all of the month's live quota. */
+  const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
+    Effect.forEach([80, 100] as const, (threshold) =>
+      used === Math.ceil((limit * threshold) / 100)
+        ? events.record({
+          tenantId,
+          environment: "live",
+          type: "quota.threshold",
+          object: { object: "quota", tenant_id: tenantId, period, limit, used, threshold }
+        })
+        : Effect.void, { discard: true })
+
+  /**
+   * The numbered store: quota (live), number, document, its queued submission and the stored
+   * answer of its Idempotency-Key, all or nothing. Returns the document and the quota now used.
+   */
+  const store = (
+    accepted: Effect.Success<ReturnType<typeof rules>>,
+    claim: IdempotencyClaim
+  ) =>
+    Effect.gen(function*() {
+      const { document, submissionId, tenant } = accepted
+      let quotaUsed: number | undefined
+      if (document.environment === "live") {
+        const period = quotaPeriod(document.createdAt)
+        const used = yield* repo.takeQuota(document.tenantId, period, tenant.monthlyQuota)
+        if (Option.isNone(used)) {
+          return yield* new QuotaExceeded({
+            message: `The monthly quota of ${tenant.monthlyQuota} live documents for ${period} is used up.`
+          })
+        }
+        yield* quotaThresholds(document.tenantId, period, used.value, tenant.monthlyQuota)
+        quotaUsed = used.value
+      }
+      const job = { documentId: document.id, tenantId: document.tenantId, kind: "submit" as const, traceparent: yield* currentTraceparent }
+      const numbered = yield* repo.accept(document, submissionId, jobs.enqueueing([job], document.createdAt))
+      const stored = toDocument({
+        ...document,
+        ...numbered,
+        authority: null,
+        rejection: null,
+        cancellation: null,
+        attempts: 0,
+        lastError: null
+      })
+      if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(stored))
+      return { stored, quotaUsed }
+    })
+
+  /** The metrics follow what was committed: a transaction that rolls back (a duplicate reference) changes none. */
+  const count = (issuer: Issuer, monthlyQuota: number, quotaUsed: number | undefined) =>
+    Effect.gen(function*() {
+      yield* Metric.update(Metric.withAttributes(documentsMetric, { status: "queued", environment: issuer.environment }), 1)
+      if (quotaUsed !== undefined) {
+        yield* Metric.update(Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }), quotaUsed / monthlyQuota)
+      }
+    })
+
+  /** Accepts a document: queued, numbered and stored, or refused with nothing taken. */
+  const accept = (issuer: Issuer, input: NewDocument, claim: IdempotencyClaim) =>
+    Effect.gen(function*() {
+      const accepted = yield* rules(issuer, input)
+      // A test document without an Idempotency-Key is one statement, so no transaction holds the
+      // series' lock across round trips; quota (live) and a stored answer (a key) are written with
+      // it atomically, in a transaction.
+      const stored = store(accepted, claim)
+      const { quotaUsed, stored: document } = yield* (issuer.environment === "live" || claim !== null
+        ? inTransaction(stored)
+        : stored).pipe(
+          Effect.tapError((error) =>
+            error._tag === "QuotaExceeded"
+              ? Metric.update(Metric.withAttributes(quotaExceeded, { "tenant.id": issuer.tenantId }), 1)
+              : Effect.void
+          )
+        )
+      yield* count(issuer, accepted.tenant.monthlyQuota, quotaUsed)
+      return document
+    })
+
+  return { accept } as const
+})
