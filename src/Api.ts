@@ -2,7 +2,7 @@
  * The root contract. Every endpoint, payload and error of the service is declared here or in a
  * module's Api.ts; the server, the OpenAPI document and the typed client all derive from it.
  *
- * The typed client is published from this contract (client/, issue 12): these files import only
+ * The typed client is published from this contract (client/): these files import only
  * `effect` and each other (`npm run depcruise`, rule contract-imports-only-contract). What only
  * the server needs, such as the OpenAPI document's rewriting, is added in ApiDocument.ts.
  */

@@ -3,7 +3,7 @@
  *
  * Rewriting the generated document (openapi.ts) and naming each operation's scope or roles
  * (keys/Policy.ts, the same annotations the server enforces) concern the server only, so they are
- * added here rather than in Api.ts, which the published client bundles (issue 12).
+ * added here rather than in Api.ts, which the published client bundles.
  */
 import { OpenApi } from "effect/http-api"
 import { Api } from "./Api.js"

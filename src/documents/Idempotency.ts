@@ -5,7 +5,7 @@
  *
  * A claim is a lease the request keeps alive while it runs (`hold`: renewed every second, valid
  * four). An instance that dies mid-request stops renewing, and its claim can be taken over within
- * seconds rather than blocking the client's retries (issue 16 item 10). Two requests never both
+ * seconds rather than blocking the client's retries. Two requests never both
  * commit: the outcome is stored, fenced by the claim's token, in the transaction that did the work,
  * so a request whose claim was taken over rolls back. A request that fails without an answer worth
  * replaying gives the key back, retrying in the background while the database is unreachable.

@@ -104,7 +104,7 @@ export const logLevelConfig = Config.schema(
 
 /**
  * Lines for stdout, written together once per turn of the event loop: with an access-log line per
- * request, one write per line was a quarter of the service's throughput (README, Benchmarks). What
+ * request, one write per line was a quarter of the service's throughput (docs/benchmarks.md). What
  * is pending when the layer closes (shutdown) is written then.
  */
 const stdoutLines = Effect.acquireRelease(

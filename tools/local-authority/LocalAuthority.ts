@@ -1,6 +1,6 @@
 /**
- * A protocol-faithful local SEFIN Nacional (and ADN DANFSe) for tests and local runs (SPEC §7,
- * issue 9): an HTTPS server on loopback, with its own throw-away CA, that requires a client
+ * A protocol-faithful local SEFIN Nacional (and ADN DANFSe) for tests and local runs (SPEC §7):
+ * an HTTPS server on loopback, with its own throw-away CA, that requires a client
  * certificate and answers the national API's routes as the real system does. What it checks and
  * decides lives in LocalSefin.ts; this module is the transport around it plus the hooks tests need
  * (what was received, what was authorized, call counts, and disruptions: the next calls answering

@@ -1,6 +1,6 @@
 /**
  * `npm run authority:local`: the protocol-faithful local SEFIN Nacional on its own, for running the
- * service's `sefin` target against it on a machine without the internet (README, "Local authority").
+ * service's `sefin` target against it on a machine without the internet (docs/going-live.md, "Try it offline").
  *
  * Settings (flag, then environment variable, then default):
  * - `--port` / `LOCAL_AUTHORITY_PORT`: default 8443;

@@ -5,7 +5,7 @@ export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   // The secret is stored as issued because signing needs it (a hash would not do). Encrypting it at
-  // rest under the credentials master key is a planned follow-up (README, Webhooks).
+  // rest under the credentials master key is a planned follow-up (docs/architecture.md).
   yield* sql`
     CREATE TABLE webhook_endpoints (
       id text PRIMARY KEY,

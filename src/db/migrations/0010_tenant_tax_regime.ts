@@ -2,7 +2,7 @@ import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 
 /**
- * The tenant's option for the Simples Nacional (issue 9): the national NFS-e system refuses a DPS
+ * The tenant's option for the Simples Nacional: the national NFS-e system refuses a DPS
  * whose regime contradicts its register, so each tenant says which one it is in. Existing tenants
  * start outside the Simples, which is what every DPS declared until now.
  */
