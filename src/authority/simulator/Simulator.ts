@@ -401,7 +401,7 @@ export const makeSimulator = (
      */
     const danfse = Effect.fn("TaxAuthoritySimulator.danfse")(function*(request: DanfseRequest) {
       const note = yield* Effect.orDie(Effect.fromResult(readNfse(request.nfseXml)))
-      const { renderDanfse } = yield* Effect.promise(() => import("../Danfse.js"))
+      const { renderDanfse } = yield* Effect.promise(() => import("../danfse/Danfse.js"))
       return yield* Effect.promise(() =>
         renderDanfse(note, { cancelled: request.cancelled, environment: environmentCodeOf(system) })
       )
