@@ -11,16 +11,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import QRCode from "qrcode"
 import { hasTool } from "../support/tools.js"
-import {
-  type DanfseData,
-  danfseQrCodeBox,
-  formatDateTime,
-  formatMoney,
-  formatRate,
-  formatTaxId,
-  groupAccessKey,
-  renderDanfse
-} from "../../src/authority/Danfse.js"
+import { renderDanfse } from "../../src/authority/danfse/Danfse.js"
+import type { DanfseData } from "../../src/authority/danfse/DanfseData.js"
+import { formatDateTime, formatMoney, formatRate, formatTaxId, groupAccessKey } from "../../src/authority/danfse/Format.js"
+import { danfseQrCodeBox } from "../../src/authority/danfse/Page.js"
 
 const hasPoppler = hasTool("pdftoppm") && hasTool("pdftotext")
 

@@ -13,7 +13,9 @@ import { gunzipSync, gzipSync } from "node:zlib"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Redacted } from "effect"
 import forge from "node-forge"
-import { type ClientIdentity, makeSefinClient, readSefinErrors, type SefinEndpoints } from "../../src/authority/sefin/SefinClient.js"
+import { makeSefinClient, type SefinEndpoints } from "../../src/authority/sefin/SefinClient.js"
+import { readSefinErrors } from "../../src/authority/sefin/SefinErrors.js"
+import type { ClientIdentity } from "../../src/authority/sefin/SefinTransport.js"
 import { makePkcs12 } from "../support/certificates.js"
 
 // ---- the real answers ------------------------------------------------------------------------

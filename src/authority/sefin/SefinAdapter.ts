@@ -24,14 +24,9 @@ import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps, dpsIdPrefix, dpsNumberWidth } from "./Dps.js"
 import { dpsRefusalOf, type Refusal, refused } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
-import {
-  type ClientIdentity,
-  makeSefinClient,
-  type SefinEndpoints,
-  type SefinRefused,
-  type SefinTimeout,
-  type SefinUnavailable
-} from "./SefinClient.js"
+import { makeSefinClient, type SefinEndpoints } from "./SefinClient.js"
+import type { SefinRefused, SefinTimeout, SefinUnavailable } from "./SefinErrors.js"
+import type { ClientIdentity } from "./SefinTransport.js"
 import {
   AlreadyAuthorized,
   type Authorization,

@@ -1,27 +1,17 @@
 /**
  * The built-in tax-authority simulator (SPEC §7): the default adapter, so the service runs offline.
  *
- * It behaves like the remote national system. It authorizes a valid document with a 50-digit
- * access key and a protocol number, recognises a submission id it has seen before (duplicate
- * detection), answers lookups by submission id and registers cancellations. It keeps its own
- * durable records (SimulatorRepo.ts) per tenant, as the national system knows its callers by their
- * certificates, written in its own transactions: what the remote authority has recorded never
- * depends on whether the caller's transaction commits. On the embedded
- * single-connection database that is impossible while the caller holds a transaction, so there a
- * call from inside one is a defect (the issuance worker calls it outside any transaction).
+ * It behaves like the remote national system. It authorizes a valid document with a 50-digit access
+ * key and a protocol number (Authorization.ts), recognises a submission id it has seen before
+ * (duplicate detection), answers lookups by submission id and registers cancellations. It keeps its
+ * own durable records (SimulatorRepo.ts) per tenant, as the national system knows its callers by
+ * their certificates, written in its own transactions: what the remote authority has recorded never
+ * depends on whether the caller's transaction commits. On the embedded single-connection database
+ * that is impossible while the caller holds a transaction, so there a call from inside one is a
+ * defect (the issuance worker calls it outside any transaction).
  *
- * Magic values for test mode, matched as substrings of `document.notes` (like test card numbers):
- *
- * | notes contain            | effect                                                                |
- * |--------------------------|-----------------------------------------------------------------------|
- * | `simulate:reject`        | `AuthorityRejected` code `E0310` (service code not allowed in the municipality) |
- * | `simulate:unavailable`   | `AuthorityUnavailable` (503) for the first `unavailableTimes` submits of the id, then authorized |
- * | `simulate:timeout`       | authorized and recorded, but the caller gets `AuthorityTimeout` after `timeoutAfter`; later submits see the duplicate, lookups find it |
- * | `simulate:cancel-reject` | the cancellation is refused: `AuthorityRejected` code `E1235`          |
- *
- * Other refusals: cancelling an unknown submission id → `E1200`; cancelling with an access key that
- * is not the submission's → `E1201`. The codes follow the national system's `E` + 4 digits shape;
- * their meanings are the simulator's own, not quotations of the national rule book.
+ * Magic values for test mode, matched as substrings of `document.notes` (like test card numbers),
+ * make it refuse, fail or time out; they and its refusal codes are in SimulatorAnswers.ts.
  *
  * `failureRate` applies to every operation (submit, lookup, cancel): an outage of the real system
  * affects queries as much as submissions, and the caller must treat a failed lookup as transient.
@@ -31,16 +21,16 @@
  */
 import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
-import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
-import { dpsInputOf } from "../sefin/DocumentDps.js"
-import { buildDps, dpsIdPrefix, dpsNumberWidth, readDps } from "../sefin/Dps.js"
-import { buildNfse, readNfse } from "../sefin/Nfse.js"
+import { dpsIdPrefix, dpsNumberWidth } from "../sefin/Dps.js"
+import { readNfse } from "../sefin/Nfse.js"
+import { type AuthoritySystem, authorizationOf, authorize, environmentCodeOf, protocolNumber } from "./Authorization.js"
+import { SimulatorCodes, SimulatorRefusals } from "./SimulatorAnswers.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 import {
   AlreadyAuthorized,
   type Authorization,
   type AuthorityRecord,
-  AuthorityRejected,
+  type AuthorityRejected,
   AuthorityTimeout,
   AuthorityUnavailable,
   type Cancellation,
@@ -48,14 +38,9 @@ import {
   type DanfseRequest,
   MagicValues,
   type Submission,
-  type SubmissionDocument,
   type SubmissionRef,
   type TaxAuthority
 } from "../TaxAuthority.js"
-
-export { MagicValues }
-
-export type AuthoritySystem = TaxAuthority["system"]
 
 export interface SimulatorOptions {
   readonly system: AuthoritySystem
@@ -68,70 +53,6 @@ export interface SimulatorOptions {
   /** How many submits of a `simulate:unavailable` document fail before it is authorized. Default 2. */
   readonly unavailableTimes?: number | undefined
 }
-
-export const SimulatorCodes = {
-  rejected: "E0310",
-  cancellationRefused: "E1235",
-  notFound: "E1200",
-  accessKeyMismatch: "E1201"
-} as const
-
-/** tpAmb of the national system. */
-const environmentCodeOf = (system: AuthoritySystem): 1 | 2 => (system === "production" ? 1 : 2)
-
-const randomDigits = (count: number) =>
-  Effect.map(
-    Effect.all(Array.from({ length: count }, () => Random.nextIntBetween(0, 10, { halfOpen: true }))),
-    (digits) => digits.join("")
-  )
-
-/** 15 digits like the national protocols: tpAmb + YYMMDD of processing + 8 random digits. */
-const protocolNumber = (system: AuthoritySystem, at: Date) =>
-  Effect.map(
-    randomDigits(8),
-    (random) => `${environmentCodeOf(system)}${at.toISOString().slice(2, 10).replace(/-/g, "")}${random}`
-  )
-
-/**
- * The NFS-e XML of an authorized record, as the national system's would read: the DPS built from
- * the submitted document, inside the note. Built from the record on every read (it is a pure
- * function of it), so nothing extra is stored. The simulator holds no certificate of the tenant or
- * of its own, so neither the DPS nor the note carries a signature.
- */
-const nfseXmlOf = (
-  system: AuthoritySystem,
-  record: SimulatorRecord & { readonly accessKey: string; readonly nfseNumber: number; readonly authorizedAt: Date }
-): string => {
-  // Written by this simulator from the port's SubmissionDocument (submit below).
-  const document = record.document as SubmissionDocument
-  const environment = system === "production" ? "live" : "test"
-  // Emitted when authorized: the simulator's records keep the document as sent, not when it was accepted.
-  const dps = buildDps(dpsInputOf({ ...document, createdAt: record.authorizedAt }, environment))
-  return buildNfse({
-    signedDpsXml: dps.xml,
-    dps: Result.getOrThrow(readDps(dps.xml)),
-    accessKey: record.accessKey,
-    nfseNumber: record.nfseNumber,
-    processedAt: record.authorizedAt,
-    tpAmb: environmentCodeOf(system)
-  })
-}
-
-const authorizationOf = (system: AuthoritySystem, record: SimulatorRecord): Option.Option<Authorization> =>
-  record.accessKey !== null && record.protocol !== null && record.authorizedAt !== null && record.nfseNumber !== null
-    ? Option.some({
-      accessKey: record.accessKey,
-      protocol: record.protocol,
-      authorizedAt: record.authorizedAt,
-      nfseNumber: String(record.nfseNumber),
-      nfseXml: nfseXmlOf(system, {
-        ...record,
-        accessKey: record.accessKey,
-        nfseNumber: record.nfseNumber,
-        authorizedAt: record.authorizedAt
-      })
-    })
-    : Option.none()
 
 const NotesOnly = Schema.Struct({ notes: Schema.NullishOr(Schema.String) })
 const notesOf = (document: unknown): string =>
@@ -203,18 +124,6 @@ export const makeSimulator = (
 
     const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
 
-    const authorize = (document: SubmissionDocument, at: Date, nfseNumber: number) =>
-      Effect.gen(function*() {
-        const accessKey = buildAccessKey({
-          municipalityCode: document.service.municipality_code,
-          issuerTaxId: document.issuer.taxId,
-          nfseNumber,
-          yearMonth: yearMonthOf(document.issueDate, at),
-          randomCode: yield* randomDigits(9)
-        })
-        return { nfseNumber, accessKey, protocol: yield* protocolNumber(system, at) }
-      })
-
     type SubmitSuccess = { readonly authorization: Authorization; readonly timesOut: boolean }
     type SubmitFailure = AuthorityRejected | AlreadyAuthorized | AuthorityUnavailable
     // Every submit changes the record: at least its attempt counter.
@@ -254,12 +163,7 @@ export const makeSimulator = (
             if (notes.includes(MagicValues.reject)) {
               return submitted(
                 { ...withDocument, lastOutcome: `rejected ${SimulatorCodes.rejected}` },
-                Result.fail(
-                  new AuthorityRejected({
-                    code: SimulatorCodes.rejected,
-                    message: "The national service code is not allowed in the municipality of the service."
-                  })
-                )
+                Result.fail(SimulatorRefusals.rejected())
               )
             }
             if (notes.includes(MagicValues.unavailable) && received.submitAttempts <= unavailableTimes) {
@@ -269,7 +173,7 @@ export const makeSimulator = (
               )
             }
             const timesOut = notes.includes(MagicValues.timeout)
-            const issued = yield* authorize(document, at, nextNfseNumber)
+            const issued = yield* authorize(system, document, at, nextNfseNumber)
             const record: SimulatorRecord = {
               ...withDocument,
               status: "authorized",
@@ -339,27 +243,11 @@ export const makeSimulator = (
               return [unchanged, Result.fail(unavailable("The tax authority is temporarily unavailable."))] as const
             }
             if (Option.isNone(current) || current.value.status === "received") {
-              return [
-                unchanged,
-                Result.fail(
-                  new AuthorityRejected({
-                    code: SimulatorCodes.notFound,
-                    message: "No NFS-e was found for this submission (not found)."
-                  })
-                )
-              ] as const
+              return [unchanged, Result.fail(SimulatorRefusals.notFound())] as const
             }
             const record = current.value
             if (record.accessKey !== request.accessKey) {
-              return [
-                unchanged,
-                Result.fail(
-                  new AuthorityRejected({
-                    code: SimulatorCodes.accessKeyMismatch,
-                    message: "The access key does not belong to this submission."
-                  })
-                )
-              ] as const
+              return [unchanged, Result.fail(SimulatorRefusals.accessKeyMismatch())] as const
             }
             if (record.status === "cancelled" && record.cancelProtocol !== null && record.cancelledAt !== null) {
               // Idempotent: the cancellation already registered is the answer.
@@ -369,12 +257,7 @@ export const makeSimulator = (
             if (notesOf(record.document).includes(MagicValues.cancelReject)) {
               return [
                 Option.some({ ...record, lastOutcome: `cancellation refused ${SimulatorCodes.cancellationRefused}`, updatedAt: at }),
-                Result.fail(
-                  new AuthorityRejected({
-                    code: SimulatorCodes.cancellationRefused,
-                    message: "Cancellation refused: the NFS-e can no longer be cancelled by the issuer."
-                  })
-                )
+                Result.fail(SimulatorRefusals.cancellationRefused())
               ] as const
             }
             const protocol = yield* protocolNumber(system, at)
@@ -401,7 +284,7 @@ export const makeSimulator = (
      */
     const danfse = Effect.fn("TaxAuthoritySimulator.danfse")(function*(request: DanfseRequest) {
       const note = yield* Effect.orDie(Effect.fromResult(readNfse(request.nfseXml)))
-      const { renderDanfse } = yield* Effect.promise(() => import("../Danfse.js"))
+      const { renderDanfse } = yield* Effect.promise(() => import("../danfse/Danfse.js"))
       return yield* Effect.promise(() =>
         renderDanfse(note, { cancelled: request.cancelled, environment: environmentCodeOf(system) })
       )

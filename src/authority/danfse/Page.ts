@@ -1,0 +1,221 @@
+/**
+ * The fixed parts of the DANFSe's pages: page 1's header, identification (access key, NFS-e and
+ * DPS numbers and dates) with the QR code, the continuation pages' header, the homologation band,
+ * the footer and the cancelled stamp. They are the same size whatever the note says; the blocks
+ * that grow come below them.
+ *
+ * The QR code is drawn as vector squares from `QRCode.create(url).modules`, not as an image, so the
+ * same note always gives the same bytes.
+ */
+import QRCode from "qrcode"
+import type { DanfseData, DanfseOptions } from "./DanfseData.js"
+import { formatDate, formatDateTime, formatMunicipality, groupAccessKey, present } from "./Format.js"
+import {
+  ALERT,
+  BLOCK_GAP,
+  BLOCK_PADDING_X,
+  clampLines,
+  CONTENT_WIDTH,
+  type Doc,
+  drawAligned,
+  drawLabel,
+  drawLine,
+  FONT,
+  FONT_BOLD,
+  FOOTER_TOP,
+  INK,
+  INNER_LEFT,
+  LABEL_HEIGHT,
+  LABEL_INK,
+  lineHeight,
+  MARGIN,
+  PAGE_HEIGHT,
+  PAGE_WIDTH,
+  RULE,
+  wrapText
+} from "./Layout.js"
+
+/** The public consultation address the QR code carries. */
+const danfseConsultationUrl = (accessKey: string): string =>
+  `https://www.nfse.gov.br/ConsultaPublica/?tpc=1&chave=${accessKey}`
+
+/** Error correction of the QR code: M (15 %), enough for a printed page and a small symbol. */
+const QR_ERROR_CORRECTION = "M" as const
+
+// The fixed parts' sizes, in points.
+const HEADER_HEIGHT = 50
+const CONTINUATION_HEADER_HEIGHT = 30
+const IDENTIFICATION_TOP = MARGIN + HEADER_HEIGHT + 4
+const IDENTIFICATION_HEIGHT = 128
+const QR_COLUMN_WIDTH = 132
+const QR_SIZE = 84
+const HOMOLOGATION_BAND_HEIGHT = 16
+
+/**
+ * Where the QR code sits on page 1: a square of `size` points at (`x`, `y`) from the top-left
+ * corner, with a quiet zone of at least four modules around it. Fixed whatever the note says (the
+ * blocks that grow all come below it), so a check can find it on a rendered page.
+ */
+export const danfseQrCodeBox = {
+  x: MARGIN + CONTENT_WIDTH - QR_COLUMN_WIDTH + (QR_COLUMN_WIDTH - QR_SIZE) / 2,
+  y: IDENTIFICATION_TOP + 10,
+  size: QR_SIZE
+} as const
+
+// ---------------------------------------------------------------------------------------------
+// Page 1
+
+const drawHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions) => {
+  const top = MARGIN
+  doc.lineWidth(0.6).rect(MARGIN, top, CONTENT_WIDTH, HEADER_HEIGHT).stroke(RULE)
+  // Left: the NFS-e mark.
+  drawLine(doc, "NFS-e", MARGIN + 8, top + 10, FONT_BOLD, 22, "#0b5e35")
+  drawLine(doc, "Nota Fiscal de Serviço eletrônica", MARGIN + 8, top + 34, FONT, 6.5, LABEL_INK)
+  // Centre: the document's name.
+  const centreX = MARGIN + 150
+  const centreWidth = CONTENT_WIDTH - 300
+  drawAligned(doc, "DANFSe v1.0", centreX, centreWidth, top + 11, FONT_BOLD, 12, "center")
+  drawAligned(doc, "Documento Auxiliar da NFS-e", centreX, centreWidth, top + 27, FONT, 9, "center")
+  // Right: where it was issued and in which environment.
+  const rightX = MARGIN + CONTENT_WIDTH - 146
+  const municipality = present(nfse.issuer.municipalityName)
+    ? nfse.issuer.municipalityName
+    : formatMunicipality(nfse.service.municipalityName, nfse.service.municipalityCode)
+  drawLabel(doc, "MUNICÍPIO EMISSOR", rightX, top + 8)
+  const municipalityLines = clampLines(doc, wrapText(doc, municipality, 140, FONT_BOLD, 8), 1, 140, FONT_BOLD, 8)
+  drawLine(doc, municipalityLines[0]!, rightX, top + 15.5, FONT_BOLD, 8)
+  drawLabel(doc, "AMBIENTE", rightX, top + 28)
+  drawLine(doc, options.environment === 1 ? "Produção" : "Homologação (produção restrita)", rightX, top + 35.5, FONT, 8)
+}
+
+const drawQrCode = (doc: Doc, url: string) => {
+  const modules = QRCode.create(url, { errorCorrectionLevel: QR_ERROR_CORRECTION }).modules
+  const moduleSize = danfseQrCodeBox.size / modules.size
+  // One rectangle per horizontal run of dark modules, filled at once: a small, exact vector symbol.
+  for (let row = 0; row < modules.size; row++) {
+    let col = 0
+    while (col < modules.size) {
+      if (!modules.get(row, col)) {
+        col++
+        continue
+      }
+      const start = col
+      while (col < modules.size && modules.get(row, col)) col++
+      doc.rect(danfseQrCodeBox.x + start * moduleSize, danfseQrCodeBox.y + row * moduleSize, (col - start) * moduleSize, moduleSize)
+    }
+  }
+  doc.fill(INK)
+}
+
+const drawIdentification = (doc: Doc, nfse: DanfseData) => {
+  const top = IDENTIFICATION_TOP
+  doc.lineWidth(0.6).rect(MARGIN, top, CONTENT_WIDTH, IDENTIFICATION_HEIGHT).stroke(RULE)
+  const qrColumnX = MARGIN + CONTENT_WIDTH - QR_COLUMN_WIDTH
+  doc.moveTo(qrColumnX, top).lineTo(qrColumnX, top + IDENTIFICATION_HEIGHT).stroke(RULE)
+
+  const left = INNER_LEFT
+  const columnWidth = (qrColumnX - MARGIN - BLOCK_PADDING_X) / 3
+  drawLabel(doc, "CHAVE DE ACESSO DA NFS-e", left, top + 6)
+  drawLine(doc, groupAccessKey(nfse.accessKey), left, top + 15, FONT_BOLD, 10.5)
+
+  const rows: ReadonlyArray<ReadonlyArray<readonly [string, string]>> = [
+    [
+      ["NÚMERO DA NFS-e", String(nfse.nfseNumber)],
+      ["COMPETÊNCIA DA NFS-e", formatDate(nfse.dps.competence)],
+      ["DATA E HORA DA EMISSÃO DA NFS-e", formatDateTime(nfse.processedAt)]
+    ],
+    [
+      ["NÚMERO DA DPS", String(nfse.dps.number)],
+      ["SÉRIE DA DPS", nfse.dps.series],
+      ["DATA E HORA DA EMISSÃO DA DPS", formatDateTime(nfse.dps.emittedAt)]
+    ]
+  ]
+  rows.forEach((row, r) => {
+    const y = top + 36 + r * 24
+    row.forEach(([label, value], c) => {
+      drawLabel(doc, label, left + c * columnWidth, y)
+      drawLine(doc, value, left + c * columnWidth, y + LABEL_HEIGHT + 0.5, FONT, 9)
+    })
+  })
+  drawLabel(doc, "IDENTIFICADOR DA DPS", left, top + 86)
+  drawLine(doc, nfse.dps.id, left, top + 86 + LABEL_HEIGHT + 0.5, FONT, 8)
+
+  drawQrCode(doc, danfseConsultationUrl(nfse.accessKey))
+  const authenticity = wrapText(
+    doc,
+    "A autenticidade desta NFS-e pode ser verificada pela leitura deste código QR ou pela consulta da chave de acesso no portal nacional da NFS-e.",
+    QR_COLUMN_WIDTH - 12,
+    FONT,
+    5.6
+  )
+  authenticity.forEach((line, i) =>
+    drawAligned(doc, line, qrColumnX + 6, QR_COLUMN_WIDTH - 12, danfseQrCodeBox.y + danfseQrCodeBox.size + 5 + i * lineHeight(5.6), FONT, 5.6, "center", LABEL_INK)
+  )
+}
+
+/**
+ * Page 1 down to its first block: the header, the identification and, in homologation, the band.
+ * Returns where the blocks start.
+ */
+export const drawFirstPageTop = (doc: Doc, nfse: DanfseData, options: DanfseOptions): number => {
+  drawHeader(doc, nfse, options)
+  drawIdentification(doc, nfse)
+  const below = IDENTIFICATION_TOP + IDENTIFICATION_HEIGHT + BLOCK_GAP
+  return options.environment === 2 ? drawHomologationBand(doc, below) : below
+}
+
+// ---------------------------------------------------------------------------------------------
+// Continuation pages
+
+/** Where the blocks of a continuation page start: below its header and, in homologation, the band. */
+export const continuationTop = (options: DanfseOptions): number =>
+  MARGIN + CONTINUATION_HEADER_HEIGHT + BLOCK_GAP + (options.environment === 2 ? HOMOLOGATION_BAND_HEIGHT + BLOCK_GAP : 0)
+
+export const drawContinuationHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions): number => {
+  doc.lineWidth(0.6).rect(MARGIN, MARGIN, CONTENT_WIDTH, CONTINUATION_HEADER_HEIGHT).stroke(RULE)
+  drawLine(doc, "DANFSe v1.0 - Documento Auxiliar da NFS-e (continuação)", INNER_LEFT, MARGIN + 5, FONT_BOLD, 9)
+  drawLabel(doc, "CHAVE DE ACESSO DA NFS-e", INNER_LEFT, MARGIN + 17)
+  drawLine(doc, groupAccessKey(nfse.accessKey), INNER_LEFT + 90, MARGIN + 16, FONT_BOLD, 8)
+  drawLine(doc, `NFS-e nº ${nfse.nfseNumber}`, MARGIN + CONTENT_WIDTH - 110, MARGIN + 16, FONT, 8)
+  const below = MARGIN + CONTINUATION_HEADER_HEIGHT + BLOCK_GAP
+  return options.environment === 2 ? drawHomologationBand(doc, below) : below
+}
+
+// ---------------------------------------------------------------------------------------------
+// On every page
+
+const drawHomologationBand = (doc: Doc, top: number): number => {
+  doc.rect(MARGIN, top, CONTENT_WIDTH, HOMOLOGATION_BAND_HEIGHT).fill(ALERT)
+  drawAligned(
+    doc,
+    "NFS-e SEM VALIDADE JURÍDICA - emitida em ambiente de homologação (produção restrita)",
+    MARGIN,
+    CONTENT_WIDTH,
+    top + 4,
+    FONT_BOLD,
+    9,
+    "center",
+    "#ffffff"
+  )
+  return top + HOMOLOGATION_BAND_HEIGHT + BLOCK_GAP
+}
+
+export const drawFooter = (doc: Doc, page: number, pages: number) => {
+  doc.lineWidth(0.4).moveTo(MARGIN, FOOTER_TOP - 2).lineTo(MARGIN + CONTENT_WIDTH, FOOTER_TOP - 2).stroke(RULE)
+  drawLine(doc, "Documento auxiliar da NFS-e: a NFS-e é o arquivo XML autorizado pelo Sistema Nacional NFS-e.", MARGIN, FOOTER_TOP, FONT, 6, LABEL_INK)
+  drawAligned(doc, `Página ${page} de ${pages}`, MARGIN, CONTENT_WIDTH, FOOTER_TOP, FONT, 6, "right", LABEL_INK)
+}
+
+/** A large framed stamp across the middle of the page, translucent so the data stays readable. */
+export const drawCancelledStamp = (doc: Doc) => {
+  const width = 400
+  const height = 92
+  const x = (PAGE_WIDTH - width) / 2
+  const y = PAGE_HEIGHT / 2 - height / 2
+  doc.save()
+  doc.fillOpacity(0.5).rect(x, y, width, height).fill("#ffffff")
+  doc.fillOpacity(1).lineWidth(4).rect(x, y, width, height).stroke(ALERT)
+  drawAligned(doc, "CANCELADA", x, width, y + 12, FONT_BOLD, 64, "center", ALERT)
+  drawAligned(doc, "NFS-e cancelada por evento registrado no Sistema Nacional NFS-e", x, width, y + 72, FONT_BOLD, 9, "center", ALERT)
+  doc.restore()
+}

@@ -1,0 +1,232 @@
+/**
+ * The mutual-TLS transport to the national NFS-e system (SEFIN Nacional, and the ADN DANFSe API):
+ * one HTTP exchange over an agent that holds the tenant's A1 certificate, the answer handed back
+ * whole (bounded in size) whatever its status, and a failure to get one typed as
+ * `SefinUnavailable`. What the answers mean is SefinClient.ts's business.
+ *
+ * One `https.Agent` per credential keeps its TLS connections alive between calls; a changed
+ * certificate gets a new agent (the old one is closed once its requests finish), agents left
+ * unused are closed, and all are destroyed with the scope. Certificate verification is always on;
+ * an extra CA bundle (produção restrita chains to ICP-Brasil, which Node does not trust) is added
+ * to Node's default roots, never in place of them.
+ */
+import { createHash } from "node:crypto"
+import type { IncomingHttpHeaders } from "node:http"
+import https from "node:https"
+import tls from "node:tls"
+import { Effect, Redacted, type Scope } from "effect"
+import { SefinUnavailable } from "./SefinErrors.js"
+
+/** The tenant's certificate and key, as the credential vault gives them (`CredentialMaterial` fits). */
+export interface ClientIdentity {
+  readonly credentialId: string
+  readonly certificatePem: string
+  readonly privateKeyPem: Redacted.Redacted<string>
+}
+
+export interface Answer {
+  readonly status: number
+  readonly headers: IncomingHttpHeaders
+  readonly body: Buffer
+}
+
+export interface ExchangeRequest {
+  readonly method: "GET" | "POST"
+  readonly url: string
+  readonly json?: unknown
+  readonly accept: string
+  readonly traceparent: string | null
+}
+
+/** One HTTP exchange over the identity's agent; interruption (the timeout) destroys the request and its socket. */
+export type Exchange = (identity: ClientIdentity, request: ExchangeRequest) => Effect.Effect<Answer, SefinUnavailable>
+
+// Far above any real answer, and small enough that a broken or hostile endpoint cannot make us hold
+// much: an NFS-e is a few KiB, an event less, a DANFSe a few hundred KiB.
+const MAX_JSON_ANSWER_BYTES = 2 * 1024 * 1024
+const MAX_PDF_ANSWER_BYTES = 10 * 1024 * 1024
+// Agents with no request for this long are closed; the next call opens a new connection.
+const AGENT_IDLE_MS = 10 * 60_000
+// Idle keep-alive sockets are closed after this; the real servers drop them sooner anyway.
+const IDLE_SOCKET_MS = 30_000
+
+// Node's codes for a failed handshake or an untrusted peer; the rest are connection failures.
+const isTlsFailure = (code: string | undefined): boolean =>
+  code !== undefined &&
+  (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_") || code.startsWith("CERT_") ||
+    code.includes("CERTIFICATE") || code.includes("SELF_SIGNED") || code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
+    code === "UNABLE_TO_GET_ISSUER_CERT" || code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" || code === "HOSTNAME_MISMATCH")
+
+const transportFailure = (error: unknown): SefinUnavailable => {
+  const code = error !== null && typeof error === "object" && "code" in error && typeof error.code === "string" ? error.code : undefined
+  // Node's messages name hosts, ports and certificate problems; nothing of ours (key, body) is in them.
+  // Only Node's first sentence: its hints are about command-line flags a customer cannot act on.
+  const detail = error instanceof Error ? error.message.split(";")[0]!.slice(0, 200) : "unknown error"
+  if (isTlsFailure(code)) {
+    return new SefinUnavailable({
+      message: `TLS with SEFIN failed (${code}: ${detail}); the service's operator must trust the authority's ` +
+        "certificate authority (TAX_AUTHORITY_SANDBOX_CA_FILE or TAX_AUTHORITY_LIVE_CA_FILE)",
+      tls: true
+    })
+  }
+  const kind = code === "ECONNREFUSED"
+    ? "SEFIN refused the connection"
+    : code === "ECONNRESET" || code === "EPIPE"
+    ? "the connection to SEFIN was reset"
+    : "could not reach SEFIN"
+  return new SefinUnavailable({ message: `${kind} (${code ?? "no code"}: ${detail})` })
+}
+
+interface AgentEntry {
+  readonly fingerprint: string
+  readonly agent: https.Agent
+  inFlight: number
+  lastUsed: number
+  retired: boolean
+}
+
+// Of the certificate's text: enough to notice a replaced certificate without parsing it here.
+const fingerprintOf = (identity: ClientIdentity): string => createHash("sha256").update(identity.certificatePem).digest("hex")
+
+/** The exchange for a SEFIN client, with `extraCa` (PEM) trusted on top of Node's default roots. */
+export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<Exchange, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    // Node's default roots (its bundle, NODE_EXTRA_CA_CERTS, the system store when enabled) plus the
+    // extra bundle: `ca` alone would replace the roots, not add to them.
+    const ca = extraCa === undefined || extraCa.trim() === ""
+      ? undefined
+      : [...tls.getCACertificates("default"), extraCa]
+
+    const agents = new Map<string, AgentEntry>()
+    const retired = new Set<AgentEntry>()
+    let closed = false
+
+    const destroy = (entry: AgentEntry) => {
+      entry.agent.destroy()
+      retired.delete(entry)
+    }
+
+    // A replaced agent may still carry requests: it is closed when the last one ends.
+    const retire = (entry: AgentEntry) => {
+      entry.retired = true
+      if (entry.inFlight === 0) destroy(entry)
+      else retired.add(entry)
+    }
+
+    const acquire = (identity: ClientIdentity): AgentEntry => {
+      const now = Date.now()
+      for (const [credentialId, entry] of agents) {
+        if (entry.inFlight === 0 && now - entry.lastUsed > AGENT_IDLE_MS) {
+          agents.delete(credentialId)
+          retire(entry)
+        }
+      }
+      const fingerprint = fingerprintOf(identity)
+      const existing = agents.get(identity.credentialId)
+      if (existing !== undefined && existing.fingerprint === fingerprint) {
+        existing.inFlight += 1
+        existing.lastUsed = now
+        return existing
+      }
+      if (existing !== undefined) retire(existing)
+      const entry: AgentEntry = {
+        fingerprint,
+        agent: new https.Agent({
+          keepAlive: true,
+          timeout: IDLE_SOCKET_MS,
+          cert: identity.certificatePem,
+          key: Redacted.value(identity.privateKeyPem),
+          ...(ca === undefined ? {} : { ca }),
+          rejectUnauthorized: true,
+          minVersion: "TLSv1.2"
+        }),
+        inFlight: 1,
+        lastUsed: now,
+        retired: false
+      }
+      agents.set(identity.credentialId, entry)
+      return entry
+    }
+
+    const release = (entry: AgentEntry) => {
+      entry.inFlight -= 1
+      entry.lastUsed = Date.now()
+      if (entry.retired && entry.inFlight === 0) destroy(entry)
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        closed = true
+        for (const entry of agents.values()) entry.agent.destroy()
+        for (const entry of retired) entry.agent.destroy()
+        agents.clear()
+        retired.clear()
+      })
+    )
+
+    const exchange: Exchange = (identity, request) =>
+      Effect.callback<Answer, SefinUnavailable>((resume) => {
+        if (closed) {
+          resume(Effect.fail(new SefinUnavailable({ message: "the SEFIN client is closed" })))
+          return
+        }
+        let entry: AgentEntry | undefined
+        let settled = false
+        const finish = (effect: Effect.Effect<Answer, SefinUnavailable>) => {
+          if (settled) return
+          settled = true
+          if (entry !== undefined) release(entry)
+          resume(effect)
+        }
+        let req: ReturnType<typeof https.request> | undefined
+        try {
+          entry = acquire(identity)
+          const body = request.json === undefined ? undefined : Buffer.from(JSON.stringify(request.json), "utf8")
+          req = https.request(request.url, {
+            method: request.method,
+            agent: entry.agent,
+            headers: {
+              accept: request.accept,
+              "user-agent": "etd-service",
+              // The authority (or a proxy in front of it) may continue our trace (SPEC §13).
+              ...(request.traceparent === null ? {} : { traceparent: request.traceparent }),
+              ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8", "content-length": body.length })
+            }
+          })
+          req.on("response", (res) => {
+            const chunks: Array<Buffer> = []
+            let size = 0
+            res.on("data", (chunk: Buffer) => {
+              size += chunk.length
+              if (size > (request.accept === "application/pdf" ? MAX_PDF_ANSWER_BYTES : MAX_JSON_ANSWER_BYTES)) {
+                // Settled first: destroying the response reports it as cut short.
+                finish(Effect.fail(new SefinUnavailable({ message: "SEFIN's answer is too large", status: res.statusCode })))
+                res.destroy()
+                return
+              }
+              chunks.push(chunk)
+            })
+            // Node hands the socket back to the agent's pool on the tick after "end": resuming on the
+            // next turn lets the caller's next request reuse the kept-alive connection.
+            res.on("end", () =>
+              setImmediate(() => finish(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))))
+            res.on("error", (error) => finish(Effect.fail(transportFailure(error))))
+            res.on("aborted", () => finish(Effect.fail(new SefinUnavailable({ message: "the connection to SEFIN was cut mid-answer" }))))
+          })
+          req.on("error", (error) => finish(Effect.fail(transportFailure(error))))
+          req.end(body)
+        } catch (error) {
+          // A certificate or key Node cannot load fails here, before any connection.
+          finish(Effect.fail(new SefinUnavailable({ message: `the request to SEFIN could not be made (${error instanceof Error ? error.name : "error"})` })))
+        }
+        return Effect.sync(() => {
+          if (!settled) {
+            settled = true
+            if (entry !== undefined) release(entry)
+          }
+          req?.destroy()
+        })
+      })
+
+    return exchange
+  })

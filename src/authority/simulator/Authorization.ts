@@ -1,0 +1,84 @@
+/**
+ * What the simulator's authorization of a document consists of: the numbers it draws for it (the
+ * 50-digit access key, the protocol) and the NFS-e XML the national system would have issued.
+ */
+import { Effect, Option, Random, Result } from "effect"
+import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
+import { dpsInputOf } from "../sefin/DocumentDps.js"
+import { buildDps, readDps } from "../sefin/Dps.js"
+import { buildNfse } from "../sefin/Nfse.js"
+import type { Authorization, SubmissionDocument, TaxAuthority } from "../TaxAuthority.js"
+import type { SimulatorRecord } from "./SimulatorRepo.js"
+
+export type AuthoritySystem = TaxAuthority["system"]
+
+/** tpAmb of the national system. */
+export const environmentCodeOf = (system: AuthoritySystem): 1 | 2 => (system === "production" ? 1 : 2)
+
+const randomDigits = (count: number) =>
+  Effect.map(
+    Effect.all(Array.from({ length: count }, () => Random.nextIntBetween(0, 10, { halfOpen: true }))),
+    (digits) => digits.join("")
+  )
+
+/** 15 digits like the national protocols: tpAmb + YYMMDD of processing + 8 random digits. */
+export const protocolNumber = (system: AuthoritySystem, at: Date) =>
+  Effect.map(
+    randomDigits(8),
+    (random) => `${environmentCodeOf(system)}${at.toISOString().slice(2, 10).replace(/-/g, "")}${random}`
+  )
+
+/**
+ * The NFS-e XML of an authorized record, as the national system's would read: the DPS built from
+ * the submitted document, inside the note. Built from the record on every read (it is a pure
+ * function of it), so nothing extra is stored. The simulator holds no certificate of the tenant or
+ * of its own, so neither the DPS nor the note carries a signature.
+ */
+const nfseXmlOf = (
+  system: AuthoritySystem,
+  record: SimulatorRecord & { readonly accessKey: string; readonly nfseNumber: number; readonly authorizedAt: Date }
+): string => {
+  // Written by the simulator from the port's SubmissionDocument (Simulator.ts, submit).
+  const document = record.document as SubmissionDocument
+  const environment = system === "production" ? "live" : "test"
+  // Emitted when authorized: the simulator's records keep the document as sent, not when it was accepted.
+  const dps = buildDps(dpsInputOf({ ...document, createdAt: record.authorizedAt }, environment))
+  return buildNfse({
+    signedDpsXml: dps.xml,
+    dps: Result.getOrThrow(readDps(dps.xml)),
+    accessKey: record.accessKey,
+    nfseNumber: record.nfseNumber,
+    processedAt: record.authorizedAt,
+    tpAmb: environmentCodeOf(system)
+  })
+}
+
+/** The authorization a record answers with: None until it has its numbers. */
+export const authorizationOf = (system: AuthoritySystem, record: SimulatorRecord): Option.Option<Authorization> =>
+  record.accessKey !== null && record.protocol !== null && record.authorizedAt !== null && record.nfseNumber !== null
+    ? Option.some({
+      accessKey: record.accessKey,
+      protocol: record.protocol,
+      authorizedAt: record.authorizedAt,
+      nfseNumber: String(record.nfseNumber),
+      nfseXml: nfseXmlOf(system, {
+        ...record,
+        accessKey: record.accessKey,
+        nfseNumber: record.nfseNumber,
+        authorizedAt: record.authorizedAt
+      })
+    })
+    : Option.none()
+
+/** The numbers of a new authorization: the access key for `nfseNumber`, then the protocol. */
+export const authorize = (system: AuthoritySystem, document: SubmissionDocument, at: Date, nfseNumber: number) =>
+  Effect.gen(function*() {
+    const accessKey = buildAccessKey({
+      municipalityCode: document.service.municipality_code,
+      issuerTaxId: document.issuer.taxId,
+      nfseNumber,
+      yearMonth: yearMonthOf(document.issueDate, at),
+      randomCode: yield* randomDigits(9)
+    })
+    return { nfseNumber, accessKey, protocol: yield* protocolNumber(system, at) }
+  })
