@@ -1,5 +1,5 @@
 /**
- * The layering of src/ (ARCHITECTURE.md, issue 10), and the dashboard's one way into it, checked by
+ * The layering of src/ (ARCHITECTURE.md), and the dashboard's one way into it, checked by
  * `npm run depcruise` in CI.
  * Dependencies point one way: a module's Http.ts → its services → its repositories → db/, and
  * everything may use domain/. The composition root (src/*.ts: Api.ts, App.ts, main.ts) wires
