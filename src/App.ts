@@ -15,8 +15,9 @@ import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient, SqlError } from "effect/sql"
-import { ApiErrorsLive, BuiltInTracerDisabled, serverMiddleware } from "./http/Middleware.js"
-import { endpointPolicies } from "./keys/Policy.js"
+import { ApiErrorsLive } from "./http/ApiErrors.js"
+import { serverMiddleware } from "./http/ServerMiddleware.js"
+import { BuiltInTracerDisabled } from "./http/ServerSpan.js"
 import { RateLimiter } from "./ratelimit/RateLimiter.js"
 import { AuthenticationLive } from "./http/Authentication.js"
 import { ExposureMonitor } from "./keys/ExposureMonitor.js"
@@ -114,7 +115,7 @@ const RoutesLive = Layer.mergeAll(
   // The reference page is self-contained: the Scalar bundle is served inline and, without its
   // default web fonts, the page makes no request outside this service.
   HttpApiScalar.layer(ApiDocument, { path: "/docs", scalar: { withDefaultFonts: false } }),
-  serverMiddleware(endpointPolicies(Api)),
+  serverMiddleware(Api),
   MetricsRouteLive,
   DashboardFilesLive
 )
