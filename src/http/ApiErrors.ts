@@ -9,7 +9,7 @@
  *   (`RequestGuards.ts`, `Routing.ts`).
  */
 import { Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
-import { HttpServerError, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
+import { HttpEffect, HttpServerError, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
 import { HttpApi, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 import { Api, ApiErrors } from "../Api.js"
 import { isDatabaseUnavailable, isUnstorableText } from "../db/errors.js"
@@ -24,7 +24,6 @@ import {
   ServiceUnavailable,
   statusOf
 } from "../domain/Errors.js"
-import { withResponseHeader } from "./ResponseHeaders.js"
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -83,8 +82,14 @@ const bodyError = (error: HttpServerError.HttpServerError): PayloadTooLarge | In
 
 type ApiFailure = InvalidRequest | PayloadTooLarge | ServiceUnavailable | InternalError
 
-/** Sets `Retry-After` on the response this request ends with. */
-const withRetryAfter = (seconds: number) => withResponseHeader("retry-after", String(seconds))
+/**
+ * Sets `Retry-After` on the response this request ends with. A pre-response handler, because the
+ * response is built later, by the API (which encodes the error itself).
+ */
+const withRetryAfter = (seconds: number) =>
+  HttpEffect.appendPreResponseHandler((_, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
+  )
 
 /** Seconds a client should wait before retrying while the database is out of reach. */
 const DATABASE_RETRY_AFTER_SECONDS = 2
