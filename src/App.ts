@@ -80,7 +80,7 @@ const AccountServicesLive = Layer.mergeAll(CredentialService.layer, BillingServi
 /** Background work of the tenant account: credential expiry, and re-wrapping after a master-key rotation. */
 const AccountWorkersLive = Layer.merge(ExpiryMonitorLive, MasterKeyRewrapLive)
 
-export const ServicesLive = Layer.mergeAll(
+const ServicesLive = Layer.mergeAll(
   AccountServicesLive,
   DocumentService.layer,
   WebhookService.layer,
@@ -124,12 +124,12 @@ const RoutesLive = Layer.mergeAll(
  * The HTTP API on whatever `HttpServer` is provided. The framework's per-request log line is off:
  * it cost a third of the throughput, and the service logs what an SRE needs itself.
  */
-export const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provide(BuiltInTracerDisabled)
 )
 
 /** Background work: the issuance workers, the idempotency-key purge and the webhook dispatcher. */
-export const WorkersLive = Layer.mergeAll(
+const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
   WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer]))
