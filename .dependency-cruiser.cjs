@@ -11,6 +11,12 @@
  */
 const CONTRACT = "^src/(Api\\.ts$|[^/]+/Api\\.ts$|client/|domain/(?!Tokens\\.ts$))"
 
+/**
+ * Infrastructure folders: what every feature module (auth, tenants, keys, documents, authority,
+ * credentials, webhooks, billing, system, events) builds on.
+ */
+const INFRASTRUCTURE = "(db|http|queue|telemetry|ratelimit|runtime|domain)"
+
 /** @type {import("dependency-cruiser").IConfiguration} */
 module.exports = {
   forbidden: [
@@ -54,6 +60,16 @@ module.exports = {
       comment: "domain/ holds schemas, ids and errors every module shares: it imports nothing of ours.",
       from: { path: "^src/domain/" },
       to: { path: "^src/", pathNot: "^src/domain/" }
+    },
+    {
+      name: "infrastructure-imports-no-feature",
+      severity: "error",
+      comment: "Infrastructure (db/, http/, queue/, telemetry/, ratelimit/, runtime/, domain/) serves every feature " +
+        "module and imports none of them: what a feature must plug in (the authentication middleware, a worker's " +
+        "job) lives in the feature and is wired by the composition root (src/*.ts), or goes through a tag the " +
+        "infrastructure defines. Any other folder of src/ counts as a feature, so a new module is covered too.",
+      from: { path: `^src/${INFRASTRUCTURE}/` },
+      to: { path: "^src/[^/]+/", pathNot: `^src/${INFRASTRUCTURE}/` }
     },
     {
       name: "repositories-use-only-db-and-domain",

@@ -27,7 +27,7 @@ import { WebhooksApi } from "./webhooks/Api.js"
 
 /**
  * The API-level errors (invalid request, token in the URL, an API key from a browser, unknown route,
- * body too large, internal error), declared on every endpoint; `http/Middleware.ts` maps the framework's failures onto them.
+ * body too large, internal error), declared on every endpoint; `http/ApiErrors.ts` maps the framework's failures onto them.
  */
 export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors", {
   error: [InvalidRequest, ApiKeyInUrl, ApiKeyInBrowser, NotFound, PayloadTooLarge, ServiceUnavailable, InternalError]

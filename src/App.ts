@@ -15,10 +15,11 @@ import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient, SqlError } from "effect/sql"
-import { ApiErrorsLive, BuiltInTracerDisabled, serverMiddleware } from "./http/Middleware.js"
-import { endpointPolicies } from "./keys/Policy.js"
+import { ApiErrorsLive } from "./http/ApiErrors.js"
+import { serverMiddleware } from "./http/ServerMiddleware.js"
+import { BuiltInTracerDisabled } from "./http/ServerSpan.js"
 import { RateLimiter } from "./ratelimit/RateLimiter.js"
-import { AuthenticationLive } from "./http/Authentication.js"
+import { AuthenticationLive } from "./keys/Authentication.js"
 import { ExposureMonitor } from "./keys/ExposureMonitor.js"
 import { ExposureReports } from "./telemetry/ExposureReports.js"
 import { KeysHttpLive } from "./keys/Http.js"
@@ -33,7 +34,7 @@ import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
 import { KeyService } from "./keys/KeyService.js"
 import { DashboardFilesLive } from "./system/DashboardFiles.js"
 import { SystemHttpLive } from "./system/Http.js"
-import { Readiness } from "./system/Readiness.js"
+import { Readiness } from "./runtime/Readiness.js"
 import { LoggerLive } from "./telemetry/Logger.js"
 import { TracingLive } from "./telemetry/Tracing.js"
 import { MetricsRouteLive, MetricsServerLive } from "./telemetry/MetricsEndpoint.js"
@@ -79,7 +80,7 @@ const AccountServicesLive = Layer.mergeAll(CredentialService.layer, BillingServi
 /** Background work of the tenant account: credential expiry, and re-wrapping after a master-key rotation. */
 const AccountWorkersLive = Layer.merge(ExpiryMonitorLive, MasterKeyRewrapLive)
 
-export const ServicesLive = Layer.mergeAll(
+const ServicesLive = Layer.mergeAll(
   AccountServicesLive,
   DocumentService.layer,
   WebhookService.layer,
@@ -114,7 +115,7 @@ const RoutesLive = Layer.mergeAll(
   // The reference page is self-contained: the Scalar bundle is served inline and, without its
   // default web fonts, the page makes no request outside this service.
   HttpApiScalar.layer(ApiDocument, { path: "/docs", scalar: { withDefaultFonts: false } }),
-  serverMiddleware(endpointPolicies(Api)),
+  serverMiddleware(Api),
   MetricsRouteLive,
   DashboardFilesLive
 )
@@ -123,12 +124,12 @@ const RoutesLive = Layer.mergeAll(
  * The HTTP API on whatever `HttpServer` is provided. The framework's per-request log line is off:
  * it cost a third of the throughput, and the service logs what an SRE needs itself.
  */
-export const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provide(BuiltInTracerDisabled)
 )
 
 /** Background work: the issuance workers, the idempotency-key purge and the webhook dispatcher. */
-export const WorkersLive = Layer.mergeAll(
+const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
   WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer]))

@@ -183,7 +183,7 @@ export interface AppConfigShape {
   }
   /**
    * `CREDENTIALS_MASTER_KEY`: `<kid>:<base64 of 32 bytes>[,<kid>:<base64>…]`, current key first.
-   * Unset → generated once in DATA_DIR outside production (src/system/Secrets.ts).
+   * Unset → generated once in DATA_DIR outside production (src/runtime/Secrets.ts).
    */
   readonly credentialsMasterKey: Option.Option<Redacted.Redacted<string>>
   /** `PAYMENT_PROVIDER_WEBHOOK_SECRET`: `whsec_<base64>`; same rule when unset. */

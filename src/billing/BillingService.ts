@@ -16,7 +16,7 @@ import { makeTransaction, Transaction } from "../db/Repository.js"
 import type { WebhookOutcome } from "../domain/Billing.js"
 import { InvalidRequest, InvalidSignature } from "../domain/Errors.js"
 import { now } from "../domain/Time.js"
-import { resolveSecret, SecretUnavailable } from "../system/Secrets.js"
+import { resolveSecret, SecretUnavailable } from "../runtime/Secrets.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { generateWebhookSecret, sign, verify } from "../webhooks/Signing.js"
 import {

@@ -11,7 +11,7 @@
 import { Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { now } from "../domain/Time.js"
-import { resolveSecret, SecretUnavailable } from "../system/Secrets.js"
+import { resolveSecret, SecretUnavailable } from "../runtime/Secrets.js"
 import { CredentialRepo } from "./CredentialRepo.js"
 import { untraced } from "../telemetry/TraceContext.js"
 import {

@@ -86,11 +86,6 @@ export const MigrationsLive = Layer.effectDiscard(untraced(Migrator.make({})({ l
 /** The highest migration id this build knows, for the readiness check. */
 export const latestMigrationId = Effect.map(migrations, (all) => Math.max(...all.map(([id]) => id)))
 
-/** The database with its migrations applied. */
-export const DatabaseLive = Layer.provideMerge(MigrationsLive, SqlLive)
-
-export type Sql = SqlClient.SqlClient
-
 /** The database answers a trivial statement (readiness). */
 export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 

@@ -1,12 +1,11 @@
 import { Effect } from "effect"
-import { HttpServerRequest } from "effect/http"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
 import { CurrentApiKey, reachOf } from "../domain/Principal.js"
 import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
 import { DocumentService, type Issuer } from "./DocumentService.js"
-import { withResponseHeader } from "../http/ResponseHeaders.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
 const issuer = Effect.map(CurrentApiKey, (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment }))
@@ -25,10 +24,14 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
 
 /**
  * Marks this request's response, success or error, as a stored answer replayed (Stripe's
- * `Idempotent-Replayed: true`), so a client can tell its retry did not act a second time.
+ * `Idempotent-Replayed: true`), so a client can tell its retry did not act a second time. A
+ * pre-response handler, because a replayed error's response is built later, by the API. The
+ * request is captured here so the mark is a plain effect for the service, which knows no HTTP.
  */
 const markReplayed = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  withResponseHeader("idempotent-replayed", "true").pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
+  HttpEffect.appendPreResponseHandler((_, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+  ).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
 
 export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService

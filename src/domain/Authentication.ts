@@ -1,5 +1,5 @@
 /**
- * The authentication middleware contracts (implemented in http/Authentication.ts). Each reads
+ * The authentication middleware contracts (implemented in keys/Authentication.ts). Each reads
  * `Authorization: Bearer …`, verifies it against the database on every request (no cache may
  * serve a revoked key), enforces the endpoint's declared scope or roles and the `{tenantId}` of
  * the path, and provides the principal.

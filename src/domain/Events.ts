@@ -34,7 +34,7 @@ export const RecordedEvent = Schema.Struct({
 export type RecordedEvent = typeof RecordedEvent.Type
 
 /** `quota.threshold`: a live document took the month's usage to 80 % or 100 % of the quota. */
-export const QuotaThresholdObject = Schema.Struct({
+const QuotaThresholdObject = Schema.Struct({
   object: Schema.Literal("quota"),
   tenant_id: Schema.String,
   period: Schema.String.annotate({ description: "Calendar month (UTC), `YYYY-MM`." }),
@@ -47,7 +47,7 @@ export const QuotaThresholdObject = Schema.Struct({
 export const ExposureSource = Schema.Literals(["log", "url", "browser"])
 
 /** `api_key.exposed`: a token of this key showed up in our logs, in a request URL or in a browser's request; rotate it. */
-export const ApiKeyExposureObject = Schema.Struct({
+const ApiKeyExposureObject = Schema.Struct({
   object: Schema.Literal("api_key_exposure"),
   api_key_id: Schema.String,
   source: ExposureSource.annotate({
@@ -66,7 +66,7 @@ export const CredentialExpiryObject = Schema.Struct({
 }).annotate({ identifier: "CredentialExpiry" })
 
 /** The `data.object` of each event type. */
-export const eventObjects = {
+const eventObjects = {
   "document.authorized": Document,
   "document.rejected": Document,
   "document.failed": Document,
@@ -76,8 +76,6 @@ export const eventObjects = {
   "credential.expiring": CredentialExpiryObject,
   "quota.threshold": QuotaThresholdObject
 } as const satisfies Record<EventType, Schema.Top>
-
-export type EventObject<T extends EventType> = Schema.Schema.Type<(typeof eventObjects)[T]>
 
 const descriptions: Record<EventType, string> = {
   "document.authorized": "The authority authorized the document.",

@@ -10,7 +10,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Array as Arr, Cause, Clock, Duration, Effect, Fiber, FiberSet, Metric, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
-import { Readiness } from "../system/Readiness.js"
+import { Readiness } from "../runtime/Readiness.js"
 import type { Lease, LeasedQueue } from "./LeasedQueue.js"
 import { queueDepth, queueOldestAge } from "../telemetry/Metrics.js"
 import { untraced } from "../telemetry/TraceContext.js"

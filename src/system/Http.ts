@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { Health, Readiness as ReadinessBody } from "./Api.js"
-import { Readiness } from "./Readiness.js"
+import { Readiness } from "../runtime/Readiness.js"
 
 export const SystemHttpLive = HttpApiBuilder.group(
   Api,

@@ -18,7 +18,7 @@ import { CredentialVault, MASTER_KEY_FILE, MasterKeys, MasterKeysLive } from "..
 import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelope.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
-import { secretFilePath } from "../../src/system/Secrets.js"
+import { secretFilePath } from "../../src/runtime/Secrets.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { cnpj } from "../support/taxIds.js"

@@ -5,7 +5,7 @@
  * strings and header values.
  */
 import fc from "fast-check"
-import { MAX_BODY_BYTES } from "../../src/http/Middleware.js"
+import { MAX_BODY_BYTES } from "../../src/http/RequestGuards.js"
 import { MAX_JSON_DEPTH } from "../../src/http/JsonText.js"
 
 /** Strings that have broken services before: controls, surrogates, bidi and zero-width marks, long combining runs. */

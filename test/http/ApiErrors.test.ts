@@ -8,7 +8,7 @@ import { HttpClient, HttpRouter } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { ApiErrors } from "../../src/Api.js"
 import { NotFound, PayloadTooLarge, ServiceUnavailable } from "../../src/domain/Errors.js"
-import { apiErrorsLayer } from "../../src/http/Middleware.js"
+import { apiErrorsLayer } from "../../src/http/ApiErrors.js"
 import { httpServerTest } from "../support/TestApp.js"
 
 class Undeclared extends Schema.TaggedError<Undeclared>()("Undeclared", { detail: Schema.String }) {}

@@ -11,7 +11,7 @@ import { AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { LeaseFields, makeLeasedQueue } from "../../src/queue/LeasedQueue.js"
 import { runWorkerPool } from "../../src/queue/WorkerPool.js"
-import { Readiness } from "../../src/system/Readiness.js"
+import { Readiness } from "../../src/runtime/Readiness.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")

@@ -10,7 +10,7 @@ import { SqlClient, type SqlConnection, SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { MIGRATIONS_TABLE } from "../../src/db/Database.js"
 import { NotReady } from "../../src/domain/Errors.js"
-import { Readiness } from "../../src/system/Readiness.js"
+import { Readiness } from "../../src/runtime/Readiness.js"
 import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { expectError, jsonObject } from "../http/helpers.js"
 

@@ -18,7 +18,7 @@ import { claimOne } from "../support/claimOne.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
-import { Readiness } from "../../src/system/Readiness.js"
+import { Readiness } from "../../src/runtime/Readiness.js"
 import { type EventType, WebhookEvent } from "../../src/domain/Events.js"
 import type { Resolver } from "../../src/webhooks/SsrfGuard.js"
 import {

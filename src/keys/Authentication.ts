@@ -5,7 +5,7 @@
  * sent with a browser's request marks never gets here: the server middleware refuses it, SPEC §4.)
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AuthService } from "../auth/AuthService.js"
@@ -30,9 +30,8 @@ import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
-import { KeyService } from "../keys/KeyService.js"
-import { policyTable, requireRole, requireSameTenant, requireScope } from "../keys/Policy.js"
-import { withResponseHeader } from "./ResponseHeaders.js"
+import { KeyService } from "./KeyService.js"
+import { policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
 
@@ -52,15 +51,22 @@ const challengeOf = (error: unknown): string | undefined => {
   return undefined
 }
 
-/** Adds `WWW-Authenticate` to the response of a bearer-authentication failure (the API encodes the error itself). */
+/**
+ * Adds `WWW-Authenticate` to the response of a bearer-authentication failure. A pre-response
+ * handler, because that response is built later, by the API (which encodes the error itself).
+ */
 const challenged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.tapError(effect, (error) => {
     const challenge = challengeOf(error)
-    return challenge === undefined ? Effect.void : withResponseHeader("www-authenticate", challenge)
+    return challenge === undefined
+      ? Effect.void
+      : HttpEffect.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "www-authenticate", challenge))
+      )
   })
 
 /** The token of `Authorization: Bearer <token>`; a missing or malformed header is `missing_credentials`. */
-export const bearerToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+const bearerToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const match = BEARER.exec(request.headers["authorization"] ?? "")
   return match?.[1] ? Effect.succeed(match[1]) : Effect.fail(new MissingCredentials())
 })

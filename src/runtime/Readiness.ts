@@ -7,7 +7,7 @@ import { SqlClient } from "effect/sql"
 import { appliedMigration, latestMigrationId, ping } from "../db/Database.js"
 import { NotReady } from "../domain/Errors.js"
 
-export type CheckResult = "ok" | "failed"
+type CheckResult = "ok" | "failed"
 
 export class Readiness extends Context.Service<Readiness>()("etd/Readiness", {
   make: Effect.gen(function*() {

@@ -1,0 +1,41 @@
+/**
+ * The router-global middleware: it wraps every request before routing. Under the request's server
+ * span (`ServerSpan.ts`) it refuses what the guards refuse (`RequestGuards.ts`), serves the
+ * unprefixed aliases of `/v1` paths, and answers a request no route matches (`Routing.ts`).
+ * Failures inside the API become the SPEC's error bodies there (`ApiErrors.ts`).
+ */
+import { Effect } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest } from "effect/http"
+import type { HttpApi, HttpApiGroup } from "effect/http-api"
+import { TraceSampler } from "../telemetry/Sampler.js"
+import { maxBodySize, requestGuards } from "./RequestGuards.js"
+import { makeRouting } from "./Routing.js"
+import { withServerSpan } from "./ServerSpan.js"
+
+const isRouteNotFound = (error: unknown) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
+
+/** The middleware for the routes of `api` (and the root pages `App.ts` serves beside it). */
+export const serverMiddleware = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+  const routing = makeRouting(api)
+  return HttpRouter.middleware(
+    Effect.map(Effect.all([requestGuards, TraceSampler]), ([refusal, sampler]) => (app) =>
+      Effect.gen(function*() {
+        // Real time, not the Clock: a duration is only measured where real I/O takes real time.
+        const started = performance.now()
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const url = routing.aliasOf(request.url)
+        const template = routing.templateOf(request.method, url)
+        const handled = Effect.gen(function*() {
+          const target = url === request.url ? request : request.modify({ url })
+          const refused = yield* refusal(request, target)
+          if (refused !== null) return refused
+          const routed = url === request.url ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
+          return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
+            Effect.catchIf(isRouteNotFound, () => Effect.succeed(routing.unrouted(request.method, url)))
+          )
+        })
+        return yield* withServerSpan(sampler, { request, started, template }, handled)
+      })),
+    { global: true }
+  )
+}
