@@ -8,7 +8,7 @@ import { Cause, Clock, Duration, Effect, Exit, Layer, Metric, Option, type Scope
 import type { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import { type AuthorityAdapterConfig, AppConfig, authorityEnvironments } from "../Config.js"
-import { CredentialVault } from "../credentials/CredentialVault.js"
+import { type CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
 import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"
 import { makeSefinAuthority } from "./sefin/SefinAdapter.js"

@@ -16,7 +16,7 @@ import {
   NotFound,
   RateLimited
 } from "./Errors.js"
-import { CurrentApiKey, CurrentPrincipal, CurrentSession } from "./Principal.js"
+import { type CurrentApiKey, type CurrentPrincipal, type CurrentSession } from "./Principal.js"
 
 /**
  * The schemes as the OpenAPI document names them. Each is `Authorization: Bearer <token>`; the

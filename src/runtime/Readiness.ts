@@ -2,7 +2,7 @@
  * Readiness (SPEC §12): the database answers, every migration this build knows is applied, and
  * every background worker is running. Workers register their fibers here when they start.
  */
-import { Context, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Context, Duration, Effect, type Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { appliedMigration, latestMigrationId, ping } from "../db/Database.js"
 import { NotReady } from "../domain/Errors.js"

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../Config.js"
-import { Environment } from "../domain/Principal.js"
+import { type Environment } from "../domain/Principal.js"
 import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
 import type { WebhookRepo } from "./WebhookRepo.js"
 

@@ -64,7 +64,7 @@ export const rawRequest = (
     }
     const response = yield* http.execute(request)
     const text = yield* response.text
-    let json: Record<string, any> | undefined = undefined
+    let json: Record<string, any> | undefined
     try {
       json = text.length > 0 ? JSON.parse(text) : undefined
     } catch {

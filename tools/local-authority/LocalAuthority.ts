@@ -160,20 +160,23 @@ interface ClientCertificate {
   readonly currentlyValid: boolean
 }
 
+/** Whether the certificate is within its validity at `now`; one Node cannot read is not. */
+const validAt = (der: Buffer, now: Date): boolean => {
+  try {
+    const x509 = new X509Certificate(der)
+    return new Date(x509.validFrom) <= now && now <= new Date(x509.validTo)
+  } catch {
+    return false
+  }
+}
+
 const clientCertificateOf = (request: IncomingMessage, now: Date): ClientCertificate | null => {
   const peer = (request.socket as TLSSocket).getPeerCertificate(false)
   // Without a client certificate Node hands over an empty object.
   const raw: Buffer | undefined = peer?.raw
   if (raw === undefined || raw.length === 0) return null
   const pem = derToPem(raw)
-  let currentlyValid = false
-  try {
-    const x509 = new X509Certificate(raw)
-    currentlyValid = new Date(x509.validFrom) <= now && now <= new Date(x509.validTo)
-  } catch {
-    currentlyValid = false
-  }
-  return { pem, taxId: taxIdOf(pem), currentlyValid }
+  return { pem, taxId: taxIdOf(pem), currentlyValid: validAt(raw, now) }
 }
 
 class BodyTooLarge extends Error {}

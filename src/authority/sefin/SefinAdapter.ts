@@ -14,7 +14,7 @@
  * is the signed event e101101; a note already cancelled (E0840) is what a retried cancellation
  * finds after the first attempt's answer was lost, so it counts as cancelled.
  */
-import { Clock, Effect, Option, Redacted, Result, type Scope } from "effect"
+import { Clock, type Duration, Effect, Option, Redacted, Result, type Scope } from "effect"
 import { CredentialVault } from "../../credentials/CredentialVault.js"
 import { CredentialRequired, InvalidRequest } from "../../domain/Errors.js"
 import type { Environment } from "../../domain/Principal.js"
@@ -46,7 +46,7 @@ export interface SefinAuthorityOptions {
   readonly environment: Environment
   readonly system: TaxAuthority["system"]
   readonly endpoints: SefinEndpoints
-  readonly timeout: import("effect").Duration.Duration
+  readonly timeout: Duration.Duration
 }
 
 /** The national system's codes this adapter acts on (README of the reference files). */

@@ -18,6 +18,7 @@ export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
 // U+FFFE/U+FFFF, not even as character references: a text with them would make the whole document
 // malformed. They carry no meaning in an invoice, so they are dropped.
 // With the `u` flag a well-formed surrogate pair is one code point, so the range only meets lone ones.
+// eslint-disable-next-line no-control-regex -- the control characters XML 1.0 forbids are what it finds
 const NOT_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/gu
 
 const prepare = (s: string): string =>
