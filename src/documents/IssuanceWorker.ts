@@ -1,7 +1,8 @@
 /**
  * The issuance pipeline (SPEC §6–7): handles one claimed job of the IssuanceQueue — a document's
  * submission or cancellation — and records its outcome. The queue (src/queue/) does the claiming,
- * leasing, fencing and waking; this module only talks to the authority and writes what it said.
+ * leasing, fencing and waking; this module only talks to the authority and writes what it said, as
+ * IssuanceDecision says it must be written.
  *
  * The authority is called outside any transaction; the outcome is written in one transaction
  * together with the job's completion and the event it causes, only while this worker still holds
@@ -13,7 +14,7 @@
  * Transient failures are retried on the retry Schedule within a bounded window; rejections are
  * final.
  */
-import { Array as Arr, Duration, Effect, Layer, Metric, Option } from "effect"
+import { Array as Arr, Effect, Layer, Metric, Option } from "effect"
 import {
   type Authorization,
   AuthorityUnavailable,
@@ -24,19 +25,16 @@ import {
   type TaxAuthority
 } from "../authority/TaxAuthority.js"
 import { AppConfig } from "../Config.js"
-import { makeTransaction } from "../db/Repository.js"
-import type { EventType } from "../domain/Events.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
 import { LeaseLost } from "../queue/LeasedQueue.js"
-import { runWorkerPool } from "../queue/WorkerPool.js"
-import { linkedTrace } from "../telemetry/TraceContext.js"
+import { makeWorker, runWorker } from "../queue/Worker.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
+import { DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
+import { decideIssuance, type IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "./IssuanceDecision.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 import { documents as documentsMetric } from "../telemetry/Metrics.js"
-import { metricsConfig } from "../telemetry/MetricsEndpoint.js"
 
 /** The events that mean a document reached a status of its own (a failed cancellation leaves it authorized). */
 const FINAL_STATUSES = new Map<string, string>([
@@ -46,19 +44,13 @@ const FINAL_STATUSES = new Map<string, string>([
   ["document.cancelled", "cancelled"]
 ])
 
-type Outcome =
-  | { readonly _tag: "Authorized"; readonly authorization: Authorization }
-  | { readonly _tag: "Rejected"; readonly code: string; readonly message: string }
-  | { readonly _tag: "Cancelled"; readonly protocol: string | null; readonly cancelledAt: Date }
-  | { readonly _tag: "CancellationRefused"; readonly code: string; readonly message: string }
-  | { readonly _tag: "Transient"; readonly code: string; readonly message: string }
-  | { readonly _tag: "NotSent"; readonly code: string; readonly message: string }
-
-const authorized = (authorization: Authorization): Outcome => ({ _tag: "Authorized", authorization })
-const cancelled = (protocol: string | null, cancelledAt: Date): Outcome => ({ _tag: "Cancelled", protocol, cancelledAt })
+/** The document a job acts on, as the job's attempt left it, and what the authority said. */
+interface IssuanceAttempt {
+  readonly document: StoredDocument
+  readonly outcome: IssuanceOutcome
+}
 
 export const makeIssuanceWorker = Effect.gen(function*() {
-  const inTransaction = yield* makeTransaction
   const config = yield* AppConfig
   const repo = yield* DocumentRepo
   const queue = yield* IssuanceQueue
@@ -67,91 +59,42 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const authorities = yield* TaxAuthorities
   const schedule = exponentialBackoff(config.retry)
 
-  /** The event of an outcome, carrying the document as it now stands (built, not read back). */
-  const emit = (document: StoredDocument, type: EventType) =>
-    events.record({ tenantId: document.tenantId, environment: document.environment, type, object: toDocument(document) })
-
-  /** Writes the outcome with the job's end (or its retry), in one transaction fenced by the lease. */
-  const record = (job: IssuanceJob, row: StoredDocument, outcome: Outcome) =>
+  /** Writes a decision: the job's end (or its retry), the document's change and the event it causes. */
+  const apply = (decision: IssuanceDecision, job: IssuanceJob) =>
     Effect.gen(function*() {
-      const at = yield* now
-      const lastError = (code: string, message: string) => ({ code, message, at })
-      const settle = (change: DocumentChange, event: EventType, nfseXml?: string) =>
-        Effect.gen(function*() {
+      switch (decision._tag) {
+        case "Complete":
+          return yield* queue.complete(job, "done")
+        case "Retry":
+          yield* queue.retryAt(job, decision.runAt)
+          return yield* repo.update(decision.documentId, decision.change, decision.at)
+        case "Settle": {
+          const { document } = decision
           yield* queue.complete(job, "done")
-          yield* repo.update(row.id, change, at, nfseXml)
-          yield* emit({ ...row, ...change, updatedAt: at }, event)
-          return event
-        })
-      switch (outcome._tag) {
-        case "Authorized": {
-          const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
-          return yield* settle({
-            status: "authorized",
-            authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
-          }, "document.authorized", nfseXml)
-        }
-        case "NotSent":
-          // Nothing reached the authority: retrying would build and refuse the same request again.
-          if (job.kind === "submit") {
-            return yield* settle({ status: "failed", lastError: lastError(outcome.code, outcome.message) }, "document.failed")
-          }
-          return yield* settle({
-            status: "authorized",
-            cancellation: { ...row.cancellation!, error: { code: outcome.code, message: outcome.message } },
-            lastError: lastError(outcome.code, outcome.message)
-          }, "document.cancellation_failed")
-        case "Rejected":
-          return yield* settle({ status: "rejected", rejection: { code: outcome.code, message: outcome.message } }, "document.rejected")
-        case "Cancelled":
-          return yield* settle({
-            status: "cancelled",
-            cancellation: {
-              ...row.cancellation!,
-              cancelled_at: outcome.cancelledAt,
-              protocol: outcome.protocol,
-              error: null
-            }
-          }, "document.cancelled")
-        case "CancellationRefused":
-          return yield* settle({
-            status: "authorized",
-            cancellation: { ...row.cancellation!, error: { code: outcome.code, message: outcome.message } }
-          }, "document.cancellation_failed")
-        case "Transient": {
-          const delay = Option.getOrElse(yield* delayAfter(schedule, job.attempts), () => config.retry.window)
-          const started = job.firstAttemptAt ?? at
-          const giveUp = at.getTime() + Duration.toMillis(delay) > started.getTime() + Duration.toMillis(config.retry.window)
-          if (!giveUp) {
-            yield* queue.retryAt(job, new Date(at.getTime() + Duration.toMillis(delay)))
-            yield* repo.update(row.id, { lastError: lastError(outcome.code, outcome.message) }, at)
-            return undefined
-          }
-          if (job.kind === "submit") {
-            return yield* settle({ status: "failed", lastError: lastError(outcome.code, outcome.message) }, "document.failed")
-          }
-          return yield* settle({
-            status: "authorized",
-            cancellation: {
-              ...row.cancellation!,
-              error: { code: "authority_unavailable", message: `The authority did not answer: ${outcome.message}` }
-            },
-            lastError: lastError(outcome.code, outcome.message)
-          }, "document.cancellation_failed")
+          yield* repo.update(document.id, decision.change, decision.at, decision.nfseXml)
+          // The event carries the document as it now stands (built, not read back).
+          yield* events.record({
+            tenantId: document.tenantId,
+            environment: document.environment,
+            type: decision.event,
+            object: toDocument(document)
+          })
         }
       }
-    }).pipe(inTransaction)
+    })
 
   const submissionOf = (row: StoredDocument): SubmissionRef => ({ tenantId: row.tenantId, submissionId: row.submissionId })
 
-  const notSent = (error: RequestNotSent): Effect.Effect<Outcome> =>
-    Effect.succeed({ _tag: "NotSent", code: error.code, message: error.message })
+  const authorized = (authorization: Authorization) => IssuanceOutcome.Authorized({ authorization })
 
-  const transient = (error: { readonly _tag: string; readonly message: string }): Outcome => ({
-    _tag: "Transient",
-    code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
-    message: error.message
-  })
+  const notSent = (error: RequestNotSent) =>
+    Effect.succeed(IssuanceOutcome.NotSent({ code: error.code, message: error.message }))
+
+  const transient = (error: { readonly _tag: string; readonly message: string }) =>
+    Effect.succeed(IssuanceOutcome.Transient({
+      code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
+      message: error.message
+    }))
 
   const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, issuer: SubmissionDocument["issuer"]) =>
     Effect.gen(function*() {
@@ -180,9 +123,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
             nfseXml: existing.nfseXml
           })),
         RequestNotSent: notSent,
-        AuthorityRejected: (rejected) => Effect.succeed<Outcome>({ _tag: "Rejected", code: rejected.code, message: rejected.message }),
-        AuthorityUnavailable: (error) => Effect.succeed(transient(error)),
-        AuthorityTimeout: (error) => Effect.succeed(transient(error))
+        AuthorityRejected: (rejected) => Effect.succeed(IssuanceOutcome.Rejected({ code: rejected.code, message: rejected.message })),
+        AuthorityUnavailable: transient,
+        AuthorityTimeout: transient
       })
     )
 
@@ -191,7 +134,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       if (job.attempts > 1) {
         const found = yield* authority.lookup(submissionOf(row))
         if (Option.isSome(found) && found.value.status === "cancelled") {
-          return cancelled(null, found.value.cancelledAt ?? (yield* now))
+          return IssuanceOutcome.Cancelled({ protocol: null, cancelledAt: found.value.cancelledAt ?? (yield* now) })
         }
       }
       const cancellation = row.cancellation!
@@ -204,14 +147,14 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         reason: cancellation.reason,
         requestedAt: cancellation.requested_at
       })
-      return cancelled(result.protocol, result.cancelledAt)
+      return IssuanceOutcome.Cancelled({ protocol: result.protocol, cancelledAt: result.cancelledAt })
     }).pipe(
       Effect.catchTags({
         AuthorityRejected: (refused) =>
-          Effect.succeed<Outcome>({ _tag: "CancellationRefused", code: refused.code, message: refused.message }),
+          Effect.succeed(IssuanceOutcome.CancellationRefused({ code: refused.code, message: refused.message })),
         RequestNotSent: notSent,
-        AuthorityUnavailable: (error) => Effect.succeed(transient(error)),
-        AuthorityTimeout: (error) => Effect.succeed(transient(error))
+        AuthorityUnavailable: transient,
+        AuthorityTimeout: transient
       })
     )
 
@@ -225,22 +168,19 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       return { documents: new Map(documents.map((row) => [row.id, row])), issuers }
     })
 
-  type Prefetched = Effect.Success<ReturnType<typeof prefetch>>
-
   /**
-   * Handles one claimed job: a submission or a cancellation, then its outcome. The document and its
-   * tenant come from the claim's prefetch, or are read for it alone when there was none.
+   * Calls the authority for one claimed job: a submission or a cancellation. Nothing to write when
+   * the document is missing; nothing but the job's end when an earlier owner of the job settled it.
    */
-  const process = (job: IssuanceJob, prefetched?: Prefetched) =>
+  const attempt = (
+    job: IssuanceJob,
+    { documents, issuers }: Effect.Success<ReturnType<typeof prefetch>>
+  ): Effect.Effect<Option.Option<IssuanceAttempt>, LeaseLost> =>
     Effect.gen(function*() {
-      const { documents, issuers } = prefetched ?? (yield* prefetch([job]))
       const row = documents.get(job.documentId)
-      if (row === undefined) return
+      if (row === undefined) return Option.none()
       const expected = job.kind === "submit" ? ["queued", "submitting"] : ["cancel_requested"]
-      if (!expected.includes(row.status)) {
-        // Already settled (by a previous owner of this job): nothing left to do.
-        return yield* queue.complete(job, "done")
-      }
+      if (!expected.includes(row.status)) return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled() })
       yield* Effect.annotateCurrentSpan({
         "document.id": row.id,
         "tenant.id": row.tenantId,
@@ -248,50 +188,48 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         "job.attempt": job.attempts
       })
       const authority = authorities.for(row.environment)
-      let outcome: Outcome
-      // The document as this job leaves it: the outcome is written over it (and sent with its event).
-      let current = row
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
-      if (job.kind === "submit") {
-        const at = yield* now
-        // Counted only by the lease holder: a stale worker must not touch the document.
-        if (!(yield* repo.markSubmitting(row.id, at, queue.holding(job)))) return yield* new LeaseLost()
-        current = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
-        // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
-        const { name, simplesNacional, taxId } = tenant
-        outcome = yield* submit(job, current, authority, { taxId, name, simplesNacional })
-      } else {
-        outcome = yield* cancel(job, row, authority, tenant.taxId)
+      if (job.kind === "cancel") {
+        return Option.some({ document: row, outcome: yield* cancel(job, row, authority, tenant.taxId) })
       }
-      const event = yield* record(job, current, outcome)
-      // Counted once committed: a transaction that rolls back is retried, and would count twice.
-      const reached = event === undefined ? undefined : FINAL_STATUSES.get(event)
-      if (reached !== undefined) {
-        yield* Metric.update(Metric.withAttributes(documentsMetric, { status: reached, environment: row.environment }), 1)
-      }
-    }).pipe(
-      Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a job; its new owner will reconcile")),
-      linkedTrace(`IssuanceWorker.${job.kind}`, { kind: "consumer" }, job.traceparent)
-    )
+      const at = yield* now
+      // Counted only by the lease holder: a stale worker must not touch the document.
+      if (!(yield* repo.markSubmitting(row.id, at, queue.holding(job)))) return yield* new LeaseLost()
+      // The document as this job leaves it: the outcome is written over it (and sent with its event).
+      const current: StoredDocument = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
+      // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
+      const { name, simplesNacional, taxId } = tenant
+      return Option.some({ document: current, outcome: yield* submit(job, current, authority, { taxId, name, simplesNacional }) })
+    })
 
-  return { prefetch, process } as const
+  return yield* makeWorker({
+    queue,
+    span: (job: IssuanceJob) => ({ name: `IssuanceWorker.${job.kind}`, kind: "consumer" }),
+    leaseLost: "lost the lease on a job; its new owner will reconcile",
+    prefetch,
+    attempt,
+    facts: (job): Effect.Effect<IssuanceFacts> =>
+      Effect.gen(function*() {
+        return { at: yield* now, retryDelay: yield* delayAfter(schedule, job.attempts), retryWindow: config.retry.window }
+      }),
+    decide: ({ document, outcome }, job, facts) => decideIssuance(outcome, job, document, facts),
+    apply,
+    // Ending a job whose document is already settled is the one write.
+    singleWrite: ({ outcome }) => outcome._tag === "AlreadySettled",
+    settled: (decision, { document }) => {
+      const reached = decision._tag === "Settle" ? FINAL_STATUSES.get(decision.event) : undefined
+      return reached === undefined
+        ? Effect.void
+        : Metric.update(Metric.withAttributes(documentsMetric, { status: reached, environment: document.environment }), 1)
+    }
+  })
 })
 
-/** The issuance workers: `WORKER_CONCURRENCY` jobs at a time on this instance (src/queue/WorkerPool.ts). */
+/** The issuance workers: `WORKER_CONCURRENCY` jobs at a time on this instance (src/queue/Worker.ts). */
 export const IssuanceWorkersLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const worker = yield* makeIssuanceWorker
-    yield* runWorkerPool({
-      queue: yield* IssuanceQueue,
-      concurrency: config.issuance.concurrency,
-      pollInterval: config.issuance.pollInterval,
-      lease: config.issuance.lease,
-      grace: config.queue.shutdownGrace,
-      prefetch: worker.prefetch,
-      handle: worker.process,
-      metricsInterval: (yield* Effect.orDie(metricsConfig)).sampleInterval
-    })
+    yield* runWorker(yield* makeIssuanceWorker, config.issuance)
   })
 )

@@ -1,6 +1,7 @@
 /**
  * The WebhookDispatcher (SPEC §9): sends one claimed delivery of the DeliveryQueue and records the
- * attempt and its outcome. The queue (src/queue/) does the claiming, leasing, fencing and waking.
+ * attempt and its outcome. The queue (src/queue/) does the claiming, leasing, fencing and waking;
+ * what an outcome means for the delivery and its endpoint is DeliveryDecision's.
  *
  * The POST happens outside any transaction; the attempt is recorded on its own (every attempt that
  * was sent is kept), then the outcome (in one transaction when it is several writes), only while
@@ -13,21 +14,29 @@ import { Array as Arr, Cause, Context, Duration, Effect, Layer, Metric, Option, 
 import * as http from "node:http"
 import * as https from "node:https"
 import { AppConfig } from "../Config.js"
-import { makeTransaction } from "../db/Repository.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import type { RecordedEvent } from "../domain/Events.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter } from "../queue/Backoff.js"
-import { runWorkerPool } from "../queue/WorkerPool.js"
-import { currentTraceparent, linkedTrace } from "../telemetry/TraceContext.js"
+import { makeWorker, runWorker } from "../queue/Worker.js"
+import { currentTraceparent } from "../telemetry/TraceContext.js"
+import {
+  countsAsFailing,
+  decideDelivery,
+  type DeliveryAttempt,
+  type DeliveryDecision,
+  type DeliveryFacts,
+  DeliveryOutcome,
+  isSingleWrite,
+  metricOutcome
+} from "./DeliveryDecision.js"
 import { type ClaimedDelivery, DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
 import { send, type SendResult } from "./Sender.js"
 import { webhookHeaders } from "./Signing.js"
 import { checkUrl, guardedLookup, type Resolver } from "./SsrfGuard.js"
 import { WebhookRepo } from "./WebhookRepo.js"
 import { webhookDeliveries, webhookDuration } from "../telemetry/Metrics.js"
-import { metricsConfig } from "../telemetry/MetricsEndpoint.js"
 
 const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.seconds(5),
@@ -60,18 +69,10 @@ export const deliverySchedule: Schedule.Schedule<Duration.Duration> = Schedule.f
 /** The delay before the next attempt after `attempts` failed ones of this run; None once the schedule is spent. */
 export const nextDelay = (attempts: number) => delayAfter(deliverySchedule, attempts)
 
-/** An endpoint whose deliveries all failed for this long is disabled. */
-export const FAILING_DISABLE_AFTER = Duration.days(5)
-
 /** Resolves webhook hosts; tests inject a hostile DNS here. Unset: the system resolver. */
 export const WebhookResolver = Context.Reference<{ readonly resolve: Resolver | undefined }>("etd/WebhookResolver", {
   defaultValue: () => ({ resolve: undefined })
 })
-
-
-type Outcome = "succeeded" | "retrying" | "failed" | "disabled"
-
-const isSuccess = (status: number) => status >= 200 && status <= 299
 
 /** The exact body sent; `data` is the stored `{object}`. */
 export const webhookBody = (event: {
@@ -92,7 +93,6 @@ export const webhookBody = (event: {
   })
 
 export const makeWebhookDispatcher = Effect.gen(function*() {
-  const inTransaction = yield* makeTransaction
   const config = yield* AppConfig
   const repo = yield* WebhookRepo
   const queue = yield* DeliveryQueue
@@ -113,74 +113,45 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     })
   )
 
-  /** Ends the delivery with this attempt's answer, if this claim still holds it. */
-  const settle = (delivery: ClaimedDelivery, at: Date, fields: {
-    readonly status: "succeeded" | "failed"
-    readonly lastStatusCode: number | null
-    readonly lastError: string | null
-  }) => queue.complete(delivery, fields.status, { ...fields, nextAttemptAt: null, lastAttemptAt: at })
-
   const endWaiting = endWaitingDeliveries(repo, queue)
 
-  /** Disables the endpoint and ends its waiting deliveries (this one is settled by the caller). */
-  const disable = (endpointId: string, reason: "gone" | "failing", at: Date) =>
-    Effect.andThen(repo.disableEndpoint(endpointId, reason, at), endWaiting(endpointId, "endpoint disabled"))
-
-  /**
-   * `failing`: the endpoint was failing when the attempt started (a success then clears that).
-   * A success at an endpoint that was not failing is one statement, so it runs without a
-   * transaction: BEGIN and COMMIT would double the round trips of the commonest outcome.
-   */
-  const record = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) => {
-    const outcome = recordOutcome(delivery, result, failing)
-    return result._tag === "Answered" && isSuccess(result.status) && !failing ? outcome : inTransaction(outcome)
+  /** Writes a decision: the delivery's end or its retry, and what it does to the endpoint. */
+  const apply = (decision: DeliveryDecision, delivery: ClaimedDelivery) => {
+    /** Ends the delivery with this attempt's answer, if this claim still holds it. */
+    const settle = (status: "succeeded" | "failed", lastStatusCode: number | null, lastError: string | null) =>
+      queue.complete(delivery, status, { status, lastStatusCode, lastError, nextAttemptAt: null, lastAttemptAt: decision.at })
+    switch (decision._tag) {
+      case "Succeeded":
+        return Effect.andThen(
+          settle("succeeded", decision.statusCode, null),
+          decision.clearFailing ? repo.clearFailing(delivery.endpointId) : Effect.void
+        )
+      case "Abandoned":
+        return settle("failed", null, decision.reason)
+      case "Retrying":
+        return queue.retryAt(delivery, decision.runAt, {
+          lastAttemptAt: decision.at,
+          lastStatusCode: decision.statusCode,
+          lastError: decision.lastError
+        })
+      case "Failed":
+        return Effect.andThen(
+          settle("failed", decision.statusCode, decision.lastError),
+          // The endpoint's other waiting deliveries end with it (this one is settled above).
+          decision.disable === null
+            ? Effect.void
+            : Effect.andThen(
+              repo.disableEndpoint(delivery.endpointId, decision.disable, decision.at),
+              endWaiting(delivery.endpointId, "endpoint disabled")
+            )
+        )
+    }
   }
 
-  const recordOutcome = (delivery: ClaimedDelivery, result: SendResult, failing: boolean) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const statusCode = result._tag === "Answered" ? result.status : null
-      const error = result._tag === "NoAnswer" ? result.error : null
-      const lastError = error ?? (statusCode !== null && !isSuccess(statusCode) ? `HTTP ${statusCode}` : null)
-
-      if (statusCode !== null && isSuccess(statusCode)) {
-        yield* settle(delivery, at, { status: "succeeded", lastStatusCode: statusCode, lastError: null })
-        if (failing) yield* repo.clearFailing(delivery.endpointId)
-        const succeeded: Outcome = "succeeded"
-        return succeeded
-      }
-      if (statusCode === 410) {
-        yield* settle(delivery, at, { status: "failed", lastStatusCode: statusCode, lastError })
-        yield* disable(delivery.endpointId, "gone", at)
-        return "disabled"
-      }
-      const failingSince = yield* repo.markFailing(delivery.endpointId, at)
-      const failingFor = Option.match(failingSince, { onNone: () => 0, onSome: (since) => at.getTime() - since.getTime() })
-      if (failingFor >= Duration.toMillis(FAILING_DISABLE_AFTER)) {
-        yield* settle(delivery, at, { status: "failed", lastStatusCode: statusCode, lastError })
-        yield* disable(delivery.endpointId, "failing", at)
-        return "disabled"
-      }
-      const delay = yield* nextDelay(delivery.runAttempts)
-      if (Option.isNone(delay)) {
-        yield* settle(delivery, at, { status: "failed", lastStatusCode: statusCode, lastError })
-        return "failed"
-      }
-      yield* queue.retryAt(delivery, new Date(at.getTime() + Duration.toMillis(delay.value)), {
-        lastAttemptAt: at,
-        lastStatusCode: statusCode,
-        lastError
-      })
-      return "retrying"
-    })
-
-  /** The endpoint went away (disabled or deleted) while the delivery waited: it is not sent. */
-  const abandon = (delivery: ClaimedDelivery, reason: string) =>
-    Effect.flatMap(now, (at) => settle(delivery, at, { status: "failed", lastStatusCode: null, lastError: reason }))
-
-  const attempt = (
+  /** Sends the delivery and keeps the attempt (every attempt that was sent is kept, on its own). */
+  const deliver = (
     delivery: ClaimedDelivery,
-    target: { readonly url: string; readonly secrets: ReadonlyArray<string>; readonly failing: boolean },
+    target: { readonly url: string; readonly secrets: ReadonlyArray<string> },
     event: RecordedEvent
   ) =>
     Effect.gen(function*() {
@@ -238,7 +209,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         responseBody: result._tag === "Answered" ? result.body : null,
         error: result._tag === "NoAnswer" ? result.error : null
       })
-      return yield* record(delivery, result, target.failing)
+      return result
     })
 
   /** The endpoints and events of a claim's deliveries, read together (two statements per claim, not per delivery). */
@@ -254,41 +225,66 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       }
     })
 
-  type Prefetched = Effect.Success<ReturnType<typeof prefetch>>
+  const abandoned = (reason: string) =>
+    Option.some<DeliveryAttempt>({ outcome: DeliveryOutcome.Abandoned({ reason }), endpointFailing: false })
 
   /**
-   * Sends one claimed delivery and records what happened. Its endpoint and event come from the
-   * claim's prefetch, or are read for it alone when there was none.
+   * Sends one claimed delivery, unless its endpoint or event went away while it waited (then it
+   * ends unsent).
    */
-  const process = (delivery: ClaimedDelivery, prefetched?: Prefetched) =>
+  const attempt = (
+    delivery: ClaimedDelivery,
+    { targets, events: recorded }: Effect.Success<ReturnType<typeof prefetch>>
+  ): Effect.Effect<Option.Option<DeliveryAttempt>> =>
     Effect.gen(function*() {
-      yield* Effect.annotateCurrentSpan({
-        "webhook.delivery.id": delivery.id,
-        "webhook.endpoint.id": delivery.endpointId,
-        "webhook.event.id": delivery.eventId,
-        "webhook.attempt": delivery.attempts,
-        "tenant.id": delivery.tenantId
-      })
-      const { targets, events: recorded } = prefetched ?? (yield* prefetch([delivery]))
       const endpoint = targets.get(delivery.endpointId)
       const event = recorded.get(delivery.eventId)
-      if (endpoint === undefined || event === undefined) return yield* abandon(delivery, "endpoint or event missing")
-      if (endpoint.deletedAt !== null) return yield* abandon(delivery, "endpoint deleted")
-      if (!endpoint.enabled) return yield* abandon(delivery, "endpoint disabled")
+      if (endpoint === undefined || event === undefined) return abandoned("endpoint or event missing")
+      if (endpoint.deletedAt !== null) return abandoned("endpoint deleted")
+      if (!endpoint.enabled) return abandoned("endpoint disabled")
       yield* Effect.annotateCurrentSpan({ "webhook.event.type": event.type })
       const at = yield* now
       const secrets = endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null &&
           endpoint.previousSecretExpiresAt > at
         ? [endpoint.secret, endpoint.previousSecret]
         : [endpoint.secret]
-      const outcome = yield* attempt(delivery, { url: endpoint.url, secrets, failing: endpoint.failingSince !== null }, event)
-      yield* Metric.update(Metric.withAttributes(webhookDeliveries, { outcome }), 1)
-    }).pipe(
-      Effect.catchTag("LeaseLost", () => Effect.logWarning("lost the lease on a webhook delivery; its new owner sends it")),
-      linkedTrace("WebhookDispatcher.deliver", { kind: "producer" }, delivery.traceparent)
-    )
+      const outcome = yield* deliver(delivery, { url: endpoint.url, secrets }, event)
+      return Option.some({ outcome, endpointFailing: endpoint.failingSince !== null })
+    })
 
-  return { prefetch, process } as const
+  return yield* makeWorker({
+    queue,
+    span: (delivery: ClaimedDelivery) => ({
+      name: "WebhookDispatcher.deliver",
+      kind: "producer",
+      attributes: {
+        "webhook.delivery.id": delivery.id,
+        "webhook.endpoint.id": delivery.endpointId,
+        "webhook.event.id": delivery.eventId,
+        "webhook.attempt": delivery.attempts,
+        "tenant.id": delivery.tenantId
+      }
+    }),
+    leaseLost: "lost the lease on a webhook delivery; its new owner sends it",
+    prefetch,
+    attempt,
+    facts: (delivery, { outcome }): Effect.Effect<DeliveryFacts> =>
+      Effect.gen(function*() {
+        const at = yield* now
+        if (!countsAsFailing(outcome)) return { at, failingSince: Option.none(), retryDelay: Option.none() }
+        // Read and started in the write's transaction: another delivery to the endpoint may have
+        // started or cleared the clock while this one was being sent.
+        const failingSince = yield* repo.markFailing(delivery.endpointId, at)
+        return { at, failingSince, retryDelay: yield* nextDelay(delivery.runAttempts) }
+      }),
+    decide: (attempt, _, facts) => decideDelivery(attempt, facts),
+    apply,
+    singleWrite: isSingleWrite,
+    settled: (decision) => {
+      const outcome = metricOutcome(decision)
+      return outcome === undefined ? Effect.void : Metric.update(Metric.withAttributes(webhookDeliveries, { outcome }), 1)
+    }
+  })
 })
 
 /**
@@ -298,16 +294,6 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
 export const WebhookDispatcherLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const dispatcher = yield* makeWebhookDispatcher
-    yield* runWorkerPool({
-      queue: yield* DeliveryQueue,
-      concurrency: config.webhooks.concurrency,
-      pollInterval: config.webhooks.pollInterval,
-      lease: config.webhooks.lease,
-      grace: config.queue.shutdownGrace,
-      prefetch: dispatcher.prefetch,
-      handle: dispatcher.process,
-      metricsInterval: (yield* Effect.orDie(metricsConfig)).sampleInterval
-    })
+    yield* runWorker(yield* makeWebhookDispatcher, config.webhooks)
   })
 )

@@ -9,9 +9,10 @@ import { Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { AuthorityUnavailable, RequestNotSent, TaxAuthorities, type TaxAuthority } from "../../src/authority/TaxAuthority.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
+import { storedDocument } from "../support/storedDocument.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
-import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
+import { type DocumentChange, DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { EventLog } from "../../src/events/EventLog.js"
@@ -19,29 +20,7 @@ import { TenantService } from "../../src/tenants/TenantService.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
-const stored: StoredDocument = {
-  id: "doc_0000000000000000000000000a",
-  tenantId: "ten_x",
-  environment: "test",
-  type: "service_invoice",
-  status: "queued",
-  reference: null,
-  series: "1",
-  number: 7,
-  issueDate: "2026-11-10",
-  taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
-  amounts: { services: 150000, deductions: 0, base: 150000, iss_rate: "2.00", iss_amount: 3000, total: 150000 },
-  notes: null,
-  submissionId: "DPS355030821122233300018100001000000000000007",
-  authority: null,
-  rejection: null,
-  cancellation: null,
-  attempts: 0,
-  lastError: null,
-  createdAt: new Date(START),
-  updatedAt: new Date(START)
-}
+const stored = storedDocument({ createdAt: new Date(START), updatedAt: new Date(START) })
 
 const job = (attempts: number): IssuanceJob => ({
   id: 1,

@@ -1,0 +1,133 @@
+/**
+ * What an issuance job's outcome means for its document (SPEC §6–7), as data: the authority's
+ * answer (an `IssuanceOutcome`) goes in, what to write (an `IssuanceDecision`) comes out, and
+ * `IssuanceWorker` writes it. Pure, so every rule here is tested without a database or an authority.
+ */
+import { Data, Duration, Option } from "effect"
+import type { Authorization } from "../authority/TaxAuthority.js"
+import type { EventType } from "../domain/Events.js"
+import type { DocumentChange, StoredDocument } from "./DocumentRepo.js"
+import type { IssuanceJob } from "./IssuanceQueue.js"
+
+/** What the job's call to the authority came to. */
+export type IssuanceOutcome = Data.TaggedEnum<{
+  /** The authority authorized the note (now, or on an earlier attempt it was asked about). */
+  Authorized: { readonly authorization: Authorization }
+  /** The authority refused the submission: final. */
+  Rejected: { readonly code: string; readonly message: string }
+  /** The note is cancelled; `protocol` is null when an earlier attempt's cancellation was found. */
+  Cancelled: { readonly protocol: string | null; readonly cancelledAt: Date }
+  /** The authority refused the cancellation: the note stays authorized. */
+  CancellationRefused: { readonly code: string; readonly message: string }
+  /** No answer, or the authority was unavailable: worth asking again. */
+  Transient: { readonly code: string; readonly message: string }
+  /** The request never left (it could not be built or signed): asking again would fail the same way. */
+  NotSent: { readonly code: string; readonly message: string }
+  /** The document is no longer in a state this job acts on: an earlier owner of the job settled it. */
+  AlreadySettled: {}
+}>
+export const IssuanceOutcome = Data.taggedEnum<IssuanceOutcome>()
+
+/** What to write for an outcome. */
+export type IssuanceDecision = Data.TaggedEnum<{
+  /**
+   * The job is done: the document changes by `change` (and keeps the note's XML, when authorized),
+   * and `event` is recorded carrying `document`, the document as it then stands.
+   */
+  Settle: {
+    readonly at: Date
+    readonly change: DocumentChange
+    readonly nfseXml: string | undefined
+    readonly event: EventType
+    readonly document: StoredDocument
+  }
+  /** The job is due again at `runAt`; the document keeps the error meanwhile. */
+  Retry: { readonly at: Date; readonly runAt: Date; readonly documentId: string; readonly change: DocumentChange }
+  /** The job ends and the document is left as it is. */
+  Complete: {}
+}>
+export const IssuanceDecision = Data.taggedEnum<IssuanceDecision>()
+
+interface Problem {
+  readonly code: string
+  readonly message: string
+}
+
+/** What the decision needs besides the outcome, the job and its document. */
+export interface IssuanceFacts {
+  readonly at: Date
+  /** The retry schedule's delay after this job's attempts; none when it has none to give. */
+  readonly retryDelay: Option.Option<Duration.Duration>
+  /** How long after its first attempt a job is still retried (AppConfig `retry.window`). */
+  readonly retryWindow: Duration.Duration
+}
+
+/**
+ * `document` is the document as the job's attempt left it (a submission's attempt counted). A
+ * transient failure is retried while the next attempt would still fall within the retry window
+ * from the first; past it, a submission fails and a cancellation is given up (the note stays
+ * authorized, with the error on its cancellation).
+ */
+export const decideIssuance = (
+  outcome: IssuanceOutcome,
+  job: Pick<IssuanceJob, "kind" | "firstAttemptAt">,
+  document: StoredDocument,
+  facts: IssuanceFacts
+): IssuanceDecision => {
+  const { at } = facts
+  const lastError = (code: string, message: string) => ({ code, message, at })
+  const settle = (change: DocumentChange, event: EventType, nfseXml?: string) =>
+    IssuanceDecision.Settle({ at, change, nfseXml, event, document: { ...document, ...change, updatedAt: at } })
+  /** The note stays authorized; its cancellation carries `error`. */
+  const cancellationFailed = (error: Problem, change: DocumentChange = {}) =>
+    settle(
+      { status: "authorized", cancellation: { ...document.cancellation!, error }, ...change },
+      "document.cancellation_failed"
+    )
+  /**
+   * Ends the job on `problem` without the authority's word: a submission fails, a cancellation
+   * fails with `cancellationError`.
+   */
+  const giveUp = (problem: Problem, cancellationError: Problem) => {
+    const error = lastError(problem.code, problem.message)
+    return job.kind === "submit"
+      ? settle({ status: "failed", lastError: error }, "document.failed")
+      : cancellationFailed(cancellationError, { lastError: error })
+  }
+  switch (outcome._tag) {
+    case "AlreadySettled":
+      return IssuanceDecision.Complete()
+    case "Authorized": {
+      const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
+      return settle({
+        status: "authorized",
+        authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
+      }, "document.authorized", nfseXml)
+    }
+    case "Rejected":
+      return settle({ status: "rejected", rejection: { code: outcome.code, message: outcome.message } }, "document.rejected")
+    case "Cancelled":
+      return settle({
+        status: "cancelled",
+        cancellation: { ...document.cancellation!, cancelled_at: outcome.cancelledAt, protocol: outcome.protocol, error: null }
+      }, "document.cancelled")
+    case "CancellationRefused":
+      return cancellationFailed({ code: outcome.code, message: outcome.message })
+    case "NotSent":
+      // Nothing reached the authority: retrying would build and refuse the same request again.
+      return giveUp(outcome, { code: outcome.code, message: outcome.message })
+    case "Transient": {
+      const delay = Duration.toMillis(Option.getOrElse(facts.retryDelay, () => facts.retryWindow))
+      const started = job.firstAttemptAt ?? at
+      if (at.getTime() + delay <= started.getTime() + Duration.toMillis(facts.retryWindow)) {
+        return IssuanceDecision.Retry({
+          at,
+          runAt: new Date(at.getTime() + delay),
+          documentId: document.id,
+          change: { lastError: lastError(outcome.code, outcome.message) }
+        })
+      }
+      return giveUp(outcome, { code: "authority_unavailable", message: `The authority did not answer: ${outcome.message}` })
+    }
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * What each outcome of an issuance job writes, decided without a database or an authority: every
+ * branch of `decideIssuance`, the retry window's edges included. IssuanceWorker.unit.test.ts checks
+ * that the worker writes these decisions; Pipeline.test.ts runs the whole pipeline on both databases.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Option } from "effect"
+import type { EventType } from "../../src/domain/Events.js"
+import type { DocumentChange, StoredDocument } from "../../src/documents/DocumentRepo.js"
+import { decideIssuance, IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "../../src/documents/IssuanceDecision.js"
+import { storedDocument } from "../support/storedDocument.js"
+
+const FIRST = new Date("2026-11-10T12:00:00Z")
+const AT = new Date("2026-11-10T12:10:00Z")
+const WINDOW = Duration.hours(1)
+
+const submitting = storedDocument({ status: "submitting", attempts: 2, createdAt: FIRST, updatedAt: FIRST })
+
+const authority = {
+  access_key: "3".repeat(50),
+  nfse_number: "7",
+  protocol: "P-1",
+  authorized_at: new Date("2026-11-10T12:00:05Z")
+}
+const requested = {
+  reason_code: "issue_error" as const,
+  reason: "Wrong amount on the invoice",
+  requested_at: new Date("2026-11-10T12:05:00Z"),
+  cancelled_at: null,
+  protocol: null,
+  error: null
+}
+const cancelRequested: StoredDocument = { ...submitting, status: "cancel_requested", authority, cancellation: requested }
+
+const submit = { kind: "submit" as const, firstAttemptAt: FIRST }
+const cancel = { kind: "cancel" as const, firstAttemptAt: FIRST }
+
+const facts = (overrides: Partial<IssuanceFacts> = {}): IssuanceFacts => ({
+  at: AT,
+  retryDelay: Option.some(Duration.seconds(30)),
+  retryWindow: WINDOW,
+  ...overrides
+})
+
+const problem = { code: "authority_unavailable", message: "503 from the authority" }
+const lastError = (code: string, message: string) => ({ code, message, at: AT })
+
+/** The job ends with `change` written over `document`; the event carries the document as it then stands. */
+const settled = (document: StoredDocument, change: DocumentChange, event: EventType) =>
+  IssuanceDecision.Settle({ at: AT, change, nfseXml: undefined, event, document: { ...document, ...change, updatedAt: AT } })
+
+describe("decideIssuance", () => {
+  it("a document an earlier owner of the job settled: the job ends, nothing else is written", () => {
+    expect(decideIssuance(IssuanceOutcome.AlreadySettled(), submit, submitting, facts())).toEqual(IssuanceDecision.Complete())
+  })
+
+  it("an authorization settles the document as authorized and keeps the note's XML; the event carries the document as it now stands", () => {
+    const decision = decideIssuance(
+      IssuanceOutcome.Authorized({
+        authorization: {
+          accessKey: authority.access_key,
+          protocol: authority.protocol,
+          authorizedAt: authority.authorized_at,
+          nfseNumber: authority.nfse_number,
+          nfseXml: "<NFSe/>"
+        }
+      }),
+      submit,
+      submitting,
+      facts()
+    )
+    expect(decision).toEqual(IssuanceDecision.Settle({
+      at: AT,
+      change: { status: "authorized", authority },
+      nfseXml: "<NFSe/>",
+      event: "document.authorized",
+      // This attempt counted (by the worker, before the call), the authorization in.
+      document: { ...submitting, status: "authorized", attempts: 2, authority, updatedAt: AT }
+    }))
+  })
+
+  it("a rejection is final: the document is rejected with the authority's code and message", () => {
+    const decision = decideIssuance(IssuanceOutcome.Rejected({ code: "E0310", message: "Invalid taker" }), submit, submitting, facts())
+    const change: DocumentChange = { status: "rejected", rejection: { code: "E0310", message: "Invalid taker" } }
+    expect(decision).toEqual(settled(submitting, change, "document.rejected"))
+  })
+
+  it("a cancellation keeps the request's reason and records when and under which protocol it was cancelled", () => {
+    const cancelledAt = new Date("2026-11-10T12:09:00Z")
+    const decision = decideIssuance(IssuanceOutcome.Cancelled({ protocol: "C1", cancelledAt }), cancel, cancelRequested, facts())
+    const change: DocumentChange = {
+      status: "cancelled",
+      cancellation: { ...requested, cancelled_at: cancelledAt, protocol: "C1", error: null }
+    }
+    expect(decision).toEqual(settled(cancelRequested, change, "document.cancelled"))
+  })
+
+  it("a cancellation an earlier attempt already made (found, no protocol of ours) clears an earlier error", () => {
+    const cancelledAt = new Date("2026-11-10T12:06:00Z")
+    const earlier = { ...cancelRequested, cancellation: { ...requested, error: { code: "E1", message: "earlier" } } }
+    const decision = decideIssuance(IssuanceOutcome.Cancelled({ protocol: null, cancelledAt }), cancel, earlier, facts())
+    expect(decision).toMatchObject({
+      _tag: "Settle",
+      event: "document.cancelled",
+      change: { status: "cancelled", cancellation: { ...requested, cancelled_at: cancelledAt, protocol: null, error: null } }
+    })
+  })
+
+  it("a refused cancellation leaves the note authorized, the refusal on its cancellation, no last error", () => {
+    const decision = decideIssuance(
+      IssuanceOutcome.CancellationRefused({ code: "E1235", message: "cancellation refused" }),
+      cancel,
+      cancelRequested,
+      facts()
+    )
+    const change: DocumentChange = {
+      status: "authorized",
+      cancellation: { ...requested, error: { code: "E1235", message: "cancellation refused" } }
+    }
+    expect(decision).toEqual(settled(cancelRequested, change, "document.cancellation_failed"))
+  })
+
+  describe("a request that never left", () => {
+    const notSent = IssuanceOutcome.NotSent({ code: "credential_unusable", message: "The tenant's certificate cannot sign" })
+
+    it("fails a submission at once, however early in the window", () => {
+      const decision = decideIssuance(notSent, submit, submitting, facts())
+      const change: DocumentChange = {
+        status: "failed",
+        lastError: lastError("credential_unusable", "The tenant's certificate cannot sign")
+      }
+      expect(decision).toEqual(settled(submitting, change, "document.failed"))
+    })
+
+    it("fails a cancellation at once: the note stays authorized, the reason on its cancellation and as the last error", () => {
+      const decision = decideIssuance(notSent, cancel, cancelRequested, facts())
+      const change: DocumentChange = {
+        status: "authorized",
+        cancellation: { ...requested, error: { code: "credential_unusable", message: "The tenant's certificate cannot sign" } },
+        lastError: lastError("credential_unusable", "The tenant's certificate cannot sign")
+      }
+      expect(decision).toEqual(settled(cancelRequested, change, "document.cancellation_failed"))
+    })
+  })
+
+  describe("a transient failure", () => {
+    const transient = IssuanceOutcome.Transient(problem)
+
+    it("within the window: the job is due again after the schedule's delay, the error kept on the document, status unchanged", () => {
+      expect(decideIssuance(transient, submit, submitting, facts())).toEqual(IssuanceDecision.Retry({
+        at: AT,
+        runAt: new Date(AT.getTime() + 30_000),
+        documentId: submitting.id,
+        change: { lastError: lastError(problem.code, problem.message) }
+      }))
+      expect(decideIssuance(transient, cancel, cancelRequested, facts())).toMatchObject({ _tag: "Retry", documentId: cancelRequested.id })
+    })
+
+    it("a next attempt that would fall exactly at the window's end is still made; a millisecond later it is not", () => {
+      const toEnd = Duration.millis(FIRST.getTime() + Duration.toMillis(WINDOW) - AT.getTime())
+      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(toEnd) }))._tag).toBe("Retry")
+      const past = Duration.sum(toEnd, Duration.millis(1))
+      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(past) }))._tag).toBe("Settle")
+    })
+
+    it("past the window a submission fails with the last error", () => {
+      const decision = decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(Duration.hours(1)) }))
+      const change: DocumentChange = { status: "failed", lastError: lastError(problem.code, problem.message) }
+      expect(decision).toEqual(settled(submitting, change, "document.failed"))
+    })
+
+    it("past the window a cancellation is given up: the note stays authorized, its cancellation says the authority did not answer", () => {
+      const decision = decideIssuance(transient, cancel, cancelRequested, facts({ retryDelay: Option.some(Duration.hours(1)) }))
+      expect(decision).toMatchObject({
+        _tag: "Settle",
+        event: "document.cancellation_failed",
+        change: {
+          status: "authorized",
+          cancellation: {
+            ...requested,
+            error: { code: "authority_unavailable", message: "The authority did not answer: 503 from the authority" }
+          },
+          lastError: lastError(problem.code, problem.message)
+        }
+      })
+    })
+
+    it("the window runs from the first attempt; a job with none yet starts it now", () => {
+      const late = { ...submit, firstAttemptAt: new Date(AT.getTime() - Duration.toMillis(WINDOW)) }
+      expect(decideIssuance(transient, late, submitting, facts())._tag).toBe("Settle")
+      const fresh = { ...submit, firstAttemptAt: null }
+      expect(decideIssuance(transient, fresh, submitting, facts({ retryDelay: Option.some(Duration.minutes(59)) }))._tag)
+        .toBe("Retry")
+    })
+
+    it("without a delay from the schedule the wait is the whole window: given up unless the window has just begun", () => {
+      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.none() }))._tag).toBe("Settle")
+      const now = { ...submit, firstAttemptAt: AT }
+      expect(decideIssuance(transient, now, submitting, facts({ retryDelay: Option.none() }))).toMatchObject({
+        _tag: "Retry",
+        runAt: new Date(AT.getTime() + Duration.toMillis(WINDOW))
+      })
+    })
+  })
+})

@@ -1,0 +1,27 @@
+/** A stored document for unit tests over mocks or pure functions: a queued service invoice, never submitted. */
+import type { StoredDocument } from "../../src/documents/DocumentRepo.js"
+
+export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredDocument => ({
+  id: "doc_0000000000000000000000000a",
+  tenantId: "ten_x",
+  environment: "test",
+  type: "service_invoice",
+  status: "queued",
+  reference: null,
+  series: "1",
+  number: 7,
+  issueDate: "2026-11-10",
+  taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  amounts: { services: 150000, deductions: 0, base: 150000, iss_rate: "2.00", iss_amount: 3000, total: 150000 },
+  notes: null,
+  submissionId: "DPS355030821122233300018100001000000000000007",
+  authority: null,
+  rejection: null,
+  cancellation: null,
+  attempts: 0,
+  lastError: null,
+  createdAt: new Date("2026-11-10T12:00:00Z"),
+  updatedAt: new Date("2026-11-10T12:00:00Z"),
+  ...overrides
+})
