@@ -21,7 +21,7 @@ export type IssuanceOutcome = Data.TaggedEnum<{
   CancellationRefused: { readonly code: string; readonly message: string }
   /** No answer, or the authority was unavailable: worth asking again. */
   Transient: { readonly code: string; readonly message: string }
-  /** The request never left (it could not be built or signed): asking again would fail the same way. */
+  /** The request never left (it could not be signed): asking again would fail the same way. */
   NotSent: { readonly code: string; readonly message: string }
   /** The document is no longer in a state this job acts on: an earlier owner of the job settled it. */
   AlreadySettled: {}

@@ -6,7 +6,8 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { buildDps, type DpsInput, dpsId, formatRateForXml, readDps } from "../../src/authority/sefin/Dps.js"
+import { buildDps, type DpsInput, formatRateForXml, readDps } from "../../src/authority/sefin/Dps.js"
+import { dpsId } from "../../src/authority/sefin/DpsId.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).

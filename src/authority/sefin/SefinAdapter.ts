@@ -21,7 +21,8 @@ import type { Environment } from "../../domain/Principal.js"
 import { brazilianDate } from "../../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
-import { buildDps, dpsIdPrefix, dpsNumberWidth } from "./Dps.js"
+import { buildDps } from "./Dps.js"
+import { dpsIdPattern } from "./DpsId.js"
 import { dpsRefusalOf, type Refusal, refused } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
 import { makeSefinClient, type SefinEndpoints } from "./SefinClient.js"
@@ -312,18 +313,9 @@ export const makeSefinAuthority = (
         onFailure: (violation) => Effect.fail(refused(violation.messages.map(dpsRefusalOf)))
       })
 
-    const submissionIdOf: TaxAuthority["submissionIdOf"] = (document) => ({
-      prefix: dpsIdPrefix({
-        municipalityCode: document.service.municipality_code,
-        taxId: document.issuer.taxId,
-        series: document.series
-      }),
-      width: dpsNumberWidth
-    })
-
     return {
       system,
-      submissionIdOf,
+      submissionIdOf: dpsIdPattern,
       requirementsFor,
       cancellationRequirementsFor,
       submit,

@@ -21,7 +21,7 @@
  */
 import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
-import { dpsIdPrefix, dpsNumberWidth } from "../sefin/Dps.js"
+import { dpsIdPattern } from "../sefin/DpsId.js"
 import { readNfse } from "../sefin/Nfse.js"
 import { type AuthoritySystem, authorizationOf, authorize, environmentCodeOf, protocolNumber } from "./Authorization.js"
 import { SimulatorCodes, SimulatorRefusals } from "./SimulatorAnswers.js"
@@ -290,19 +290,9 @@ export const makeSimulator = (
       )
     })
 
-    // The same ids as the national system's DPS, so a document keeps its id when its target changes.
-    const submissionIdOf: TaxAuthority["submissionIdOf"] = (document) => ({
-      prefix: dpsIdPrefix({
-        municipalityCode: document.service.municipality_code,
-        taxId: document.issuer.taxId,
-        series: document.series
-      }),
-      width: dpsNumberWidth
-    })
-
     return {
       system,
-      submissionIdOf,
+      submissionIdOf: dpsIdPattern,
       // It stands for an authority that needs no certificate and takes whatever the API accepted.
       requirementsFor: () => Effect.void,
       cancellationRequirementsFor: () => Effect.void,
