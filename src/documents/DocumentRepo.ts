@@ -118,7 +118,7 @@ const cancellationJson = jsonOf(CancellationInfo)
 const lastErrorJson = jsonOf(LastError)
 
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
-const idAt = (at: Date) => encodeId("doc", at.getTime(), new Uint8Array(10))
+const idAt = (at: Date) => encodeId("document", at.getTime(), new Uint8Array(10))
 
 export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentRepo", {
   make: Effect.gen(function*() {
