@@ -14,6 +14,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { AppConfig } from "../Config.js"
 import { makeTransaction } from "../db/Repository.js"
+import type { WebhookEndpointId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import type { RecordedEvent } from "../domain/Events.js"
@@ -123,7 +124,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
   const endWaiting = endWaitingDeliveries(repo, queue)
 
   /** Disables the endpoint and ends its waiting deliveries (this one is settled by the caller). */
-  const disable = (endpointId: string, reason: "gone" | "failing", at: Date) =>
+  const disable = (endpointId: WebhookEndpointId, reason: "gone" | "failing", at: Date) =>
     Effect.andThen(repo.disableEndpoint(endpointId, reason, at), endWaiting(endpointId, "endpoint disabled"))
 
   /**

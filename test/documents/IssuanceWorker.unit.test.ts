@@ -14,14 +14,15 @@ import { Transaction } from "../../src/db/Repository.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
+import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
 const stored: StoredDocument = {
-  id: "doc_0000000000000000000000000a",
-  tenantId: "ten_x",
+  id: asId("document", "doc_0000000000000000000000000a"),
+  tenantId: asId("tenant", "ten_x"),
   environment: "test",
   type: "service_invoice",
   status: "queued",
