@@ -5,7 +5,7 @@ import { Context, Duration, Effect, Layer, Option, type Redacted } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { InvalidCredentials, InvalidSession } from "../domain/Errors.js"
-import { makeId } from "../domain/Ids.js"
+import { makeId, type UserId } from "../domain/Ids.js"
 import type { SessionPrincipal } from "../domain/Principal.js"
 import type { NewTenant } from "../domain/Tenant.js"
 import { now } from "../domain/Time.js"
@@ -82,7 +82,7 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
       yield* sessions.revoke(sessionId, yield* now)
     })
 
-    const me = Effect.fn("AuthService.me")(function*(userId: string) {
+    const me = Effect.fn("AuthService.me")(function*(userId: UserId) {
       const user = yield* users.findById(userId)
       // A session always belongs to an existing user; users are never deleted.
       return toPublicUser(Option.getOrThrow(user))

@@ -11,7 +11,8 @@ export const UserDirectoryLive = Layer.effect(
   Effect.gen(function*() {
     const users = yield* UserRepo
     return UserDirectory.of({
-      findByEmail: (email) => Effect.map(users.findByEmail(email), Option.map(toPublicUser)),
+      findByEmail: (email) =>
+        Effect.map(users.findByEmail(email), Option.map((user) => ({ id: user.id, user: toPublicUser(user) }))),
       findByIds: (ids) => Effect.map(users.findByIds(ids), (found) => found.map(toPublicUser))
     })
   })

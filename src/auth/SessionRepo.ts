@@ -2,23 +2,24 @@
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, repository } from "../db/Repository.js"
+import { UserId } from "../domain/Ids.js"
 
 /** What checking a session needs of its row (camelCase, as the SQL client maps result names). */
 const SessionRecord = Schema.Struct({
   id: Schema.String,
-  userId: Schema.String,
+  userId: UserId,
   expiresAt: Schema.Date,
   revokedAt: Schema.NullOr(Schema.Date)
 })
 
 const sessions = decodeRows(SessionRecord)
-const owners = decodeRows(Schema.Struct({ id: Schema.String, userId: Schema.String }))
+const owners = decodeRows(Schema.Struct({ id: Schema.String, userId: UserId }))
 
 export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (session: { id: string; userId: string; tokenHash: string; createdAt: Date; expiresAt: Date }) =>
+    const insert = (session: { id: string; userId: UserId; tokenHash: string; createdAt: Date; expiresAt: Date }) =>
       sql`INSERT INTO sessions ${sql.insert(session)}`.pipe(Effect.asVoid)
 
     const findByTokenHash = (tokenHash: string) =>

@@ -4,11 +4,12 @@ import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
 import { decodeRows, repository } from "../db/Repository.js"
 import { Conflict } from "../domain/Errors.js"
+import { UserId } from "../domain/Ids.js"
 import { normalizeEmail, PublicUser } from "../domain/User.js"
 
 /** A user as others may see it (no password hash), camelCase as the SQL client maps result names. */
 const UserProfile = Schema.Struct({
-  id: Schema.String,
+  id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
   createdAt: Schema.Date
@@ -45,13 +46,13 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
         SELECT id, email, name, password_hash, created_at FROM users
         WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head))
 
-    const findById = (id: string) =>
+    const findById = (id: UserId) =>
       profiles(sql`SELECT id, email, name, created_at FROM users WHERE id = ${id}`).pipe(
         Effect.map(Arr.head)
       )
 
     /** The users with these ids, in no particular order; unknown ids are left out. */
-    const findByIds = (ids: ReadonlyArray<string>) =>
+    const findByIds = (ids: ReadonlyArray<UserId>) =>
       (ids.length === 0
         ? Effect.succeed([])
         : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`))

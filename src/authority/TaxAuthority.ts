@@ -7,6 +7,7 @@
  * the submission id was authorized before (duplicate detection) and carries that authorization.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import type { TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import type { Amounts } from "../domain/Money.js"
 import type { Address } from "../domain/Document.js"
@@ -53,7 +54,7 @@ export interface SubmissionDocument {
 
 /** The tenant asking to issue, as far as the authority's requirements go. */
 export interface IssuerStanding {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   /** Whether the tenant has proven its tax id (with an A1 certificate). */
   readonly verified: boolean
 }
@@ -65,7 +66,7 @@ export interface IssuerStanding {
  * submission ids of their documents, never see or adopt each other's submissions.
  */
 export interface SubmissionRef {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   /** Deterministic: the same document always has the same id, so a retry can be reconciled. */
   readonly submissionId: string
 }
@@ -113,7 +114,7 @@ export interface Cancellation {
 
 /** The DANFSe (the note's PDF) of an authorized note. */
 export interface DanfseRequest {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   readonly accessKey: string
   /** The stored NFS-e XML: what a DANFSe rendered by the service shows. */
   readonly nfseXml: string

@@ -8,6 +8,7 @@ export interface ReceivedEvent {
   readonly webhookId: string
   readonly eventId: string
   readonly type: string
+  /** As the provider sent it: recorded also when it names no tenant. */
   readonly tenantId: string
   readonly outcome: WebhookOutcome
   readonly receivedAt: Date

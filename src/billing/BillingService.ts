@@ -15,6 +15,7 @@ import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import type { WebhookOutcome } from "../domain/Billing.js"
 import { InvalidRequest, InvalidSignature } from "../domain/Errors.js"
+import { asId } from "../domain/Ids.js"
 import { now } from "../domain/Time.js"
 import { resolveSecret, SecretUnavailable } from "../runtime/Secrets.js"
 import { TenantService } from "../tenants/TenantService.js"
@@ -100,7 +101,10 @@ export class BillingService extends Context.Service<BillingService>()("etd/Billi
     const apply = (webhookId: string, event: PaymentProviderEvent) =>
       Effect.gen(function*() {
         const receivedAt = yield* now
-        const tenant = yield* tenants.lockBillingState(event.data.tenant_id)
+        // The provider's word for which tenant, unchecked: it is only looked up, and an id that names
+        // no tenant (malformed or not) is the ignored unknown tenant.
+        const tenantId = asId("tenant", event.data.tenant_id)
+        const tenant = yield* tenants.lockBillingState(tenantId)
         const outcome: WebhookOutcome = !isKnownType(event.type)
           ? "ignored_unknown_type"
           : Option.isNone(tenant)
@@ -118,7 +122,7 @@ export class BillingService extends Context.Service<BillingService>()("etd/Billi
         })
         if (!recorded) return "duplicate" as const
         if (outcome === "applied" && isKnownType(event.type)) {
-          yield* tenants.applyBilling(event.data.tenant_id, {
+          yield* tenants.applyBilling(tenantId, {
             status: statusAfter[event.type],
             billingEventAt: event.created_at,
             plan: setsPlan(event.type) ? event.data.plan : undefined,

@@ -15,7 +15,7 @@ import {
   InvalidCertificate,
   NotFound
 } from "../domain/Errors.js"
-import { IdOf, TenantId } from "../domain/Ids.js"
+import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
@@ -86,7 +86,7 @@ const CredentialId = IdOf("credential")
 export class CredentialsApi extends HttpApiGroup.make("credentials")
   .add(
     HttpApiEndpoint.post("upload", "/tenants/:tenantId/credentials", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       payload: UploadCredential,
       success: Credential.pipe(HttpApiSchema.status(201)),
       error: [
@@ -111,7 +111,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
           "is stored encrypted; the password is used once to open the file and is not stored."
       ),
     HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       query: PageParams,
       success: Page(Credential)
     })
@@ -121,7 +121,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
       .annotate(RequiredRoles, memberRoles)
       .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content. For an API key with `credentials:read` or any member's session."),
     HttpApiEndpoint.get("get", "/tenants/:tenantId/credentials/:credId", {
-      params: { tenantId: TenantId, credId: CredentialId },
+      params: { tenantId: TenantIdParam, credId: CredentialId },
       success: Credential,
       error: NotFound
     })

@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { TenantId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
@@ -13,7 +14,7 @@ import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../doma
 /** A credential's metadata (camelCase, as the SQL client maps result names). */
 export const CredentialRecord = Schema.Struct({
   id: Schema.String,
-  tenantId: Schema.String,
+  tenantId: TenantId,
   kind: CredentialKind,
   subject: Schema.String,
   issuer: Schema.String,
@@ -36,7 +37,7 @@ export interface NewCredential extends CredentialRecord {
 /** A credential's envelope with what binds it to its row. */
 export const SealedCredential = Schema.Struct({
   id: Schema.String,
-  tenantId: Schema.String,
+  tenantId: TenantId,
   envelope: Schema.String,
   masterKeyId: Schema.String
 })
@@ -49,8 +50,8 @@ const ExpiringCredential = Schema.Struct({
   lastExpiryWarningDays: Schema.NullOr(Schema.Number)
 })
 
-const CredentialRef = Schema.Struct({ id: Schema.String, tenantId: Schema.String })
-const TenantExpiry = Schema.Struct({ tenantId: Schema.String, notAfter: Schema.Date })
+const CredentialRef = Schema.Struct({ id: Schema.String, tenantId: TenantId })
+const TenantExpiry = Schema.Struct({ tenantId: TenantId, notAfter: Schema.Date })
 
 const Updated = Schema.Struct({ id: Schema.String })
 
@@ -64,7 +65,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
     const columns = sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
 
     /** Marks the tenant's active credential `replaced`; call in the transaction that inserts the new one. */
-    const replaceActive = (tenantId: string, at: Date) =>
+    const replaceActive = (tenantId: TenantId, at: Date) =>
       sql`
         UPDATE credentials SET status = 'replaced', updated_at = ${at}
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(Effect.asVoid)
@@ -79,13 +80,13 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         )
       )
 
-    const findById = (tenantId: string, id: string) =>
+    const findById = (tenantId: TenantId, id: string) =>
       sql`SELECT ${columns} FROM credentials WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
         decodeRows(CredentialRecord),
         Effect.map(first)
       )
 
-    const list = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
+    const list = (tenantId: TenantId, limit: number, cursor: Cursor | undefined) => {
       const page = keyset(sql, sql`id`, "desc", cursor)
       return sql`
         SELECT ${columns} FROM credentials
@@ -94,7 +95,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
         LIMIT ${limit + 1}`.pipe(decodeRows(CredentialRecord))
     }
 
-    const activeSealed = (tenantId: string) =>
+    const activeSealed = (tenantId: TenantId) =>
       sql`
         SELECT id, tenant_id, envelope, master_key_id, not_after FROM credentials
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(

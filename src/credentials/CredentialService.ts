@@ -17,7 +17,7 @@ import {
   NotFound,
   PayloadTooLarge
 } from "../domain/Errors.js"
-import { makeId } from "../domain/Ids.js"
+import { makeId, type TenantId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import { TenantService } from "../tenants/TenantService.js"
@@ -67,7 +67,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     const tenants = yield* TenantService
     const inTransaction = yield* makeTransaction
 
-    const upload = Effect.fn("CredentialService.upload")(function*(tenantId: string, payload: UploadCredential) {
+    const upload = Effect.fn("CredentialService.upload")(function*(tenantId: TenantId, payload: UploadCredential) {
       const bytes = yield* fileBytes(payload)
       if (bytes.length === 0) {
         return yield* new InvalidRequest({
@@ -144,12 +144,12 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
       return toCredential(row)
     })
 
-    const get = Effect.fn("CredentialService.get")(function*(tenantId: string, id: string) {
+    const get = Effect.fn("CredentialService.get")(function*(tenantId: TenantId, id: string) {
       const row = yield* repo.findById(tenantId, id)
       return toCredential(yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
     })
 
-    const list = Effect.fn("CredentialService.list")(function*(tenantId: string, page: PageParams) {
+    const list = Effect.fn("CredentialService.list")(function*(tenantId: TenantId, page: PageParams) {
       const cursor = cursorOf(page)
       const rows = yield* repo.list(tenantId, pageSize(page.limit), cursor)
       const result = toPage(rows, pageSize(page.limit), cursor)

@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import { AppConfig } from "../Config.js"
+import { TenantId } from "../domain/Ids.js"
 import { now } from "../domain/Time.js"
 import { resolveSecret, SecretUnavailable } from "../runtime/Secrets.js"
 import { CredentialRepo } from "./CredentialRepo.js"
@@ -59,7 +60,7 @@ export interface CredentialMaterial {
 }
 
 export class NoActiveCredential extends Schema.TaggedError<NoActiveCredential>()("NoActiveCredential", {
-  tenantId: Schema.String,
+  tenantId: TenantId,
   message: Schema.String
 }) {}
 
@@ -70,7 +71,7 @@ export class CredentialUnreadable extends Schema.TaggedError<CredentialUnreadabl
 }) {}
 
 // The envelope is bound to its row: copied onto another credential or tenant, it does not open.
-const aadOf = (tenantId: string, credentialId: string) => `credential\0${tenantId}\0${credentialId}`
+const aadOf = (tenantId: TenantId, credentialId: string) => `credential\0${tenantId}\0${credentialId}`
 
 const Plaintext = Schema.fromJsonString(
   Schema.Struct({ v: Schema.Literal(1), certificate_pem: Schema.String, private_key_pem: Schema.String })
@@ -83,7 +84,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
 
     /** The envelope of a new credential: what goes into `credentials.envelope`. */
     const sealMaterial = (
-      tenantId: string,
+      tenantId: TenantId,
       credentialId: string,
       material: { readonly certificatePem: string; readonly privateKeyPem: Redacted.Redacted<string> }
     ) => {
@@ -99,7 +100,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
       }
     }
 
-    const openRow = (row: { id: string; tenantId: string; envelope: string }) =>
+    const openRow = (row: { id: string; tenantId: TenantId; envelope: string }) =>
       Effect.gen(function*() {
         const envelope = yield* parseEnvelope(row.envelope)
         const bytes = yield* open(ring, envelope, aadOf(row.tenantId, row.id))
@@ -115,7 +116,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
       )
 
     /** The tenant's active certificate and private key, decrypted in memory. */
-    const activeFor = (tenantId: string): Effect.Effect<CredentialMaterial, NoActiveCredential | CredentialUnreadable> =>
+    const activeFor = (tenantId: TenantId): Effect.Effect<CredentialMaterial, NoActiveCredential | CredentialUnreadable> =>
       Effect.gen(function*() {
         const row = yield* repo.activeSealed(tenantId)
         if (Option.isNone(row)) {
@@ -173,7 +174,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
      * Whether the tenant holds a certificate that can sign now: active and not past its `not_after`
      * (the expiry monitor marks a lapsed one `expired` only on its next round). Nothing is decrypted.
      */
-    const canSign = (tenantId: string, at: Date): Effect.Effect<boolean> =>
+    const canSign = (tenantId: TenantId, at: Date): Effect.Effect<boolean> =>
       Effect.map(repo.activeSealed(tenantId), Option.exists((row) => row.notAfter.getTime() > at.getTime()))
 
     return { sealMaterial, activeFor, canSign, rewrapAll } as const

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AppConfig } from "../Config.js"
+import { pathTenant } from "../domain/Principal.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { CredentialService } from "./CredentialService.js"
 
@@ -15,8 +16,8 @@ export const CredentialsHttpLive = HttpApiBuilder.group(Api, "credentials", Effe
     .handle("upload", ({ params, payload }) =>
       Effect.andThen(
         limiter.consume([{ key: `upload:${params.tenantId}`, policy: uploads }]),
-        credentials.upload(params.tenantId, payload)
+        credentials.upload(pathTenant(params), payload)
       ))
-    .handle("list", ({ params, query }) => credentials.list(params.tenantId, query))
-    .handle("get", ({ params }) => credentials.get(params.tenantId, params.credId))
+    .handle("list", ({ params, query }) => credentials.list(pathTenant(params), query))
+    .handle("get", ({ params }) => credentials.get(pathTenant(params), params.credId))
 }))

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto"
 import { makeTransaction } from "../db/Repository.js"
 import { CredentialRequired, invalidField, NotFound, QuotaExceeded, TenantSuspended } from "../domain/Errors.js"
 import { Document } from "../domain/Document.js"
-import { encodeId, idPrefixes } from "../domain/Ids.js"
+import { encodeId, type TenantId } from "../domain/Ids.js"
 import { type Amounts, computeAmounts } from "../domain/Money.js"
 import type { Environment } from "../domain/Principal.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
@@ -23,7 +23,7 @@ import { Idempotency, type IdempotencyScope } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 
 export interface Issuer {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   readonly environment: Environment
 }
 
@@ -67,7 +67,7 @@ export const makeAcceptance = Effect.gen(function*() {
       // One clock reading for the id, created_at and the default issue date: list filters on
       // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
       const document: UnnumberedDocument = {
-        id: encodeId(idPrefixes.document, at.getTime(), randomBytes(10)),
+        id: encodeId("document", at.getTime(), randomBytes(10)),
         tenantId: issuer.tenantId,
         environment: issuer.environment,
         type: "service_invoice",
@@ -103,7 +103,7 @@ export const makeAcceptance = Effect.gen(function*() {
     })
 
   /** Raises the quota events when this document used up 80 % or all of the month's live quota. */
-  const quotaThresholds = (tenantId: string, period: string, used: number, limit: number) =>
+  const quotaThresholds = (tenantId: TenantId, period: string, used: number, limit: number) =>
     Effect.forEach([80, 100] as const, (threshold) =>
       used === Math.ceil((limit * threshold) / 100)
         ? events.record({

@@ -11,7 +11,7 @@ import {
   ServiceUnavailable,
   TenantSuspended
 } from "../domain/Errors.js"
-import { IdOf, TenantId } from "../domain/Ids.js"
+import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Timestamp } from "../domain/Time.js"
 import { Centavos, Rate } from "../domain/Money.js"
@@ -117,8 +117,8 @@ export const IdempotencyHeaders = Schema.Struct({
   )
 })
 
-const TenantPath = { tenantId: TenantId }
-const DocumentPath = { tenantId: TenantId, docId: IdOf("document") }
+const TenantPath = { tenantId: TenantIdParam }
+const DocumentPath = { tenantId: TenantIdParam, docId: IdOf("document") }
 const KeyDocumentPath = { docId: IdOf("document") }
 
 /**

@@ -9,7 +9,7 @@ import { keyset } from "../db/Keyset.js"
 import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
 import { isUniqueViolation } from "../db/errors.js"
 import { Conflict } from "../domain/Errors.js"
-import { encodeId } from "../domain/Ids.js"
+import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import {
   AuthorityInfo,
   CancellationInfo,
@@ -30,8 +30,8 @@ import { Environment } from "../domain/Principal.js"
  * decoded with the same codecs as over HTTP (RFC 3339 strings become Dates).
  */
 export const StoredDocument = Schema.Struct({
-  id: Schema.String,
-  tenantId: Schema.String,
+  id: DocumentId,
+  tenantId: TenantId,
   environment: Environment,
   type: Schema.Literal("service_invoice"),
   status: DocumentStatus,
@@ -118,7 +118,7 @@ const cancellationJson = jsonOf(CancellationInfo)
 const lastErrorJson = jsonOf(LastError)
 
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
-const idAt = (at: Date) => encodeId("doc", at.getTime(), new Uint8Array(10))
+const idAt = (at: Date) => encodeId("document", at.getTime(), new Uint8Array(10))
 
 export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentRepo", {
   make: Effect.gen(function*() {
@@ -168,7 +168,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * Takes one unit of the month's quota in one statement (the month's row is created by its first
      * use), or none when it is used up (then returns None).
      */
-    const takeQuota = (tenantId: string, period: string, limit: number) =>
+    const takeQuota = (tenantId: TenantId, period: string, limit: number) =>
       usage(sql`
         INSERT INTO quota_usage AS q (tenant_id, period, used)
         SELECT ${tenantId}, ${period}, 1 WHERE ${limit} > 0
@@ -179,19 +179,19 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     const inEnvironment = (environment: Environment | undefined) =>
       environment === undefined ? [] : [sql`environment = ${environment}`]
 
-    const find = (tenantId: string, environment: Environment | undefined, id: string) =>
+    const find = (tenantId: TenantId, environment: Environment | undefined, id: DocumentId) =>
       documents(sql`
         SELECT * FROM documents
         WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...inEnvironment(environment), sql`id = ${id}`])}`).pipe(
         Effect.map(first)
       )
 
-    const findById = (id: string) =>
+    const findById = (id: DocumentId) =>
       documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first))
 
-    const findByIds = (ids: Arr.NonEmptyReadonlyArray<string>) => documents(sql`SELECT * FROM documents WHERE id IN ${sql.in(ids)}`)
+    const findByIds = (ids: Arr.NonEmptyReadonlyArray<DocumentId>) => documents(sql`SELECT * FROM documents WHERE id IN ${sql.in(ids)}`)
 
-    const findForUpdate = (tenantId: string, environment: Environment | undefined, id: string) =>
+    const findForUpdate = (tenantId: TenantId, environment: Environment | undefined, id: DocumentId) =>
       documents(sql`
         SELECT * FROM documents
         WHERE ${sql.and([sql`tenant_id = ${tenantId}`, ...inEnvironment(environment), sql`id = ${id}`])}
@@ -202,7 +202,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * session). Each environment's page is read through its own index range, and the two merged:
      * one scan over both environments would have to sort all of the tenant's documents.
      */
-    const list = (tenantId: string, environments: Arr.NonEmptyReadonlyArray<Environment>, filters: DocumentFilters) => {
+    const list = (tenantId: TenantId, environments: Arr.NonEmptyReadonlyArray<Environment>, filters: DocumentFilters) => {
       const page = keyset(sql, sql`id`, "desc", filters.cursor)
       const pageOf = (environment: Environment) => {
         const conditions = [
@@ -229,7 +229,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * (exclusive), whatever their status: one grouped statement. Ids are time-ordered, so the time
      * range is also an id range on the (tenant, environment, id) index, one range per environment.
      */
-    const dailyCounts = (tenantId: string, from: Date, until: Date) =>
+    const dailyCounts = (tenantId: TenantId, from: Date, until: Date) =>
       dailyCountRows(sql`
         SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, environment, count(*)::int AS count
         FROM documents
@@ -242,7 +242,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * Records what happened to a document: only the given fields change (and `updated_at`). The
      * NFS-e XML of an authorization is kept in the same statement (`storeNfseXml`).
      */
-    const update = (id: string, change: DocumentChange, at: Date, nfseXml?: string) => {
+    const update = (id: DocumentId, change: DocumentChange, at: Date, nfseXml?: string) => {
       const assignments = [
         sql`updated_at = ${at}`,
         ...(change.status === undefined ? [] : [sql`status = ${change.status}`]),
@@ -262,7 +262,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * `holding` (the job's lease, `LeasedQueue.holding`) still returns the job: one round trip.
      * Returns whether the lease held.
      */
-    const markSubmitting = (id: string, at: Date, holding: Statement.Fragment) =>
+    const markSubmitting = (id: DocumentId, at: Date, holding: Statement.Fragment) =>
       flags(sql`
         WITH held AS (${holding}), marked AS (
           UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
@@ -271,15 +271,15 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         )
         SELECT EXISTS (SELECT 1 FROM held) AS held`).pipe(Effect.map((rows) => rows[0]!.held))
 
-    const storedXml = (documentId: string, nfseXml: string, at: Date) =>
+    const storedXml = (documentId: DocumentId, nfseXml: string, at: Date) =>
       sql`
         INSERT INTO document_files (document_id, nfse_xml, stored_at) VALUES (${documentId}, ${nfseXml}, ${at})
         ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at`
 
     /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
-    const storeNfseXml = (documentId: string, nfseXml: string, at: Date) => storedXml(documentId, nfseXml, at).pipe(Effect.asVoid)
+    const storeNfseXml = (documentId: DocumentId, nfseXml: string, at: Date) => storedXml(documentId, nfseXml, at).pipe(Effect.asVoid)
 
-    const findNfseXml = (documentId: string) =>
+    const findNfseXml = (documentId: DocumentId) =>
       nfseXmls(sql`SELECT nfse_xml FROM document_files WHERE document_id = ${documentId}`).pipe(
         Effect.map((rows) => Option.map(first(rows), (row) => row.nfseXml))
       )

@@ -18,6 +18,7 @@ import {
   statusOf,
   TenantSuspended
 } from "../domain/Errors.js"
+import type { DocumentId, TenantId } from "../domain/Ids.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
 import { listedEnvironments, type TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -117,7 +118,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return document
     })
 
-    const get = Effect.fn("DocumentService.get")(function*(access: TenantReach, id: string) {
+    const get = Effect.fn("DocumentService.get")(function*(access: TenantReach, id: DocumentId) {
       const row = yield* repo.find(access.tenantId, access.environment, id)
       return toDocument(yield* Option.match(row, {
         onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
@@ -146,7 +147,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
      * Documents created per UTC day and environment over the last `days` days, today (UTC)
      * included, oldest first; a day without documents counts zero.
      */
-    const usage = Effect.fn("DocumentService.usage")(function*(tenantId: string, days: number) {
+    const usage = Effect.fn("DocumentService.usage")(function*(tenantId: TenantId, days: number) {
       const at = yield* now
       const tomorrow = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1))
       const from = new Date(tomorrow.getTime() - days * DAY_MS)
@@ -167,7 +168,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     /** The same for a key and a member's session: what happens next depends on the document's environment only. */
     const cancel = Effect.fn("DocumentService.cancel")(function*(
       access: TenantReach,
-      id: string,
+      id: DocumentId,
       request: { reason_code: "issue_error" | "service_not_provided" | "other"; reason: string }
     ) {
       const document = yield* Effect.gen(function*() {
@@ -210,7 +211,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     })
 
     /** A document of the reader's tenant: in the key's environment, or in either for a member's session. */
-    const findFor = (reader: TenantReach, id: string) =>
+    const findFor = (reader: TenantReach, id: DocumentId) =>
       Effect.flatMap(
         repo.find(reader.tenantId, reader.environment, id),
         Option.match({ onNone: () => Effect.fail(new NotFound({ message: "No such document." })), onSome: Effect.succeed })
@@ -220,7 +221,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
      * The note's NFS-e XML as the authority returned it. A note authorized before its XML was kept
      * is asked of the authority once (by its submission id) and kept from then on.
      */
-    const noteOf = (reader: TenantReach, id: string) =>
+    const noteOf = (reader: TenantReach, id: DocumentId) =>
       Effect.gen(function*() {
         const row = yield* findFor(reader, id)
         if (row.authority === null || !filesStatuses.has(row.status)) {
@@ -245,13 +246,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         return { row, authority: row.authority, nfseXml }
       })
 
-    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: TenantReach, id: string) {
+    const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: TenantReach, id: DocumentId) {
       const note = yield* noteOf(reader, id)
       return { xml: note.nfseXml, document: toDocument(note.row) }
     })
 
     /** The DANFSe: the national DANFSe service's PDF, or the one the simulator's layer renders. */
-    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: string) {
+    const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: DocumentId) {
       const note = yield* noteOf(reader, id)
       const pdf = yield* authorities.for(note.row.environment).danfse({
         tenantId: note.row.tenantId,

@@ -3,12 +3,16 @@ import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
-import { CurrentApiKey, reachOf } from "../domain/Principal.js"
+import { asId } from "../domain/Ids.js"
+import { CurrentApiKey, pathTenant, reachOf } from "../domain/Principal.js"
 import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
 import { DocumentService, type Issuer } from "./DocumentService.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
 const issuer = Effect.map(CurrentApiKey, (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment }))
+
+/** The path's `{docId}`, validated by its `IdOf("document")` schema. */
+const docId = (params: { readonly docId: string }) => asId("document", params.docId)
 
 /** A file answer: named by the note's access key, and saying whether the note still stands. */
 const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
@@ -42,23 +46,23 @@ export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.f
     Effect.flatMap(Effect.zip(issuer, markReplayed), ([by, onReplay]) =>
       documents.issue(by, payload, headers["idempotency-key"], onReplay))
   const xml = ({ params }: { readonly params: { readonly docId: string } }) =>
-    Effect.flatMap(issuer, (by) => documents.nfseXml(by, params.docId)).pipe(
+    Effect.flatMap(issuer, (by) => documents.nfseXml(by, docId(params))).pipe(
       Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
     )
   const pdf = ({ params }: { readonly params: { readonly docId: string } }) =>
-    Effect.flatMap(issuer, (by) => documents.danfse(by, params.docId)).pipe(
+    Effect.flatMap(issuer, (by) => documents.danfse(by, docId(params))).pipe(
       Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
     )
   return handlers
     .handle("issue", issue)
-    .handle("list", ({ params, query }) => Effect.flatMap(reachOf(params.tenantId), (by) => documents.list(by, query)))
-    .handle("get", ({ params }) => Effect.flatMap(reachOf(params.tenantId), (by) => documents.get(by, params.docId)))
+    .handle("list", ({ params, query }) => Effect.flatMap(reachOf(params), (by) => documents.list(by, query)))
+    .handle("get", ({ params }) => Effect.flatMap(reachOf(params), (by) => documents.get(by, docId(params))))
     .handle("cancel", ({ params, payload }) =>
-      Effect.flatMap(reachOf(params.tenantId), (by) => documents.cancel(by, params.docId, payload)))
+      Effect.flatMap(reachOf(params), (by) => documents.cancel(by, docId(params), payload)))
     .handle("issueForKey", issue)
     .handle("listForKey", ({ query }) => Effect.flatMap(issuer, (by) => documents.list(by, query)))
-    .handle("getForKey", ({ params }) => Effect.flatMap(issuer, (by) => documents.get(by, params.docId)))
-    .handle("cancelForKey", ({ params, payload }) => Effect.flatMap(issuer, (by) => documents.cancel(by, params.docId, payload)))
+    .handle("getForKey", ({ params }) => Effect.flatMap(issuer, (by) => documents.get(by, docId(params))))
+    .handle("cancelForKey", ({ params, payload }) => Effect.flatMap(issuer, (by) => documents.cancel(by, docId(params), payload)))
     .handle("xmlForKey", xml)
     .handle("pdfForKey", pdf)
 }))
@@ -67,16 +71,16 @@ export const DocumentFilesHttpLive = HttpApiBuilder.group(Api, "documentFiles", 
   const documents = yield* DocumentService
   return handlers
     .handle("xml", ({ params }) =>
-      Effect.flatMap(reachOf(params.tenantId), (by) => documents.nfseXml(by, params.docId)).pipe(
+      Effect.flatMap(reachOf(params), (by) => documents.nfseXml(by, docId(params))).pipe(
         Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
       ))
     .handle("pdf", ({ params }) =>
-      Effect.flatMap(reachOf(params.tenantId), (by) => documents.danfse(by, params.docId)).pipe(
+      Effect.flatMap(reachOf(params), (by) => documents.danfse(by, docId(params))).pipe(
         Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
       ))
 }))
 
 export const UsageHttpLive = HttpApiBuilder.group(Api, "usage", Effect.fn(function*(handlers) {
   const documents = yield* DocumentService
-  return handlers.handle("get", ({ params, query }) => documents.usage(params.tenantId, query.days ?? DEFAULT_USAGE_DAYS))
+  return handlers.handle("get", ({ params, query }) => documents.usage(pathTenant(params), query.days ?? DEFAULT_USAGE_DAYS))
 }))

@@ -2,10 +2,11 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, repository } from "../db/Repository.js"
+import type { TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 
 export interface IdempotencyScope {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   readonly environment: Environment
   readonly key: string
 }

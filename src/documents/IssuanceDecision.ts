@@ -8,6 +8,7 @@ import type { Authorization } from "../authority/TaxAuthority.js"
 import type { EventType } from "../domain/Events.js"
 import type { DocumentChange, StoredDocument } from "./DocumentRepo.js"
 import type { IssuanceJob } from "./IssuanceQueue.js"
+import type { DocumentId } from "../domain/Ids.js"
 
 /** What the job's call to the authority came to. */
 export type IssuanceOutcome = Data.TaggedEnum<{
@@ -42,7 +43,7 @@ export type IssuanceDecision = Data.TaggedEnum<{
     readonly document: StoredDocument
   }
   /** The job is due again at `runAt`; the document keeps the error meanwhile. */
-  Retry: { readonly at: Date; readonly runAt: Date; readonly documentId: string; readonly change: DocumentChange }
+  Retry: { readonly at: Date; readonly runAt: Date; readonly documentId: DocumentId; readonly change: DocumentChange }
   /** The job ends and the document is left as it is. */
   Complete: {}
 }>

@@ -4,13 +4,14 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../Config.js"
+import { DocumentId, TenantId } from "../domain/Ids.js"
 import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
 
 export const IssuanceJob = Schema.Struct({
   ...LeaseFields,
   id: Schema.Number,
-  documentId: Schema.String,
-  tenantId: Schema.String,
+  documentId: DocumentId,
+  tenantId: TenantId,
   kind: Schema.Literals(["submit", "cancel"]),
   /** When the first attempt was claimed: the retry window runs from there. */
   firstAttemptAt: Schema.NullOr(Schema.Date),
@@ -20,8 +21,8 @@ export const IssuanceJob = Schema.Struct({
 export type IssuanceJob = typeof IssuanceJob.Type
 
 export interface NewIssuanceJob {
-  readonly documentId: string
-  readonly tenantId: string
+  readonly documentId: DocumentId
+  readonly tenantId: TenantId
   readonly kind: IssuanceJob["kind"]
   readonly traceparent: string | null
 }

@@ -3,6 +3,7 @@
  * repository and its services. The key material never appears here: only metadata.
  */
 import { Data, Schema } from "effect"
+import type { TenantId } from "./Ids.js"
 import { DateTime } from "./Time.js"
 
 export const CredentialKind = Schema.Literal("a1_certificate")
@@ -31,4 +32,4 @@ export class Credential extends Schema.Class<Credential>("Credential")({
  * Another upload for the same tenant committed its active credential first (one active credential
  * per tenant): retrying the upload makes it replace that one.
  */
-export class ActiveCredentialTaken extends Data.TaggedError("ActiveCredentialTaken")<{ readonly tenantId: string }> {}
+export class ActiveCredentialTaken extends Data.TaggedError("ActiveCredentialTaken")<{ readonly tenantId: TenantId }> {}

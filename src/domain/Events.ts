@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { Document } from "./Document.js"
+import { TenantId } from "./Ids.js"
 import { Environment } from "./Principal.js"
 
 export const eventTypes = [
@@ -24,7 +25,7 @@ export type EventType = typeof EventType.Type
 /** An event as the outbox stores it and the webhooks send it. */
 export const RecordedEvent = Schema.Struct({
   id: Schema.String,
-  tenantId: Schema.String,
+  tenantId: TenantId,
   environment: Environment,
   type: Schema.String,
   /** `{ object }`, as stored and as sent. */

@@ -2,6 +2,7 @@
  * Who is calling. Authentication middleware provides one of these; handlers read it.
  */
 import { Context, Effect, Schema } from "effect"
+import { type ApiKeyId, asId, type TenantId, type UserId } from "./Ids.js"
 
 export const Scope = Schema.Literals([
   "documents:read",
@@ -34,8 +35,8 @@ export type Role = typeof Role.Type
 
 export interface ApiKeyPrincipal {
   readonly _tag: "ApiKey"
-  readonly keyId: string
-  readonly tenantId: string
+  readonly keyId: ApiKeyId
+  readonly tenantId: TenantId
   readonly environment: Environment
   readonly scopes: ReadonlyArray<Scope>
 }
@@ -43,7 +44,7 @@ export interface ApiKeyPrincipal {
 export interface SessionPrincipal {
   readonly _tag: "Session"
   readonly sessionId: string
-  readonly userId: string
+  readonly userId: UserId
   /** The user's role in the `{tenantId}` of the path, when the path has one. */
   readonly role?: Role | undefined
 }
@@ -63,13 +64,22 @@ export class CurrentPrincipal extends Context.Service<CurrentPrincipal, ApiKeyPr
  * already matched the path's tenant and checked the scope or the role.
  */
 export interface TenantReach {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   readonly environment?: Environment | undefined
 }
 
-export const reachOf = (tenantId: string) =>
+/**
+ * The `{tenantId}` of a tenant's path, as a handler's `params` hold it: validated by its
+ * `TenantIdParam` schema, and the tenant of the caller's key or one its session's user is a member
+ * of, or the middleware would have answered 404.
+ */
+export const pathTenant = (params: { readonly tenantId: string }): TenantId => asId("tenant", params.tenantId)
+
+export const reachOf = (params: { readonly tenantId: string }) =>
   Effect.map(CurrentPrincipal, (principal): TenantReach =>
-    principal._tag === "Session" ? { tenantId } : { tenantId: principal.tenantId, environment: principal.environment })
+    principal._tag === "Session"
+      ? { tenantId: pathTenant(params) }
+      : { tenantId: principal.tenantId, environment: principal.environment })
 
 /**
  * Endpoint annotations read by the authentication middleware: the scope a key needs, and the

@@ -7,13 +7,13 @@
 import { type Array as Arr, Context, Effect, Layer } from "effect"
 import { Transaction } from "../db/Repository.js"
 import type { EventType, RecordedEvent } from "../domain/Events.js"
-import { makeId } from "../domain/Ids.js"
+import { makeId, type TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventRepo } from "./EventRepo.js"
 
 export interface NewEvent {
-  readonly tenantId: string
+  readonly tenantId: TenantId
   readonly environment: Environment
   readonly type: EventType
   readonly object: unknown

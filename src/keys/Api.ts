@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { DateTime } from "../domain/Time.js"
 import { ExposureSource } from "../domain/Events.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
-import { IdOf, TenantId } from "../domain/Ids.js"
+import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, Scope } from "../domain/Principal.js"
@@ -84,12 +84,12 @@ export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")(
   previous: Schema.Struct({ id: Schema.String, expires_at: DateTime })
 }) {}
 
-const KeyPath = { tenantId: TenantId, keyId: IdOf("apiKey") }
+const KeyPath = { tenantId: TenantIdParam, keyId: IdOf("apiKey") }
 
 export class KeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.post("create", "/tenants/:tenantId/api-keys", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       payload: CreateApiKey,
       success: CreatedApiKey.pipe(HttpApiSchema.status(201))
     })
@@ -98,7 +98,7 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenantId/api-keys", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       query: PageParams,
       success: Page(ApiKey)
     })

@@ -19,6 +19,7 @@ import {
   MissingCredentials,
   NotFound
 } from "../domain/Errors.js"
+import { asId } from "../domain/Ids.js"
 import {
   type ApiKeyPrincipal,
   CurrentApiKey,
@@ -118,7 +119,9 @@ const make = Effect.gen(function*() {
       const { pathTenantId, policy } = yield* currentPolicy(endpoint)
       if (pathTenantId === undefined) return { principal, policy }
       // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.
-      const role = yield* Effect.flatMap(tenants.roleOf(pathTenantId, principal.userId), Option.match({
+      // The path's schema has not checked the id yet; it is only looked up, and a malformed one is no
+      // tenant's (that same 404).
+      const role = yield* Effect.flatMap(tenants.roleOf(asId("tenant", pathTenantId), principal.userId), Option.match({
         onNone: () => Effect.fail(new NotFound()),
         onSome: Effect.succeed
       }))

@@ -3,14 +3,15 @@ import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { ApiKeyId, TenantId, type UserId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { ExposureSource } from "../domain/Events.js"
 import { Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
 const ApiKeyRecord = Schema.Struct({
-  id: Schema.String,
-  tenantId: Schema.String,
+  id: ApiKeyId,
+  tenantId: TenantId,
   name: Schema.String,
   environment: Environment,
   scopes: Schema.Array(Scope),
@@ -19,7 +20,7 @@ const ApiKeyRecord = Schema.Struct({
   lastUsedAt: Schema.NullOr(Schema.Date),
   expiresAt: Schema.NullOr(Schema.Date),
   revokedAt: Schema.NullOr(Schema.Date),
-  replacedBy: Schema.NullOr(Schema.String)
+  replacedBy: Schema.NullOr(ApiKeyId)
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
@@ -35,14 +36,14 @@ const KeyWithExposure = Schema.Struct({ ...ApiKeyRecord.fields, ...ExposureRecor
 export type KeyWithExposure = typeof KeyWithExposure.Type
 
 export interface NewApiKey {
-  readonly id: string
-  readonly tenantId: string
+  readonly id: ApiKeyId
+  readonly tenantId: TenantId
   readonly name: string
   readonly environment: Environment
   readonly scopes: ReadonlyArray<Scope>
   readonly tokenHash: string
   readonly hint: string
-  readonly createdBy: string | null
+  readonly createdBy: UserId | null
   readonly createdAt: Date
 }
 
@@ -72,7 +73,7 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
       )
 
     /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
-    const findForUpdate = (tenantId: string, id: string) =>
+    const findForUpdate = (tenantId: TenantId, id: ApiKeyId) =>
       keys(sql`SELECT ${selectColumns} FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`).pipe(
         Effect.map(Arr.head)
       )
@@ -89,7 +90,7 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         WHERE a.api_key_id = ${keyId} AND a.kind = 'api_key.exposed'`
 
     /** Newest first, each with its exposure alerts (one statement); `limit + 1` rows, so the caller can tell whether more exist. */
-    const list = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
+    const list = (tenantId: TenantId, limit: number, cursor: Cursor | undefined) => {
       const page = keyset(sql, sql`k.id`, "desc", cursor)
       return keysWithExposure(sql`
         SELECT ${sql.unsafe(qualifiedColumns)}, e.exposure_count, e.exposure_last_at, e.exposure_last_source
@@ -100,24 +101,24 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         LIMIT ${limit + 1}`)
     }
 
-    const exposureOf = (keyId: string) =>
+    const exposureOf = (keyId: ApiKeyId) =>
       exposures(exposureOfKey(sql`${keyId}`)).pipe(
         // An aggregate without GROUP BY returns exactly one row.
         Effect.map((rows) => rows[0]!)
       )
 
-    const markRotated = (id: string, expiresAt: Date, replacedBy: string) =>
+    const markRotated = (id: ApiKeyId, expiresAt: Date, replacedBy: ApiKeyId) =>
       sql`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${replacedBy} WHERE id = ${id}`.pipe(
         Effect.asVoid
       )
 
-    const revoke = (id: string, at: Date) =>
+    const revoke = (id: ApiKeyId, at: Date) =>
       sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
         Effect.asVoid
       )
 
     /** One statement per key that was used since the last flush, never one per request. */
-    const touch = (usage: ReadonlyArray<readonly [id: string, at: Date]>) =>
+    const touch = (usage: ReadonlyArray<readonly [id: ApiKeyId, at: Date]>) =>
       Effect.forEach(usage, ([id, at]) =>
         sql`
           UPDATE api_keys SET last_used_at = ${at}

@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
-import { makeId } from "../domain/Ids.js"
+import { type ApiKeyId, makeId, type TenantId, type UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, toPage, pageSize } from "../domain/Pagination.js"
 import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -51,11 +51,11 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
     const inTransaction = yield* makeTransaction
 
     const issue = (input: {
-      tenantId: string
+      tenantId: TenantId
       name: string
       environment: Environment
       scopes: ReadonlyArray<Scope>
-      createdBy: string | null
+      createdBy: UserId | null
     }) =>
       Effect.gen(function*() {
         const token = generateToken(input.environment)
@@ -75,21 +75,21 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
           { ...row, lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null },
           row.createdAt
         )
-        return { apiKey, token }
+        return { id: row.id, apiKey, token }
       })
 
     const create = Effect.fn("KeyService.create")(function*(input: {
-      tenantId: string
+      tenantId: TenantId
       name: string
       environment: Environment
       scopes: ReadonlyArray<Scope>
-      createdBy: string
+      createdBy: UserId
     }) {
       const { apiKey, token } = yield* issue(input)
       return new CreatedApiKey({ api_key: apiKey, token })
     })
 
-    const list = Effect.fn("KeyService.list")(function*(tenantId: string, page: PageParams) {
+    const list = Effect.fn("KeyService.list")(function*(tenantId: TenantId, page: PageParams) {
       const cursor = cursorOf(page)
       const rows = yield* repo.list(tenantId, pageSize(page.limit), cursor)
       const at = yield* now
@@ -98,9 +98,9 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
     })
 
     const rotate = Effect.fn("KeyService.rotate")(function*(
-      tenantId: string,
-      keyId: string,
-      createdBy: string,
+      tenantId: TenantId,
+      keyId: ApiKeyId,
+      createdBy: UserId,
       graceDays: number | undefined
     ) {
       return yield* Effect.gen(function*() {
@@ -116,14 +116,14 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
             }.`
           })
         }
-        const { apiKey, token } = yield* issue({ ...old, createdBy })
+        const { apiKey, id, token } = yield* issue({ ...old, createdBy })
         const expiresAt = new Date(at.getTime() + (graceDays ?? config.keyRotationGraceDays) * DAY)
-        yield* repo.markRotated(old.id, expiresAt, apiKey.id)
+        yield* repo.markRotated(old.id, expiresAt, id)
         return new RotatedApiKey({ api_key: apiKey, token, previous: { id: old.id, expires_at: expiresAt } })
       }).pipe(inTransaction)
     })
 
-    const revoke = Effect.fn("KeyService.revoke")(function*(tenantId: string, keyId: string) {
+    const revoke = Effect.fn("KeyService.revoke")(function*(tenantId: TenantId, keyId: ApiKeyId) {
       return yield* Effect.gen(function*() {
         const found = yield* repo.findForUpdate(tenantId, keyId)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
@@ -137,7 +137,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
 
     // last_used_at is kept in memory and written in batches: a write per request would double
     // the database load of every authenticated call.
-    const pendingUse = new Map<string, Date>()
+    const pendingUse = new Map<ApiKeyId, Date>()
     const flushLastUsed = Effect.suspend(() => {
       if (pendingUse.size === 0) return Effect.void
       const usage = [...pendingUse.entries()]

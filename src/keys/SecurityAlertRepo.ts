@@ -2,12 +2,13 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { repository } from "../db/Repository.js"
+import type { ApiKeyId, TenantId } from "../domain/Ids.js"
 
 export type NewSecurityAlert = {
   readonly kind: "api_key.exposed" | "session.exposed"
   /** Null when the token belongs to no known key, or is a session's (sessions belong to users). */
-  readonly tenantId: string | null
-  readonly apiKeyId: string | null
+  readonly tenantId: TenantId | null
+  readonly apiKeyId: ApiKeyId | null
   /** Where the token was found (an `ExposureSource`). */
   readonly detail: string
   readonly createdAt: Date

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { DateTime } from "../domain/Time.js"
 import { Conflict, Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
-import { TenantId } from "../domain/Ids.js"
+import { TenantIdParam } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
 import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
@@ -25,14 +25,14 @@ export const ChangeRole = Schema.Struct({ role: Role })
  * member, and answers the same 404 as an unknown one (SPEC §2), not a 400.
  */
 const memberParams = {
-  tenantId: TenantId,
+  tenantId: TenantIdParam,
   userId: Schema.String.annotate({ description: "The member's user id (`usr_…`)." })
 }
 
 export class TenantsApi extends HttpApiGroup.make("tenants")
   .add(
     HttpApiEndpoint.get("get", "/tenants/:tenantId", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       success: Tenant
     })
       .annotate(OpenApi.Summary, "Get a tenant")
@@ -42,7 +42,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   )
   .add(
     HttpApiEndpoint.patch("update", "/tenants/:tenantId", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       payload: TenantChanges,
       success: Tenant
     })
@@ -58,7 +58,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   )
   .add(
     HttpApiEndpoint.post("addMember", "/tenants/:tenantId/members", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       payload: AddMember,
       success: Member.pipe(HttpApiSchema.status(201)),
       error: [Conflict, NotFound, Forbidden]
@@ -70,7 +70,7 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   )
   .add(
     HttpApiEndpoint.get("listMembers", "/tenants/:tenantId/members", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       query: PageParams,
       success: Page(Member)
     })

@@ -1,9 +1,16 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
-import { CurrentSession } from "../domain/Principal.js"
+import { asId } from "../domain/Ids.js"
+import { CurrentSession, pathTenant } from "../domain/Principal.js"
 import { MemberService } from "./MemberService.js"
 import { TenantService } from "./TenantService.js"
+
+/**
+ * The path's `{userId}`. Its schema checks no pattern (a malformed id is the 404 of an unknown
+ * member, SPEC §2): it is only looked up among the tenant's members.
+ */
+const userId = (params: { readonly userId: string }) => asId("user", params.userId)
 
 export const TenantsHttpLive = HttpApiBuilder.group(
   Api,
@@ -12,17 +19,17 @@ export const TenantsHttpLive = HttpApiBuilder.group(
     const tenants = yield* TenantService
     const members = yield* MemberService
     return handlers
-      .handle("get", ({ params }) => tenants.get(params.tenantId))
-      .handle("update", ({ params, payload }) => tenants.update(params.tenantId, payload))
+      .handle("get", ({ params }) => tenants.get(pathTenant(params)))
+      .handle("update", ({ params, payload }) => tenants.update(pathTenant(params), payload))
       .handle("addMember", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
           // The middleware resolved the caller's role on this tenant; it is always present here.
-          members.addMember(params.tenantId, session.role ?? "developer", payload)))
-      .handle("listMembers", ({ params, query }) => members.listMembers(params.tenantId, query))
+          members.addMember(pathTenant(params), session.role ?? "developer", payload)))
+      .handle("listMembers", ({ params, query }) => members.listMembers(pathTenant(params), query))
       .handle("changeMemberRole", ({ params, payload }) =>
         Effect.flatMap(CurrentSession, (session) =>
-          members.changeRole(params.tenantId, session.userId, params.userId, payload.role)))
+          members.changeRole(pathTenant(params), session.userId, userId(params), payload.role)))
       .handle("removeMember", ({ params }) =>
-        Effect.flatMap(CurrentSession, (session) => members.removeMember(params.tenantId, session.userId, params.userId)))
+        Effect.flatMap(CurrentSession, (session) => members.removeMember(pathTenant(params), session.userId, userId(params))))
   })
 )

@@ -11,6 +11,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
+import type { TenantId, UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -25,23 +26,23 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     const inTransaction = yield* makeTransaction
 
     const addMember = Effect.fn("MemberService.addMember")(function*(
-      tenantId: string,
+      tenantId: TenantId,
       actorRole: Role,
       input: { email: string; role: Role }
     ) {
       if (input.role === "owner" && actorRole !== "owner") {
         return yield* new Forbidden({ message: "Only an owner can add another owner." })
       }
-      const user = yield* directory.findByEmail(input.email)
-      if (Option.isNone(user)) {
+      const found = yield* directory.findByEmail(input.email)
+      if (Option.isNone(found)) {
         return yield* new NotFound({ message: "No registered user has this email. Ask them to register first." })
       }
       const createdAt = yield* now
-      yield* tenants.addMember({ tenantId, userId: user.value.id, role: input.role, createdAt })
-      return new Member({ user: user.value, role: input.role, created_at: createdAt })
+      yield* tenants.addMember({ tenantId, userId: found.value.id, role: input.role, createdAt })
+      return new Member({ user: found.value.user, role: input.role, created_at: createdAt })
     })
 
-    const listMembers = Effect.fn("MemberService.listMembers")(function*(tenantId: string, page: PageParams) {
+    const listMembers = Effect.fn("MemberService.listMembers")(function*(tenantId: TenantId, page: PageParams) {
       const cursor = cursorOf(page)
       const memberships = yield* tenants.listMembers(tenantId, pageSize(page.limit), cursor)
       const result = toPage(memberships.map((membership) => ({ ...membership, id: membership.userId })), pageSize(page.limit), cursor)
@@ -63,7 +64,7 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
      * The caller's role, read under the tenant's lock (call inside the transaction that took it).
      * The middleware checked it before the lock; a concurrent change may have lowered or ended it.
      */
-    const lockedActorRole = (tenantId: string, actorId: string) =>
+    const lockedActorRole = (tenantId: TenantId, actorId: UserId) =>
       Effect.andThen(
         tenants.lock(tenantId),
         Effect.flatMap(tenants.roleOf(tenantId, actorId), Option.match({
@@ -73,16 +74,16 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       )
 
     /** Fails when the owner about to be demoted or removed is the tenant's only one (call under the tenant's lock). */
-    const keepAnOwner = (tenantId: string, action: string) =>
+    const keepAnOwner = (tenantId: TenantId, action: string) =>
       Effect.flatMap(tenants.countOwners(tenantId), (owners) =>
         owners > 1
           ? Effect.void
           : Effect.fail(new InvalidState({ message: `The last owner cannot be ${action}; make another member an owner first.` })))
 
     const changeRole = Effect.fn("MemberService.changeRole")(function*(
-      tenantId: string,
-      actorId: string,
-      userId: string,
+      tenantId: TenantId,
+      actorId: UserId,
+      userId: UserId,
       role: Role
     ) {
       const membership = yield* Effect.gen(function*() {
@@ -106,7 +107,7 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     })
 
     /** Removes a member: an owner or admin removes others, every member may remove themselves. */
-    const removeMember = Effect.fn("MemberService.removeMember")(function*(tenantId: string, actorId: string, userId: string) {
+    const removeMember = Effect.fn("MemberService.removeMember")(function*(tenantId: TenantId, actorId: UserId, userId: UserId) {
       yield* Effect.gen(function*() {
         const actorRole = yield* lockedActorRole(tenantId, actorId)
         if (actorId !== userId && actorRole === "developer") {

@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { TenantId, UserId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { Conflict } from "../domain/Errors.js"
 import { Role } from "../domain/Principal.js"
@@ -16,7 +17,7 @@ import { quotaPeriod } from "../domain/Time.js"
 
 /** A row of `tenants` (camelCase, as the SQL client maps result names). */
 const TenantRecord = Schema.Struct({
-  id: Schema.String,
+  id: TenantId,
   name: Schema.String,
   taxId: Schema.String,
   verified: Schema.Boolean,
@@ -32,10 +33,10 @@ const TenantUsageRecord = Schema.Struct({ ...TenantRecord.fields, used: Schema.N
 export type TenantUsageRecord = typeof TenantUsageRecord.Type
 
 /** A row of `memberships`. */
-const MembershipRecord = Schema.Struct({ userId: Schema.String, role: Role, createdAt: Schema.Date })
+const MembershipRecord = Schema.Struct({ userId: UserId, role: Role, createdAt: Schema.Date })
 
 export type NewTenantRecord = {
-  readonly id: string
+  readonly id: TenantId
   readonly name: string
   readonly taxId: string
   readonly monthlyQuota: number
@@ -68,12 +69,12 @@ const Issuer = Schema.Struct({
   taxIdVerifiedByAnother: Schema.Boolean
 })
 const issuers = decodeRows(Issuer)
-const issuersWithIds = decodeRows(Schema.Struct({ id: Schema.String, ...Issuer.fields }))
+const issuersWithIds = decodeRows(Schema.Struct({ id: TenantId, ...Issuer.fields }))
 const memberships = decodeRows(MembershipRecord)
 const roles = decodeRows(Schema.Struct({ role: Role }))
 const owners = decodeRows(Schema.Struct({ owners: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ found: Schema.Boolean }))
-const ids = decodeRows(Schema.Struct({ id: Schema.String }))
+const ids = decodeRows(Schema.Struct({ id: TenantId }))
 const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
@@ -98,7 +99,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * Marks the tenant as the proven holder of its tax id. The unique index on verified tax ids makes
      * a concurrent verification by another tenant wait for this transaction and fail if it commits.
      */
-    const markVerified = (id: string) =>
+    const markVerified = (id: TenantId) =>
       sql`UPDATE tenants SET verified = true WHERE id = ${id} AND NOT verified`.pipe(
         Effect.asVoid,
         Effect.catchIf(
@@ -107,7 +108,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         )
       )
 
-    const findById = (id: string, at: Date) =>
+    const findById = (id: TenantId, at: Date) =>
       tenantsWithUsage(sql`
         SELECT ${tenantColumns}, q.used FROM tenants t
         LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = ${quotaPeriod(at)}
@@ -121,15 +122,15 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional,
       EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another`
 
-    const findIssuer = (id: string) =>
+    const findIssuer = (id: TenantId) =>
       issuers(sql`SELECT ${issuerColumns} FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
 
     /** `findIssuer` for several tenants (those that exist), in one statement, with their ids. */
-    const findIssuers = (ids: Arr.NonEmptyReadonlyArray<string>) =>
+    const findIssuers = (ids: Arr.NonEmptyReadonlyArray<TenantId>) =>
       issuersWithIds(sql`SELECT t.id, ${issuerColumns} FROM tenants t WHERE t.id IN ${sql.in(ids)}`)
 
     /** Applies the change; whether the tenant exists. */
-    const update = (id: string, change: TenantChange) =>
+    const update = (id: TenantId, change: TenantChange) =>
       ids(sql`
         UPDATE tenants SET
           name = COALESCE(${change.name ?? null}, name),
@@ -140,23 +141,23 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * Locks the tenant row for the surrounding transaction, to serialize writes that must respect a
      * per-tenant limit. NO KEY: rows that reference the tenant can still be inserted meanwhile.
      */
-    const lock = (id: string) =>
+    const lock = (id: TenantId) =>
       sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid)
 
     /** The time of the last billing event applied to the tenant, locking the row for the caller's transaction. */
-    const lockBillingState = (id: string) =>
+    const lockBillingState = (id: TenantId) =>
       billingStates(sql`SELECT billing_event_at FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`).pipe(
         Effect.map(Arr.head)
       )
 
-    const applyBilling = (id: string, change: BillingChange) =>
+    const applyBilling = (id: TenantId, change: BillingChange) =>
       sql`
         UPDATE tenants SET status = ${change.status}, billing_event_at = ${change.billingEventAt}
           ${change.plan === undefined ? sql`` : sql`, plan = ${change.plan}`}
           ${change.monthlyQuota === undefined ? sql`` : sql`, monthly_quota = ${change.monthlyQuota}`}
         WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    const addMember = (member: { tenantId: string; userId: string; role: Role; createdAt: Date }) =>
+    const addMember = (member: { tenantId: TenantId; userId: UserId; role: Role; createdAt: Date }) =>
       sql`INSERT INTO memberships ${sql.insert(member)}`.pipe(
         Effect.asVoid,
         Effect.catchIf(
@@ -165,32 +166,32 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         )
       )
 
-    const roleOf = (tenantId: string, userId: string) =>
+    const roleOf = (tenantId: TenantId, userId: UserId) =>
       roles(sql`SELECT role FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`).pipe(
         Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role))
       )
 
-    const findMember = (tenantId: string, userId: string) =>
+    const findMember = (tenantId: TenantId, userId: UserId) =>
       memberships(sql`SELECT user_id, role, created_at FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`).pipe(
         Effect.map(Arr.head)
       )
 
-    const countOwners = (tenantId: string) =>
+    const countOwners = (tenantId: TenantId) =>
       owners(sql`SELECT count(*)::int AS owners FROM memberships WHERE tenant_id = ${tenantId} AND role = 'owner'`).pipe(
         Effect.map((rows) => rows[0]?.owners ?? 0)
       )
 
-    const setRole = (tenantId: string, userId: string, role: Role) =>
+    const setRole = (tenantId: TenantId, userId: UserId, role: Role) =>
       sql`UPDATE memberships SET role = ${role} WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(Effect.asVoid)
 
-    const removeMember = (tenantId: string, userId: string) =>
+    const removeMember = (tenantId: TenantId, userId: UserId) =>
       sql`DELETE FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(Effect.asVoid)
 
     /**
      * A page of the tenant's memberships in user id order, `limit + 1` rows so the caller can tell
      * whether more exist (the users themselves belong to the auth module).
      */
-    const listMembers = (tenantId: string, limit: number, cursor: Cursor | undefined) => {
+    const listMembers = (tenantId: TenantId, limit: number, cursor: Cursor | undefined) => {
       const page = keyset(sql, sql`user_id`, "asc", cursor)
       return memberships(sql`
         SELECT user_id, role, created_at FROM memberships
@@ -200,7 +201,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
     }
 
     /** A page of the user's tenants with the user's role in each, in tenant id order, `limit + 1` rows. */
-    const tenantsOfUser = (userId: string, at: Date, limit: number, cursor: Cursor | undefined) => {
+    const tenantsOfUser = (userId: UserId, at: Date, limit: number, cursor: Cursor | undefined) => {
       const page = keyset(sql, sql`t.id`, "asc", cursor)
       return tenantsOfMember(sql`
         SELECT ${tenantColumns}, q.used, m.role FROM memberships m

@@ -6,7 +6,7 @@ import { type Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Conflict, NotFound } from "../domain/Errors.js"
-import { makeId } from "../domain/Ids.js"
+import { makeId, type TenantId, type UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { type NewTenant, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
@@ -33,7 +33,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
     const inTransaction = yield* makeTransaction
 
     /** A new tenant with `ownerId` as its owner, created at `at` (registration's own time). */
-    const create = Effect.fn("TenantService.create")(function*(input: NewTenant, ownerId: string, at: Date) {
+    const create = Effect.fn("TenantService.create")(function*(input: NewTenant, ownerId: UserId, at: Date) {
       const id = yield* makeId("tenant")
       return yield* Effect.gen(function*() {
         // A registration racing the verification sees the tax id as it was at its own statement:
@@ -53,7 +53,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }).pipe(inTransaction)
     })
 
-    const get = Effect.fn("TenantService.get")(function*(tenantId: string) {
+    const get = Effect.fn("TenantService.get")(function*(tenantId: TenantId) {
       const at = yield* now
       const row = yield* tenants.findById(tenantId, at)
       if (Option.isNone(row)) return yield* new NotFound()
@@ -61,7 +61,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
     })
 
     /** Changes the tenant's name or Simples Nacional option (the route allows owners and admins); the tenant as changed. */
-    const update = Effect.fn("TenantService.update")(function*(tenantId: string, changes: TenantChanges) {
+    const update = Effect.fn("TenantService.update")(function*(tenantId: TenantId, changes: TenantChanges) {
       const found = yield* tenants.update(tenantId, { name: changes.name, simplesNacional: changes.simples_nacional })
       if (!found) return yield* new NotFound()
       return yield* get(tenantId)
@@ -71,32 +71,32 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
      * The issuer's name, tax id, status, quota, Simples Nacional option, whether it proved its tax id and
      * whether another tenant did: None for an unknown tenant.
      */
-    const issuer = (tenantId: string) => tenants.findIssuer(tenantId)
+    const issuer = (tenantId: TenantId) => tenants.findIssuer(tenantId)
 
     /** `issuer` for several tenants at once, by id (a tenant that does not exist is absent). */
-    const issuers = (tenantIds: Arr.NonEmptyReadonlyArray<string>) =>
+    const issuers = (tenantIds: Arr.NonEmptyReadonlyArray<TenantId>) =>
       Effect.map(tenants.findIssuers(tenantIds), (rows) => new Map(rows.map(({ id, ...issuer }) => [id, issuer])))
 
     /**
      * Records that the tenant proved its tax id with a certificate issued to it (call in the
      * transaction that stores the certificate): `Conflict` when another tenant proved it first.
      */
-    const markVerified = (tenantId: string) => tenants.markVerified(tenantId)
+    const markVerified = (tenantId: TenantId) => tenants.markVerified(tenantId)
 
     /** Serializes per-tenant limits (call inside the transaction that checks the limit). */
-    const lock = (tenantId: string) => tenants.lock(tenantId)
+    const lock = (tenantId: TenantId) => tenants.lock(tenantId)
 
     /** For the payment provider's events: the last applied event's time (None: no such tenant), row locked. */
-    const lockBillingState = (tenantId: string) => tenants.lockBillingState(tenantId)
+    const lockBillingState = (tenantId: TenantId) => tenants.lockBillingState(tenantId)
 
     /** Applies a payment provider's event to the tenant's status, plan and quota. */
-    const applyBilling = (tenantId: string, change: BillingChange) => tenants.applyBilling(tenantId, change)
+    const applyBilling = (tenantId: TenantId, change: BillingChange) => tenants.applyBilling(tenantId, change)
 
-    const roleOf = Effect.fn("TenantService.roleOf")(function*(tenantId: string, userId: string) {
+    const roleOf = Effect.fn("TenantService.roleOf")(function*(tenantId: TenantId, userId: UserId) {
       return yield* tenants.roleOf(tenantId, userId)
     })
 
-    const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: string, page: PageParams) {
+    const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: UserId, page: PageParams) {
       const at = yield* now
       const cursor = cursorOf(page)
       const rows = yield* tenants.tenantsOfUser(userId, at, pageSize(page.limit), cursor)

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
-import { IdOf, TenantId } from "../domain/Ids.js"
+import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { DateTime, Timestamp } from "../domain/Time.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
@@ -135,13 +135,13 @@ export const DeletedEndpoint = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotate({ identifier: "DeletedWebhookEndpoint" })
 
-const endpointParams = { tenantId: TenantId, endpointId: IdOf("webhookEndpoint") }
-const deliveryParams = { tenantId: TenantId, deliveryId: IdOf("delivery") }
+const endpointParams = { tenantId: TenantIdParam, endpointId: IdOf("webhookEndpoint") }
+const deliveryParams = { tenantId: TenantIdParam, deliveryId: IdOf("delivery") }
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("createEndpoint", "/tenants/:tenantId/webhook-endpoints", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       payload: NewWebhookEndpoint,
       success: WebhookEndpointWithSecret.pipe(HttpApiSchema.status(201)),
       error: Conflict
@@ -156,7 +156,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   )
   .add(
     HttpApiEndpoint.get("listEndpoints", "/tenants/:tenantId/webhook-endpoints", {
-      params: { tenantId: TenantId },
+      params: { tenantId: TenantIdParam },
       query: ListEndpointsParams,
       success: Page(WebhookEndpoint)
     })

@@ -5,16 +5,17 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../Config.js"
+import { DeliveryId, TenantId, WebhookEndpointId } from "../domain/Ids.js"
 import { type Environment } from "../domain/Principal.js"
 import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
 import type { WebhookRepo } from "./WebhookRepo.js"
 
 export const ClaimedDelivery = Schema.Struct({
   ...LeaseFields,
-  id: Schema.String,
-  endpointId: Schema.String,
+  id: DeliveryId,
+  endpointId: WebhookEndpointId,
   eventId: Schema.String,
-  tenantId: Schema.String,
+  tenantId: TenantId,
   /** Attempts since the delivery was last (re)queued: the retry schedule counts these. */
   runAttempts: Schema.Number,
   traceparent: Schema.NullOr(Schema.String)
@@ -22,10 +23,10 @@ export const ClaimedDelivery = Schema.Struct({
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
 export interface NewDelivery {
-  readonly id: string
+  readonly id: DeliveryId
   readonly eventId: string
-  readonly endpointId: string
-  readonly tenantId: string
+  readonly endpointId: WebhookEndpointId
+  readonly tenantId: TenantId
   readonly environment: Environment
   readonly eventType: string
   readonly traceparent: string | null
@@ -63,6 +64,6 @@ export class DeliveryQueue extends Context.Service<DeliveryQueue, LeasedQueue<Cl
  * with `reason` as their last error; deliveries in flight settle on their own.
  */
 export const endWaitingDeliveries = (repo: WebhookRepo["Service"], queue: DeliveryQueue["Service"]) =>
-  (endpointId: string, reason: string) =>
+  (endpointId: WebhookEndpointId, reason: string) =>
     Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
       queue.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: reason }))

@@ -7,14 +7,15 @@ import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effec
 import { SqlClient } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { DeliveryId, TenantId, WebhookEndpointId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { EventType } from "../domain/Events.js"
 import { Environment, type TenantReach } from "../domain/Principal.js"
 import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
 
 export const EndpointRow = Schema.Struct({
-  id: Schema.String,
-  tenantId: Schema.String,
+  id: WebhookEndpointId,
+  tenantId: TenantId,
   environment: Environment,
   url: Schema.String,
   description: Schema.NullOr(Schema.String),
@@ -32,10 +33,10 @@ export const EndpointRow = Schema.Struct({
 export type EndpointRow = typeof EndpointRow.Type
 
 export const DeliveryRow = Schema.Struct({
-  id: Schema.String,
+  id: DeliveryId,
   eventId: Schema.String,
-  endpointId: Schema.String,
-  tenantId: Schema.String,
+  endpointId: WebhookEndpointId,
+  tenantId: TenantId,
   environment: Environment,
   eventType: EventType,
   status: DeliveryStatus,
@@ -51,7 +52,7 @@ export const DeliveryRow = Schema.Struct({
 export type DeliveryRow = typeof DeliveryRow.Type
 
 export const AttemptRow = Schema.Struct({
-  deliveryId: Schema.String,
+  deliveryId: DeliveryId,
   attempt: Schema.Number,
   startedAt: Schema.Date,
   statusCode: Schema.NullOr(Schema.Number),
@@ -64,7 +65,8 @@ export type AttemptRow = typeof AttemptRow.Type
 const endpoints = decodeRows(EndpointRow)
 const deliveries = decodeRows(DeliveryRow)
 const attempts = decodeRows(AttemptRow)
-const ids = decodeRows(Schema.Struct({ id: Schema.String }))
+const deliveryIds = decodeRows(Schema.Struct({ id: DeliveryId }))
+const endpointIds = decodeRows(Schema.Struct({ id: WebhookEndpointId }))
 const counts = decodeRows(Schema.Struct({ count: Schema.Number }))
 const failingSinces = decodeRows(Schema.Struct({ failingSince: Schema.Date }))
 const targets = decodeRows(EndpointRow.mapFields((fields) => ({
@@ -93,7 +95,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       ...(owner.environment === undefined ? [] : [sql`environment = ${owner.environment}`])
     ]
 
-    const countEndpoints = (tenantId: string, environment: Environment) =>
+    const countEndpoints = (tenantId: TenantId, environment: Environment) =>
       counts(sql`
         SELECT count(*)::int AS count FROM webhook_endpoints
         WHERE tenant_id = ${tenantId} AND environment = ${environment} AND deleted_at IS NULL`).pipe(
@@ -108,14 +110,14 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         Effect.asVoid
       )
 
-    const findEndpoint = (owner: Owner, id: string) =>
+    const findEndpoint = (owner: Owner, id: WebhookEndpointId) =>
       endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner), sql`deleted_at IS NULL`])}`).pipe(
         Effect.map(first)
       )
 
-    const findEndpointForUpdate = (owner: Owner, id: string) =>
+    const findEndpointForUpdate = (owner: Owner, id: WebhookEndpointId) =>
       endpoints(sql`
         SELECT * FROM webhook_endpoints
         WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner), sql`deleted_at IS NULL`])}
@@ -123,7 +125,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
 
     /** One environment's endpoints (a key's), or both environments' (a member's session) in one statement. */
     const listEndpoints = (
-      tenantId: string,
+      tenantId: TenantId,
       environments: Arr.NonEmptyReadonlyArray<Environment>,
       limit: number,
       cursor: Cursor | undefined
@@ -142,7 +144,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         ORDER BY ${page.orderBy} LIMIT ${limit + 1}`)
     }
 
-    const updateEndpoint = (id: string, fields: {
+    const updateEndpoint = (id: WebhookEndpointId, fields: {
       readonly url: string
       readonly events: ReadonlyArray<string>
       readonly description: string | null
@@ -158,25 +160,25 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
             updated_at = ${fields.updatedAt}
         WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    const rotateSecret = (id: string, secret: string, previous: string, previousExpiresAt: Date, at: Date) =>
+    const rotateSecret = (id: WebhookEndpointId, secret: string, previous: string, previousExpiresAt: Date, at: Date) =>
       sql`
         UPDATE webhook_endpoints
         SET secret = ${secret}, previous_secret = ${previous}, previous_secret_expires_at = ${previousExpiresAt}, updated_at = ${at}
         WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    const deleteEndpoint = (id: string, at: Date) =>
+    const deleteEndpoint = (id: WebhookEndpointId, at: Date) =>
       sql`
         UPDATE webhook_endpoints SET deleted_at = ${at}, enabled = false, updated_at = ${at} WHERE id = ${id}`.pipe(
         Effect.asVoid
       )
 
     /** An endpoint's pending deliveries (to end them when it is no longer sent to). */
-    const pendingOf = (endpointId: string) =>
-      ids(sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`).pipe(
+    const pendingOf = (endpointId: WebhookEndpointId) =>
+      deliveryIds(sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`).pipe(
         Effect.map((rows) => rows.map((row) => row.id))
       )
 
-    const listDeliveries = (owner: Owner, endpointId: string, filters: {
+    const listDeliveries = (owner: Owner, endpointId: WebhookEndpointId, filters: {
       readonly limit: number
       readonly cursor?: Cursor | undefined
       readonly status?: DeliveryStatus | undefined
@@ -197,51 +199,51 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         ORDER BY ${page.orderBy} LIMIT ${filters.limit + 1}`)
     }
 
-    const findDelivery = (owner: Owner, id: string) =>
+    const findDelivery = (owner: Owner, id: DeliveryId) =>
       deliveries(sql`
         SELECT * FROM webhook_deliveries WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner)])}`).pipe(
         Effect.map(first)
       )
 
-    const attemptsOf = (deliveryId: string) =>
+    const attemptsOf = (deliveryId: DeliveryId) =>
       attempts(sql`
         SELECT delivery_id, attempt, started_at, status_code, latency_ms, response_body, error
         FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`)
 
     /** An endpoint's failed deliveries created since a time (to send them again after an outage). */
-    const failedSince = (endpointId: string, since: Date) =>
-      ids(sql`
+    const failedSince = (endpointId: WebhookEndpointId, since: Date) =>
+      deliveryIds(sql`
         SELECT id FROM webhook_deliveries
         WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}`).pipe(
         Effect.map((rows) => rows.map((row) => row.id))
       )
 
     /** The ids of the endpoints that receive an event of this type. */
-    const subscribedEndpoints = (tenantId: string, environment: Environment, type: string) =>
-      ids(sql`
+    const subscribedEndpoints = (tenantId: TenantId, environment: Environment, type: string) =>
+      endpointIds(sql`
         SELECT id FROM webhook_endpoints
         WHERE tenant_id = ${tenantId} AND environment = ${environment} AND enabled AND deleted_at IS NULL
           AND (events @> '["*"]'::jsonb OR events @> ${json([type])}::jsonb)
         ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)))
 
     /** What sending deliveries needs of their endpoints (also when disabled or deleted meanwhile), in one statement. */
-    const deliveryTargets = (endpointIds: Arr.NonEmptyReadonlyArray<string>) =>
+    const deliveryTargets = (ids: Arr.NonEmptyReadonlyArray<WebhookEndpointId>) =>
       targets(sql`
         SELECT id, url, enabled, deleted_at, secret, previous_secret, previous_secret_expires_at, failing_since
-        FROM webhook_endpoints WHERE id IN ${sql.in(endpointIds)}`)
+        FROM webhook_endpoints WHERE id IN ${sql.in(ids)}`)
 
     /** Every attempt that was sent is kept (SPEC §9). */
     const insertAttempt = (attempt: AttemptRow) =>
       sql`INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)}`.pipe(Effect.asVoid)
 
     /** The endpoint answered: it is no longer failing. */
-    const clearFailing = (endpointId: string) =>
+    const clearFailing = (endpointId: WebhookEndpointId) =>
       sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`.pipe(
         Effect.asVoid
       )
 
     /** Marks the endpoint failing since `at` unless it already was; returns since when it fails. */
-    const markFailing = (endpointId: string, at: Date) =>
+    const markFailing = (endpointId: WebhookEndpointId, at: Date) =>
       failingSinces(sql`
         UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${at})
         WHERE id = ${endpointId} RETURNING failing_since`).pipe(
@@ -249,7 +251,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       )
 
     /** Disables an endpoint the dispatcher gave up on (its pending deliveries are the queue's to end). */
-    const disableEndpoint = (endpointId: string, reason: "gone" | "failing", at: Date) =>
+    const disableEndpoint = (endpointId: WebhookEndpointId, reason: "gone" | "failing", at: Date) =>
       sql`
         UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
         WHERE id = ${endpointId} AND enabled`.pipe(Effect.asVoid)

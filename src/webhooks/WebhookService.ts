@@ -6,7 +6,7 @@
 import { Array as Arr, Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { AppConfig } from "../Config.js"
 import { Conflict, invalidField, InvalidState, NotFound } from "../domain/Errors.js"
-import { makeId } from "../domain/Ids.js"
+import { type DeliveryId, makeId, type WebhookEndpointId } from "../domain/Ids.js"
 import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
 import { listedEnvironments } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
@@ -105,7 +105,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         onSuccess: (parsed) => Effect.succeed(parsed.href)
       })
 
-    const endpointOf = (owner: Owner, id: string) =>
+    const endpointOf = (owner: Owner, id: WebhookEndpointId) =>
       Effect.flatMap(repo.findEndpoint(owner, id), Option.match({
         onNone: () => Effect.fail(endpointNotFound()),
         onSome: Effect.succeed
@@ -175,13 +175,13 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       return { ...page, data: page.data.map((row) => toEndpoint(row, at)) }
     })
 
-    const get = Effect.fn("WebhookService.getEndpoint")(function*(owner: Owner, id: string) {
+    const get = Effect.fn("WebhookService.getEndpoint")(function*(owner: Owner, id: WebhookEndpointId) {
       const row = yield* repo.findEndpoint(owner, id)
       if (Option.isNone(row)) return yield* endpointNotFound()
       return toEndpoint(row.value, yield* now)
     })
 
-    const update = Effect.fn("WebhookService.updateEndpoint")(function*(owner: Owner, id: string, input: UpdateWebhookEndpoint) {
+    const update = Effect.fn("WebhookService.updateEndpoint")(function*(owner: Owner, id: WebhookEndpointId, input: UpdateWebhookEndpoint) {
       const url = input.url === undefined ? undefined : yield* validUrl(input.url)
       return yield* Effect.gen(function*() {
         const found = yield* repo.findEndpointForUpdate(owner, id)
@@ -205,7 +205,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       }).pipe(inTransaction)
     })
 
-    const remove = Effect.fn("WebhookService.deleteEndpoint")(function*(owner: Owner, id: string) {
+    const remove = Effect.fn("WebhookService.deleteEndpoint")(function*(owner: Owner, id: WebhookEndpointId) {
       return yield* Effect.gen(function*() {
         const row = yield* endpointOf(owner, id)
         const at = yield* now
@@ -215,7 +215,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       }).pipe(inTransaction)
     })
 
-    const rotateSecret = Effect.fn("WebhookService.rotateSecret")(function*(owner: Owner, id: string) {
+    const rotateSecret = Effect.fn("WebhookService.rotateSecret")(function*(owner: Owner, id: WebhookEndpointId) {
       return yield* Effect.gen(function*() {
         const found = yield* repo.findEndpointForUpdate(owner, id)
         if (Option.isNone(found)) return yield* endpointNotFound()
@@ -230,7 +230,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
 
     const listDeliveries = Effect.fn("WebhookService.listDeliveries")(function*(
       owner: Owner,
-      endpointId: string,
+      endpointId: WebhookEndpointId,
       params: ListDeliveriesParams
     ) {
       yield* endpointOf(owner, endpointId)
@@ -245,7 +245,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       return { ...page, data: page.data.map(toDelivery) }
     })
 
-    const getDelivery = Effect.fn("WebhookService.getDelivery")(function*(owner: Owner, id: string) {
+    const getDelivery = Effect.fn("WebhookService.getDelivery")(function*(owner: Owner, id: DeliveryId) {
       const row = yield* repo.findDelivery(owner, id)
       if (Option.isNone(row)) return yield* deliveryNotFound()
       return toDetail(row.value, yield* repo.attemptsOf(id))
@@ -256,7 +256,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         ? Effect.void
         : Effect.fail(new InvalidState({ message: "The webhook endpoint is disabled; enable it first (PATCH enabled: true)." }))
 
-    const replay = Effect.fn("WebhookService.replayDelivery")(function*(owner: Owner, id: string) {
+    const replay = Effect.fn("WebhookService.replayDelivery")(function*(owner: Owner, id: DeliveryId) {
       yield* Effect.gen(function*() {
         const found = yield* repo.findDelivery(owner, id)
         if (Option.isNone(found)) return yield* deliveryNotFound()
@@ -272,7 +272,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       return yield* getDelivery(owner, id)
     })
 
-    const recover = Effect.fn("WebhookService.recoverDeliveries")(function*(owner: Owner, endpointId: string, since: Date) {
+    const recover = Effect.fn("WebhookService.recoverDeliveries")(function*(owner: Owner, endpointId: WebhookEndpointId, since: Date) {
       return yield* Effect.gen(function*() {
         const found = yield* repo.findEndpointForUpdate(owner, endpointId)
         if (Option.isNone(found)) return yield* endpointNotFound()

@@ -12,6 +12,7 @@ import { UserRepo } from "../../src/auth/UserRepo.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { Conflict } from "../../src/domain/Errors.js"
+import { asId } from "../../src/domain/Ids.js"
 import { hashToken } from "../../src/domain/Tokens.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
@@ -78,7 +79,7 @@ describe("AuthService (neighbours mocked)", () => {
         findByEmail: (email) =>
           Effect.succeed(
             email === "ana@example.com"
-              ? Option.some({ id: "usr_ana", email, name: null, passwordHash: "scrypt$hash", createdAt: new Date(0) })
+              ? Option.some({ id: asId("user", "usr_ana"), email, name: null, passwordHash: "scrypt$hash", createdAt: new Date(0) })
               : Option.none()
           )
       }
@@ -102,7 +103,7 @@ describe("AuthService (neighbours mocked)", () => {
         findByTokenHash: (tokenHash) =>
           Effect.succeed(
             tokenHash === hashToken(SESSION_TOKEN)
-              ? Option.some({ id: "ses_1", userId: "usr_1", expiresAt, revokedAt })
+              ? Option.some({ id: "ses_1", userId: asId("user", "usr_1"), expiresAt, revokedAt })
               : Option.none()
           )
       }

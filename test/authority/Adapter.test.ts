@@ -16,6 +16,7 @@ import {
   TaxAuthorities,
   type TransientAuthorityError
 } from "../../src/authority/TaxAuthority.js"
+import { asId } from "../../src/domain/Ids.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { AppConfigLive } from "../../src/Config.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
@@ -33,7 +34,7 @@ const authoritiesWith = (variables: Record<string, string>) =>
 const authorityFor = (environment: Environment) => Effect.map(TaxAuthorities, (authorities) => authorities.for(environment))
 
 const submission = (notes: string | null = null): Submission => ({
-  tenantId: "ten_adapter",
+  tenantId: asId("tenant", "ten_adapter"),
   submissionId: `DPS-${randomBytes(8).toString("hex")}`,
   document: {
     environment: "test",

@@ -16,10 +16,11 @@ import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKe
 import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
 import type { Submission, SubmissionDocument } from "../../src/authority/TaxAuthority.js"
 import { type CredentialMaterial, CredentialVault, NoActiveCredential } from "../../src/credentials/CredentialVault.js"
+import { asId } from "../../src/domain/Ids.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/fixtures.js"
 
-const TENANT = "ten_sefin"
+const TENANT = asId("tenant", "ten_sefin")
 const PASSWORD = "senha"
 const DAY = 86_400_000
 

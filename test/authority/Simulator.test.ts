@@ -11,11 +11,12 @@ import { randomBytes } from "node:crypto"
 import { makeSimulator, type SimulatorOptions } from "../../src/authority/simulator/Simulator.js"
 import type { Submission, SubmissionDocument, TaxAuthority } from "../../src/authority/TaxAuthority.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { asId } from "../../src/domain/Ids.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
 const ISSUER_CNPJ = "11222333000181"
-const TENANT = "ten_simulator"
+const TENANT = asId("tenant", "ten_simulator")
 
 const document = (notes: string | null = null, overrides: Partial<SubmissionDocument> = {}): SubmissionDocument => ({
   environment: "test",
@@ -489,7 +490,7 @@ for (const database of testDatabases) {
         const authority = yield* simulator()
         // Two tenants that name the same tax id number their documents alike: the DPS ids coincide.
         const ours = submission()
-        const theirs: Submission = { ...ours, tenantId: "ten_other" }
+        const theirs: Submission = { ...ours, tenantId: asId("tenant", "ten_other") }
         const first = yield* authority.submit(ours)
         const second = yield* authority.submit(theirs)
         expect(second.accessKey).not.toBe(first.accessKey)
@@ -498,7 +499,7 @@ for (const database of testDatabases) {
         // Cancelling one leaves the other authorized.
         yield* authority.cancel({ ...theirs, environment: "test", issuerTaxId: "11222333000181", accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20), requestedAt: new Date(NOW) })
         expect(Option.getOrThrow(yield* authority.lookup(ours)).status).toBe("authorized")
-        expect(Option.isNone(yield* authority.lookup({ ...ours, tenantId: "ten_third" }))).toBe(true)
+        expect(Option.isNone(yield* authority.lookup({ ...ours, tenantId: asId("tenant", "ten_third") }))).toBe(true)
       }))
 
     it.effect("never puts document content in its spans", () =>

@@ -9,12 +9,13 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { CredentialRepo, type NewCredential } from "../../src/credentials/CredentialRepo.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { asId, type TenantId } from "../../src/domain/Ids.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { cnpj } from "../support/taxIds.js"
 
 const at = new Date("2025-03-01T12:00:00.000Z")
 
-const credential = (tenantId: string, taxId: string): NewCredential => ({
+const credential = (tenantId: TenantId, taxId: string): NewCredential => ({
   id: `crd_repo${randomBytes(8).toString("hex")}`,
   tenantId,
   kind: "a1_certificate",
@@ -35,7 +36,7 @@ const credential = (tenantId: string, taxId: string): NewCredential => ({
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const taxId = cnpj()
-  const tenantId = `ten_repo${randomBytes(8).toString("hex")}`
+  const tenantId = asId("tenant", `ten_repo${randomBytes(8).toString("hex")}`)
   yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at) VALUES (${tenantId}, ${"Repo Ltda"}, ${taxId}, ${100}, ${at})`
   return { tenantId, taxId }
 })
@@ -53,7 +54,7 @@ for (const database of testDatabases) {
         const found = yield* repo.findById(tenantId, stored.id)
         const { envelope: _envelope, masterKeyId: _masterKeyId, updatedAt: _updatedAt, ...metadata } = stored
         expect(found).toEqual(Option.some(metadata))
-        expect(yield* repo.findById("ten_other", stored.id)).toEqual(Option.none())
+        expect(yield* repo.findById(asId("tenant", "ten_other"), stored.id)).toEqual(Option.none())
         const sealed = yield* repo.activeSealed(tenantId)
         expect(Option.map(sealed, (row) => row.notAfter)).toEqual(Option.some(stored.notAfter))
       }))

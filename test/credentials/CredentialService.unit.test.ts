@@ -11,12 +11,13 @@ import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { Pkcs12Opener } from "../../src/credentials/Pkcs12Opener.js"
 import { ActiveCredentialTaken } from "../../src/domain/Credential.js"
 import { Conflict } from "../../src/domain/Errors.js"
+import { asId } from "../../src/domain/Ids.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/taxIds.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
 
-const TENANT = "ten_unit"
+const TENANT = asId("tenant", "ten_unit")
 const TENANT_TAX_ID = cnpj()
 const PASSWORD = "unit-test-pass"
 

@@ -17,6 +17,7 @@ import { dueWarning, ExpiryMonitorLive, makeExpirySweep } from "../../src/creden
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
+import { asId } from "../../src/domain/Ids.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
 import { makePkcs12 } from "../support/certificates.js"
@@ -41,7 +42,7 @@ const credentialExpiringIn = (days: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const taxId = cnpj()
-    const tenantId = `ten_expiry${randomBytes(8).toString("hex")}`
+    const tenantId = asId("tenant", `ten_expiry${randomBytes(8).toString("hex")}`)
     yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at) VALUES (${tenantId}, ${"Expira Ltda"}, ${taxId}, ${100}, ${new Date(START)})`
     const password = "expiry-test"
     const p12 = makePkcs12({

@@ -18,6 +18,7 @@ import { CredentialVault, MASTER_KEY_FILE, MasterKeys, MasterKeysLive } from "..
 import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelope.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
+import { asId } from "../../src/domain/Ids.js"
 import { secretFilePath } from "../../src/runtime/Secrets.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
@@ -38,7 +39,7 @@ const newTenantWithCredential = (keys: string) =>
     yield* TestClock.setTime(Date.now())
     const sql = yield* SqlClient.SqlClient
     const taxId = cnpj()
-    const tenantId = `ten_vault${randomBytes(8).toString("hex")}`
+    const tenantId = asId("tenant", `ten_vault${randomBytes(8).toString("hex")}`)
     yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at) VALUES (${tenantId}, ${"Vault Ltda"}, ${taxId}, ${100}, ${new Date()})`
     const password = randomBytes(6).toString("hex")
     const p12 = makePkcs12({ cn: `VAULT LTDA:${taxId}`, cnpjOid: taxId, password })
@@ -66,7 +67,8 @@ for (const database of testDatabases) {
         expect(der(Redacted.value(material.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
         expect(material.certificatePem).toContain("BEGIN CERTIFICATE")
         expect(String(material.privateKeyPem)).toBe("<redacted>")
-        const none = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor("ten_nobody"))), vaultWith(K1))
+        const nobody = asId("tenant", "ten_nobody")
+        const none = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(nobody))), vaultWith(K1))
         expect(none._tag).toBe("NoActiveCredential")
       }))
 

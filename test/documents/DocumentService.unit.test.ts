@@ -13,6 +13,7 @@ import { DocumentService } from "../../src/documents/DocumentService.js"
 import { Idempotency } from "../../src/documents/Idempotency.js"
 import { IssuanceQueue, type NewIssuanceJob } from "../../src/documents/IssuanceQueue.js"
 import type { NewDocument } from "../../src/documents/Api.js"
+import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 
@@ -72,7 +73,7 @@ describe("DocumentService (neighbours mocked)", () => {
     const { calls, enqueued, layer } = serviceWith({ status: "suspended", monthlyQuota: 100 })
     return Effect.gen(function*() {
       const service = yield* DocumentService
-      const error = yield* Effect.flip(service.issue({ tenantId: "ten_x", environment: "live" }, payload, undefined))
+      const error = yield* Effect.flip(service.issue({ tenantId: asId("tenant", "ten_x"), environment: "live" }, payload, undefined))
       expect(error._tag).toBe("TenantSuspended")
       expect(calls).toEqual([])
       expect(enqueued).toEqual([])
@@ -84,7 +85,7 @@ describe("DocumentService (neighbours mocked)", () => {
     return Effect.gen(function*() {
       const service = yield* DocumentService
       // A suspended tenant can still issue test documents, and they take no quota.
-      const document = yield* service.issue({ tenantId: "ten_x", environment: "test" }, payload, undefined)
+      const document = yield* service.issue({ tenantId: asId("tenant", "ten_x"), environment: "test" }, payload, undefined)
       expect(document.status).toBe("queued")
       expect(document.number).toBe(42)
       expect(calls).toEqual(["accept"])

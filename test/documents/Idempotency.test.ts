@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Idempotency, requestHash } from "../../src/documents/Idempotency.js"
+import { asId } from "../../src/domain/Ids.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { cnpj } from "../support/taxIds.js"
 
@@ -15,7 +16,7 @@ const START = Date.parse("2026-11-10T12:00:00Z")
 
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const id = `ten_idem${Math.random().toString(36).slice(2, 12)}`
+  const id = asId("tenant", `ten_idem${Math.random().toString(36).slice(2, 12)}`)
   yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
              VALUES (${id}, ${"T"}, ${cnpj()}, ${10}, ${new Date(START)})`
   return id

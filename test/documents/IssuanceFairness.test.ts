@@ -15,6 +15,7 @@ import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService } from "../../src/documents/DocumentService.js"
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "../../src/documents/IssuanceWorker.js"
+import { asId, type TenantId } from "../../src/domain/Ids.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
@@ -31,7 +32,7 @@ const payload: NewDocument = {
 
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const id = `ten_issuefair${Math.random().toString(36).slice(2, 12)}`
+  const id = asId("tenant", `ten_issuefair${Math.random().toString(36).slice(2, 12)}`)
   yield* sql`
     INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
     VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${1000}, ${new Date()})`
@@ -41,7 +42,7 @@ const newTenant = Effect.gen(function*() {
 for (const database of testDatabases) {
   layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`issuance fairness (${database})`, (it) => {
     it.effect("a tenant's burst against a slow authority holds at most its cap of workers: another tenant's document goes through at once", () => {
-      let noisyTenant = ""
+      let noisyTenant = asId("tenant", "")
       let inFlight = 0
       let mostInFlight = 0
       // The noisy tenant's submissions take 3 s each; the others' are answered at once.
@@ -63,7 +64,7 @@ for (const database of testDatabases) {
           fairness: { issuancePerTenant: 2, webhooksPerTenant: 4, webhooksPerEndpoint: 4 }
         }))
       )
-      const issue = (tenantId: string) =>
+      const issue = (tenantId: TenantId) =>
         Effect.flatMap(DocumentService, (documents) => documents.issue({ tenantId, environment: "test" }, payload, undefined))
       return Effect.gen(function*() {
         noisyTenant = yield* newTenant

@@ -20,6 +20,7 @@ import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService, type Issuer } from "../../src/documents/DocumentService.js"
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { claimOne } from "../support/claimOne.js"
+import { asId } from "../../src/domain/Ids.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { Transaction } from "../../src/db/Repository.js"
@@ -80,7 +81,7 @@ let tenantCounter = 0
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   tenantCounter += 1
-  const id = `ten_pipeline${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`
+  const id = asId("tenant", `ten_pipeline${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`)
   yield* sql`
     INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
     VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${100}, ${new Date(START)})`
@@ -329,9 +330,9 @@ for (const database of testDatabases) {
           })
           const [ok, refused, down] = yield* Effect.forEach([1, 2, 3], () => documents.issue(issuer, payload(), undefined))
           yield* drain
-          yield* documents.cancel(issuer, ok!.id, { reason_code: "issue_error", reason: "Wrong amount on the invoice" })
-          yield* documents.cancel(issuer, refused!.id, { reason_code: "other", reason: "please refuse this one" })
-          yield* documents.cancel(issuer, down!.id, { reason_code: "other", reason: "authority unavailable case" })
+          yield* documents.cancel(issuer, asId("document", ok!.id), { reason_code: "issue_error", reason: "Wrong amount on the invoice" })
+          yield* documents.cancel(issuer, asId("document", refused!.id), { reason_code: "other", reason: "please refuse this one" })
+          yield* documents.cancel(issuer, asId("document", down!.id), { reason_code: "other", reason: "authority unavailable case" })
           expect((yield* documentStatus(ok!.id)).status).toBe("cancel_requested")
           yield* drain
 

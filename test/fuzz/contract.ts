@@ -3,7 +3,7 @@
  * with its method, path, authentication and schemas, and, for each schema, a pool of valid wire
  * values derived from it. A new endpoint or a changed schema is fuzzed without touching this file.
  */
-import { Arbitrary, Effect, Exit, Schema, SchemaAST } from "effect"
+import { Arbitrary, Effect, Exit, Record, Schema, SchemaAST } from "effect"
 import { HttpApi } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import { encodeId, idPrefixes } from "../../src/domain/Ids.js"
@@ -79,7 +79,7 @@ const stockValues = (): ReadonlyArray<unknown> => [
   "52998224725",
   "ana@example.com",
   "https://example.com/webhooks/nfse",
-  ...Object.values(idPrefixes).map((prefix) => encodeId(prefix, Date.now(), new Uint8Array(10)))
+  ...Record.keys(idPrefixes).map((kind) => encodeId(kind, Date.now(), new Uint8Array(10)))
 ]
 
 const examplesOf = (schema: Schema.Top): ReadonlyArray<unknown> => {

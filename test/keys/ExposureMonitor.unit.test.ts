@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Latch, Layer, Logger, Metric, Option } from "effect"
 import { AuthService } from "../../src/auth/AuthService.js"
+import { asId } from "../../src/domain/Ids.js"
 import { generateToken, type TokenKind } from "../../src/domain/Tokens.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { ExposureMonitor } from "../../src/keys/ExposureMonitor.js"
@@ -60,12 +61,13 @@ const monitorWith = (world: World) => {
       }),
       Layer.mock(KeyService)({
         identify: (token) =>
-          Effect.map(lookUp(token), (known) => (known ? Option.some({ keyId: "key_1", tenantId: "ten_1" }) : Option.none()))
+          Effect.map(lookUp(token), (known) =>
+            known ? Option.some({ keyId: asId("apiKey", "key_1"), tenantId: asId("tenant", "ten_1") }) : Option.none())
       }),
       Layer.mock(AuthService)({
         revokeExposedSession: (token) =>
           Effect.flatMap(lookUp(token), (known) =>
-            known ? Effect.as(write("revoke session"), Option.some({ id: "ses_1", userId: "usr_1" })) : Effect.succeedNone)
+            known ? Effect.as(write("revoke session"), Option.some({ id: "ses_1", userId: asId("user", "usr_1") })) : Effect.succeedNone)
       }),
       Layer.mock(EventLog)({
         record: (event) => Effect.as(write(`event ${event.type} ${event.environment} ${event.tenantId}`), "evt_1")

@@ -7,6 +7,7 @@ import { Duration, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
+import { asId } from "../../src/domain/Ids.js"
 import { generateToken, hashToken } from "../../src/domain/Tokens.js"
 import { type ApiKeyRecord, KeyRepo } from "../../src/keys/KeyRepo.js"
 import { KeyService } from "../../src/keys/KeyService.js"
@@ -27,8 +28,8 @@ const NOW = Date.parse("2026-11-01T12:00:00Z")
 const token = generateToken("live")
 
 const key = (fields: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
-  id: "key_1",
-  tenantId: "ten_1",
+  id: asId("apiKey", "key_1"),
+  tenantId: asId("tenant", "ten_1"),
   name: "ci",
   environment: "live",
   scopes: ["documents:read"],
@@ -69,7 +70,7 @@ describe("KeyService (repository mocked)", () => {
       )
       expect(revoked).toBe("ApiKeyRevoked")
 
-      const rotated = holding(key({ expiresAt: new Date(NOW + 60_000), replacedBy: "key_2" }))
+      const rotated = holding(key({ expiresAt: new Date(NOW + 60_000), replacedBy: asId("apiKey", "key_2") }))
       const verifyAt = (millis: number) =>
         Effect.andThen(TestClock.setTime(millis), Effect.flatMap(KeyService, (keys) => outcome(keys.verify(token))))
       yield* Effect.gen(function*() {

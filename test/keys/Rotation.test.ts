@@ -9,6 +9,7 @@ import { TestClock } from "effect/testing"
 import { AuthService } from "../../src/auth/AuthService.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { asId, type TenantId, type UserId } from "../../src/domain/Ids.js"
 import { KeyService } from "../../src/keys/KeyService.js"
 import { cnpj, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
@@ -55,10 +56,10 @@ const tenantFixture = Effect.gen(function*() {
     password: Redacted.make(PASSWORD),
     tenant: { name: "Rotation Ltda", tax_id: cnpj() }
   })
-  return { email, userId: registration.user.id, tenantId: registration.tenant!.id }
+  return { email, userId: asId("user", registration.user.id), tenantId: asId("tenant", registration.tenant!.id) }
 })
 
-const newKey = (owner: { userId: string; tenantId: string }, environment: "live" | "test" = "live") =>
+const newKey = (owner: { userId: UserId; tenantId: TenantId }, environment: "live" | "test" = "live") =>
   Effect.flatMap(KeyService, (keys) =>
     keys.create({
       tenantId: owner.tenantId,
@@ -67,6 +68,9 @@ const newKey = (owner: { userId: string; tenantId: string }, environment: "live"
       scopes: ["documents:read"],
       createdBy: owner.userId
     }))
+
+/** The id of a key the service created, as its methods take it. */
+const keyIdOf = (created: { readonly api_key: { readonly id: string } }) => asId("apiKey", created.api_key.id)
 
 const verifyTag = (token: string) =>
   Effect.flatMap(KeyService, (keys) =>
@@ -93,7 +97,7 @@ for (const database of testDatabases) {
         const keys = yield* KeyService
         const owner = yield* tenantFixture
         const old = yield* newKey(owner)
-        const rotated = yield* keys.rotate(owner.tenantId, old.api_key.id, owner.userId, 7)
+        const rotated = yield* keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, 7)
         const expiresAt = rotated.previous.expires_at.getTime()
         expect(expiresAt).toBe(START + 7 * DAY)
 
@@ -126,14 +130,14 @@ for (const database of testDatabases) {
           (page) => page.data.find((key) => key.id === old.api_key.id)?.status
         )
         expect(yield* statusOf).toBe("active")
-        const rotated = yield* keys.rotate(owner.tenantId, old.api_key.id, owner.userId, 2)
+        const rotated = yield* keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, 2)
         expect(yield* statusOf).toBe("expiring")
         yield* TestClock.setTime(rotated.previous.expires_at.getTime() - 1)
         expect(yield* statusOf).toBe("expiring")
         yield* TestClock.setTime(rotated.previous.expires_at.getTime())
         expect(yield* statusOf).toBe("expired")
         // An expired key cannot be rotated again.
-        const error = yield* Effect.flip(keys.rotate(owner.tenantId, old.api_key.id, owner.userId, undefined))
+        const error = yield* Effect.flip(keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, undefined))
         expect(error._tag).toBe("InvalidState")
       }))
 
@@ -143,7 +147,7 @@ for (const database of testDatabases) {
         const keys = yield* KeyService
         const owner = yield* tenantFixture
         const old = yield* newKey(owner, "test")
-        const rotated = yield* keys.rotate(owner.tenantId, old.api_key.id, owner.userId, 0)
+        const rotated = yield* keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, 0)
         expect(rotated.previous.expires_at.getTime()).toBe(START)
         expect(yield* verifyTag(old.token)).toBe("ApiKeyExpired")
         expect(yield* verifyTag(rotated.token)).toBe(`ok:${rotated.api_key.id}`)
@@ -155,11 +159,11 @@ for (const database of testDatabases) {
         const keys = yield* KeyService
         const owner = yield* tenantFixture
         const old = yield* newKey(owner)
-        const rotated = yield* keys.rotate(owner.tenantId, old.api_key.id, owner.userId, 30)
+        const rotated = yield* keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, 30)
         expect(rotated.previous.expires_at.getTime()).toBe(START + 30 * DAY)
         yield* TestClock.adjust(Duration.days(29))
         expect(yield* verifyTag(old.token)).toBe(`ok:${old.api_key.id}`)
-        yield* keys.revoke(owner.tenantId, old.api_key.id)
+        yield* keys.revoke(owner.tenantId, keyIdOf(old))
         expect(yield* verifyTag(old.token)).toBe("ApiKeyRevoked")
         yield* TestClock.adjust(Duration.days(2))
         // Revoked stays revoked (not "expired") after the grace period too.
@@ -172,7 +176,7 @@ for (const database of testDatabases) {
         const keys = yield* KeyService
         const owner = yield* tenantFixture
         const old = yield* newKey(owner)
-        const rotated = yield* keys.rotate(owner.tenantId, old.api_key.id, owner.userId, undefined)
+        const rotated = yield* keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, undefined)
         expect(rotated.previous.expires_at.getTime()).toBe(START + 7 * DAY)
       }))
 
@@ -187,11 +191,11 @@ for (const database of testDatabases) {
         yield* Effect.gen(function*() {
           const keys = yield* KeyService
           const old = yield* newKey(owner)
-          const rotated = yield* keys.rotate(owner.tenantId, old.api_key.id, owner.userId, undefined)
+          const rotated = yield* keys.rotate(owner.tenantId, keyIdOf(old), owner.userId, undefined)
           expect(rotated.previous.expires_at.getTime()).toBe(START + 3 * DAY)
           // An explicit grace_days still wins over the configured default.
           const other = yield* newKey(owner)
-          const explicit = yield* keys.rotate(owner.tenantId, other.api_key.id, owner.userId, 10)
+          const explicit = yield* keys.rotate(owner.tenantId, keyIdOf(other), owner.userId, 10)
           expect(explicit.previous.expires_at.getTime()).toBe(START + 10 * DAY)
           yield* TestClock.setTime(START + 3 * DAY - 1)
           expect(yield* verifyTag(old.token)).toBe(`ok:${old.api_key.id}`)
@@ -270,7 +274,7 @@ for (const database of testDatabases) {
         const keys = yield* KeyService
         const owner = yield* tenantFixture
         const key = yield* newKey(owner)
-        yield* keys.revoke(owner.tenantId, key.api_key.id)
+        yield* keys.revoke(owner.tenantId, keyIdOf(key))
         expect(yield* verifyTag(key.token)).toBe("ApiKeyRevoked")
         yield* keys.flushLastUsed
         expect(yield* lastUsedAt(key.api_key.id)).toBe(null)

@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net"
 import { cpus, totalmem } from "node:os"
 import { AppConfigTest } from "../../src/Config.js"
 import { embeddedLayer, MigrationsLive, postgresLayer } from "../../src/db/Database.js"
+import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
@@ -97,7 +98,7 @@ const main = async (mode: "burst" | "drain" | "paced") => {
   let peakRss = 0
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100)
   try {
-    const tenantId = `ten_bench${Date.now()}`
+    const tenantId = asId("tenant", `ten_bench${Date.now()}`)
     const secrets = await runtime.runPromise(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       // A fresh CNPJ per run: the burst and paced runs share one database on PostgreSQL (tax_id is unique).

@@ -1,6 +1,7 @@
 /** Shortcuts for HTTP tests: a registered owner with a tenant, and API keys for it. */
 import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import { asId } from "../../src/domain/Ids.js"
 import type { Environment, Scope } from "../../src/domain/Principal.js"
 import { allScopes } from "../../src/domain/Principal.js"
 import { client } from "./TestApp.js"
@@ -20,7 +21,8 @@ export const registerOwner = (label = "owner") =>
       payload: { email, password: Redacted.make(PASSWORD), name: label, tenant: { name: `${label} Ltda`, tax_id: cnpj() } }
     })
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
-    return { email, userId: registration.user.id, tenantId: registration.tenant!.id, session: login.token }
+    // The tenant id as the server's services take it, for tests that call them directly.
+    return { email, userId: registration.user.id, tenantId: asId("tenant", registration.tenant!.id), session: login.token }
   })
 
 export const createKey = (

@@ -1,9 +1,10 @@
 /** A stored document for unit tests over mocks or pure functions: a queued service invoice, never submitted. */
 import type { StoredDocument } from "../../src/documents/DocumentRepo.js"
+import { asId } from "../../src/domain/Ids.js"
 
 export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredDocument => ({
-  id: "doc_0000000000000000000000000a",
-  tenantId: "ten_x",
+  id: asId("document", "doc_0000000000000000000000000a"),
+  tenantId: asId("tenant", "ten_x"),
   environment: "test",
   type: "service_invoice",
   status: "queued",

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { Transaction } from "../../src/db/Repository.js"
+import { asId } from "../../src/domain/Ids.js"
 import { PublicUser } from "../../src/domain/User.js"
 import { MemberService } from "../../src/tenants/MemberService.js"
 import { TenantRepo } from "../../src/tenants/TenantRepo.js"
@@ -28,10 +29,10 @@ describe("MemberService (neighbours mocked)", () => {
     )
     return Effect.gen(function*() {
       const members = yield* MemberService
-      const forbidden = yield* Effect.flip(members.addMember("ten_1", "admin", { email: "ana@example.com", role: "owner" }))
+      const forbidden = yield* Effect.flip(members.addMember(asId("tenant", "ten_1"), "admin", { email: "ana@example.com", role: "owner" }))
       expect(forbidden._tag).toBe("Forbidden")
       expect(forbidden.message).toBe("Only an owner can add another owner.")
-      const unknown = yield* Effect.flip(members.addMember("ten_1", "owner", { email: "ana@example.com", role: "owner" }))
+      const unknown = yield* Effect.flip(members.addMember(asId("tenant", "ten_1"), "owner", { email: "ana@example.com", role: "owner" }))
       expect(unknown._tag).toBe("NotFound")
       expect(unknown.message).toContain("register first")
     }).pipe(Effect.provide(layer))
@@ -45,9 +46,9 @@ describe("MemberService (neighbours mocked)", () => {
         // limit + 1 rows: the third only says that more exist.
         listMembers: (_tenantId, limit) =>
           Effect.succeed([
-            { userId: "usr_a", role: "owner" as const, createdAt: joined(1) },
-            { userId: "usr_b", role: "developer" as const, createdAt: joined(2) },
-            { userId: "usr_c", role: "admin" as const, createdAt: joined(3) }
+            { userId: asId("user", "usr_a"), role: "owner" as const, createdAt: joined(1) },
+            { userId: asId("user", "usr_b"), role: "developer" as const, createdAt: joined(2) },
+            { userId: asId("user", "usr_c"), role: "admin" as const, createdAt: joined(3) }
           ].slice(0, limit + 1))
       },
       {
@@ -56,7 +57,7 @@ describe("MemberService (neighbours mocked)", () => {
     )
     return Effect.gen(function*() {
       const members = yield* MemberService
-      const page = yield* members.listMembers("ten_1", { limit: 2 })
+      const page = yield* members.listMembers(asId("tenant", "ten_1"), { limit: 2 })
       expect(page.data.map((member) => [member.user.id, member.role, member.created_at])).toEqual([
         ["usr_a", "owner", joined(1)],
         ["usr_b", "developer", joined(2)]

@@ -7,6 +7,7 @@ import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
+import { asId } from "../../src/domain/Ids.js"
 import { type NewTenantRecord, TenantRepo, type TenantUsageRecord } from "../../src/tenants/TenantRepo.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 
@@ -18,7 +19,7 @@ const serviceWith = (repo: Mock<typeof TenantRepo>) =>
   )
 
 const stored = {
-  id: "ten_1",
+  id: asId("tenant", "ten_1"),
   name: "Ana Ltda",
   taxId: "11222333000181",
   verified: false,
@@ -42,10 +43,10 @@ describe("TenantService (repository mocked)", () => {
       const tenants = yield* TenantService
       // Still 31 January in São Paulo, but the period is the calendar month in UTC.
       yield* TestClock.setTime(Date.parse("2026-02-01T01:00:00Z"))
-      const tenant = yield* tenants.get("ten_1")
+      const tenant = yield* tenants.get(asId("tenant", "ten_1"))
       expect(tenant.quota).toEqual({ period: "2026-02", limit: 100, used: 0 })
       expect(asked.map((at) => at.toISOString())).toEqual(["2026-02-01T01:00:00.000Z"])
-      const error = yield* Effect.flip(tenants.get("ten_unknown"))
+      const error = yield* Effect.flip(tenants.get(asId("tenant", "ten_unknown")))
       expect(error._tag).toBe("NotFound")
     }).pipe(Effect.provide(layer))
   })
@@ -62,7 +63,7 @@ describe("TenantService (repository mocked)", () => {
     return Effect.gen(function*() {
       const tenants = yield* TenantService
       const at = new Date("2026-03-10T08:00:00Z")
-      const tenant = yield* tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, "usr_ana", at)
+      const tenant = yield* tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, asId("user", "usr_ana"), at)
       expect(inserted).toEqual([{ id: tenant.id, name: "Ana Ltda", taxId: "11222333000181", monthlyQuota: 250, createdAt: at }])
       expect(members).toEqual([{ tenantId: tenant.id, userId: "usr_ana", role: "owner", createdAt: at }])
       expect(tenant.quota).toEqual({ period: "2026-03", limit: 250, used: 0 })
@@ -87,10 +88,10 @@ describe("TenantService (repository mocked)", () => {
     })
     return Effect.gen(function*() {
       const tenants = yield* TenantService
-      const tenant = yield* tenants.update("ten_1", { simples_nacional: "me_epp" })
+      const tenant = yield* tenants.update(asId("tenant", "ten_1"), { simples_nacional: "me_epp" })
       expect([tenant.name, tenant.simples_nacional]).toEqual(["Ana Ltda", "me_epp"])
       expect(changes).toEqual([{ name: undefined, simplesNacional: "me_epp" }])
-      const error = yield* Effect.flip(tenants.update("ten_unknown", { name: "Outra Ltda" }))
+      const error = yield* Effect.flip(tenants.update(asId("tenant", "ten_unknown"), { name: "Outra Ltda" }))
       expect(error._tag).toBe("NotFound")
     }).pipe(Effect.provide(layer))
   })
@@ -103,7 +104,7 @@ describe("TenantService (repository mocked)", () => {
     })
     return Effect.gen(function*() {
       const tenants = yield* TenantService
-      const error = yield* Effect.flip(tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, "usr_ana", new Date()))
+      const error = yield* Effect.flip(tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, asId("user", "usr_ana"), new Date()))
       expect(error._tag).toBe("Conflict")
       expect(asked).toEqual(["11222333000181"])
     }).pipe(Effect.provide(layer))

@@ -11,6 +11,7 @@ import { TestClock } from "effect/testing"
 import { Webhook } from "standardwebhooks"
 import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { asId, type TenantId } from "../../src/domain/Ids.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
@@ -59,14 +60,14 @@ const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE status = 'pending'`
   tenantCounter += 1
-  const id = `ten_webhooks${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`
+  const id = asId("tenant", `ten_webhooks${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`)
   yield* sql`
     INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
     VALUES (${id}, ${"Receptora Ltda"}, ${cnpj()}, ${100}, ${new Date()})`
   return id
 })
 
-const quotaEvent = (tenantId: string, environment: Environment = "test", used = 80) => ({
+const quotaEvent = (tenantId: TenantId, environment: Environment = "test", used = 80) => ({
   tenantId,
   environment,
   type: "quota.threshold" as EventType,
@@ -75,7 +76,7 @@ const quotaEvent = (tenantId: string, environment: Environment = "test", used = 
 
 const emit = (event: ReturnType<typeof quotaEvent>) => Effect.flatMap(EventLog, (log) => log.record(event))
 
-const endpoint = (tenantId: string, url: string, events: ReadonlyArray<string> = ["*"], environment: Environment = "test") =>
+const endpoint = (tenantId: TenantId, url: string, events: ReadonlyArray<string> = ["*"], environment: Environment = "test") =>
   Effect.flatMap(WebhookService, (service) =>
     service.create({ tenantId, environment }, { url, events: events as ReadonlyArray<EventType> }))
 
@@ -258,7 +259,8 @@ for (const database of testDatabases) {
         const receiver = yield* startReceiver()
         const tenantId = yield* newTenant
         const hook = yield* endpoint(tenantId, receiver.url())
-        const rotated = yield* Effect.flatMap(WebhookService, (s) => s.rotateSecret({ tenantId, environment: "test" }, hook.id))
+        const rotated = yield* Effect.flatMap(WebhookService, (s) =>
+          s.rotateSecret({ tenantId, environment: "test" }, asId("webhookEndpoint", hook.id)))
         expect(rotated.secret).not.toBe(hook.secret)
         expect(rotated.previous_secret_expires_at?.getTime()).toBe(rotated.updated_at.getTime() + 24 * 3600_000)
         yield* emit(quotaEvent(tenantId))
@@ -325,7 +327,7 @@ for (const database of testDatabases) {
         for (let i = 0; i < 2; i++) yield* emit(quotaEvent(tenantId))
         const held = Option.getOrThrow(yield* nextDelivery)
         expect(held.endpointId).toBe(manual.id)
-        yield* (yield* WebhookService).update({ tenantId, environment: "test" }, manual.id, { enabled: false })
+        yield* (yield* WebhookService).update({ tenantId, environment: "test" }, asId("webhookEndpoint", manual.id), { enabled: false })
         const afterManual = yield* statuses(manual.id)
         expect(afterManual.find(([id]) => id === held.id)?.[1]).toBe("pending")
         expect(afterManual.filter(([id]) => id !== held.id).map((row) => row.slice(1))).toEqual([["failed", "endpoint disabled"]])
@@ -340,7 +342,7 @@ for (const database of testDatabases) {
         const live = yield* endpoint(tenantId, "http://127.0.0.1:9/live", ["*"], "live")
         const disabled = yield* endpoint(tenantId, "http://127.0.0.1:9/off")
         const service = yield* WebhookService
-        yield* service.update({ tenantId, environment: "test" }, disabled.id, { enabled: false })
+        yield* service.update({ tenantId, environment: "test" }, asId("webhookEndpoint", disabled.id), { enabled: false })
         const sql = yield* SqlClient.SqlClient
 
         const rolledBack = yield* emit(quotaEvent(tenantId)).pipe(
@@ -369,15 +371,17 @@ for (const database of testDatabases) {
         const tenantId = yield* newTenant
         const owner = { tenantId, environment: "test" as const }
         const hook = yield* endpoint(tenantId, receiver.url())
+        const hookId = asId("webhookEndpoint", hook.id)
         const service = yield* WebhookService
         yield* emit(quotaEvent(tenantId))
         yield* drain
         const [first] = yield* deliveriesOf(hook.id)
-        const replayed = yield* service.replay(owner, first!.id)
+        const firstId = asId("delivery", first!.id)
+        const replayed = yield* service.replay(owner, firstId)
         expect(replayed.status).toBe("pending")
         expect(yield* drain).toBe(1)
         expect(receiver.received.map((r) => r.headers["webhook-id"])).toEqual([first!.eventId, first!.eventId])
-        const detail = yield* service.getDelivery(owner, first!.id)
+        const detail = yield* service.getDelivery(owner, firstId)
         expect(detail.status).toBe("succeeded")
         expect(detail.attempts.map((a) => a.status_code)).toEqual([200, 200])
 
@@ -387,12 +391,12 @@ for (const database of testDatabases) {
           yield* TestClock.adjust("1 hour")
           yield* emit(quotaEvent(tenantId))
         }
-        yield* service.update(owner, hook.id, { enabled: false })
-        expect(yield* Effect.flip(service.recover(owner, hook.id, new Date(start)))).toMatchObject({ _tag: "InvalidState" })
-        expect(yield* Effect.flip(service.replay(owner, first!.id))).toMatchObject({ _tag: "InvalidState" })
-        yield* service.update(owner, hook.id, { enabled: true })
+        yield* service.update(owner, hookId, { enabled: false })
+        expect(yield* Effect.flip(service.recover(owner, hookId, new Date(start)))).toMatchObject({ _tag: "InvalidState" })
+        expect(yield* Effect.flip(service.replay(owner, firstId))).toMatchObject({ _tag: "InvalidState" })
+        yield* service.update(owner, hookId, { enabled: true })
         receiver.respond = () => 200
-        const recovery = yield* service.recover(owner, hook.id, new Date(start + 90 * 60_000))
+        const recovery = yield* service.recover(owner, hookId, new Date(start + 90 * 60_000))
         expect(recovery.recovered).toBe(2)
         expect(yield* drain).toBe(2)
         const statuses = (yield* deliveriesOf(hook.id)).map((d) => d.status)

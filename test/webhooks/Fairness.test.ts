@@ -12,6 +12,7 @@ import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import type { EventType } from "../../src/domain/Events.js"
+import { asId, type TenantId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
@@ -45,19 +46,19 @@ let tenantCounter = 0
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   tenantCounter += 1
-  const id = `ten_fair${String(tenantCounter).padStart(4, "0")}${Math.random().toString(36).slice(2, 10)}`
+  const id = asId("tenant", `ten_fair${String(tenantCounter).padStart(4, "0")}${Math.random().toString(36).slice(2, 10)}`)
   yield* sql`
     INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
     VALUES (${id}, ${"Receptora Ltda"}, ${cnpj()}, ${100}, ${new Date()})`
   return id
 })
 
-const endpoints = (tenantId: string, urls: ReadonlyArray<string>) =>
+const endpoints = (tenantId: TenantId, urls: ReadonlyArray<string>) =>
   Effect.flatMap(WebhookService, (service) =>
     Effect.forEach(urls, (url) => service.create({ tenantId, environment: "test" }, { url, events: ["*"] })))
 
 /** `count` events of the tenant, each delivered to every endpoint of it. */
-const emit = (tenantId: string, count: number) =>
+const emit = (tenantId: TenantId, count: number) =>
   Effect.flatMap(EventLog, (log) =>
     Effect.forEach(Array.from({ length: count }, (_, i) => i), (used) =>
       log.record({

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Statement } from "effect/sql"
 import { AppConfigTest } from "../../src/Config.js"
+import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { type ClaimedDelivery, DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { makeWebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.js"
@@ -15,10 +16,10 @@ import { recordingTransaction } from "../support/recordingTransaction.js"
 import { startReceiver } from "./receiver.js"
 
 const delivery: ClaimedDelivery = {
-  id: "dlv_1",
-  endpointId: "whe_1",
+  id: asId("delivery", "dlv_1"),
+  endpointId: asId("webhookEndpoint", "whe_1"),
   eventId: "evt_0000000000000000000000000a",
-  tenantId: "ten_x",
+  tenantId: asId("tenant", "ten_x"),
   attempts: 1,
   runAttempts: 1,
   lockedBy: "test:claim",
@@ -45,7 +46,7 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
       markFailing: (_, at) => Effect.sync(() => writes.push("markFailing")).pipe(Effect.as(Option.some(at))),
       disableEndpoint: (_, reason) => Effect.sync(() => void writes.push(`disable:${reason}`)),
-      pendingOf: () => Effect.succeed(["dlv_waiting"])
+      pendingOf: () => Effect.succeed([asId("delivery", "dlv_waiting")])
     }),
     Layer.mock(DeliveryQueue, {
       name: "webhooks",
@@ -62,7 +63,7 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
       findMany: () =>
         Effect.succeed([{
           id: delivery.eventId,
-          tenantId: "ten_x",
+          tenantId: delivery.tenantId,
           environment: "test" as const,
           type: "quota.threshold",
           data: { object: { object: "quota" } },

@@ -17,6 +17,7 @@
 import { Clock, type Duration, Effect, Option, Redacted, Result, type Scope } from "effect"
 import { CredentialVault } from "../../credentials/CredentialVault.js"
 import { CredentialRequired, InvalidRequest } from "../../domain/Errors.js"
+import type { TenantId } from "../../domain/Ids.js"
 import type { Environment } from "../../domain/Principal.js"
 import { brazilianDate } from "../../domain/Time.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
@@ -106,7 +107,7 @@ export const makeSefinAuthority = (
     const tpAmb = environmentCode(options.environment)
 
     /** The tenant's certificate for signing and for the TLS connection; none usable → not sent. */
-    const identityOf = (tenantId: string) =>
+    const identityOf = (tenantId: TenantId) =>
       Effect.gen(function*() {
         const material = yield* vault.activeFor(tenantId).pipe(
           Effect.catchTags({
