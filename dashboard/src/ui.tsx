@@ -87,7 +87,7 @@ export type Resource<A> =
   | { readonly state: "ready"; readonly value: A }
 
 /** Loads `load()` when `deps` change; `reload` loads again without dropping what is shown. */
-export const useResource = <A,>(load: () => Promise<A>, deps: ReadonlyArray<unknown>) => {
+export const useResource = <A extends unknown>(load: () => Promise<A>, deps: ReadonlyArray<unknown>) => {
   const [resource, setResource] = useState<Resource<A>>({ state: "loading" })
   const generation = useRef(0)
   const run = useCallback((showLoading: boolean) => {
@@ -119,7 +119,7 @@ export const ErrorNotice = ({ failure, onRetry }: { readonly failure: Failure; r
   )
 }
 
-export const Async = <A,>({ resource, onRetry, children }: {
+export const Async = <A extends unknown>({ resource, onRetry, children }: {
   readonly resource: Resource<A>
   readonly onRetry: () => void
   readonly children: (value: A) => ComponentChildren
@@ -142,7 +142,7 @@ export const Empty = ({ title, children }: { readonly title: string; readonly ch
 export const useAction = () => {
   const [busy, setBusy] = useState(false)
   const [failure, setFailure] = useState<Failure | undefined>(undefined)
-  const run = async <A,>(call: () => Promise<A>): Promise<A | undefined> => {
+  const run = async <A extends unknown>(call: () => Promise<A>): Promise<A | undefined> => {
     if (busy) return undefined
     setBusy(true)
     setFailure(undefined)
@@ -266,7 +266,7 @@ export const CloseButton = ({ onClose }: { readonly onClose: () => void }) => {
 }
 
 /** A "load more" button over the API's cursor pagination (its `next_cursor`). */
-export const usePages = <A,>(
+export const usePages = <A extends unknown>(
   load: (startingAfter: string | undefined) => Promise<{
     readonly data: ReadonlyArray<A>
     readonly has_more: boolean

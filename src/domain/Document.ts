@@ -28,8 +28,9 @@ export type DocumentStatus = typeof DocumentStatus.Type
  * than it is), and XML tools rewrite some of them (U+0085, U+2028 become line feeds), so the note
  * would not say what the API accepted.
  */
-// eslint-disable-next-line no-control-regex -- control characters are what it refuses
-const INVISIBLE_OR_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/u
+const INVISIBLE_OR_CONTROL =
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/u
 
 /** Invoice text: no control or invisible formatting characters (tab and line breaks are fine). */
 export const visibleText = Schema.makeFilter((s: string) => !INVISIBLE_OR_CONTROL.test(s), {

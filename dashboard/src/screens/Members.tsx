@@ -133,7 +133,7 @@ const explain = (failure: Failure, t: Translate<Key>, about: { readonly email?: 
 }
 
 /** A call whose refusal reaches `Confirm` already explained (Confirm shows what it is given). */
-const explained = <A,>(call: Promise<A>, t: Translate<Key>, ownerRole: boolean): Promise<A> =>
+const explained = <A extends unknown>(call: Promise<A>, t: Translate<Key>, ownerRole: boolean): Promise<A> =>
   call.catch((error: unknown) => {
     throw explain(failureOf(error), t, { ownerRole })
   })
