@@ -21,7 +21,10 @@ export default tseslint.config(
       }],
       // A type-only import is erased: the bundle and the published client never load what only types need.
       // `typeof import(…)` stays allowed: it types a module loaded lazily (libxml2's WebAssembly).
-      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports", disallowTypeAnnotations: false }],
+      "@typescript-eslint/consistent-type-imports": ["error", {
+        fixStyle: "inline-type-imports",
+        disallowTypeAnnotations: false
+      }],
       // Data.TaggedEnum writes a case without fields as `{}`.
       "@typescript-eslint/no-empty-object-type": ["error", { allowObjectTypes: "always" }],
       // `== null` is the one loose comparison we use: null or undefined alike.

@@ -55,7 +55,9 @@ for (const [format, file] of [["esm", "index.js"], ["cjs", "index.cjs"]]) {
   const imports = Object.values(result.metafile.outputs).flatMap((output) => output.imports.map((i) => i.path))
   const foreign = imports.filter((path) => path !== "effect" && !path.startsWith("effect/"))
   if (outside.length > 0 || foreign.length > 0) {
-    throw new Error(`build-client: the ${format} bundle reaches outside the contract: ${[...outside, ...foreign].join(", ")}`)
+    throw new Error(
+      `build-client: the ${format} bundle reaches outside the contract: ${[...outside, ...foreign].join(", ")}`
+    )
   }
 }
 

@@ -18,8 +18,11 @@ const files = (dir) =>
 for (const file of files("dist/dashboard")) {
   if (!COMPRESSIBLE.test(file)) continue
   const content = readFileSync(file)
-  writeFileSync(`${file}.br`, brotliCompressSync(content, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: content.length }
-  }))
+  writeFileSync(
+    `${file}.br`,
+    brotliCompressSync(content, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: content.length }
+    })
+  )
   writeFileSync(`${file}.gz`, gzipSync(content, { level: 9 }))
 }

@@ -19,7 +19,9 @@ for (const [location, entry] of Object.entries(packages)) {
     added++
   }
 }
-const sorted = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))))
+const sorted = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b)))
+)
 lock.packages = sorted
 fs.writeFileSync(file, JSON.stringify(lock, null, 2) + "\n")
 console.log(`added ${added} optional lock entries`)

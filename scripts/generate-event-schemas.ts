@@ -17,7 +17,11 @@ const draft07 = (schema: Schema.Top) => {
 export const renderEventSchemas = (): ReadonlyArray<{ readonly file: string; readonly content: string }> =>
   eventTypes.map((type) => ({
     file: `${type}.json`,
-    content: JSON.stringify({ $id: `https://etd.example/schemas/events/${type}.json`, ...draft07(eventEnvelope(type)) }, null, 2) +
+    content: JSON.stringify(
+      { $id: `https://etd.example/schemas/events/${type}.json`, ...draft07(eventEnvelope(type)) },
+      null,
+      2
+    ) +
       "\n"
   }))
 

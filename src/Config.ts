@@ -55,7 +55,9 @@ const target = (name: string): Config.Config<AuthorityTarget> =>
   Config.schema(
     Schema.String.check(Schema.makeFilter((value) =>
       value === "simulator" || value === "sefin" ||
-      `${name}=${JSON.stringify(value)} is not a target: use "simulator" (the built-in authority) or "sefin" (the national NFS-e system).`
+      `${name}=${
+        JSON.stringify(value)
+      } is not a target: use "simulator" (the built-in authority) or "sefin" (the national NFS-e system).`
     )),
     name
   ).pipe(
@@ -93,7 +95,10 @@ const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapt
       ).pipe(Config.withDefault(0))
     }),
     sefin: Config.all({
-      sefinUrl: baseUrl(`${authorityEnvironments[environment].variablePrefix}_URL`, authorityEnvironments[environment].sefinUrl),
+      sefinUrl: baseUrl(
+        `${authorityEnvironments[environment].variablePrefix}_URL`,
+        authorityEnvironments[environment].sefinUrl
+      ),
       danfseUrl: baseUrl(
         `${authorityEnvironments[environment].variablePrefix}_DANFSE_URL`,
         authorityEnvironments[environment].danfseUrl
@@ -101,12 +106,13 @@ const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapt
       // The environment's own bundle first: a test CA trusted for homologation is never trusted for production.
       caFile: Config.option(
         Config.String(`${authorityEnvironments[environment].variablePrefix}_CA_FILE`).pipe(
-          Config.orElse(() => Config.String("TAX_AUTHORITY_CA_FILE"))
+          Config.orElse(() =>
+            Config.String("TAX_AUTHORITY_CA_FILE")
+          )
         )
       )
     })
   })
-
 
 export interface AppConfigShape {
   readonly port: number
@@ -219,8 +225,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databasePreparedStatements: Config.Boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
   databaseConnectTimeout: Config.Duration("DATABASE_CONNECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5))),
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data")),
-  keyRotationGraceDays: checkedInt("KEY_ROTATION_GRACE_DAYS", "KEY_ROTATION_GRACE_DAYS must be 0..30", (n) =>
-    n >= 0 && n <= 30).pipe(Config.withDefault(7)),
+  keyRotationGraceDays: checkedInt(
+    "KEY_ROTATION_GRACE_DAYS",
+    "KEY_ROTATION_GRACE_DAYS must be 0..30",
+    (n) => n >= 0 && n <= 30
+  ).pipe(Config.withDefault(7)),
   sessionTtl: Config.Duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
   defaultMonthlyQuota: positiveInt("DEFAULT_MONTHLY_QUOTA", 100),
   rateLimit: Config.all({
@@ -242,8 +251,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     keyPrefix: Config.String("REDIS_KEY_PREFIX").pipe(Config.withDefault("etd:")),
     timeout: Config.Duration("REDIS_TIMEOUT").pipe(Config.withDefault(Duration.millis(100)))
   }),
-  passwordHashCost: checkedInt("PASSWORD_HASH_COST", "PASSWORD_HASH_COST must be a power of two >= 1024", (n) =>
-    n >= 1024 && (n & (n - 1)) === 0).pipe(Config.withDefault(32768)),
+  passwordHashCost: checkedInt(
+    "PASSWORD_HASH_COST",
+    "PASSWORD_HASH_COST must be a power of two >= 1024",
+    (n) => n >= 1024 && (n & (n - 1)) === 0
+  ).pipe(Config.withDefault(32768)),
   lastUsedFlushInterval: Config.Duration("LAST_USED_FLUSH_INTERVAL").pipe(Config.withDefault(Duration.seconds(30))),
   queue: Config.all({
     instanceId: Config.String("INSTANCE_ID").pipe(
@@ -298,4 +310,3 @@ export const AppConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
       ...overrides
     }))
   )
-

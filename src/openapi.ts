@@ -29,7 +29,9 @@ export const withContractNames = (spec: Record<string, unknown>): Record<string,
     const plain = name.replace(ENCODED, "")
     if (plain !== name && !(plain in schemas)) renamed.set(name, plain)
   }
-  const out = renameRefs(spec, renamed) as Record<string, unknown> & { components?: { schemas?: Record<string, unknown> } }
+  const out = renameRefs(spec, renamed) as Record<string, unknown> & {
+    components?: { schemas?: Record<string, unknown> }
+  }
   if (out.components?.schemas) {
     out.components.schemas = Object.fromEntries(
       Object.entries(out.components.schemas).map(([name, schema]) => [renamed.get(name) ?? name, schema])
@@ -81,7 +83,9 @@ const METHODS = new Set(["get", "put", "post", "delete", "options", "head", "pat
 
 const operationsOf = (spec: JsonObject): Array<JsonObject> =>
   Object.values(isObject(spec["paths"]) ? spec["paths"] : {}).flatMap((item) =>
-    isObject(item) ? Object.entries(item).filter(([method]) => METHODS.has(method)).map(([, op]) => op).filter(isObject) : []
+    isObject(item)
+      ? Object.entries(item).filter(([method]) => METHODS.has(method)).map(([, op]) => op).filter(isObject)
+      : []
   )
 
 /**
@@ -163,7 +167,8 @@ const bearerChallenge = "The bearer challenge (RFC 6750 §3): `Bearer realm=\"et
  */
 const HEADERS = {
   RequestId: {
-    description: "The id of this request: the trace id of its span, followed by `-` and the span id when the request continued the caller's `traceparent`. Quote it when you contact support.",
+    description:
+      "The id of this request: the trace id of its span, followed by `-` and the span id when the request continued the caller's `traceparent`. Quote it when you contact support.",
     required: true,
     schema: { type: "string" }
   },
@@ -233,7 +238,8 @@ const documentedHeaders = (spec: JsonObject): void => {
   for (const op of operationsOf(spec)) {
     const responses = isObject(op["responses"]) ? op["responses"] : {}
     const limited = "429" in responses
-    const authenticated = Array.isArray(op["security"]) && op["security"].some((r) => isObject(r) && Object.keys(r).length > 0)
+    const authenticated = Array.isArray(op["security"]) &&
+      op["security"].some((r) => isObject(r) && Object.keys(r).length > 0)
     const idempotent = Array.isArray(op["parameters"]) &&
       op["parameters"].some((p) => isObject(p) && p["in"] === "header" && p["name"] === "idempotency-key")
     for (const [status, response] of Object.entries(responses)) {
@@ -245,7 +251,9 @@ const documentedHeaders = (spec: JsonObject): void => {
         add(response, "ratelimit-reset", "RateLimitReset")
       }
       if (status === "429") add(response, "retry-after", "RetryAfter")
-      if (status === "503" && mayAnswer(response, "ServiceUnavailable")) add(response, "retry-after", "RetryAfterUnavailable")
+      if (status === "503" && mayAnswer(response, "ServiceUnavailable")) {
+        add(response, "retry-after", "RetryAfterUnavailable")
+      }
       if (authenticated && status === "401") add(response, "www-authenticate", "WwwAuthenticate")
       if (authenticated && status === "403" && mayAnswer(response, "InsufficientScope")) {
         add(response, "www-authenticate", "WwwAuthenticateScope")

@@ -3,8 +3,8 @@
  * switcher, the navigation and the screen the URL's fragment names.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
-import { apiFor, type Api, failureOf, storedSession, storeSession, type StoredSession } from "./api.js"
-import { initialLang, LangContext, type Lang, saveLang, texts, useTexts } from "./i18n.js"
+import { type Api, apiFor, failureOf, type StoredSession, storedSession, storeSession } from "./api.js"
+import { initialLang, type Lang, LangContext, saveLang, texts, useTexts } from "./i18n.js"
 import { href, useRoute } from "./router.js"
 import { CertificateScreen } from "./screens/Certificate.js"
 import { DocumentsScreen } from "./screens/Documents.js"
@@ -30,7 +30,8 @@ const text = texts({
     members: "Members",
     certificate: "Certificate",
     noTenant: "You are not a member of any tenant yet.",
-    noTenantHint: "Ask an owner or admin of your company's tenant to add you by your email, {email}. To start a new company, register again with its name and tax id.",
+    noTenantHint:
+      "Ask an owner or admin of your company's tenant to add you by your email, {email}. To start a new company, register again with its name and tax id.",
     expired: "Your session has ended. Sign in again.",
     role_owner: "owner",
     role_admin: "admin",
@@ -50,7 +51,8 @@ const text = texts({
     members: "Membros",
     certificate: "Certificado",
     noTenant: "Você ainda não é membro de nenhuma conta.",
-    noTenantHint: "Peça a um proprietário ou administrador da conta da sua empresa que adicione você pelo seu e-mail, {email}. Para começar uma nova empresa, cadastre-se de novo com o nome e o CNPJ dela.",
+    noTenantHint:
+      "Peça a um proprietário ou administrador da conta da sua empresa que adicione você pelo seu e-mail, {email}. Para começar uma nova empresa, cadastre-se de novo com o nome e o CNPJ dela.",
     expired: "Sua sessão terminou. Entre novamente.",
     role_owner: "proprietário",
     role_admin: "administrador",
@@ -70,7 +72,11 @@ const TENANT_KEY = "etd.tenant"
  */
 const watched = (api: Api, onExpired: () => void): Api => {
   const groups: Record<string, Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>>> = {}
-  for (const [group, methods] of Object.entries(api as unknown as Record<string, Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>>>)) {
+  for (
+    const [group, methods] of Object.entries(
+      api as unknown as Record<string, Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>>>
+    )
+  ) {
     groups[group] = {}
     for (const [name, call] of Object.entries(methods)) {
       groups[group][name] = (...args) =>
@@ -127,9 +133,7 @@ const SignedIn = ({ session, onSignOut }: {
   }
   return (
     <Async resource={resource} onRetry={reload}>
-      {([user, memberships]) => (
-        <Frame api={api} user={user} memberships={memberships.data} onSignOut={signOut} />
-      )}
+      {([user, memberships]) => <Frame api={api} user={user} memberships={memberships.data} onSignOut={signOut} />}
     </Async>
   )
 }
@@ -176,10 +180,16 @@ const Frame = ({ api, user, memberships, onSignOut }: {
   }
   return (
     <>
-      <a class="skip" href="#main" onClick={(event) => {
-        event.preventDefault()
-        main.current?.focus()
-      }}>{t("skip")}</a>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault()
+          main.current?.focus()
+        }}
+      >
+        {t("skip")}
+      </a>
       <header class="top">
         <span class="brand">{t("brand")}</span>
         {memberships.length > 0 && (
@@ -216,11 +226,12 @@ const Frame = ({ api, user, memberships, onSignOut }: {
           )
           : (
             <Async resource={tenantResource.resource} onRetry={tenantResource.reload}>
-              {(tenant) => tenant && (
-                <WorkspaceContext.Provider value={workspaceOf(tenant, membership.role)}>
-                  <Screen section={section} route={route.slice(1)} key={tenant.id} />
-                </WorkspaceContext.Provider>
-              )}
+              {(tenant) =>
+                tenant && (
+                  <WorkspaceContext.Provider value={workspaceOf(tenant, membership.role)}>
+                    <Screen section={section} route={route.slice(1)} key={tenant.id} />
+                  </WorkspaceContext.Provider>
+                )}
             </Async>
           )}
       </main>

@@ -4,7 +4,7 @@
  * person's page. The session token lives in this tab's sessionStorage (SPEC §15: never
  * localStorage, never a URL) and travels as a Bearer header like every other credential.
  */
-import { createClient, Redacted, type PromiseClient } from "../../src/client/index.js"
+import { createClient, type PromiseClient, Redacted } from "../../src/client/index.js"
 
 export { Redacted }
 export type Api = PromiseClient

@@ -37,11 +37,15 @@ export const texts = <K extends string>(dictionaries: { readonly en: Dictionary<
 
 export type Translate<K extends string> = (key: K, params?: Readonly<Record<string, string | number>>) => string
 
-export const useTexts = <K extends string>(dictionaries: { readonly en: Dictionary<K>; readonly pt: Dictionary<K> }): Translate<K> => {
+export const useTexts = <K extends string>(
+  dictionaries: { readonly en: Dictionary<K>; readonly pt: Dictionary<K> }
+): Translate<K> => {
   const { lang } = useLang()
   return (key, params) => {
     const text = dictionaries[lang][key]
-    return params === undefined ? text : text.replace(/\{(\w+)\}/g, (whole, name: string) => String(params[name] ?? whole))
+    return params === undefined
+      ? text
+      : text.replace(/\{(\w+)\}/g, (whole, name: string) => String(params[name] ?? whole))
   }
 }
 
@@ -51,7 +55,9 @@ const locale = (lang: Lang) => (lang === "pt" ? "pt-BR" : "en-GB")
 type Instant = Date | string | null | undefined
 
 export const formatDateTime = (iso: Instant, lang: Lang) =>
-  iso == null ? "—" : new Date(iso).toLocaleString(locale(lang), { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC"
+  iso == null
+    ? "—"
+    : new Date(iso).toLocaleString(locale(lang), { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC"
 
 export const formatDate = (iso: Instant, lang: Lang) =>
   iso == null ? "—" : new Date(iso).toLocaleDateString(locale(lang), { dateStyle: "medium", timeZone: "UTC" })

@@ -5,7 +5,8 @@
  */
 import { useEffect, useState } from "preact/hooks"
 
-const current = () => location.hash.replace(/^#\/?/, "").split("/").filter((part) => part !== "").map(decodeURIComponent)
+const current = () =>
+  location.hash.replace(/^#\/?/, "").split("/").filter((part) => part !== "").map(decodeURIComponent)
 
 export const useRoute = (): ReadonlyArray<string> => {
   const [route, setRoute] = useState(current)

@@ -61,7 +61,14 @@ const common = texts({
   }
 })
 
-const translatedCodes = ["network_error", "forbidden", "rate_limited", "invalid_session", "service_unavailable", "internal_error"] as const
+const translatedCodes = [
+  "network_error",
+  "forbidden",
+  "rate_limited",
+  "invalid_session",
+  "service_unavailable",
+  "internal_error"
+] as const
 
 const refusalCodes = ["invalid_request", "not_found", "conflict", "invalid_state", "payload_too_large"] as const
 
@@ -274,7 +281,9 @@ export const usePages = <A extends unknown>(
   }>,
   deps: ReadonlyArray<unknown>
 ) => {
-  const [extra, setExtra] = useState<{ items: ReadonlyArray<A>; hasMore: boolean; cursor: string | null } | undefined>(undefined)
+  const [extra, setExtra] = useState<{ items: ReadonlyArray<A>; hasMore: boolean; cursor: string | null } | undefined>(
+    undefined
+  )
   // Counts first pages: a next page asked for before the list was read again (other filters,
   // another tenant, a reload) belongs to the old list and is dropped, not appended to the new one.
   const firstPages = useRef(0)
@@ -292,12 +301,20 @@ export const usePages = <A extends unknown>(
       const list = firstPages.current
       const page = await load(cursor ?? undefined)
       if (list !== firstPages.current) return
-      setExtra((current) => ({ items: [...(current?.items ?? []), ...page.data], hasMore: page.has_more, cursor: page.next_cursor }))
+      setExtra((current) => ({
+        items: [...(current?.items ?? []), ...page.data],
+        hasMore: page.has_more,
+        cursor: page.next_cursor
+      }))
     })
   return { resource, reload, items, hasMore, loadMore, more }
 }
 
-export const MoreButton = ({ pages }: { readonly pages: { hasMore: boolean; loadMore: () => void; more: { busy: boolean; failure?: Failure | undefined } } }) => {
+export const MoreButton = (
+  { pages }: {
+    readonly pages: { hasMore: boolean; loadMore: () => void; more: { busy: boolean; failure?: Failure | undefined } }
+  }
+) => {
   const t = useTexts(common)
   if (!pages.hasMore && !pages.more.failure) return null
   return (
@@ -312,7 +329,9 @@ export const MoreButton = ({ pages }: { readonly pages: { hasMore: boolean; load
   )
 }
 
-export const Badge = ({ tone, children }: { readonly tone: "ok" | "warn" | "bad" | "muted" | "info"; readonly children: ComponentChildren }) => (
+export const Badge = (
+  { tone, children }: { readonly tone: "ok" | "warn" | "bad" | "muted" | "info"; readonly children: ComponentChildren }
+) => (
   <span class={`badge ${tone}`}>{children}</span>
 )
 

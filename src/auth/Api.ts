@@ -1,11 +1,11 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { DateTime } from "../domain/Time.js"
+import { SessionAuth } from "../domain/Authentication.js"
 import { Conflict, InvalidCredentials, RateLimited } from "../domain/Errors.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
-import { SessionAuth } from "../domain/Authentication.js"
 import { NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
+import { DateTime } from "../domain/Time.js"
 import { Email, PublicUser } from "../domain/User.js"
 
 // Fixed messages: the default ones quote the actual value, and a password must never be echoed.
@@ -63,7 +63,10 @@ export class AuthApi extends HttpApiGroup.make("auth")
       error: [InvalidCredentials, RateLimited]
     })
       .annotate(OpenApi.Summary, "Log in")
-      .annotate(OpenApi.Description, "Exchanges an email and password for a session token (`etd_sess_…`), sent as `Authorization: Bearer` on the session's operations. A wrong email or password is the same `401 invalid_credentials`; attempts are rate limited per email and per client address.")
+      .annotate(
+        OpenApi.Description,
+        "Exchanges an email and password for a session token (`etd_sess_…`), sent as `Authorization: Bearer` on the session's operations. A wrong email or password is the same `401 invalid_credentials`; attempts are rate limited per email and per client address."
+      )
   )
   .add(
     HttpApiEndpoint.post("logout", "/auth/logout", {
@@ -91,5 +94,8 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .middleware(SessionAuth)
   )
   .annotate(OpenApi.Title, "Users and sessions")
-  .annotate(OpenApi.Description, "Registration, login and logout, and the current user. Sessions (`etd_sess_…`) are for people and the dashboard; backends use API keys.")
+  .annotate(
+    OpenApi.Description,
+    "Registration, login and logout, and the current user. Sessions (`etd_sess_…`) are for people and the dashboard; backends use API keys."
+  )
 {}

@@ -19,13 +19,21 @@ export const AuthHttpLive = HttpApiBuilder.group(
     const limits = yield* makeLoginLimits
 
     return handlers
-      .handle("register", ({ payload, request }) =>
-        Effect.andThen(limits.register(payload.email, clientAddress(request)), auth.register(payload)))
-      .handle("login", ({ payload, request }) =>
-        limits.login(payload.email, clientAddress(request), auth.login(payload.email, payload.password)))
+      .handle(
+        "register",
+        ({ payload, request }) =>
+          Effect.andThen(limits.register(payload.email, clientAddress(request)), auth.register(payload))
+      )
+      .handle(
+        "login",
+        ({ payload, request }) =>
+          limits.login(payload.email, clientAddress(request), auth.login(payload.email, payload.password))
+      )
       .handle("logout", () => Effect.flatMap(CurrentSession, (session) => auth.logout(session.sessionId)))
       .handle("me", () => Effect.flatMap(CurrentSession, (session) => auth.me(session.userId)))
-      .handle("myTenants", ({ query }) =>
-        Effect.flatMap(CurrentSession, (session) => tenants.tenantsOfUser(session.userId, query)))
+      .handle(
+        "myTenants",
+        ({ query }) => Effect.flatMap(CurrentSession, (session) => tenants.tenantsOfUser(session.userId, query))
+      )
   })
 )

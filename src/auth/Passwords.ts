@@ -3,8 +3,8 @@
  * so hashing never blocks the event loop. The parameters are stored with each hash, so the cost
  * can be raised later without invalidating existing passwords.
  */
-import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { AppConfig } from "../Config.js"
 import { untraced } from "../telemetry/TraceContext.js"
 
@@ -30,7 +30,9 @@ export class Passwords extends Context.Service<Passwords>()("etd/Passwords", {
     const hash = Effect.fn("Passwords.hash")(function*(password: Redacted.Redacted<string>) {
       const salt = randomBytes(16)
       const key = yield* derive(Redacted.value(password), salt, passwordHashCost, BLOCK_SIZE, PARALLELISM)
-      return `scrypt$${passwordHashCost}$${BLOCK_SIZE}$${PARALLELISM}$${salt.toString("base64")}$${key.toString("base64")}`
+      return `scrypt$${passwordHashCost}$${BLOCK_SIZE}$${PARALLELISM}$${salt.toString("base64")}$${
+        key.toString("base64")
+      }`
     })
 
     const verify = Effect.fn("Passwords.verify")(function*(password: Redacted.Redacted<string>, stored: string) {

@@ -52,10 +52,9 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
       )
 
     /** The users with these ids, in no particular order; unknown ids are left out. */
-    const findByIds = (ids: ReadonlyArray<UserId>) =>
-      (ids.length === 0
-        ? Effect.succeed([])
-        : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`))
+    const findByIds = (ids: ReadonlyArray<UserId>) => (ids.length === 0
+      ? Effect.succeed([])
+      : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`))
 
     return repository("UserRepo", { insert, findByEmail, findById, findByIds })
   })

@@ -7,7 +7,7 @@
 import { Cause, Clock, Duration, Effect, Exit, Layer, Metric, Option, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
-import { type AuthorityAdapterConfig, AppConfig, authorityEnvironments } from "../Config.js"
+import { AppConfig, type AuthorityAdapterConfig, authorityEnvironments } from "../Config.js"
 import { type CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
 import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"

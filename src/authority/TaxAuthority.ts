@@ -7,11 +7,11 @@
  * the submission id was authorized before (duplicate detection) and carries that authorization.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { TenantId } from "../domain/Ids.js"
-import type { Environment } from "../domain/Principal.js"
-import type { Amounts } from "../domain/Money.js"
 import type { Address } from "../domain/Document.js"
 import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
+import type { TenantId } from "../domain/Ids.js"
+import type { Amounts } from "../domain/Money.js"
+import type { Environment } from "../domain/Principal.js"
 import type { SimplesNacional } from "../domain/Tenant.js"
 
 /**

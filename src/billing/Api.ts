@@ -52,7 +52,11 @@ export class WebhookReceipt extends Schema.Class<WebhookReceipt>("WebhookReceipt
 const signatureHeaders = [
   { name: "webhook-id", description: "The event's delivery id; an id seen before is acknowledged without effect." },
   { name: "webhook-timestamp", description: "Unix seconds when the provider signed; at most 5 minutes from now." },
-  { name: "webhook-signature", description: "`v1,<base64 HMAC-SHA256>` over `{webhook-id}.{webhook-timestamp}.{body}`, space-separated when several." }
+  {
+    name: "webhook-signature",
+    description:
+      "`v1,<base64 HMAC-SHA256>` over `{webhook-id}.{webhook-timestamp}.{body}`, space-separated when several."
+  }
 ].map((header) => ({ ...header, in: "header", required: true, schema: { type: "string" } }))
 
 export class BillingApi extends HttpApiGroup.make("billing")
@@ -72,5 +76,8 @@ export class BillingApi extends HttpApiGroup.make("billing")
       )
   )
   .annotate(OpenApi.Title, "Billing")
-  .annotate(OpenApi.Description, "The payment provider's webhook, authenticated by its Standard Webhooks signature rather than a token.")
+  .annotate(
+    OpenApi.Description,
+    "The payment provider's webhook, authenticated by its Standard Webhooks signature rather than a token."
+  )
 {}

@@ -52,12 +52,14 @@ export const PaymentProviderSecretLive = Layer.effect(
       try: () => sign({ secret: Redacted.value(secret), msgId: "startup", timestamp: 0, payload: "" }),
       catch: () =>
         new SecretUnavailable({
-          message: "PAYMENT_PROVIDER_WEBHOOK_SECRET must be whsec_<base64>; the service will not start without a valid secret."
+          message:
+            "PAYMENT_PROVIDER_WEBHOOK_SECRET must be whsec_<base64>; the service will not start without a valid secret."
         })
     })
     if (!Redacted.value(secret).startsWith("whsec_")) {
       return yield* new SecretUnavailable({
-        message: "PAYMENT_PROVIDER_WEBHOOK_SECRET must be whsec_<base64>; the service will not start without a valid secret."
+        message:
+          "PAYMENT_PROVIDER_WEBHOOK_SECRET must be whsec_<base64>; the service will not start without a valid secret."
       })
     }
     return secret
@@ -72,7 +74,8 @@ const statusAfter = {
   "subscription.canceled": "suspended"
 } as const satisfies Record<PaymentProviderEventType, string>
 
-const setsPlan = (type: PaymentProviderEventType) => type === "subscription.activated" || type === "subscription.updated"
+const setsPlan = (type: PaymentProviderEventType) =>
+  type === "subscription.activated" || type === "subscription.updated"
 
 const isKnownType = Schema.is(EventTypeSchema)
 
@@ -166,5 +169,7 @@ export class BillingService extends Context.Service<BillingService>()("etd/Billi
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
   /** Still needs the `PaymentProviderSecret` (`PaymentProviderSecretLive`), which refuses to start without one in production. */
-  static readonly layer = this.layerNoDeps.pipe(Layer.provide([TenantService.layer, BillingRepo.layer, Transaction.layer]))
+  static readonly layer = this.layerNoDeps.pipe(
+    Layer.provide([TenantService.layer, BillingRepo.layer, Transaction.layer])
+  )
 }

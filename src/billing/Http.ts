@@ -12,7 +12,9 @@ export const BillingHttpLive = HttpApiBuilder.group(
       // Raw: the signature covers the exact body bytes, so they are verified before any parsing.
       // An unreadable body (over 1 MiB) dies with the framework's request error, which the API
       // middleware answers like any other unreadable body.
-      .handleRaw("paymentProviderWebhook", ({ request }) =>
-        Effect.flatMap(Effect.orDie(request.text), (body) => billing.receive(request.headers, body)))
+      .handleRaw(
+        "paymentProviderWebhook",
+        ({ request }) => Effect.flatMap(Effect.orDie(request.text), (body) => billing.receive(request.headers, body))
+      )
   })
 )

@@ -84,7 +84,11 @@ export const createClient = (options: ClientOptions): PromiseClient => {
   const groups: Record<string, Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>>> = {}
   for (const [group, endpoints] of Object.entries(client)) {
     groups[group] = {}
-    for (const [name, call] of Object.entries(endpoints as unknown as Record<string, (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown>>)) {
+    for (
+      const [name, call] of Object.entries(
+        endpoints as unknown as Record<string, (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown>>
+      )
+    ) {
       groups[group][name] = (...args) => run(call(...args))
     }
   }

@@ -5,6 +5,8 @@
 import { Schema, SchemaTransformation } from "effect"
 import { Multipart } from "effect/http"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
+import { Credential } from "../domain/Credential.js"
 import {
   CertificateExpired,
   CertificateNotYetValid,
@@ -18,8 +20,6 @@ import {
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
-import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
-import { Credential } from "../domain/Credential.js"
 
 /**
  * The largest accepted PKCS#12 file. Real A1 bundles are 3–10 KiB (key + certificate + chain);
@@ -119,18 +119,27 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
       .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "credentials:read")
       .annotate(RequiredRoles, memberRoles)
-      .annotate(OpenApi.Description, "The tenant's credentials, newest first: metadata only, never the content. For an API key with `credentials:read` or any member's session."),
+      .annotate(
+        OpenApi.Description,
+        "The tenant's credentials, newest first: metadata only, never the content. For an API key with `credentials:read` or any member's session."
+      ),
     HttpApiEndpoint.get("get", "/tenants/:tenantId/credentials/:credId", {
       params: { tenantId: TenantIdParam, credId: CredentialId },
       success: Credential,
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a credential")
-      .annotate(OpenApi.Description, "One credential's metadata (subject, issuer, tax id, validity, fingerprint, status); never its content. For an API key with `credentials:read` or any member's session.")
+      .annotate(
+        OpenApi.Description,
+        "One credential's metadata (subject, issuer, tax id, validity, fingerprint, status); never its content. For an API key with `credentials:read` or any member's session."
+      )
       .middleware(KeyOrSessionAuth)
       .annotate(RequiredScope, "credentials:read")
       .annotate(RequiredRoles, memberRoles)
   )
   .annotate(OpenApi.Title, "Credentials")
-  .annotate(OpenApi.Description, "The tenant's A1 digital certificate (PKCS#12), which signs what goes to the national system. Uploaded from a session (`owner` or `admin`); its metadata read with a key or any member's session; the key material never leaves the service.")
+  .annotate(
+    OpenApi.Description,
+    "The tenant's A1 digital certificate (PKCS#12), which signs what goes to the national system. Uploaded from a session (`owner` or `admin`); its metadata read with a key or any member's session; the key material never leaves the service."
+  )
 {}

@@ -4,7 +4,12 @@ import * as Schema from "effect/Schema"
 import type { ParsedCertificate } from "./CertificateFields.js"
 import { normalizeTaxIdChars } from "./CertificateTaxId.js"
 
-export const CertificateRejectedReason = Schema.Literals(["expired", "not_yet_valid", "tax_id_mismatch", "tax_id_missing"])
+export const CertificateRejectedReason = Schema.Literals([
+  "expired",
+  "not_yet_valid",
+  "tax_id_mismatch",
+  "tax_id_missing"
+])
 export type CertificateRejectedReason = typeof CertificateRejectedReason.Type
 
 export class CertificateRejected extends Schema.TaggedError<CertificateRejected>()("CertificateRejected", {

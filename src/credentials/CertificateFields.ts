@@ -4,9 +4,9 @@
  * line, least specific first), prints a negative serial with a minus sign, cannot read ICP-Brasil's
  * otherNames, and a second parser could refuse certificates forge accepted.
  */
-import { createHash } from "node:crypto"
 import * as Redacted from "effect/Redacted"
 import forge from "node-forge"
+import { createHash } from "node:crypto"
 import { formatDistinguishedName } from "./CertificateName.js"
 import { extractTaxId } from "./CertificateTaxId.js"
 

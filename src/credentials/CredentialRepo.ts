@@ -4,12 +4,12 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { isUniqueViolation } from "../db/errors.js"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
 import { TenantId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
-import { isUniqueViolation } from "../db/errors.js"
-import { ActiveCredentialTaken, CredentialKind, CredentialStatus } from "../domain/Credential.js"
 
 /** A credential's metadata (camelCase, as the SQL client maps result names). */
 export const CredentialRecord = Schema.Struct({
@@ -62,7 +62,8 @@ const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/CredentialRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const columns = sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
+    const columns =
+      sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
 
     /** Marks the tenant's active credential `replaced`; call in the transaction that inserts the new one. */
     const replaceActive = (tenantId: TenantId, at: Date) =>

@@ -18,7 +18,7 @@ import {
   PayloadTooLarge
 } from "../domain/Errors.js"
 import { makeId, type TenantId } from "../domain/Ids.js"
-import { cursorOf, type PageParams, toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
@@ -140,13 +140,19 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
         Effect.catchTag("ActiveCredentialTaken", Effect.die)
       )
       yield* Effect.annotateCurrentSpan({ "credential.id": id })
-      yield* Effect.logInfo("credential uploaded", { tenant_id: tenantId, credential_id: id, not_after: parsed.notAfter.toISOString() })
+      yield* Effect.logInfo("credential uploaded", {
+        tenant_id: tenantId,
+        credential_id: id,
+        not_after: parsed.notAfter.toISOString()
+      })
       return toCredential(row)
     })
 
     const get = Effect.fn("CredentialService.get")(function*(tenantId: TenantId, id: string) {
       const row = yield* repo.findById(tenantId, id)
-      return toCredential(yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed }))
+      return toCredential(
+        yield* Option.match(row, { onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
+      )
     })
 
     const list = Effect.fn("CredentialService.list")(function*(tenantId: TenantId, page: PageParams) {
@@ -161,5 +167,13 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
   /** The vault still needs its `MasterKeys` (`MasterKeysLive`). */
-  static readonly layer = this.layerNoDeps.pipe(Layer.provide([CredentialRepo.layer, CredentialVault.layer, Pkcs12Opener.layer, TenantService.layer, Transaction.layer]))
+  static readonly layer = this.layerNoDeps.pipe(
+    Layer.provide([
+      CredentialRepo.layer,
+      CredentialVault.layer,
+      Pkcs12Opener.layer,
+      TenantService.layer,
+      Transaction.layer
+    ])
+  )
 }

@@ -13,8 +13,8 @@ import { AppConfig } from "../Config.js"
 import { TenantId } from "../domain/Ids.js"
 import { now } from "../domain/Time.js"
 import { resolveSecret, SecretUnavailable } from "../runtime/Secrets.js"
-import { CredentialRepo } from "./CredentialRepo.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import { CredentialRepo } from "./CredentialRepo.js"
 import {
   generateMasterKey,
   type MasterKeyRing,
@@ -89,7 +89,11 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
       material: { readonly certificatePem: string; readonly privateKeyPem: Redacted.Redacted<string> }
     ) => {
       const plaintext = Buffer.from(
-        JSON.stringify({ v: 1, certificate_pem: material.certificatePem, private_key_pem: Redacted.value(material.privateKeyPem) }),
+        JSON.stringify({
+          v: 1,
+          certificate_pem: material.certificatePem,
+          private_key_pem: Redacted.value(material.privateKeyPem)
+        }),
         "utf8"
       )
       try {
@@ -110,19 +114,28 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
       }).pipe(
         // The reasons are fixed texts from Envelope.ts; the parse error is replaced so nothing decrypted is quoted.
         Effect.catchTags({
-          EnvelopeError: (error) => Effect.fail(new CredentialUnreadable({ credentialId: row.id, message: error.message })),
-          SchemaError: () => Effect.fail(new CredentialUnreadable({ credentialId: row.id, message: "The decrypted content is not a credential." }))
+          EnvelopeError: (error) =>
+            Effect.fail(new CredentialUnreadable({ credentialId: row.id, message: error.message })),
+          SchemaError: () =>
+            Effect.fail(
+              new CredentialUnreadable({ credentialId: row.id, message: "The decrypted content is not a credential." })
+            )
         })
       )
 
     /** The tenant's active certificate and private key, decrypted in memory. */
-    const activeFor = (tenantId: TenantId): Effect.Effect<CredentialMaterial, NoActiveCredential | CredentialUnreadable> =>
+    const activeFor = (
+      tenantId: TenantId
+    ): Effect.Effect<CredentialMaterial, NoActiveCredential | CredentialUnreadable> =>
       Effect.gen(function*() {
         const row = yield* repo.activeSealed(tenantId)
         if (Option.isNone(row)) {
           return yield* new NoActiveCredential({ tenantId, message: "The tenant has no active credential." })
         }
-        yield* Effect.annotateCurrentSpan({ "credential.id": row.value.id, "credential.master_key_id": row.value.masterKeyId })
+        yield* Effect.annotateCurrentSpan({
+          "credential.id": row.value.id,
+          "credential.master_key_id": row.value.masterKeyId
+        })
         const content = yield* openRow(row.value)
         return {
           credentialId: row.value.id,
@@ -146,7 +159,10 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
         for (const row of batch) {
           after = row.id
           const result = yield* Effect.result(
-            Effect.flatMap(parseEnvelope(row.envelope), (envelope) => rewrap(ring, envelope, aadOf(row.tenantId, row.id)))
+            Effect.flatMap(
+              parseEnvelope(row.envelope),
+              (envelope) => rewrap(ring, envelope, aadOf(row.tenantId, row.id))
+            )
           )
           if (Result.isFailure(result)) {
             failed += 1
@@ -197,8 +213,11 @@ export const MasterKeyRewrapLive = Layer.effectDiscard(
             rewrapped,
             failed
           })
-          : Effect.void),
-      Effect.catchCause((cause) => Effect.logError("credential re-wrap failed; it runs again at the next start", cause)),
+          : Effect.void
+      ),
+      Effect.catchCause((cause) =>
+        Effect.logError("credential re-wrap failed; it runs again at the next start", cause)
+      ),
       untraced,
       Effect.forkScoped
     )

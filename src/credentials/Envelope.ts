@@ -15,9 +15,9 @@
  * Serialized form (`serializeEnvelope`), one ASCII line fit for a text column:
  *   v1:<keyId>:<base64url wrappedKey>:<base64url ciphertext>
  */
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 
 // ---------------------------------------------------------------------------------------------
 // Master keys
@@ -175,10 +175,13 @@ const unwrap = (ring: MasterKeyRing, envelope: SealedEnvelope, aad: string): Eff
         envelopeError("unknown_key_id", `No configured master key has id "${envelope.keyId}"`)
       )
     }
-    const dataKey =
-      envelope.wrappedKey.length === WRAPPED_KEY_BYTES ? gcmDecrypt(master.key, envelope.wrappedKey, wrapAad(master.id, aad)) : null
+    const dataKey = envelope.wrappedKey.length === WRAPPED_KEY_BYTES
+      ? gcmDecrypt(master.key, envelope.wrappedKey, wrapAad(master.id, aad))
+      : null
     return dataKey === null
-      ? Effect.fail(envelopeError("decryption_failed", "The data key could not be unwrapped (tampered or wrong context)"))
+      ? Effect.fail(
+        envelopeError("decryption_failed", "The data key could not be unwrapped (tampered or wrong context)")
+      )
       : Effect.succeed(dataKey)
   })
 
@@ -198,12 +201,18 @@ export const seal = (ring: MasterKeyRing, plaintext: Uint8Array, aad: string): S
 }
 
 /** Decrypts with whichever configured master key (current or previous) the envelope names. */
-export const open = (ring: MasterKeyRing, envelope: SealedEnvelope, aad: string): Effect.Effect<Uint8Array, EnvelopeError> =>
+export const open = (
+  ring: MasterKeyRing,
+  envelope: SealedEnvelope,
+  aad: string
+): Effect.Effect<Uint8Array, EnvelopeError> =>
   Effect.flatMap(unwrap(ring, envelope, aad), (dataKey) => {
     const plaintext = gcmDecrypt(dataKey, envelope.ciphertext, dataAad(aad))
     dataKey.fill(0)
     return plaintext === null
-      ? Effect.fail(envelopeError("decryption_failed", "The ciphertext could not be decrypted (tampered or wrong context)"))
+      ? Effect.fail(
+        envelopeError("decryption_failed", "The ciphertext could not be decrypted (tampered or wrong context)")
+      )
       : Effect.succeed(new Uint8Array(plaintext))
   })
 
@@ -212,22 +221,27 @@ export const open = (ring: MasterKeyRing, envelope: SealedEnvelope, aad: string)
  * the envelope itself when it already is under the current key. The old wrapped key is
  * authenticated on the way, so a tampered envelope fails here rather than being laundered.
  */
-export const rewrap = (ring: MasterKeyRing, envelope: SealedEnvelope, aad: string): Effect.Effect<SealedEnvelope, EnvelopeError> =>
+export const rewrap = (
+  ring: MasterKeyRing,
+  envelope: SealedEnvelope,
+  aad: string
+): Effect.Effect<SealedEnvelope, EnvelopeError> =>
   envelope.keyId === ring.current.id
     ? Effect.succeed(envelope)
     : Effect.map(unwrap(ring, envelope, aad), (dataKey) => {
-        try {
-          return { ...envelope, keyId: ring.current.id, wrappedKey: wrap(ring.current, dataKey, aad) }
-        } finally {
-          dataKey.fill(0)
-        }
-      })
+      try {
+        return { ...envelope, keyId: ring.current.id, wrappedKey: wrap(ring.current, dataKey, aad) }
+      } finally {
+        dataKey.fill(0)
+      }
+    })
 
 // ---------------------------------------------------------------------------------------------
 // Serialization
 // ---------------------------------------------------------------------------------------------
 
-const b64url = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url")
+const b64url = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url")
 
 /** `v1:<keyId>:<base64url wrappedKey>:<base64url ciphertext>`. */
 export const serializeEnvelope = (envelope: SealedEnvelope): string =>

@@ -10,14 +10,14 @@
 import { Effect, Layer, Metric, Schedule, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
+import { CredentialExpiryObject } from "../domain/Events.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { Readiness } from "../runtime/Readiness.js"
-import { CredentialExpiryObject } from "../domain/Events.js"
-import { CredentialRepo } from "./CredentialRepo.js"
 import { credentialTimeToExpiry } from "../telemetry/Metrics.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import { CredentialRepo } from "./CredentialRepo.js"
 
 export type WarningDays = 30 | 7 | 1
 export const EXPIRY_WARNING_DAYS: ReadonlyArray<WarningDays> = [30, 7, 1]
@@ -75,14 +75,22 @@ export const makeExpirySweep = Effect.gen(function*() {
       }).pipe(inTransaction)
       if (sent) {
         warned += 1
-        yield* Effect.logInfo("credential expiry warning recorded", { tenant_id: row.tenantId, credential_id: row.id, days })
+        yield* Effect.logInfo("credential expiry warning recorded", {
+          tenant_id: row.tenantId,
+          credential_id: row.id,
+          days
+        })
       }
     }
     // For the certificate-expiry alerts: every tenant's, refreshed each sweep (a new certificate
     // overwrites it). A tenant that drops out (expired for long) loses its series, so an alert on a
     // long-abandoned certificate ends instead of firing for ever.
     const reported = new Set<string>()
-    for (const { notAfter, tenantId } of yield* repo.expiryByTenant(new Date(at.getTime() - EXPIRED_REPORTED_DAYS * DAY_MS))) {
+    for (
+      const { notAfter, tenantId } of yield* repo.expiryByTenant(
+        new Date(at.getTime() - EXPIRED_REPORTED_DAYS * DAY_MS)
+      )
+    ) {
       reported.add(tenantId)
       yield* Metric.update(
         Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId }),
@@ -90,7 +98,9 @@ export const makeExpirySweep = Effect.gen(function*() {
       )
     }
     for (const tenantId of expiryReported) {
-      if (!reported.has(tenantId)) yield* Metric.remove(Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId }))
+      if (!reported.has(tenantId)) {
+        yield* Metric.remove(Metric.withAttributes(credentialTimeToExpiry, { "tenant.id": tenantId }))
+      }
     }
     expiryReported = reported
     return { expired: expired.length, warned }

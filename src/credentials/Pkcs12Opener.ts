@@ -20,7 +20,10 @@ export interface OpenRequest {
 }
 
 export type OpenReply =
-  | { readonly _tag: "Opened"; readonly certificate: Omit<ParsedCertificate, "privateKeyPem"> & { privateKeyPem: string } }
+  | {
+    readonly _tag: "Opened"
+    readonly certificate: Omit<ParsedCertificate, "privateKeyPem"> & { privateKeyPem: string }
+  }
   | { readonly _tag: "Refused"; readonly reason: Pkcs12ErrorReason }
   | { readonly _tag: "Crashed"; readonly where: string }
 
@@ -86,7 +89,8 @@ const make = (options: Pkcs12OpenerOptions) =>
     const ask = (worker: Worker, request: OpenRequest) =>
       Effect.callback<OpenReply>((resume) => {
         const onMessage = (reply: OpenReply) => done(reply)
-        const onError = (error: unknown) => done({ _tag: "Crashed", where: error instanceof Error ? error.name : "error" })
+        const onError = (error: unknown) =>
+          done({ _tag: "Crashed", where: error instanceof Error ? error.name : "error" })
         const onExit = () => done({ _tag: "Crashed", where: "thread exited" })
         const done = (reply: OpenReply) => {
           worker.off("message", onMessage).off("error", onError).off("exit", onExit)
@@ -112,7 +116,10 @@ const make = (options: Pkcs12OpenerOptions) =>
         )
       })
 
-    const open = (pfx: Uint8Array, password: Redacted.Redacted<string>): Effect.Effect<ParsedCertificate, Pkcs12Error> =>
+    const open = (
+      pfx: Uint8Array,
+      password: Redacted.Redacted<string>
+    ): Effect.Effect<ParsedCertificate, Pkcs12Error> =>
       Effect.gen(function*() {
         const counts = iterationCounts(pfx)
         if (counts === null) return yield* pkcs12Error("malformed")

@@ -7,9 +7,9 @@ import { Duration, Effect, Layer, Option, Redacted, Result, String as Str } from
 import { Migrator, SqlClient } from "effect/sql"
 import * as path from "node:path"
 import { AppConfig } from "../Config.js"
-import * as PgliteClient from "./PgliteClient.js"
-import { migrations } from "./migrations/index.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import { migrations } from "./migrations/index.js"
+import * as PgliteClient from "./PgliteClient.js"
 
 export const MIGRATIONS_TABLE = "etd_migrations"
 
@@ -75,13 +75,18 @@ export const SqlLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
       onSome: (url) =>
-        postgresLayer(url, { prepare: config.databasePreparedStatements, connectTimeout: config.databaseConnectTimeout }),
+        postgresLayer(url, {
+          prepare: config.databasePreparedStatements,
+          connectTimeout: config.databaseConnectTimeout
+        }),
       onNone: () => embeddedLayer(path.resolve(config.dataDir, "pglite"))
     }))
 )
 
 /** Run at start-up, untraced: an instance's start makes no spans (SPEC §13); the log says what ran. */
-export const MigrationsLive = Layer.effectDiscard(untraced(Migrator.make({})({ loader: migrations, table: MIGRATIONS_TABLE })))
+export const MigrationsLive = Layer.effectDiscard(
+  untraced(Migrator.make({})({ loader: migrations, table: MIGRATIONS_TABLE }))
+)
 
 /** The highest migration id this build knows, for the readiness check. */
 export const latestMigrationId = Effect.map(migrations, (all) => Math.max(...all.map(([id]) => id)))

@@ -8,8 +8,8 @@
  * transaction holds the permit from BEGIN to COMMIT/ROLLBACK, and a statement outside a
  * transaction holds it only while it runs, so it waits for any open transaction to finish.
  */
-import { PGlite } from "@electric-sql/pglite"
 import { PgClient, type PgConnection } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
 import { Context, Effect, Layer, Queue, Semaphore, Stream } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "effect/sql"
@@ -38,7 +38,10 @@ const sqlError = (cause: unknown, message: string, operation: string) => {
   const props = { cause, message, operation }
   const code = typeof fields.code === "string" ? fields.code : undefined
   const reason = code === "23505"
-    ? new SqlError.UniqueViolation({ ...props, constraint: typeof fields.constraint === "string" ? fields.constraint : "unknown" })
+    ? new SqlError.UniqueViolation({
+      ...props,
+      constraint: typeof fields.constraint === "string" ? fields.constraint : "unknown"
+    })
     : code?.startsWith("23")
     ? new SqlError.ConstraintError(props)
     : code === "40P01"
@@ -92,7 +95,10 @@ export const make = (config: PgliteClientConfig) =>
           if (config.dataDir === undefined) return PGlite.create("memory://")
           await mkdir(config.dataDir, { recursive: true })
           const template = await clusterTemplateFor(config.dataDir)
-          return PGlite.create({ dataDir: config.dataDir, ...(template === undefined ? {} : { loadDataDir: template }) })
+          return PGlite.create({
+            dataDir: config.dataDir,
+            ...(template === undefined ? {} : { loadDataDir: template })
+          })
         },
         catch: (cause) => sqlError(cause, "Failed to open the embedded database", "connect")
       }),
@@ -108,11 +114,16 @@ export const make = (config: PgliteClientConfig) =>
       })
 
     const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: RowTransform) =>
-      Effect.map(query(sql, params), (result): Rows =>
-        transformRows ? transformRows(result.rows as Rows) : (result.rows as Rows))
+      Effect.map(
+        query(sql, params),
+        (result): Rows => transformRows ? transformRows(result.rows as Rows) : (result.rows as Rows)
+      )
 
     const executeValues = (sql: string, params: ReadonlyArray<unknown>) =>
-      Effect.map(query(sql, params, "array"), (result) => result.rows as unknown as ReadonlyArray<ReadonlyArray<unknown>>)
+      Effect.map(
+        query(sql, params, "array"),
+        (result) => result.rows as unknown as ReadonlyArray<ReadonlyArray<unknown>>
+      )
 
     const connection: SqlConnection.Connection = {
       execute,
@@ -172,7 +183,10 @@ export const make = (config: PgliteClientConfig) =>
     return Object.assign(client, extras) as PgClient.PgClient
   })
 
-export const layer = (config: PgliteClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+export const layer = (
+  config: PgliteClientConfig
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.effectContext(
-    Effect.map(make(config), (client) => Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
+    Effect.map(make(config), (client) =>
+      Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))

@@ -43,5 +43,7 @@ export const isDatabaseUnavailable = (error: unknown): boolean => {
  * The repository boundary: a failed statement is the database's defect, not an outcome a caller
  * could act on (constraint violations a caller can act on are mapped to typed errors before this).
  */
-export const dieOnSqlError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
+export const dieOnSqlError = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
   Effect.catchIf(effect, SqlError.isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>

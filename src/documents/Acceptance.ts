@@ -5,17 +5,17 @@
  */
 import { Effect, Metric, Option, Result, Schema } from "effect"
 import { randomBytes } from "node:crypto"
+import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
-import { CredentialRequired, invalidField, NotFound, QuotaExceeded, TenantSuspended } from "../domain/Errors.js"
 import { Document } from "../domain/Document.js"
+import { CredentialRequired, invalidField, NotFound, QuotaExceeded, TenantSuspended } from "../domain/Errors.js"
 import { encodeId, type TenantId } from "../domain/Ids.js"
 import { type Amounts, computeAmounts } from "../domain/Money.js"
 import type { Environment } from "../domain/Principal.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
-import { TaxAuthorities } from "../authority/TaxAuthority.js"
-import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { documents as documentsMetric, quotaExceeded, quotaUsage } from "../telemetry/Metrics.js"
+import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
 import type { NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument, type UnnumberedDocument } from "./DocumentRepo.js"
@@ -87,7 +87,10 @@ export const makeAcceptance = Effect.gen(function*() {
         issuer: { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }
       }
       // The number is not drawn yet: every number is alike to the authority's rules.
-      yield* authority.requirementsFor({ tenantId: issuer.tenantId, verified: tenant.verified }, { ...submitted, number: 1 })
+      yield* authority.requirementsFor({ tenantId: issuer.tenantId, verified: tenant.verified }, {
+        ...submitted,
+        number: 1
+      })
       if (issuer.environment === "live") {
         // Once another tenant has proven the tax id, this one keeps no claim on it for live issuing
         // (it cannot hold a certificate for it either: its upload would be a 409).
@@ -136,7 +139,12 @@ export const makeAcceptance = Effect.gen(function*() {
         yield* quotaThresholds(document.tenantId, period, used.value, tenant.monthlyQuota)
         quotaUsed = used.value
       }
-      const job = { documentId: document.id, tenantId: document.tenantId, kind: "submit" as const, traceparent: yield* currentTraceparent }
+      const job = {
+        documentId: document.id,
+        tenantId: document.tenantId,
+        kind: "submit" as const,
+        traceparent: yield* currentTraceparent
+      }
       const numbered = yield* repo.accept(document, submissionId, jobs.enqueueing([job], document.createdAt))
       const stored = toDocument({
         ...document,
@@ -147,16 +155,24 @@ export const makeAcceptance = Effect.gen(function*() {
         attempts: 0,
         lastError: null
       })
-      if (claim !== null) yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(stored))
+      if (claim !== null) {
+        yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(stored))
+      }
       return { stored, quotaUsed }
     })
 
   /** The metrics follow what was committed: a transaction that rolls back (a duplicate reference) changes none. */
   const count = (issuer: Issuer, monthlyQuota: number, quotaUsed: number | undefined) =>
     Effect.gen(function*() {
-      yield* Metric.update(Metric.withAttributes(documentsMetric, { status: "queued", environment: issuer.environment }), 1)
+      yield* Metric.update(
+        Metric.withAttributes(documentsMetric, { status: "queued", environment: issuer.environment }),
+        1
+      )
       if (quotaUsed !== undefined) {
-        yield* Metric.update(Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }), quotaUsed / monthlyQuota)
+        yield* Metric.update(
+          Metric.withAttributes(quotaUsage, { "tenant.id": issuer.tenantId }),
+          quotaUsed / monthlyQuota
+        )
       }
     })
 

@@ -1,5 +1,17 @@
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
+import {
+  boundedText,
+  CancellationReasonCode,
+  Document,
+  DocumentStatus,
+  IssueDate,
+  Series,
+  ServiceDescription,
+  Taker,
+  visibleText
+} from "../domain/Document.js"
 import {
   Conflict,
   CredentialRequired,
@@ -12,31 +24,23 @@ import {
   TenantSuspended
 } from "../domain/Errors.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
-import { trimmedString } from "../domain/Normalized.js"
-import { Timestamp } from "../domain/Time.js"
 import { Centavos, Rate } from "../domain/Money.js"
+import { trimmedString } from "../domain/Normalized.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
-import {
-  boundedText,
-  CancellationReasonCode,
-  Document,
-  DocumentStatus,
-  IssueDate,
-  Series,
-  ServiceDescription,
-  Taker,
-  visibleText
-} from "../domain/Document.js"
-import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
+import { Timestamp } from "../domain/Time.js"
 
 export const NewDocument = Schema.Struct({
   // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
   // literal field would make a wrong `type` a whole-body mismatch instead of an issue at `type`.
   type: Schema.Literals(["service_invoice"]),
-  reference: Schema.optionalKey(boundedText(100).annotate({ description: "Your own id; unique per tenant and environment." })),
+  reference: Schema.optionalKey(
+    boundedText(100).annotate({ description: "Your own id; unique per tenant and environment." })
+  ),
   series: Schema.optionalKey(Series),
-  issue_date: Schema.optionalKey(IssueDate.annotate({ description: "The competence date. Defaults to today in Brasília time." })),
+  issue_date: Schema.optionalKey(
+    IssueDate.annotate({ description: "The competence date. Defaults to today in Brasília time." })
+  ),
   taker: Taker,
   service: ServiceDescription,
   amounts: Schema.Struct({
@@ -57,7 +61,6 @@ export const CancelDocument = Schema.Struct({
     visibleText
   ))
 })
-
 
 const listDocumentsFields = {
   limit: Schema.optionalKey(PageLimit),
@@ -89,7 +92,9 @@ export const UsageDays = Schema.String.annotate({
   contentMediaType: "application/json",
   contentSchema: { type: "integer", minimum: 1, maximum: 90, default: 30 }
 }).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString)).check(
-  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 90, { message: "days must be an integer from 1 to 90" })
+  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 90, {
+    message: "days must be an integer from 1 to 90"
+  })
 )
 
 export const DEFAULT_USAGE_DAYS = 30
@@ -98,13 +103,19 @@ export const UsageParams = Schema.Struct({ days: Schema.optionalKey(UsageDays) }
 
 export const DailyUsage = Schema.Struct({
   date: Schema.String.annotate({ format: "date", description: "The UTC day, YYYY-MM-DD." }),
-  live: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Live documents created that day, whatever their status." }),
-  test: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Test documents created that day, whatever their status." })
+  live: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+    description: "Live documents created that day, whatever their status."
+  }),
+  test: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+    description: "Test documents created that day, whatever their status."
+  })
 }).annotate({ identifier: "DailyUsage" })
 
 export const Usage = Schema.Struct({
   object: Schema.Literal("usage"),
-  days: Schema.Array(DailyUsage).annotate({ description: "One entry per UTC day, oldest first, ending today; days without documents count 0." })
+  days: Schema.Array(DailyUsage).annotate({
+    description: "One entry per UTC day, oldest first, ending today; days without documents count 0."
+  })
 }).annotate({ identifier: "Usage" })
 export type Usage = typeof Usage.Type
 
@@ -140,11 +151,14 @@ const NoteFile = <S extends Schema.Top>(body: S) =>
 export const NfseXmlFile = NoteFile(Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/xml" })))
 
 /** The DANFSe, the note's PDF. */
-export const DanfsePdfFile = NoteFile(Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" })))
+export const DanfsePdfFile = NoteFile(
+  Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" }))
+)
 
 const fileErrors = [NotFound, InvalidState, CredentialRequired, ServiceUnavailable]
 
-const xmlDescription = "The authorized note's NFS-e XML, exactly as the tax authority returned it (`application/xml`). " +
+const xmlDescription =
+  "The authorized note's NFS-e XML, exactly as the tax authority returned it (`application/xml`). " +
   "`409 invalid_state` before authorization. A cancelled note's XML stays available; `Etd-Document-Status` says `cancelled`."
 const pdfDescription = "The note's DANFSe (`application/pdf`): from the national DANFSe service when the environment " +
   "targets the national system, rendered by the service with the simulator. `409 invalid_state` before authorization; " +
@@ -178,10 +192,20 @@ export class DocumentFilesApi extends HttpApiGroup.make("documentFiles")
   .middleware(KeyOrSessionAuth)
   .annotate(RequiredRoles, memberRoles)
   .annotate(OpenApi.Title, "Document files")
-  .annotate(OpenApi.Description, "A note's files once authorized: the NFS-e XML and the DANFSe PDF, for an API key with `documents:read` or a member's session.")
+  .annotate(
+    OpenApi.Description,
+    "A note's files once authorized: the NFS-e XML and the DANFSe PDF, for an API key with `documents:read` or a member's session."
+  )
 {}
 
-const issueErrors = [QuotaExceeded, TenantSuspended, CredentialRequired, Conflict, IdempotencyConflict, IdempotencyKeyReused]
+const issueErrors = [
+  QuotaExceeded,
+  TenantSuspended,
+  CredentialRequired,
+  Conflict,
+  IdempotencyConflict,
+  IdempotencyKeyReused
+]
 
 /**
  * Issuing is for API keys only (SPEC §5); on the tenant path a member's session also lists, reads
@@ -297,7 +321,10 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       error: [NotFound, InvalidState]
     })
       .annotate(OpenApi.Summary, "Cancel a document (key's tenant)")
-      .annotate(OpenApi.Description, "`POST /v1/tenants/{tenantId}/documents/{docId}/cancel` for the tenant of the API key.")
+      .annotate(
+        OpenApi.Description,
+        "`POST /v1/tenants/{tenantId}/documents/{docId}/cancel` for the tenant of the API key."
+      )
       .middleware(ApiKeyAuth)
       .annotate(RequiredScope, "documents:cancel")
   )
@@ -324,7 +351,10 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(OpenApi.Description, pdfDescription)
   )
   .annotate(OpenApi.Title, "Documents")
-  .annotate(OpenApi.Description, "Service invoices (NFS-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. On the tenant path a member's session also lists and reads them (both environments) and, as `owner` or `admin`, cancels them. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant (API keys only).")
+  .annotate(
+    OpenApi.Description,
+    "Service invoices (NFS-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. On the tenant path a member's session also lists and reads them (both environments) and, as `owner` or `admin`, cancels them. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant (API keys only)."
+  )
 {}
 
 /** Documents created per day, for the dashboard's overview chart (SPEC §15). */

@@ -5,11 +5,9 @@
  */
 import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { isUniqueViolation } from "../db/errors.js"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
-import { isUniqueViolation } from "../db/errors.js"
-import { Conflict } from "../domain/Errors.js"
-import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import {
   AuthorityInfo,
   CancellationInfo,
@@ -20,6 +18,8 @@ import {
   ServiceDescription,
   Taker
 } from "../domain/Document.js"
+import { Conflict } from "../domain/Errors.js"
+import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { Environment } from "../domain/Principal.js"
@@ -85,7 +85,9 @@ export type UnnumberedDocument = Omit<
   "number" | "submissionId" | "authority" | "rejection" | "cancellation" | "attempts" | "lastError"
 >
 
-export type DocumentChange = Partial<Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError">>
+export type DocumentChange = Partial<
+  Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError">
+>
 
 export interface DocumentFilters {
   readonly limit: number
@@ -189,7 +191,8 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     const findById = (id: DocumentId) =>
       documents(sql`SELECT * FROM documents WHERE id = ${id}`).pipe(Effect.map(first))
 
-    const findByIds = (ids: Arr.NonEmptyReadonlyArray<DocumentId>) => documents(sql`SELECT * FROM documents WHERE id IN ${sql.in(ids)}`)
+    const findByIds = (ids: Arr.NonEmptyReadonlyArray<DocumentId>) =>
+      documents(sql`SELECT * FROM documents WHERE id IN ${sql.in(ids)}`)
 
     const findForUpdate = (tenantId: TenantId, environment: Environment | undefined, id: DocumentId) =>
       documents(sql`
@@ -202,7 +205,11 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * session). Each environment's page is read through its own index range, and the two merged:
      * one scan over both environments would have to sort all of the tenant's documents.
      */
-    const list = (tenantId: TenantId, environments: Arr.NonEmptyReadonlyArray<Environment>, filters: DocumentFilters) => {
+    const list = (
+      tenantId: TenantId,
+      environments: Arr.NonEmptyReadonlyArray<Environment>,
+      filters: DocumentFilters
+    ) => {
       const page = keyset(sql, sql`id`, "desc", filters.cursor)
       const pageOf = (environment: Environment) => {
         const conditions = [
@@ -214,7 +221,9 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           ...(filters.createdGte ? [sql`id >= ${idAt(filters.createdGte)}`] : []),
           ...(filters.createdLt ? [sql`id < ${idAt(filters.createdLt)}`] : [])
         ]
-        return sql`SELECT * FROM documents WHERE ${sql.and(conditions)} ORDER BY ${page.orderBy} LIMIT ${filters.limit + 1}`
+        return sql`SELECT * FROM documents WHERE ${sql.and(conditions)} ORDER BY ${page.orderBy} LIMIT ${
+          filters.limit + 1
+        }`
       }
       const [only, ...others] = environments
       if (others.length === 0) return documents(pageOf(only))
@@ -277,7 +286,8 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at`
 
     /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
-    const storeNfseXml = (documentId: DocumentId, nfseXml: string, at: Date) => storedXml(documentId, nfseXml, at).pipe(Effect.asVoid)
+    const storeNfseXml = (documentId: DocumentId, nfseXml: string, at: Date) =>
+      storedXml(documentId, nfseXml, at).pipe(Effect.asVoid)
 
     const findNfseXml = (documentId: DocumentId) =>
       nfseXmls(sql`SELECT nfse_xml FROM document_files WHERE document_id = ${documentId}`).pipe(

@@ -4,6 +4,7 @@
  * background (IssuanceWorker).
  */
 import { Array as Arr, Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
+import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import {
   Conflict,
@@ -19,13 +20,12 @@ import {
   TenantSuspended
 } from "../domain/Errors.js"
 import type { DocumentId, TenantId } from "../domain/Ids.js"
-import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, pageSize, toPage } from "../domain/Pagination.js"
 import { listedEnvironments, type TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
-import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { makeAcceptance, DocumentJson, type Issuer } from "./Acceptance.js"
+import { DocumentJson, type Issuer, makeAcceptance } from "./Acceptance.js"
 import type { ListDocumentsParams, NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { Idempotency, requestHash } from "./Idempotency.js"
@@ -106,24 +106,29 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             : error._tag === "IdempotencyConflict"
             // The key was taken over by a newer request: that one's answer is the one to keep.
             ? Effect.void
-            : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractErrorJson)(error)).pipe(
-              Effect.catchTag("IdempotencyConflict", () => Effect.void)
-            )),
+            : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractErrorJson)(error))
+              .pipe(
+                Effect.catchTag("IdempotencyConflict", () => Effect.void)
+              )
+        ),
         // A crash or interruption has no answer worth replaying: give the key back for a retry.
         Effect.onExit((exit) =>
           Exit.isFailure(exit) && Option.isNone(Cause.findErrorOption(exit.cause))
             ? idempotency.release(scope, claim.token)
-            : Effect.void)
+            : Effect.void
+        )
       )
       return document
     })
 
     const get = Effect.fn("DocumentService.get")(function*(access: TenantReach, id: DocumentId) {
       const row = yield* repo.find(access.tenantId, access.environment, id)
-      return toDocument(yield* Option.match(row, {
-        onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
-        onSome: Effect.succeed
-      }))
+      return toDocument(
+        yield* Option.match(row, {
+          onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
+          onSome: Effect.succeed
+        })
+      )
     })
 
     const list = Effect.fn("DocumentService.list")(function*(access: TenantReach, params: ListDocumentsParams) {
@@ -204,7 +209,12 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           error: null
         }
         yield* repo.update(row.id, { status: "cancel_requested", cancellation }, at)
-        yield* jobs.enqueue([{ documentId: row.id, tenantId: row.tenantId, kind: "cancel", traceparent: yield* currentTraceparent }])
+        yield* jobs.enqueue([{
+          documentId: row.id,
+          tenantId: row.tenantId,
+          kind: "cancel",
+          traceparent: yield* currentTraceparent
+        }])
         return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
       }).pipe(inTransaction)
       return document
@@ -214,7 +224,10 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const findFor = (reader: TenantReach, id: DocumentId) =>
       Effect.flatMap(
         repo.find(reader.tenantId, reader.environment, id),
-        Option.match({ onNone: () => Effect.fail(new NotFound({ message: "No such document." })), onSome: Effect.succeed })
+        Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: "No such document." })),
+          onSome: Effect.succeed
+        })
       )
 
     /**
@@ -231,7 +244,10 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         }
         const stored = yield* repo.findNfseXml(row.id)
         if (Option.isSome(stored)) return { row, authority: row.authority, nfseXml: stored.value }
-        const found = yield* authorities.for(row.environment).lookup({ tenantId: row.tenantId, submissionId: row.submissionId }).pipe(
+        const found = yield* authorities.for(row.environment).lookup({
+          tenantId: row.tenantId,
+          submissionId: row.submissionId
+        }).pipe(
           Effect.catchTags({
             RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
             AuthorityUnavailable: () => Effect.fail(authorityUnreachable),

@@ -32,55 +32,80 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
  * pre-response handler, because a replayed error's response is built later, by the API. The
  * request is captured here so the mark is a plain effect for the service, which knows no HTTP.
  */
-const markReplayed = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  HttpEffect.appendPreResponseHandler((_, response) =>
-    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
-  ).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request)))
+const markReplayed = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) =>
+    HttpEffect.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+    ).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request))
+)
 
-export const DocumentsHttpLive = HttpApiBuilder.group(Api, "documents", Effect.fn(function*(handlers) {
-  const documents = yield* DocumentService
-  const issue = ({ headers, payload }: {
-    readonly headers: { readonly "idempotency-key"?: string | undefined }
-    readonly payload: NewDocument
-  }) =>
-    Effect.flatMap(Effect.zip(issuer, markReplayed), ([by, onReplay]) =>
-      documents.issue(by, payload, headers["idempotency-key"], onReplay))
-  const xml = ({ params }: { readonly params: { readonly docId: string } }) =>
-    Effect.flatMap(issuer, (by) => documents.nfseXml(by, docId(params))).pipe(
-      Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
-    )
-  const pdf = ({ params }: { readonly params: { readonly docId: string } }) =>
-    Effect.flatMap(issuer, (by) => documents.danfse(by, docId(params))).pipe(
-      Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
-    )
-  return handlers
-    .handle("issue", issue)
-    .handle("list", ({ params, query }) => Effect.flatMap(reachOf(params), (by) => documents.list(by, query)))
-    .handle("get", ({ params }) => Effect.flatMap(reachOf(params), (by) => documents.get(by, docId(params))))
-    .handle("cancel", ({ params, payload }) =>
-      Effect.flatMap(reachOf(params), (by) => documents.cancel(by, docId(params), payload)))
-    .handle("issueForKey", issue)
-    .handle("listForKey", ({ query }) => Effect.flatMap(issuer, (by) => documents.list(by, query)))
-    .handle("getForKey", ({ params }) => Effect.flatMap(issuer, (by) => documents.get(by, docId(params))))
-    .handle("cancelForKey", ({ params, payload }) => Effect.flatMap(issuer, (by) => documents.cancel(by, docId(params), payload)))
-    .handle("xmlForKey", xml)
-    .handle("pdfForKey", pdf)
-}))
-
-export const DocumentFilesHttpLive = HttpApiBuilder.group(Api, "documentFiles", Effect.fn(function*(handlers) {
-  const documents = yield* DocumentService
-  return handlers
-    .handle("xml", ({ params }) =>
-      Effect.flatMap(reachOf(params), (by) => documents.nfseXml(by, docId(params))).pipe(
+export const DocumentsHttpLive = HttpApiBuilder.group(
+  Api,
+  "documents",
+  Effect.fn(function*(handlers) {
+    const documents = yield* DocumentService
+    const issue = ({ headers, payload }: {
+      readonly headers: { readonly "idempotency-key"?: string | undefined }
+      readonly payload: NewDocument
+    }) =>
+      Effect.flatMap(
+        Effect.zip(issuer, markReplayed),
+        ([by, onReplay]) => documents.issue(by, payload, headers["idempotency-key"], onReplay)
+      )
+    const xml = ({ params }: { readonly params: { readonly docId: string } }) =>
+      Effect.flatMap(issuer, (by) => documents.nfseXml(by, docId(params))).pipe(
         Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
-      ))
-    .handle("pdf", ({ params }) =>
-      Effect.flatMap(reachOf(params), (by) => documents.danfse(by, docId(params))).pipe(
+      )
+    const pdf = ({ params }: { readonly params: { readonly docId: string } }) =>
+      Effect.flatMap(issuer, (by) => documents.danfse(by, docId(params))).pipe(
         Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
-      ))
-}))
+      )
+    return handlers
+      .handle("issue", issue)
+      .handle("list", ({ params, query }) => Effect.flatMap(reachOf(params), (by) => documents.list(by, query)))
+      .handle("get", ({ params }) => Effect.flatMap(reachOf(params), (by) => documents.get(by, docId(params))))
+      .handle(
+        "cancel",
+        ({ params, payload }) => Effect.flatMap(reachOf(params), (by) => documents.cancel(by, docId(params), payload))
+      )
+      .handle("issueForKey", issue)
+      .handle("listForKey", ({ query }) => Effect.flatMap(issuer, (by) => documents.list(by, query)))
+      .handle("getForKey", ({ params }) => Effect.flatMap(issuer, (by) => documents.get(by, docId(params))))
+      .handle(
+        "cancelForKey",
+        ({ params, payload }) => Effect.flatMap(issuer, (by) => documents.cancel(by, docId(params), payload))
+      )
+      .handle("xmlForKey", xml)
+      .handle("pdfForKey", pdf)
+  })
+)
 
-export const UsageHttpLive = HttpApiBuilder.group(Api, "usage", Effect.fn(function*(handlers) {
-  const documents = yield* DocumentService
-  return handlers.handle("get", ({ params, query }) => documents.usage(pathTenant(params), query.days ?? DEFAULT_USAGE_DAYS))
-}))
+export const DocumentFilesHttpLive = HttpApiBuilder.group(
+  Api,
+  "documentFiles",
+  Effect.fn(function*(handlers) {
+    const documents = yield* DocumentService
+    return handlers
+      .handle("xml", ({ params }) =>
+        Effect.flatMap(reachOf(params), (by) => documents.nfseXml(by, docId(params))).pipe(
+          Effect.map((file) => asNoteFile(file.xml, file.document, "xml"))
+        ))
+      .handle("pdf", ({ params }) =>
+        Effect.flatMap(reachOf(params), (by) => documents.danfse(by, docId(params))).pipe(
+          Effect.map((file) => asNoteFile(file.pdf, file.document, "pdf"))
+        ))
+  })
+)
+
+export const UsageHttpLive = HttpApiBuilder.group(
+  Api,
+  "usage",
+  Effect.fn(function*(handlers) {
+    const documents = yield* DocumentService
+    return handlers.handle(
+      "get",
+      ({ params, query }) => documents.usage(pathTenant(params), query.days ?? DEFAULT_USAGE_DAYS)
+    )
+  })
+)

@@ -17,8 +17,8 @@ import { randomUUID } from "node:crypto"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { IdempotencyConflict } from "../domain/Errors.js"
 import { now } from "../domain/Time.js"
-import { type IdempotencyScope, IdempotencyRepo } from "./IdempotencyRepo.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import { IdempotencyRepo, type IdempotencyScope } from "./IdempotencyRepo.js"
 
 const RETENTION_MS = 24 * 60 * 60 * 1000
 /** A claim not renewed for this long belongs to a request that died (a crash) and can be taken over. */
@@ -72,7 +72,8 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
         if (Option.isNone(found)) return { _tag: "InFlight" }
         const existing = found.value
         const expired = existing.expiresAt <= at
-        const abandoned = existing.responseStatus === null && existing.lockedUntil !== null && existing.lockedUntil <= at
+        const abandoned = existing.responseStatus === null && existing.lockedUntil !== null &&
+          existing.lockedUntil <= at
         if (expired || abandoned) {
           yield* repo.retake(scope, lease)
           return claimed
@@ -94,7 +95,9 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
       claim(scope, hash).pipe(
         Effect.repeat({
           while: (result) => result._tag === "InFlight",
-          schedule: Schedule.spaced(IN_FLIGHT_POLL).pipe(Schedule.upTo({ duration: Duration.sum(CLAIM_LEASE, IN_FLIGHT_POLL) }))
+          schedule: Schedule.spaced(IN_FLIGHT_POLL).pipe(
+            Schedule.upTo({ duration: Duration.sum(CLAIM_LEASE, IN_FLIGHT_POLL) })
+          )
         })
       )
 
@@ -103,20 +106,26 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
      * `IdempotencyConflict` (rolling that transaction back) when another request took the key over.
      */
     const complete = (scope: IdempotencyScope, token: string, status: number, body: unknown) =>
-      Effect.flatMap(repo.complete(scope, token, status, body), (stored) =>
-        stored ? Effect.void : Effect.fail(new IdempotencyConflict()))
+      Effect.flatMap(
+        repo.complete(scope, token, status, body),
+        (stored) => stored ? Effect.void : Effect.fail(new IdempotencyConflict())
+      )
 
     /** Keeps the claim alive while `effect` runs. */
     const hold = (scope: IdempotencyScope, token: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
-        const renewOnce = Effect.flatMap(now, (at) =>
-          repo.renew(scope, token, new Date(at.getTime() + Duration.toMillis(CLAIM_LEASE)))).pipe(
-            // A renewal lost to an outage is not fatal: the lease simply runs down.
-            Effect.catchDefect(() => Effect.succeed(true))
-          )
+        const renewOnce = Effect.flatMap(
+          now,
+          (at) => repo.renew(scope, token, new Date(at.getTime() + Duration.toMillis(CLAIM_LEASE)))
+        ).pipe(
+          // A renewal lost to an outage is not fatal: the lease simply runs down.
+          Effect.catchDefect(() => Effect.succeed(true))
+        )
         // Stops by itself once the claim is no longer this request's (completed or taken over).
         const renewal = yield* Effect.forkChild(
-          Effect.andThen(Effect.sleep(CLAIM_RENEWAL_INTERVAL), renewOnce).pipe(Effect.repeat({ while: (alive) => alive }))
+          Effect.andThen(Effect.sleep(CLAIM_RENEWAL_INTERVAL), renewOnce).pipe(
+            Effect.repeat({ while: (alive) => alive })
+          )
         )
         return yield* Effect.ensuring(effect, Fiber.interrupt(renewal))
       })
@@ -130,7 +139,10 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
     const release = (scope: IdempotencyScope, token: string) =>
       repo.release(scope, token).pipe(
         Effect.catchDefect(() =>
-          FiberSet.run(releases, repo.release(scope, token).pipe(Effect.sandbox, Effect.retry(RELEASE_RETRIES), Effect.ignore))
+          FiberSet.run(
+            releases,
+            repo.release(scope, token).pipe(Effect.sandbox, Effect.retry(RELEASE_RETRIES), Effect.ignore)
+          )
         ),
         Effect.asVoid
       )

@@ -81,8 +81,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
         Effect.asVoid
       )
 
-    const purgeExpired = (at: Date) =>
-      sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid)
+    const purgeExpired = (at: Date) => sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid)
 
     return repository("IdempotencyRepo", { insertClaim, findForUpdate, retake, complete, renew, release, purgeExpired })
   })

@@ -6,9 +6,9 @@
 import { Data, Duration, Option } from "effect"
 import type { Authorization } from "../authority/TaxAuthority.js"
 import type { EventType } from "../domain/Events.js"
+import type { DocumentId } from "../domain/Ids.js"
 import type { DocumentChange, StoredDocument } from "./DocumentRepo.js"
 import type { IssuanceJob } from "./IssuanceQueue.js"
-import type { DocumentId } from "../domain/Ids.js"
 
 /** What the job's call to the authority came to. */
 export type IssuanceOutcome = Data.TaggedEnum<{
@@ -100,17 +100,29 @@ export const decideIssuance = (
       return IssuanceDecision.Complete()
     case "Authorized": {
       const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
-      return settle({
-        status: "authorized",
-        authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
-      }, "document.authorized", nfseXml)
+      return settle(
+        {
+          status: "authorized",
+          authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
+        },
+        "document.authorized",
+        nfseXml
+      )
     }
     case "Rejected":
-      return settle({ status: "rejected", rejection: { code: outcome.code, message: outcome.message } }, "document.rejected")
+      return settle(
+        { status: "rejected", rejection: { code: outcome.code, message: outcome.message } },
+        "document.rejected"
+      )
     case "Cancelled":
       return settle({
         status: "cancelled",
-        cancellation: { ...document.cancellation!, cancelled_at: outcome.cancelledAt, protocol: outcome.protocol, error: null }
+        cancellation: {
+          ...document.cancellation!,
+          cancelled_at: outcome.cancelledAt,
+          protocol: outcome.protocol,
+          error: null
+        }
       }, "document.cancelled")
     case "CancellationRefused":
       return cancellationFailed({ code: outcome.code, message: outcome.message })
@@ -128,7 +140,10 @@ export const decideIssuance = (
           change: { lastError: lastError(outcome.code, outcome.message) }
         })
       }
-      return giveUp(outcome, { code: "authority_unavailable", message: `The authority did not answer: ${outcome.message}` })
+      return giveUp(outcome, {
+        code: "authority_unavailable",
+        message: `The authority did not answer: ${outcome.message}`
+      })
     }
   }
 }

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { DocumentId, TenantId } from "../domain/Ids.js"
-import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
+import { type LeasedQueue, LeaseFields, makeLeasedQueue } from "../queue/LeasedQueue.js"
 
 export const IssuanceJob = Schema.Struct({
   ...LeaseFields,

@@ -16,8 +16,8 @@
  */
 import { Array as Arr, Effect, Layer, Metric, Option } from "effect"
 import {
-  type Authorization,
   AuthorityUnavailable,
+  type Authorization,
   type RequestNotSent,
   type SubmissionDocument,
   type SubmissionRef,
@@ -30,11 +30,11 @@ import { EventLog } from "../events/EventLog.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
 import { LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
+import { documents as documentsMetric } from "../telemetry/Metrics.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
 import { decideIssuance, type IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "./IssuanceDecision.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
-import { documents as documentsMetric } from "../telemetry/Metrics.js"
 
 /** The events that mean a document reached a status of its own (a failed cancellation leaves it authorized). */
 const FINAL_STATUSES = new Map<string, string>([
@@ -83,7 +83,10 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       }
     })
 
-  const submissionOf = (row: StoredDocument): SubmissionRef => ({ tenantId: row.tenantId, submissionId: row.submissionId })
+  const submissionOf = (row: StoredDocument): SubmissionRef => ({
+    tenantId: row.tenantId,
+    submissionId: row.submissionId
+  })
 
   const authorized = (authorization: Authorization) => IssuanceOutcome.Authorized({ authorization })
 
@@ -96,7 +99,12 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       message: error.message
     }))
 
-  const submit = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, issuer: SubmissionDocument["issuer"]) =>
+  const submit = (
+    job: IssuanceJob,
+    row: StoredDocument,
+    authority: TaxAuthority,
+    issuer: SubmissionDocument["issuer"]
+  ) =>
     Effect.gen(function*() {
       if (job.attempts > 1) {
         // A previous attempt may have been authorized. If the authority cannot even be asked (the
@@ -104,9 +112,11 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         // asking within the retry window rather than fail a document that may exist.
         const found = yield* authority.lookup(submissionOf(row)).pipe(
           Effect.catchTag("RequestNotSent", (error) =>
-            Effect.fail(new AuthorityUnavailable({
-              message: `Whether the previous attempt was authorized cannot be checked: ${error.message}`
-            })))
+            Effect.fail(
+              new AuthorityUnavailable({
+                message: `Whether the previous attempt was authorized cannot be checked: ${error.message}`
+              })
+            ))
         )
         if (Option.isSome(found)) return authorized(found.value.authorization)
       }
@@ -123,7 +133,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
             nfseXml: existing.nfseXml
           })),
         RequestNotSent: notSent,
-        AuthorityRejected: (rejected) => Effect.succeed(IssuanceOutcome.Rejected({ code: rejected.code, message: rejected.message })),
+        AuthorityRejected: (rejected) =>
+          Effect.succeed(IssuanceOutcome.Rejected({ code: rejected.code, message: rejected.message })),
         AuthorityUnavailable: transient,
         AuthorityTimeout: transient
       })
@@ -180,7 +191,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const row = documents.get(job.documentId)
       if (row === undefined) return Option.none()
       const expected = job.kind === "submit" ? ["queued", "submitting"] : ["cancel_requested"]
-      if (!expected.includes(row.status)) return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled() })
+      if (!expected.includes(row.status)) {
+        return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled() })
+      }
       yield* Effect.annotateCurrentSpan({
         "document.id": row.id,
         "tenant.id": row.tenantId,
@@ -200,7 +213,10 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const current: StoredDocument = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
       // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
       const { name, simplesNacional, taxId } = tenant
-      return Option.some({ document: current, outcome: yield* submit(job, current, authority, { taxId, name, simplesNacional }) })
+      return Option.some({
+        document: current,
+        outcome: yield* submit(job, current, authority, { taxId, name, simplesNacional })
+      })
     })
 
   return yield* makeWorker({
@@ -211,7 +227,11 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     attempt,
     facts: (job): Effect.Effect<IssuanceFacts> =>
       Effect.gen(function*() {
-        return { at: yield* now, retryDelay: yield* delayAfter(schedule, job.attempts), retryWindow: config.retry.window }
+        return {
+          at: yield* now,
+          retryDelay: yield* delayAfter(schedule, job.attempts),
+          retryWindow: config.retry.window
+        }
       }),
     decide: ({ document, outcome }, job, facts) => decideIssuance(outcome, job, document, facts),
     apply,
@@ -221,7 +241,10 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const reached = decision._tag === "Settle" ? FINAL_STATUSES.get(decision.event) : undefined
       return reached === undefined
         ? Effect.void
-        : Metric.update(Metric.withAttributes(documentsMetric, { status: reached, environment: document.environment }), 1)
+        : Metric.update(
+          Metric.withAttributes(documentsMetric, { status: reached, environment: document.environment }),
+          1
+        )
     }
   })
 })

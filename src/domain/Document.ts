@@ -3,12 +3,12 @@
  * the webhook events and the typed client share.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { DateTime } from "./Time.js"
 import { emailAddress } from "./Email.js"
-import { trimmedString } from "./Normalized.js"
 import { Amounts } from "./Money.js"
+import { trimmedString } from "./Normalized.js"
 import { Environment } from "./Principal.js"
 import { MunicipalityCode, TaxId } from "./TaxId.js"
+import { DateTime } from "./Time.js"
 
 export const DocumentStatus = Schema.Literals([
   "queued",
@@ -34,7 +34,8 @@ const INVISIBLE_OR_CONTROL =
 
 /** Invoice text: no control or invisible formatting characters (tab and line breaks are fine). */
 export const visibleText = Schema.makeFilter((s: string) => !INVISIBLE_OR_CONTROL.test(s), {
-  message: "must not contain control characters or invisible formatting characters (such as bidi overrides or zero-width spaces)"
+  message:
+    "must not contain control characters or invisible formatting characters (such as bidi overrides or zero-width spaces)"
 })
 
 /** Text the API trims, then bounds: at least one character, at most `max`, all of it visible. */

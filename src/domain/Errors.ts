@@ -40,7 +40,10 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
  * the shape the contract's validation gives: the message names the path, `issues` carries it.
  */
 export const invalidField = (path: ReadonlyArray<string | number>, problem: string) =>
-  new InvalidRequest({ message: `The request is not valid. ${path.join(".")}: ${problem}`, issues: [{ path, message: problem }] })
+  new InvalidRequest({
+    message: `The request is not valid. ${path.join(".")}: ${problem}`,
+    issues: [{ path, message: problem }]
+  })
 
 export class ApiKeyInUrl extends Schema.TaggedError<ApiKeyInUrl>()("ApiKeyInUrl", {
   code: Schema.tag("api_key_in_url"),
@@ -216,7 +219,9 @@ export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
 /** SPEC §2: a dependency (the database) is unreachable or timed out; never a 500. */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
   code: Schema.tag("service_unavailable"),
-  message: message("The service cannot reach its database right now. Retry after the number of seconds in Retry-After."),
+  message: message(
+    "The service cannot reach its database right now. Retry after the number of seconds in Retry-After."
+  ),
   retry_after: retryAfter
 }, { httpApiStatus: 503 }) {}
 

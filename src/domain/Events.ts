@@ -62,7 +62,10 @@ const ApiKeyExposureObject = Schema.Struct({
 export const CredentialExpiryObject = Schema.Struct({
   object: Schema.Literal("credential_expiry"),
   credential_id: Schema.String,
-  not_after: Schema.String.annotate({ description: "RFC 3339 end of validity of the certificate.", format: "date-time" }),
+  not_after: Schema.String.annotate({
+    description: "RFC 3339 end of validity of the certificate.",
+    format: "date-time"
+  }),
   days_remaining: Schema.Literals([30, 7, 1])
 }).annotate({ identifier: "CredentialExpiry" })
 
@@ -83,7 +86,8 @@ const descriptions: Record<EventType, string> = {
   "document.rejected": "The authority rejected the document (final; `rejection` says why).",
   "document.failed": "The authority did not answer within the retry window (final; `last_error` says why).",
   "document.cancelled": "The authority accepted the cancellation.",
-  "document.cancellation_failed": "The authority refused the cancellation, or did not answer; the document stays `authorized`.",
+  "document.cancellation_failed":
+    "The authority refused the cancellation, or did not answer; the document stays `authorized`.",
   "api_key.exposed": "A token of one of the tenant's API keys was exposed; rotate the key.",
   "credential.expiring": "A digital certificate expires in 30, 7 or 1 days.",
   "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota."

@@ -44,14 +44,14 @@ const RATE_DECIMALS = 4
 // Two integer digits cap the rate below 100, so 100 itself is spelled out.
 const RATE_PATTERN = /^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$/u
 const RATE_MESSAGE =
-  'iss_rate must be a percentage between 0 and 100 as a decimal string with up to 4 decimals, e.g. "2.00"'
+  "iss_rate must be a percentage between 0 and 100 as a decimal string with up to 4 decimals, e.g. \"2.00\""
 
 /**
  * Percentage as a decimal string ("2.00" = 2 %). Validation only bounds it to 0..100; which rate a
  * service actually carries (ISS is 2 %..5 % by law) is the municipality's rule, not ours.
  */
 export const Rate = Schema.String.check(Schema.isPattern(RATE_PATTERN, { message: RATE_MESSAGE })).annotate({
-  description: 'Percentage as a decimal string, 0 to 100, up to 4 decimals ("2.00" = 2 %)',
+  description: "Percentage as a decimal string, 0 to 100, up to 4 decimals (\"2.00\" = 2 %)",
   examples: ["2.00", "5", "3.5"]
 })
 export type Rate = typeof Rate.Type
@@ -80,8 +80,7 @@ export const formatRate = (tenThousandths: number): string => {
 }
 
 /** Canonical spelling of a rate: "2" / "2.0" / "02.00" -> "2.00", "2.1250" -> "2.125". */
-export const normalizeRate = (s: string): Result.Result<string, InvalidAmounts> =>
-  Result.map(parseRate(s), formatRate)
+export const normalizeRate = (s: string): Result.Result<string, InvalidAmounts> => Result.map(parseRate(s), formatRate)
 
 /** Rate string decoded to its exact integer ten-thousandths; encodes back to canonical form. */
 export const RateTenThousandths = Rate.pipe(
@@ -112,11 +111,11 @@ const checkCentavos = (value: number, field: string): Result.Result<number, Inva
   Number.isSafeInteger(value) && value >= 0 && value <= MAX_CENTAVOS
     ? Result.succeed(value)
     : Result.fail(
-        new InvalidAmounts({
-          message: `${field} must be an integer number of centavos between 0 and ${MAX_CENTAVOS}`,
-          path: [field]
-        })
-      )
+      new InvalidAmounts({
+        message: `${field} must be an integer number of centavos between 0 and ${MAX_CENTAVOS}`,
+        path: [field]
+      })
+    )
 
 const ISS_DIVISOR = 100n * BigInt(RATE_SCALE)
 

@@ -17,7 +17,9 @@ export const PageLimit = Schema.String.annotate({
   contentSchema: { type: "integer", minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE }
 }).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString)).check(
   // One check, so a bad value is reported once, not once per rule it breaks.
-  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 100, { message: "limit must be an integer from 1 to 100" })
+  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 100, {
+    message: "limit must be an integer from 1 to 100"
+  })
 )
 
 export const pageSize = (limit: number | undefined): number => limit ?? DEFAULT_PAGE_SIZE
@@ -59,7 +61,9 @@ export const endingBeforeDescription = "The page of items just before this id in
 export const PageParams = Schema.Struct({
   limit: Schema.optionalKey(PageLimit),
   starting_after: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64))),
-  ending_before: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)).annotate({ description: endingBeforeDescription }))
+  ending_before: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(64)).annotate({ description: endingBeforeDescription })
+  )
 }).check(oneCursor)
 export type PageParams = typeof PageParams.Type
 

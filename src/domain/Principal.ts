@@ -23,7 +23,10 @@ export type Environment = typeof Environment.Type
  * session (`own` undefined), narrowed by the list's `environment` filter. A key that names the
  * other environment reads none (an empty page), never that environment's data.
  */
-export const listedEnvironments = (own: Environment | undefined, filter: Environment | undefined): ReadonlyArray<Environment> =>
+export const listedEnvironments = (
+  own: Environment | undefined,
+  filter: Environment | undefined
+): ReadonlyArray<Environment> =>
   own === undefined
     ? filter === undefined ? Environment.literals : [filter]
     : filter === undefined || filter === own
@@ -56,7 +59,9 @@ export class CurrentApiKey extends Context.Service<CurrentApiKey, ApiKeyPrincipa
 export class CurrentSession extends Context.Service<CurrentSession, SessionPrincipal>()("etd/CurrentSession") {}
 
 /** Either principal, for endpoints a member's session and any key of the tenant may both read. */
-export class CurrentPrincipal extends Context.Service<CurrentPrincipal, ApiKeyPrincipal | SessionPrincipal>()("etd/CurrentPrincipal") {}
+export class CurrentPrincipal
+  extends Context.Service<CurrentPrincipal, ApiKeyPrincipal | SessionPrincipal>()("etd/CurrentPrincipal")
+{}
 
 /**
  * Whose data a request on a tenant's path reaches (SPEC §4, §5): an API key's tenant in the key's

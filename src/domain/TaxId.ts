@@ -82,8 +82,7 @@ const RAW_PATTERN = "^[0-9A-Za-z./ -]+$"
 
 export const CPF_MESSAGE = "must be a valid CPF (11 digits) with correct check digits"
 export const CNPJ_MESSAGE = "must be a valid CNPJ (14 characters) with correct check digits"
-export const TAX_ID_MESSAGE =
-  "tax_id must be a valid CPF (11 digits) or CNPJ (14 characters) with correct check digits"
+export const TAX_ID_MESSAGE = "tax_id must be a valid CPF (11 digits) or CNPJ (14 characters) with correct check digits"
 
 const rawInput = (description: string, examples: ReadonlyArray<string>) =>
   Schema.String.annotate({ description, examples: [...examples] }).check(

@@ -1,9 +1,9 @@
 /** Tenants as the API shows them, shared by the tenants module (which owns them) and auth (registration, `/me/tenants`). */
 import { Schema } from "effect"
-import { DateTime } from "./Time.js"
-import { Role } from "./Principal.js"
 import { trimmedString } from "./Normalized.js"
+import { Role } from "./Principal.js"
 import { TaxId } from "./TaxId.js"
+import { DateTime } from "./Time.js"
 
 export const TenantStatus = Schema.Literals(["active", "past_due", "suspended"])
 export type TenantStatus = typeof TenantStatus.Type

@@ -2,9 +2,9 @@
  * Bearer tokens (SPEC §3): `etd_<live|test|sess>_<32 base32 chars>`, 20 CSPRNG bytes in RFC 4648
  * base32, lower case. Only the SHA-256 of the whole token is stored; the token is shown once.
  */
-import { randomBytes } from "node:crypto"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
+import { randomBytes } from "node:crypto"
 
 const RFC4648 = "abcdefghijklmnopqrstuvwxyz234567"
 

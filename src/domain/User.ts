@@ -1,8 +1,8 @@
 /** Users as the API shows them, shared by the auth module (which owns them) and tenants (members). */
 import { Schema } from "effect"
-import { DateTime } from "./Time.js"
 import { emailAddress } from "./Email.js"
 import { trimmedString } from "./Normalized.js"
+import { DateTime } from "./Time.js"
 
 export class PublicUser extends Schema.Class<PublicUser>("User")({
   id: Schema.String,

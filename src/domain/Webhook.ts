@@ -10,17 +10,21 @@ export const EventFilters = Schema.Array(EventFilter).check(
   Schema.isMinLength(1, { message: "events must name at least one event type, or be [\"*\"]" }),
   Schema.isMaxLength(16),
   Schema.makeFilter((events) =>
-    !events.includes("*") || events.length === 1 ? undefined : "\"*\" (every event) cannot be combined with other event types"
+    !events.includes("*") || events.length === 1
+      ? undefined
+      : "\"*\" (every event) cannot be combined with other event types"
   )
 ).annotate({
   description: "The event types sent to this endpoint, or `[\"*\"]` for every type (including ones added later)."
 })
 
 export const DisabledReason = Schema.Literals(["manual", "gone", "failing"]).annotate({
-  description: "`manual`: disabled through the API; `gone`: the endpoint answered 410; `failing`: every delivery failed for 5 days."
+  description:
+    "`manual`: disabled through the API; `gone`: the endpoint answered 410; `failing`: every delivery failed for 5 days."
 })
 
 export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"]).annotate({
-  description: "`pending`: waiting for its next attempt; `succeeded`: a 2xx answer; `failed`: retries exhausted or the endpoint was disabled."
+  description:
+    "`pending`: waiting for its next attempt; `succeeded`: a 2xx answer; `failed`: retries exhausted or the endpoint was disabled."
 })
 export type DeliveryStatus = typeof DeliveryStatus.Type

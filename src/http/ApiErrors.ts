@@ -10,7 +10,7 @@
  */
 import { Cause, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
 import { HttpEffect, HttpServerError, type HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
-import { HttpApi, HttpApiError, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
+import { HttpApi, type HttpApiEndpoint, HttpApiError, type HttpApiGroup } from "effect/http-api"
 import { Api, ApiErrors } from "../Api.js"
 import { isDatabaseUnavailable, isUnstorableText } from "../db/errors.js"
 import {
@@ -53,7 +53,10 @@ const clip = (text: string) => (text.length > MAX_ISSUE_MESSAGE ? `${text.slice(
 const invalidRequest = (error: HttpApiError.HttpApiSchemaError) => {
   const issues = issuesOf(error)
     .slice(0, MAX_ISSUES)
-    .map((issue) => ({ path: issue.path.slice(0, 16).map((s) => (typeof s === "string" ? clip(s) : s)), message: clip(issue.message) }))
+    .map((issue) => ({
+      path: issue.path.slice(0, 16).map((s) => (typeof s === "string" ? clip(s) : s)),
+      message: clip(issue.message)
+    }))
   const summary = issues.map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ${i.message}` : i.message))
   return new InvalidRequest({ message: `The request is not valid. ${summary.join("; ")}`, issues })
 }
@@ -70,7 +73,9 @@ const multipartError = (error: Multipart.MultipartError): PayloadTooLarge | Inva
     case "InternalError":
       return new InvalidRequest({ message: "The multipart/form-data body could not be read." })
     default:
-      return new PayloadTooLarge({ message: "A part of the multipart/form-data body is larger than this endpoint accepts." })
+      return new PayloadTooLarge({
+        message: "A part of the multipart/form-data body is larger than this endpoint accepts."
+      })
   }
 }
 
@@ -106,7 +111,11 @@ const toContractError = <E>(
   isDeclared: (error: unknown) => boolean
 ): Effect.Effect<never, E | ApiFailure, HttpServerRequest.HttpServerRequest> => {
   for (const reason of cause.reasons) {
-    const value: unknown = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
+    const value: unknown = Cause.isFailReason(reason)
+      ? reason.error
+      : Cause.isDieReason(reason)
+      ? reason.defect
+      : undefined
     if (HttpApiError.HttpApiSchemaError.is(value)) {
       if (value.kind === "Body" || value.kind === "ResponseHeaders") break
       return Effect.fail(invalidRequest(value))
@@ -116,7 +125,9 @@ const toContractError = <E>(
     if (Multipart.isMultipartError(value)) return Effect.fail(multipartError(value))
     if (isDatabaseUnavailable(value)) return databaseUnavailable
     if (isUnstorableText(value)) {
-      return Effect.fail(new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." }))
+      return Effect.fail(
+        new InvalidRequest({ message: "The request contains text that cannot be stored (a NUL character)." })
+      )
     }
   }
   const failure = Cause.findErrorOption(cause)
@@ -132,15 +143,17 @@ const toContractError = <E>(
   return Effect.failCause(cause)
 }
 
-
-const endpointKey = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top) => `${group.identifier}.${endpoint.identifier}`
+const endpointKey = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top) =>
+  `${group.identifier}.${endpoint.identifier}`
 
 /**
  * For each endpoint of the API, whether a failure is one of the errors its contract declares (its
  * own and its middlewares'). An undeclared one cannot be encoded, and the framework would answer an
  * empty 500 without logging it.
  */
-const declaredErrors = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+const declaredErrors = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+) => {
   const table = new Map<string, (error: unknown) => boolean>()
   HttpApi.reflect(api, {
     onGroup: () => {},
@@ -166,14 +179,18 @@ const unsupportedContentType = (endpoint: HttpApiEndpoint.Top) => (response: Htt
     : Effect.succeed(response)
 
 /** The `ApiErrors` middleware of an API, its error table read from the API's contract when the layer is built. */
-export const apiErrorsLayer = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) =>
+export const apiErrorsLayer = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+) =>
   Layer.sync(ApiErrors, () => {
     const declared = declaredErrors(api)
     return (httpEffect, { endpoint, group }) =>
       httpEffect.pipe(
         Effect.flatMap(unsupportedContentType(endpoint)),
         // An endpoint of another API declares nothing known here: its failures are logged 500s.
-        Effect.catchCause((cause) => toContractError(cause, declared.get(endpointKey(group, endpoint)) ?? declaresNothing))
+        Effect.catchCause((cause) =>
+          toContractError(cause, declared.get(endpointKey(group, endpoint)) ?? declaresNothing)
+        )
       )
   })
 

@@ -45,7 +45,9 @@ export const jsonTextProblem = (text: string): JsonTextProblem | null => {
         const unit = hexValue(text, i + 2)
         if (isLow(unit)) return "lone_surrogate"
         if (isHigh(unit)) {
-          const next = text.charCodeAt(i + 6) === BACKSLASH && text.charCodeAt(i + 7) === LOWER_U ? hexValue(text, i + 8) : -1
+          const next = text.charCodeAt(i + 6) === BACKSLASH && text.charCodeAt(i + 7) === LOWER_U
+            ? hexValue(text, i + 8)
+            : -1
           if (!isLow(next)) return "lone_surrogate"
           i += 11
         } else {

@@ -23,7 +23,9 @@ const tokensIn = (url: string): ReadonlyArray<string> => {
   } catch {
     // A malformed escape cannot hide a token better than the raw text shows it.
   }
-  return [...new Set([...url.matchAll(embeddedTokenPattern), ...decoded.matchAll(embeddedTokenPattern)].map((m) => m[0]))]
+  return [
+    ...new Set([...url.matchAll(embeddedTokenPattern), ...decoded.matchAll(embeddedTokenPattern)].map((m) => m[0]))
+  ]
 }
 
 const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
@@ -42,7 +44,8 @@ const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
             return new InvalidRequest({ message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.` })
           case "lone_surrogate":
             return new InvalidRequest({
-              message: "The JSON body contains an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF), which is not text."
+              message:
+                "The JSON body contains an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF), which is not text."
             })
           case null:
             return null
@@ -52,7 +55,9 @@ const earlyJsonError = (request: HttpServerRequest.HttpServerRequest) =>
       // An unreadable body is the API's to report, with the rest of its validation.
       Effect.catch((error) =>
         Effect.succeed(
-          error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge" ? new PayloadTooLarge() : null
+          error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
+            ? new PayloadTooLarge()
+            : null
         )
       )
     )
@@ -85,25 +90,24 @@ const apiKeyFromBrowser = (headers: Readonly<Record<string, string | undefined>>
  * (`target`, its `/v1` alias), the error response it is refused with, or `null` to serve it.
  */
 export const requestGuards = Effect.map(ExposureReports, (exposure) =>
-  (
-    request: HttpServerRequest.HttpServerRequest,
-    target: HttpServerRequest.HttpServerRequest
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse | null> =>
-    Effect.gen(function*() {
-      const leaked = tokensIn(request.url)
-      if (leaked.length > 0) {
-        yield* exposure.report(findTokensInUrl(request.url), "url")
-        return errorResponse(new ApiKeyInUrl())
-      }
-      const fromBrowser = apiKeyFromBrowser(request.headers)
-      if (fromBrowser !== undefined) {
-        yield* exposure.report([fromBrowser], "browser")
-        return errorResponse(new ApiKeyInBrowser())
-      }
-      if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
-        return errorResponse(new PayloadTooLarge())
-      }
-      const early = yield* earlyJsonError(target)
-      return early === null ? null : errorResponse(early)
-    })
-)
+(
+  request: HttpServerRequest.HttpServerRequest,
+  target: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse | null> =>
+  Effect.gen(function*() {
+    const leaked = tokensIn(request.url)
+    if (leaked.length > 0) {
+      yield* exposure.report(findTokensInUrl(request.url), "url")
+      return errorResponse(new ApiKeyInUrl())
+    }
+    const fromBrowser = apiKeyFromBrowser(request.headers)
+    if (fromBrowser !== undefined) {
+      yield* exposure.report([fromBrowser], "browser")
+      return errorResponse(new ApiKeyInBrowser())
+    }
+    if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
+      return errorResponse(new PayloadTooLarge())
+    }
+    const early = yield* earlyJsonError(target)
+    return early === null ? null : errorResponse(early)
+  }))

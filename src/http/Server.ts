@@ -14,8 +14,8 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { randomBytes } from "node:crypto"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { Server as NetServer } from "node:net"
 import type { Duplex } from "node:stream"
 
@@ -69,11 +69,12 @@ const drain = (server: Server) =>
 const ACCEPT_GRACE = Duration.seconds(1)
 
 /** Once draining, every response asks its client to close the connection after it. */
-const drainable = (handler: (request: IncomingMessage, response: ServerResponse) => void, draining: () => boolean) =>
-(request: IncomingMessage, response: ServerResponse) => {
-  if (draining()) response.shouldKeepAlive = false
-  handler(request, response)
-}
+const drainable =
+  (handler: (request: IncomingMessage, response: ServerResponse) => void, draining: () => boolean) =>
+  (request: IncomingMessage, response: ServerResponse) => {
+    if (draining()) response.shouldKeepAlive = false
+    handler(request, response)
+  }
 
 /**
  * Requests Node refuses before the app sees them (a request line and headers over 16 KiB, a

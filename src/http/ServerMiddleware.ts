@@ -12,10 +12,13 @@ import { maxBodySize, requestGuards } from "./RequestGuards.js"
 import { makeRouting } from "./Routing.js"
 import { withServerSpan } from "./ServerSpan.js"
 
-const isRouteNotFound = (error: unknown) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
+const isRouteNotFound = (error: unknown) =>
+  HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
 
 /** The middleware for the routes of `api` (and the root pages `App.ts` serves beside it). */
-export const serverMiddleware = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+export const serverMiddleware = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+) => {
   const routing = makeRouting(api)
   return HttpRouter.middleware(
     Effect.map(Effect.all([requestGuards, TraceSampler]), ([refusal, sampler]) => (app) =>
@@ -29,7 +32,9 @@ export const serverMiddleware = <Id extends string, Groups extends HttpApiGroup.
           const target = url === request.url ? request : request.modify({ url })
           const refused = yield* refusal(request, target)
           if (refused !== null) return refused
-          const routed = url === request.url ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
+          const routed = url === request.url
+            ? app
+            : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
           return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
             Effect.catchIf(isRouteNotFound, () => Effect.succeed(routing.unrouted(request.method, url)))
           )

@@ -54,7 +54,9 @@ const observe = (
   }
   return Metric.update(Metric.withAttributes(httpServerDuration, attributes), elapsedMs / 1000).pipe(
     // Probes' lines are debug: at the default level, the log is about the service's users.
-    Effect.andThen(Effect.logWithLevel(isPolled(request.url) ? "Debug" : "Info")("request").pipe(Effect.annotateLogs(fields))),
+    Effect.andThen(
+      Effect.logWithLevel(isPolled(request.url) ? "Debug" : "Info")("request").pipe(Effect.annotateLogs(fields))
+    ),
     Effect.withParentSpan(span, { captureStackTrace: false })
   )
 }
@@ -85,12 +87,18 @@ export const withServerSpan = <E, R>(
     // `useSpan` captures no stack trace (Effect 4's span options for it have no such switch).
     // Probes and scrapes come every few seconds whether or not anyone uses the service: they are
     // traced only when their caller asks (SPEC §13, an idle instance emits no spans).
-    { kind: "server", parent, sampled: isPolled(request.url) ? parent?.sampled === true : decide(sampler, parent?.sampled) },
+    {
+      kind: "server",
+      parent,
+      sampled: isPolled(request.url) ? parent?.sampled === true : decide(sampler, parent?.sampled)
+    },
     (span) => {
       span.attribute("http.request.method", method)
       span.attribute("url.path", redactTokens(pathOf(request.url)))
       if (template) span.attribute("http.route", template)
-      if (request.headers["user-agent"]) span.attribute("user_agent.original", redactTokens(request.headers["user-agent"]))
+      if (request.headers["user-agent"]) {
+        span.attribute("user_agent.original", redactTokens(request.headers["user-agent"]))
+      }
       if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
       // A fresh trace is this request's alone: its id is the request id. A continued trace
       // may be the caller's for many requests, so our span id is added to keep the id unique.
@@ -99,7 +107,9 @@ export const withServerSpan = <E, R>(
         span.attribute("http.response.status_code", response.status)
         return observe(span, request, template, response.status, performance.now() - started).pipe(
           // nosniff: a stored note's XML (or any body) is only ever what its content type says.
-          Effect.as(HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" }))
+          Effect.as(
+            HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "x-content-type-options": "nosniff" })
+          )
         )
       }
       return HttpEffect.appendPreResponseHandler((_, response) => finish(response)).pipe(

@@ -1,18 +1,20 @@
 import { Schema, SchemaGetter } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { DateTime } from "../domain/Time.js"
-import { ExposureSource } from "../domain/Events.js"
+import { SessionAuth } from "../domain/Authentication.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
+import { ExposureSource } from "../domain/Events.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, Scope } from "../domain/Principal.js"
-import { SessionAuth } from "../domain/Authentication.js"
+import { DateTime } from "../domain/Time.js"
 
 export const ApiKeyStatus = Schema.Literals(["active", "expiring", "expired", "revoked"])
 
 export const ApiKeyExposureSummary = Schema.Struct({
-  count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "How many times the key was detected exposed." }),
+  count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+    description: "How many times the key was detected exposed."
+  }),
   last_detected_at: DateTime,
   last_source: ExposureSource.annotate({
     description: "Where it was last seen: `url` (sent in a request URL), `log` (in the service's log output) or " +
@@ -66,7 +68,9 @@ export const RotateApiKey = Schema.Any.check(
   Schema.makeFilter(() => true, {
     toJsonSchema: () => ({
       type: "object",
-      properties: { grace_days: { type: "integer", minimum: 0, maximum: 30, description: "Default 7 (configurable)." } },
+      properties: {
+        grace_days: { type: "integer", minimum: 0, maximum: 30, description: "Default 7 (configurable)." }
+      },
       additionalProperties: false
     })
   })
@@ -94,7 +98,10 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       success: CreatedApiKey.pipe(HttpApiSchema.status(201))
     })
       .annotate(OpenApi.Summary, "Create an API key")
-      .annotate(OpenApi.Description, "Creates a key for one environment (`live` or `test`) with a non-empty set of scopes. The token (`etd_live_…` / `etd_test_…`) is in this response only: the service keeps its hash, not the token.")
+      .annotate(
+        OpenApi.Description,
+        "Creates a key for one environment (`live` or `test`) with a non-empty set of scopes. The token (`etd_live_…` / `etd_test_…`) is in this response only: the service keeps its hash, not the token."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/tenants/:tenantId/api-keys", {
@@ -103,7 +110,10 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
       success: Page(ApiKey)
     })
       .annotate(OpenApi.Summary, "List API keys")
-      .annotate(OpenApi.Description, "The tenant's keys, metadata only (the token is never shown again), with the exposure alerts raised for each (`exposure`). Any member may list them.")
+      .annotate(
+        OpenApi.Description,
+        "The tenant's keys, metadata only (the token is never shown again), with the exposure alerts raised for each (`exposure`). Any member may list them."
+      )
       .annotate(RequiredRoles, memberRoles)
   )
   .add(
@@ -131,5 +141,8 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
   .middleware(SessionAuth)
   .annotate(RequiredRoles, managerRoles)
   .annotate(OpenApi.Title, "API keys")
-  .annotate(OpenApi.Description, "A tenant's API keys, managed from a session by an `owner` or `admin`: one environment (`live` or `test`) and a set of scopes each. A token is shown once, at creation or rotation.")
+  .annotate(
+    OpenApi.Description,
+    "A tenant's API keys, managed from a session by an `owner` or `admin`: one environment (`live` or `test`) and a set of scopes each. A token is shown once, at creation or rotation."
+  )
 {}

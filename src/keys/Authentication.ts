@@ -10,6 +10,7 @@ import type { HttpApiEndpoint } from "effect/http-api"
 import { Api } from "../Api.js"
 import { AuthService } from "../auth/AuthService.js"
 import { AppConfig } from "../Config.js"
+import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import {
   ApiKeyExpired,
   ApiKeyRevoked,
@@ -30,7 +31,6 @@ import {
 import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { KeyService } from "./KeyService.js"
 import { policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
 
@@ -48,7 +48,9 @@ const challengeOf = (error: unknown): string | undefined => {
     error instanceof InvalidApiKey || error instanceof ApiKeyRevoked || error instanceof ApiKeyExpired ||
     error instanceof InvalidSession
   ) return `Bearer realm="etd", error="invalid_token"`
-  if (error instanceof InsufficientScope) return `Bearer realm="etd", error="insufficient_scope", scope="${error.required_scope}"`
+  if (error instanceof InsufficientScope) {
+    return `Bearer realm="etd", error="insufficient_scope", scope="${error.required_scope}"`
+  }
   return undefined
 }
 
@@ -121,10 +123,13 @@ const make = Effect.gen(function*() {
       // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.
       // The path's schema has not checked the id yet; it is only looked up, and a malformed one is no
       // tenant's (that same 404).
-      const role = yield* Effect.flatMap(tenants.roleOf(asId("tenant", pathTenantId), principal.userId), Option.match({
-        onNone: () => Effect.fail(new NotFound()),
-        onSome: Effect.succeed
-      }))
+      const role = yield* Effect.flatMap(
+        tenants.roleOf(asId("tenant", pathTenantId), principal.userId),
+        Option.match({
+          onNone: () => Effect.fail(new NotFound()),
+          onSome: Effect.succeed
+        })
+      )
       yield* Effect.annotateCurrentSpan({ "tenant.id": pathTenantId })
       return { principal: { ...principal, role } satisfies SessionPrincipal, policy }
     })
@@ -168,7 +173,10 @@ const make = Effect.gen(function*() {
       }).pipe(challenged)
   })
 
-  return Context.make(ApiKeyAuth, apiKey).pipe(Context.add(SessionAuth, session), Context.add(KeyOrSessionAuth, keyOrSession))
+  return Context.make(ApiKeyAuth, apiKey).pipe(
+    Context.add(SessionAuth, session),
+    Context.add(KeyOrSessionAuth, keyOrSession)
+  )
 })
 
 export const AuthenticationLive = Layer.effectContext(make)

@@ -6,17 +6,21 @@
  * alert: it is only counted, so junk cannot flood the alerts.
  */
 import { Context, Effect, Layer, Metric, Option } from "effect"
+import { AuthService } from "../auth/AuthService.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
-import { type Candidate, exposureCandidates, type ExposureSource, ExposureReports } from "../telemetry/ExposureReports.js"
-import { AuthService } from "../auth/AuthService.js"
-import { KeyService } from "./KeyService.js"
-import { SecurityAlertRepo } from "./SecurityAlertRepo.js"
+import {
+  type Candidate,
+  exposureCandidates,
+  ExposureReports,
+  type ExposureSource
+} from "../telemetry/ExposureReports.js"
 import { exposureAlerts } from "../telemetry/Metrics.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import { KeyService } from "./KeyService.js"
+import { SecurityAlertRepo } from "./SecurityAlertRepo.js"
 export { exposureAlerts }
-
 
 /** The worker that turns reports into alerts. */
 export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/ExposureMonitor", {
@@ -37,7 +41,12 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
       const revoked = yield* auth.revokeExposedSession(token)
       if (Option.isNone(revoked)) return yield* unknown(source)
       yield* Effect.logWarning("security alert: session token exposed; the session is revoked").pipe(
-        Effect.annotateLogs({ alert: "session.exposed", source, session_id: revoked.value.id, user_id: revoked.value.userId })
+        Effect.annotateLogs({
+          alert: "session.exposed",
+          source,
+          session_id: revoked.value.id,
+          user_id: revoked.value.userId
+        })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "session" }), 1)
       yield* alerts.insert({ kind: "session.exposed", tenantId: null, apiKeyId: null, detail: source, createdAt: at })

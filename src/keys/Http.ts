@@ -14,13 +14,23 @@ export const KeysHttpLive = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const keys = yield* KeyService
     return handlers
-      .handle("create", ({ params, payload }) =>
-        Effect.flatMap(CurrentSession, (session) =>
-          keys.create({ ...payload, tenantId: pathTenant(params), createdBy: session.userId })))
+      .handle(
+        "create",
+        ({ params, payload }) =>
+          Effect.flatMap(
+            CurrentSession,
+            (session) => keys.create({ ...payload, tenantId: pathTenant(params), createdBy: session.userId })
+          )
+      )
       .handle("list", ({ params, query }) => keys.list(pathTenant(params), query))
-      .handle("rotate", ({ params, payload }) =>
-        Effect.flatMap(CurrentSession, (session) =>
-          keys.rotate(pathTenant(params), keyId(params), session.userId, payload.grace_days)))
+      .handle(
+        "rotate",
+        ({ params, payload }) =>
+          Effect.flatMap(
+            CurrentSession,
+            (session) => keys.rotate(pathTenant(params), keyId(params), session.userId, payload.grace_days)
+          )
+      )
       .handle("revoke", ({ params }) => keys.revoke(pathTenant(params), keyId(params)))
   })
 )

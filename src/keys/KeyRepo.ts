@@ -3,9 +3,9 @@ import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { ExposureSource } from "../domain/Events.js"
 import { ApiKeyId, TenantId, type UserId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
-import { ExposureSource } from "../domain/Events.js"
 import { Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
@@ -51,7 +51,8 @@ const keys = decodeRows(ApiKeyRecord)
 const keysWithExposure = decodeRows(KeyWithExposure)
 const exposures = decodeRows(ExposureRecord)
 
-const columns = "id, tenant_id, name, environment, scopes, hint, created_at, last_used_at, expires_at, revoked_at, replaced_by"
+const columns =
+  "id, tenant_id, name, environment, scopes, hint, created_at, last_used_at, expires_at, revoked_at, replaced_by"
 const qualifiedColumns = columns.split(", ").map((column) => `k.${column}`).join(", ")
 
 export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
@@ -124,7 +125,16 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
           UPDATE api_keys SET last_used_at = ${at}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true })
 
-    return repository("KeyRepo", { insert, findByTokenHash, findForUpdate, list, exposureOf, markRotated, revoke, touch })
+    return repository("KeyRepo", {
+      insert,
+      findByTokenHash,
+      findForUpdate,
+      list,
+      exposureOf,
+      markRotated,
+      revoke,
+      touch
+    })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

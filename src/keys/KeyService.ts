@@ -7,13 +7,13 @@ import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } from "../domain/Errors.js"
 import { type ApiKeyId, makeId, type TenantId, type UserId } from "../domain/Ids.js"
-import { cursorOf, type PageParams, toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
+import { untraced } from "../telemetry/TraceContext.js"
 import { ApiKey, CreatedApiKey, RotatedApiKey } from "./Api.js"
 import { type ApiKeyRecord, type ExposureRecord, KeyRepo } from "./KeyRepo.js"
-import { untraced } from "../telemetry/TraceContext.js"
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -24,7 +24,11 @@ const keyStatus = (row: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, at: Date)
 const toExposure = (exposure: ExposureRecord) =>
   exposure.exposureCount === 0 || exposure.exposureLastAt === null || exposure.exposureLastSource === null
     ? null
-    : { count: exposure.exposureCount, last_detected_at: exposure.exposureLastAt, last_source: exposure.exposureLastSource }
+    : {
+      count: exposure.exposureCount,
+      last_detected_at: exposure.exposureLastAt,
+      last_source: exposure.exposureLastSource
+    }
 
 const noExposure: ExposureRecord = { exposureCount: 0, exposureLastAt: null, exposureLastSource: null }
 

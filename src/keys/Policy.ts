@@ -49,7 +49,8 @@ export const endpointPolicies = <Id extends string, Groups extends HttpApiGroup.
 
 /** Whether a member's session reaches the endpoint on a tenant's path, where its role is known. */
 const sessionOnTenantPath = (policy: EndpointPolicy) =>
-  (policy.authentication === "session" || policy.authentication === "session_or_api_key") && policy.path.includes(":tenantId")
+  (policy.authentication === "session" || policy.authentication === "session_or_api_key") &&
+  policy.path.includes(":tenantId")
 
 /**
  * What is wrong with an endpoint's policy, if anything: a requirement its authentication needs is

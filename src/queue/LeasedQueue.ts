@@ -11,9 +11,9 @@
  * over) writes nothing, it gets `LeaseLost`. Jobs are enqueued with a NOTIFY that PostgreSQL sends
  * at commit, which wakes the idle workers of every instance (WorkerPool).
  */
-import { randomUUID } from "node:crypto"
 import { Array as Arr, Data, Duration, Effect, Ref, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.js"
 import { dieOnSqlError } from "../db/errors.js"
 import { type QueuedJobs, repositorySpan } from "../db/Repository.js"
@@ -110,7 +110,11 @@ export interface LeasedQueue<Job extends Lease, New> {
   /** Jobs waiting or in progress, and how long the oldest due one has waited (0 when none is due): for the metrics. */
   readonly backlog: Effect.Effect<{ readonly depth: number; readonly oldestAgeSeconds: number }>
   /** Ends those of these jobs that wait (pending, no live lease) in a final state; ones in flight settle on their own. */
-  readonly cancelWaiting: (ids: ReadonlyArray<Job["id"]>, state: string, fields?: Record<string, unknown>) => Effect.Effect<void>
+  readonly cancelWaiting: (
+    ids: ReadonlyArray<Job["id"]>,
+    state: string,
+    fields?: Record<string, unknown>
+  ) => Effect.Effect<void>
 }
 
 /** The queue depth metric counts up to this many jobs (a gauge at the cap means "at least"). */
@@ -150,7 +154,13 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
      * cursor (the wrapped part). Every step is an index probe for the next group with pending jobs,
      * however many jobs the group has; a group of a tenant without room takes nothing.
      */
-    const walk = (name: string, seed: Statement.Fragment, bound: Statement.Fragment, from: readonly [string, string], at: Date) => {
+    const walk = (
+      name: string,
+      seed: Statement.Fragment,
+      bound: Statement.Fragment,
+      from: readonly [string, string],
+      at: Date
+    ) => {
       const self = sql(name)
       const dueNow = sql`${pending} AND ${due} <= ${at} AND (locked_until IS NULL OR locked_until <= ${at})`
       const following = within === undefined
@@ -202,7 +212,13 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       const upToCursor = within === undefined
         ? sql`AND ${tenantKey} <= ${from[0]}`
         : sql`AND (${tenantKey}, ${sql(within.column)}) <= (${from[0]}::text, ${from[1]}::text)`
-      const afterCursor = walk("after_cursor", sql`SELECT ${from[0]}::text, ${from[1]}::text, 0, 1, ${limit}::int, NULL::int, ${noIds}`, sql``, from, at)
+      const afterCursor = walk(
+        "after_cursor",
+        sql`SELECT ${from[0]}::text, ${from[1]}::text, 0, 1, ${limit}::int, NULL::int, ${noIds}`,
+        sql``,
+        from,
+        at
+      )
       const wrapped = walk(
         "wrapped",
         sql`(SELECT ''::text, ''::text, n, 1, total, first_left, ${noIds} FROM after_cursor ORDER BY n DESC LIMIT 1)`,
@@ -295,7 +311,16 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         const at = yield* now
         const rows = yield* sql`
           UPDATE ${table}
-          SET ${sql.update({ ...fields, [definition.stateColumn]: "pending", [definition.dueColumn]: at, lockedBy: null, lockedUntil: null, updatedAt: at })}
+          SET ${
+          sql.update({
+            ...fields,
+            [definition.stateColumn]: "pending",
+            [definition.dueColumn]: at,
+            lockedBy: null,
+            lockedUntil: null,
+            updatedAt: at
+          })
+        }
           WHERE id IN ${sql.in(ids)}
           RETURNING id`
         return rows.length
@@ -320,7 +345,10 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
           (SELECT count(*)::int FROM (SELECT 1 FROM ${table} WHERE ${pending} LIMIT ${BACKLOG_COUNT_CAP}) AS capped) AS depth,
           (SELECT ${due} FROM ${table} WHERE ${pending} AND ${due} <= ${at} ORDER BY ${due} LIMIT 1) AS oldest_due`
       const { depth, oldestDue } = yield* Effect.orDie(decodeBacklog(row))
-      return { depth, oldestAgeSeconds: oldestDue === null ? 0 : Math.max(0, (at.getTime() - oldestDue.getTime()) / 1000) }
+      return {
+        depth,
+        oldestAgeSeconds: oldestDue === null ? 0 : Math.max(0, (at.getTime() - oldestDue.getTime()) / 1000)
+      }
     }).pipe(dieOnSqlError)
 
     return {

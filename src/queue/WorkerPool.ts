@@ -9,11 +9,27 @@
  * run out and another instance takes them over.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Cause, Clock, Duration, Effect, Fiber, FiberSet, Metric, Option, Queue, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
+import {
+  Array as Arr,
+  Cause,
+  Clock,
+  Duration,
+  Effect,
+  Fiber,
+  FiberSet,
+  Metric,
+  Option,
+  Queue,
+  Ref,
+  Schedule,
+  type Scope,
+  Semaphore,
+  Stream
+} from "effect"
 import { Readiness } from "../runtime/Readiness.js"
-import type { Lease, LeasedQueue } from "./LeasedQueue.js"
 import { queueDepth, queueOldestAge } from "../telemetry/Metrics.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import type { Lease, LeasedQueue } from "./LeasedQueue.js"
 
 export interface WorkerPoolOptions<Job extends Lease, Prefetched = never> {
   readonly queue: LeasedQueue<Job, never>
@@ -95,10 +111,14 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
     if (Option.isSome(pg)) {
       yield* Effect.forkScoped(
         pg.value.listen(queue.channel).pipe(
-          Effect.flatMap((notifications) => Stream.runForEach(Stream.fromQueue(notifications), () => Queue.offer(wakeUps, undefined))),
+          Effect.flatMap((notifications) =>
+            Stream.runForEach(Stream.fromQueue(notifications), () => Queue.offer(wakeUps, undefined))
+          ),
           Effect.scoped,
           // Without notifications the poll still finds every job, just later.
-          Effect.catchCause((cause) => Effect.logWarning(`${queue.name} queue notifications unavailable; polling only`, cause))
+          Effect.catchCause((cause) =>
+            Effect.logWarning(`${queue.name} queue notifications unavailable; polling only`, cause)
+          )
         )
       )
     }
@@ -137,7 +157,8 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
             Effect.logError(`${queue.name} job failed unexpectedly`, cause),
             // Not at shutdown: an interrupted job's lease runs out, and another instance takes it.
             Cause.hasInterruptsOnly(cause) ? Effect.void : FiberSet.run(givingBack, giveBack(job))
-          )),
+          )
+        ),
         Effect.annotateLogs({ queue: queue.name, job_id: String(job.id) }),
         Effect.ensuring(Semaphore.release(slots, 1)),
         // The job's end frees a place under its tenant's cap: due jobs a claim left for that reason
@@ -146,24 +167,29 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
       )
 
     /** Claims as many jobs as there are free slots (at least one, waited for) and starts them. */
-    const claimAndStart = Effect.andThen(Semaphore.take(slots, 1), Effect.gen(function*() {
-      let free = 1
-      while (free < options.concurrency && (yield* Semaphore.takeIfAvailable(slots, 1))) free++
-      const jobs = yield* queue.claim(free, options.lease).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logError(`could not claim ${queue.name} jobs`, cause), []))
-      )
-      if (jobs.length < free) yield* Semaphore.release(slots, free - jobs.length)
-      const prefetched = options.prefetch === undefined || !Arr.isReadonlyArrayNonEmpty(jobs)
-        ? undefined
-        : yield* options.prefetch(jobs).pipe(
-          // Bounded: the claimed jobs' leases are not renewed until they start.
-          Effect.timeout(Duration.millis(Duration.toMillis(options.lease) / 6)),
-          Effect.catchCause((cause) => Effect.as(Effect.logWarning(`could not prefetch for ${queue.name} jobs`, cause), undefined))
+    const claimAndStart = Effect.andThen(
+      Semaphore.take(slots, 1),
+      Effect.gen(function*() {
+        let free = 1
+        while (free < options.concurrency && (yield* Semaphore.takeIfAvailable(slots, 1))) free++
+        const jobs = yield* queue.claim(free, options.lease).pipe(
+          Effect.catchCause((cause) => Effect.as(Effect.logError(`could not claim ${queue.name} jobs`, cause), []))
         )
-      for (const job of jobs) yield* FiberSet.run(running, handle(job, prefetched))
-      return jobs.length
-      // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
-    }).pipe(Effect.uninterruptible))
+        if (jobs.length < free) yield* Semaphore.release(slots, free - jobs.length)
+        const prefetched = options.prefetch === undefined || !Arr.isReadonlyArrayNonEmpty(jobs)
+          ? undefined
+          : yield* options.prefetch(jobs).pipe(
+            // Bounded: the claimed jobs' leases are not renewed until they start.
+            Effect.timeout(Duration.millis(Duration.toMillis(options.lease) / 6)),
+            Effect.catchCause((cause) =>
+              Effect.as(Effect.logWarning(`could not prefetch for ${queue.name} jobs`, cause), undefined)
+            )
+          )
+        for (const job of jobs) yield* FiberSet.run(running, handle(job, prefetched))
+        return jobs.length
+        // Once claimed, a job is always started: otherwise its lease would stand idle until it ran out.
+      }).pipe(Effect.uninterruptible)
+    )
 
     // The queue's gauges (SPEC §13), read by every instance: each reports the same shared queue.
     if (options.metricsInterval !== undefined) {
@@ -184,7 +210,9 @@ export const runWorkerPool = <Job extends Lease, Prefetched = never>(
     }
 
     // The poll is one wake-up per interval: an idle instance claims once per interval.
-    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(options.pollInterval), Queue.offer(wakeUps, undefined))))
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.andThen(Effect.sleep(options.pollInterval), Queue.offer(wakeUps, undefined)))
+    )
 
     // One claimer, one claim at a time, for every slot free when it runs: claims for one tenant
     // take turns in the database anyway (its cap is counted under its lock), so claims side by side

@@ -9,9 +9,9 @@ import { Cause, Clock, Context, Duration, Effect, Layer, Metric, Redacted } from
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Redis } from "ioredis"
 import { RateLimited } from "../domain/Errors.js"
+import { rateLimitFallbacks } from "../telemetry/Metrics.js"
 import { type BucketPolicy, type BucketStore, type DrawResult, makeMemoryBuckets } from "./Buckets.js"
 import { makeRedisBuckets, type RedisUnavailable } from "./RedisBuckets.js"
-import { rateLimitFallbacks } from "../telemetry/Metrics.js"
 export { rateLimitFallbacks }
 
 export type { BucketPolicy } from "./Buckets.js"
@@ -28,7 +28,9 @@ export interface RateLimiterShape {
    * Takes a token from every bucket, or from none and fails with `RateLimited`. Either way the
    * response carries the `RateLimit-*` headers of the bucket that binds (and `Retry-After` on a 429).
    */
-  readonly consume: (limits: ReadonlyArray<Limit>) => Effect.Effect<void, RateLimited, HttpServerRequest.HttpServerRequest>
+  readonly consume: (
+    limits: ReadonlyArray<Limit>
+  ) => Effect.Effect<void, RateLimited, HttpServerRequest.HttpServerRequest>
   /** Counts one event (a failed login) against a bucket; what is counted, not the request, is limited. */
   readonly record: (key: string, policy: BucketPolicy) => Effect.Effect<void>
   /** Refills a bucket at once (a successful login forgives the failures before it). */
@@ -44,7 +46,6 @@ export interface RedisLimiterOptions {
   /** The longest a request waits for Redis before deciding from memory. */
   readonly timeout: Duration.Duration
 }
-
 
 /** While Redis is out, one request in this interval tries it again; the others go straight to memory. */
 const PROBE_INTERVAL_MS = 1000
@@ -91,7 +92,9 @@ const makeLimiter = (store: BucketStore<never>): RateLimiterShape => ({
 const describe = (error: RedisUnavailable | Cause.TimeoutError, timeout: Duration.Duration) =>
   Cause.isTimeoutError(error)
     ? `no answer within ${Duration.format(timeout)}`
-    : error.cause instanceof Error ? error.cause.message : String(error.cause)
+    : error.cause instanceof Error
+    ? error.cause.message
+    : String(error.cause)
 
 /**
  * Redis first, this instance's memory when Redis fails or takes longer than `timeout`. An outage
@@ -101,7 +104,8 @@ const describe = (error: RedisUnavailable | Cause.TimeoutError, timeout: Duratio
 const withFallback = (redis: BucketStore<RedisUnavailable>, memory: BucketStore<never>, timeout: Duration.Duration) => {
   let outage: { since: number; probeAt: number } | undefined
 
-  const fromMemory = <A>(viaMemory: Effect.Effect<A>) => Metric.update(rateLimitFallbacks, 1).pipe(Effect.andThen(viaMemory))
+  const fromMemory = <A>(viaMemory: Effect.Effect<A>) =>
+    Metric.update(rateLimitFallbacks, 1).pipe(Effect.andThen(viaMemory))
 
   const guarded = <A>(viaRedis: Effect.Effect<A, RedisUnavailable>, viaMemory: Effect.Effect<A>) =>
     Effect.gen(function*() {
@@ -123,9 +127,10 @@ const withFallback = (redis: BucketStore<RedisUnavailable>, memory: BucketStore<
       }
       if (outage === undefined) {
         outage = { since: now, probeAt: now + PROBE_INTERVAL_MS }
-        yield* Effect.logWarning("Redis does not answer: rate limits are kept in this instance's memory until it does").pipe(
-          Effect.annotateLogs({ redis_error: describe(answer.failure, timeout) })
-        )
+        yield* Effect.logWarning("Redis does not answer: rate limits are kept in this instance's memory until it does")
+          .pipe(
+            Effect.annotateLogs({ redis_error: describe(answer.failure, timeout) })
+          )
       }
       return yield* fromMemory(viaMemory)
     })

@@ -37,7 +37,8 @@ export const resolveSecret = (source: SecretSource): Effect.Effect<Redacted.Reda
       source.production
         ? Effect.fail(
           new SecretUnavailable({
-            message: `${source.variable} is not set. It is required in production (NODE_ENV=production); the service will not start without it.`
+            message:
+              `${source.variable} is not set. It is required in production (NODE_ENV=production); the service will not start without it.`
           })
         )
         : Effect.gen(function*() {
@@ -50,7 +51,8 @@ export const resolveSecret = (source: SecretSource): Effect.Effect<Redacted.Reda
             Effect.catch((error) =>
               isMissingFile(error)
                 ? Effect.succeed(Option.none<string>())
-                : Effect.fail(new SecretUnavailable({ message: `${source.variable}: cannot read ${file}.` })))
+                : Effect.fail(new SecretUnavailable({ message: `${source.variable}: cannot read ${file}.` }))
+            )
           )
           if (Option.isSome(existing) && existing.value !== "") return Redacted.make(existing.value)
           const created = yield* Effect.try({

@@ -15,7 +15,10 @@ export class SystemApi extends HttpApiGroup.make("system")
       success: Health
     })
       .annotate(OpenApi.Summary, "Check liveness")
-      .annotate(OpenApi.Description, "200 while the process serves requests; it checks no dependency (`/readyz` does). For a liveness probe.")
+      .annotate(
+        OpenApi.Description,
+        "200 while the process serves requests; it checks no dependency (`/readyz` does). For a liveness probe."
+      )
   )
   .add(
     HttpApiEndpoint.get("readyz", "/readyz", {
@@ -26,5 +29,8 @@ export class SystemApi extends HttpApiGroup.make("system")
       .annotate(OpenApi.Description, "Ready when the database answers, migrations are applied and the workers run.")
   )
   .annotate(OpenApi.Title, "System")
-  .annotate(OpenApi.Description, "Liveness and readiness probes, without authentication (and without the `/v1` prefix).")
+  .annotate(
+    OpenApi.Description,
+    "Liveness and readiness probes, without authentication (and without the `/v1` prefix)."
+  )
 {}

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
-import { Health, Readiness as ReadinessBody } from "./Api.js"
 import { Readiness } from "../runtime/Readiness.js"
+import { Health, Readiness as ReadinessBody } from "./Api.js"
 
 export const SystemHttpLive = HttpApiBuilder.group(
   Api,

@@ -24,7 +24,6 @@ export const QUEUE_CAPACITY = 1024
 /** How many looked-up tokens (as hashes) are remembered, so a repeated one is not looked up again. */
 export const REMEMBERED_TOKENS = 4096
 
-
 export type CandidateOutcome =
   /** Looked up; no key or session has that hash. */
   | "unknown"

@@ -7,8 +7,8 @@
 import { Cause, Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
 import { embeddedSecretPattern, findTokens } from "../domain/Tokens.js"
 import { ExposureReports } from "./ExposureReports.js"
-import { realSpan } from "./TraceContext.js"
 import { serviceNameConfig } from "./Resource.js"
+import { realSpan } from "./TraceContext.js"
 
 export const redactSecrets = (text: string): string =>
   // Most lines hold neither prefix: the regular expression runs only on those that might.
@@ -34,7 +34,12 @@ const serialize = (record: Record<string, unknown>): string => {
     })
   } catch {
     // A toJSON that throws, say: the line keeps what is known to serialize.
-    return JSON.stringify({ time: record["time"], level: record["level"], msg: String(record["msg"]), service: record["service"] })
+    return JSON.stringify({
+      time: record["time"],
+      level: record["level"],
+      msg: String(record["msg"]),
+      service: record["service"]
+    })
   }
 }
 

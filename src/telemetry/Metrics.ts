@@ -45,7 +45,11 @@ export const documents = counter(
   "{document}",
   "Documents reaching a status (queued, authorized, rejected, failed, cancelled), by environment"
 )
-export const queueDepth = gauge("etd.queue.depth", "{job}", "Jobs waiting or in progress, by queue (issuance, webhooks)")
+export const queueDepth = gauge(
+  "etd.queue.depth",
+  "{job}",
+  "Jobs waiting or in progress, by queue (issuance, webhooks)"
+)
 export const queueOldestAge = gauge(
   "etd.queue.oldest_age",
   "s",
@@ -73,7 +77,11 @@ export const webhookDuration = histogram(
   "Time from the start of a webhook attempt to its answer or error",
   LATENCY_BUCKETS
 )
-export const quotaUsage = gauge("etd.quota.usage", "1", "Live documents this month as a share of the tenant's monthly quota")
+export const quotaUsage = gauge(
+  "etd.quota.usage",
+  "1",
+  "Live documents this month as a share of the tenant's monthly quota"
+)
 export const quotaExceeded = counter(
   "etd.quota.exceeded",
   "{request}",

@@ -37,7 +37,10 @@ const sameSecret = (given: string, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-const notFound = HttpServerResponse.jsonUnsafe({ code: "not_found", message: "No endpoint matches this method and path." }, {
+const notFound = HttpServerResponse.jsonUnsafe({
+  code: "not_found",
+  message: "No endpoint matches this method and path."
+}, {
   status: 404
 })
 

@@ -17,7 +17,7 @@ export interface TraceSampler {
   readonly followsParent: boolean
 }
 
-const ratio = (probability: number): (() => boolean) =>
+const ratio = (probability: number): () => boolean =>
   probability >= 1 ? () => true : probability <= 0 ? () => false : () => Math.random() < probability
 
 const defaultSampler: TraceSampler = { sampleRoot: ratio(1), followsParent: true }
@@ -45,7 +45,10 @@ export const parseSampler = (
   const followsParent = normalized.startsWith("parentbased_")
   const base = followsParent ? normalized.slice("parentbased_".length) : normalized
   if (!(NAMES as ReadonlyArray<string>).includes(base)) {
-    return { sampler: defaultSampler, warning: `OTEL_TRACES_SAMPLER=${name} is not supported here; using parentbased_always_on` }
+    return {
+      sampler: defaultSampler,
+      warning: `OTEL_TRACES_SAMPLER=${name} is not supported here; using parentbased_always_on`
+    }
   }
   if (base !== "traceidratio") return { sampler: { sampleRoot: ratio(base === "always_on" ? 1 : 0), followsParent } }
   const probability = argument === undefined || argument.trim() === "" ? 1 : Number(argument)

@@ -59,11 +59,17 @@ export const TracingLive = Layer.unwrap(
       },
       headers: Option.match(config.headers, { onNone: () => ({}), onSome: (h) => keyValues(Redacted.value(h)) })
     }
-    const traces = Option.match(tracesUrl, { onNone: () => Layer.empty, onSome: (url) => OtlpTracer.layer({ ...options, url }) })
+    const traces = Option.match(tracesUrl, {
+      onNone: () => Layer.empty,
+      onSome: (url) => OtlpTracer.layer({ ...options, url })
+    })
     const metrics = Option.match(metricsUrl, {
       onNone: () => Layer.empty,
       onSome: (url) => OtlpMetrics.layer({ ...options, url, exportInterval: Duration.millis(config.metricsInterval) })
     })
-    return Layer.merge(traces, metrics).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+    return Layer.merge(traces, metrics).pipe(
+      Layer.provide(OtlpSerialization.layerJson),
+      Layer.provide(FetchHttpClient.layer)
+    )
   })
 )

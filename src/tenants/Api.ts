@@ -1,12 +1,12 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { DateTime } from "../domain/Time.js"
+import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { Conflict, Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
 import { TenantIdParam } from "../domain/Ids.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
-import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { Tenant, TenantChanges } from "../domain/Tenant.js"
+import { DateTime } from "../domain/Time.js"
 import { Email, PublicUser } from "../domain/User.js"
 
 export class Member extends Schema.Class<Member>("Member")({
@@ -113,5 +113,8 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       )
   )
   .annotate(OpenApi.Title, "Tenants")
-  .annotate(OpenApi.Description, "The tenant (its tax id, billing status, plan and quota) and its members with their roles (`owner`, `admin`, `developer`).")
+  .annotate(
+    OpenApi.Description,
+    "The tenant (its tax id, billing status, plan and quota) and its members with their roles (`owner`, `admin`, `developer`)."
+  )
 {}

@@ -26,10 +26,21 @@ export const TenantsHttpLive = HttpApiBuilder.group(
           // The middleware resolved the caller's role on this tenant; it is always present here.
           members.addMember(pathTenant(params), session.role ?? "developer", payload)))
       .handle("listMembers", ({ params, query }) => members.listMembers(pathTenant(params), query))
-      .handle("changeMemberRole", ({ params, payload }) =>
-        Effect.flatMap(CurrentSession, (session) =>
-          members.changeRole(pathTenant(params), session.userId, userId(params), payload.role)))
-      .handle("removeMember", ({ params }) =>
-        Effect.flatMap(CurrentSession, (session) => members.removeMember(pathTenant(params), session.userId, userId(params))))
+      .handle(
+        "changeMemberRole",
+        ({ params, payload }) =>
+          Effect.flatMap(
+            CurrentSession,
+            (session) => members.changeRole(pathTenant(params), session.userId, userId(params), payload.role)
+          )
+      )
+      .handle(
+        "removeMember",
+        ({ params }) =>
+          Effect.flatMap(
+            CurrentSession,
+            (session) => members.removeMember(pathTenant(params), session.userId, userId(params))
+          )
+      )
   })
 )

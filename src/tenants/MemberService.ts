@@ -45,7 +45,11 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     const listMembers = Effect.fn("MemberService.listMembers")(function*(tenantId: TenantId, page: PageParams) {
       const cursor = cursorOf(page)
       const memberships = yield* tenants.listMembers(tenantId, pageSize(page.limit), cursor)
-      const result = toPage(memberships.map((membership) => ({ ...membership, id: membership.userId })), pageSize(page.limit), cursor)
+      const result = toPage(
+        memberships.map((membership) => ({ ...membership, id: membership.userId })),
+        pageSize(page.limit),
+        cursor
+      )
       const found = yield* directory.findByIds(result.data.map((membership) => membership.userId))
       const users = new Map(found.map((user) => [user.id, user]))
       const data = yield* Effect.forEach(result.data, (membership) => {
@@ -67,10 +71,13 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     const lockedActorRole = (tenantId: TenantId, actorId: UserId) =>
       Effect.andThen(
         tenants.lock(tenantId),
-        Effect.flatMap(tenants.roleOf(tenantId, actorId), Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: Effect.succeed
-        }))
+        Effect.flatMap(
+          tenants.roleOf(tenantId, actorId),
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: Effect.succeed
+          })
+        )
       )
 
     /** Fails when the owner about to be demoted or removed is the tenant's only one (call under the tenant's lock). */
@@ -78,7 +85,9 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       Effect.flatMap(tenants.countOwners(tenantId), (owners) =>
         owners > 1
           ? Effect.void
-          : Effect.fail(new InvalidState({ message: `The last owner cannot be ${action}; make another member an owner first.` })))
+          : Effect.fail(
+            new InvalidState({ message: `The last owner cannot be ${action}; make another member an owner first.` })
+          ))
 
     const changeRole = Effect.fn("MemberService.changeRole")(function*(
       tenantId: TenantId,
@@ -102,26 +111,30 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       }).pipe(inTransaction)
       const [user] = yield* directory.findByIds([userId])
       // A membership references its user (foreign key), and users are never deleted.
-      if (user === undefined) return yield* Effect.die(new Error(`member ${userId} of ${tenantId} is not a registered user`))
+      if (user === undefined) {
+        return yield* Effect.die(new Error(`member ${userId} of ${tenantId} is not a registered user`))
+      }
       return new Member({ user, role: membership.role, created_at: membership.createdAt })
     })
 
     /** Removes a member: an owner or admin removes others, every member may remove themselves. */
-    const removeMember = Effect.fn("MemberService.removeMember")(function*(tenantId: TenantId, actorId: UserId, userId: UserId) {
-      yield* Effect.gen(function*() {
-        const actorRole = yield* lockedActorRole(tenantId, actorId)
-        if (actorId !== userId && actorRole === "developer") {
-          return yield* new Forbidden({ message: "A developer may remove only themselves." })
-        }
-        const target = yield* tenants.roleOf(tenantId, userId)
-        if (Option.isNone(target)) return yield* noSuchMember
-        if (target.value === "owner") {
-          if (actorRole !== "owner") return yield* new Forbidden({ message: "Only an owner can remove an owner." })
-          yield* keepAnOwner(tenantId, "removed")
-        }
-        yield* tenants.removeMember(tenantId, userId)
-      }).pipe(inTransaction)
-    })
+    const removeMember = Effect.fn("MemberService.removeMember")(
+      function*(tenantId: TenantId, actorId: UserId, userId: UserId) {
+        yield* Effect.gen(function*() {
+          const actorRole = yield* lockedActorRole(tenantId, actorId)
+          if (actorId !== userId && actorRole === "developer") {
+            return yield* new Forbidden({ message: "A developer may remove only themselves." })
+          }
+          const target = yield* tenants.roleOf(tenantId, userId)
+          if (Option.isNone(target)) return yield* noSuchMember
+          if (target.value === "owner") {
+            if (actorRole !== "owner") return yield* new Forbidden({ message: "Only an owner can remove an owner." })
+            yield* keepAnOwner(tenantId, "removed")
+          }
+          yield* tenants.removeMember(tenantId, userId)
+        }).pipe(inTransaction)
+      }
+    )
 
     return { addMember, listMembers, changeRole, removeMember } as const
   })

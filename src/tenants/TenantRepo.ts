@@ -8,9 +8,9 @@ import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { Conflict } from "../domain/Errors.js"
 import { TenantId, UserId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
-import { Conflict } from "../domain/Errors.js"
 import { Role } from "../domain/Principal.js"
 import { SimplesNacional, TenantStatus } from "../domain/Tenant.js"
 import { quotaPeriod } from "../domain/Time.js"
@@ -80,7 +80,8 @@ const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(S
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const tenantColumns = sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.simples_nacional, t.created_at`
+    const tenantColumns =
+      sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.simples_nacional, t.created_at`
 
     /** The tenant as stored, with the defaults the table gives a new one (status, plan, unverified). */
     const insert = (tenant: NewTenantRecord) =>
@@ -104,7 +105,10 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.asVoid,
         Effect.catchIf(
           (error) => isUniqueViolation(error, "tenants_verified_tax_id"),
-          () => Effect.fail(new Conflict({ message: "Another tenant has already proven this tax id with its certificate." }))
+          () =>
+            Effect.fail(
+              new Conflict({ message: "Another tenant has already proven this tax id with its certificate." })
+            )
         )
       )
 
@@ -141,8 +145,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * Locks the tenant row for the surrounding transaction, to serialize writes that must respect a
      * per-tenant limit. NO KEY: rows that reference the tenant can still be inserted meanwhile.
      */
-    const lock = (id: TenantId) =>
-      sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid)
+    const lock = (id: TenantId) => sql`SELECT id FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`.pipe(Effect.asVoid)
 
     /** The time of the last billing event applied to the tenant, locking the row for the caller's transaction. */
     const lockBillingState = (id: TenantId) =>
@@ -172,17 +175,22 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       )
 
     const findMember = (tenantId: TenantId, userId: UserId) =>
-      memberships(sql`SELECT user_id, role, created_at FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`).pipe(
+      memberships(
+        sql`SELECT user_id, role, created_at FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`
+      ).pipe(
         Effect.map(Arr.head)
       )
 
     const countOwners = (tenantId: TenantId) =>
-      owners(sql`SELECT count(*)::int AS owners FROM memberships WHERE tenant_id = ${tenantId} AND role = 'owner'`).pipe(
-        Effect.map((rows) => rows[0]?.owners ?? 0)
-      )
+      owners(sql`SELECT count(*)::int AS owners FROM memberships WHERE tenant_id = ${tenantId} AND role = 'owner'`)
+        .pipe(
+          Effect.map((rows) => rows[0]?.owners ?? 0)
+        )
 
     const setRole = (tenantId: TenantId, userId: UserId, role: Role) =>
-      sql`UPDATE memberships SET role = ${role} WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(Effect.asVoid)
+      sql`UPDATE memberships SET role = ${role} WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(
+        Effect.asVoid
+      )
 
     const removeMember = (tenantId: TenantId, userId: UserId) =>
       sql`DELETE FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`.pipe(Effect.asVoid)

@@ -107,7 +107,19 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     })
 
-    return { create, get, update, issuer, issuers, markVerified, lock, lockBillingState, applyBilling, roleOf, tenantsOfUser } as const
+    return {
+      create,
+      get,
+      update,
+      issuer,
+      issuers,
+      markVerified,
+      lock,
+      lockBillingState,
+      applyBilling,
+      roleOf,
+      tenantsOfUser
+    } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

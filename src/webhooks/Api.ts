@@ -5,19 +5,20 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { KeyOrSessionAuth } from "../domain/Authentication.js"
 import { Conflict, InvalidState, NotFound } from "../domain/Errors.js"
+import { EventType } from "../domain/Events.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
-import { DateTime, Timestamp } from "../domain/Time.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
-import { KeyOrSessionAuth } from "../domain/Authentication.js"
-import { EventType } from "../domain/Events.js"
+import { DateTime, Timestamp } from "../domain/Time.js"
 import { DeliveryStatus, DisabledReason, EventFilter, EventFilters } from "../domain/Webhook.js"
 
 export const MAX_ENDPOINTS = 20
 
 const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({
-  description: "Where deliveries are POSTed. `https` in production; private, loopback and other non-public addresses are refused.",
+  description:
+    "Where deliveries are POSTed. `https` in production; private, loopback and other non-public addresses are refused.",
   examples: ["https://example.com/webhooks/nfse"]
 })
 
@@ -33,17 +34,21 @@ export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpo
   enabled: Schema.Boolean,
   disabled_reason: Schema.NullOr(DisabledReason),
   previous_secret_expires_at: Schema.NullOr(DateTime).annotate({
-    description: "During a secret rotation: until when the previous secret still signs deliveries, alongside the new one."
+    description:
+      "During a secret rotation: until when the previous secret still signs deliveries, alongside the new one."
   }),
   created_at: DateTime,
   updated_at: DateTime
 }) {}
 
-export class WebhookEndpointWithSecret extends WebhookEndpoint.extend<WebhookEndpointWithSecret>("WebhookEndpointWithSecret")({
-  secret: Schema.String.annotate({
-    description: "The signing secret (`whsec_…`), shown only in this response. Verify deliveries with any Standard Webhooks library."
+export class WebhookEndpointWithSecret
+  extends WebhookEndpoint.extend<WebhookEndpointWithSecret>("WebhookEndpointWithSecret")({
+    secret: Schema.String.annotate({
+      description:
+        "The signing secret (`whsec_…`), shown only in this response. Verify deliveries with any Standard Webhooks library."
+    })
   })
-}) {}
+{}
 
 export const NewWebhookEndpoint = Schema.Struct({
   url: Url,
@@ -61,11 +66,11 @@ export const UpdateWebhookEndpoint = Schema.Struct({
   events: Schema.optionalKey(EventFilters),
   description: Schema.optionalKey(Schema.NullOr(Description)),
   enabled: Schema.optionalKey(Schema.Boolean.annotate({
-    description: "`false` stops deliveries (new events are not queued for it); `true` re-enables an endpoint disabled for any reason."
+    description:
+      "`false` stops deliveries (new events are not queued for it); `true` re-enables an endpoint disabled for any reason."
   }))
 }).annotate({ identifier: "UpdateWebhookEndpoint" })
 export type UpdateWebhookEndpoint = typeof UpdateWebhookEndpoint.Type
-
 
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
   id: Schema.String,
@@ -90,13 +95,14 @@ export const DeliveryAttempt = Schema.Struct({
   status_code: Schema.NullOr(Schema.Int),
   latency_ms: Schema.Int,
   response_body: Schema.NullOr(Schema.String).annotate({ description: "The first 1 KiB of the response body." }),
-  error: Schema.NullOr(Schema.String).annotate({ description: "Why no HTTP answer was had (timeout, refused address, connection error)." })
+  error: Schema.NullOr(Schema.String).annotate({
+    description: "Why no HTTP answer was had (timeout, refused address, connection error)."
+  })
 }).annotate({ identifier: "WebhookDeliveryAttempt" })
 
 export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliveryDetail>("WebhookDeliveryDetail")({
   attempts: Schema.Array(DeliveryAttempt)
 }) {}
-
 
 export const ListEndpointsParams = Schema.Struct({
   environment: Schema.optionalKey(Environment.annotate({
@@ -161,7 +167,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       success: Page(WebhookEndpoint)
     })
       .annotate(OpenApi.Summary, "List webhook endpoints")
-      .annotate(OpenApi.Description, "The tenant's webhook endpoints, newest first: the key's environment's, or both environments' for a member's session, narrowed by `environment`. The signing secret is never listed.")
+      .annotate(
+        OpenApi.Description,
+        "The tenant's webhook endpoints, newest first: the key's environment's, or both environments' for a member's session, narrowed by `environment`. The signing secret is never listed."
+      )
       .annotate(RequiredScope, "webhooks:read")
       .annotate(RequiredRoles, memberRoles)
   )
@@ -172,7 +181,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a webhook endpoint")
-      .annotate(OpenApi.Description, "One webhook endpoint, without its signing secret: of the key's environment, or of either for a member's session.")
+      .annotate(
+        OpenApi.Description,
+        "One webhook endpoint, without its signing secret: of the key's environment, or of either for a member's session."
+      )
       .annotate(RequiredScope, "webhooks:read")
       .annotate(RequiredRoles, memberRoles)
   )
@@ -186,7 +198,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "Update a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(RequiredRoles, managerRoles)
-      .annotate(OpenApi.Description, "Changes the URL, the event filter, the description, or enables / disables the endpoint.")
+      .annotate(
+        OpenApi.Description,
+        "Changes the URL, the event filter, the description, or enables / disables the endpoint."
+      )
   )
   .add(
     HttpApiEndpoint.delete("deleteEndpoint", "/tenants/:tenantId/webhook-endpoints/:endpointId", {
@@ -197,7 +212,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "Delete a webhook endpoint")
       .annotate(RequiredScope, "webhooks:write")
       .annotate(RequiredRoles, managerRoles)
-      .annotate(OpenApi.Description, "Removes the endpoint; its pending deliveries are not sent. Its delivery history stays readable by id.")
+      .annotate(
+        OpenApi.Description,
+        "Removes the endpoint; its pending deliveries are not sent. Its delivery history stays readable by id."
+      )
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/tenants/:tenantId/webhook-endpoints/:endpointId/rotate-secret", {
@@ -221,7 +239,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       error: NotFound
     })
       .annotate(OpenApi.Summary, "List an endpoint's deliveries")
-      .annotate(OpenApi.Description, "The endpoint's deliveries, newest first, filtered by `status` and `event_type`. `GET /v1/tenants/{tenantId}/deliveries/{deliveryId}` shows one with its attempts.")
+      .annotate(
+        OpenApi.Description,
+        "The endpoint's deliveries, newest first, filtered by `status` and `event_type`. `GET /v1/tenants/{tenantId}/deliveries/{deliveryId}` shows one with its attempts."
+      )
       .annotate(RequiredScope, "webhooks:read")
       .annotate(RequiredRoles, memberRoles)
   )
@@ -249,7 +270,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "Get a delivery")
       .annotate(RequiredScope, "webhooks:read")
       .annotate(RequiredRoles, memberRoles)
-      .annotate(OpenApi.Description, "One delivery with every attempt: status code, latency, the first 1 KiB of the response, or the error.")
+      .annotate(
+        OpenApi.Description,
+        "One delivery with every attempt: status code, latency, the first 1 KiB of the response, or the error."
+      )
   )
   .add(
     HttpApiEndpoint.post("replayDelivery", "/tenants/:tenantId/deliveries/:deliveryId/replay", {
@@ -267,5 +291,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   )
   .middleware(KeyOrSessionAuth)
   .annotate(OpenApi.Title, "Webhooks")
-  .annotate(OpenApi.Description, "Endpoints that receive the tenant's events (signed with Standard Webhooks), their deliveries with every attempt, replays and recovery. Per environment: an API key sees and manages its own environment's; a member's session sees both, and an `owner` or `admin` manages them (`403 forbidden` for a `developer`).")
+  .annotate(
+    OpenApi.Description,
+    "Endpoints that receive the tenant's events (signed with Standard Webhooks), their deliveries with every attempt, replays and recovery. Per environment: an API key sees and manages its own environment's; a member's session sees both, and an `owner` or `admin` manages them (`403 forbidden` for a `developer`)."
+  )
 {}

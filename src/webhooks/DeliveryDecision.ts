@@ -71,7 +71,10 @@ export const countsAsFailing = (outcome: DeliveryOutcome) =>
 export const isSingleWrite = ({ endpointFailing, outcome }: DeliveryAttempt) =>
   outcome._tag === "Abandoned" || (outcome._tag === "Answered" && isSuccess(outcome.status) && !endpointFailing)
 
-export const decideDelivery = ({ endpointFailing, outcome }: DeliveryAttempt, facts: DeliveryFacts): DeliveryDecision => {
+export const decideDelivery = (
+  { endpointFailing, outcome }: DeliveryAttempt,
+  facts: DeliveryFacts
+): DeliveryDecision => {
   const { at } = facts
   if (outcome._tag === "Abandoned") return DeliveryDecision.Abandoned({ at, reason: outcome.reason })
   if (outcome._tag === "Answered" && isSuccess(outcome.status)) {
@@ -80,7 +83,10 @@ export const decideDelivery = ({ endpointFailing, outcome }: DeliveryAttempt, fa
   const statusCode = outcome._tag === "Answered" ? outcome.status : null
   const lastError = outcome._tag === "NoAnswer" ? outcome.error : `HTTP ${outcome.status}`
   if (statusCode === 410) return DeliveryDecision.Failed({ at, statusCode, lastError, disable: "gone" })
-  const failingFor = Option.match(facts.failingSince, { onNone: () => 0, onSome: (since) => at.getTime() - since.getTime() })
+  const failingFor = Option.match(facts.failingSince, {
+    onNone: () => 0,
+    onSome: (since) => at.getTime() - since.getTime()
+  })
   if (failingFor >= Duration.toMillis(FAILING_DISABLE_AFTER)) {
     return DeliveryDecision.Failed({ at, statusCode, lastError, disable: "failing" })
   }
@@ -92,7 +98,9 @@ export const decideDelivery = ({ endpointFailing, outcome }: DeliveryAttempt, fa
 }
 
 /** The delivery metric's `outcome` for a decision; none for a delivery ended unsent (nothing was delivered or tried). */
-export const metricOutcome = (decision: DeliveryDecision): "succeeded" | "retrying" | "failed" | "disabled" | undefined => {
+export const metricOutcome = (
+  decision: DeliveryDecision
+): "succeeded" | "retrying" | "failed" | "disabled" | undefined => {
   switch (decision._tag) {
     case "Succeeded":
       return "succeeded"

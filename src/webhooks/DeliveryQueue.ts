@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { DeliveryId, TenantId, WebhookEndpointId } from "../domain/Ids.js"
 import { type Environment } from "../domain/Principal.js"
-import { LeaseFields, type LeasedQueue, makeLeasedQueue } from "../queue/LeasedQueue.js"
+import { type LeasedQueue, LeaseFields, makeLeasedQueue } from "../queue/LeasedQueue.js"
 import type { WebhookRepo } from "./WebhookRepo.js"
 
 export const ClaimedDelivery = Schema.Struct({
@@ -63,7 +63,9 @@ export class DeliveryQueue extends Context.Service<DeliveryQueue, LeasedQueue<Cl
  * Ends an endpoint's waiting deliveries once it is no longer sent to (disabled, deleted or gone),
  * with `reason` as their last error; deliveries in flight settle on their own.
  */
-export const endWaitingDeliveries = (repo: WebhookRepo["Service"], queue: DeliveryQueue["Service"]) =>
-  (endpointId: WebhookEndpointId, reason: string) =>
-    Effect.flatMap(repo.pendingOf(endpointId), (pending) =>
-      queue.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: reason }))
+export const endWaitingDeliveries =
+  (repo: WebhookRepo["Service"], queue: DeliveryQueue["Service"]) => (endpointId: WebhookEndpointId, reason: string) =>
+    Effect.flatMap(
+      repo.pendingOf(endpointId),
+      (pending) => queue.cancelWaiting(pending, "failed", { nextAttemptAt: null, lastError: reason })
+    )

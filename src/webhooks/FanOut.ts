@@ -21,16 +21,18 @@ export const WebhookFanOutLive = Layer.effect(
           const endpoints = yield* repo.subscribedEndpoints(event.tenantId, event.environment, event.type)
           if (endpoints.length === 0) return
           const traceparent = yield* currentTraceparent
-          yield* deliveries.enqueue(yield* Effect.forEach(endpoints, (endpointId) =>
-            Effect.map(makeId("delivery"), (id) => ({
-              id,
-              eventId: event.id,
-              endpointId,
-              tenantId: event.tenantId,
-              environment: event.environment,
-              eventType: event.type,
-              traceparent
-            }))))
+          yield* deliveries.enqueue(
+            yield* Effect.forEach(endpoints, (endpointId) =>
+              Effect.map(makeId("delivery"), (id) => ({
+                id,
+                eventId: event.id,
+                endpointId,
+                tenantId: event.tenantId,
+                environment: event.environment,
+                eventType: event.type,
+                traceparent
+              })))
+          )
         }).pipe(Effect.withSpan("Webhooks.fanOut"))
     }
   })

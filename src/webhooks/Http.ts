@@ -15,18 +15,45 @@ export const WebhooksHttpLive = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const webhooks = yield* WebhookService
     return handlers
-      .handle("createEndpoint", ({ params, payload }) => Effect.flatMap(reachOf(params), (by) => webhooks.create(by, payload)))
+      .handle(
+        "createEndpoint",
+        ({ params, payload }) => Effect.flatMap(reachOf(params), (by) => webhooks.create(by, payload))
+      )
       .handle("listEndpoints", ({ params, query }) => Effect.flatMap(reachOf(params), (by) => webhooks.list(by, query)))
-      .handle("getEndpoint", ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.get(by, endpointId(params))))
-      .handle("updateEndpoint", ({ params, payload }) =>
-        Effect.flatMap(reachOf(params), (by) => webhooks.update(by, endpointId(params), payload)))
-      .handle("deleteEndpoint", ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.remove(by, endpointId(params))))
-      .handle("rotateSecret", ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.rotateSecret(by, endpointId(params))))
-      .handle("listDeliveries", ({ params, query }) =>
-        Effect.flatMap(reachOf(params), (by) => webhooks.listDeliveries(by, endpointId(params), query)))
-      .handle("recoverDeliveries", ({ params, payload }) =>
-        Effect.flatMap(reachOf(params), (by) => webhooks.recover(by, endpointId(params), new Date(payload.since))))
-      .handle("getDelivery", ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.getDelivery(by, deliveryId(params))))
-      .handle("replayDelivery", ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.replay(by, deliveryId(params))))
+      .handle(
+        "getEndpoint",
+        ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.get(by, endpointId(params)))
+      )
+      .handle(
+        "updateEndpoint",
+        ({ params, payload }) =>
+          Effect.flatMap(reachOf(params), (by) => webhooks.update(by, endpointId(params), payload))
+      )
+      .handle(
+        "deleteEndpoint",
+        ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.remove(by, endpointId(params)))
+      )
+      .handle(
+        "rotateSecret",
+        ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.rotateSecret(by, endpointId(params)))
+      )
+      .handle(
+        "listDeliveries",
+        ({ params, query }) =>
+          Effect.flatMap(reachOf(params), (by) => webhooks.listDeliveries(by, endpointId(params), query))
+      )
+      .handle(
+        "recoverDeliveries",
+        ({ params, payload }) =>
+          Effect.flatMap(reachOf(params), (by) => webhooks.recover(by, endpointId(params), new Date(payload.since)))
+      )
+      .handle(
+        "getDelivery",
+        ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.getDelivery(by, deliveryId(params)))
+      )
+      .handle(
+        "replayDelivery",
+        ({ params }) => Effect.flatMap(reachOf(params), (by) => webhooks.replay(by, deliveryId(params)))
+      )
   })
 )

@@ -3,10 +3,10 @@
  * address is checked and the socket connects to the checked one. Redirects are not followed (node's
  * client never does): a 3xx is an answer like any other non-2xx.
  */
+import { Effect } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import { performance } from "node:perf_hooks"
-import { Effect } from "effect"
 import { type guardedLookup, SSRF_ERROR_CODE } from "./SsrfGuard.js"
 
 /** How much of a response body is kept with the attempt. */
@@ -17,7 +17,8 @@ export type SendResult =
   | { readonly _tag: "NoAnswer"; readonly error: string; readonly latencyMs: number }
 
 // Postgres text cannot hold NUL; a binary response is kept as what survives.
-const excerpt = (chunks: ReadonlyArray<Buffer>) => Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8").replace(/\0/g, "")
+const excerpt = (chunks: ReadonlyArray<Buffer>) =>
+  Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8").replace(/\0/g, "")
 
 const errorText = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "code" in error && error.code === SSRF_ERROR_CODE) {
@@ -58,7 +59,8 @@ export const send = (options: {
     request.on("response", (response) => {
       const chunks: Array<Buffer> = []
       let kept = 0
-      const finish = () => done({ _tag: "Answered", status: response.statusCode ?? 0, body: excerpt(chunks), latencyMs: elapsed() })
+      const finish = () =>
+        done({ _tag: "Answered", status: response.statusCode ?? 0, body: excerpt(chunks), latencyMs: elapsed() })
       response.on("data", (chunk: Buffer) => {
         if (kept < RESPONSE_EXCERPT_BYTES) {
           chunks.push(chunk)

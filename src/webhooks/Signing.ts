@@ -31,8 +31,7 @@ export class WebhookVerificationError extends Schema.TaggedError<WebhookVerifica
 ) {}
 
 /** `whsec_` + base64 of 32 bytes from the OS CSPRNG. */
-export const generateWebhookSecret = (): string =>
-  SECRET_PREFIX + randomBytes(SECRET_BYTES).toString("base64")
+export const generateWebhookSecret = (): string => SECRET_PREFIX + randomBytes(SECRET_BYTES).toString("base64")
 
 /**
  * Our secrets are always well formed, so a malformed one is a programming error (a defect),
@@ -73,8 +72,7 @@ const mac = (key: Uint8Array, message: WebhookMessage): string => {
 }
 
 /** `v1,<base64 HMAC-SHA256(key, "{msgId}.{timestamp}.{payload}")>` */
-export const sign = (input: SignInput): string =>
-  `${SIGNATURE_VERSION},${mac(secretKey(input.secret), input)}`
+export const sign = (input: SignInput): string => `${SIGNATURE_VERSION},${mac(secretKey(input.secret), input)}`
 
 /**
  * The `webhook-signature` header: one signature per secret, space-separated, so receivers holding

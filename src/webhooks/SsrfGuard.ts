@@ -6,8 +6,8 @@
  *   are checked at connect time and the socket connects to exactly the address that was checked.
  * Both ask `forbiddenReason` (AddressPolicy.ts), which reads address text with AddressLiteral.ts.
  */
-export { type AddressPolicy, forbiddenReason, isForbiddenAddress } from "./AddressPolicy.js"
 export { parseIPv6 } from "./AddressLiteral.js"
+export { type AddressPolicy, forbiddenReason, isForbiddenAddress } from "./AddressPolicy.js"
 export {
   guardedLookup,
   type GuardedLookupOptions,

@@ -60,10 +60,9 @@ export const guardedLookup = (options: GuardedLookupOptions): LookupFunction => 
   return (hostname, lookupOptions, callback) => {
     const family = requestedFamily(lookupOptions.family)
     const literal = stripBrackets(hostname)
-    const resolved: Promise<ReadonlyArray<ResolvedAddress>> =
-      isIP(literal) !== 0
-        ? Promise.resolve([{ address: literal, family: isIP(literal) }])
-        : resolve(hostname, { family, hints: lookupOptions.hints })
+    const resolved: Promise<ReadonlyArray<ResolvedAddress>> = isIP(literal) !== 0
+      ? Promise.resolve([{ address: literal, family: isIP(literal) }])
+      : resolve(hostname, { family, hints: lookupOptions.hints })
 
     const checked = resolved.then((addresses): Array<dns.LookupAddress> => {
       const out: Array<dns.LookupAddress> = []
@@ -93,9 +92,7 @@ export const guardedLookup = (options: GuardedLookupOptions): LookupFunction => 
           else callback(null, first.address, first.family)
         }),
       (error: unknown) =>
-        process.nextTick(() =>
-          callback(error instanceof Error ? error : new Error(String(error)), "", 0)
-        )
+        process.nextTick(() => callback(error instanceof Error ? error : new Error(String(error)), "", 0))
     )
   }
 }

@@ -14,12 +14,13 @@ import { Array as Arr, Cause, Context, Duration, Effect, Layer, Metric, Option, 
 import * as http from "node:http"
 import * as https from "node:https"
 import { AppConfig } from "../Config.js"
+import type { RecordedEvent } from "../domain/Events.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
-import type { RecordedEvent } from "../domain/Events.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter } from "../queue/Backoff.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
+import { webhookDeliveries, webhookDuration } from "../telemetry/Metrics.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import {
   countsAsFailing,
@@ -36,7 +37,6 @@ import { send, type SendResult } from "./Sender.js"
 import { webhookHeaders } from "./Signing.js"
 import { checkUrl, guardedLookup, type Resolver } from "./SsrfGuard.js"
 import { WebhookRepo } from "./WebhookRepo.js"
-import { webhookDeliveries, webhookDuration } from "../telemetry/Metrics.js"
 
 const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.seconds(5),
@@ -107,10 +107,11 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
       http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
       https: new https.Agent({ keepAlive: true, maxSockets: 64 })
     })),
-    (pools) => Effect.sync(() => {
-      pools.http.destroy()
-      pools.https.destroy()
-    })
+    (pools) =>
+      Effect.sync(() => {
+        pools.http.destroy()
+        pools.https.destroy()
+      })
   )
 
   const endWaiting = endWaitingDeliveries(repo, queue)
@@ -119,7 +120,13 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
   const apply = (decision: DeliveryDecision, delivery: ClaimedDelivery) => {
     /** Ends the delivery with this attempt's answer, if this claim still holds it. */
     const settle = (status: "succeeded" | "failed", lastStatusCode: number | null, lastError: string | null) =>
-      queue.complete(delivery, status, { status, lastStatusCode, lastError, nextAttemptAt: null, lastAttemptAt: decision.at })
+      queue.complete(delivery, status, {
+        status,
+        lastStatusCode,
+        lastError,
+        nextAttemptAt: null,
+        lastAttemptAt: decision.at
+      })
     switch (decision._tag) {
       case "Succeeded":
         return Effect.andThen(
@@ -178,7 +185,14 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         result = yield* Effect.flatMap(
           currentTraceparent,
           // The receiver may continue our trace (SPEC §13): the header names the sending span.
-          (traceparent) => send({ url: target_, body, headers: traceparent === null ? headers : { ...headers, traceparent }, lookup, agents })
+          (traceparent) =>
+            send({
+              url: target_,
+              body,
+              headers: traceparent === null ? headers : { ...headers, traceparent },
+              lookup,
+              agents
+            })
         ).pipe(
           Effect.timeoutOrElse({
             duration: config.webhooks.timeout,
@@ -282,7 +296,9 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     singleWrite: isSingleWrite,
     settled: (decision) => {
       const outcome = metricOutcome(decision)
-      return outcome === undefined ? Effect.void : Metric.update(Metric.withAttributes(webhookDeliveries, { outcome }), 1)
+      return outcome === undefined
+        ? Effect.void
+        : Metric.update(Metric.withAttributes(webhookDeliveries, { outcome }), 1)
     }
   })
 })

@@ -7,9 +7,9 @@ import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effec
 import { SqlClient } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import { EventType } from "../domain/Events.js"
 import { DeliveryId, TenantId, WebhookEndpointId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
-import { EventType } from "../domain/Events.js"
 import { Environment, type TenantReach } from "../domain/Principal.js"
 import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
 
@@ -102,10 +102,17 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         Effect.map((rows) => rows[0]?.count ?? 0)
       )
 
-    const insertEndpoint = (row: Omit<EndpointRow, "previousSecret" | "previousSecretExpiresAt" | "failingSince" | "deletedAt" | "disabledReason">) =>
+    const insertEndpoint = (
+      row: Omit<
+        EndpointRow,
+        "previousSecret" | "previousSecretExpiresAt" | "failingSince" | "deletedAt" | "disabledReason"
+      >
+    ) =>
       sql`
         INSERT INTO webhook_endpoints (id, tenant_id, environment, url, description, events, enabled, secret, created_at, updated_at)
-        VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.url}, ${row.description}, ${json(row.events)}::jsonb,
+        VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.url}, ${row.description}, ${
+        json(row.events)
+      }::jsonb,
                 ${row.enabled}, ${row.secret}, ${row.createdAt}, ${row.updatedAt})`.pipe(
         Effect.asVoid
       )
@@ -238,9 +245,10 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
 
     /** The endpoint answered: it is no longer failing. */
     const clearFailing = (endpointId: WebhookEndpointId) =>
-      sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`.pipe(
-        Effect.asVoid
-      )
+      sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`
+        .pipe(
+          Effect.asVoid
+        )
 
     /** Marks the endpoint failing since `at` unless it already was; returns since when it fails. */
     const markFailing = (endpointId: WebhookEndpointId, at: Date) =>

@@ -5,11 +5,13 @@
  */
 import { Array as Arr, Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { AppConfig } from "../Config.js"
+import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Conflict, invalidField, InvalidState, NotFound } from "../domain/Errors.js"
 import { type DeliveryId, makeId, type WebhookEndpointId } from "../domain/Ids.js"
-import { cursorOf, toPage, pageSize } from "../domain/Pagination.js"
+import { cursorOf, pageSize, toPage } from "../domain/Pagination.js"
 import { listedEnvironments } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
+import { TenantService } from "../tenants/TenantService.js"
 import {
   type ListDeliveriesParams,
   type ListEndpointsParams,
@@ -21,12 +23,10 @@ import {
   WebhookEndpoint,
   WebhookEndpointWithSecret
 } from "./Api.js"
+import { DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
 import { generateWebhookSecret } from "./Signing.js"
 import { checkUrl } from "./SsrfGuard.js"
 import { type AttemptRow, type DeliveryRow, type EndpointRow, type Owner, WebhookRepo } from "./WebhookRepo.js"
-import { DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
-import { TenantService } from "../tenants/TenantService.js"
-import { makeTransaction, Transaction } from "../db/Repository.js"
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP = Duration.hours(24)
@@ -46,8 +46,7 @@ const endpointFields = (row: EndpointRow, at: Date) => ({
   updated_at: row.updatedAt
 })
 
-export const toEndpoint = (row: EndpointRow, at: Date) =>
-  new WebhookEndpoint(endpointFields(row, at))
+export const toEndpoint = (row: EndpointRow, at: Date) => new WebhookEndpoint(endpointFields(row, at))
 
 const withSecret = (row: EndpointRow, at: Date) =>
   new WebhookEndpointWithSecret({ ...endpointFields(row, at), secret: row.secret })
@@ -106,10 +105,13 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       })
 
     const endpointOf = (owner: Owner, id: WebhookEndpointId) =>
-      Effect.flatMap(repo.findEndpoint(owner, id), Option.match({
-        onNone: () => Effect.fail(endpointNotFound()),
-        onSome: Effect.succeed
-      }))
+      Effect.flatMap(
+        repo.findEndpoint(owner, id),
+        Option.match({
+          onNone: () => Effect.fail(endpointNotFound()),
+          onSome: Effect.succeed
+        })
+      )
 
     const endPending = endWaitingDeliveries(repo, deliveries)
 
@@ -126,7 +128,9 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       }
       return input.environment === undefined || input.environment === owner.environment
         ? Effect.succeed(owner.environment)
-        : invalid(`this API key is for the ${owner.environment} environment; it cannot register a ${input.environment} endpoint`)
+        : invalid(
+          `this API key is for the ${owner.environment} environment; it cannot register a ${input.environment} endpoint`
+        )
     }
 
     const create = Effect.fn("WebhookService.createEndpoint")(function*(owner: Owner, input: NewWebhookEndpoint) {
@@ -181,29 +185,35 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       return toEndpoint(row.value, yield* now)
     })
 
-    const update = Effect.fn("WebhookService.updateEndpoint")(function*(owner: Owner, id: WebhookEndpointId, input: UpdateWebhookEndpoint) {
-      const url = input.url === undefined ? undefined : yield* validUrl(input.url)
-      return yield* Effect.gen(function*() {
-        const found = yield* repo.findEndpointForUpdate(owner, id)
-        if (Option.isNone(found)) return yield* endpointNotFound()
-        const row = found.value
-        const at = yield* now
-        const enabled = input.enabled ?? row.enabled
-        const next = {
-          url: url ?? row.url,
-          events: input.events === undefined ? row.events : normalizeEvents(input.events),
-          description: input.description === undefined ? row.description : input.description,
-          enabled,
-          disabledReason: enabled ? null : input.enabled === false && row.enabled ? "manual" as const : row.disabledReason,
-          // Re-enabling starts the 5-day failure clock afresh.
-          failingSince: enabled && !row.enabled ? null : row.failingSince,
-          updatedAt: at
-        }
-        yield* repo.updateEndpoint(row.id, next)
-        if (!enabled && row.enabled) yield* endPending(row.id, "endpoint disabled")
-        return toEndpoint({ ...row, ...next }, at)
-      }).pipe(inTransaction)
-    })
+    const update = Effect.fn("WebhookService.updateEndpoint")(
+      function*(owner: Owner, id: WebhookEndpointId, input: UpdateWebhookEndpoint) {
+        const url = input.url === undefined ? undefined : yield* validUrl(input.url)
+        return yield* Effect.gen(function*() {
+          const found = yield* repo.findEndpointForUpdate(owner, id)
+          if (Option.isNone(found)) return yield* endpointNotFound()
+          const row = found.value
+          const at = yield* now
+          const enabled = input.enabled ?? row.enabled
+          const next = {
+            url: url ?? row.url,
+            events: input.events === undefined ? row.events : normalizeEvents(input.events),
+            description: input.description === undefined ? row.description : input.description,
+            enabled,
+            disabledReason: enabled
+              ? null
+              : input.enabled === false && row.enabled
+              ? "manual" as const
+              : row.disabledReason,
+            // Re-enabling starts the 5-day failure clock afresh.
+            failingSince: enabled && !row.enabled ? null : row.failingSince,
+            updatedAt: at
+          }
+          yield* repo.updateEndpoint(row.id, next)
+          if (!enabled && row.enabled) yield* endPending(row.id, "endpoint disabled")
+          return toEndpoint({ ...row, ...next }, at)
+        }).pipe(inTransaction)
+      }
+    )
 
     const remove = Effect.fn("WebhookService.deleteEndpoint")(function*(owner: Owner, id: WebhookEndpointId) {
       return yield* Effect.gen(function*() {
@@ -224,7 +234,13 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         const secret = generateWebhookSecret()
         const expiresAt = new Date(at.getTime() + Duration.toMillis(SECRET_OVERLAP))
         yield* repo.rotateSecret(row.id, secret, row.secret, expiresAt, at)
-        return withSecret({ ...row, secret, previousSecret: row.secret, previousSecretExpiresAt: expiresAt, updatedAt: at }, at)
+        return withSecret({
+          ...row,
+          secret,
+          previousSecret: row.secret,
+          previousSecretExpiresAt: expiresAt,
+          updatedAt: at
+        }, at)
       }).pipe(inTransaction)
     })
 
@@ -254,7 +270,9 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
     const requireEnabled = (endpoint: EndpointRow) =>
       endpoint.enabled
         ? Effect.void
-        : Effect.fail(new InvalidState({ message: "The webhook endpoint is disabled; enable it first (PATCH enabled: true)." }))
+        : Effect.fail(
+          new InvalidState({ message: "The webhook endpoint is disabled; enable it first (PATCH enabled: true)." })
+        )
 
     const replay = Effect.fn("WebhookService.replayDelivery")(function*(owner: Owner, id: DeliveryId) {
       yield* Effect.gen(function*() {
@@ -272,16 +290,18 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
       return yield* getDelivery(owner, id)
     })
 
-    const recover = Effect.fn("WebhookService.recoverDeliveries")(function*(owner: Owner, endpointId: WebhookEndpointId, since: Date) {
-      return yield* Effect.gen(function*() {
-        const found = yield* repo.findEndpointForUpdate(owner, endpointId)
-        if (Option.isNone(found)) return yield* endpointNotFound()
-        yield* requireEnabled(found.value)
-        const recovered = yield* deliveries.requeue(yield* repo.failedSince(endpointId, since), { runAttempts: 0 })
-        if (recovered > 0) yield* deliveries.wake
-        return { object: "webhook_recovery" as const, endpoint_id: endpointId, since, recovered }
-      }).pipe(inTransaction)
-    })
+    const recover = Effect.fn("WebhookService.recoverDeliveries")(
+      function*(owner: Owner, endpointId: WebhookEndpointId, since: Date) {
+        return yield* Effect.gen(function*() {
+          const found = yield* repo.findEndpointForUpdate(owner, endpointId)
+          if (Option.isNone(found)) return yield* endpointNotFound()
+          yield* requireEnabled(found.value)
+          const recovered = yield* deliveries.requeue(yield* repo.failedSince(endpointId, since), { runAttempts: 0 })
+          if (recovered > 0) yield* deliveries.wake
+          return { object: "webhook_recovery" as const, endpoint_id: endpointId, since, recovered }
+        }).pipe(inTransaction)
+      }
+    )
 
     return { create, list, get, update, remove, rotateSecret, listDeliveries, getDelivery, replay, recover } as const
   })

@@ -64,7 +64,13 @@ describe("AuthService (neighbours mocked)", () => {
       }))
       expect(error.message).toContain("tax id")
       // The slow KDF runs before the transaction, so it never holds a connection.
-      expect(log).toEqual(["hash", "BEGIN", "insert ana@example.com", "create 11222333000181 owned by usr_", "ROLLBACK"])
+      expect(log).toEqual([
+        "hash",
+        "BEGIN",
+        "insert ana@example.com",
+        "create 11222333000181 owned by usr_",
+        "ROLLBACK"
+      ])
     }).pipe(Effect.provide(layer))
   })
 
@@ -79,7 +85,13 @@ describe("AuthService (neighbours mocked)", () => {
         findByEmail: (email) =>
           Effect.succeed(
             email === "ana@example.com"
-              ? Option.some({ id: asId("user", "usr_ana"), email, name: null, passwordHash: "scrypt$hash", createdAt: new Date(0) })
+              ? Option.some({
+                id: asId("user", "usr_ana"),
+                email,
+                name: null,
+                passwordHash: "scrypt$hash",
+                createdAt: new Date(0)
+              })
               : Option.none()
           )
       }

@@ -16,11 +16,11 @@ import {
   TaxAuthorities,
   type TransientAuthorityError
 } from "../../src/authority/TaxAuthority.js"
-import { asId } from "../../src/domain/Ids.js"
-import type { Environment } from "../../src/domain/Principal.js"
 import { AppConfigLive } from "../../src/Config.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { asId } from "../../src/domain/Ids.js"
+import type { Environment } from "../../src/domain/Principal.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
@@ -31,7 +31,8 @@ const withEnv = (variables: Record<string, string>) => ConfigProvider.layer(Conf
 const authoritiesWith = (variables: Record<string, string>) =>
   TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(withEnv(variables)))
 
-const authorityFor = (environment: Environment) => Effect.map(TaxAuthorities, (authorities) => authorities.for(environment))
+const authorityFor = (environment: Environment) =>
+  Effect.map(TaxAuthorities, (authorities) => authorities.for(environment))
 
 const submission = (notes: string | null = null): Submission => ({
   tenantId: asId("tenant", "ten_adapter"),
@@ -56,10 +57,16 @@ const realPause = (millis = 5) => Effect.promise(() => new Promise<void>((resolv
 
 /** Builds a layer (and releases it) with the given environment variables, for its exit. */
 // The simulator never opens a credential; the national system's adapter only does when it sends.
-const NoVault = Layer.mock(CredentialVault, { sealMaterial: () => { throw new Error("not expected") } })
+const NoVault = Layer.mock(CredentialVault, {
+  sealMaterial: () => {
+    throw new Error("not expected")
+  }
+})
 
 const start = (variables: Record<string, string>) =>
-  Effect.exit(Effect.scoped(Layer.build(authoritiesWith(variables).pipe(Layer.provide(NoVault))))).pipe(Effect.map(Exit.asVoid))
+  Effect.exit(Effect.scoped(Layer.build(authoritiesWith(variables).pipe(Layer.provide(NoVault))))).pipe(
+    Effect.map(Exit.asVoid)
+  )
 
 const defectMessage = <A, E>(exit: Exit.Exit<A, E>): string =>
   Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "succeeded"
@@ -99,10 +106,12 @@ for (const database of testDatabases) {
 
     it.effect("starts the national system's adapter with its official URLs, and refuses a URL that is not https or a CA file that is not PEM", () =>
       Effect.gen(function*() {
-        expect(defectMessage(yield* start({
-          TAX_AUTHORITY_LIVE_TARGET: "sefin",
-          TAX_AUTHORITY_SANDBOX_TARGET: "sefin"
-        }))).toBe("succeeded")
+        expect(defectMessage(
+          yield* start({
+            TAX_AUTHORITY_LIVE_TARGET: "sefin",
+            TAX_AUTHORITY_SANDBOX_TARGET: "sefin"
+          })
+        )).toBe("succeeded")
         const plainHttp = yield* start({
           TAX_AUTHORITY_SANDBOX_TARGET: "sefin",
           TAX_AUTHORITY_SANDBOX_URL: "http://sefin.producaorestrita.nfse.gov.br/SefinNacional"
@@ -185,7 +194,16 @@ for (const database of testDatabases) {
         const calls: ReadonlyArray<Effect.Effect<unknown, AuthorityError>> = [
           authority.submit(sub),
           authority.lookup(sub),
-          authority.cancel({ tenantId: sub.tenantId, submissionId: sub.submissionId, environment: "test", issuerTaxId: "11222333000181", accessKey: "1".repeat(50), reasonCode: "other", reason: "x".repeat(20), requestedAt: new Date(NOW) })
+          authority.cancel({
+            tenantId: sub.tenantId,
+            submissionId: sub.submissionId,
+            environment: "test",
+            issuerTaxId: "11222333000181",
+            accessKey: "1".repeat(50),
+            reasonCode: "other",
+            reason: "x".repeat(20),
+            requestedAt: new Date(NOW)
+          })
         ]
         for (const call of calls) {
           const fiber = yield* Effect.forkChild(call)
@@ -201,7 +219,9 @@ for (const database of testDatabases) {
         // The request never got past the (simulated) network: nothing was recorded.
         expect(yield* systemsOf(sub.submissionId)).toEqual([])
       }).pipe(
-        Effect.provide(authoritiesWith({ TAX_AUTHORITY_SIMULATOR_LATENCY: "1 hour", TAX_AUTHORITY_TIMEOUT: "2 seconds" }))
+        Effect.provide(
+          authoritiesWith({ TAX_AUTHORITY_SIMULATOR_LATENCY: "1 hour", TAX_AUTHORITY_TIMEOUT: "2 seconds" })
+        )
       ))
 
     it.effect("a simulate:timeout submission ends in AuthorityTimeout at the configured timeout, then reconciles", () =>

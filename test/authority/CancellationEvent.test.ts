@@ -8,8 +8,8 @@ import { Result } from "effect"
 import {
   buildCancellationRequest,
   buildEvento,
-  type CancellationRequestInput,
   cancellationReasonCode,
+  type CancellationRequestInput,
   eventId,
   readCancellationRequest,
   readEvento
@@ -32,7 +32,12 @@ const request: CancellationRequestInput = {
 }
 
 const issuer = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x" })
-const authority = makePkcs12({ cn: "SEFIN LOCAL:00394460005887", cnpjOid: "00394460005887", password: "x", freshKey: true })
+const authority = makePkcs12({
+  cn: "SEFIN LOCAL:00394460005887",
+  cnpjOid: "00394460005887",
+  password: "x",
+  freshKey: true
+})
 
 const signedRequest = () =>
   signEnveloped(buildCancellationRequest(request).xml, {
@@ -65,7 +70,7 @@ describe("cancellation request (pedRegEvento e101101)", () => {
     expect(id).toBe(`PRE${sampleAccessKey}101101001`)
     expect(id).toHaveLength(62)
     expect(xml).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?><pedRegEvento versao="1.01" xmlns="http://www.sped.fazenda.gov.br/nfse">' +
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><pedRegEvento versao=\"1.01\" xmlns=\"http://www.sped.fazenda.gov.br/nfse\">" +
         `<infPedReg Id="${id}"><tpAmb>2</tpAmb><verAplic>etd-service_0.1.0</verAplic>` +
         "<dhEvento>2026-11-11T23:15:00-03:00</dhEvento><CNPJAutor>11222333000181</CNPJAutor>" +
         `<chNFSe>${sampleAccessKey}</chNFSe><nPedRegEvento>001</nPedRegEvento>` +
@@ -86,7 +91,12 @@ describe("cancellation request (pedRegEvento e101101)", () => {
 
   it("uses CPFAutor for a CPF issuer, the three reason codes and later sequences", () => {
     for (const reasonCode of Object.values(cancellationReasonCode)) {
-      const { id, xml } = buildCancellationRequest({ ...request, issuerTaxId: "529.982.247-25", reasonCode, sequence: 2 })
+      const { id, xml } = buildCancellationRequest({
+        ...request,
+        issuerTaxId: "529.982.247-25",
+        reasonCode,
+        sequence: 2
+      })
       expect(validateXml("pedRegEvento", xml)).toEqual(Result.void)
       expect(id.endsWith("101101002")).toBe(true)
       expect(xml).toContain("<CPFAutor>52998224725</CPFAutor>")
@@ -117,13 +127,21 @@ describe("cancellation request (pedRegEvento e101101)", () => {
 
   it("reads another event type by name, without cancellation details, and refuses what is no request", () => {
     const substitution = buildCancellationRequest(request).xml
-      .replace(/<e101101>.*<\/e101101>/, "<e105102><xDesc>Cancelamento de NFS-e por Substituicao</xDesc><cMotivo>01</cMotivo></e105102>")
+      .replace(
+        /<e101101>.*<\/e101101>/,
+        "<e105102><xDesc>Cancelamento de NFS-e por Substituicao</xDesc><cMotivo>01</cMotivo></e105102>"
+      )
     const parsed = readCancellationRequest(substitution)
     expect(Result.isSuccess(parsed) && parsed.success.eventType).toBe("105102")
     expect(Result.isSuccess(parsed) && parsed.success.cancellation).toBeUndefined()
 
-    for (const xml of ["<pedRegEvento", '<evento xmlns="http://www.sped.fazenda.gov.br/nfse"/>',
-      buildCancellationRequest(request).xml.replace(/<e101101>.*<\/e101101>/, "")]) {
+    for (
+      const xml of [
+        "<pedRegEvento",
+        "<evento xmlns=\"http://www.sped.fazenda.gov.br/nfse\"/>",
+        buildCancellationRequest(request).xml.replace(/<e101101>.*<\/e101101>/, "")
+      ]
+    ) {
       const result = readCancellationRequest(xml)
       expect(Result.isFailure(result) && result.failure._tag, xml).toBe("CancellationRequestUnreadable")
     }
@@ -151,7 +169,11 @@ describe("registered event (evento)", () => {
   it("is refused by the schema unsigned: the evento schema requires its Signature", () => {
     const parsed = readCancellationRequest(signedRequest())
     if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
-    const unsigned = buildEvento({ signedRequestXml: signedRequest(), request: parsed.success, processedAt: new Date() })
+    const unsigned = buildEvento({
+      signedRequestXml: signedRequest(),
+      request: parsed.success,
+      processedAt: new Date()
+    })
     const result = validateXml("evento", unsigned)
     expect(Result.isFailure(result) ? result.failure.messages.join("\n") : "").toContain("Signature")
   })

@@ -10,11 +10,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import QRCode from "qrcode"
-import { hasTool } from "../support/tools.js"
 import { renderDanfse } from "../../src/authority/danfse/Danfse.js"
 import type { DanfseData } from "../../src/authority/danfse/DanfseData.js"
-import { formatDateTime, formatMoney, formatRate, formatTaxId, groupAccessKey } from "../../src/authority/danfse/Format.js"
+import {
+  formatDateTime,
+  formatMoney,
+  formatRate,
+  formatTaxId,
+  groupAccessKey
+} from "../../src/authority/danfse/Format.js"
 import { danfseQrCodeBox } from "../../src/authority/danfse/Page.js"
+import { hasTool } from "../support/tools.js"
 
 const hasPoppler = hasTool("pdftoppm") && hasTool("pdftotext")
 
@@ -43,7 +49,14 @@ const note: DanfseData = {
     taxId: "52998224725",
     name: "José Antônio Gonçalves",
     email: "jose.goncalves@example.com",
-    address: { street: "Rua Três Corações", number: "45", district: "Perdizes", municipalityCode: "3550308", state: "SP", postalCode: "05010000" }
+    address: {
+      street: "Rua Três Corações",
+      number: "45",
+      district: "Perdizes",
+      municipalityCode: "3550308",
+      state: "SP",
+      postalCode: "05010000"
+    }
   },
   service: {
     code: "040303",
@@ -52,7 +65,14 @@ const note: DanfseData = {
     municipalityCode: "3550308",
     municipalityName: "São Paulo"
   },
-  amounts: { services: "1500.00", deductions: "0.00", base: "1500.00", issRate: "2.00", issAmount: "30.00", net: "1470.00" },
+  amounts: {
+    services: "1500.00",
+    deductions: "0.00",
+    base: "1500.00",
+    issRate: "2.00",
+    issAmount: "30.00",
+    net: "1470.00"
+  },
   dps: {
     id: "DPS355030821122233300018100001000000000000123",
     series: "1",
@@ -92,8 +112,13 @@ const pageCount = (text: string) => text.split("\f").filter((page) => page.trim(
 /** Every word pdftotext finds, with its box, and the page sizes (points). */
 const wordBoxes = (pdf: Uint8Array) => {
   const html = pdfToText(pdf, ["-bbox"])
-  const pages = [...html.matchAll(/<page width="([\d.]+)" height="([\d.]+)">/g)].map((m) => ({ width: Number(m[1]), height: Number(m[2]) }))
-  const words = [...html.matchAll(/<word xMin="([\d.-]+)" yMin="([\d.-]+)" xMax="([\d.-]+)" yMax="([\d.-]+)">([^<]*)<\/word>/g)]
+  const pages = [...html.matchAll(/<page width="([\d.]+)" height="([\d.]+)">/g)].map((m) => ({
+    width: Number(m[1]),
+    height: Number(m[2])
+  }))
+  const words = [
+    ...html.matchAll(/<word xMin="([\d.-]+)" yMin="([\d.-]+)" xMax="([\d.-]+)" yMax="([\d.-]+)">([^<]*)<\/word>/g)
+  ]
     .map((m) => ({ xMin: Number(m[1]), yMin: Number(m[2]), xMax: Number(m[3]), yMax: Number(m[4]), text: m[5]! }))
   return { pages, words }
 }
@@ -113,8 +138,21 @@ const rasterize = (pdf: Uint8Array, dpi: number, crop: { x: number; y: number; w
     writeFileSync(file, pdf)
     const px = (points: number) => Math.round((points * dpi) / 72)
     const pgm = run("pdftoppm", [
-      "-gray", "-r", String(dpi), "-f", "1", "-l", "1",
-      "-x", String(px(crop.x)), "-y", String(px(crop.y)), "-W", String(px(crop.width)), "-H", String(px(crop.height)),
+      "-gray",
+      "-r",
+      String(dpi),
+      "-f",
+      "1",
+      "-l",
+      "1",
+      "-x",
+      String(px(crop.x)),
+      "-y",
+      String(px(crop.y)),
+      "-W",
+      String(px(crop.width)),
+      "-H",
+      String(px(crop.height)),
       file
     ])
     const header = /^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(pgm.subarray(0, 40).toString("latin1"))
@@ -150,7 +188,9 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
     expect(text).toContain("3550 3082 2112 2233 3000 1810 0000 0000 0123 2611 9876 5432 15")
     expect(text).toContain("Clínica São João da Conceição Ltda.")
     expect(text).toContain("José Antônio Gonçalves")
-    expect(text).toContain("Consulta médica especializada em cardiologia, com eletrocardiograma e orientação ao paciente.")
+    expect(text).toContain(
+      "Consulta médica especializada em cardiologia, com eletrocardiograma e orientação ao paciente."
+    )
     expect(text).toContain("Pagamento via PIX em 03/11/2026. Atendimento nº 4521.")
     for (const amount of ["R$ 1.500,00", "R$ 0,00", "R$ 30,00", "R$ 1.470,00", "2,00%"]) expect(text).toContain(amount)
     expect(text).toContain("11.222.333/0001-81")
@@ -173,7 +213,9 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
       for (const environment of [1, 2] as const) {
         const text = pdfToText(await renderDanfse(note, { cancelled, environment }))
         expect(text.includes("CANCELADA"), `cancelled=${cancelled} environment=${environment}`).toBe(cancelled)
-        expect(text.includes("SEM VALIDADE JURÍDICA"), `cancelled=${cancelled} environment=${environment}`).toBe(environment === 2)
+        expect(text.includes("SEM VALIDADE JURÍDICA"), `cancelled=${cancelled} environment=${environment}`).toBe(
+          environment === 2
+        )
         expect(text).toContain("José Antônio Gonçalves")
       }
     }
@@ -237,7 +279,10 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
     const description = `${filler.repeat(30).slice(0, 1980)} FIM-DA-DESCRICAO`
     const notes = `${filler.repeat(30).slice(0, 1984)} FIM-DAS-NOTAS`
     expect([description.length, notes.length]).toEqual([1997, 1998])
-    const pdf = await renderDanfse({ ...note, service: { ...note.service, description }, notes }, { cancelled: true, environment: 2 })
+    const pdf = await renderDanfse({ ...note, service: { ...note.service, description }, notes }, {
+      cancelled: true,
+      environment: 2
+    })
     const text = pdfToText(pdf)
     expect(text).toContain("FIM-DA-DESCRICAO")
     expect(text).toContain("FIM-DAS-NOTAS")
@@ -249,7 +294,10 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
   it("continues what cannot fit one page on further pages, losing no line", async () => {
     const description = Array.from({ length: 300 }, (_, i) => `descrição-linha-${i}`).join("\n")
     const notes = Array.from({ length: 250 }, (_, i) => `observação-linha-${i}`).join("\n")
-    const pdf = await renderDanfse({ ...note, service: { ...note.service, description }, notes }, { cancelled: true, environment: 2 })
+    const pdf = await renderDanfse({ ...note, service: { ...note.service, description }, notes }, {
+      cancelled: true,
+      environment: 2
+    })
     const text = pdfToText(pdf)
     const pages = text.split("\f").filter((page) => page.trim() !== "")
     expect(pages.length).toBeGreaterThan(1)
@@ -267,14 +315,26 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
 
   it("keeps the page whole with every field at its schema maximum", async () => {
     const wide = (n: number) => "W".repeat(n)
-    const address = { street: wide(255), number: wide(60), complement: wide(156), district: wide(60), municipalityName: wide(60), state: "SP", postalCode: "01310200" }
+    const address = {
+      street: wide(255),
+      number: wide(60),
+      complement: wide(156),
+      district: wide(60),
+      municipalityName: wide(60),
+      state: "SP",
+      postalCode: "01310200"
+    }
     const filler = "Manutenção preventiva e corretiva de equipamentos de informática, com substituição de peças. "
     const pdf = await renderDanfse(
       {
         ...note,
         issuer: { ...note.issuer, name: wide(300), email: wide(80), municipalityName: wide(60), address },
         taker: { ...note.taker, name: wide(300), email: wide(80), address },
-        service: { ...note.service, municipalityName: wide(60), description: `${filler.repeat(30).slice(0, 1990)} FIM-DA-DESCRICAO` },
+        service: {
+          ...note.service,
+          municipalityName: wide(60),
+          description: `${filler.repeat(30).slice(0, 1990)} FIM-DA-DESCRICAO`
+        },
         notes: `${filler.repeat(30).slice(0, 1990)} FIM-DAS-NOTAS`
       },
       { cancelled: true, environment: 2 }
@@ -288,7 +348,10 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
 
   it("prints characters the standard fonts lack as ?, and breaks a word longer than the line", async () => {
     const word = "x".repeat(400)
-    const pdf = await renderDanfse({ ...note, service: { ...note.service, description: `Serviço 😀 中 ok ${word}` } }, production)
+    const pdf = await renderDanfse(
+      { ...note, service: { ...note.service, description: `Serviço 😀 中 ok ${word}` } },
+      production
+    )
     const text = pdfToText(pdf)
     expect(text).toContain("Serviço ? ? ok")
     expect(text.replace(/\s/g, "")).toContain(word)

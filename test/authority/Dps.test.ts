@@ -30,13 +30,19 @@ describe("DPS v1.01", () => {
   it("builds a DPS from a realistic document that the official schema accepts", () => {
     const { id, xml } = build()
     expectValid(xml)
-    expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?><DPS versao="1.01" xmlns="http://www.sped.fazenda.gov.br/nfse">'))
+    expect(
+      xml.startsWith(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><DPS versao=\"1.01\" xmlns=\"http://www.sped.fazenda.gov.br/nfse\">"
+      )
+    )
       .toBe(true)
     expect(xml).toContain(`<infDPS Id="${id}"><tpAmb>2</tpAmb>`)
     // No whitespace between elements, no signature yet.
     expect(xml).not.toMatch(/>\s+</)
     expect(xml).not.toContain("Signature")
-    expect(xml).toContain("<serie>1</serie><nDPS>42</nDPS><dCompet>2026-11-10</dCompet><tpEmit>1</tpEmit><cLocEmi>3550308</cLocEmi>")
+    expect(xml).toContain(
+      "<serie>1</serie><nDPS>42</nDPS><dCompet>2026-11-10</dCompet><tpEmit>1</tpEmit><cLocEmi>3550308</cLocEmi>"
+    )
     expect(xml).toContain(
       "<prest><CNPJ>11222333000181</CNPJ><regTrib><opSimpNac>1</opSimpNac><regEspTrib>0</regEspTrib></regTrib></prest>"
     )
@@ -75,7 +81,12 @@ describe("DPS v1.01", () => {
     expect(cnpj).toBe("DPS" + "3550308" + "2" + "11222333000181" + "00001" + "000000000000042")
     expect(cnpj).toHaveLength(45)
 
-    const cpf = dpsId({ municipalityCode: "1302603", taxId: "529.982.247-25", series: "99999", number: 999_999_999_999_999 })
+    const cpf = dpsId({
+      municipalityCode: "1302603",
+      taxId: "529.982.247-25",
+      series: "99999",
+      number: 999_999_999_999_999
+    })
     expect(cpf).toBe("DPS" + "1302603" + "1" + "00052998224725" + "99999" + "999999999999999")
     expect(cpf).toHaveLength(45)
 
@@ -122,7 +133,10 @@ describe("DPS v1.01", () => {
 
   it("makes single-line fields schema-shaped: whitespace runs collapsed, NFC, control characters dropped", () => {
     const { xml } = build({
-      taker: { ...realisticDpsInput.taker, address: { ...realisticDpsInput.taker.address!, street: "  Rua\tdas  Flores\n" } },
+      taker: {
+        ...realisticDpsInput.taker,
+        address: { ...realisticDpsInput.taker.address!, street: "  Rua\tdas  Flores\n" }
+      },
       // "e" + combining acute: NFC makes it the Latin-1 "é" the TSString pattern accepts.
       notes: "Primeira linha\r\nsegunda\u0000 linha  Cafe\u0301"
     })
@@ -180,7 +194,9 @@ describe("DPS v1.01", () => {
 
     const meEpp = build({ issuer: { ...realisticDpsInput.issuer, simplesNacional: "me_epp" } }).xml
     expectValid(meEpp)
-    expect(meEpp).toContain("<regTrib><opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib></regTrib>")
+    expect(meEpp).toContain(
+      "<regTrib><opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib></regTrib>"
+    )
     expect(meEpp).toContain("<tpRetISSQN>1</tpRetISSQN><pAliq>2.00</pAliq></tribMun>")
     expect(read(meEpp).amounts.issRate).toBe("2.00")
 
@@ -196,12 +212,26 @@ describe("DPS v1.01", () => {
 
   it("writes deductions as vDedRed/vDR and formats centavos as reais", () => {
     const { xml } = build({
-      amounts: { services: 100_000_07, deductions: 2_500_50, base: 97_500_57, iss_rate: "5", iss_amount: 4_875_03, total: 100_000_07 }
+      amounts: {
+        services: 100_000_07,
+        deductions: 2_500_50,
+        base: 97_500_57,
+        iss_rate: "5",
+        iss_amount: 4_875_03,
+        total: 100_000_07
+      }
     })
     expectValid(xml)
     expect(xml).toContain("<vServ>100000.07</vServ></vServPrest><vDedRed><vDR>2500.50</vDR></vDedRed>")
-    expect(read(xml).amounts).toEqual({ services: "100000.07", deductions: "2500.50", issTaxation: "1", issRetention: "1" })
-    expect(build({ amounts: { ...realisticDpsInput.amounts, services: 5, base: 5 } }).xml).toContain("<vServ>0.05</vServ>")
+    expect(read(xml).amounts).toEqual({
+      services: "100000.07",
+      deductions: "2500.50",
+      issTaxation: "1",
+      issRetention: "1"
+    })
+    expect(build({ amounts: { ...realisticDpsInput.amounts, services: 5, base: 5 } }).xml).toContain(
+      "<vServ>0.05</vServ>"
+    )
   })
 
   it("formats ISS rates for pAliq with two decimals, never rounding a finer one", () => {
@@ -222,7 +252,7 @@ describe("DPS v1.01", () => {
     const { id, xml } = build()
     const signed = xml.replace(
       "</DPS>",
-      '<Signature xmlns="http://www.w3.org/2000/09/xmldsig#"><SignedInfo/></Signature></DPS>'
+      "<Signature xmlns=\"http://www.w3.org/2000/09/xmldsig#\"><SignedInfo/></Signature></DPS>"
     )
     const parsed = read(signed)
     expect(parsed).toMatchObject({
@@ -247,9 +277,15 @@ describe("DPS v1.01", () => {
   })
 
   it("refuses to read what is not a DPS", () => {
-    for (const xml of ["<DPS>", "<NFSe xmlns=\"http://www.sped.fazenda.gov.br/nfse\"/>", "<DPS versao=\"1.01\"/>",
-      '<DPS xmlns="http://www.sped.fazenda.gov.br/nfse"><infDPS Id="DPS1"><tpAmb>3</tpAmb></infDPS></DPS>',
-      '<!DOCTYPE DPS [<!ENTITY a "b">]><DPS xmlns="http://www.sped.fazenda.gov.br/nfse"/>']) {
+    for (
+      const xml of [
+        "<DPS>",
+        "<NFSe xmlns=\"http://www.sped.fazenda.gov.br/nfse\"/>",
+        "<DPS versao=\"1.01\"/>",
+        "<DPS xmlns=\"http://www.sped.fazenda.gov.br/nfse\"><infDPS Id=\"DPS1\"><tpAmb>3</tpAmb></infDPS></DPS>",
+        "<!DOCTYPE DPS [<!ENTITY a \"b\">]><DPS xmlns=\"http://www.sped.fazenda.gov.br/nfse\"/>"
+      ]
+    ) {
       const parsed = readDps(xml)
       expect(Result.isFailure(parsed) && parsed.failure._tag, xml).toBe("DpsUnreadable")
     }

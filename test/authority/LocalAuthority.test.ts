@@ -5,6 +5,8 @@
  * DANFSe, and refuses what the real system refuses (tampered, unsigned, foreign-signed, XSD-invalid,
  * duplicate, wrong environment), plus the magic values of SPEC §7 and the disruption hooks.
  */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Result } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import { X509Certificate } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -12,13 +14,11 @@ import { request as httpsRequest } from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync, gzipSync } from "node:zlib"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Result } from "effect"
 import { buildCancellationRequest } from "../../src/authority/sefin/CancellationEvent.js"
 import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
-import { type LocalAuthority, startLocalAuthority } from "../../tools/local-authority/LocalAuthority.js"
-import { signEnveloped, type SignedElement, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
+import { type SignedElement, signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
+import { type LocalAuthority, startLocalAuthority } from "../../tools/local-authority/LocalAuthority.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
@@ -27,7 +27,12 @@ import { realisticDpsInput } from "../support/NfseXml.js"
 
 const ISSUER_CNPJ = realisticDpsInput.issuer.taxId
 const issuer = makePkcs12({ cn: `EMPRESA TESTE LTDA:${ISSUER_CNPJ}`, cnpjOid: ISSUER_CNPJ, password: "x" })
-const other = makePkcs12({ cn: "OUTRA EMPRESA LTDA:44555666000199", cnpjOid: "44555666000199", password: "x", freshKey: true })
+const other = makePkcs12({
+  cn: "OUTRA EMPRESA LTDA:44555666000199",
+  cnpjOid: "44555666000199",
+  password: "x",
+  freshKey: true
+})
 
 const hasXmlsec1 = spawnSync("xmlsec1", ["--version"]).status === 0
 
@@ -106,7 +111,12 @@ const signedDps = (overrides: Partial<DpsInput> = {}, who: TestPkcs12 = issuer) 
 const submit = (authority: LocalAuthority, xml: string, identity: TestPkcs12 | null = issuer) =>
   call(authority, { path: "/SefinNacional/nfse", body: JSON.stringify({ dpsXmlGZipB64: gzB64(xml) }), identity })
 
-const cancel = (authority: LocalAuthority, accessKey: string, who: TestPkcs12 = issuer, identity: TestPkcs12 = issuer) => {
+const cancel = (
+  authority: LocalAuthority,
+  accessKey: string,
+  who: TestPkcs12 = issuer,
+  identity: TestPkcs12 = issuer
+) => {
   const request = buildCancellationRequest({
     tpAmb: 2,
     requestedAt: new Date(Date.now() - 1_000),
@@ -180,7 +190,9 @@ describe("LocalAuthority transport", () => {
     expect(last.operation).toBe("submitDps")
     expect(last.xml).toBe(dps.xml)
     expect(last.clientTaxId).toBe(ISSUER_CNPJ)
-    expect(new X509Certificate(last.clientCertificatePem!).fingerprint256).toBe(new X509Certificate(issuer.certificatePem).fingerprint256)
+    expect(new X509Certificate(last.clientCertificatePem!).fingerprint256).toBe(
+      new X509Certificate(issuer.certificatePem).fingerprint256
+    )
   })
 })
 
@@ -190,7 +202,13 @@ describe("LocalAuthority happy path", () => {
     const created = await submit(authority, dps.xml)
     expect(created.status).toBe(201)
     expect(Object.keys(created.json)).toEqual([
-      "tipoAmbiente", "versaoAplicativo", "dataHoraProcessamento", "idDps", "chaveAcesso", "nfseXmlGZipB64", "alertas"
+      "tipoAmbiente",
+      "versaoAplicativo",
+      "dataHoraProcessamento",
+      "idDps",
+      "chaveAcesso",
+      "nfseXmlGZipB64",
+      "alertas"
     ])
     const accessKey: string = created.json.chaveAcesso
     expect(accessKey).toMatch(/^[0-9]{50}$/)
@@ -233,7 +251,12 @@ describe("LocalAuthority happy path", () => {
 
     const cancelled = await cancel(authority, accessKey)
     expect(cancelled.status).toBe(201)
-    expect(Object.keys(cancelled.json)).toEqual(["tipoAmbiente", "versaoAplicativo", "dataHoraProcessamento", "eventoXmlGZipB64"])
+    expect(Object.keys(cancelled.json)).toEqual([
+      "tipoAmbiente",
+      "versaoAplicativo",
+      "dataHoraProcessamento",
+      "eventoXmlGZipB64"
+    ])
     const eventXml = gunzipB64(cancelled.json.eventoXmlGZipB64)
     expect(Result.isSuccess(validateXml("evento", eventXml))).toBe(true)
     expect(Result.isSuccess(verifyEnveloped(eventXml, "infEvento"))).toBe(true)
@@ -252,22 +275,31 @@ describe("LocalAuthority happy path", () => {
     expect(pdf.raw.subarray(0, 5).toString("latin1")).toBe("%PDF-")
   })
 
-  it.skipIf(!hasXmlsec1)("the NFS-e signature verifies with xmlsec1 trusting only the authority's CA [needs xmlsec1, the independent XMLDSig verifier]", async () => {
-    const created = await submit(authority, signedDps().xml)
-    expect(created.status).toBe(201)
-    const dir = mkdtempSync(join(tmpdir(), "local-authority-xmlsec-"))
-    try {
-      writeFileSync(join(dir, "nfse.xml"), gunzipB64(created.json.nfseXmlGZipB64))
-      writeFileSync(join(dir, "ca.pem"), authority.caPem)
-      const run = spawnSync("xmlsec1", [
-        "--verify", "--trusted-pem", join(dir, "ca.pem"), "--id-attr:Id", "infNFSe", "--node-xpath",
-        "/*/*[local-name()='Signature']", join(dir, "nfse.xml")
-      ], { encoding: "utf8" })
-      expect(run.status, run.stderr).toBe(0)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
+  it.skipIf(!hasXmlsec1)(
+    "the NFS-e signature verifies with xmlsec1 trusting only the authority's CA [needs xmlsec1, the independent XMLDSig verifier]",
+    async () => {
+      const created = await submit(authority, signedDps().xml)
+      expect(created.status).toBe(201)
+      const dir = mkdtempSync(join(tmpdir(), "local-authority-xmlsec-"))
+      try {
+        writeFileSync(join(dir, "nfse.xml"), gunzipB64(created.json.nfseXmlGZipB64))
+        writeFileSync(join(dir, "ca.pem"), authority.caPem)
+        const run = spawnSync("xmlsec1", [
+          "--verify",
+          "--trusted-pem",
+          join(dir, "ca.pem"),
+          "--id-attr:Id",
+          "infNFSe",
+          "--node-xpath",
+          "/*/*[local-name()='Signature']",
+          join(dir, "nfse.xml")
+        ], { encoding: "utf8" })
+        expect(run.status, run.stderr).toBe(0)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
     }
-  })
+  )
 })
 
 describe("LocalAuthority refusals", () => {
@@ -413,13 +445,17 @@ describe("LocalAuthority disruptions", () => {
 
     authority.disruptNext(1, "hang")
     await expect(call(authority, {
-      path: "/SefinNacional/nfse", body: JSON.stringify({ dpsXmlGZipB64: gzB64(unavailable.xml) }), timeoutMs: 150
+      path: "/SefinNacional/nfse",
+      body: JSON.stringify({ dpsXmlGZipB64: gzB64(unavailable.xml) }),
+      timeoutMs: 150
     })).rejects.toThrow(/client timeout/)
     expect((await call(authority, { path: `/SefinNacional/dps/${unavailable.id}` })).status).toBe(404)
 
     authority.disruptNext(1, "hang-after-processing", ["submitDps"])
     await expect(call(authority, {
-      path: "/SefinNacional/nfse", body: JSON.stringify({ dpsXmlGZipB64: gzB64(unavailable.xml) }), timeoutMs: 150
+      path: "/SefinNacional/nfse",
+      body: JSON.stringify({ dpsXmlGZipB64: gzB64(unavailable.xml) }),
+      timeoutMs: 150
     })).rejects.toThrow(/client timeout/)
     expect((await call(authority, { path: `/SefinNacional/dps/${unavailable.id}` })).status).toBe(200)
     expect(authority.counts().submitDps).toBe(counted + 4)
@@ -458,7 +494,9 @@ describe("npm run authority:local (tools/local-authority/main.ts)", () => {
       })
       const url = /^TAX_AUTHORITY_SANDBOX_URL=(.+)$/m.exec(output)![1]!
       expect(output).toMatch(/^TAX_AUTHORITY_SANDBOX_TARGET=sefin$/m)
-      expect(output).toMatch(new RegExp(`^TAX_AUTHORITY_SANDBOX_DANFSE_URL=${url.replace("/SefinNacional", "/danfse")}$`, "m"))
+      expect(output).toMatch(
+        new RegExp(`^TAX_AUTHORITY_SANDBOX_DANFSE_URL=${url.replace("/SefinNacional", "/danfse")}$`, "m")
+      )
       expect(output).toContain(`TAX_AUTHORITY_SANDBOX_CA_FILE=${caFile}`)
       const caPem = readFileSync(caFile, "utf8")
       const served = await call({ ...authority, url, caPem }, { path: `/SefinNacional/dps/${signedDps().id}` })

@@ -4,9 +4,9 @@
  * national system signs, the official schema accepts (our validator and xmllint), with both
  * signatures still verifying.
  */
-import * as fs from "node:fs"
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import * as fs from "node:fs"
 import { buildDps, type DpsInput, readDps } from "../../src/authority/sefin/Dps.js"
 import { buildNfse, type BuildNfseInput, readNfse, stateOfMunicipality } from "../../src/authority/sefin/Nfse.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
@@ -18,15 +18,27 @@ beforeAll(() => loadSchemas())
 import { hasXmllint, realisticDpsInput, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const realSample = fs.readFileSync(
-  new URL("../../../shared/reference/nfse-nacional/samples/real-nfse-manaus-prod-2026-01.redacted.xml", import.meta.url),
+  new URL(
+    "../../../shared/reference/nfse-nacional/samples/real-nfse-manaus-prod-2026-01.redacted.xml",
+    import.meta.url
+  ),
   "utf8"
 )
 
 const issuer = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x" })
-const authority = makePkcs12({ cn: "SEFIN LOCAL:00394460005887", cnpjOid: "00394460005887", password: "x", freshKey: true })
+const authority = makePkcs12({
+  cn: "SEFIN LOCAL:00394460005887",
+  cnpjOid: "00394460005887",
+  password: "x",
+  freshKey: true
+})
 
 const signedDps = (input: DpsInput = realisticDpsInput) =>
-  signEnveloped(buildDps(input).xml, { element: "infDPS", privateKeyPem: issuer.privateKeyPem, certificatePem: issuer.certificatePem })
+  signEnveloped(buildDps(input).xml, {
+    element: "infDPS",
+    privateKeyPem: issuer.privateKeyPem,
+    certificatePem: issuer.certificatePem
+  })
 
 const unsignedNfse = (dpsInput: DpsInput = realisticDpsInput, overrides: Partial<BuildNfseInput> = {}) => {
   const signedDpsXml = signedDps(dpsInput)
@@ -100,7 +112,8 @@ describe("NFS-e v1.01", () => {
       taker: { taxId: "00000000000", name: "TOMADOR (REDACTED)" },
       service: {
         code: "040303",
-        codeDescription: "Clínicas, sanatórios, manicômios, casas de saúde, prontos-socorros, ambulatórios e congêneres.",
+        codeDescription:
+          "Clínicas, sanatórios, manicômios, casas de saúde, prontos-socorros, ambulatórios e congêneres.",
         description: "CONSULTA(S) MÉDICA(S) REALIZADA(S) (REDACTED)",
         nbsCode: "123012200",
         municipalityCode: "1302603",
@@ -214,7 +227,14 @@ describe("NFS-e v1.01", () => {
   it("computes base and ISS after deductions, and carries only the net value for the Simples Nacional", () => {
     const deducted = signedNfse(unsignedNfse({
       ...realisticDpsInput,
-      amounts: { services: 100_000_00, deductions: 1_234_56, base: 98_765_44, iss_rate: "3.5", iss_amount: 3_456_79, total: 100_000_00 }
+      amounts: {
+        services: 100_000_00,
+        deductions: 1_234_56,
+        base: 98_765_44,
+        iss_rate: "3.5",
+        iss_amount: 3_456_79,
+        total: 100_000_00
+      }
     }, { issRate: "3.5" }))
     expect(validateXml("NFSe", deducted)).toEqual(Result.void)
     expect(deducted).toContain(
@@ -229,7 +249,9 @@ describe("NFS-e v1.01", () => {
       net: "100000.00"
     })
 
-    const simples = signedNfse(unsignedNfse({ ...realisticDpsInput, issuer: { ...realisticDpsInput.issuer, simplesNacional: "me_epp" } }))
+    const simples = signedNfse(
+      unsignedNfse({ ...realisticDpsInput, issuer: { ...realisticDpsInput.issuer, simplesNacional: "me_epp" } })
+    )
     expect(validateXml("NFSe", simples)).toEqual(Result.void)
     expect(simples).toContain("<valores><vLiq>1500.00</vLiq></valores>")
     // The rate the ME/EPP declared in its DPS.
@@ -260,12 +282,14 @@ describe("NFS-e v1.01", () => {
   })
 
   it("refuses to read what is not an NFS-e", () => {
-    for (const xml of [
-      "<NFSe",
-      buildDps(realisticDpsInput).xml,
-      realSample.replace(/<DPS .*<\/DPS>/, ""),
-      realSample.replace(/Id="NFS\d+"/, 'Id="NFS123"')
-    ]) {
+    for (
+      const xml of [
+        "<NFSe",
+        buildDps(realisticDpsInput).xml,
+        realSample.replace(/<DPS .*<\/DPS>/, ""),
+        realSample.replace(/Id="NFS\d+"/, "Id=\"NFS123\"")
+      ]
+    ) {
       const result = readNfse(xml)
       expect(Result.isFailure(result) && result.failure._tag).toBe("NfseUnreadable")
     }

@@ -11,12 +11,12 @@ import { createServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { gzipSync } from "node:zlib"
 import { withTimeout } from "../../src/authority/Authorities.js"
-import { type LocalAuthority, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
-import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKeys.js"
 import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
 import type { Submission, SubmissionDocument } from "../../src/authority/TaxAuthority.js"
 import { type CredentialMaterial, CredentialVault, NoActiveCredential } from "../../src/credentials/CredentialVault.js"
 import { asId } from "../../src/domain/Ids.js"
+import { type LocalAuthority, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
+import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKeys.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/fixtures.js"
 
@@ -27,7 +27,11 @@ const DAY = 86_400_000
 const certificateFor = (taxId: string, options: { freshKey?: boolean } = {}) =>
   makePkcs12({ cn: `EMPRESA ${taxId} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD, ...options })
 
-const materialOf = (p12: TestPkcs12, credentialId: string, notAfter = new Date(Date.now() + 365 * DAY)): CredentialMaterial => ({
+const materialOf = (
+  p12: TestPkcs12,
+  credentialId: string,
+  notAfter = new Date(Date.now() + 365 * DAY)
+): CredentialMaterial => ({
   credentialId,
   notAfter,
   certificatePem: p12.certificatePem,
@@ -101,11 +105,15 @@ describe("sefin adapter against the local authority", () => {
       const { nbs_code: _, ...service } = doc.service
       const missing = yield* Effect.flip(authority.requirementsFor(issuer, { ...doc, service }))
       expect(missing._tag).toBe("InvalidRequest")
-      if (missing._tag === "InvalidRequest") expect(missing.issues?.map((issue) => issue.path)).toEqual([["service", "nbs_code"]])
+      if (missing._tag === "InvalidRequest") {
+        expect(missing.issues?.map((issue) => issue.path)).toEqual([["service", "nbs_code"]])
+      }
       const tooLong = { ...doc, taker: { ...doc.taker, name: "Maria ".repeat(60) + "da Silva" } }
       const refused = yield* Effect.flip(authority.requirementsFor(issuer, tooLong))
       expect(refused._tag).toBe("InvalidRequest")
-      if (refused._tag === "InvalidRequest") expect(refused.issues?.map((issue) => issue.path)).toContainEqual(["taker", "name"])
+      if (refused._tag === "InvalidRequest") {
+        expect(refused.issues?.map((issue) => issue.path)).toContainEqual(["taker", "name"])
+      }
       expect(local.received).toHaveLength(0)
       // The worker signs the DPS that acceptance checked: a document that skipped the check reaches
       // the authority, whose refusal is final.
@@ -205,21 +213,24 @@ describe("sefin adapter against the local authority", () => {
       const someoneElses = yield* authority.submit(submission(document(taxId)))
       // A server (trusted, answering in the real shape) that hands back that other note for any DPS.
       const keys = localAuthorityKeys()
-      const server = createServer({ key: keys.server.privateKeyPem, cert: keys.server.certificatePem }, (request, response) => {
-        request.resume()
-        request.on("end", () => {
-          response.writeHead(201, { "content-type": "application/json" })
-          response.end(JSON.stringify({
-            tipoAmbiente: 2,
-            versaoAplicativo: "SefinNacional_1.6.0",
-            dataHoraProcessamento: "2026-11-20T10:00:00.0000000-03:00",
-            idDps: `NFS${someoneElses.accessKey}`,
-            chaveAcesso: someoneElses.accessKey,
-            nfseXmlGZipB64: gzipSync(Buffer.from(someoneElses.nfseXml)).toString("base64"),
-            alertas: null
-          }))
-        })
-      })
+      const server = createServer(
+        { key: keys.server.privateKeyPem, cert: keys.server.certificatePem },
+        (request, response) => {
+          request.resume()
+          request.on("end", () => {
+            response.writeHead(201, { "content-type": "application/json" })
+            response.end(JSON.stringify({
+              tipoAmbiente: 2,
+              versaoAplicativo: "SefinNacional_1.6.0",
+              dataHoraProcessamento: "2026-11-20T10:00:00.0000000-03:00",
+              idDps: `NFS${someoneElses.accessKey}`,
+              chaveAcesso: someoneElses.accessKey,
+              nfseXmlGZipB64: gzipSync(Buffer.from(someoneElses.nfseXml)).toString("base64"),
+              alertas: null
+            }))
+          })
+        }
+      )
       yield* Effect.acquireRelease(
         Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
         () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
@@ -230,7 +241,11 @@ describe("sefin adapter against the local authority", () => {
           environment: "test",
           system: "homologation",
           timeout: Duration.seconds(3),
-          endpoints: { sefinUrl: `https://127.0.0.1:${port}/SefinNacional`, danfseUrl: local.danfseUrl, ca: keys.caCertificatePem }
+          endpoints: {
+            sefinUrl: `https://127.0.0.1:${port}/SefinNacional`,
+            danfseUrl: local.danfseUrl,
+            ca: keys.caCertificatePem
+          }
         }),
         (adapter) => withTimeout(adapter, Duration.seconds(3))
       )

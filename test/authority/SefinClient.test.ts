@@ -4,15 +4,15 @@
  * with verification on, one agent per credential, the three error shapes, what counts as "not
  * found" and what is only transient, and the timeout that aborts the socket.
  */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Option, Redacted } from "effect"
+import forge from "node-forge"
 import { generateKeyPairSync, randomBytes, X509Certificate } from "node:crypto"
 import { readFileSync } from "node:fs"
 import https from "node:https"
 import type { AddressInfo } from "node:net"
 import type { TLSSocket } from "node:tls"
 import { gunzipSync, gzipSync } from "node:zlib"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Option, Redacted } from "effect"
-import forge from "node-forge"
 import { makeSefinClient, type SefinEndpoints } from "../../src/authority/sefin/SefinClient.js"
 import { readSefinErrors } from "../../src/authority/sefin/SefinErrors.js"
 import type { ClientIdentity } from "../../src/authority/sefin/SefinTransport.js"
@@ -37,7 +37,12 @@ const sample = (startsWith: string, index = 0): RecordedAnswer => {
 // ---- certificates: the tenants' (ICP-Brasil-like, from the test CA) and the server's own CA --------
 
 const tenant = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x" })
-const renewed = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x", freshKey: true })
+const renewed = makePkcs12({
+  cn: "EMPRESA TESTE LTDA:11222333000181",
+  cnpjOid: "11222333000181",
+  password: "x",
+  freshKey: true
+})
 
 const identity = (p12: typeof tenant, credentialId = "cred_test"): ClientIdentity => ({
   credentialId,
@@ -52,7 +57,11 @@ const rsa = () => {
     publicKeyEncoding: { type: "spki", format: "pem" },
     privateKeyEncoding: { type: "pkcs8", format: "pem" }
   })
-  return { keyPem: privateKey, forgeKey: forge.pki.privateKeyFromPem(privateKey), publicKey: forge.pki.publicKeyFromPem(publicKey) }
+  return {
+    keyPem: privateKey,
+    forgeKey: forge.pki.privateKeyFromPem(privateKey),
+    publicKey: forge.pki.publicKeyFromPem(publicKey)
+  }
 }
 
 /** A CA standing for the authority's TLS chain and a server certificate it issues for 127.0.0.1. */
@@ -150,7 +159,11 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
-  endpoints = { sefinUrl: `https://127.0.0.1:${port}/SefinNacional`, danfseUrl: `https://127.0.0.1:${port}/danfse`, ca: pki.caPem }
+  endpoints = {
+    sefinUrl: `https://127.0.0.1:${port}/SefinNacional`,
+    danfseUrl: `https://127.0.0.1:${port}/danfse`,
+    ca: pki.caPem
+  }
 })
 
 afterAll(async () => {
@@ -166,8 +179,10 @@ beforeEach(() => {
 const gz64 = (text: string) => gzipSync(Buffer.from(text, "utf8")).toString("base64")
 const ACCESS_KEY = "31062002205065736000161000000000009326011037881815"
 const DPS_ID = "DPS310620021122233300018100001000000000000042"
-const SIGNED_DPS = `<?xml version="1.0" encoding="UTF-8"?><DPS xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infDPS Id="${DPS_ID}"><tpAmb>2</tpAmb></infDPS><Signature xmlns="http://www.w3.org/2000/09/xmldsig#"/></DPS>`
-const NFSE_XML = `<?xml version="1.0" encoding="UTF-8"?><NFSe xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infNFSe Id="NFS${ACCESS_KEY}"><nNFSe>93</nNFSe><xLocEmi>Ipatinga – MG</xLocEmi></infNFSe></NFSe>`
+const SIGNED_DPS =
+  `<?xml version="1.0" encoding="UTF-8"?><DPS xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infDPS Id="${DPS_ID}"><tpAmb>2</tpAmb></infDPS><Signature xmlns="http://www.w3.org/2000/09/xmldsig#"/></DPS>`
+const NFSE_XML =
+  `<?xml version="1.0" encoding="UTF-8"?><NFSe xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infNFSe Id="NFS${ACCESS_KEY}"><nNFSe>93</nNFSe><xLocEmi>Ipatinga – MG</xLocEmi></infNFSe></NFSe>`
 
 /** The recorded 201 of produção restrita, with a real gzip of our NFS-e in place of the shortened one. */
 const submitted = () => ({ ...sample("POST /nfse 201, produção restrita").body, nfseXmlGZipB64: gz64(NFSE_XML) })
@@ -181,7 +196,9 @@ const failureOf = <A, E>(effect: Effect.Effect<A, E>) =>
     const exit = yield* Effect.exit(effect)
     if (Exit.isSuccess(exit)) throw new Error("expected a failure")
     const error = exit.cause.reasons.find((r) => r._tag === "Fail")
-    if (error === undefined || error._tag !== "Fail") throw new Error(`expected a typed failure, got ${String(exit.cause)}`)
+    if (error === undefined || error._tag !== "Fail") {
+      throw new Error(`expected a typed failure, got ${String(exit.cause)}`)
+    }
     return error.error
   })
 
@@ -224,7 +241,9 @@ describe("SefinClient over mutual TLS", () => {
       const untrusting = yield* client({ endpoints: { ca: undefined } })
       const error = yield* failureOf(untrusting.submitDps(identity(tenant), SIGNED_DPS))
       expect(error._tag).toBe("SefinUnavailable")
-      expect(error.message).toMatch(/^TLS with SEFIN failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/)
+      expect(error.message).toMatch(
+        /^TLS with SEFIN failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/
+      )
       // Flagged for the operator, naming what to configure, without Node's command-line hints.
       expect(error._tag === "SefinUnavailable" && error.tls).toBe(true)
       expect(error.message).toContain("_CA_FILE")
@@ -246,7 +265,10 @@ describe("SefinClient over mutual TLS", () => {
   it("the test server itself refuses a client without a certificate", async () => {
     const { port } = server.address() as AddressInfo
     const outcome = await new Promise<string>((resolve) => {
-      const req = https.request({ host: "127.0.0.1", port, path: "/SefinNacional/dps/x", ca: pki.caPem }, (res) => resolve(`answered ${res.statusCode}`))
+      const req = https.request(
+        { host: "127.0.0.1", port, path: "/SefinNacional/dps/x", ca: pki.caPem },
+        (res) => resolve(`answered ${res.statusCode}`)
+      )
       req.on("error", (error) => resolve(`error ${(error as NodeJS.ErrnoException).code ?? error.message}`))
       req.end()
     })
@@ -290,7 +312,10 @@ describe("SefinClient answers", () => {
   it.live("reads the three real error shapes: erros[] PascalCase (POST /nfse), erro{} (queries), erro[] (events)", () =>
     Effect.gen(function*() {
       const sefin = yield* client()
-      const refusal = (answer: RecordedAnswer, call: Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>) =>
+      const refusal = (
+        answer: RecordedAnswer,
+        call: Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>
+      ) =>
         Effect.gen(function*() {
           replyWith = () => ({ status: answer.status ?? 400, json: answer.body })
           const error = yield* failureOf(call)
@@ -298,31 +323,59 @@ describe("SefinClient answers", () => {
           return error
         })
 
-      const malformed = yield* refusal(sample("POST /nfse 400, production"), sefin.submitDps(identity(tenant), SIGNED_DPS))
-      expect(malformed).toMatchObject({ _tag: "SefinRefused", status: 400, errors: [{ code: "E1226", message: "Estrutura descompactada mal formada." }] })
+      const malformed = yield* refusal(
+        sample("POST /nfse 400, production"),
+        sefin.submitDps(identity(tenant), SIGNED_DPS)
+      )
+      expect(malformed).toMatchObject({
+        _tag: "SefinRefused",
+        status: 400,
+        errors: [{ code: "E1226", message: "Estrutura descompactada mal formada." }]
+      })
 
-      const withIdDps = yield* refusal(sample("POST /nfse 400, produção restrita"), sefin.submitDps(identity(tenant), SIGNED_DPS))
-      expect(withIdDps).toMatchObject({ _tag: "SefinRefused", status: 400, dpsId: "DPS355030820616996600013300001000000000000900" })
+      const withIdDps = yield* refusal(
+        sample("POST /nfse 400, produção restrita"),
+        sefin.submitDps(identity(tenant), SIGNED_DPS)
+      )
+      expect(withIdDps).toMatchObject({
+        _tag: "SefinRefused",
+        status: 400,
+        dpsId: "DPS355030820616996600013300001000000000000900"
+      })
       expect(withIdDps).toHaveProperty(["errors", 0, "code"], "E0120")
 
-      const uncatalogued = yield* refusal(sample("POST /nfse 400, homologation"), sefin.submitDps(identity(tenant), SIGNED_DPS))
+      const uncatalogued = yield* refusal(
+        sample("POST /nfse 400, homologation"),
+        sefin.submitDps(identity(tenant), SIGNED_DPS)
+      )
       expect(uncatalogued).toMatchObject({
         errors: [{ code: "RNG9999", message: "Erro não catalogado.", complement: "Ocorreu um erro inesperado." }]
       })
 
-      const wrongKey = yield* refusal({ ...sample("GET /nfse/emitidas"), status: 400 }, sefin.getNfse(identity(tenant), "123"))
+      const wrongKey = yield* refusal(
+        { ...sample("GET /nfse/emitidas"), status: 400 },
+        sefin.getNfse(identity(tenant), "123")
+      )
       expect(wrongKey).toMatchObject({ _tag: "SefinRefused", status: 400, errors: [{ code: "E2406" }] })
 
-      const deadline = yield* refusal(sample("POST /nfse/{chave}/eventos 400, production, 2026-07-26"), sefin.registerEvent(identity(tenant), ACCESS_KEY, "<pedRegEvento/>"))
+      const deadline = yield* refusal(
+        sample("POST /nfse/{chave}/eventos 400, production, 2026-07-26"),
+        sefin.registerEvent(identity(tenant), ACCESS_KEY, "<pedRegEvento/>")
+      )
       expect(deadline).toMatchObject({ _tag: "SefinRefused", status: 400, errors: [{ code: "E0822" }] })
       expect(deadline.message).toMatch(/^SEFIN refused the request \(400\): E0822 O prazo para o cancelamento/)
 
-      const again = yield* refusal(sample("POST /nfse/{chave}/eventos 400, second"), sefin.registerEvent(identity(tenant), ACCESS_KEY, "<pedRegEvento/>"))
+      const again = yield* refusal(
+        sample("POST /nfse/{chave}/eventos 400, second"),
+        sefin.registerEvent(identity(tenant), ACCESS_KEY, "<pedRegEvento/>")
+      )
       expect(again).toMatchObject({ _tag: "SefinRefused", errors: [{ code: "E0840" }] })
     }))
 
   it("readSefinErrors takes every entry of every shape, keys in any case", () => {
-    expect(readSefinErrors({ erros: [{ Codigo: "E1", Descricao: "a" }, { codigo: "E2", descricao: "b", complemento: "c" }] }))
+    expect(
+      readSefinErrors({ erros: [{ Codigo: "E1", Descricao: "a" }, { codigo: "E2", descricao: "b", complemento: "c" }] })
+    )
       .toEqual([{ code: "E1", message: "a" }, { code: "E2", message: "b", complement: "c" }])
     expect(readSefinErrors({ erro: { codigo: "E2404", descricao: "x" } })).toEqual([{ code: "E2404", message: "x" }])
     expect(readSefinErrors({ erro: [{ codigo: "E0840", descricao: "y" }] })).toEqual([{ code: "E0840", message: "y" }])
@@ -340,7 +393,11 @@ describe("SefinClient answers", () => {
       replyWith = () => ({ status: 404, json: sample("GET /dps/{id} 404").body })
       expect(yield* sefin.findDps(identity(tenant), DPS_ID)).toEqual(Option.none())
 
-      replyWith = () => ({ status: 404, contentType: "text/html", body: "<!DOCTYPE html><html><body><h1>404 - Not Found</h1></body></html>" })
+      replyWith = () => ({
+        status: 404,
+        contentType: "text/html",
+        body: "<!DOCTYPE html><html><body><h1>404 - Not Found</h1></body></html>"
+      })
       const html = yield* failureOf(sefin.findDps(identity(tenant), DPS_ID))
       expect(html).toMatchObject({ _tag: "SefinUnavailable", status: 404 })
       expect(html.message).toBe("SEFIN answered GET /dps/{id} with 404 and a non-JSON answer")
@@ -353,7 +410,16 @@ describe("SefinClient answers", () => {
   it.live("getNfse: 200 unpacks the XML; a JSON E2401 is None; an HTML 404 is transient", () =>
     Effect.gen(function*() {
       const sefin = yield* client()
-      replyWith = () => ({ status: 200, json: { tipoAmbiente: 2, versaoAplicativo: "SefinNacional_1.6.0", dataHoraProcessamento: "2026-01-22T14:42:35.1-03:00", chaveAcesso: ACCESS_KEY, nfseXmlGZipB64: gz64(NFSE_XML) } })
+      replyWith = () => ({
+        status: 200,
+        json: {
+          tipoAmbiente: 2,
+          versaoAplicativo: "SefinNacional_1.6.0",
+          dataHoraProcessamento: "2026-01-22T14:42:35.1-03:00",
+          chaveAcesso: ACCESS_KEY,
+          nfseXmlGZipB64: gz64(NFSE_XML)
+        }
+      })
       expect(yield* sefin.getNfse(identity(tenant), ACCESS_KEY)).toEqual(Option.some({ nfseXml: NFSE_XML }))
       expect(seen[0]).toMatchObject({ method: "GET", path: `/SefinNacional/nfse/${ACCESS_KEY}` })
 
@@ -361,14 +427,27 @@ describe("SefinClient answers", () => {
       expect(yield* sefin.getNfse(identity(tenant), ACCESS_KEY)).toEqual(Option.none())
 
       replyWith = () => ({ status: 404, contentType: "text/html", body: "<html>Not Found</html>" })
-      expect(yield* failureOf(sefin.getNfse(identity(tenant), ACCESS_KEY))).toMatchObject({ _tag: "SefinUnavailable", status: 404 })
+      expect(yield* failureOf(sefin.getNfse(identity(tenant), ACCESS_KEY))).toMatchObject({
+        _tag: "SefinUnavailable",
+        status: 404
+      })
     }))
 
   it.live("registerEvent posts {pedidoRegistroEventoXmlGZipB64} to /nfse/{chave}/eventos and unpacks eventoXmlGZipB64", () =>
     Effect.gen(function*() {
-      const pedido = `<pedRegEvento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infPedReg Id="PRE${ACCESS_KEY}101101001"/></pedRegEvento>`
-      const evento = `<evento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infEvento Id="EVT${ACCESS_KEY}101101001"/></evento>`
-      replyWith = () => ({ status: 201, json: { tipoAmbiente: 2, versaoAplicativo: "SefinNacional_1.6.0", dataHoraProcessamento: "2026-01-22T15:00:00.1234567-03:00", eventoXmlGZipB64: gz64(evento) } })
+      const pedido =
+        `<pedRegEvento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infPedReg Id="PRE${ACCESS_KEY}101101001"/></pedRegEvento>`
+      const evento =
+        `<evento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infEvento Id="EVT${ACCESS_KEY}101101001"/></evento>`
+      replyWith = () => ({
+        status: 201,
+        json: {
+          tipoAmbiente: 2,
+          versaoAplicativo: "SefinNacional_1.6.0",
+          dataHoraProcessamento: "2026-01-22T15:00:00.1234567-03:00",
+          eventoXmlGZipB64: gz64(evento)
+        }
+      })
       const sefin = yield* client()
       expect(yield* sefin.registerEvent(identity(tenant), ACCESS_KEY, pedido)).toEqual({ eventXml: evento })
       expect(seen[0]).toMatchObject({ method: "POST", path: `/SefinNacional/nfse/${ACCESS_KEY}/eventos` })
@@ -388,7 +467,10 @@ describe("SefinClient answers", () => {
       expect(seen[0]!.headers["accept"]).toBe("application/pdf")
 
       replyWith = () => ({ status: 200, contentType: "text/html", body: "<html>manutenção</html>" })
-      expect(yield* failureOf(sefin.getDanfse(identity(tenant), ACCESS_KEY))).toMatchObject({ _tag: "SefinUnavailable", status: 200 })
+      expect(yield* failureOf(sefin.getDanfse(identity(tenant), ACCESS_KEY))).toMatchObject({
+        _tag: "SefinUnavailable",
+        status: 200
+      })
     }))
 
   it.live("5xx (even with an error list), 429, and a 2xx that is not the expected JSON are transient", () =>
@@ -396,16 +478,29 @@ describe("SefinClient answers", () => {
       const sefin = yield* client()
       replyWith = () => ({ status: 500, json: sample("POST /nfse 400, homologation").body })
       const server500 = yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))
-      expect(server500).toMatchObject({ _tag: "SefinUnavailable", status: 500, message: "SEFIN answered POST /nfse with 500 (RNG9999)" })
+      expect(server500).toMatchObject({
+        _tag: "SefinUnavailable",
+        status: 500,
+        message: "SEFIN answered POST /nfse with 500 (RNG9999)"
+      })
 
       replyWith = () => ({ status: 503, contentType: "text/html", body: "<html>Service Unavailable</html>" })
-      expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({ _tag: "SefinUnavailable", status: 503 })
+      expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({
+        _tag: "SefinUnavailable",
+        status: 503
+      })
 
       replyWith = () => ({ status: 429, json: { erro: { codigo: "E9999", descricao: "muitas requisições" } } })
-      expect(yield* failureOf(sefin.findDps(identity(tenant), DPS_ID))).toMatchObject({ _tag: "SefinUnavailable", status: 429 })
+      expect(yield* failureOf(sefin.findDps(identity(tenant), DPS_ID))).toMatchObject({
+        _tag: "SefinUnavailable",
+        status: 429
+      })
 
       replyWith = () => ({ status: 201, json: { chaveAcesso: ACCESS_KEY } })
-      expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({ _tag: "SefinUnavailable", status: 201 })
+      expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({
+        _tag: "SefinUnavailable",
+        status: 201
+      })
 
       // The recorded 201 itself carries a shortened gzip: it does not unpack, and that is not a success.
       replyWith = () => ({ status: 201, json: sample("POST /nfse 201, produção restrita").body })
@@ -419,7 +514,11 @@ describe("SefinClient answers", () => {
     Effect.gen(function*() {
       const sefin = yield* client()
       // 3 MiB of JSON: past the 2 MiB bound of a JSON answer.
-      replyWith = () => ({ status: 201, contentType: "application/json", body: `{"padding":"${"x".repeat(3 * 1024 * 1024)}"}` })
+      replyWith = () => ({
+        status: 201,
+        contentType: "application/json",
+        body: `{"padding":"${"x".repeat(3 * 1024 * 1024)}"}`
+      })
       expect(yield* failureOf(sefin.submitDps(identity(tenant), SIGNED_DPS))).toMatchObject({
         _tag: "SefinUnavailable",
         message: "SEFIN's answer is too large"

@@ -124,7 +124,9 @@ for (const database of testDatabases) {
         expect(hasValidCheckDigit(cpf.accessKey)).toBe(true)
         expect(cpf.accessKey.slice(8, 23)).toBe("100052998224725")
 
-        const alphanumeric = yield* authority.submit(submission(null, { issuer: { taxId: "12ABC34501DE35", name: "Nova" } }))
+        const alphanumeric = yield* authority.submit(
+          submission(null, { issuer: { taxId: "12ABC34501DE35", name: "Nova" } })
+        )
         expect(alphanumeric.accessKey).toMatch(/^[0-9]{50}$/)
         expect(hasValidCheckDigit(alphanumeric.accessKey)).toBe(true)
         // Letters valued charCode - 48, last decimal digit kept: A→7, B→8, C→9, D→0, E→1.
@@ -216,9 +218,10 @@ for (const database of testDatabases) {
         yield* TestClock.adjust(Duration.seconds(1))
         const exit = yield* Fiber.await(fiber)
         // A failure whose cause is that one error, and nothing else.
-        const onlyError = Exit.isFailure(exit) && exit.cause.reasons.length === 1 && Cause.isFailReason(exit.cause.reasons[0]!)
-          ? exit.cause.reasons[0].error
-          : undefined
+        const onlyError =
+          Exit.isFailure(exit) && exit.cause.reasons.length === 1 && Cause.isFailReason(exit.cause.reasons[0]!)
+            ? exit.cause.reasons[0].error
+            : undefined
         expect(onlyError !== undefined ? onlyError._tag : exit._tag).toBe("AuthorityTimeout")
 
         const found = Option.getOrThrow(yield* authority.lookup(sub))
@@ -236,7 +239,9 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
-        expect(Option.isNone(yield* authority.lookup({ tenantId: TENANT, submissionId: "DPS-never-submitted" }))).toBe(true)
+        expect(Option.isNone(yield* authority.lookup({ tenantId: TENANT, submissionId: "DPS-never-submitted" }))).toBe(
+          true
+        )
         expect(Option.isNone(yield* recordOf("homologation", "DPS-never-submitted"))).toBe(true)
       }))
 
@@ -287,7 +292,8 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "other",
-          reason: "The customer changed their mind", requestedAt: new Date(NOW)
+          reason: "The customer changed their mind",
+          requestedAt: new Date(NOW)
         }))
         expect(refused._tag).toBe("AuthorityRejected")
         if (refused._tag === "AuthorityRejected") {
@@ -303,7 +309,8 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: "1".repeat(50),
           reasonCode: "other",
-          reason: "The customer changed their mind", requestedAt: new Date(NOW)
+          reason: "The customer changed their mind",
+          requestedAt: new Date(NOW)
         }))
         expect(unknown._tag === "AuthorityRejected" ? [unknown.code, unknown.message.includes("not found")] : [])
           .toEqual(["E1200", true])
@@ -317,7 +324,8 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: "1".repeat(50),
           reasonCode: "other",
-          reason: "The customer changed their mind", requestedAt: new Date(NOW)
+          reason: "The customer changed their mind",
+          requestedAt: new Date(NOW)
         }))
         expect(neverAuthorized._tag === "AuthorityRejected" ? neverAuthorized.code : "").toBe("E1200")
 
@@ -330,7 +338,8 @@ for (const database of testDatabases) {
           issuerTaxId: "11222333000181",
           accessKey: authorization.accessKey,
           reasonCode: "other",
-          reason: "The customer changed their mind", requestedAt: new Date(NOW)
+          reason: "The customer changed their mind",
+          requestedAt: new Date(NOW)
         }))
         expect(foreign._tag === "AuthorityRejected" ? foreign.code : "").toBe("E1201")
       }))
@@ -375,7 +384,8 @@ for (const database of testDatabases) {
               issuerTaxId: "11222333000181",
               accessKey: authorization.accessKey,
               reasonCode: "other",
-              reason: "The customer changed their mind", requestedAt: new Date(NOW)
+              reason: "The customer changed their mind",
+              requestedAt: new Date(NOW)
             }))
           )
         ).toBe("AuthorityUnavailable")
@@ -385,51 +395,55 @@ for (const database of testDatabases) {
       }))
 
     // A pool gives the simulator a connection of its own; the embedded database has only one.
-    it.effect.skipIf(database === "embedded")("keeps its records when the caller's transaction rolls back, without deadlocking", () =>
-      Effect.gen(function*() {
-        yield* TestClock.setTime(NOW)
-        const sql = yield* SqlClient.SqlClient
-        const authority = yield* simulator()
-        const sub = submission()
-        const twin = submission()
+    it.effect.skipIf(database === "embedded")(
+      "keeps its records when the caller's transaction rolls back, without deadlocking",
+      () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(NOW)
+          const sql = yield* SqlClient.SqlClient
+          const authority = yield* simulator()
+          const sub = submission()
+          const twin = submission()
 
-        yield* sql`CREATE TABLE IF NOT EXISTS caller_scratch (id text PRIMARY KEY)`
-        const inCallerTransaction = Effect.gen(function*() {
-          // The caller's own work, which the rollback must undo.
-          yield* sql`INSERT INTO caller_scratch (id) VALUES (${sub.submissionId})`
-          const authorization = yield* authority.submit(sub)
-          // Concurrent calls inside one transaction still authorize an id once.
-          const twins = yield* Effect.all([1, 2, 3].map(() => Effect.result(authority.submit(twin))), {
-            concurrency: "unbounded"
+          yield* sql`CREATE TABLE IF NOT EXISTS caller_scratch (id text PRIMARY KEY)`
+          const inCallerTransaction = Effect.gen(function*() {
+            // The caller's own work, which the rollback must undo.
+            yield* sql`INSERT INTO caller_scratch (id) VALUES (${sub.submissionId})`
+            const authorization = yield* authority.submit(sub)
+            // Concurrent calls inside one transaction still authorize an id once.
+            const twins = yield* Effect.all([1, 2, 3].map(() => Effect.result(authority.submit(twin))), {
+              concurrency: "unbounded"
+            })
+            expect(twins.filter(Result.isSuccess)).toHaveLength(1)
+            // Visible to the simulator at once, before the caller's transaction has ended.
+            expect(Option.isSome(yield* authority.lookup(sub))).toBe(true)
+            return yield* Effect.fail({ _tag: "CallerFailed" as const, authorization })
           })
-          expect(twins.filter(Result.isSuccess)).toHaveLength(1)
-          // Visible to the simulator at once, before the caller's transaction has ended.
-          expect(Option.isSome(yield* authority.lookup(sub))).toBe(true)
-          return yield* Effect.fail({ _tag: "CallerFailed" as const, authorization })
-        })
-        const outcome = yield* Effect.flip(sql.withTransaction(inCallerTransaction))
-        expect(outcome._tag).toBe("CallerFailed")
-        if (outcome._tag !== "CallerFailed") return
+          const outcome = yield* Effect.flip(sql.withTransaction(inCallerTransaction))
+          expect(outcome._tag).toBe("CallerFailed")
+          if (outcome._tag !== "CallerFailed") return
 
-        const scratch = yield* sql<{ readonly n: number }>`
+          const scratch = yield* sql<{ readonly n: number }>`
           SELECT count(*)::int AS n FROM caller_scratch WHERE id = ${sub.submissionId}`
-        expect(scratch[0]!.n).toBe(0)
+          expect(scratch[0]!.n).toBe(0)
 
-        // The simulator's records outlive the caller's rollback.
-        const found = Option.getOrThrow(yield* authority.lookup(sub))
-        expect(found.authorization.accessKey).toBe(outcome.authorization.accessKey)
-        yield* eventually(Effect.map(recordOf("homologation", sub.submissionId), Option.isSome))
-        yield* eventually(Effect.map(recordOf("homologation", twin.submissionId), Option.isSome))
-        const stored = Option.getOrThrow(yield* recordOf("homologation", sub.submissionId))
-        expect(stored.status).toBe("authorized")
-        expect(stored.accessKey).toBe(outcome.authorization.accessKey)
-        yield* eventually(Effect.map(attemptsOf(twin.submissionId), (n) => n === 3))
+          // The simulator's records outlive the caller's rollback.
+          const found = Option.getOrThrow(yield* authority.lookup(sub))
+          expect(found.authorization.accessKey).toBe(outcome.authorization.accessKey)
+          yield* eventually(Effect.map(recordOf("homologation", sub.submissionId), Option.isSome))
+          yield* eventually(Effect.map(recordOf("homologation", twin.submissionId), Option.isSome))
+          const stored = Option.getOrThrow(yield* recordOf("homologation", sub.submissionId))
+          expect(stored.status).toBe("authorized")
+          expect(stored.accessKey).toBe(outcome.authorization.accessKey)
+          yield* eventually(Effect.map(attemptsOf(twin.submissionId), (n) => n === 3))
 
-        const duplicate = yield* Effect.flip(authority.submit(sub))
-        expect(duplicate._tag === "AlreadyAuthorized" ? duplicate.accessKey : duplicate._tag)
-          .toBe(outcome.authorization.accessKey)
-        yield* sql`DROP TABLE caller_scratch`
-      }), { timeout: 30_000 })
+          const duplicate = yield* Effect.flip(authority.submit(sub))
+          expect(duplicate._tag === "AlreadyAuthorized" ? duplicate.accessKey : duplicate._tag)
+            .toBe(outcome.authorization.accessKey)
+          yield* sql`DROP TABLE caller_scratch`
+        }),
+      { timeout: 30_000 }
+    )
 
     it.effect.skipIf(database !== "embedded")(
       "on the single-connection database, refuses a call from inside a caller's transaction instead of deadlocking",
@@ -497,7 +511,15 @@ for (const database of testDatabases) {
         expect(Option.getOrThrow(yield* authority.lookup(ours)).authorization).toEqual(first)
         expect(Option.getOrThrow(yield* authority.lookup(theirs)).authorization).toEqual(second)
         // Cancelling one leaves the other authorized.
-        yield* authority.cancel({ ...theirs, environment: "test", issuerTaxId: "11222333000181", accessKey: second.accessKey, reasonCode: "other", reason: "x".repeat(20), requestedAt: new Date(NOW) })
+        yield* authority.cancel({
+          ...theirs,
+          environment: "test",
+          issuerTaxId: "11222333000181",
+          accessKey: second.accessKey,
+          reasonCode: "other",
+          reason: "x".repeat(20),
+          requestedAt: new Date(NOW)
+        })
         expect(Option.getOrThrow(yield* authority.lookup(ours)).status).toBe("authorized")
         expect(Option.isNone(yield* authority.lookup({ ...ours, tenantId: asId("tenant", "ten_third") }))).toBe(true)
       }))

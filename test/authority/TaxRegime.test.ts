@@ -55,7 +55,9 @@ const issue = (tenant: { taxId: string; token: string }) =>
     expect(document.status, JSON.stringify(document.rejection ?? document.last_error)).toBe("authorized")
     // The DPS id ends with the series (5 digits) and the number (15): this document's, from this issuer.
     const suffix = `${tenant.taxId}00001${String(document.number).padStart(15, "0")}"`
-    const sent = local.received.filter((r) => r.operation === "submitDps" && r.clientTaxId === tenant.taxId && r.xml?.includes(suffix))
+    const sent = local.received.filter((r) =>
+      r.operation === "submitDps" && r.clientTaxId === tenant.taxId && r.xml?.includes(suffix)
+    )
     expect(sent).toHaveLength(1)
     const nfse = yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token: tenant.token })
     expect(nfse.status).toBe(200)
@@ -75,59 +77,68 @@ const expectSchemaValid = (dps: string) => {
   const dir = mkdtempSync(join(tmpdir(), "etd-regime-"))
   writeFileSync(join(dir, "dps.xml"), dps)
   const schemas = writePatchedSchemas(join(dir, "xsd"))
-  execFileSync("xmllint", ["--noout", "--schema", join(schemas, "DPS_v1.01.xsd"), join(dir, "dps.xml")], { stdio: "pipe" })
+  execFileSync("xmllint", ["--noout", "--schema", join(schemas, "DPS_v1.01.xsd"), join(dir, "dps.xml")], {
+    stdio: "pipe"
+  })
 }
 
 for (const database of testDatabases) {
-  layer(appOn(database), { timeout: 300_000, excludeTestServices: true })(`the tenant's Simples Nacional option in the DPS (${database})`, (it) => {
-    it.effect("ME/EPP: opSimpNac 3, regApTribSN 1, the ISS rate in pAliq and the approximate taxes", () =>
-      Effect.gen(function*() {
-        const tenant = yield* certifiedTenant("meepp")
-        yield* setRegime(tenant.owner, "me_epp")
-        const { dps, nfse } = yield* issue(tenant)
-        expect(regimeOf(dps)).toEqual({
-          regTrib: "<opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib>",
-          pAliq: "2.00",
-          totTrib: "<vTotTrib><vTotTribFed>0.00</vTotTribFed><vTotTribEst>0.00</vTotTribEst><vTotTribMun>30.00</vTotTribMun></vTotTrib>"
-        })
-        // The note the authority issued embeds that declaration.
-        expect(nfse).toContain("<opSimpNac>3</opSimpNac>")
-        expectSchemaValid(dps)
-      }))
+  layer(appOn(database), { timeout: 300_000, excludeTestServices: true })(
+    `the tenant's Simples Nacional option in the DPS (${database})`,
+    (it) => {
+      it.effect("ME/EPP: opSimpNac 3, regApTribSN 1, the ISS rate in pAliq and the approximate taxes", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("meepp")
+          yield* setRegime(tenant.owner, "me_epp")
+          const { dps, nfse } = yield* issue(tenant)
+          expect(regimeOf(dps)).toEqual({
+            regTrib: "<opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib>",
+            pAliq: "2.00",
+            totTrib:
+              "<vTotTrib><vTotTribFed>0.00</vTotTribFed><vTotTribEst>0.00</vTotTribEst><vTotTribMun>30.00</vTotTribMun></vTotTrib>"
+          })
+          // The note the authority issued embeds that declaration.
+          expect(nfse).toContain("<opSimpNac>3</opSimpNac>")
+          expectSchemaValid(dps)
+        }))
 
-    it.effect("MEI: opSimpNac 2 and indTotTrib 0, no ISS rate", () =>
-      Effect.gen(function*() {
-        const tenant = yield* certifiedTenant("mei")
-        yield* setRegime(tenant.owner, "mei")
-        const { dps, nfse } = yield* issue(tenant)
-        expect(regimeOf(dps)).toEqual({
-          regTrib: "<opSimpNac>2</opSimpNac><regEspTrib>0</regEspTrib>",
-          pAliq: undefined,
-          totTrib: "<indTotTrib>0</indTotTrib>"
-        })
-        expect(nfse).toContain("<opSimpNac>2</opSimpNac>")
-        expectSchemaValid(dps)
-      }))
+      it.effect("MEI: opSimpNac 2 and indTotTrib 0, no ISS rate", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("mei")
+          yield* setRegime(tenant.owner, "mei")
+          const { dps, nfse } = yield* issue(tenant)
+          expect(regimeOf(dps)).toEqual({
+            regTrib: "<opSimpNac>2</opSimpNac><regEspTrib>0</regEspTrib>",
+            pAliq: undefined,
+            totTrib: "<indTotTrib>0</indTotTrib>"
+          })
+          expect(nfse).toContain("<opSimpNac>2</opSimpNac>")
+          expectSchemaValid(dps)
+        }))
 
-    it.effect("outside the Simples by default (opSimpNac 1, no rate); a change applies to the next document", () =>
-      Effect.gen(function*() {
-        const tenant = yield* certifiedTenant("regime")
-        const first = yield* issue(tenant)
-        expect(regimeOf(first.dps)).toEqual({
-          regTrib: "<opSimpNac>1</opSimpNac><regEspTrib>0</regEspTrib>",
-          pAliq: undefined,
-          totTrib: "<vTotTrib><vTotTribFed>0.00</vTotTribFed><vTotTribEst>0.00</vTotTribEst><vTotTribMun>30.00</vTotTribMun></vTotTrib>"
-        })
+      it.effect("outside the Simples by default (opSimpNac 1, no rate); a change applies to the next document", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("regime")
+          const first = yield* issue(tenant)
+          expect(regimeOf(first.dps)).toEqual({
+            regTrib: "<opSimpNac>1</opSimpNac><regEspTrib>0</regEspTrib>",
+            pAliq: undefined,
+            totTrib:
+              "<vTotTrib><vTotTribFed>0.00</vTotTribFed><vTotTribEst>0.00</vTotTribEst><vTotTribMun>30.00</vTotTribMun></vTotTrib>"
+          })
 
-        yield* setRegime(tenant.owner, "me_epp")
-        const second = yield* issue(tenant)
-        expect(regimeOf(second.dps).regTrib).toBe("<opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib>")
-        expect(regimeOf(second.dps).pAliq).toBe("2.00")
+          yield* setRegime(tenant.owner, "me_epp")
+          const second = yield* issue(tenant)
+          expect(regimeOf(second.dps).regTrib).toBe(
+            "<opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib>"
+          )
+          expect(regimeOf(second.dps).pAliq).toBe("2.00")
 
-        yield* setRegime(tenant.owner, "not_opted")
-        const third = yield* issue(tenant)
-        expect(regimeOf(third.dps).regTrib).toBe("<opSimpNac>1</opSimpNac><regEspTrib>0</regEspTrib>")
-        expect(regimeOf(third.dps).pAliq).toBeUndefined()
-      }))
-  })
+          yield* setRegime(tenant.owner, "not_opted")
+          const third = yield* issue(tenant)
+          expect(regimeOf(third.dps).regTrib).toBe("<opSimpNac>1</opSimpNac><regEspTrib>0</regEspTrib>")
+          expect(regimeOf(third.dps).pAliq).toBeUndefined()
+        }))
+    }
+  )
 }

@@ -3,10 +3,10 @@
  * look-ahead libxml2 cannot compile) still refuses what the official pattern refuses, the official
  * files stay untouched, failures read like libxml2's, and validation is fast once compiled.
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { buildDps } from "../../src/authority/sefin/Dps.js"
 import { loadSchemas, validateXml, xsdDirectory } from "../../src/authority/xml/Xsd.js"
 
@@ -26,11 +26,13 @@ describe("XSD validation (official v1.01 schemas, serie facet patched)", () => {
     expect(fs.readdirSync(dir).sort()).toEqual(official)
     const officialSimple = fs.readFileSync(path.join(xsdDirectory(), "tiposSimples_v1.01.xsd"), "utf8")
     const patchedSimple = fs.readFileSync(path.join(dir, "tiposSimples_v1.01.xsd"), "utf8")
-    expect(officialSimple).toContain('value="^(?!0{1,5}$)\\d{1,5}$"')
+    expect(officialSimple).toContain("value=\"^(?!0{1,5}$)\\d{1,5}$\"")
     expect(patchedSimple).not.toContain("(?!")
-    expect(patchedSimple).toContain('value="0{0,4}[1-9][0-9]{0,4}"')
+    expect(patchedSimple).toContain("value=\"0{0,4}[1-9][0-9]{0,4}\"")
     // Only that facet differs.
-    expect(patchedSimple.replace('value="0{0,4}[1-9][0-9]{0,4}"', 'value="^(?!0{1,5}$)\\d{1,5}$"')).toBe(officialSimple)
+    expect(patchedSimple.replace("value=\"0{0,4}[1-9][0-9]{0,4}\"", "value=\"^(?!0{1,5}$)\\d{1,5}$\"")).toBe(
+      officialSimple
+    )
     for (const name of official.filter((f) => f !== "tiposSimples_v1.01.xsd")) {
       expect(fs.readFileSync(path.join(dir, name))).toEqual(fs.readFileSync(path.join(xsdDirectory(), name)))
     }
@@ -38,13 +40,18 @@ describe("XSD validation (official v1.01 schemas, serie facet patched)", () => {
 
   // The service ships its own copy (a deployment has no ../shared); it must be the official one.
   const reference = path.join(import.meta.dirname, "../../../shared/reference/nfse-nacional/xsd-v1.01")
-  it.skipIf(!fs.existsSync(reference))("the schemas the service ships are byte-identical to the official package (needs ../shared)", () => {
-    const shipped = fs.readdirSync(xsdDirectory()).filter((f) => f.endsWith(".xsd")).sort()
-    expect(shipped).toEqual(fs.readdirSync(reference).filter((f) => f.endsWith(".xsd")).sort())
-    for (const name of shipped) {
-      expect(fs.readFileSync(path.join(xsdDirectory(), name)), name).toEqual(fs.readFileSync(path.join(reference, name)))
+  it.skipIf(!fs.existsSync(reference))(
+    "the schemas the service ships are byte-identical to the official package (needs ../shared)",
+    () => {
+      const shipped = fs.readdirSync(xsdDirectory()).filter((f) => f.endsWith(".xsd")).sort()
+      expect(shipped).toEqual(fs.readdirSync(reference).filter((f) => f.endsWith(".xsd")).sort())
+      for (const name of shipped) {
+        expect(fs.readFileSync(path.join(xsdDirectory(), name)), name).toEqual(
+          fs.readFileSync(path.join(reference, name))
+        )
+      }
     }
-  })
+  )
 
   const accepted = ["1", "99999", "01", "900", "10000"]
   const refused = ["0", "00", "00000", "100000", "1a", "", " 1"]
@@ -86,9 +93,11 @@ describe("XSD validation (official v1.01 schemas, serie facet patched)", () => {
     expect(wrongRoot.join("\n")).toMatch(/No matching global declaration|DPS/)
 
     const missing = messagesOf(
-      validateXml("pedRegEvento", '<pedRegEvento versao="1.01" xmlns="http://www.sped.fazenda.gov.br/nfse"/>')
+      validateXml("pedRegEvento", "<pedRegEvento versao=\"1.01\" xmlns=\"http://www.sped.fazenda.gov.br/nfse\"/>")
     )
-    expect(missing[0]).toMatch(/^line 1: Element 'pedRegEvento': Missing child element\(s\)\. Expected is \( infPedReg \)\.$/)
+    expect(missing[0]).toMatch(
+      /^line 1: Element 'pedRegEvento': Missing child element\(s\)\. Expected is \( infPedReg \)\.$/
+    )
   })
 
   it("keeps at most 20 messages", () => {
@@ -108,7 +117,9 @@ describe("XSD validation (official v1.01 schemas, serie facet patched)", () => {
     const start = performance.now()
     for (let i = 0; i < runs; i++) validateXml("DPS", xml)
     const average = (performance.now() - start) / runs
-    console.log(`XSD: first DPS validation (may include compiling) ${first.toFixed(1)} ms, then ${average.toFixed(3)} ms per DPS`)
+    console.log(
+      `XSD: first DPS validation (may include compiling) ${first.toFixed(1)} ms, then ${average.toFixed(3)} ms per DPS`
+    )
     expect(average).toBeLessThan(10)
   })
 })

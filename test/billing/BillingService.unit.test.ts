@@ -14,7 +14,6 @@ const SECRET = generateWebhookSecret()
 const TENANT = "ten_billing"
 const LAST_APPLIED = new Date("2025-03-01T12:00:00Z")
 
-
 interface BillingChange {
   readonly status: string
   readonly billingEventAt: Date
@@ -54,7 +53,12 @@ const setup = (options: { readonly tenantExists?: boolean; readonly alreadyRecor
 
 /** Signs and hands over one delivery, as the HTTP handler does; the TestClock stands at 0. */
 const deliver = (type: string, createdAt: Date, data: Record<string, unknown> = {}) => {
-  const body = JSON.stringify({ id: "evt_1", type, created_at: createdAt.toISOString(), data: { tenant_id: TENANT, ...data } })
+  const body = JSON.stringify({
+    id: "evt_1",
+    type,
+    created_at: createdAt.toISOString(),
+    data: { tenant_id: TENANT, ...data }
+  })
   const headers = webhookHeaders([SECRET], { msgId: "msg_1", timestamp: 0, payload: body })
   return Effect.flatMap(BillingService, (billing) => billing.receive(headers, body))
 }
@@ -76,7 +80,11 @@ describe("BillingService", () => {
     const { changes, layer } = setup()
     return Effect.gen(function*() {
       yield* deliver("invoice.payment_failed", new Date("2025-03-02T00:00:00Z"), { plan: "free", monthly_quota: 1 })
-      expect(changes.map((change) => [change.status, change.plan, change.monthlyQuota])).toEqual([["past_due", undefined, undefined]])
+      expect(changes.map((change) => [change.status, change.plan, change.monthlyQuota])).toEqual([[
+        "past_due",
+        undefined,
+        undefined
+      ]])
     }).pipe(Effect.provide(layer))
   })
 
@@ -94,9 +102,13 @@ describe("BillingService", () => {
     const unknownTenant = setup({ tenantExists: false })
     const unknownType = setup()
     return Effect.gen(function*() {
-      const forNobody = yield* deliver("invoice.paid", new Date("2025-03-02T00:00:00Z")).pipe(Effect.provide(unknownTenant.layer))
+      const forNobody = yield* deliver("invoice.paid", new Date("2025-03-02T00:00:00Z")).pipe(
+        Effect.provide(unknownTenant.layer)
+      )
       expect(forNobody.outcome).toBe("ignored_unknown_tenant")
-      const strange = yield* deliver("customer.created", new Date("2025-03-02T00:00:00Z")).pipe(Effect.provide(unknownType.layer))
+      const strange = yield* deliver("customer.created", new Date("2025-03-02T00:00:00Z")).pipe(
+        Effect.provide(unknownType.layer)
+      )
       expect(strange.outcome).toBe("ignored_unknown_type")
       expect([...unknownTenant.changes, ...unknownType.changes]).toEqual([])
     })
@@ -115,7 +127,12 @@ describe("BillingService", () => {
   it.effect("refuses a body whose signature does not verify, before anything is read or locked", () => {
     const { layer, log } = setup()
     return Effect.gen(function*() {
-      const body = JSON.stringify({ id: "evt_1", type: "invoice.paid", created_at: "2025-03-02T00:00:00Z", data: { tenant_id: TENANT } })
+      const body = JSON.stringify({
+        id: "evt_1",
+        type: "invoice.paid",
+        created_at: "2025-03-02T00:00:00Z",
+        data: { tenant_id: TENANT }
+      })
       const headers = webhookHeaders([generateWebhookSecret()], { msgId: "msg_1", timestamp: 0, payload: body })
       const error = yield* Effect.flip(Effect.flatMap(BillingService, (billing) => billing.receive(headers, body)))
       expect(error._tag).toBe("InvalidSignature")

@@ -3,9 +3,9 @@
  * `standardwebhooks` library: signatures and timestamps, exactly-once per `webhook-id` (also under
  * concurrency), every event type's effect on the tenant, and what live and test issuing then do.
  */
-import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { Webhook } from "standardwebhooks"
 import { expectError, field } from "../support/accounts.js"
@@ -20,7 +20,12 @@ let counter = 0
 const webhookId = () => `msg_${Date.now()}_${++counter}_${randomBytes(4).toString("hex")}`
 
 const event = (type: string, tenantId: string, data: Record<string, unknown> = {}, createdAt = new Date()) =>
-  JSON.stringify({ id: `evt_provider_${++counter}`, type, created_at: createdAt.toISOString(), data: { tenant_id: tenantId, ...data } })
+  JSON.stringify({
+    id: `evt_provider_${++counter}`,
+    type,
+    created_at: createdAt.toISOString(),
+    data: { tenant_id: tenantId, ...data }
+  })
 
 /** Signs and posts `body` as the provider does; `at` is the signing time. */
 const deliver = (body: string, options: { id?: string; at?: Date; secret?: Webhook } = {}) => {
@@ -29,7 +34,11 @@ const deliver = (body: string, options: { id?: string; at?: Date; secret?: Webho
   const signature = (options.secret ?? provider).sign(id, at, body)
   return rawRequest("POST", URL_PATH, {
     rawBody: body,
-    headers: { "webhook-id": id, "webhook-timestamp": String(Math.floor(at.getTime() / 1000)), "webhook-signature": signature }
+    headers: {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": signature
+    }
   })
 }
 
@@ -51,11 +60,17 @@ for (const database of testDatabases) {
     it.effect("subscription.activated sets plan, quota and status; GET /v1/tenants/{id} shows them", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner("billing")
-        const response = yield* deliver(event("subscription.activated", owner.tenantId, { plan: "pro", monthly_quota: 5000 }))
+        const response = yield* deliver(
+          event("subscription.activated", owner.tenantId, { plan: "pro", monthly_quota: 5000 })
+        )
         expect(response.status, response.text).toBe(200)
         expect(response.json).toEqual({ received: true, outcome: "applied" })
         const tenant = yield* tenantState(owner.session, owner.tenantId)
-        expect({ plan: tenant.plan, status: tenant.status, limit: tenant.quota.limit }).toEqual({ plan: "pro", status: "active", limit: 5000 })
+        expect({ plan: tenant.plan, status: tenant.status, limit: tenant.quota.limit }).toEqual({
+          plan: "pro",
+          status: "active",
+          limit: 5000
+        })
         // A key of the tenant sees the same.
         const key = yield* createKey(owner, "live", ["documents:read"])
         const viaKey = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: key.token })
@@ -73,9 +88,16 @@ for (const database of testDatabases) {
         const now = new Date()
         const good = provider.sign(id, now, body)
         const headers = { "webhook-id": id, "webhook-timestamp": String(Math.floor(now.getTime() / 1000)) }
-        const tampered = yield* rawRequest("POST", URL_PATH, { rawBody: body.replace("canceled", "activated"), headers: { ...headers, "webhook-signature": good } })
+        const tampered = yield* rawRequest("POST", URL_PATH, {
+          rawBody: body.replace("canceled", "activated"),
+          headers: { ...headers, "webhook-signature": good }
+        })
         expectError(tampered, 401, "invalid_signature")
-        expectError(yield* deliver(body, { secret: new Webhook(`whsec_${randomBytes(32).toString("base64")}`) }), 401, "invalid_signature")
+        expectError(
+          yield* deliver(body, { secret: new Webhook(`whsec_${randomBytes(32).toString("base64")}`) }),
+          401,
+          "invalid_signature"
+        )
         expectError(yield* rawRequest("POST", URL_PATH, { rawBody: body, headers }), 401, "invalid_signature")
         expectError(yield* rawRequest("POST", URL_PATH, { rawBody: body }), 401, "invalid_signature")
         expectError(yield* deliver(body, { at: new Date(Date.now() - 6 * 60_000) }), 401, "invalid_signature")
@@ -106,7 +128,9 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner("billing")
         const id = webhookId()
         const body = event("subscription.updated", owner.tenantId, { plan: "concurrent", monthly_quota: 777 })
-        const responses = yield* Effect.all(Array.from({ length: 8 }, () => deliver(body, { id })), { concurrency: "unbounded" })
+        const responses = yield* Effect.all(Array.from({ length: 8 }, () => deliver(body, { id })), {
+          concurrency: "unbounded"
+        })
         expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200))
         const outcomes = responses.map((r) => field(r.json, "outcome")).sort()
         expect(outcomes).toEqual(["applied", ...Array(7).fill("duplicate")])
@@ -132,7 +156,11 @@ for (const database of testDatabases) {
         const missing = yield* deliver(JSON.stringify({ id: "evt_1", type: "invoice.paid" }))
         expectError(missing, 400, "invalid_request")
         expect(JSON.stringify(field(missing.json, "issues"))).toContain("data")
-        expectError(yield* deliver(event("subscription.updated", owner.tenantId, { monthly_quota: -5 })), 400, "invalid_request")
+        expectError(
+          yield* deliver(event("subscription.updated", owner.tenantId, { monthly_quota: -5 })),
+          400,
+          "invalid_request"
+        )
       }))
 
     it.effect("an event older than the last one applied does not undo it", () =>

@@ -25,7 +25,11 @@ let base = ""
 let dataDir = ""
 const email = `dist-${Date.now()}@example.com`
 
-const call = async (method: string, path: string, options: { token?: string; body?: unknown; form?: FormData } = {}) => {
+const call = async (
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; form?: FormData } = {}
+) => {
   const response = await fetch(base + path, {
     method,
     headers: {
@@ -50,7 +54,12 @@ const startService = async () => {
   output = ""
   child = spawn(process.execPath, ["dist/main.js"], {
     cwd: root,
-    env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir, TAX_AUTHORITY_SIMULATOR_LATENCY: "0 millis" },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      TAX_AUTHORITY_SIMULATOR_LATENCY: "0 millis"
+    },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
@@ -87,7 +96,8 @@ describe("the built service (dist/, as npm start runs it)", () => {
     })
     expect(registered.status).toBe(201)
     const tenantId = registered.json["tenant"].id as string
-    const session = (await call("POST", "/v1/auth/login", { body: { email, password: PASSWORD } })).json["token"] as string
+    const session = (await call("POST", "/v1/auth/login", { body: { email, password: PASSWORD } }))
+      .json["token"] as string
 
     // The certificate is opened in a worker thread: its file sits beside the bundle.
     const p12 = makePkcs12({ cn: `DIST LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
@@ -164,7 +174,9 @@ describe("the built local authority (npm run authority:local)", () => {
     try {
       const started = Date.now()
       while (!printed.includes(`TAX_AUTHORITY_SANDBOX_URL=https://127.0.0.1:${port}/SefinNacional`)) {
-        if (authority.exitCode !== null) throw new Error(`dist/local-authority.js exited with ${authority.exitCode}:\n${printed}`)
+        if (authority.exitCode !== null) {
+          throw new Error(`dist/local-authority.js exited with ${authority.exitCode}:\n${printed}`)
+        }
         if (Date.now() - started > 30_000) throw new Error(`dist/local-authority.js did not start in 30 s:\n${printed}`)
         await new Promise((resolve) => setTimeout(resolve, 100))
       }

@@ -89,12 +89,13 @@ ${flowBody}
  * The TypeScript consumer: the same flow (its helper typed: a parameter, a literal kept literal),
  * and what the declarations must refuse.
  */
-const typedConsumer = `import { createClient, NotFound, ParseError, Redacted, RequestError, type PromiseClient } from "@etd/client"
+const typedConsumer =
+  `import { createClient, NotFound, ParseError, Redacted, RequestError, type PromiseClient } from "@etd/client"
 ${
-  flowBody
-    .replace("const invoice = (taxId) =>", "const invoice = (taxId: string) =>")
-    .replace(`type: "service_invoice",`, `type: "service_invoice" as const,`)
-}
+    flowBody
+      .replace("const invoice = (taxId) =>", "const invoice = (taxId: string) =>")
+      .replace(`type: "service_invoice",`, `type: "service_invoice" as const,`)
+  }
 const status: typeof read.status = "authorized"
 // @ts-expect-error statuses are the contract's literals
 const unknownStatus: typeof read.status = "processing"
@@ -163,10 +164,16 @@ const app = makeApp(testConfig(), databaseLayer("embedded")).pipe(
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
-const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${server.address.port}`)
+const baseUrl = Effect.map(
+  HttpServer.HttpServer,
+  (server) => server.address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${server.address.port}`
+)
 
-const flowEnv = (url: string) => ({ ETD_BASE_URL: url, ETD_EMAIL: uniqueEmail("consumer"), ETD_CNPJ: formattedCnpj(cnpj()) })
+const flowEnv = (url: string) => ({
+  ETD_BASE_URL: url,
+  ETD_EMAIL: uniqueEmail("consumer"),
+  ETD_CNPJ: formattedCnpj(cnpj())
+})
 
 const expectFlow = (stdout: string) => {
   const result = JSON.parse(stdout.trim().split("\n").at(-1)!)
@@ -185,7 +192,9 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
   it.effect("installs with effect alone: none of the server's packages", () =>
     Effect.gen(function*() {
       const { bytes, dir, packages } = yield* Effect.promise(prepareConsumer)
-      console.log(`consumer node_modules: ${packages.length} packages (${packages.join(", ")}), ${(bytes / 1e6).toFixed(1)} MB`)
+      console.log(
+        `consumer node_modules: ${packages.length} packages (${packages.join(", ")}), ${(bytes / 1e6).toFixed(1)} MB`
+      )
       expect(packages).toContain("@etd/client")
       expect(packages).toContain("effect")
       for (const server of ["@electric-sql/pglite", "node-forge", "pg", "pdfkit", "ioredis", "@effect/platform-node"]) {
@@ -210,11 +219,16 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
           join(root, "node_modules/typescript/bin/tsc"),
           "--strict",
           "--noEmit",
-          "--target", "es2022",
-          "--module", "nodenext",
-          "--moduleResolution", "nodenext",
-          "--types", "node",
-          "--typeRoots", join(root, "node_modules/@types"),
+          "--target",
+          "es2022",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--types",
+          "node",
+          "--typeRoots",
+          join(root, "node_modules/@types"),
           ...sources
         ], { cwd: dir }).then(() => "ok", (error: Error) => error.message)
       )
@@ -262,7 +276,9 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
       expect(promise.stderr.trim()).toBe("not_found")
       const effect = yield* Effect.promise(() => node(dir, "readme-effect.mjs", env))
       expect(effect.stdout).toBe("1 documents\n")
-      const invalid = yield* Effect.promise(() => node(dir, "readme-effect.mjs", { ...env, ETD_API_KEY: `etd_test_${"a".repeat(32)}` }))
+      const invalid = yield* Effect.promise(() =>
+        node(dir, "readme-effect.mjs", { ...env, ETD_API_KEY: `etd_test_${"a".repeat(32)}` })
+      )
       expect(invalid.stdout).toBe("invalid key\n")
     }), PREPARE_TIMEOUT)
 })

@@ -13,8 +13,10 @@ const app = makeApp(testConfig(), databaseLayer("embedded")).pipe(
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
-const baseUrl = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${server.address.port}`)
+const baseUrl = Effect.map(
+  HttpServer.HttpServer,
+  (server) => server.address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${server.address.port}`
+)
 
 layer(app, { timeout: 60_000, excludeTestServices: true })("typed client", (it) => {
   it.effect("Promise facade: register, log in, create a key, read the tenant", () =>

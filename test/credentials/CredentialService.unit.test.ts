@@ -14,17 +14,17 @@ import { Conflict } from "../../src/domain/Errors.js"
 import { asId } from "../../src/domain/Ids.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
-import { cnpj } from "../support/taxIds.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
+import { cnpj } from "../support/taxIds.js"
 
 const TENANT = asId("tenant", "ten_unit")
 const TENANT_TAX_ID = cnpj()
 const PASSWORD = "unit-test-pass"
 
-
 // Generating a bundle costs a few openssl processes; share them.
 let ours: TestPkcs12 | undefined
-const ourCertificate = () => (ours ??= makePkcs12({ cn: `EMPRESA LTDA:${TENANT_TAX_ID}`, cnpjOid: TENANT_TAX_ID, password: PASSWORD }))
+const ourCertificate =
+  () => (ours ??= makePkcs12({ cn: `EMPRESA LTDA:${TENANT_TAX_ID}`, cnpjOid: TENANT_TAX_ID, password: PASSWORD }))
 
 /**
  * The service over a tenant with `TENANT_TAX_ID` (or none), whose `insert` fails `conflicts` times
@@ -42,7 +42,15 @@ const setup = (
           Effect.succeed(
             options.tenantExists === false
               ? Option.none()
-              : Option.some({ name: "Empresa Ltda", taxId: TENANT_TAX_ID, status: "active" as const, monthlyQuota: 100, verified: false, simplesNacional: "not_opted" as const, taxIdVerifiedByAnother: false })
+              : Option.some({
+                name: "Empresa Ltda",
+                taxId: TENANT_TAX_ID,
+                status: "active" as const,
+                monthlyQuota: 100,
+                verified: false,
+                simplesNacional: "not_opted" as const,
+                taxIdVerifiedByAnother: false
+              })
           ),
         markVerified: () =>
           Effect.suspend(() => {
@@ -75,8 +83,11 @@ const setup = (
 }
 
 const upload = (pfx: Uint8Array) =>
-  Effect.flatMap(CredentialService, (service) =>
-    service.upload(TENANT, { pkcs12: Buffer.from(pfx).toString("base64"), password: Redacted.make(PASSWORD) }))
+  Effect.flatMap(
+    CredentialService,
+    (service) =>
+      service.upload(TENANT, { pkcs12: Buffer.from(pfx).toString("base64"), password: Redacted.make(PASSWORD) })
+  )
 
 describe("CredentialService", () => {
   // Live clock: the certificates are valid from an hour ago in real time.
@@ -105,7 +116,10 @@ describe("CredentialService", () => {
     const { layer, log } = setup()
     return Effect.gen(function*() {
       const credential = yield* upload(ourCertificate().pfx)
-      expect({ status: credential.status, tax_id: credential.tax_id }).toEqual({ status: "active", tax_id: TENANT_TAX_ID })
+      expect({ status: credential.status, tax_id: credential.tax_id }).toEqual({
+        status: "active",
+        tax_id: TENANT_TAX_ID
+      })
       expect(log).toEqual(["seal", "BEGIN", "replace active", "insert", "mark verified", "COMMIT"])
     }).pipe(Effect.provide(layer))
   })
@@ -116,7 +130,16 @@ describe("CredentialService", () => {
       const credential = yield* upload(ourCertificate().pfx)
       expect(credential.status).toBe("active")
       const attempt = ["BEGIN", "replace active", "insert"]
-      expect(log).toEqual(["seal", ...attempt, "ROLLBACK", ...attempt, "ROLLBACK", ...attempt, "mark verified", "COMMIT"])
+      expect(log).toEqual([
+        "seal",
+        ...attempt,
+        "ROLLBACK",
+        ...attempt,
+        "ROLLBACK",
+        ...attempt,
+        "mark verified",
+        "COMMIT"
+      ])
     }).pipe(Effect.provide(layer))
   })
 

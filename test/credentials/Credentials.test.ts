@@ -78,7 +78,10 @@ for (const database of testDatabases) {
           const owner = yield* tenantWithTaxId
           const { p12, pass } = certificateFor(owner.taxId)
           const api = yield* client(owner.session)
-          const credential = yield* api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, pass) })
+          const credential = yield* api.credentials.upload({
+            params: { tenantId: owner.tenantId },
+            payload: formOf(p12.pfx, pass)
+          })
           expect(credential).toMatchObject({
             object: "credential",
             kind: "a1_certificate",
@@ -103,7 +106,10 @@ for (const database of testDatabases) {
             params: { tenantId: owner.tenantId },
             payload: { pkcs12: base64(first.p12.pfx), password: Redacted.make(first.pass) }
           })
-          const raw = yield* upload(owner.session, owner.tenantId, { pkcs12: base64(second.p12.pfx), password: second.pass })
+          const raw = yield* upload(owner.session, owner.tenantId, {
+            pkcs12: base64(second.p12.pfx),
+            password: second.pass
+          })
           expect(raw.status, raw.text).toBe(201)
           const b = field(raw.json, "id")
 
@@ -123,9 +129,18 @@ for (const database of testDatabases) {
           const owner = yield* tenantWithTaxId
           const { p12 } = certificateFor(owner.taxId)
           const api = yield* client(owner.session)
-          const error = yield* Effect.flip(api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, "not the password") }))
+          const error = yield* Effect.flip(
+            api.credentials.upload({
+              params: { tenantId: owner.tenantId },
+              payload: formOf(p12.pfx, "not the password")
+            })
+          )
           expect(error._tag).toBe("CertificatePasswordIncorrect")
-          expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: "nope" }), 422, "certificate_password_incorrect")
+          expectError(
+            yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: "nope" }),
+            422,
+            "certificate_password_incorrect"
+          )
         }))
 
       it.effect("refuses expired, not yet valid and other-CNPJ certificates with 422 and distinct codes", () =>
@@ -138,13 +153,19 @@ for (const database of testDatabases) {
             const pass = password()
             return { pass, p12: makePkcs12({ cn: "SEM CNPJ", password: pass }) }
           })()
-          for (const [cert, code] of [
-            [expired, "certificate_expired"],
-            [future, "certificate_not_yet_valid"],
-            [other, "certificate_tax_id_mismatch"],
-            [noCnpj, "certificate_tax_id_mismatch"]
-          ] as const) {
-            expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: base64(cert.p12.pfx), password: cert.pass }), 422, code)
+          for (
+            const [cert, code] of [
+              [expired, "certificate_expired"],
+              [future, "certificate_not_yet_valid"],
+              [other, "certificate_tax_id_mismatch"],
+              [noCnpj, "certificate_tax_id_mismatch"]
+            ] as const
+          ) {
+            expectError(
+              yield* upload(owner.session, owner.tenantId, { pkcs12: base64(cert.p12.pfx), password: cert.pass }),
+              422,
+              code
+            )
           }
         }))
 
@@ -156,13 +177,23 @@ for (const database of testDatabases) {
             422,
             "invalid_certificate"
           )
-          expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: "not base64 at all!", password: "x" }), 400, "invalid_request")
-          expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: base64(randomBytes(30)) }), 400, "invalid_request")
+          expectError(
+            yield* upload(owner.session, owner.tenantId, { pkcs12: "not base64 at all!", password: "x" }),
+            400,
+            "invalid_request"
+          )
+          expectError(
+            yield* upload(owner.session, owner.tenantId, { pkcs12: base64(randomBytes(30)) }),
+            400,
+            "invalid_request"
+          )
           expectError(yield* upload(owner.session, owner.tenantId, {}), 400, "invalid_request")
           const api = yield* client(owner.session)
           const form = new FormData()
           form.append("password", "only a password")
-          const error = yield* Effect.flip(api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: form }))
+          const error = yield* Effect.flip(
+            api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: form })
+          )
           expect(error._tag).toBe("InvalidRequest")
         }))
 
@@ -170,9 +201,15 @@ for (const database of testDatabases) {
         Effect.gen(function*() {
           const owner = yield* tenantWithTaxId
           const big = randomBytes(64 * 1024 + 1)
-          expectError(yield* upload(owner.session, owner.tenantId, { pkcs12: base64(big), password: "x" }), 413, "payload_too_large")
+          expectError(
+            yield* upload(owner.session, owner.tenantId, { pkcs12: base64(big), password: "x" }),
+            413,
+            "payload_too_large"
+          )
           const api = yield* client(owner.session)
-          const error = yield* Effect.flip(api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(big, "x") }))
+          const error = yield* Effect.flip(
+            api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(big, "x") })
+          )
           expect(error, JSON.stringify(error)).toMatchObject({ _tag: "PayloadTooLarge" })
 
           const { p12, pass } = certificateFor(owner.taxId)
@@ -181,7 +218,10 @@ for (const database of testDatabases) {
           expectError(refused, 422, "invalid_certificate")
           expect(field(refused.json, "message")).toContain("iterations")
           // A normal count is accepted.
-          const fine = yield* upload(owner.session, owner.tenantId, { pkcs12: base64(reexportWithIterations(p12, pass, 10_000)), password: pass })
+          const fine = yield* upload(owner.session, owner.tenantId, {
+            pkcs12: base64(reexportWithIterations(p12, pass, 10_000)),
+            password: pass
+          })
           expect(fine.status, fine.text).toBe(201)
         }))
 
@@ -221,9 +261,17 @@ for (const database of testDatabases) {
           const foreign = yield* createKey(other, "live", ["credentials:read"])
           expectError(yield* rawRequest("GET", listUrl, { token: foreign.token }), 404, "not_found")
           expectError(yield* rawRequest("GET", `${listUrl}/${id}`, { token: foreign.token }), 404, "not_found")
-          expectError(yield* rawRequest("GET", `/v1/tenants/${other.tenantId}/credentials/${id}`, { token: foreign.token }), 404, "not_found")
+          expectError(
+            yield* rawRequest("GET", `/v1/tenants/${other.tenantId}/credentials/${id}`, { token: foreign.token }),
+            404,
+            "not_found"
+          )
           const reader = yield* createKey(owner, "test", ["credentials:read"])
-          expectError(yield* rawRequest("GET", `${listUrl}/crd_${"0".repeat(26)}`, { token: reader.token }), 404, "not_found")
+          expectError(
+            yield* rawRequest("GET", `${listUrl}/crd_${"0".repeat(26)}`, { token: reader.token }),
+            404,
+            "not_found"
+          )
           const one = yield* rawRequest("GET", `${listUrl}/${id}`, { token: reader.token })
           expect(one.status).toBe(200)
         }))
@@ -243,15 +291,29 @@ for (const database of testDatabases) {
           const api = yield* client(owner.session)
           try {
             // Refusals first (they log and fail spans), then successes in both encodings.
-            responses.push((yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: `${pass}-wrong` })).text)
+            responses.push(
+              (yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: `${pass}-wrong` }))
+                .text
+            )
             const other = certificateFor(cnpj(), { password: pass })
-            responses.push((yield* upload(owner.session, owner.tenantId, { pkcs12: base64(other.p12.pfx), password: pass })).text)
-            responses.push((yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: pass })).text)
-            const viaForm = yield* api.credentials.upload({ params: { tenantId: owner.tenantId }, payload: formOf(p12.pfx, pass) })
+            responses.push(
+              (yield* upload(owner.session, owner.tenantId, { pkcs12: base64(other.p12.pfx), password: pass })).text
+            )
+            responses.push(
+              (yield* upload(owner.session, owner.tenantId, { pkcs12: base64(p12.pfx), password: pass })).text
+            )
+            const viaForm = yield* api.credentials.upload({
+              params: { tenantId: owner.tenantId },
+              payload: formOf(p12.pfx, pass)
+            })
             responses.push(JSON.stringify(viaForm))
             const list = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/credentials`, { token: key.token })
             responses.push(list.text)
-            responses.push((yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/credentials/${viaForm.id}`, { token: key.token })).text)
+            responses.push(
+              (yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/credentials/${viaForm.id}`, {
+                token: key.token
+              })).text
+            )
             // The vault hands the key material over, in memory only.
             const material = yield* (yield* CredentialVault).activeFor(owner.tenantId)
             const der = (pem: string) => createPrivateKey(pem).export({ type: "pkcs8", format: "der" })
@@ -285,9 +347,11 @@ for (const database of testDatabases) {
           }
           expect(places.logs).toContain("credential uploaded")
           expect(places.spans).toContain("CredentialService.upload")
-          expect(places.database).toContain('"envelope":"v1:')
+          expect(places.database).toContain("\"envelope\":\"v1:")
           for (const [place, text] of Object.entries(places)) {
-            for (const secret of secrets) expect(text.includes(secret), `${place} contains ${secret.slice(0, 12)}…`).toBe(false)
+            for (const secret of secrets) {
+              expect(text.includes(secret), `${place} contains ${secret.slice(0, 12)}…`).toBe(false)
+            }
           }
         }))
     }

@@ -1,17 +1,17 @@
-import { randomBytes } from "node:crypto"
-import { inspect } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { randomBytes } from "node:crypto"
+import { inspect } from "node:util"
 import {
   generateMasterKey,
+  type MasterKeyRing,
   open,
   parseEnvelope,
   parseMasterKeys,
   rewrap,
   seal,
-  serializeEnvelope,
-  type MasterKeyRing,
-  type SealedEnvelope
+  type SealedEnvelope,
+  serializeEnvelope
 } from "../../src/credentials/Envelope.js"
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
@@ -48,7 +48,7 @@ const openFailure = (keys: MasterKeyRing, envelope: SealedEnvelope, aad: string)
 
 describe("parseMasterKeys", () => {
   it.effect("takes the first entry as current and the rest as previous", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ring(` ${ENTRY_K2} , ${ENTRY_K1}`)
       expect(keys.current.id).toBe("k2")
       expect(Buffer.from(keys.current.key).equals(K2)).toBe(true)
@@ -60,7 +60,7 @@ describe("parseMasterKeys", () => {
     }))
 
   it.effect("accepts url-safe base64 and keeps key bytes out of JSON and inspect output", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ring(`k1:${K1.toString("base64url")}`)
       expect(Buffer.from(keys.current.key).equals(K1)).toBe(true)
       expectNoKeyMaterial(`${JSON.stringify(keys)} ${inspect(keys, { depth: 5 })}`, K1)
@@ -68,7 +68,7 @@ describe("parseMasterKeys", () => {
     }))
 
   it.effect("refuses malformed configurations without echoing key material", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const short = randomBytes(31)
       const long = randomBytes(33)
       const cases: ReadonlyArray<readonly [string, RegExp]> = [
@@ -94,7 +94,7 @@ describe("parseMasterKeys", () => {
     }))
 
   it.effect("generateMasterKey produces an entry parseMasterKeys accepts", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const entry = generateMasterKey("dev-2026.01")
       expect(entry).toMatch(/^dev-2026\.01:[A-Za-z0-9+/]{43}=$/)
       const keys = yield* ring(entry)
@@ -107,7 +107,7 @@ describe("parseMasterKeys", () => {
 
 describe("seal / open", () => {
   it.effect("round-trips, with the documented layout and fresh randomness each time", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ring(ENTRY_K1)
       const envelope = seal(keys, SECRET, AAD)
       expect(envelope.version).toBe(1)
@@ -128,7 +128,7 @@ describe("seal / open", () => {
     }))
 
   it.effect("detects a flipped byte anywhere in the ciphertext or the wrapped key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ring(ENTRY_K1)
       const envelope = seal(keys, SECRET, AAD)
       // IV, body and tag of each layer.
@@ -147,7 +147,7 @@ describe("seal / open", () => {
     }))
 
   it.effect("binds the aad to both layers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ring(ENTRY_K1)
       const envelope = seal(keys, SECRET, AAD)
       expect(yield* openFailure(keys, envelope, "tenant:ten_other/credential:cred_01HZY")).toBe("decryption_failed")
@@ -160,7 +160,7 @@ describe("seal / open", () => {
     }))
 
   it.effect("fails with unknown_key_id when the ring lacks the envelope's key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const envelope = seal(yield* ring(ENTRY_K1), SECRET, AAD)
       expect(yield* openFailure(yield* ring(ENTRY_K2), envelope, AAD)).toBe("unknown_key_id")
       // Same id, different bytes: the key id is right but the tag cannot verify.
@@ -170,7 +170,7 @@ describe("seal / open", () => {
 
 describe("rotation", () => {
   it.effect("opens with previous keys, rewraps to the current one, and forgets retired keys", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const before = yield* ring(ENTRY_K1)
       const sealed = seal(before, SECRET, AAD)
 
@@ -192,7 +192,7 @@ describe("rotation", () => {
     }))
 
   it.effect("rewrap is a no-op under the current key and refuses tampered or foreign envelopes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const rotating = yield* ring(`${ENTRY_K2},${ENTRY_K1}`)
       const current = seal(rotating, SECRET, AAD)
       expect(yield* rewrap(rotating, current, AAD)).toBe(current)
@@ -209,7 +209,7 @@ describe("rotation", () => {
 
 describe("serialization", () => {
   it.effect("round-trips through the documented text form", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ring(ENTRY_K1)
       const envelope = seal(keys, SECRET, AAD)
       const text = serializeEnvelope(envelope)
@@ -220,7 +220,7 @@ describe("serialization", () => {
     }))
 
   it.effect("refuses malformed text", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const text = serializeEnvelope(seal(yield* ring(ENTRY_K1), SECRET, AAD))
       const [, , wk, ct] = text.split(":")
       const inputs = [

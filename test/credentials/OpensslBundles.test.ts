@@ -87,7 +87,11 @@ class Workbench {
   constructor(readonly dir: string) {}
 
   openssl(args: ReadonlyArray<string>, env: Record<string, string> = {}): void {
-    execFileSync("openssl", args, { cwd: this.dir, env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+    execFileSync("openssl", args, {
+      cwd: this.dir,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
   }
 
   read(file: string): Buffer {
@@ -112,22 +116,62 @@ class Workbench {
     this.openssl(["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "pss.key"])
     const ca = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]
     const rootSubject = "/C=BR/O=ICP-Brasil/CN=AC Raiz Teste"
-    this.openssl(["req", "-x509", "-new", "-key", "root.key", "-days", "3650", "-subj", rootSubject, ...ca, "-out", "root.pem"])
-    this.write("intermediate.ext", "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n")
+    this.openssl([
+      "req",
+      "-x509",
+      "-new",
+      "-key",
+      "root.key",
+      "-days",
+      "3650",
+      "-subj",
+      rootSubject,
+      ...ca,
+      "-out",
+      "root.pem"
+    ])
+    this.write(
+      "intermediate.ext",
+      "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n"
+    )
     const intermediateSubject = "/C=BR/O=ICP-Brasil/CN=AC Intermediaria Teste"
     this.openssl(["req", "-new", "-key", "intermediate.key", "-subj", intermediateSubject, "-out", "intermediate.csr"])
     this.sign({
-      csr: "intermediate.csr", issuer: "root", ext: "intermediate.ext", out: "intermediate.pem",
-      notBefore: new Date(Date.now() - DAY), notAfter: new Date(Date.now() + 3000 * DAY)
+      csr: "intermediate.csr",
+      issuer: "root",
+      ext: "intermediate.ext",
+      out: "intermediate.pem",
+      notBefore: new Date(Date.now() - DAY),
+      notAfter: new Date(Date.now() + 3000 * DAY)
     })
     this.write("chain.pem", `${this.read("intermediate.pem")}${this.read("root.pem")}`)
   }
 
-  private sign(o: { csr: string; issuer: string; ext: string | null; out: string; notBefore: Date; notAfter: Date; md?: string }) {
+  private sign(
+    o: { csr: string; issuer: string; ext: string | null; out: string; notBefore: Date; notAfter: Date; md?: string }
+  ) {
     this.openssl([
-      "ca", "-batch", "-config", "ca.cnf", "-md", o.md ?? "sha256", "-cert", `${o.issuer}.pem`, "-keyfile", `${o.issuer}.key`,
-      "-in", o.csr, "-out", o.out, "-notext", "-utf8", "-preserveDN",
-      "-startdate", asn1Time(o.notBefore), "-enddate", asn1Time(o.notAfter),
+      "ca",
+      "-batch",
+      "-config",
+      "ca.cnf",
+      "-md",
+      o.md ?? "sha256",
+      "-cert",
+      `${o.issuer}.pem`,
+      "-keyfile",
+      `${o.issuer}.key`,
+      "-in",
+      o.csr,
+      "-out",
+      o.out,
+      "-notext",
+      "-utf8",
+      "-preserveDN",
+      "-startdate",
+      asn1Time(o.notBefore),
+      "-enddate",
+      asn1Time(o.notAfter),
       ...(o.ext === null ? [] : ["-extfile", o.ext])
     ])
   }
@@ -149,22 +193,36 @@ class Workbench {
     if (lines.length > 0) this.write(`${name}.ext`, `${lines.join("\n")}\n`)
     const notBefore = options.notBefore ?? new Date(Date.now() - 3_600_000)
     this.sign({
-      csr: `${name}.csr`, issuer: options.issuer, ext: lines.length > 0 ? `${name}.ext` : null, out: `${name}.pem`,
-      notBefore, notAfter: options.notAfter ?? new Date(notBefore.getTime() + 365 * DAY), md: options.md
+      csr: `${name}.csr`,
+      issuer: options.issuer,
+      ext: lines.length > 0 ? `${name}.ext` : null,
+      out: `${name}.pem`,
+      notBefore,
+      notAfter: options.notAfter ?? new Date(notBefore.getTime() + 365 * DAY),
+      md: options.md
     })
     return `${name}.pem`
   }
 
   /** `openssl pkcs12 -export`; `key`/`cert` null mean `-nocerts`/`-nokeys`. */
-  export(options: { key: string | null; cert: string | null; certfile?: string; pbe: Pbe; password: string }): Uint8Array {
+  export(
+    options: { key: string | null; cert: string | null; certfile?: string; pbe: Pbe; password: string }
+  ): Uint8Array {
     const out = `${this.next("bundle")}.p12`
     this.openssl(
       [
-        "pkcs12", "-export",
+        "pkcs12",
+        "-export",
         ...(options.key === null ? ["-nokeys"] : ["-inkey", options.key]),
         ...(options.cert === null ? ["-nocerts"] : ["-in", options.cert]),
         ...(options.certfile === undefined ? [] : ["-certfile", options.certfile]),
-        "-name", "certificado A1", "-passout", "env:ETD_P12_PASSWORD", ...pbeArgs[options.pbe], "-out", out
+        "-name",
+        "certificado A1",
+        "-passout",
+        "env:ETD_P12_PASSWORD",
+        ...pbeArgs[options.pbe],
+        "-out",
+        out
       ],
       { ETD_P12_PASSWORD: options.password }
     )
@@ -210,11 +268,20 @@ const accepted = (
   make: (bench) => {
     const taxId = (shape.taxId ?? cnpj)()
     const cert = bench.issue({
-      subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "intermediate",
-      basicConstraints: shape.basicConstraints, sanCnpj: taxId
+      subject: subjectOf(`${company}:${taxId}`),
+      key: "leaf.key",
+      issuer: "intermediate",
+      basicConstraints: shape.basicConstraints,
+      sanCnpj: taxId
     })
     const password = shape.password ?? BUNDLE_PASSWORD
-    const pfx = bench.export({ key: "leaf.key", cert, certfile: shape.chain === true ? "chain.pem" : undefined, pbe: shape.pbe, password })
+    const pfx = bench.export({
+      key: "leaf.key",
+      cert,
+      certfile: shape.chain === true ? "chain.pem" : undefined,
+      pbe: shape.pbe,
+      password
+    })
     return { pfx, password, tenantTaxId: taxId, certificatePem: bench.read(cert).toString() }
   }
 })
@@ -235,39 +302,80 @@ const leaf = (
   }
 })
 
-const refused = (code: string, mentions?: string): Expected => ({ status: 422, code, ...(mentions === undefined ? {} : { mentions }) })
+const refused = (code: string, mentions?: string): Expected => ({
+  status: 422,
+  code,
+  ...(mentions === undefined ? {} : { mentions })
+})
 
 const cases: ReadonlyArray<Case> = [
   // Encryption × basicConstraints: the 500 of issue 16 was the AES bundle without it.
   accepted("OpenSSL 3 default (PBKDF2 + AES-256), no basicConstraints", { pbe: "aes", basicConstraints: false }),
   accepted("OpenSSL 3 default (PBKDF2 + AES-256), basicConstraints CA:FALSE", { pbe: "aes", basicConstraints: true }),
-  accepted("legacy 3DES key + RC2-40 certificates (-legacy), no basicConstraints", { pbe: "legacy", basicConstraints: false }),
-  accepted("legacy 3DES key + RC2-40 certificates (-legacy), basicConstraints CA:FALSE", { pbe: "legacy", basicConstraints: true }),
+  accepted("legacy 3DES key + RC2-40 certificates (-legacy), no basicConstraints", {
+    pbe: "legacy",
+    basicConstraints: false
+  }),
+  accepted("legacy 3DES key + RC2-40 certificates (-legacy), basicConstraints CA:FALSE", {
+    pbe: "legacy",
+    basicConstraints: true
+  }),
   accepted("3DES throughout with a SHA-1 MAC (Windows), no basicConstraints", { pbe: "3des", basicConstraints: false }),
   // Chains: root + intermediate after the leaf (-certfile); the leaf must be the one kept.
-  accepted("chain root + intermediate + leaf, AES, leaf without basicConstraints", { pbe: "aes", basicConstraints: false, chain: true }),
-  accepted("chain root + intermediate + leaf, legacy, leaf with basicConstraints", { pbe: "legacy", basicConstraints: true, chain: true }),
+  accepted("chain root + intermediate + leaf, AES, leaf without basicConstraints", {
+    pbe: "aes",
+    basicConstraints: false,
+    chain: true
+  }),
+  accepted("chain root + intermediate + leaf, legacy, leaf with basicConstraints", {
+    pbe: "legacy",
+    basicConstraints: true,
+    chain: true
+  }),
   accepted("empty password, AES", { pbe: "aes", basicConstraints: true, password: "" }),
   accepted("empty password, legacy", { pbe: "legacy", basicConstraints: false, password: "" }),
   accepted("alphanumeric CNPJ in the SAN and the CN", { pbe: "aes", basicConstraints: true, taxId: alphanumericCnpj }),
   // Where the CNPJ is, and subjects that are unusual but valid.
-  leaf("CNPJ only in the SAN (CN without a suffix)", { status: 201 }, (taxId) => ({ subject: subjectOf(company), sanCnpj: taxId })),
+  leaf(
+    "CNPJ only in the SAN (CN without a suffix)",
+    { status: 201 },
+    (taxId) => ({ subject: subjectOf(company), sanCnpj: taxId })
+  ),
   leaf("CNPJ only after the CN (no SAN)", { status: 201 }, (taxId) => ({ subject: subjectOf(`${company}:${taxId}`) })),
   leaf("CNPJ only after the CN, with punctuation", { status: 201 }, (taxId) => ({
-    subject: subjectOf(`${company}:${taxId.slice(0, 2)}.${taxId.slice(2, 5)}.${taxId.slice(5, 8)}/${taxId.slice(8, 12)}-${taxId.slice(12)}`)
+    subject: subjectOf(
+      `${company}:${taxId.slice(0, 2)}.${taxId.slice(2, 5)}.${taxId.slice(5, 8)}/${taxId.slice(8, 12)}-${
+        taxId.slice(12)
+      }`
+    )
   })),
-  leaf("no extensions at all, CNPJ after the CN", { status: 201 }, (taxId) => ({ subject: subjectOf(`${company}:${taxId}`), bare: true })),
+  leaf(
+    "no extensions at all, CNPJ after the CN",
+    { status: 201 },
+    (taxId) => ({ subject: subjectOf(`${company}:${taxId}`), bare: true })
+  ),
   leaf("signed with SHA-512 (as ICP-Brasil's v5 chain)", { status: 201 }, (taxId) => ({
-    subject: subjectOf(`${company}:${taxId}`), sanCnpj: taxId, md: "sha512"
+    subject: subjectOf(`${company}:${taxId}`),
+    sanCnpj: taxId,
+    md: "sha512"
   })),
-  leaf("no CN (CNPJ in the SAN)", { status: 201 }, (taxId) => ({ subject: "/C=BR/O=EMPRESA EXEMPLO LTDA", sanCnpj: taxId })),
+  leaf(
+    "no CN (CNPJ in the SAN)",
+    { status: 201 },
+    (taxId) => ({ subject: "/C=BR/O=EMPRESA EXEMPLO LTDA", sanCnpj: taxId })
+  ),
   leaf("empty subject (CNPJ in the SAN)", { status: 201 }, (taxId) => ({ subject: "/", sanCnpj: taxId })),
   {
     name: "alphanumeric CNPJ only after the CN",
     expected: { status: 201 },
     make: (bench) => {
       const taxId = alphanumericCnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "root", basicConstraints: false })
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "leaf.key",
+        issuer: "root",
+        basicConstraints: false
+      })
       const pfx = bench.export({ key: "leaf.key", cert, pbe: "legacy", password: BUNDLE_PASSWORD })
       return { pfx, password: BUNDLE_PASSWORD, tenantTaxId: taxId, certificatePem: bench.read(cert).toString() }
     }
@@ -279,20 +387,33 @@ const cases: ReadonlyArray<Case> = [
     return { subject: subjectOf(`${company}:${other}`), sanCnpj: other }
   }),
   leaf("expired", refused("certificate_expired"), (taxId) => ({
-    subject: subjectOf(`${company}:${taxId}`), sanCnpj: taxId,
-    notBefore: new Date(Date.now() - 400 * DAY), notAfter: new Date(Date.now() - DAY)
+    subject: subjectOf(`${company}:${taxId}`),
+    sanCnpj: taxId,
+    notBefore: new Date(Date.now() - 400 * DAY),
+    notAfter: new Date(Date.now() - DAY)
   })),
   leaf("not yet valid", refused("certificate_not_yet_valid"), (taxId) => ({
-    subject: subjectOf(`${company}:${taxId}`), sanCnpj: taxId,
-    notBefore: new Date(Date.now() + 10 * DAY), notAfter: new Date(Date.now() + 400 * DAY)
+    subject: subjectOf(`${company}:${taxId}`),
+    sanCnpj: taxId,
+    notBefore: new Date(Date.now() + 10 * DAY),
+    notAfter: new Date(Date.now() + 400 * DAY)
   })),
   ...(["aes", "legacy", "3des"] as const).map((pbe): Case => ({
     name: `wrong password (${pbe})`,
     expected: refused("certificate_password_incorrect"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "intermediate", basicConstraints: true })
-      return { pfx: bench.export({ key: "leaf.key", cert, pbe, password: BUNDLE_PASSWORD }), password: `${BUNDLE_PASSWORD}x`, tenantTaxId: taxId }
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "leaf.key",
+        issuer: "intermediate",
+        basicConstraints: true
+      })
+      return {
+        pfx: bench.export({ key: "leaf.key", cert, pbe, password: BUNDLE_PASSWORD }),
+        password: `${BUNDLE_PASSWORD}x`,
+        tenantTaxId: taxId
+      }
     }
   })),
   {
@@ -300,8 +421,17 @@ const cases: ReadonlyArray<Case> = [
     expected: refused("certificate_password_incorrect"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "intermediate", basicConstraints: false })
-      return { pfx: bench.export({ key: "leaf.key", cert, pbe: "aes", password: BUNDLE_PASSWORD }), password: "", tenantTaxId: taxId }
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "leaf.key",
+        issuer: "intermediate",
+        basicConstraints: false
+      })
+      return {
+        pfx: bench.export({ key: "leaf.key", cert, pbe: "aes", password: BUNDLE_PASSWORD }),
+        password: "",
+        tenantTaxId: taxId
+      }
     }
   },
   {
@@ -311,7 +441,12 @@ const cases: ReadonlyArray<Case> = [
     expected: refused("invalid_certificate", "no certificate matching its private key"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "intermediate", basicConstraints: false })
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "leaf.key",
+        issuer: "intermediate",
+        basicConstraints: false
+      })
       const pfx = packWithForge({
         privateKeyPem: bench.read("other.key").toString(),
         certificatePems: [bench.read(cert).toString(), bench.read("intermediate.pem").toString()],
@@ -323,15 +458,29 @@ const cases: ReadonlyArray<Case> = [
   {
     name: "a key without any certificate (-nocerts)",
     expected: refused("invalid_certificate", "no certificate matching its private key"),
-    make: (bench) => ({ pfx: bench.export({ key: "leaf.key", cert: null, pbe: "aes", password: BUNDLE_PASSWORD }), password: BUNDLE_PASSWORD, tenantTaxId: cnpj() })
+    make: (bench) => ({
+      pfx: bench.export({ key: "leaf.key", cert: null, pbe: "aes", password: BUNDLE_PASSWORD }),
+      password: BUNDLE_PASSWORD,
+      tenantTaxId: cnpj()
+    })
   },
   {
     name: "certificates without the key (-nokeys)",
     expected: refused("invalid_certificate", "no RSA private key"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "intermediate", basicConstraints: false, sanCnpj: taxId })
-      return { pfx: bench.export({ key: null, cert, certfile: "chain.pem", pbe: "aes", password: BUNDLE_PASSWORD }), password: BUNDLE_PASSWORD, tenantTaxId: taxId }
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "leaf.key",
+        issuer: "intermediate",
+        basicConstraints: false,
+        sanCnpj: taxId
+      })
+      return {
+        pfx: bench.export({ key: null, cert, certfile: "chain.pem", pbe: "aes", password: BUNDLE_PASSWORD }),
+        password: BUNDLE_PASSWORD,
+        tenantTaxId: taxId
+      }
     }
   },
   {
@@ -339,8 +488,18 @@ const cases: ReadonlyArray<Case> = [
     expected: refused("invalid_certificate", "no RSA private key"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "ec.key", issuer: "intermediate", basicConstraints: true, sanCnpj: taxId })
-      return { pfx: bench.export({ key: "ec.key", cert, certfile: "chain.pem", pbe: "aes", password: BUNDLE_PASSWORD }), password: BUNDLE_PASSWORD, tenantTaxId: taxId }
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "ec.key",
+        issuer: "intermediate",
+        basicConstraints: true,
+        sanCnpj: taxId
+      })
+      return {
+        pfx: bench.export({ key: "ec.key", cert, certfile: "chain.pem", pbe: "aes", password: BUNDLE_PASSWORD }),
+        password: BUNDLE_PASSWORD,
+        tenantTaxId: taxId
+      }
     }
   },
   {
@@ -349,8 +508,18 @@ const cases: ReadonlyArray<Case> = [
     expected: refused("invalid_certificate"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "pss.key", issuer: "intermediate", basicConstraints: true, sanCnpj: taxId })
-      return { pfx: bench.export({ key: "pss.key", cert, pbe: "aes", password: BUNDLE_PASSWORD }), password: BUNDLE_PASSWORD, tenantTaxId: taxId }
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "pss.key",
+        issuer: "intermediate",
+        basicConstraints: true,
+        sanCnpj: taxId
+      })
+      return {
+        pfx: bench.export({ key: "pss.key", cert, pbe: "aes", password: BUNDLE_PASSWORD }),
+        password: BUNDLE_PASSWORD,
+        tenantTaxId: taxId
+      }
     }
   },
   {
@@ -360,18 +529,34 @@ const cases: ReadonlyArray<Case> = [
     expected: refused("invalid_certificate"),
     make: (bench) => {
       const taxId = cnpj()
-      const cert = bench.issue({ subject: subjectOf(`${company}:${taxId}`), key: "leaf.key", issuer: "intermediate", basicConstraints: true, sanCnpj: taxId })
+      const cert = bench.issue({
+        subject: subjectOf(`${company}:${taxId}`),
+        key: "leaf.key",
+        issuer: "intermediate",
+        basicConstraints: true,
+        sanCnpj: taxId
+      })
       const der = Buffer.from(bench.der(cert))
       der.write("AAAAAAAAAAAAZ", der.indexOf(Buffer.from([0x17, 0x0d])) + 2, "latin1")
-      const pem = `-----BEGIN CERTIFICATE-----\n${der.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END CERTIFICATE-----\n`
-      const pfx = packWithForge({ privateKeyPem: bench.read("leaf.key").toString(), certificatePems: [pem], password: BUNDLE_PASSWORD })
+      const pem = `-----BEGIN CERTIFICATE-----\n${
+        der.toString("base64").replace(/.{64}/g, "$&\n")
+      }\n-----END CERTIFICATE-----\n`
+      const pfx = packWithForge({
+        privateKeyPem: bench.read("leaf.key").toString(),
+        certificatePems: [pem],
+        password: BUNDLE_PASSWORD
+      })
       return { pfx, password: BUNDLE_PASSWORD, tenantTaxId: taxId }
     }
   },
   {
     name: "a PEM certificate instead of a PKCS#12",
     expected: refused("invalid_certificate"),
-    make: (bench) => ({ pfx: new Uint8Array(bench.read("intermediate.pem")), password: BUNDLE_PASSWORD, tenantTaxId: cnpj() })
+    make: (bench) => ({
+      pfx: new Uint8Array(bench.read("intermediate.pem")),
+      password: BUNDLE_PASSWORD,
+      tenantTaxId: cnpj()
+    })
   },
   {
     name: "a DER certificate instead of a PKCS#12",
@@ -394,7 +579,12 @@ const ownerOf = (taxId: string) =>
     const email = uniqueEmail("pfx")
     const api = yield* client()
     const registration = yield* api.auth.register({
-      payload: { email, password: Redacted.make(PASSWORD), name: "pfx", tenant: { name: "Empresa Exemplo Ltda", tax_id: taxId } }
+      payload: {
+        email,
+        password: Redacted.make(PASSWORD),
+        name: "pfx",
+        tenant: { name: "Empresa Exemplo Ltda", tax_id: taxId }
+      }
     })
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     return { tenantId: registration.tenant!.id, session: login.token }
@@ -406,7 +596,10 @@ const send = (owner: { tenantId: string; session: string }, upload: Upload, enco
     const url = `/v1/tenants/${owner.tenantId}/credentials`
     let request = HttpClientRequest.post(url).pipe(HttpClientRequest.bearerToken(owner.session))
     if (encoding === "json") {
-      request = HttpClientRequest.bodyJsonUnsafe(request, { pkcs12: Buffer.from(upload.pfx).toString("base64"), password: upload.password })
+      request = HttpClientRequest.bodyJsonUnsafe(request, {
+        pkcs12: Buffer.from(upload.pfx).toString("base64"),
+        password: upload.password
+      })
     } else {
       const form = new FormData()
       form.append("file", new Blob([upload.pfx], { type: "application/x-pkcs12" }), "certificado.pfx")
@@ -435,7 +628,10 @@ if (!opensslAvailable) {
 
   for (const database of testDatabases) {
     // One registration per case, all from one address: well past the sign-up limit meant for people.
-    layer(makeTestApp(database, { loginRateLimit: { perMinute: 1000 } }), { timeout: 120_000, excludeTestServices: true })(
+    layer(makeTestApp(database, { loginRateLimit: { perMinute: 1000 } }), {
+      timeout: 120_000,
+      excludeTestServices: true
+    })(
       `OpenSSL-made PKCS#12 bundles over HTTP (${database})`,
       (it) => {
         for (const c of cases) {
@@ -462,7 +658,9 @@ if (!opensslAvailable) {
                     code: c.expected.code
                   })
                   expect(typeof response.json["message"]).toBe("string")
-                  if (c.expected.mentions !== undefined) expect(response.json["message"], where).toContain(c.expected.mentions)
+                  if (c.expected.mentions !== undefined) {
+                    expect(response.json["message"], where).toContain(c.expected.mentions)
+                  }
                 }
                 if (upload.password.length > 0) expect(response.text).not.toContain(upload.password)
               }

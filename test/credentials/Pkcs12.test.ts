@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs"
-import { createPrivateKey, createPublicKey, sign, verify, X509Certificate } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { checkCertificate, parsePkcs12, type ParsedCertificate } from "../../src/credentials/Pkcs12.js"
+import { createPrivateKey, createPublicKey, sign, verify, X509Certificate } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { checkCertificate, type ParsedCertificate, parsePkcs12 } from "../../src/credentials/Pkcs12.js"
 import { makePkcs12, packWithForge, type Pkcs12Encryption, type TestPkcs12 } from "../support/certificates.js"
 
 const PASSWORD = "s3nha-do-certificado"
@@ -30,7 +30,7 @@ const normalizePem = (pem: string): string => pem.replace(/\r\n/g, "\n").trim()
 
 describe("parsePkcs12", () => {
   it.effect("reads an OpenSSL 3 default bundle (PBES2, AES-256-CBC, SHA-256 MAC)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = standardBundle()
       const parsed = yield* parsePkcs12(bundle.pfx, PASSWORD)
 
@@ -51,7 +51,7 @@ describe("parsePkcs12", () => {
     }))
 
   it.effect("returns a usable PKCS#8 private key matching the certificate, hidden behind Redacted", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const parsed = yield* parsePkcs12(standardBundle().pfx, PASSWORD)
       const pem = Redacted.value(parsed.privateKeyPem)
       expect(pem).toMatch(/^-----BEGIN PRIVATE KEY-----\n/)
@@ -64,7 +64,7 @@ describe("parsePkcs12", () => {
     }))
 
   it.effect("escapes names per RFC 4514 and keeps UTF-8 text", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = makePkcs12({ cn: `ACME, COMÉRCIO + CIA LTDA:${CNPJ}`, cnpjOid: CNPJ, password: PASSWORD })
       const parsed = yield* parsePkcs12(bundle.pfx, PASSWORD)
       expect(parsed.subject).toBe(`CN=ACME\\, COMÉRCIO \\+ CIA LTDA:${CNPJ},OU=Certificado PJ A1,O=ICP-Brasil,C=BR`)
@@ -72,7 +72,7 @@ describe("parsePkcs12", () => {
     }))
 
   it.effect("reports the serial number as openssl does, without DER sign padding", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // High bit set: DER stores 00 F1 ..., the number is F1 ...
       const bundle = makePkcs12({ cn: CN, password: PASSWORD, serialHex: "F1E2D3C4B5A6978800" })
       const parsed = yield* parsePkcs12(bundle.pfx, PASSWORD)
@@ -83,7 +83,7 @@ describe("parsePkcs12", () => {
   const encryptions: ReadonlyArray<Pkcs12Encryption> = ["default", "legacy", "3des"]
   for (const encryption of encryptions) {
     it.effect(`reads a bundle exported by openssl with encryption "${encryption}"`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const bundle = makePkcs12({ cn: CN, cnpjOid: CNPJ, password: PASSWORD, encryption, includeChain: true })
         const parsed = yield* parsePkcs12(bundle.pfx, PASSWORD)
         expect(parsed.fingerprintSha256).toBe(bundle.fingerprintSha256)
@@ -94,7 +94,7 @@ describe("parsePkcs12", () => {
 
   for (const algorithm of ["aes256", "aes128", "3des"] as const) {
     it.effect(`reads a bundle built by node-forge with ${algorithm}`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const bundle = standardBundle()
         const pfx = packWithForge({
           privateKeyPem: bundle.privateKeyPem,
@@ -110,7 +110,7 @@ describe("parsePkcs12", () => {
   // forge feeds PBKDF2 the wrong bytes for non-ASCII passwords; Pkcs12Bundle.ts works around it.
   for (const encryption of ["default", "3des"] as const) {
     it.effect(`accepts a non-ASCII password (${encryption})`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const password = "Açaí-São_Paulo-€"
         const bundle = makePkcs12({ cn: CN, cnpjOid: CNPJ, password, encryption })
         const parsed = yield* parsePkcs12(bundle.pfx, password)
@@ -124,7 +124,7 @@ describe("parsePkcs12", () => {
   // unreadable ASN.1 instead; these two OpenSSL bundles (one in ~130 made) fail that way.
   for (const fixture of ["non-ascii-password-a.p12", "non-ascii-password-b.p12"]) {
     it.effect(`accepts a non-ASCII password when forge's wrong key happens to unpad cleanly (${fixture})`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const pfx = new Uint8Array(readFileSync(new URL(`./fixtures/${fixture}`, import.meta.url)))
         const parsed = yield* parsePkcs12(pfx, "Açaí-São_Paulo-€")
         expect(parsed.subject).toBe("CN=Non-ASCII password bundle,O=Test fixture,C=BR")
@@ -134,21 +134,21 @@ describe("parsePkcs12", () => {
   }
 
   it.effect("accepts an empty password", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = makePkcs12({ cn: CN, cnpjOid: CNPJ, password: "" })
       const parsed = yield* parsePkcs12(bundle.pfx, "")
       expect(parsed.taxId).toBe(CNPJ)
     }))
 
   it.effect("refuses a wrong password without echoing it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* expectPkcs12Failure(standardBundle().pfx, "a-wrong-password-123")
       expect(error.reason).toBe("wrong_password")
       expect(error.message).toBe("The PKCS#12 password is incorrect")
     }))
 
   it.effect("refuses garbage, empty and truncated input as malformed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const pfx = standardBundle().pfx
       const inputs = [
         new Uint8Array(0),
@@ -164,7 +164,7 @@ describe("parsePkcs12", () => {
     }))
 
   it.effect("picks the end-entity certificate from an OpenSSL chain bundle", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = makePkcs12({ cn: CN, cnpjOid: CNPJ, password: PASSWORD, includeChain: true })
       const parsed = yield* parsePkcs12(bundle.pfx, PASSWORD)
       expect(parsed.subject).toBe(bundle.subject)
@@ -172,7 +172,7 @@ describe("parsePkcs12", () => {
     }))
 
   it.effect("picks the end-entity certificate when the CA certificate comes first", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = standardBundle()
       const pfx = packWithForge({
         privateKeyPem: bundle.privateKeyPem,
@@ -185,7 +185,7 @@ describe("parsePkcs12", () => {
     }))
 
   it.effect("refuses bundles without a certificate for the key, or without a key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = standardBundle()
       const keyOnly = packWithForge({ privateKeyPem: bundle.privateKeyPem, certificatePems: [], password: PASSWORD })
       expect((yield* expectPkcs12Failure(keyOnly, PASSWORD)).reason).toBe("no_certificate")
@@ -207,12 +207,12 @@ describe("tax id extraction", () => {
   const taxIdOf = (bundle: TestPkcs12) => Effect.map(parsePkcs12(bundle.pfx, PASSWORD), (p) => p.taxId)
 
   it.effect("falls back to the CN suffix when there is no 2.16.76.1.3.3", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* taxIdOf(makePkcs12({ cn: CN, password: PASSWORD }))).toBe(CNPJ)
     }))
 
   it.effect("prefers 2.16.76.1.3.3 over the CN suffix", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = makePkcs12({ cn: "EMPRESA TESTE LTDA:99888777000166", cnpjOid: CNPJ, password: PASSWORD })
       expect(yield* taxIdOf(bundle)).toBe(CNPJ)
     }))
@@ -220,14 +220,14 @@ describe("tax id extraction", () => {
   const oidTypes = ["UTF8", "PRINTABLESTRING", "IA5STRING", "OCTETSTRING", "OCTETSTRING(PRINTABLESTRING)"] as const
   for (const cnpjOidType of oidTypes) {
     it.effect(`reads 2.16.76.1.3.3 encoded as ${cnpjOidType}`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const bundle = makePkcs12({ cn: "EMPRESA TESTE LTDA", cnpjOid: CNPJ, cnpjOidType, password: PASSWORD })
         expect(yield* taxIdOf(bundle)).toBe(CNPJ)
       }))
   }
 
   it.effect("accepts alphanumeric CNPJs, in the OID and in the CN", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const fromOid = makePkcs12({ cn: "EMPRESA NOVA LTDA", cnpjOid: "12ABC34501DE35", password: PASSWORD })
       expect(yield* taxIdOf(fromOid)).toBe("12ABC34501DE35")
       const fromCn = makePkcs12({ cn: "EMPRESA NOVA LTDA:12ABC34501DE35", password: PASSWORD })
@@ -235,14 +235,14 @@ describe("tax id extraction", () => {
     }))
 
   it.effect("falls back to the e-CPF holder data (2.16.76.1.3.1, CPF at positions 9-19)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const personData = "15081980" + "12345678909" + "00000000000" + "000000000000000" + "000000"
       const bundle = makePkcs12({ cn: "FULANO DE TAL", personDataOid: personData, password: PASSWORD })
       expect(yield* taxIdOf(bundle)).toBe("12345678909")
     }))
 
   it.effect("ignores zero-filled values and reports null when nothing identifies the taxpayer", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* taxIdOf(makePkcs12({ cn: "EMPRESA SEM CNPJ", password: PASSWORD }))).toBeNull()
       const zeros = makePkcs12({ cn: "EMPRESA ZERADA", cnpjOid: "00000000000000", password: PASSWORD })
       expect(yield* taxIdOf(zeros)).toBeNull()
@@ -262,7 +262,7 @@ describe("checkCertificate", () => {
   ) => Effect.map(Effect.flip(checkCertificate(parsed, { now, tenantTaxId })), (e) => e.reason)
 
   it.effect("accepts a valid certificate of the tenant, ignoring punctuation and bounds inclusive", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* checkCertificate(cert, { now: new Date("2026-06-01T00:00:00Z"), tenantTaxId: CNPJ })).toBe(cert)
       yield* checkCertificate(cert, { now: notBefore, tenantTaxId: "11.222.333/0001-81" })
       yield* checkCertificate(cert, { now: notAfter, tenantTaxId: " 11222333000181 " })
@@ -271,7 +271,7 @@ describe("checkCertificate", () => {
     }))
 
   it.effect("rejects expired, not-yet-valid, other-tenant and tax-id-less certificates", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* rejection(cert, new Date(notAfter.getTime() + 1))).toBe("expired")
       expect(yield* rejection(cert, new Date(notBefore.getTime() - DAY))).toBe("not_yet_valid")
       expect(yield* rejection(cert, new Date("2026-06-01T00:00:00Z"), "99.888.777/0001-66")).toBe("tax_id_mismatch")
@@ -279,7 +279,7 @@ describe("checkCertificate", () => {
     }))
 
   it.effect("rejects a certificate that really is expired, against the wall clock", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const bundle = makePkcs12({
         cn: CN,
         cnpjOid: CNPJ,

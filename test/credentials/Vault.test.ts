@@ -45,76 +45,108 @@ const newTenantWithCredential = (keys: string) =>
     const p12 = makePkcs12({ cn: `VAULT LTDA:${taxId}`, cnpjOid: taxId, password })
     const credential = yield* Effect.provide(
       Effect.flatMap(CredentialService, (service) =>
-        service.upload(tenantId, { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: Redacted.make(password) })),
+        service.upload(tenantId, {
+          pkcs12: Buffer.from(p12.pfx).toString("base64"),
+          password: Redacted.make(password)
+        })),
       vaultWith(keys)
     )
     return { tenantId, credentialId: credential.id, p12 }
   })
 
 const envelopeOf = (id: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ envelope: string; masterKeyId: string }>`SELECT envelope, master_key_id FROM credentials WHERE id = ${id}`, (rows) => rows[0]!))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(
+        sql<
+          { envelope: string; masterKeyId: string }
+        >`SELECT envelope, master_key_id FROM credentials WHERE id = ${id}`,
+        (rows) => rows[0]!
+      )
+  )
 
 const der = (pem: string) => createPrivateKey(pem).export({ type: "pkcs8", format: "der" })
 
 for (const database of testDatabases) {
-  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`credential vault (${database})`, (it) => {
-    it.effect("hands over the active certificate and private key in memory", () =>
-      Effect.gen(function*() {
-        const { credentialId, p12, tenantId } = yield* newTenantWithCredential(K1)
-        const material = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.activeFor(tenantId)), vaultWith(K1))
-        expect(material.credentialId).toBe(credentialId)
-        expect(der(Redacted.value(material.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
-        expect(material.certificatePem).toContain("BEGIN CERTIFICATE")
-        expect(String(material.privateKeyPem)).toBe("<redacted>")
-        const nobody = asId("tenant", "ten_nobody")
-        const none = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(nobody))), vaultWith(K1))
-        expect(none._tag).toBe("NoActiveCredential")
-      }))
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(
+    `credential vault (${database})`,
+    (it) => {
+      it.effect("hands over the active certificate and private key in memory", () =>
+        Effect.gen(function*() {
+          const { credentialId, p12, tenantId } = yield* newTenantWithCredential(K1)
+          const material = yield* Effect.provide(
+            Effect.flatMap(CredentialVault, (vault) => vault.activeFor(tenantId)),
+            vaultWith(K1)
+          )
+          expect(material.credentialId).toBe(credentialId)
+          expect(der(Redacted.value(material.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
+          expect(material.certificatePem).toContain("BEGIN CERTIFICATE")
+          expect(String(material.privateKeyPem)).toBe("<redacted>")
+          const nobody = asId("tenant", "ten_nobody")
+          const none = yield* Effect.provide(
+            Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(nobody))),
+            vaultWith(K1)
+          )
+          expect(none._tag).toBe("NoActiveCredential")
+        }))
 
-    it.effect("rotates the master key: old envelopes still open, then are re-wrapped under the new key id", () =>
-      Effect.gen(function*() {
-        const { credentialId, p12, tenantId } = yield* newTenantWithCredential(K1)
-        const before = yield* envelopeOf(credentialId)
-        expect(before.masterKeyId).toBe("k1")
-        expect(before.envelope.startsWith("v1:k1:")).toBe(true)
+      it.effect("rotates the master key: old envelopes still open, then are re-wrapped under the new key id", () =>
+        Effect.gen(function*() {
+          const { credentialId, p12, tenantId } = yield* newTenantWithCredential(K1)
+          const before = yield* envelopeOf(credentialId)
+          expect(before.masterKeyId).toBe("k1")
+          expect(before.envelope.startsWith("v1:k1:")).toBe(true)
 
-        // Step 1: the new key first, the old one still listed. Everything still opens.
-        const rotated = vaultWith(`${K2},${K1}`)
-        const opened = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.activeFor(tenantId)), rotated)
-        expect(der(Redacted.value(opened.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
+          // Step 1: the new key first, the old one still listed. Everything still opens.
+          const rotated = vaultWith(`${K2},${K1}`)
+          const opened = yield* Effect.provide(
+            Effect.flatMap(CredentialVault, (vault) => vault.activeFor(tenantId)),
+            rotated
+          )
+          expect(der(Redacted.value(opened.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
 
-        // Step 2: the start-up re-wrap moves every envelope under k2; only the wrapped data key changes.
-        const result = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.rewrapAll), rotated)
-        expect(result.currentKeyId).toBe("k2")
-        expect(result.rewrapped).toBeGreaterThanOrEqual(1)
-        expect(result.failed).toBe(0)
-        const after = yield* envelopeOf(credentialId)
-        expect(after.masterKeyId).toBe("k2")
-        expect(after.envelope.startsWith("v1:k2:")).toBe(true)
-        expect(after.envelope.split(":")[3]).toBe(before.envelope.split(":")[3])
-        expect(after.envelope.split(":")[2]).not.toBe(before.envelope.split(":")[2])
-        const again = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.rewrapAll), rotated)
-        expect(again.rewrapped).toBe(0)
+          // Step 2: the start-up re-wrap moves every envelope under k2; only the wrapped data key changes.
+          const result = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.rewrapAll), rotated)
+          expect(result.currentKeyId).toBe("k2")
+          expect(result.rewrapped).toBeGreaterThanOrEqual(1)
+          expect(result.failed).toBe(0)
+          const after = yield* envelopeOf(credentialId)
+          expect(after.masterKeyId).toBe("k2")
+          expect(after.envelope.startsWith("v1:k2:")).toBe(true)
+          expect(after.envelope.split(":")[3]).toBe(before.envelope.split(":")[3])
+          expect(after.envelope.split(":")[2]).not.toBe(before.envelope.split(":")[2])
+          const again = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.rewrapAll), rotated)
+          expect(again.rewrapped).toBe(0)
 
-        // Step 3: the old key can go.
-        const onlyNew = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => vault.activeFor(tenantId)), vaultWith(K2))
-        expect(der(Redacted.value(onlyNew.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
-        const onlyOld = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(tenantId))), vaultWith(K1))
-        expect(onlyOld._tag).toBe("CredentialUnreadable")
-      }))
+          // Step 3: the old key can go.
+          const onlyNew = yield* Effect.provide(
+            Effect.flatMap(CredentialVault, (vault) => vault.activeFor(tenantId)),
+            vaultWith(K2)
+          )
+          expect(der(Redacted.value(onlyNew.privateKeyPem)).equals(der(p12.privateKeyPem))).toBe(true)
+          const onlyOld = yield* Effect.provide(
+            Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(tenantId))),
+            vaultWith(K1)
+          )
+          expect(onlyOld._tag).toBe("CredentialUnreadable")
+        }))
 
-    it.effect("an envelope copied onto another credential does not open", () =>
-      Effect.gen(function*() {
-        const a = yield* newTenantWithCredential(K1)
-        const b = yield* newTenantWithCredential(K1)
-        const sql = yield* SqlClient.SqlClient
-        const stolen = yield* envelopeOf(a.credentialId)
-        yield* sql`UPDATE credentials SET envelope = ${stolen.envelope} WHERE id = ${b.credentialId}`
-        const error = yield* Effect.provide(Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(b.tenantId))), vaultWith(K1))
-        expect(error._tag).toBe("CredentialUnreadable")
-      }))
-  })
+      it.effect("an envelope copied onto another credential does not open", () =>
+        Effect.gen(function*() {
+          const a = yield* newTenantWithCredential(K1)
+          const b = yield* newTenantWithCredential(K1)
+          const sql = yield* SqlClient.SqlClient
+          const stolen = yield* envelopeOf(a.credentialId)
+          yield* sql`UPDATE credentials SET envelope = ${stolen.envelope} WHERE id = ${b.credentialId}`
+          const error = yield* Effect.provide(
+            Effect.flatMap(CredentialVault, (vault) => Effect.flip(vault.activeFor(b.tenantId))),
+            vaultWith(K1)
+          )
+          expect(error._tag).toBe("CredentialUnreadable")
+        }))
+    }
+  )
 }
 
 describe("secrets at start-up", () => {
@@ -151,16 +183,19 @@ describe("secrets at start-up", () => {
         const [ringAgain, secretAgain] = yield* build
         expect(Buffer.from(ringAgain.current.key).equals(Buffer.from(ring.current.key))).toBe(true)
         expect(Redacted.value(secretAgain)).toBe(Redacted.value(secret))
-      })))
+      })
+    ))
 
   it.effect("production: a missing or malformed secret stops the start with a clear message", () =>
     withDataDir((dataDir) =>
       Effect.gen(function*() {
         const start = (overrides: Parameters<typeof AppConfigTest>[0]) =>
-          Effect.exit(Effect.all([MasterKeys, PaymentProviderSecret]).pipe(
-            Effect.provide(Layer.merge(MasterKeysLive, PaymentProviderSecretLive)),
-            Effect.provide(AppConfigTest({ production: true, dataDir, ...overrides }))
-          ))
+          Effect.exit(
+            Effect.all([MasterKeys, PaymentProviderSecret]).pipe(
+              Effect.provide(Layer.merge(MasterKeysLive, PaymentProviderSecretLive)),
+              Effect.provide(AppConfigTest({ production: true, dataDir, ...overrides }))
+            )
+          )
         const messageOf = (exit: Exit.Exit<unknown, unknown>) => (Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "")
         const missingKey = yield* start({ credentialsMasterKey: Option.none() })
         expect(Exit.isFailure(missingKey)).toBe(true)
@@ -174,5 +209,6 @@ describe("secrets at start-up", () => {
         expect(messageOf(badSecret)).toContain("must be whsec_<base64>")
         // Nothing was generated.
         expect(() => statSync(secretFilePath(dataDir, MASTER_KEY_FILE))).toThrow()
-      })))
+      })
+    ))
 })

@@ -20,7 +20,8 @@ const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 
 // One real bundle, reshaped into each hostile form.
 let bundle: ReturnType<typeof makePkcs12> | undefined
-const realBundle = () => (bundle ??= makePkcs12({ cn: "EMPRESA LTDA:11222333000181", password: PASSWORD, encryption: "3des" }))
+const realBundle =
+  () => (bundle ??= makePkcs12({ cn: "EMPRESA LTDA:11222333000181", password: PASSWORD, encryption: "3des" }))
 
 describe("the derivation budget", () => {
   it("sees iteration counts inside a constructed (chunked) OCTET STRING", () => {
@@ -54,7 +55,6 @@ describe("Pkcs12Opener", () => {
       const wrong = yield* Effect.flip(opener.open(realBundle().pfx, Redacted.make("not the password")))
       expect(wrong.reason).toBe("wrong_password")
     }).pipe(Effect.provide(Pkcs12Opener.layerWith({ threads: 1, timeLimit: Duration.seconds(10) }))))
-
 })
 
 /** Runs `work` while polling /healthz; answers its result and the slowest health check in ms. */

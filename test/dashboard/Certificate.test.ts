@@ -43,7 +43,8 @@ describe.runIf(hasChromium)("dashboard certificate", () => {
   let tenantId: string
   let taxId: string
 
-  const credentials = async () => (await run.api(session).credentials.list({ params: { tenantId }, query: { limit: 10 } })).data
+  const credentials = async () =>
+    (await run.api(session).credentials.list({ params: { tenantId }, query: { limit: 10 } })).data
 
   const openCertificate = async (person: ReturnType<typeof newPerson>) => {
     const watched = await run.open()
@@ -54,7 +55,10 @@ describe.runIf(hasChromium)("dashboard certificate", () => {
   }
 
   beforeAll(async () => {
-    run = await startDashboard({ loginRateLimit: { perMinute: 100_000 }, rateLimit: { perSecond: 100_000, burst: 100_000 } })
+    run = await startDashboard({
+      loginRateLimit: { perMinute: 100_000 },
+      rateLimit: { perSecond: 100_000, burst: 100_000 }
+    })
     const registered = await registerByApi(run, owner)
     session = registered.session
     tenantId = registered.tenantId!
@@ -97,7 +101,15 @@ describe.runIf(hasChromium)("dashboard certificate", () => {
     expect(await card.locator(".expiry").textContent()).toMatch(/^36[45] days to expiry$/)
     expect(await card.locator(".expiry").getAttribute("class")).toContain("ok")
     const shown = await card.textContent()
-    for (const fact of [valid.p12.fingerprintSha256, valid.p12.serialNumber, formatted(taxId), "EMPRESA TESTE LTDA", "active"]) expect(shown).toContain(fact)
+    for (
+      const fact of [
+        valid.p12.fingerprintSha256,
+        valid.p12.serialNumber,
+        formatted(taxId),
+        "EMPRESA TESTE LTDA",
+        "active"
+      ]
+    ) expect(shown).toContain(fact)
     // The form is emptied: no password stays in the page.
     expect(await page.getByLabel("Certificate password").inputValue()).toBe("")
     expect(await page.getByLabel("Certificate file (.pfx or .p12)").inputValue()).toBe("")
@@ -139,7 +151,10 @@ describe.runIf(hasChromium)("dashboard certificate", () => {
   it("shows a developer the certificates without an upload form", async () => {
     const developer = newPerson("certdev")
     const registered = await registerByApi(run, developer, false)
-    await run.api(session).tenants.addMember({ params: { tenantId }, payload: { email: developer.email, role: "developer" } })
+    await run.api(session).tenants.addMember({
+      params: { tenantId },
+      payload: { email: developer.email, role: "developer" }
+    })
     const { page, problems, screenshot } = await openCertificate(developer)
     await page.getByText("Only owners and admins upload certificates").waitFor()
     await page.locator("article.credential").first().waitFor()

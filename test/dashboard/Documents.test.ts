@@ -62,7 +62,8 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     throw new Error(`document ${id} did not reach ${until.join("/")}`)
   }
 
-  const issue = (overrides: Partial<NewDocument>) => run.api(keyToken).documents.issueForKey({ payload: invoice(overrides), headers: {} })
+  const issue = (overrides: Partial<NewDocument>) =>
+    run.api(keyToken).documents.issueForKey({ payload: invoice(overrides), headers: {} })
 
   /** The status badge of the detail's first facts. */
   const detailStatus = (page: Page) => page.locator("dl.facts").first().locator(".badge").first()
@@ -71,10 +72,14 @@ describe.runIf(hasChromium)("dashboard documents", () => {
   const openDocument = async (page: Page, document: Document) => {
     await page.getByRole("navigation").getByRole("link", { name: "Documents" }).click()
     await page.getByRole("link", { name: `No. ${document.number} · series ${document.series}` }).click()
-    await page.getByRole("heading", { level: 1, name: `Document no. ${document.number}, series ${document.series}` }).waitFor()
+    await page.getByRole("heading", { level: 1, name: `Document no. ${document.number}, series ${document.series}` })
+      .waitFor()
   }
 
-  const signedIn = async (person: ReturnType<typeof newPerson>, options: { phone?: boolean; lang?: "en" | "pt" } = {}) => {
+  const signedIn = async (
+    person: ReturnType<typeof newPerson>,
+    options: { phone?: boolean; lang?: "en" | "pt" } = {}
+  ) => {
     const watched = await run.open(options)
     await signInPage(watched.page, person)
     return watched
@@ -128,7 +133,9 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     await page.getByLabel("Status").selectOption("")
     await page.getByLabel("Reference").fill(authorized.reference!)
     await page.getByRole("button", { name: "Apply filters" }).click()
-    await expect.poll(async () => (await rows.count()) === 1 && (await rows.first().textContent())?.includes(authorized.reference!)).toBe(true)
+    await expect.poll(async () =>
+      (await rows.count()) === 1 && (await rows.first().textContent())?.includes(authorized.reference!)
+    ).toBe(true)
 
     // Live only: this tenant has test documents only.
     await page.getByRole("button", { name: "Clear filters" }).first().click()
@@ -257,16 +264,40 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     const accessKey = server.authority!.access_key
     await page.getByText(accessKey).waitFor()
     const facts = await page.locator("main").textContent()
-    for (const fact of ["Maria da Silva", "529.982.247-25", "maria@example.com", "Avenida Paulista, 1000", "CEP 01310-100", "010101", "Consultoria em sistemas", "R$1,500.00", "R$100.00", "R$1,400.00", "2.00 %", "R$28.00", server.authority!.protocol]) {
+    for (
+      const fact of [
+        "Maria da Silva",
+        "529.982.247-25",
+        "maria@example.com",
+        "Avenida Paulista, 1000",
+        "CEP 01310-100",
+        "010101",
+        "Consultoria em sistemas",
+        "R$1,500.00",
+        "R$100.00",
+        "R$1,400.00",
+        "2.00 %",
+        "R$28.00",
+        server.authority!.protocol
+      ]
+    ) {
       expect(facts).toContain(fact)
     }
-    expect(Number(await page.locator("dt", { hasText: /^Attempts$/ }).locator("xpath=following-sibling::dd").textContent())).toBe(server.attempts)
+    expect(
+      Number(await page.locator("dt", { hasText: /^Attempts$/ }).locator("xpath=following-sibling::dd").textContent())
+    ).toBe(server.attempts)
     expect(server.attempts).toBeGreaterThanOrEqual(3)
 
-    const [pdf] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download PDF (DANFSe)" }).click()])
+    const [pdf] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download PDF (DANFSe)" }).click()
+    ])
     expect(pdf.suggestedFilename()).toBe(`NFSe-${accessKey}.pdf`)
     expect(readFileSync((await pdf.path())!).subarray(0, 5).toString("latin1")).toBe("%PDF-")
-    const [xml] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download XML" }).click()])
+    const [xml] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download XML" }).click()
+    ])
     expect(xml.suggestedFilename()).toBe(`NFSe-${accessKey}.xml`)
     const xmlText = readFileSync((await xml.path())!, "utf8")
     expect(xmlText.startsWith("<")).toBe(true)
@@ -366,7 +397,9 @@ describe.runIf(hasChromium)("dashboard documents", () => {
       payload: { reason_code: "other", reason: "A developer trying to cancel." }
     }).then(() => undefined, (error: { code?: string }) => error.code)
     expect(refusal).toBe("forbidden")
-    expect((await run.api(keyToken).documents.getForKey({ params: { docId: authorized.id } })).status).toBe("authorized")
+    expect((await run.api(keyToken).documents.getForKey({ params: { docId: authorized.id } })).status).toBe(
+      "authorized"
+    )
     expect(problems()).toEqual([])
   })
 })

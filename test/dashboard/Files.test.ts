@@ -11,7 +11,9 @@ import { makeTestApp } from "../support/TestApp.js"
 const request = (method: "GET" | "HEAD" | "POST" | "OPTIONS", url: string, headers: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
-    const response = yield* http.execute(HttpClientRequest.make(method)(url).pipe(HttpClientRequest.setHeaders(headers)))
+    const response = yield* http.execute(
+      HttpClientRequest.make(method)(url).pipe(HttpClientRequest.setHeaders(headers))
+    )
     return { status: response.status, headers: response.headers, body: new Uint8Array(yield* response.arrayBuffer) }
   }).pipe(Effect.scoped)
 
@@ -93,7 +95,15 @@ layer(makeTestApp("embedded"), { timeout: 60_000, excludeTestServices: true })("
 
   it.effect("only the built files are served: unknown names and paths out of the folder are 404", () =>
     Effect.gen(function*() {
-      for (const path of ["/assets/missing.js", "/assets/", "/assets/%2e%2e/index.html", "/assets/..%2f..%2fpackage.json", "/assets/index.html.br"]) {
+      for (
+        const path of [
+          "/assets/missing.js",
+          "/assets/",
+          "/assets/%2e%2e/index.html",
+          "/assets/..%2f..%2fpackage.json",
+          "/assets/index.html.br"
+        ]
+      ) {
         const response = yield* request("GET", path)
         expect(response.status, path).toBe(404)
         expect(JSON.parse(text(response.body)).code).toBe("not_found")

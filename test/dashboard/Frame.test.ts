@@ -4,8 +4,8 @@
  * really enforced, both languages, the tenant switcher, the overview's quota and chart, a
  * phone-width screen, signing out, and a session ended elsewhere sending the person back to sign in.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -18,7 +18,8 @@ import {
 } from "../support/Dashboard.js"
 import { cnpj } from "../support/fixtures.js"
 
-const sessionToken = (page: Page) => page.evaluate(() => JSON.parse(sessionStorage.getItem("etd.session") ?? "null")?.token as string | undefined)
+const sessionToken = (page: Page) =>
+  page.evaluate(() => JSON.parse(sessionStorage.getItem("etd.session") ?? "null")?.token as string | undefined)
 
 const storedEverywhere = (page: Page) =>
   page.evaluate(() => ({
@@ -98,7 +99,10 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     const own = await registerInPage(page, person)
     const other = await registerByApi(run, newPerson("othercompany"))
     const me = await run.api(await sessionToken(page)).auth.me()
-    await run.api(other.session).tenants.addMember({ params: { tenantId: other.tenantId! }, payload: { email: person.email, role: "developer" } })
+    await run.api(other.session).tenants.addMember({
+      params: { tenantId: other.tenantId! },
+      payload: { email: person.email, role: "developer" }
+    })
     const otherTenant = await run.api(other.session).tenants.get({ params: { tenantId: other.tenantId! } })
     await page.reload()
     const switcher = page.getByLabel("Tenant", { exact: true })
@@ -134,7 +138,7 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     await expect.poll(() => page.locator(".chart canvas").count()).toBeGreaterThan(0)
     await page.getByText("Show the figures as a table").click()
     const lastRow = page.locator("details table tbody tr").last()
-    expect((await lastRow.locator("td").allTextContents())).toEqual(["0", "3"])
+    expect(await lastRow.locator("td").allTextContents()).toEqual(["0", "3"])
     await expect.poll(() => page.locator("meter").getAttribute("max")).toBe("100")
     await screenshot("overview")
     expect(await accessibilityViolations(page)).toEqual([])

@@ -121,7 +121,8 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
     await page.getByRole("row").filter({ hasText: "pedido-1001" }).waitFor()
     await screenshot("journey-4-documents")
     await page.getByRole("link", { name: `No. ${issued.number} · series ${issued.series}` }).click()
-    await page.getByRole("heading", { level: 1, name: `Document no. ${issued.number}, series ${issued.series}` }).waitFor()
+    await page.getByRole("heading", { level: 1, name: `Document no. ${issued.number}, series ${issued.series}` })
+      .waitFor()
     const download = page.getByRole("button", { name: "Download PDF (DANFSe)" })
     await download.waitFor({ timeout: 30_000 })
     const [pdf] = await Promise.all([page.waitForEvent("download"), download.click()])
@@ -167,7 +168,10 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
     await page.getByRole("row").filter({ hasText: colleague.email }).getByText("developer", { exact: true }).waitFor()
     await screenshot("journey-8-members")
 
-    const developerPage = await context.browser()!.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" })
+    const developerPage = await context.browser()!.newContext({
+      viewport: { width: 1280, height: 900 },
+      locale: "en-GB"
+    })
     const developer = await developerPage.newPage()
     await developer.goto(run.base)
     await signInPage(developer, colleague)
@@ -190,17 +194,24 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
     await developer.screenshot({ path: "test-results/dashboard/journey-9-developer.png", fullPage: true })
     // The server agrees: a developer's session may not manage.
     const [membership] = (await run.api(colleagueAccount.session).auth.myTenants({ query: {} })).data
-    expect(await refusal(run.api(colleagueAccount.session).apiKeys.create({
-      params: { tenantId: membership!.tenant.id },
-      payload: { name: "sneaky", environment: "test", scopes: ["documents:read"] }
-    }))).toBe("forbidden")
+    expect(
+      await refusal(
+        run.api(colleagueAccount.session).apiKeys.create({
+          params: { tenantId: membership!.tenant.id },
+          payload: { name: "sneaky", environment: "test", scopes: ["documents:read"] }
+        })
+      )
+    ).toBe("forbidden")
 
     // The owner removes them; their access ends at once.
     const colleagueRow = page.getByRole("row").filter({ hasText: colleague.email })
     await colleagueRow.getByRole("button", { name: `Remove ${colleague.name}` }).click()
-    await page.getByRole("dialog", { name: `Remove ${colleague.name}?` }).getByRole("button", { name: /^Remove/ }).click()
+    await page.getByRole("dialog", { name: `Remove ${colleague.name}?` }).getByRole("button", { name: /^Remove/ })
+      .click()
     await colleagueRow.waitFor({ state: "detached" })
-    expect(await refusal(run.api(colleagueAccount.session).tenants.get({ params: { tenantId: membership!.tenant.id } }))).toBe("not_found")
+    expect(
+      await refusal(run.api(colleagueAccount.session).tenants.get({ params: { tenantId: membership!.tenant.id } }))
+    ).toBe("not_found")
     await developerPage.close()
     expect(problems()).toEqual([])
   })

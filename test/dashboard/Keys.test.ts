@@ -12,8 +12,8 @@ import {
   type DashboardRun,
   hasChromium,
   newPerson,
-  registerByApi,
   refusal,
+  registerByApi,
   registerInPage,
   signInPage,
   startDashboard
@@ -72,10 +72,14 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     await screenshot("keys-token")
     // The token works from a backend, with the scopes chosen and no others.
     await run.api(token).documents.listForKey({ query: {} })
-    const session = await page.evaluate(() => (JSON.parse(sessionStorage.getItem("etd.session")!) as { token: string }).token)
+    const session = await page.evaluate(() =>
+      (JSON.parse(sessionStorage.getItem("etd.session")!) as { token: string }).token
+    )
     const [membership] = (await run.api(session).auth.myTenants({ query: {} })).data
     const tenantId = membership!.tenant.id
-    expect(await refusal(run.api(token).credentials.list({ params: { tenantId }, query: {} }))).toBe("insufficient_scope")
+    expect(await refusal(run.api(token).credentials.list({ params: { tenantId }, query: {} }))).toBe(
+      "insufficient_scope"
+    )
 
     await shown.getByRole("button", { name: "I have saved it, close" }).click()
     await shown.waitFor({ state: "detached" })
@@ -131,7 +135,8 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     await current.getByText("active").waitFor()
 
     await current.getByRole("button", { name: "Revoke" }).click()
-    await page.getByRole("dialog", { name: "Revoke billing backend?" }).getByRole("button", { name: "Revoke key" }).click()
+    await page.getByRole("dialog", { name: "Revoke billing backend?" }).getByRole("button", { name: "Revoke key" })
+      .click()
     await rowOf(page, "billing backend", 0).getByText("revoked").waitFor()
     expect(await page.getByRole("button", { name: /^(Rotate|Revoke)/ }).count()).toBe(0)
     await page.getByRole("status").filter({ hasText: "Key billing backend revoked." }).waitFor()
@@ -234,8 +239,10 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     const { page, problems, screenshot } = await run.open()
     await signInPage(page, developer)
     await openKeys(page)
-    await page.getByText(/Your role in this tenant is developer: you can see the keys, but only owners and admins/).waitFor()
-    await page.getByRole("rowheader", { name: "worker 21" }).or(page.getByRole("rowheader", { name: "worker 01" })).first().waitFor()
+    await page.getByText(/Your role in this tenant is developer: you can see the keys, but only owners and admins/)
+      .waitFor()
+    await page.getByRole("rowheader", { name: "worker 21" }).or(page.getByRole("rowheader", { name: "worker 01" }))
+      .first().waitFor()
     expect(await page.getByRole("table").getByRole("rowheader").count()).toBe(20)
     await page.getByRole("button", { name: "Load more" }).click()
     await expect.poll(() => page.getByRole("table").getByRole("rowheader").count()).toBe(21)
@@ -245,10 +252,14 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("keys-developer")
     // The server refuses what the page does not offer.
-    expect(await refusal(run.api(dev.session).apiKeys.create({
-      params: { tenantId },
-      payload: { name: "sneaky", environment: "test", scopes: ["documents:read"] }
-    }))).toBe("forbidden")
+    expect(
+      await refusal(
+        run.api(dev.session).apiKeys.create({
+          params: { tenantId },
+          payload: { name: "sneaky", environment: "test", scopes: ["documents:read"] }
+        })
+      )
+    ).toBe("forbidden")
     expect(problems()).toEqual([])
   })
 
@@ -284,7 +295,9 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
 
     // Someone revokes the key elsewhere while this page still shows it active: rotating it is
     // refused, said in the person's language, and the list catches up.
-    const api = run.api(await page.evaluate(() => (JSON.parse(sessionStorage.getItem("etd.session")!) as { token: string }).token))
+    const api = run.api(
+      await page.evaluate(() => (JSON.parse(sessionStorage.getItem("etd.session")!) as { token: string }).token)
+    )
     const tenantId = (await api.auth.myTenants({ query: {} })).data[0]!.tenant.id
     const [key] = (await api.apiKeys.list({ params: { tenantId }, query: {} })).data
     await api.apiKeys.revoke({ params: { tenantId, keyId: key!.id } })

@@ -12,8 +12,8 @@ import {
   type DashboardRun,
   hasChromium,
   newPerson,
-  registerByApi,
   refusal,
+  registerByApi,
   registerInPage,
   signInPage,
   startDashboard
@@ -57,11 +57,17 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const unknown = newPerson("nobody").email
     await page.getByLabel("Their email").fill(unknown)
     await page.getByRole("button", { name: "Add member" }).click()
-    await page.getByRole("alert").filter({ hasText: `No one is registered with ${unknown}. Ask them to create an account first` }).waitFor()
+    await page.getByRole("alert").filter({
+      hasText: `No one is registered with ${unknown}. Ask them to create an account first`
+    }).waitFor()
     await screenshot("members-unknown-email")
 
     // The owner may add owners: the option is there.
-    expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual(["owner", "admin", "developer"])
+    expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual([
+      "owner",
+      "admin",
+      "developer"
+    ])
     await page.getByLabel("Their email").fill(alice.email)
     await page.getByRole("combobox", { name: /^Role/ }).selectOption("developer")
     await page.getByRole("button", { name: "Add member" }).click()
@@ -111,7 +117,9 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const demote = page.getByRole("dialog", { name: "Change boss's role" })
     await demote.getByRole("radio", { name: /^admin/ }).check()
     await demote.getByRole("button", { name: "Save role" }).click()
-    await demote.getByRole("alert").filter({ hasText: "This is the tenant's last owner: make another member an owner first." }).waitFor()
+    await demote.getByRole("alert").filter({
+      hasText: "This is the tenant's last owner: make another member an owner first."
+    }).waitFor()
     await demote.getByRole("button", { name: "Cancel" }).click()
     await me.getByRole("button", { name: "Leave tenant" }).click()
     const leave = page.getByRole("dialog", { name: /^Leave boss Ltda\?/ })
@@ -130,17 +138,27 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const tenantId = ownerAccount.tenantId!
     const admin = newPerson("admin")
     const adminAccount = await registerByApi(run, admin, false)
-    await run.api(ownerAccount.session).tenants.addMember({ params: { tenantId }, payload: { email: admin.email, role: "admin" } })
+    await run.api(ownerAccount.session).tenants.addMember({
+      params: { tenantId },
+      payload: { email: admin.email, role: "admin" }
+    })
 
     const { page, problems } = await run.open()
     await signInPage(page, admin)
     await openMembers(page)
-    expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual(["admin", "developer"])
+    expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual([
+      "admin",
+      "developer"
+    ])
     const ownerRow = rowOf(page, owner.email)
     await ownerRow.getByText("Only an owner can change or remove an owner.").waitFor()
     expect(await ownerRow.getByRole("button").count()).toBe(0)
     await rowOf(page, admin.email).getByRole("button", { name: "Change role" }).waitFor()
-    expect(await refusal(run.api(adminAccount.session).tenants.removeMember({ params: { tenantId, userId: ownerAccount.userId } })))
+    expect(
+      await refusal(
+        run.api(adminAccount.session).tenants.removeMember({ params: { tenantId, userId: ownerAccount.userId } })
+      )
+    )
       .toBe("forbidden")
     expect(problems()).toEqual([])
   })
@@ -156,7 +174,10 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const developer = newPerson("dev")
     // The developer has a tenant of their own too, so the switcher has two entries.
     const devAccount = await registerByApi(run, developer, true)
-    await run.api(ownerAccount.session).tenants.addMember({ params: { tenantId }, payload: { email: developer.email, role: "developer" } })
+    await run.api(ownerAccount.session).tenants.addMember({
+      params: { tenantId },
+      payload: { email: developer.email, role: "developer" }
+    })
 
     const { page, problems, screenshot } = await run.open()
     await signInPage(page, developer)
@@ -169,17 +190,22 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     expect(await page.getByRole("button", { name: /Create a key|Rotate|Revoke/ }).count()).toBe(0)
 
     await openMembers(page)
-    await page.getByText(/only owners and admins add, change or remove them\. You may leave the tenant yourself\./).waitFor()
+    await page.getByText(/only owners and admins add, change or remove them\. You may leave the tenant yourself\./)
+      .waitFor()
     expect(await page.getByRole("button", { name: /Add member|Change role|Remove/ }).count()).toBe(0)
     expect(await page.getByLabel("Their email").count()).toBe(0)
     expect(await rowOf(page, owner.email).getByRole("button").count()).toBe(0)
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("members-developer")
     // What the page does not offer, the server refuses.
-    expect(await refusal(run.api(devAccount.session).tenants.addMember({
-      params: { tenantId },
-      payload: { email: newPerson("x").email, role: "developer" }
-    }))).toBe("forbidden")
+    expect(
+      await refusal(
+        run.api(devAccount.session).tenants.addMember({
+          params: { tenantId },
+          payload: { email: newPerson("x").email, role: "developer" }
+        })
+      )
+    ).toBe("forbidden")
 
     // Leaving: confirmed, then the page starts again without that tenant.
     await rowOf(page, developer.email).getByRole("button", { name: "Leave tenant" }).click()

@@ -30,31 +30,35 @@ interface Received {
 
 /** A receiver that records every request and answers `status` with a short body. */
 const startReceiver = (status: number, body: string) =>
-  new Promise<{ readonly url: string; readonly received: Array<Received>; readonly close: () => Promise<void> }>((resolve) => {
-    const received: Array<Received> = []
-    const flat = (headers: IncomingHttpHeaders) =>
-      Object.fromEntries(Object.entries(headers).flatMap(([name, value]) =>
-        value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value]]
-      ))
-    const server: Server = createServer((request, response) => {
-      const chunks: Array<Buffer> = []
-      request.on("data", (chunk: Buffer) => chunks.push(chunk))
-      request.on("end", () => {
-        received.push({ headers: flat(request.headers), body: Buffer.concat(chunks).toString("utf8") })
-        response.writeHead(status, { "content-type": "text/plain" }).end(body)
+  new Promise<{ readonly url: string; readonly received: Array<Received>; readonly close: () => Promise<void> }>(
+    (resolve) => {
+      const received: Array<Received> = []
+      const flat = (headers: IncomingHttpHeaders) =>
+        Object.fromEntries(
+          Object.entries(headers).flatMap(([name, value]) =>
+            value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value]]
+          )
+        )
+      const server: Server = createServer((request, response) => {
+        const chunks: Array<Buffer> = []
+        request.on("data", (chunk: Buffer) => chunks.push(chunk))
+        request.on("end", () => {
+          received.push({ headers: flat(request.headers), body: Buffer.concat(chunks).toString("utf8") })
+          response.writeHead(status, { "content-type": "text/plain" }).end(body)
+        })
       })
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/nfse`,
-        received,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      }))
-  })
+      server.listen(0, "127.0.0.1", () =>
+        resolve({
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/nfse`,
+          received,
+          close: () =>
+            new Promise<void>((done) => {
+              server.closeAllConnections()
+              server.close(() => done())
+            })
+        }))
+    }
+  )
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>
 
@@ -66,7 +70,11 @@ const invoice = (reference: string) => ({
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 
-const until = async <A,>(read: () => A | undefined | Promise<A | undefined>, what: string, timeoutMs = 30_000): Promise<A> => {
+const until = async <A>(
+  read: () => A | undefined | Promise<A | undefined>,
+  what: string,
+  timeoutMs = 30_000
+): Promise<A> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await read()
@@ -78,7 +86,10 @@ const until = async <A,>(read: () => A | undefined | Promise<A | undefined>, wha
 
 /** The delivery of event `eventId` as the receiver got it, the `nth` time (0 = first). */
 const receivedEvent = (receiver: Receiver, eventId: string, nth = 0) =>
-  until(() => receiver.received.filter((request) => request.headers["webhook-id"] === eventId)[nth], `delivery ${nth + 1} of ${eventId}`)
+  until(
+    () => receiver.received.filter((request) => request.headers["webhook-id"] === eventId)[nth],
+    `delivery ${nth + 1} of ${eventId}`
+  )
 
 /** The event the receiver got about document `documentId`. */
 const eventAbout = (receiver: Receiver, documentId: string) =>
@@ -98,7 +109,8 @@ const refreshUntil = async (page: Page, locator: Locator, what: string) => {
   }, what)
 }
 
-const verify = (secret: string, request: Received) => new Webhook(secret).verify(request.body, request.headers) as { id: string; type: string }
+const verify = (secret: string, request: Received) =>
+  new Webhook(secret).verify(request.body, request.headers) as { id: string; type: string }
 
 describe.runIf(hasChromium)("dashboard webhooks", () => {
   let run: DashboardRun
@@ -180,9 +192,18 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     await screenshot("webhooks-secret")
     await dialog.getByRole("button", { name: "Done" }).click()
 
-    const listed = await run.api(owner.session).webhooks.listEndpoints({ params: { tenantId: owner.tenantId }, query: {} })
+    const listed = await run.api(owner.session).webhooks.listEndpoints({
+      params: { tenantId: owner.tenantId },
+      query: {}
+    })
     expect(listed.data).toHaveLength(1)
-    expect(listed.data[0]).toMatchObject({ environment: "test", url: ok.url, events: ["document.authorized"], enabled: true, description: "ERP receiver" })
+    expect(listed.data[0]).toMatchObject({
+      environment: "test",
+      url: ok.url,
+      events: ["document.authorized"],
+      enabled: true,
+      description: "ERP receiver"
+    })
     endpointId = listed.data[0]!.id
 
     const row = page.getByRole("row").filter({ hasText: ok.url })
@@ -250,7 +271,10 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     await dialog.getByRole("button", { name: "Add endpoint" }).click()
     await dialog.getByRole("alert").filter({ hasText: "url:" }).waitFor()
     expect(await dialog.getByRole("textbox", { name: "Signing secret" }).count()).toBe(0)
-    const listed = await run.api(owner.session).webhooks.listEndpoints({ params: { tenantId: owner.tenantId }, query: {} })
+    const listed = await run.api(owner.session).webhooks.listEndpoints({
+      params: { tenantId: owner.tenantId },
+      query: {}
+    })
     expect(listed.data.map((endpoint) => endpoint.url)).toEqual([ok.url])
     expect(refused.problems()).toEqual([])
     await refused.context.close()
@@ -295,7 +319,8 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     const overflowing = await phone.page.evaluate(() =>
       [document.documentElement, ...document.querySelectorAll(".table-wrap")]
         .filter((element) => element.scrollWidth > element.clientWidth)
-        .map((element) => element.className || element.tagName))
+        .map((element) => element.className || element.tagName)
+    )
     expect(overflowing).toEqual([])
     expect(await accessibilityViolations(phone.page)).toEqual([])
     await phone.screenshot("webhook-detail-phone")
@@ -326,7 +351,10 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     await page.getByRole("button", { name: "Enable" }).waitFor()
     expect(await facts.textContent()).toContain("Disabled")
     expect(await facts.textContent()).toContain("disabled by a member")
-    expect(await run.api(owner.session).webhooks.getEndpoint({ params })).toMatchObject({ enabled: false, disabled_reason: "manual" })
+    expect(await run.api(owner.session).webhooks.getEndpoint({ params })).toMatchObject({
+      enabled: false,
+      disabled_reason: "manual"
+    })
 
     // Enabling asks nothing: it starts deliveries again.
     await page.getByRole("button", { name: "Enable" }).click()
@@ -406,7 +434,10 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     await edit.getByRole("button", { name: "Save changes" }).click()
     await edit.waitFor({ state: "detached" })
     const params = { tenantId: owner.tenantId, endpointId: failingEndpointId }
-    expect((await run.api(owner.session).webhooks.getEndpoint({ params })).events).toEqual(["document.rejected", "document.failed"])
+    expect((await run.api(owner.session).webhooks.getEndpoint({ params })).events).toEqual([
+      "document.rejected",
+      "document.failed"
+    ])
 
     await page.getByRole("button", { name: "Delete" }).click()
     const confirm = page.getByRole("dialog", { name: "Delete this endpoint?" })

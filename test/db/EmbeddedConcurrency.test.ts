@@ -7,105 +7,111 @@ import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { embeddedLayer } from "../../src/db/Database.js"
-import { client, makeTestApp, testDatabases } from "../support/TestApp.js"
 import { cnpj, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
+import { client, makeTestApp, testDatabases } from "../support/TestApp.js"
 
 class Boom {
   readonly _tag = "Boom"
 }
 
-layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })("embedded SqlClient transactions", (it) => {
-  it.effect("100 concurrent read-modify-write transactions lose no update", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE counter (id int PRIMARY KEY, value int NOT NULL)`
-      yield* sql`INSERT INTO counter (id, value) VALUES (1, 0)`
-      const increment = Effect.gen(function*() {
-        const [row] = yield* sql<{ value: number }>`SELECT value FROM counter WHERE id = 1`
-        // Give every other fiber the chance to run between the read and the write.
-        yield* Effect.yieldNow
-        yield* Effect.sleep("1 millis")
-        yield* sql`UPDATE counter SET value = ${row!.value + 1} WHERE id = 1`
-      }).pipe(sql.withTransaction)
-      yield* Effect.all(Array.from({ length: 100 }, () => increment), { concurrency: "unbounded", discard: true })
-      const [final] = yield* sql<{ value: number }>`SELECT value FROM counter WHERE id = 1`
-      expect(final!.value).toBe(100)
-    }))
-
-  it.effect("a failing transaction rolls back only its own writes", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE items (n int PRIMARY KEY)`
-      const write = (n: number) =>
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO items (n) VALUES (${n})`
-          yield* Effect.sleep("2 millis")
-          yield* sql`INSERT INTO items (n) VALUES (${n + 1000})`
-          if (n % 2 === 1) return yield* Effect.fail(new Boom())
-        }).pipe(sql.withTransaction, Effect.result)
-      const results = yield* Effect.all(Array.from({ length: 30 }, (_, n) => write(n)), { concurrency: "unbounded" })
-      expect(results.filter(Result.isFailure)).toHaveLength(15)
-      const rows = yield* sql<{ n: number }>`SELECT n FROM items ORDER BY n`
-      const even = Array.from({ length: 15 }, (_, i) => i * 2)
-      expect(rows.map((row) => row.n)).toEqual([...even, ...even.map((n) => n + 1000)])
-    }))
-
-  it.effect("a statement outside any transaction never joins another fiber's open transaction", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE marks (name text PRIMARY KEY)`
-      const opened = yield* Deferred.make<void>()
-      // Fiber A: BEGIN, insert X, wait while B acts, then fail: its transaction rolls back.
-      const a = yield* Effect.forkChild(
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO marks (name) VALUES ('x')`
-          yield* Deferred.succeed(opened, undefined)
-          yield* Effect.sleep("100 millis")
-          return yield* Effect.fail(new Boom())
-        }).pipe(sql.withTransaction)
-      )
-      yield* Deferred.await(opened)
-      // Fiber B, during A's transaction: a plain insert and a plain read.
-      const b = yield* Effect.forkChild(
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO marks (name) VALUES ('y')`
-          return yield* sql<{ name: string }>`SELECT name FROM marks ORDER BY name`
-        })
-      )
-      const aResult = yield* Effect.result(Fiber.join(a))
-      expect(Result.isFailure(aResult)).toBe(true)
-      // B never saw A's uncommitted row, and its own row survived A's rollback.
-      expect((yield* Fiber.join(b)).map((row) => row.name)).toEqual(["y"])
-      const rows = yield* sql<{ name: string }>`SELECT name FROM marks ORDER BY name`
-      expect(rows.map((row) => row.name)).toEqual(["y"])
-    }))
-
-  it.effect("nested transactions (savepoints) of concurrent fibers stay in their own transaction", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE nested (n int PRIMARY KEY)`
-      const job = (n: number) =>
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO nested (n) VALUES (${n})`
-          // The inner part fails and rolls back to its savepoint; the outer part commits.
-          yield* Effect.result(
-            Effect.gen(function*() {
-              yield* sql`INSERT INTO nested (n) VALUES (${n + 100})`
-              yield* Effect.sleep("1 millis")
-              return yield* Effect.fail(new Boom())
-            }).pipe(sql.withTransaction)
-          )
+layer(embeddedLayer(undefined), { timeout: 60_000, excludeTestServices: true })(
+  "embedded SqlClient transactions",
+  (it) => {
+    it.effect("100 concurrent read-modify-write transactions lose no update", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE counter (id int PRIMARY KEY, value int NOT NULL)`
+        yield* sql`INSERT INTO counter (id, value) VALUES (1, 0)`
+        const increment = Effect.gen(function*() {
+          const [row] = yield* sql<{ value: number }>`SELECT value FROM counter WHERE id = 1`
+          // Give every other fiber the chance to run between the read and the write.
+          yield* Effect.yieldNow
           yield* Effect.sleep("1 millis")
+          yield* sql`UPDATE counter SET value = ${row!.value + 1} WHERE id = 1`
         }).pipe(sql.withTransaction)
-      yield* Effect.all(Array.from({ length: 20 }, (_, n) => job(n)), { concurrency: "unbounded", discard: true })
-      const rows = yield* sql<{ n: number }>`SELECT n FROM nested ORDER BY n`
-      expect(rows.map((row) => row.n)).toEqual(Array.from({ length: 20 }, (_, n) => n))
-    }))
-})
+        yield* Effect.all(Array.from({ length: 100 }, () => increment), { concurrency: "unbounded", discard: true })
+        const [final] = yield* sql<{ value: number }>`SELECT value FROM counter WHERE id = 1`
+        expect(final!.value).toBe(100)
+      }))
+
+    it.effect("a failing transaction rolls back only its own writes", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE items (n int PRIMARY KEY)`
+        const write = (n: number) =>
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO items (n) VALUES (${n})`
+            yield* Effect.sleep("2 millis")
+            yield* sql`INSERT INTO items (n) VALUES (${n + 1000})`
+            if (n % 2 === 1) return yield* Effect.fail(new Boom())
+          }).pipe(sql.withTransaction, Effect.result)
+        const results = yield* Effect.all(Array.from({ length: 30 }, (_, n) => write(n)), { concurrency: "unbounded" })
+        expect(results.filter(Result.isFailure)).toHaveLength(15)
+        const rows = yield* sql<{ n: number }>`SELECT n FROM items ORDER BY n`
+        const even = Array.from({ length: 15 }, (_, i) => i * 2)
+        expect(rows.map((row) => row.n)).toEqual([...even, ...even.map((n) => n + 1000)])
+      }))
+
+    it.effect("a statement outside any transaction never joins another fiber's open transaction", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE marks (name text PRIMARY KEY)`
+        const opened = yield* Deferred.make<void>()
+        // Fiber A: BEGIN, insert X, wait while B acts, then fail: its transaction rolls back.
+        const a = yield* Effect.forkChild(
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO marks (name) VALUES ('x')`
+            yield* Deferred.succeed(opened, undefined)
+            yield* Effect.sleep("100 millis")
+            return yield* Effect.fail(new Boom())
+          }).pipe(sql.withTransaction)
+        )
+        yield* Deferred.await(opened)
+        // Fiber B, during A's transaction: a plain insert and a plain read.
+        const b = yield* Effect.forkChild(
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO marks (name) VALUES ('y')`
+            return yield* sql<{ name: string }>`SELECT name FROM marks ORDER BY name`
+          })
+        )
+        const aResult = yield* Effect.result(Fiber.join(a))
+        expect(Result.isFailure(aResult)).toBe(true)
+        // B never saw A's uncommitted row, and its own row survived A's rollback.
+        expect((yield* Fiber.join(b)).map((row) => row.name)).toEqual(["y"])
+        const rows = yield* sql<{ name: string }>`SELECT name FROM marks ORDER BY name`
+        expect(rows.map((row) => row.name)).toEqual(["y"])
+      }))
+
+    it.effect("nested transactions (savepoints) of concurrent fibers stay in their own transaction", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE nested (n int PRIMARY KEY)`
+        const job = (n: number) =>
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO nested (n) VALUES (${n})`
+            // The inner part fails and rolls back to its savepoint; the outer part commits.
+            yield* Effect.result(
+              Effect.gen(function*() {
+                yield* sql`INSERT INTO nested (n) VALUES (${n + 100})`
+                yield* Effect.sleep("1 millis")
+                return yield* Effect.fail(new Boom())
+              }).pipe(sql.withTransaction)
+            )
+            yield* Effect.sleep("1 millis")
+          }).pipe(sql.withTransaction)
+        yield* Effect.all(Array.from({ length: 20 }, (_, n) => job(n)), { concurrency: "unbounded", discard: true })
+        const rows = yield* sql<{ n: number }>`SELECT n FROM nested ORDER BY n`
+        expect(rows.map((row) => row.n)).toEqual(Array.from({ length: 20 }, (_, n) => n))
+      }))
+  }
+)
 
 for (const database of testDatabases) {
   // The per-address budget of registration would otherwise stop 40 registrations from one client.
-  layer(makeTestApp(database, { loginRateLimit: { perMinute: 1000 } }), { timeout: 120_000, excludeTestServices: true })(
+  layer(makeTestApp(database, { loginRateLimit: { perMinute: 1000 } }), {
+    timeout: 120_000,
+    excludeTestServices: true
+  })(
     `concurrent writes through the API (${database})`,
     (it) => {
       it.effect("40 registrations with tenants and 40 key creations at once keep every invariant", () =>
@@ -130,14 +136,12 @@ for (const database of testDatabases) {
                 password: Redacted.make(PASSWORD),
                 tenant: { name: `Concurrent ${i} Ltda`, tax_id: cnpj() }
               }
-            }).pipe(Effect.map((r) => ({ userId: r.user.id, tenantId: r.tenant?.id })))
-          )
+            }).pipe(Effect.map((r) => ({ userId: r.user.id, tenantId: r.tenant?.id }))))
           const keys = Array.from({ length: 40 }, (_, i) =>
             dashboard.apiKeys.create({
               params: { tenantId: owner.tenantId },
               payload: { name: `key ${i}`, environment: i % 2 === 0 ? "test" : "live", scopes: ["documents:read"] }
-            }).pipe(Effect.map((k) => ({ keyId: k.api_key.id, token: k.token })))
-          )
+            }).pipe(Effect.map((k) => ({ keyId: k.api_key.id, token: k.token }))))
           const all = <A, E>(requests: ReadonlyArray<Effect.Effect<A, E>>) =>
             Effect.all(requests.map((request) => Effect.result(request)), { concurrency: "unbounded" })
           // Both batches at once, every request in flight together.
@@ -190,7 +194,9 @@ for (const database of testDatabases) {
 
           // And each key works.
           const tenantOf = yield* Effect.all(
-            created.map((k) => Effect.flatMap(client(k.token), (api) => api.tenants.get({ params: { tenantId: owner.tenantId } }))),
+            created.map((k) =>
+              Effect.flatMap(client(k.token), (api) => api.tenants.get({ params: { tenantId: owner.tenantId } }))
+            ),
             { concurrency: 10 }
           )
           expect(tenantOf.every((tenant) => tenant.id === owner.tenantId)).toBe(true)

@@ -2,10 +2,10 @@
  * The interactive API reference at /docs, opened in a real browser (headless Chromium): it must
  * render the contract without reaching the internet, and without script errors.
  */
-import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { HttpServer } from "effect/http"
 import { existsSync } from "node:fs"
 import { createServer } from "node:http"
 import { chromium } from "playwright-core"
@@ -26,7 +26,15 @@ describe.runIf(existsSync(CHROMIUM))("API reference page", () => {
       )
       const browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        args: [
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync"
+        ]
       })
       try {
         const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
@@ -43,7 +51,9 @@ describe.runIf(existsSync(CHROMIUM))("API reference page", () => {
         // Scalar renders the document's title and the operations of each group.
         await page.getByText("Electronic tax-document issuing API").first().waitFor({ timeout: 20_000 })
         await page.getByText("/v1/tenants/{tenantId}/documents").first().waitFor({ timeout: 20_000 })
-        if (process.env["DOCS_SCREENSHOT"]) await page.screenshot({ path: process.env["DOCS_SCREENSHOT"], fullPage: false })
+        if (process.env["DOCS_SCREENSHOT"]) {
+          await page.screenshot({ path: process.env["DOCS_SCREENSHOT"], fullPage: false })
+        }
         expect(errors).toEqual([])
         expect(offsite).toEqual([])
       } finally {

@@ -139,7 +139,8 @@ describe("the README's walkthrough", () => {
 
     it(title("runs in bash -euo pipefail, each step answering as its comment says"), async () => {
       const result = await runBash(blocks.join("\n\n"), 90_000)
-      const report = `exit ${result.code ?? result.signal}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}` +
+      const report =
+        `exit ${result.code ?? result.signal}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}` +
         `\n--- service (last lines)\n${serviceOutput.split("\n").slice(-20).join("\n")}`
       expect(result.code, report).toBe(0)
       // What the comments under the printing steps promise.
@@ -156,5 +157,4 @@ describe("the README's walkthrough", () => {
       expect(readFileSync(join(workDir, "nfse.xml"), "utf8")).toMatch(/^<\?xml/u)
     }, 120_000)
   })
-
 })

@@ -57,7 +57,9 @@ export const proseLines = (text: string): Array<{ readonly line: number; readonl
     if (fence === undefined) {
       if (opening) fence = opening[1]
       else out.push({ line: index + 1, text: line })
-    } else if (opening && opening[1]![0] === fence[0] && opening[1]!.length >= fence.length && line.trim() === opening[1]) {
+    } else if (
+      opening && opening[1]![0] === fence[0] && opening[1]!.length >= fence.length && line.trim() === opening[1]
+    ) {
       fence = undefined
     }
   })
@@ -90,8 +92,11 @@ export const anchorsOf = (text: string): ReadonlySet<string> => {
     const atx = /^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/u.exec(content)
     if (atx) heading = atx[1] ?? ""
     const next = lines[index + 1]
-    if (heading === undefined && next !== undefined && next.line === line + 1 && content.trim() !== "" &&
-      /^ {0,3}(=+|-+)[ \t]*$/u.test(next.text) && !/^ {0,3}([-*+]|\d+[.)])[ \t]/u.test(content) && !content.includes("|")) {
+    if (
+      heading === undefined && next !== undefined && next.line === line + 1 && content.trim() !== "" &&
+      /^ {0,3}(=+|-+)[ \t]*$/u.test(next.text) && !/^ {0,3}([-*+]|\d+[.)])[ \t]/u.test(content) &&
+      !content.includes("|")
+    ) {
       heading = content
     }
     if (heading !== undefined) {
@@ -120,7 +125,11 @@ export const linksOf = (text: string): Array<Link> => {
       continue
     }
     const withoutCode = content.replace(/(`+)[^`]*?\1/gu, (span) => " ".repeat(span.length))
-    for (const match of withoutCode.matchAll(/\]\(\s*(<[^>]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/gu)) {
+    for (
+      const match of withoutCode.matchAll(
+        /\]\(\s*(<[^>]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/gu
+      )
+    ) {
       links.push({ line, target: unbracket(match[1]!) })
     }
   }
@@ -146,7 +155,7 @@ export const brokenLinks = (files: ReadonlySet<string>, read: (path: string) => 
   const anchorCache = new Map<string, ReadonlySet<string>>()
   const anchors = (path: string) => {
     let found = anchorCache.get(path)
-    if (found === undefined) anchorCache.set(path, (found = anchorsOf(read(path))))
+    if (found === undefined) anchorCache.set(path, found = anchorsOf(read(path)))
     return found
   }
   const isFolder = (path: string) => path === "" || [...files].some((file) => file.startsWith(`${path}/`))
@@ -207,7 +216,9 @@ export const walkthroughBlocks = (markdown: string): Array<string> => {
     if (!WALKTHROUGH_MARKER.test(lines[i]!.trim())) continue
     let j = i + 1
     while (j < lines.length && lines[j]!.trim() === "") j++
-    if (!/^```bash\s*$/u.test(lines[j] ?? "")) throw new Error(`line ${i + 1}: a walkthrough marker must be followed by a \`\`\`bash block`)
+    if (!/^```bash\s*$/u.test(lines[j] ?? "")) {
+      throw new Error(`line ${i + 1}: a walkthrough marker must be followed by a \`\`\`bash block`)
+    }
     const body: Array<string> = []
     for (j++; j < lines.length && !/^```\s*$/u.test(lines[j]!); j++) body.push(lines[j]!)
     if (j === lines.length) throw new Error(`line ${i + 1}: the walkthrough block is not closed`)

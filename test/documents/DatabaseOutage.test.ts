@@ -11,8 +11,8 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import { makeApp } from "../../src/App.js"
-import { createKey, registerOwner } from "../support/fixtures.js"
 import { postgresThroughProxy } from "../support/Databases.js"
+import { createKey, registerOwner } from "../support/fixtures.js"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
 import { httpServerTest, rawRequest, testConfig } from "../support/TestApp.js"
 
@@ -101,7 +101,9 @@ if (postgresUrl === undefined) {
         const documents: Array<string> = []
         let cursor: string | undefined
         do {
-          const page = yield* rawRequest("GET", `/v1/documents?limit=100${cursor ? `&starting_after=${cursor}` : ""}`, { token })
+          const page = yield* rawRequest("GET", `/v1/documents?limit=100${cursor ? `&starting_after=${cursor}` : ""}`, {
+            token
+          })
           const data = page.json?.["data"] as Array<{ id: string; reference: string }>
           documents.push(...data.map((d) => d.reference))
           cursor = page.json?.["has_more"] ? data[data.length - 1]?.id : undefined

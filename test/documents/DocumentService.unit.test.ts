@@ -6,16 +6,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { Statement } from "effect/sql"
 import { TaxAuthorities, type TaxAuthority } from "../../src/authority/TaxAuthority.js"
-import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 import { Transaction } from "../../src/db/Repository.js"
+import type { NewDocument } from "../../src/documents/Api.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService } from "../../src/documents/DocumentService.js"
 import { Idempotency } from "../../src/documents/Idempotency.js"
 import { IssuanceQueue, type NewIssuanceJob } from "../../src/documents/IssuanceQueue.js"
-import type { NewDocument } from "../../src/documents/Api.js"
 import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
+import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 
 const payload: NewDocument = {
   type: "service_invoice",
@@ -42,7 +42,17 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
   const enqueued: Array<NewIssuanceJob> = []
   const mocks = Layer.mergeAll(
     Layer.mock(TenantService, {
-      issuer: () => Effect.succeed(Option.some({ name: "Prestadora Ltda", taxId: "11222333000181", verified: false, simplesNacional: "not_opted" as const, taxIdVerifiedByAnother: false, ...tenant }))
+      issuer: () =>
+        Effect.succeed(
+          Option.some({
+            name: "Prestadora Ltda",
+            taxId: "11222333000181",
+            verified: false,
+            simplesNacional: "not_opted" as const,
+            taxIdVerifiedByAnother: false,
+            ...tenant
+          })
+        )
     }),
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),
@@ -59,7 +69,10 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       }
     }),
     // Both environments on the simulator: no certificate needed.
-    Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: acceptingAll("production"), test: acceptingAll("homologation") })),
+    Layer.succeed(
+      TaxAuthorities,
+      TaxAuthorities.fromEach({ live: acceptingAll("production"), test: acceptingAll("homologation") })
+    ),
     // These tests send no Idempotency-Key.
     Layer.mock(Idempotency, { hold: () => (effect) => effect }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })
@@ -73,7 +86,9 @@ describe("DocumentService (neighbours mocked)", () => {
     const { calls, enqueued, layer } = serviceWith({ status: "suspended", monthlyQuota: 100 })
     return Effect.gen(function*() {
       const service = yield* DocumentService
-      const error = yield* Effect.flip(service.issue({ tenantId: asId("tenant", "ten_x"), environment: "live" }, payload, undefined))
+      const error = yield* Effect.flip(
+        service.issue({ tenantId: asId("tenant", "ten_x"), environment: "live" }, payload, undefined)
+      )
       expect(error._tag).toBe("TenantSuspended")
       expect(calls).toEqual([])
       expect(enqueued).toEqual([])
@@ -85,7 +100,11 @@ describe("DocumentService (neighbours mocked)", () => {
     return Effect.gen(function*() {
       const service = yield* DocumentService
       // A suspended tenant can still issue test documents, and they take no quota.
-      const document = yield* service.issue({ tenantId: asId("tenant", "ten_x"), environment: "test" }, payload, undefined)
+      const document = yield* service.issue(
+        { tenantId: asId("tenant", "ten_x"), environment: "test" },
+        payload,
+        undefined
+      )
       expect(document.status).toBe("queued")
       expect(document.number).toBe(42)
       expect(calls).toEqual(["accept"])

@@ -59,7 +59,11 @@ for (const database of testDatabases) {
         const late = yield* Effect.flip(idempotency.complete(scope, slow.token, 202, { id: "doc_slow" }))
         expect(late._tag).toBe("IdempotencyConflict")
         yield* idempotency.complete(scope, fresh.token, 202, { id: "doc_fresh" })
-        expect(yield* idempotency.claim(scope, hash)).toEqual({ _tag: "Replay", status: 202, body: { id: "doc_fresh" } })
+        expect(yield* idempotency.claim(scope, hash)).toEqual({
+          _tag: "Replay",
+          status: 202,
+          body: { id: "doc_fresh" }
+        })
         // Nor can the stale request give the key back.
         yield* idempotency.release(scope, slow.token)
         expect((yield* idempotency.claim(scope, hash))._tag).toBe("Replay")

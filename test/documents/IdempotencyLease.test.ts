@@ -19,42 +19,56 @@ const documentBody = {
 }
 
 for (const database of testDatabases) {
-  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`idempotency leases (${database})`, (it) => {
-    it.effect("the claim of a request whose instance died is taken over within 5 s", () =>
-      Effect.gen(function*() {
-        expect(Duration.toMillis(CLAIM_LEASE)).toBeLessThanOrEqual(5_000)
-        const owner = yield* registerOwner("lease-dead")
-        const { token } = yield* createKey(owner, "test", ["documents:write"])
-        const idempotency = yield* Idempotency
-        // The claim as a request makes it, then nothing: its instance was killed.
-        const scope = { tenantId: owner.tenantId, environment: "test" as const, key: "order-crashed" }
-        const claimed = yield* idempotency.claim(scope, requestHash(Schema.decodeUnknownSync(NewDocument)(documentBody)))
-        expect(claimed._tag).toBe("Claimed")
+  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(
+    `idempotency leases (${database})`,
+    (it) => {
+      it.effect("the claim of a request whose instance died is taken over within 5 s", () =>
+        Effect.gen(function*() {
+          expect(Duration.toMillis(CLAIM_LEASE)).toBeLessThanOrEqual(5_000)
+          const owner = yield* registerOwner("lease-dead")
+          const { token } = yield* createKey(owner, "test", ["documents:write"])
+          const idempotency = yield* Idempotency
+          // The claim as a request makes it, then nothing: its instance was killed.
+          const scope = { tenantId: owner.tenantId, environment: "test" as const, key: "order-crashed" }
+          const claimed = yield* idempotency.claim(
+            scope,
+            requestHash(Schema.decodeUnknownSync(NewDocument)(documentBody))
+          )
+          expect(claimed._tag).toBe("Claimed")
 
-        // The client's retry waits for the dead claim's lease to run out, then is served.
-        const started = Date.now()
-        const retried = yield* rawRequest("POST", "/v1/documents", { token, body: documentBody, headers: { "idempotency-key": "order-crashed" } })
-        expect(retried.status, retried.text).toBe(202)
-        expect(Date.now() - started).toBeLessThan(5_000)
-        // Afterwards the key replays that one answer.
-        const replayed = yield* rawRequest("POST", "/v1/documents", { token, body: documentBody, headers: { "idempotency-key": "order-crashed" } })
-        expect(replayed.json?.["id"]).toBe(retried.json?.["id"])
-      }).pipe(Effect.provide(Idempotency.layer)))
+          // The client's retry waits for the dead claim's lease to run out, then is served.
+          const started = Date.now()
+          const retried = yield* rawRequest("POST", "/v1/documents", {
+            token,
+            body: documentBody,
+            headers: { "idempotency-key": "order-crashed" }
+          })
+          expect(retried.status, retried.text).toBe(202)
+          expect(Date.now() - started).toBeLessThan(5_000)
+          // Afterwards the key replays that one answer.
+          const replayed = yield* rawRequest("POST", "/v1/documents", {
+            token,
+            body: documentBody,
+            headers: { "idempotency-key": "order-crashed" }
+          })
+          expect(replayed.json?.["id"]).toBe(retried.json?.["id"])
+        }).pipe(Effect.provide(Idempotency.layer)))
 
-    it.effect("a live request keeps its claim past the lease: a duplicate is still 409", () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner("lease-alive")
-        const idempotency = yield* Idempotency
-        const scope = { tenantId: owner.tenantId, environment: "test" as const, key: "order-slow" }
-        const claimed = yield* idempotency.claim(scope, "same body")
-        if (claimed._tag !== "Claimed") throw new Error(`expected a claim, got ${claimed._tag}`)
-        // A request that runs twice as long as the lease, renewing as it goes.
-        const slow = yield* Effect.forkChild(
-          idempotency.hold(scope, claimed.token)(Effect.sleep(Duration.times(CLAIM_LEASE, 2)))
-        )
-        yield* Effect.sleep(Duration.sum(CLAIM_LEASE, Duration.seconds(1)))
-        expect((yield* idempotency.claim(scope, "same body"))._tag).toBe("InFlight")
-        yield* Fiber.join(slow)
-      }).pipe(Effect.provide(Idempotency.layer)))
-  })
+      it.effect("a live request keeps its claim past the lease: a duplicate is still 409", () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner("lease-alive")
+          const idempotency = yield* Idempotency
+          const scope = { tenantId: owner.tenantId, environment: "test" as const, key: "order-slow" }
+          const claimed = yield* idempotency.claim(scope, "same body")
+          if (claimed._tag !== "Claimed") throw new Error(`expected a claim, got ${claimed._tag}`)
+          // A request that runs twice as long as the lease, renewing as it goes.
+          const slow = yield* Effect.forkChild(
+            idempotency.hold(scope, claimed.token)(Effect.sleep(Duration.times(CLAIM_LEASE, 2)))
+          )
+          yield* Effect.sleep(Duration.sum(CLAIM_LEASE, Duration.seconds(1)))
+          expect((yield* idempotency.claim(scope, "same body"))._tag).toBe("InFlight")
+          yield* Fiber.join(slow)
+        }).pipe(Effect.provide(Idempotency.layer)))
+    }
+  )
 }

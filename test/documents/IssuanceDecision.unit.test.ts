@@ -5,9 +5,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Option } from "effect"
-import type { EventType } from "../../src/domain/Events.js"
 import type { DocumentChange, StoredDocument } from "../../src/documents/DocumentRepo.js"
-import { decideIssuance, IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "../../src/documents/IssuanceDecision.js"
+import {
+  decideIssuance,
+  IssuanceDecision,
+  type IssuanceFacts,
+  IssuanceOutcome
+} from "../../src/documents/IssuanceDecision.js"
+import type { EventType } from "../../src/domain/Events.js"
 import { storedDocument } from "../support/storedDocument.js"
 
 const FIRST = new Date("2026-11-10T12:00:00Z")
@@ -30,7 +35,12 @@ const requested = {
   protocol: null,
   error: null
 }
-const cancelRequested: StoredDocument = { ...submitting, status: "cancel_requested", authority, cancellation: requested }
+const cancelRequested: StoredDocument = {
+  ...submitting,
+  status: "cancel_requested",
+  authority,
+  cancellation: requested
+}
 
 const submit = { kind: "submit" as const, firstAttemptAt: FIRST }
 const cancel = { kind: "cancel" as const, firstAttemptAt: FIRST }
@@ -47,11 +57,19 @@ const lastError = (code: string, message: string) => ({ code, message, at: AT })
 
 /** The job ends with `change` written over `document`; the event carries the document as it then stands. */
 const settled = (document: StoredDocument, change: DocumentChange, event: EventType) =>
-  IssuanceDecision.Settle({ at: AT, change, nfseXml: undefined, event, document: { ...document, ...change, updatedAt: AT } })
+  IssuanceDecision.Settle({
+    at: AT,
+    change,
+    nfseXml: undefined,
+    event,
+    document: { ...document, ...change, updatedAt: AT }
+  })
 
 describe("decideIssuance", () => {
   it("a document an earlier owner of the job settled: the job ends, nothing else is written", () => {
-    expect(decideIssuance(IssuanceOutcome.AlreadySettled(), submit, submitting, facts())).toEqual(IssuanceDecision.Complete())
+    expect(decideIssuance(IssuanceOutcome.AlreadySettled(), submit, submitting, facts())).toEqual(
+      IssuanceDecision.Complete()
+    )
   })
 
   it("an authorization settles the document as authorized and keeps the note's XML; the event carries the document as it now stands", () => {
@@ -80,14 +98,24 @@ describe("decideIssuance", () => {
   })
 
   it("a rejection is final: the document is rejected with the authority's code and message", () => {
-    const decision = decideIssuance(IssuanceOutcome.Rejected({ code: "E0310", message: "Invalid taker" }), submit, submitting, facts())
+    const decision = decideIssuance(
+      IssuanceOutcome.Rejected({ code: "E0310", message: "Invalid taker" }),
+      submit,
+      submitting,
+      facts()
+    )
     const change: DocumentChange = { status: "rejected", rejection: { code: "E0310", message: "Invalid taker" } }
     expect(decision).toEqual(settled(submitting, change, "document.rejected"))
   })
 
   it("a cancellation keeps the request's reason and records when and under which protocol it was cancelled", () => {
     const cancelledAt = new Date("2026-11-10T12:09:00Z")
-    const decision = decideIssuance(IssuanceOutcome.Cancelled({ protocol: "C1", cancelledAt }), cancel, cancelRequested, facts())
+    const decision = decideIssuance(
+      IssuanceOutcome.Cancelled({ protocol: "C1", cancelledAt }),
+      cancel,
+      cancelRequested,
+      facts()
+    )
     const change: DocumentChange = {
       status: "cancelled",
       cancellation: { ...requested, cancelled_at: cancelledAt, protocol: "C1", error: null }
@@ -98,11 +126,19 @@ describe("decideIssuance", () => {
   it("a cancellation an earlier attempt already made (found, no protocol of ours) clears an earlier error", () => {
     const cancelledAt = new Date("2026-11-10T12:06:00Z")
     const earlier = { ...cancelRequested, cancellation: { ...requested, error: { code: "E1", message: "earlier" } } }
-    const decision = decideIssuance(IssuanceOutcome.Cancelled({ protocol: null, cancelledAt }), cancel, earlier, facts())
+    const decision = decideIssuance(
+      IssuanceOutcome.Cancelled({ protocol: null, cancelledAt }),
+      cancel,
+      earlier,
+      facts()
+    )
     expect(decision).toMatchObject({
       _tag: "Settle",
       event: "document.cancelled",
-      change: { status: "cancelled", cancellation: { ...requested, cancelled_at: cancelledAt, protocol: null, error: null } }
+      change: {
+        status: "cancelled",
+        cancellation: { ...requested, cancelled_at: cancelledAt, protocol: null, error: null }
+      }
     })
   })
 
@@ -121,7 +157,10 @@ describe("decideIssuance", () => {
   })
 
   describe("a request that never left", () => {
-    const notSent = IssuanceOutcome.NotSent({ code: "credential_unusable", message: "The tenant's certificate cannot sign" })
+    const notSent = IssuanceOutcome.NotSent({
+      code: "credential_unusable",
+      message: "The tenant's certificate cannot sign"
+    })
 
     it("fails a submission at once, however early in the window", () => {
       const decision = decideIssuance(notSent, submit, submitting, facts())
@@ -136,7 +175,10 @@ describe("decideIssuance", () => {
       const decision = decideIssuance(notSent, cancel, cancelRequested, facts())
       const change: DocumentChange = {
         status: "authorized",
-        cancellation: { ...requested, error: { code: "credential_unusable", message: "The tenant's certificate cannot sign" } },
+        cancellation: {
+          ...requested,
+          error: { code: "credential_unusable", message: "The tenant's certificate cannot sign" }
+        },
         lastError: lastError("credential_unusable", "The tenant's certificate cannot sign")
       }
       expect(decision).toEqual(settled(cancelRequested, change, "document.cancellation_failed"))
@@ -153,24 +195,41 @@ describe("decideIssuance", () => {
         documentId: submitting.id,
         change: { lastError: lastError(problem.code, problem.message) }
       }))
-      expect(decideIssuance(transient, cancel, cancelRequested, facts())).toMatchObject({ _tag: "Retry", documentId: cancelRequested.id })
+      expect(decideIssuance(transient, cancel, cancelRequested, facts())).toMatchObject({
+        _tag: "Retry",
+        documentId: cancelRequested.id
+      })
     })
 
     it("a next attempt that would fall exactly at the window's end is still made; a millisecond later it is not", () => {
       const toEnd = Duration.millis(FIRST.getTime() + Duration.toMillis(WINDOW) - AT.getTime())
-      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(toEnd) }))._tag).toBe("Retry")
+      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(toEnd) }))._tag).toBe(
+        "Retry"
+      )
       const past = Duration.sum(toEnd, Duration.millis(1))
-      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(past) }))._tag).toBe("Settle")
+      expect(decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(past) }))._tag).toBe(
+        "Settle"
+      )
     })
 
     it("past the window a submission fails with the last error", () => {
-      const decision = decideIssuance(transient, submit, submitting, facts({ retryDelay: Option.some(Duration.hours(1)) }))
+      const decision = decideIssuance(
+        transient,
+        submit,
+        submitting,
+        facts({ retryDelay: Option.some(Duration.hours(1)) })
+      )
       const change: DocumentChange = { status: "failed", lastError: lastError(problem.code, problem.message) }
       expect(decision).toEqual(settled(submitting, change, "document.failed"))
     })
 
     it("past the window a cancellation is given up: the note stays authorized, its cancellation says the authority did not answer", () => {
-      const decision = decideIssuance(transient, cancel, cancelRequested, facts({ retryDelay: Option.some(Duration.hours(1)) }))
+      const decision = decideIssuance(
+        transient,
+        cancel,
+        cancelRequested,
+        facts({ retryDelay: Option.some(Duration.hours(1)) })
+      )
       expect(decision).toMatchObject({
         _tag: "Settle",
         event: "document.cancellation_failed",
@@ -189,7 +248,9 @@ describe("decideIssuance", () => {
       const late = { ...submit, firstAttemptAt: new Date(AT.getTime() - Duration.toMillis(WINDOW)) }
       expect(decideIssuance(transient, late, submitting, facts())._tag).toBe("Settle")
       const fresh = { ...submit, firstAttemptAt: null }
-      expect(decideIssuance(transient, fresh, submitting, facts({ retryDelay: Option.some(Duration.minutes(59)) }))._tag)
+      expect(
+        decideIssuance(transient, fresh, submitting, facts({ retryDelay: Option.some(Duration.minutes(59)) }))._tag
+      )
         .toBe("Retry")
     })
 

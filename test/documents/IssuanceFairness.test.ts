@@ -40,55 +40,74 @@ const newTenant = Effect.gen(function*() {
 })
 
 for (const database of testDatabases) {
-  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`issuance fairness (${database})`, (it) => {
-    it.effect("a tenant's burst against a slow authority holds at most its cap of workers: another tenant's document goes through at once", () => {
-      let noisyTenant = asId("tenant", "")
-      let inFlight = 0
-      let mostInFlight = 0
-      // The noisy tenant's submissions take 3 s each; the others' are answered at once.
-      const submit: SubmitScript = (submission, _, authorize) =>
-        submission.tenantId !== noisyTenant ? authorize : Effect.sync(() => {
-          inFlight += 1
-          mostInFlight = Math.max(mostInFlight, inFlight)
-        }).pipe(Effect.andThen(Effect.sleep("3 seconds")), Effect.andThen(authorize), Effect.ensuring(Effect.sync(() => inFlight -= 1)))
-      const services = Layer.mergeAll(DocumentService.layer, DocumentRepo.layer, IssuanceQueue.layer, TenantService.layer, Readiness.layer).pipe(
-        Layer.provideMerge(EventLogLive),
-        Layer.provideMerge(Transaction.layer),
-        Layer.provideMerge(Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({
-          live: makeScriptedAuthority("production", { submit }).authority,
-          test: makeScriptedAuthority("homologation", { submit }).authority
-        }))),
-        Layer.provideMerge(AppConfigTest({
-          queue: { instanceId: "issuance-fairness", shutdownGrace: Duration.millis(200) },
-          issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-          fairness: { issuancePerTenant: 2, webhooksPerTenant: 4, webhooksPerEndpoint: 4 }
-        }))
-      )
-      const issue = (tenantId: TenantId) =>
-        Effect.flatMap(DocumentService, (documents) => documents.issue({ tenantId, environment: "test" }, payload, undefined))
-      return Effect.gen(function*() {
-        noisyTenant = yield* newTenant
-        const quiet = yield* newTenant
-        yield* Effect.forEach(Array.from({ length: 10 }), () => issue(noisyTenant), { discard: true })
-        const scope = yield* Scope.make()
-        yield* Layer.buildWithScope(IssuanceWorkersLive, scope)
-        for (let i = 0; i < 200 && inFlight < 2; i++) yield* Effect.sleep("10 millis")
-        const issuedAt = Date.now()
-        const document = yield* issue(quiet)
-        const sql = yield* SqlClient.SqlClient
-        let status = "pending"
-        for (let i = 0; i < 300 && status !== "authorized"; i++) {
-          yield* Effect.sleep("10 millis")
-          const [row] = yield* sql<{ status: string }>`SELECT status FROM documents WHERE id = ${document.id}`
-          status = row!.status
-        }
-        const waited = Date.now() - issuedAt
-        yield* Scope.close(scope, Exit.void)
-        // Without the cap the four workers all wait on the noisy tenant's submissions (3 s each).
-        expect(status).toBe("authorized")
-        expect(waited).toBeLessThan(1500)
-        expect(mostInFlight).toBe(2)
-      }).pipe(Effect.provide(services), TestClock.withLive)
-    })
-  })
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(
+    `issuance fairness (${database})`,
+    (it) => {
+      it.effect("a tenant's burst against a slow authority holds at most its cap of workers: another tenant's document goes through at once", () => {
+        let noisyTenant = asId("tenant", "")
+        let inFlight = 0
+        let mostInFlight = 0
+        // The noisy tenant's submissions take 3 s each; the others' are answered at once.
+        const submit: SubmitScript = (submission, _, authorize) =>
+          submission.tenantId !== noisyTenant ? authorize : Effect.sync(() => {
+            inFlight += 1
+            mostInFlight = Math.max(mostInFlight, inFlight)
+          }).pipe(
+            Effect.andThen(Effect.sleep("3 seconds")),
+            Effect.andThen(authorize),
+            Effect.ensuring(Effect.sync(() => inFlight -= 1))
+          )
+        const services = Layer.mergeAll(
+          DocumentService.layer,
+          DocumentRepo.layer,
+          IssuanceQueue.layer,
+          TenantService.layer,
+          Readiness.layer
+        ).pipe(
+          Layer.provideMerge(EventLogLive),
+          Layer.provideMerge(Transaction.layer),
+          Layer.provideMerge(Layer.succeed(
+            TaxAuthorities,
+            TaxAuthorities.fromEach({
+              live: makeScriptedAuthority("production", { submit }).authority,
+              test: makeScriptedAuthority("homologation", { submit }).authority
+            })
+          )),
+          Layer.provideMerge(AppConfigTest({
+            queue: { instanceId: "issuance-fairness", shutdownGrace: Duration.millis(200) },
+            issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
+            fairness: { issuancePerTenant: 2, webhooksPerTenant: 4, webhooksPerEndpoint: 4 }
+          }))
+        )
+        const issue = (tenantId: TenantId) =>
+          Effect.flatMap(
+            DocumentService,
+            (documents) => documents.issue({ tenantId, environment: "test" }, payload, undefined)
+          )
+        return Effect.gen(function*() {
+          noisyTenant = yield* newTenant
+          const quiet = yield* newTenant
+          yield* Effect.forEach(Array.from({ length: 10 }), () => issue(noisyTenant), { discard: true })
+          const scope = yield* Scope.make()
+          yield* Layer.buildWithScope(IssuanceWorkersLive, scope)
+          for (let i = 0; i < 200 && inFlight < 2; i++) yield* Effect.sleep("10 millis")
+          const issuedAt = Date.now()
+          const document = yield* issue(quiet)
+          const sql = yield* SqlClient.SqlClient
+          let status = "pending"
+          for (let i = 0; i < 300 && status !== "authorized"; i++) {
+            yield* Effect.sleep("10 millis")
+            const [row] = yield* sql<{ status: string }>`SELECT status FROM documents WHERE id = ${document.id}`
+            status = row!.status
+          }
+          const waited = Date.now() - issuedAt
+          yield* Scope.close(scope, Exit.void)
+          // Without the cap the four workers all wait on the noisy tenant's submissions (3 s each).
+          expect(status).toBe("authorized")
+          expect(waited).toBeLessThan(1500)
+          expect(mostInFlight).toBe(2)
+        }).pipe(Effect.provide(services), TestClock.withLive)
+      })
+    }
+  )
 }

@@ -7,9 +7,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { AuthorityUnavailable, RequestNotSent, TaxAuthorities, type TaxAuthority } from "../../src/authority/TaxAuthority.js"
-import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
-import { storedDocument } from "../support/storedDocument.js"
+import {
+  AuthorityUnavailable,
+  RequestNotSent,
+  TaxAuthorities,
+  type TaxAuthority
+} from "../../src/authority/TaxAuthority.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { type DocumentChange, DocumentRepo } from "../../src/documents/DocumentRepo.js"
@@ -17,6 +20,8 @@ import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQue
 import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
+import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
+import { storedDocument } from "../support/storedDocument.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
@@ -78,14 +83,27 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
     Layer.mock(TenantService, {
       issuers: () =>
         Effect.succeed(
-          new Map([[stored.tenantId, { name: "Prestadora", taxId: "11222333000181", status: "active" as const, monthlyQuota: 100, verified: false, simplesNacional: "not_opted" as const, taxIdVerifiedByAnother: false }]])
+          new Map([[stored.tenantId, {
+            name: "Prestadora",
+            taxId: "11222333000181",
+            status: "active" as const,
+            monthlyQuota: 100,
+            verified: false,
+            simplesNacional: "not_opted" as const,
+            taxIdVerifiedByAnother: false
+          }]])
         )
     }),
     Layer.mock(EventLog, {
       record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
     }),
-    Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: { ...sandbox, system: "production" }, test: sandbox })),
-    AppConfigTest({ retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) } }),
+    Layer.succeed(
+      TaxAuthorities,
+      TaxAuthorities.fromEach({ live: { ...sandbox, system: "production" }, test: sandbox })
+    ),
+    AppConfigTest({
+      retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) }
+    }),
     Transaction.layerTest
   )
   return { queueWrites, changes, events, objects, submitted, storedXml: stored_xml, layer: mocks }
@@ -105,7 +123,9 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       // The first retry waits the schedule's first delay: 2 s, jittered.
       expect(runAt - START).toBeGreaterThanOrEqual(1600)
       expect(runAt - START).toBeLessThanOrEqual(2400)
-      expect(changes).toEqual([{ lastError: { code: "authority_unavailable", message: "503 from the authority", at: new Date(START) } }])
+      expect(changes).toEqual([{
+        lastError: { code: "authority_unavailable", message: "503 from the authority", at: new Date(START) }
+      }])
       expect(events).toEqual([])
     }).pipe(Effect.provide(layer))
   })
@@ -113,7 +133,9 @@ describe("IssuanceWorker (neighbours mocked)", () => {
   it.effect("a request that never left (a certificate that cannot sign) fails the document at once: no retry, nothing sent", () => {
     const { changes, events, queueWrites, layer } = workerWith({
       submit: () =>
-        Effect.fail(new RequestNotSent({ code: "credential_unusable", message: "The tenant's certificate cannot sign" }))
+        Effect.fail(
+          new RequestNotSent({ code: "credential_unusable", message: "The tenant's certificate cannot sign" })
+        )
     })
     return Effect.gen(function*() {
       yield* TestClock.setTime(START)
@@ -131,7 +153,9 @@ describe("IssuanceWorker (neighbours mocked)", () => {
   it.effect("a retry that cannot ask whether the first attempt was authorized (no certificate any more) keeps retrying, never fails", () => {
     const { changes, events, queueWrites, submitted, layer } = workerWith({
       lookup: () =>
-        Effect.fail(new RequestNotSent({ code: "credential_required", message: "The tenant's A1 certificate has expired" }))
+        Effect.fail(
+          new RequestNotSent({ code: "credential_required", message: "The tenant's A1 certificate has expired" })
+        )
     })
     return Effect.gen(function*() {
       yield* TestClock.setTime(START)
@@ -153,7 +177,13 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       lookup: () =>
         Effect.succeed(Option.some({
           status: "authorized" as const,
-          authorization: { accessKey: "3".repeat(50), protocol: "P-1", authorizedAt, nfseNumber: "7", nfseXml: "<NFSe/>" },
+          authorization: {
+            accessKey: "3".repeat(50),
+            protocol: "P-1",
+            authorizedAt,
+            nfseNumber: "7",
+            nfseXml: "<NFSe/>"
+          },
           cancelledAt: null
         }))
     })

@@ -13,23 +13,23 @@ import {
   AuthorityUnavailable,
   TaxAuthorities
 } from "../../src/authority/TaxAuthority.js"
-import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
+import { type AppConfigShape, AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
+import { Transaction } from "../../src/db/Repository.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService, type Issuer } from "../../src/documents/DocumentService.js"
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
-import { claimOne } from "../support/claimOne.js"
+import { IssuanceWorkersLive, makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { asId } from "../../src/domain/Ids.js"
+import { delayAfter, exponentialBackoff } from "../../src/queue/Backoff.js"
+import { Readiness } from "../../src/runtime/Readiness.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
-import { Transaction } from "../../src/db/Repository.js"
-import { delayAfter, exponentialBackoff } from "../../src/queue/Backoff.js"
-import { IssuanceWorkersLive, makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
-import { Readiness } from "../../src/runtime/Readiness.js"
-import { cnpj } from "../support/taxIds.js"
-import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
+import { claimOne } from "../support/claimOne.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
+import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
+import { cnpj } from "../support/taxIds.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
@@ -64,7 +64,9 @@ const instance = (
   ).pipe(
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(Transaction.layer),
-    Layer.provideMerge(Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: live.authority, test: sandbox.authority }))),
+    Layer.provideMerge(
+      Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: live.authority, test: sandbox.authority }))
+    ),
     Layer.provideMerge(AppConfigTest({
       ...workerConfig("worker-a"),
       retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) },
@@ -81,7 +83,10 @@ let tenantCounter = 0
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   tenantCounter += 1
-  const id = asId("tenant", `ten_pipeline${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`)
+  const id = asId(
+    "tenant",
+    `ten_pipeline${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`
+  )
   yield* sql`
     INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
     VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${100}, ${new Date(START)})`
@@ -142,7 +147,9 @@ for (const database of testDatabases) {
       it.effect("retries transient failures on the schedule, reconciling before each retry", () => {
         const { live, services } = instance({
           submit: (_, attempt, authorize) =>
-            attempt <= 2 ? Effect.fail(new AuthorityUnavailable({ message: "503 from the authority", status: 503 })) : authorize
+            attempt <= 2
+              ? Effect.fail(new AuthorityUnavailable({ message: "503 from the authority", status: 503 }))
+              : authorize
         })
         return Effect.gen(function*() {
           yield* TestClock.setTime(START)
@@ -224,7 +231,9 @@ for (const database of testDatabases) {
       it.effect("a timeout after the authority authorized is reconciled without a second submission", () => {
         const { live, services } = instance({
           submit: (_, attempt, authorize) =>
-            attempt === 1 ? Effect.andThen(authorize, Effect.fail(new AuthorityTimeout({ message: "no answer" }))) : authorize
+            attempt === 1
+              ? Effect.andThen(authorize, Effect.fail(new AuthorityTimeout({ message: "no answer" })))
+              : authorize
         })
         return Effect.gen(function*() {
           yield* TestClock.setTime(START)
@@ -248,7 +257,10 @@ for (const database of testDatabases) {
           yield* TestClock.setTime(START)
           const tenantId = yield* newTenant
           const doc = yield* Effect.provide(
-            Effect.flatMap(DocumentService, (documents) => documents.issue({ tenantId, environment: "live" }, payload(), undefined)),
+            Effect.flatMap(
+              DocumentService,
+              (documents) => documents.issue({ tenantId, environment: "live" }, payload(), undefined)
+            ),
             crashed.services
           )
           const inFlight = yield* Effect.provide(
@@ -328,11 +340,23 @@ for (const database of testDatabases) {
               else yield* TestClock.adjust("1 second")
             }
           })
-          const [ok, refused, down] = yield* Effect.forEach([1, 2, 3], () => documents.issue(issuer, payload(), undefined))
+          const [ok, refused, down] = yield* Effect.forEach(
+            [1, 2, 3],
+            () => documents.issue(issuer, payload(), undefined)
+          )
           yield* drain
-          yield* documents.cancel(issuer, asId("document", ok!.id), { reason_code: "issue_error", reason: "Wrong amount on the invoice" })
-          yield* documents.cancel(issuer, asId("document", refused!.id), { reason_code: "other", reason: "please refuse this one" })
-          yield* documents.cancel(issuer, asId("document", down!.id), { reason_code: "other", reason: "authority unavailable case" })
+          yield* documents.cancel(issuer, asId("document", ok!.id), {
+            reason_code: "issue_error",
+            reason: "Wrong amount on the invoice"
+          })
+          yield* documents.cancel(issuer, asId("document", refused!.id), {
+            reason_code: "other",
+            reason: "please refuse this one"
+          })
+          yield* documents.cancel(issuer, asId("document", down!.id), {
+            reason_code: "other",
+            reason: "authority unavailable case"
+          })
           expect((yield* documentStatus(ok!.id)).status).toBe("cancel_requested")
           yield* drain
 
@@ -358,8 +382,14 @@ for (const database of testDatabases) {
         return Effect.gen(function*() {
           const tenantId = yield* newTenant
           yield* Effect.provide(
-            Effect.flatMap(DocumentService, (documents) =>
-              Effect.forEach(Array.from({ length: 30 }), () => documents.issue({ tenantId, environment: "live" }, payload(), undefined))),
+            Effect.flatMap(
+              DocumentService,
+              (documents) =>
+                Effect.forEach(
+                  Array.from({ length: 30 }),
+                  () => documents.issue({ tenantId, environment: "live" }, payload(), undefined)
+                )
+            ),
             a.services
           )
           // Both pools talk to the same authority, as two instances of the service would.
@@ -393,7 +423,10 @@ for (const database of testDatabases) {
         return Effect.gen(function*() {
           const tenantId = yield* newTenant
           const doc = yield* Effect.provide(
-            Effect.flatMap(DocumentService, (documents) => documents.issue({ tenantId, environment: "test" }, payload(), undefined)),
+            Effect.flatMap(
+              DocumentService,
+              (documents) => documents.issue({ tenantId, environment: "test" }, payload(), undefined)
+            ),
             slow.services
           )
           const scope = yield* Scope.make()
@@ -407,4 +440,3 @@ for (const database of testDatabases) {
     }
   )
 }
-

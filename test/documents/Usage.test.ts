@@ -91,14 +91,20 @@ for (const database of testDatabases) {
         const one = yield* api.usage.get({ params: { tenantId: owner.tenantId }, query: { days: 1 } })
         expect(one.days).toEqual([{ date: utcDate(today), live: 1, test: 2 }])
 
-        const otherUsage = yield* (yield* client(other.session)).usage.get({ params: { tenantId: other.tenantId }, query: { days: 1 } })
+        const otherUsage = yield* (yield* client(other.session)).usage.get({
+          params: { tenantId: other.tenantId },
+          query: { days: 1 }
+        })
         expect(otherUsage.days).toEqual([{ date: utcDate(today), live: 0, test: 1 }])
       }))
 
     it.effect("a tenant without documents gets every day at zero", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner("empty")
-        const usage = yield* (yield* client(owner.session)).usage.get({ params: { tenantId: owner.tenantId }, query: {} })
+        const usage = yield* (yield* client(owner.session)).usage.get({
+          params: { tenantId: owner.tenantId },
+          query: {}
+        })
         expect(usage.days).toHaveLength(30)
         expect(usage.days.every((d) => d.live === 0 && d.test === 0)).toBe(true)
       }))

@@ -18,7 +18,6 @@ import {
 } from "../../src/domain/Money.js"
 import { jsonSchemaOf } from "../support/jsonSchema.js"
 
-
 const ok = (input: Parameters<typeof computeAmounts>[0]) => Result.getOrThrow(computeAmounts(input))
 const fail = (input: Parameters<typeof computeAmounts>[0]): InvalidAmounts => {
   const result = computeAmounts(input)
@@ -27,8 +26,26 @@ const fail = (input: Parameters<typeof computeAmounts>[0]): InvalidAmounts => {
 }
 
 const INVALID_RATES = [
-  "2,00", "-1", "101", "100.01", "100.00001", "abc", "2.12345", "", " 2", "2 ", "2.", ".5", "1e1",
-  "+2", "0x10", "123", "2.0.0", "NaN", "Infinity", "٢"
+  "2,00",
+  "-1",
+  "101",
+  "100.01",
+  "100.00001",
+  "abc",
+  "2.12345",
+  "",
+  " 2",
+  "2 ",
+  "2.",
+  ".5",
+  "1e1",
+  "+2",
+  "0x10",
+  "123",
+  "2.0.0",
+  "NaN",
+  "Infinity",
+  "٢"
 ]
 
 describe("Centavos", () => {
@@ -83,9 +100,21 @@ describe("Rate", () => {
 
   it("formats canonically with at least two decimals", () => {
     const cases: Array<[string, string]> = [
-      ["2", "2.00"], ["2.0", "2.00"], ["2.00", "2.00"], ["02.00", "2.00"], ["2.5", "2.50"],
-      ["2.50", "2.50"], ["2.125", "2.125"], ["2.1250", "2.125"], ["0", "0.00"], ["0.0001", "0.0001"],
-      ["100", "100.00"], ["99.9999", "99.9999"], ["5.1", "5.10"], ["5.12", "5.12"], ["5.1200", "5.12"]
+      ["2", "2.00"],
+      ["2.0", "2.00"],
+      ["2.00", "2.00"],
+      ["02.00", "2.00"],
+      ["2.5", "2.50"],
+      ["2.50", "2.50"],
+      ["2.125", "2.125"],
+      ["2.1250", "2.125"],
+      ["0", "0.00"],
+      ["0.0001", "0.0001"],
+      ["100", "100.00"],
+      ["99.9999", "99.9999"],
+      ["5.1", "5.10"],
+      ["5.12", "5.12"],
+      ["5.1200", "5.12"]
     ]
     for (const [input, expected] of cases) {
       expect(normalizeRate(input), input).toEqual(Result.succeed(expected))

@@ -70,8 +70,7 @@ const singleSubstitutions = (s: string, alphabetAt: (i: number) => string): Arra
 }
 
 const formatCpf = (d: string) => `${d.slice(0, 3)}.${d.slice(3, 6)}.${d.slice(6, 9)}-${d.slice(9)}`
-const formatCnpj = (d: string) =>
-  `${d.slice(0, 2)}.${d.slice(2, 5)}.${d.slice(5, 8)}/${d.slice(8, 12)}-${d.slice(12)}`
+const formatCnpj = (d: string) => `${d.slice(0, 2)}.${d.slice(2, 5)}.${d.slice(5, 8)}/${d.slice(8, 12)}-${d.slice(12)}`
 
 describe("normalizeTaxId", () => {
   it("strips punctuation and spaces and upper-cases", () => {
@@ -232,7 +231,6 @@ describe("taxIdKind", () => {
   })
 })
 
-
 // Like v3's array formatter: one `{ path, message }` per issue.
 const formatIssues = (error: Schema.SchemaError) => SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues
 
@@ -301,7 +299,7 @@ describe("schemas", () => {
     expect(typePattern.test("529.982.247-25")).toBe(false)
 
     const body = jsonSchemaOf(Schema.Struct({ tax_id: TaxId, municipality_code: MunicipalityCode }))
-    expect(JSON.stringify(body)).toContain('"pattern":"^[0-9]{7}$"')
+    expect(JSON.stringify(body)).toContain("\"pattern\":\"^[0-9]{7}$\"")
   })
 
   it("MunicipalityCode is exactly 7 digits", () => {

@@ -23,7 +23,11 @@ const answer = (status: number, body: unknown, headers: Record<string, string> =
   }
 })
 
-const error = (extra: Record<string, unknown> = {}) => ({ code: "invalid_request", message: "The request is not valid.", ...extra })
+const error = (extra: Record<string, unknown> = {}) => ({
+  code: "invalid_request",
+  message: "The request is not valid.",
+  ...extra
+})
 
 describe("the fuzz oracle", () => {
   it("passes a well-formed error and a success", () => {
@@ -60,14 +64,19 @@ describe("the fuzz oracle", () => {
       "RangeError: Maximum call stack size exceeded"
     ]
     for (const message of leaks) {
-      expect(problemsOf(request(), answer(400, error({ message })), []).some((p) => p.startsWith("the body shows")), message).toBe(true)
+      expect(
+        problemsOf(request(), answer(400, error({ message })), []).some((p) => p.startsWith("the body shows")),
+        message
+      ).toBe(true)
     }
     expect(problemsOf(request(), answer(200, { name: "at handler (/app/src/x.ts:1:1)" }), []).length).toBeGreaterThan(0)
   })
 
   it("does not count as a leak what the client itself sent", () => {
     const sent = request(JSON.stringify({ notes: "see /tmp/a.ts:12 and SELECT 1 FROM t" }))
-    const quoted = error({ message: "notes: Expected at most 10 characters, got \"see /tmp/a.ts:12 and SELECT 1 FROM t\"" })
+    const quoted = error({
+      message: "notes: Expected at most 10 characters, got \"see /tmp/a.ts:12 and SELECT 1 FROM t\""
+    })
     expect(problemsOf(sent, answer(400, quoted), [])).toEqual([])
   })
 
@@ -87,7 +96,9 @@ describe("the fuzz oracle", () => {
       "the body repeats a credential of the request"
     )
     const login = request(JSON.stringify({ email: "a@example.com", password: "hunter2hunter2" }), "/v1/auth/login")
-    expect(problemsOf(login, answer(400, error({ issues: [{ path: ["password"], message: "got hunter2hunter2" }] })), [])).toContain(
+    expect(
+      problemsOf(login, answer(400, error({ issues: [{ path: ["password"], message: "got hunter2hunter2" }] })), [])
+    ).toContain(
       "the body repeats a credential of the request"
     )
   })

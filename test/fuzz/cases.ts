@@ -15,8 +15,8 @@ import {
   hugeText,
   type Known,
   malformedJson,
-  type Mutation,
   mutate,
+  type Mutation,
   mutation,
   nestedText,
   nesting,
@@ -53,7 +53,12 @@ type BodyPlan =
   | { readonly _tag: "Mutated"; readonly sample: number; readonly mutations: ReadonlyArray<Mutation> }
   | { readonly _tag: "Json"; readonly value: unknown }
   | { readonly _tag: "Malformed"; readonly text: string }
-  | { readonly _tag: "Nested"; readonly depth: number; readonly shape: Parameters<typeof nestedText>[0]["shape"]; readonly inside: number | undefined }
+  | {
+    readonly _tag: "Nested"
+    readonly depth: number
+    readonly shape: Parameters<typeof nestedText>[0]["shape"]
+    readonly inside: number | undefined
+  }
   | { readonly _tag: "Huge"; readonly offset: number; readonly shape: Parameters<typeof hugeText>[0]["shape"] }
   | { readonly _tag: "NotUtf8"; readonly variant: number; readonly sample: number }
   | { readonly _tag: "Multipart"; readonly form: MultipartPlan }
@@ -182,13 +187,26 @@ const multipartPlan = (fields: ReadonlyArray<string>): fc.Arbitrary<MultipartPla
       fc.record({
         name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: edgeString }),
         filename: fc.constantFrom(undefined, "certificate.pfx", "", "../../etc/x.p12", "ção.p12", "f".repeat(300)),
-        content: fc.constantFrom("certificate" as const, "password" as const, "junk" as const, "oversized" as const, "text" as const),
+        content: fc.constantFrom(
+          "certificate" as const,
+          "password" as const,
+          "junk" as const,
+          "oversized" as const,
+          "text" as const
+        ),
         text: edgeString,
         junk: fc.uint8Array({ maxLength: 300 })
       }),
       { maxLength: 4 }
     ),
-    damage: fc.constantFrom("none" as const, "none" as const, "none" as const, "no-final-boundary" as const, "wrong-boundary" as const, "no-part-headers" as const)
+    damage: fc.constantFrom(
+      "none" as const,
+      "none" as const,
+      "none" as const,
+      "no-final-boundary" as const,
+      "wrong-boundary" as const,
+      "no-part-headers" as const
+    )
   })
 
 const bodyPlan = (endpoint: ContractEndpoint, pools: Pools): fc.Arbitrary<BodyPlan> => {
@@ -208,16 +226,26 @@ const bodyPlan = (endpoint: ContractEndpoint, pools: Pools): fc.Arbitrary<BodyPl
           arbitrary: fc.record({
             _tag: fc.constant("Mutated" as const),
             sample,
-            mutations: fc.array(fc.record({ _tag: fc.constant("Known" as const), at: fc.nat(), pick: fc.nat() }), { minLength: 1, maxLength: 3 })
+            mutations: fc.array(fc.record({ _tag: fc.constant("Known" as const), at: fc.nat(), pick: fc.nat() }), {
+              minLength: 1,
+              maxLength: 3
+            })
           })
         },
         {
           weight: weight(10),
-          arbitrary: fc.record({ _tag: fc.constant("Mutated" as const), sample, mutations: fc.array(mutation(pools.known), { minLength: 1, maxLength: 3 }) })
+          arbitrary: fc.record({
+            _tag: fc.constant("Mutated" as const),
+            sample,
+            mutations: fc.array(mutation(pools.known), { minLength: 1, maxLength: 3 })
+          })
         },
         {
           weight: weight(3),
-          arbitrary: sample.chain((s) => malformedJson(validText(s))).map((text) => ({ _tag: "Malformed" as const, text }))
+          arbitrary: sample.chain((s) => malformedJson(validText(s))).map((text) => ({
+            _tag: "Malformed" as const,
+            text
+          }))
         },
         { weight: weight(1), arbitrary: fc.record({ _tag: fc.constant("NotUtf8" as const), variant: notUtf8, sample }) }
       ]
@@ -233,32 +261,50 @@ const bodyPlan = (endpoint: ContractEndpoint, pools: Pools): fc.Arbitrary<BodyPl
     },
     { weight: weight(1), arbitrary: huge.map((h) => ({ _tag: "Huge" as const, ...h })) },
     ...(pools.multipartFields.length > 0
-      ? [{ weight: 6, arbitrary: multipartPlan(pools.multipartFields).map((form) => ({ _tag: "Multipart" as const, form })) }]
+      ? [{
+        weight: 6,
+        arbitrary: multipartPlan(pools.multipartFields).map((form) => ({ _tag: "Multipart" as const, form }))
+      }]
       : [])
   )
 }
 
 const WRONG_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
-export const planArbitrary = (endpoint: ContractEndpoint, auth: AuthKind, world: World, pools: Pools): fc.Arbitrary<Plan> => {
+export const planArbitrary = (
+  endpoint: ContractEndpoint,
+  auth: AuthKind,
+  world: World,
+  pools: Pools
+): fc.Arbitrary<Plan> => {
   const anyIds = [...Object.values(world.a.ids).flat(), ...Object.values(world.b.ids).flat()]
   const segments = fc.record(
     Object.fromEntries(endpoint.pathParams.map((name) => [
       name,
-      segmentArb(name, world, pools.params.map((p) => p[name]).filter((v): v is string => typeof v === "string"), anyIds)
+      segmentArb(
+        name,
+        world,
+        pools.params.map((p) => p[name]).filter((v): v is string => typeof v === "string"),
+        anyIds
+      )
     ]))
   )
   const queryNames = propertyNames(endpoint.query)
   return fc.record({
     endpoint: fc.constant(endpoint.name),
-    method: fc.oneof({ weight: 15, arbitrary: fc.constant(endpoint.method) }, { weight: 1, arbitrary: fc.constantFrom(...WRONG_METHODS) }),
+    method: fc.oneof({ weight: 15, arbitrary: fc.constant(endpoint.method) }, {
+      weight: 1,
+      arbitrary: fc.constantFrom(...WRONG_METHODS)
+    }),
     auth: fc.constant(auth),
     junkAuthorization: auth === "junk" ? junkAuthorization(world) : fc.constant(undefined),
     segments,
     // Now and then the unprefixed alias of a `/v1` path (SPEC §2).
     alias: fc.oneof({ weight: 7, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     query: fc.record({
-      sample: pools.query.length > 0 ? fc.option(fc.nat({ max: pools.query.length - 1 }), { nil: undefined }) : fc.constant(undefined),
+      sample: pools.query.length > 0
+        ? fc.option(fc.nat({ max: pools.query.length - 1 }), { nil: undefined })
+        : fc.constant(undefined),
       edits: fc.oneof(
         { weight: endpoint.query === undefined ? 6 : 2, arbitrary: fc.constant([]) },
         { weight: 1, arbitrary: fc.array(queryEdit(queryNames, anyIds), { minLength: 1, maxLength: 3 }) }
@@ -291,7 +337,9 @@ const bearerOf = (plan: Plan, world: World): string | undefined => {
 
 const queryString = (plan: Plan, pools: Pools): string => {
   const base = plan.query.sample === undefined ? {} : pools.query[plan.query.sample] ?? {}
-  const entries: Array<[string, string]> = Object.entries(base).map(([k, v]) => [percentEncode(k), percentEncode(String(v))])
+  const entries: Array<[string, string]> = Object.entries(base).map((
+    [k, v]
+  ) => [percentEncode(k), percentEncode(String(v))])
   for (const edit of plan.query.edits) {
     switch (edit._tag) {
       case "Set":
@@ -321,7 +369,9 @@ const multipartBytes = (form: MultipartPlan, world: World): { bytes: Uint8Array;
       : part.content === "oversized"
       ? Buffer.alloc(80 * 1024, 0x30)
       : Buffer.from(part.text)
-    const disposition = `form-data; name="${percentEncode(part.name)}"${part.filename === undefined ? "" : `; filename="${part.filename}"`}`
+    const disposition = `form-data; name="${percentEncode(part.name)}"${
+      part.filename === undefined ? "" : `; filename="${part.filename}"`
+    }`
     const headers = form.damage === "no-part-headers" ? "" : `Content-Disposition: ${disposition}\r\n` +
       (part.filename === undefined ? "" : "Content-Type: application/x-pkcs12\r\n")
     chunks.push(Buffer.from(`--${boundary}\r\n${headers}\r\n`), content, Buffer.from("\r\n"))
@@ -331,7 +381,11 @@ const multipartBytes = (form: MultipartPlan, world: World): { bytes: Uint8Array;
   return { bytes: Buffer.concat(chunks), type: `multipart/form-data; boundary=${declared}` }
 }
 
-const bodyBytes = (plan: Plan, pools: Pools, world: World): { bytes: Uint8Array | undefined; type: string | undefined } => {
+const bodyBytes = (
+  plan: Plan,
+  pools: Pools,
+  world: World
+): { bytes: Uint8Array | undefined; type: string | undefined } => {
   const body = plan.body
   const text = (t: string) => ({ bytes: Buffer.from(t, "utf8"), type: plan.contentType })
   switch (body._tag) {
@@ -372,7 +426,10 @@ const bodyBytes = (plan: Plan, pools: Pools, world: World): { bytes: Uint8Array 
 const HEADER_BLOCK_BUDGET = 15 * 1024
 
 const withinHeaderLimit = (path: string, headers: Readonly<Record<string, string>>): string => {
-  const headerBytes = Object.entries(headers).reduce((sum, [name, value]) => sum + name.length + Buffer.byteLength(value, "latin1") + 4, 0)
+  const headerBytes = Object.entries(headers).reduce(
+    (sum, [name, value]) => sum + name.length + Buffer.byteLength(value, "latin1") + 4,
+    0
+  )
   return path.slice(0, Math.max(64, HEADER_BLOCK_BUDGET - headerBytes - 100))
 }
 
@@ -403,7 +460,13 @@ export const materialize = (plan: Plan, endpoint: ContractEndpoint, pools: Pools
     headers["webhook-signature"] = new Webhook(world.providerSecret).sign(id, at, signed)
   }
   return {
-    request: { method: plan.method, path: withinHeaderLimit(path, headers), headers, body: bytes, chunked: plan.chunked },
+    request: {
+      method: plan.method,
+      path: withinHeaderLimit(path, headers),
+      headers,
+      body: bytes,
+      chunked: plan.chunked
+    },
     secrets: [
       world.a.session,
       world.a.key,

@@ -119,7 +119,9 @@ export const wireSamples = (schema: Schema.Top, seed: number, count: number): Re
     return Array.from({ length: count }, (_, i) =>
       Object.fromEntries(
         properties.flatMap((p, j) =>
-          p.pool.length === 0 || (p.optional && (i + j) % 3 === 0) ? [] : [[p.name, p.pool[(i * 7 + j) % p.pool.length]]]
+          p.pool.length === 0 || (p.optional && (i + j) % 3 === 0)
+            ? []
+            : [[p.name, p.pool[(i * 7 + j) % p.pool.length]]]
         )
       )).filter(valid)
   }

@@ -5,8 +5,8 @@
  * strings and header values.
  */
 import fc from "fast-check"
-import { MAX_BODY_BYTES } from "../../src/http/RequestGuards.js"
 import { MAX_JSON_DEPTH } from "../../src/http/JsonText.js"
+import { MAX_BODY_BYTES } from "../../src/http/RequestGuards.js"
 
 /** Strings that have broken services before: controls, surrogates, bidi and zero-width marks, long combining runs. */
 const EDGE_STRINGS: ReadonlyArray<string> = [
@@ -97,19 +97,33 @@ const replacement = (known: Known): fc.Arbitrary<Replacement> => {
     { weight: 3, arbitrary: fc.constantFrom(...RAW_NUMBERS).map((raw) => ({ raw })) },
     {
       weight: 2,
-      arbitrary: fc.constantFrom<unknown>(null, true, false, 0, [], {}, [null], { "": null }, [[[]]]).map((json) => ({ json }))
+      arbitrary: fc.constantFrom<unknown>(null, true, false, 0, [], {}, [null], { "": null }, [[[]]]).map((json) => ({
+        json
+      }))
     },
     // Escapes as the client wrote them, which `JSON.stringify` would never produce.
     {
       weight: 1,
-      arbitrary: fc.constantFrom("\"a\\ud800b\"", "\"\\udc00\"", "\"\\u0000\"", "\"x\\u0000y\"", "\"\\ud83d\\ude00\"").map((raw) => ({ raw }))
+      arbitrary: fc.constantFrom("\"a\\ud800b\"", "\"\\udc00\"", "\"\\u0000\"", "\"x\\u0000y\"", "\"\\ud83d\\ude00\"")
+        .map((raw) => ({ raw }))
     },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((json) => ({ json })) },
     ...(values.length > 0 ? [{ weight: 1, arbitrary: fc.constantFrom(...values).map((json) => ({ json })) }] : [])
   )
 }
 
-const EXTRA_KEYS = ["extra", "__proto__", "constructor", "prototype", "toString", "", " ", "a".repeat(300), "ключ", "\u0000"]
+const EXTRA_KEYS = [
+  "extra",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "",
+  " ",
+  "a".repeat(300),
+  "ключ",
+  "\u0000"
+]
 
 export type Mutation =
   | { readonly _tag: "Replace"; readonly at: number; readonly with: Replacement }
@@ -123,7 +137,10 @@ export type Mutation =
 export const mutation = (known: Known): fc.Arbitrary<Mutation> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.record({ _tag: fc.constant("Known" as const), at: fc.nat(), pick: fc.nat() }) },
-    { weight: 6, arbitrary: fc.record({ _tag: fc.constant("Replace" as const), at: fc.nat(), with: replacement(known) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({ _tag: fc.constant("Replace" as const), at: fc.nat(), with: replacement(known) })
+    },
     { weight: 3, arbitrary: fc.record({ _tag: fc.constant("Remove" as const), at: fc.nat() }) },
     {
       weight: 2,
@@ -136,12 +153,20 @@ export const mutation = (known: Known): fc.Arbitrary<Mutation> =>
     },
     {
       weight: 2,
-      arbitrary: fc.record({ _tag: fc.constant("Grow" as const), at: fc.nat(), length: fc.constantFrom(256, 1025, 20_000, 200_000) })
+      arbitrary: fc.record({
+        _tag: fc.constant("Grow" as const),
+        at: fc.nat(),
+        length: fc.constantFrom(256, 1025, 20_000, 200_000)
+      })
     },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Wrap" as const), inArray: fc.boolean() }) }
   )
 
-type Node = { readonly parent: Array<unknown> | Record<string, unknown> | undefined; readonly key: string | number; readonly value: unknown }
+type Node = {
+  readonly parent: Array<unknown> | Record<string, unknown> | undefined
+  readonly key: string | number
+  readonly value: unknown
+}
 
 const nodesOf = (root: { value: unknown }): Array<Node> => {
   const nodes: Array<Node> = []
@@ -212,9 +237,16 @@ export const mutate = (valid: unknown, mutations: ReadonlyArray<Mutation>, known
         else if (node.parent !== undefined) delete node.parent[node.key as string]
         break
       case "AddKey": {
-        const target = typeof node.value === "object" && node.value !== null && !Array.isArray(node.value) ? node.value : undefined
+        const target = typeof node.value === "object" && node.value !== null && !Array.isArray(node.value)
+          ? node.value
+          : undefined
         if (target !== undefined) {
-          Object.defineProperty(target, m.key, { value: valueOf(m.with), enumerable: true, writable: true, configurable: true })
+          Object.defineProperty(target, m.key, {
+            value: valueOf(m.with),
+            enumerable: true,
+            writable: true,
+            configurable: true
+          })
         }
         break
       }
@@ -342,15 +374,18 @@ export const notUtf8Bytes = (variant: number, validText: string): Uint8Array => 
 /** Percent-encodes the UTF-8 of a string (lone surrogates become U+FFFD, as any client would send them). */
 export const percentEncode = (text: string): string =>
   [...Buffer.from(text, "utf8")]
-    .map((byte) => /[A-Za-z0-9\-._~]/u.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, "0").toUpperCase()}`)
+    .map((byte) =>
+      /[A-Za-z0-9\-._~]/u.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).padStart(2, "0").toUpperCase()}`
+    )
     .join("")
 
 /**
  * Text as it can stand on a request line: what HTTP forbids there (spaces, controls, non-ASCII) is
  * percent-encoded, and everything else, a stray or malformed `%` included, is sent as written.
  */
-export const onRequestLine = (text: string): string =>
-  text.replace(/[^\x21-\x7e]+/gu, (run) => percentEncode(run))
+export const onRequestLine = (text: string): string => text.replace(/[^\x21-\x7e]+/gu, (run) => percentEncode(run))
 
 /** Path segments a client should never send: escapes that decode to nothing valid, traversal, huge, other kinds' ids. */
 export const oddSegment = (otherIds: ReadonlyArray<string>): fc.Arbitrary<string> =>
@@ -393,15 +428,49 @@ export const oddSegment = (otherIds: ReadonlyArray<string>): fc.Arbitrary<string
 
 /** A query parameter's value where a number, an id or a timestamp belongs. */
 export const oddQueryValue: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("", "-1", "0", "101", "1e309", "NaN", "1.5", "9007199254740993", " 1", "1 ", "true", "null", "[]", "%", "%zz", "%00"),
+  fc.constantFrom(
+    "",
+    "-1",
+    "0",
+    "101",
+    "1e309",
+    "NaN",
+    "1.5",
+    "9007199254740993",
+    " 1",
+    "1 ",
+    "true",
+    "null",
+    "[]",
+    "%",
+    "%zz",
+    "%00"
+  ),
   edgeString.map(percentEncode),
   fc.constantFrom(300, 6000).map((n) => "z".repeat(n))
 )
 
 /** Header values (latin-1 text: what HTTP can carry) of the odd kind. */
 const headerText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("", " ", "\t", "ção", "ÿ", "null", "0", "-1", "%00", "a".repeat(255), "a".repeat(256), "a".repeat(300), "b".repeat(3000)),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c === 0x7f ? 0x20 : c)), maxLength: 60 })
+  fc.constantFrom(
+    "",
+    " ",
+    "\t",
+    "ção",
+    "ÿ",
+    "null",
+    "0",
+    "-1",
+    "%00",
+    "a".repeat(255),
+    "a".repeat(256),
+    "a".repeat(300),
+    "b".repeat(3000)
+  ),
+  fc.string({
+    unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c === 0x7f ? 0x20 : c)),
+    maxLength: 60
+  })
 )
 
 const TRACEPARENTS = [
@@ -435,7 +504,11 @@ export const oddHeaders: fc.Arbitrary<Record<string, string>> = fc.dictionary(
     "webhook-signature",
     "x-fuzz"
   ),
-  fc.oneof(headerText, fc.constantFrom(...TRACEPARENTS), fc.constantFrom("gzip", "br", "deflate", "identity", "text/html", "*/*", "v1,AAAA")),
+  fc.oneof(
+    headerText,
+    fc.constantFrom(...TRACEPARENTS),
+    fc.constantFrom("gzip", "br", "deflate", "identity", "text/html", "*/*", "v1,AAAA")
+  ),
   { maxKeys: 3 }
 )
 

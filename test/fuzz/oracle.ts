@@ -12,14 +12,22 @@ import type { Outcome, WireRequest } from "./send.js"
  */
 const INTERNALS: ReadonlyArray<readonly [name: string, pattern: RegExp, errorsOnly: boolean]> = [
   ["a stack trace", /\n\s+at\s|\bat\s+(?:async\s+)?[\w$.<>]+\s+\((?:file:|node:|\/)/gu, false],
-  ["a server path", /\/tmp\/|\/work\/|\/home\/|\/usr\/|\/var\/|node_modules|file:\/\/|\b[\w-]+\.(?:ts|js|mjs|cjs):\d+/gu, false],
+  [
+    "a server path",
+    /\/tmp\/|\/work\/|\/home\/|\/usr\/|\/var\/|node_modules|file:\/\/|\b[\w-]+\.(?:ts|js|mjs|cjs):\d+/gu,
+    false
+  ],
   [
     "a database error",
     /SQLSTATE|syntax error at or near|violates [\w -]*constraint|duplicate key value|relation "[^"]*"|column "[^"]*"|invalid input syntax for|current transaction is aborted|invalid byte sequence for encoding|unsupported Unicode escape sequence|PgliteError|SqlError|\bpg_[a-z_]+/giu,
     false
   ],
   ["an SQL statement", /\b(?:SELECT\s[\s\S]{0,200}?\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/giu, true],
-  ["a JavaScript error", /\b(?:TypeError|RangeError|ReferenceError|EvalError|Maximum call stack)\b|\[object Object\]/gu, false],
+  [
+    "a JavaScript error",
+    /\b(?:TypeError|RangeError|ReferenceError|EvalError|Maximum call stack)\b|\[object Object\]/gu,
+    false
+  ],
   ["an Effect failure", /FiberFailure|UnknownError|"_tag":"(?:Die|Fail|Interrupt)"/gu, false]
 ]
 
@@ -33,7 +41,7 @@ const stringLeaves = (root: unknown): Array<string> => {
   while (pending.length > 0) {
     const value = pending.pop()
     if (typeof value === "string") found.push(value)
-    else if (Array.isArray(value)) for (const item of value) pending.push(item)
+    else if (Array.isArray(value)) { for (const item of value) pending.push(item) }
     else if (typeof value === "object" && value !== null) {
       for (const [key, item] of Object.entries(value)) {
         found.push(key)
@@ -86,7 +94,9 @@ const echoes = (input: string, output: string): boolean => {
       let before = 0
       while (before < at && before < found && input[at - before - 1] === output[found - before - 1]) before++
       let length = BLOCK
-      while (at + length < input.length && found + length < output.length && input[at + length] === output[found + length]) length++
+      while (
+        at + length < input.length && found + length < output.length && input[at + length] === output[found + length]
+      ) length++
       if (before + length > ECHO_LIMIT) return true
       // Any other start inside this run belongs to the same run: look past it.
       found = output.indexOf(block, found + length - BLOCK + 1)
@@ -113,7 +123,11 @@ const header = (headers: Readonly<Record<string, unknown>>, name: string): strin
 }
 
 /** Everything wrong with one answer; empty when it is as the SPEC says. */
-export const problemsOf = (request: WireRequest, outcome: Outcome, secrets: ReadonlyArray<string>): ReadonlyArray<string> => {
+export const problemsOf = (
+  request: WireRequest,
+  outcome: Outcome,
+  secrets: ReadonlyArray<string>
+): ReadonlyArray<string> => {
   if (outcome._tag === "Dropped") return [`the connection was dropped: ${outcome.reason}`]
   const { headers, status, text } = outcome.response
   const problems: Array<string> = []
@@ -122,11 +136,17 @@ export const problemsOf = (request: WireRequest, outcome: Outcome, secrets: Read
   if (header(headers, "x-request-id") === "") problems.push("no x-request-id header")
   const json = parse(text)
   if (isError) {
-    const body = typeof json === "object" && json !== null && !Array.isArray(json) ? json as Record<string, unknown> : undefined
-    if (!header(headers, "content-type").includes("application/json")) problems.push(`error content-type is ${header(headers, "content-type") || "missing"}`)
+    const body = typeof json === "object" && json !== null && !Array.isArray(json)
+      ? json as Record<string, unknown>
+      : undefined
+    if (!header(headers, "content-type").includes("application/json")) {
+      problems.push(`error content-type is ${header(headers, "content-type") || "missing"}`)
+    }
     if (body === undefined) problems.push("the error body is not a JSON object")
     else {
-      if (typeof body["code"] !== "string" || !/^[a-z][a-z0-9_]*$/u.test(body["code"])) problems.push("the error has no snake_case code")
+      if (typeof body["code"] !== "string" || !/^[a-z][a-z0-9_]*$/u.test(body["code"])) {
+        problems.push("the error has no snake_case code")
+      }
       if (typeof body["message"] !== "string" || body["message"].length === 0) problems.push("the error has no message")
     }
   }
@@ -140,6 +160,8 @@ export const problemsOf = (request: WireRequest, outcome: Outcome, secrets: Read
   for (const secret of [...secrets, ...passwordsIn(inputs)]) {
     if (secret.length >= 8 && visible.includes(secret)) problems.push("the body repeats a credential of the request")
   }
-  if (isError && inputs.some((input) => echoes(input, visible))) problems.push("the error repeats more than 1 KiB of the input")
+  if (isError && inputs.some((input) => echoes(input, visible))) {
+    problems.push("the error repeats more than 1 KiB of the input")
+  }
   return problems
 }

@@ -75,7 +75,12 @@ const firstDeliveries = async (port: number, path: string, token: string) => {
   throw new Error("setup: the world's document gave its webhook endpoint no delivery within 10 s")
 }
 
-const makeTenant = async (port: number, label: string, taxId: string, certificate?: { pkcs12: Uint8Array; password: string }) => {
+const makeTenant = async (
+  port: number,
+  label: string,
+  taxId: string,
+  certificate?: { pkcs12: Uint8Array; password: string }
+) => {
   const email = uniqueEmail(label)
   const registered = await call(port, "POST", "/v1/auth/register", undefined, {
     email,
@@ -94,13 +99,18 @@ const makeTenant = async (port: number, label: string, taxId: string, certificat
   const memberEmail = uniqueEmail(`${label}-member`)
   const member = await call(port, "POST", "/v1/auth/register", undefined, { email: memberEmail, password: PASSWORD })
   await call(port, "POST", `${tenantPath}/members`, session, { email: memberEmail, role: "developer" })
-  const endpoint = await call(port, "POST", `${tenantPath}/webhook-endpoints`, key.token, { url: WEBHOOK_URL, events: ["*"] })
+  const endpoint = await call(port, "POST", `${tenantPath}/webhook-endpoints`, key.token, {
+    url: WEBHOOK_URL,
+    events: ["*"]
+  })
   const document = await call(port, "POST", "/v1/documents", key.token, documentBody)
   const deliveries = await firstDeliveries(port, `${tenantPath}/webhook-endpoints/${endpoint.id}/deliveries`, key.token)
-  const credential = certificate === undefined ? undefined : await call(port, "POST", `${tenantPath}/credentials`, session, {
-    pkcs12: Buffer.from(certificate.pkcs12).toString("base64"),
-    password: certificate.password
-  })
+  const credential = certificate === undefined ?
+    undefined :
+    await call(port, "POST", `${tenantPath}/credentials`, session, {
+      pkcs12: Buffer.from(certificate.pkcs12).toString("base64"),
+      password: certificate.password
+    })
   const tenant: Tenant = {
     tenantId,
     taxId,
@@ -145,9 +155,14 @@ export const makeWorld = async (port: number, providerSecret: string, withCertif
  * the session the fuzz authenticates with.
  */
 export const keepSession = async (world: World) => {
-  const me = await send(world.port, { method: "GET", path: "/v1/me", headers: { authorization: `Bearer ${world.a.session}` } }, 30_000)
+  const me = await send(world.port, {
+    method: "GET",
+    path: "/v1/me",
+    headers: { authorization: `Bearer ${world.a.session}` }
+  }, 30_000)
   if (me._tag === "Answered" && me.response.status === 401) {
-    world.a.session = (await call(world.port, "POST", "/v1/auth/login", undefined, { email: world.a.email, password: PASSWORD })).token
+    world.a.session =
+      (await call(world.port, "POST", "/v1/auth/login", undefined, { email: world.a.email, password: PASSWORD })).token
   }
 }
 

@@ -26,8 +26,10 @@ const Probe = HttpApi.make("probe")
 const ProbeHandlers = HttpApiBuilder.group(Probe, "probe", (handlers) =>
   handlers
     // The cast smuggles in what the types forbid: a wiring mistake the middleware must survive.
-    .handle("undeclared", () => Effect.fail(new Undeclared({ detail: "internal detail" })) as unknown as Effect.Effect<string>)
-    .handle("declared", () => Effect.fail(new NotFound()))
+    .handle("undeclared", () =>
+      Effect.fail(new Undeclared({ detail: "internal detail" })) as unknown as Effect.Effect<string>)
+    .handle("declared", () =>
+      Effect.fail(new NotFound()))
     .handle("apiLevel", () => Effect.fail(new PayloadTooLarge()))
     // A dependency other than the database away (the tax authority, for a note's files).
     .handle("unavailable", () => Effect.fail(new ServiceUnavailable({ retry_after: 30 }))))

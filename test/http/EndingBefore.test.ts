@@ -7,9 +7,9 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { addMember, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { expectError, issuesOf, jsonObject } from "./helpers.js"
 
 const invoice = (reference: string) => ({
@@ -104,7 +104,11 @@ for (const database of testDatabases) {
         expect(typed.data.map((document) => document.id)).toEqual([newestFirst[0]])
         expect(typed.has_more).toBe(false)
         // A malformed id is a validation error, as for starting_after.
-        expectError(yield* rawRequest("GET", "/v1/documents?ending_before=not-a-document-id", { token: key.token }), 400, "invalid_request")
+        expectError(
+          yield* rawRequest("GET", "/v1/documents?ending_before=not-a-document-id", { token: key.token }),
+          400,
+          "invalid_request"
+        )
       }))
 
     it.effect("API keys: the page just before an id, newest first", () =>
@@ -134,9 +138,13 @@ for (const database of testDatabases) {
         const key = yield* createKey(owner)
         const endpoints = `/v1/tenants/${owner.tenantId}/webhook-endpoints`
         const both = (path: string, prefix: string) =>
-          rawRequest("GET", `${path}?starting_after=${prefix}_${"0".repeat(26)}&ending_before=${prefix}_${"1".repeat(26)}`, {
-            token: key.token
-          })
+          rawRequest(
+            "GET",
+            `${path}?starting_after=${prefix}_${"0".repeat(26)}&ending_before=${prefix}_${"1".repeat(26)}`,
+            {
+              token: key.token
+            }
+          )
         expectError(yield* both(endpoints, "whe"), 400, "invalid_request")
         expectError(yield* both(`${endpoints}/whe_${"0".repeat(26)}/deliveries`, "dlv"), 400, "invalid_request")
         // One cursor alone is served (an empty list here).

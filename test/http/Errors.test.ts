@@ -6,11 +6,11 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Metric, Redacted, Stream } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { hashToken as sha256Hex } from "../../src/domain/Tokens.js"
 import { MAX_BODY_BYTES } from "../../src/http/RequestGuards.js"
 import { exposureAlerts } from "../../src/keys/ExposureMonitor.js"
-import { hashToken as sha256Hex } from "../../src/domain/Tokens.js"
-import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { createKey, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
+import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { eventually, expectError, issuesOf, jsonObject, tokenShaped } from "./helpers.js"
 
 /** A POST whose body is streamed in chunks, so the request carries no Content-Length. */
@@ -20,7 +20,9 @@ const chunkedPost = (url: string, totalBytes: number) =>
     const chunk = new TextEncoder().encode("x".repeat(64 * 1024))
     const count = Math.ceil(totalBytes / chunk.length)
     const body = Stream.fromIterable(Array.from({ length: count }, () => chunk))
-    const request = HttpClientRequest.post(url).pipe(HttpClientRequest.bodyStream(body, { contentType: "application/json" }))
+    const request = HttpClientRequest.post(url).pipe(
+      HttpClientRequest.bodyStream(body, { contentType: "application/json" })
+    )
     expect(request.body._tag).toBe("Stream")
     const response = yield* http.execute(request)
     return { status: response.status, headers: response.headers, text: yield* response.text }
@@ -35,7 +37,9 @@ for (const database of testDatabases) {
   layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`error table (${database})`, (it) => {
     it.effect("400 invalid_request lists every invalid field of a body, not only the first", () =>
       Effect.gen(function*() {
-        const response = yield* rawRequest("POST", "/v1/auth/register", { body: { email: "not-an-email", password: "short" } })
+        const response = yield* rawRequest("POST", "/v1/auth/register", {
+          body: { email: "not-an-email", password: "short" }
+        })
         const issues = issuesOf(expectError(response, 400, "invalid_request"))
         expect(issues.map((issue) => issue.path)).toEqual([["email"], ["password"]])
         expect(issues[1]?.message).toContain("12 characters")
@@ -92,7 +96,9 @@ for (const database of testDatabases) {
         // The certificate upload takes two encodings, and says so.
         const owner = yield* registerOwner()
         const upload = yield* send(`/v1/tenants/${owner.tenantId}/credentials`, "text/csv", owner.session)
-        expect(String(expectError(upload, 400, "invalid_request")["message"])).toMatch(/application\/json or multipart\/form-data|multipart\/form-data or application\/json/)
+        expect(String(expectError(upload, 400, "invalid_request")["message"])).toMatch(
+          /application\/json or multipart\/form-data|multipart\/form-data or application\/json/
+        )
       }))
 
     it.effect("400 invalid_request for an out-of-range or non-numeric query parameter", () =>
@@ -152,7 +158,9 @@ for (const database of testDatabases) {
           expect(response.text, url).not.toContain(unknown)
           expect(body["message"]).toMatch(/Authorization header/)
         }
-        const posted = yield* rawRequest("POST", `/v1/auth/login?token=${unknown}`, { body: { email: owner.email, password: PASSWORD } })
+        const posted = yield* rawRequest("POST", `/v1/auth/login?token=${unknown}`, {
+          body: { email: owner.email, password: PASSWORD }
+        })
         expectError(posted, 400, "api_key_in_url")
       }))
 
@@ -160,7 +168,13 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         // 31 characters, and an upper-case one: not a token.
-        for (const query of [`q=etd_test_${"a".repeat(31)}`, `q=etd_test_${"A".repeat(32)}`, "q=etd_prod_" + "a".repeat(32)]) {
+        for (
+          const query of [
+            `q=etd_test_${"a".repeat(31)}`,
+            `q=etd_test_${"A".repeat(32)}`,
+            "q=etd_prod_" + "a".repeat(32)
+          ]
+        ) {
           const response = yield* rawRequest("GET", `/v1/me/tenants?${query}`, { token: owner.session })
           expect(response.status, query).toBe(200)
         }
@@ -192,7 +206,9 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         expectError(yield* rawRequest("GET", `/v1/me?session=${owner.session}`), 400, "api_key_in_url")
         yield* eventually(
-          sql<{ revokedAt: Date | null }>`SELECT revoked_at FROM sessions WHERE token_hash = ${sha256Hex(owner.session)}`,
+          sql<{ revokedAt: Date | null }>`SELECT revoked_at FROM sessions WHERE token_hash = ${
+            sha256Hex(owner.session)
+          }`,
           (rows) => rows[0]?.revokedAt !== null && rows[0]?.revokedAt !== undefined
         )
         expectError(yield* rawRequest("GET", "/v1/me", { token: owner.session }), 401, "invalid_session")
@@ -235,7 +251,15 @@ for (const database of testDatabases) {
     it.effect("401 invalid_api_key for an unknown or malformed key", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
-        for (const token of [tokenShaped("test"), tokenShaped("live"), "etd_test_short", "etd_live_" + "A".repeat(32), "garbage"]) {
+        for (
+          const token of [
+            tokenShaped("test"),
+            tokenShaped("live"),
+            "etd_test_short",
+            "etd_live_" + "A".repeat(32),
+            "garbage"
+          ]
+        ) {
           const response = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token })
           expectError(response, 401, "invalid_api_key")
         }
@@ -256,20 +280,29 @@ for (const database of testDatabases) {
 
     it.effect("401 invalid_credentials for a failed login", () =>
       Effect.gen(function*() {
-        const response = yield* rawRequest("POST", "/v1/auth/login", { body: { email: uniqueEmail(), password: PASSWORD } })
+        const response = yield* rawRequest("POST", "/v1/auth/login", {
+          body: { email: uniqueEmail(), password: PASSWORD }
+        })
         expectError(response, 401, "invalid_credentials")
       }))
 
     it.effect("409 conflict for a taken email", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
-        const response = yield* rawRequest("POST", "/v1/auth/register", { body: { email: owner.email, password: PASSWORD } })
+        const response = yield* rawRequest("POST", "/v1/auth/register", {
+          body: { email: owner.email, password: PASSWORD }
+        })
         expectError(response, 409, "conflict")
       }))
 
     it.effect("404 not_found for an unknown route, prefixed or not; 405 method_not_allowed for a known path's unknown method", () =>
       Effect.gen(function*() {
-        for (const [method, url] of [["GET", "/v1/nothing-here"], ["GET", "/nothing-here"], ["POST", "/v1/nothing-here"]] as const) {
+        for (
+          const [method, url] of [["GET", "/v1/nothing-here"], ["GET", "/nothing-here"], [
+            "POST",
+            "/v1/nothing-here"
+          ]] as const
+        ) {
           expectError(yield* rawRequest(method, url), 404, "not_found")
         }
         for (const [method, url] of [["POST", "/v1/me"], ["DELETE", "/v1/me"], ["DELETE", "/me"]] as const) {
@@ -302,7 +335,10 @@ for (const database of testDatabases) {
     it.effect("a body just under 1 MiB is read, not refused for its size", () =>
       Effect.gen(function*() {
         const prefix = JSON.stringify({ email: "a@example.com", password: "" })
-        const rawBody = prefix.replace("\"password\":\"\"", `"password":"${"x".repeat(MAX_BODY_BYTES - prefix.length)}"`)
+        const rawBody = prefix.replace(
+          "\"password\":\"\"",
+          `"password":"${"x".repeat(MAX_BODY_BYTES - prefix.length)}"`
+        )
         expect(new TextEncoder().encode(rawBody).length).toBe(MAX_BODY_BYTES)
         const response = yield* rawRequest("POST", "/v1/auth/login", { rawBody })
         // The password is over the schema's 1024 characters: a validation error, not 413.
@@ -310,40 +346,47 @@ for (const database of testDatabases) {
       }))
   })
 
-  layer(makeTestApp(database, { rateLimit: { perSecond: 1, burst: 3 } }), { timeout: 60_000, excludeTestServices: true })(
+  layer(makeTestApp(database, { rateLimit: { perSecond: 1, burst: 3 } }), {
+    timeout: 60_000,
+    excludeTestServices: true
+  })(
     `rate limits per API key (${database})`,
     (it) => {
-      it.effect("429 rate_limited with Retry-After and RateLimit-* once the burst is spent", () =>
-        Effect.gen(function*() {
-          const owner = yield* registerOwner()
-          const key = yield* createKey(owner)
-          const url = `/v1/tenants/${owner.tenantId}`
-          const allowed = []
-          for (let i = 0; i < 3; i++) allowed.push(yield* rawRequest("GET", url, { token: key.token }))
-          for (const [i, response] of allowed.entries()) {
-            expect(response.status).toBe(200)
-            expect(response.headers["ratelimit-limit"]).toBe("3")
-            expect(response.headers["ratelimit-remaining"]).toBe(String(2 - i))
-            expect(Number(response.headers["ratelimit-reset"])).toBeGreaterThan(0)
-            expect(response.headers["retry-after"]).toBeUndefined()
-          }
-          const limited = yield* rawRequest("GET", url, { token: key.token })
-          const body = expectError(limited, 429, "rate_limited")
-          const retryAfter = Number(limited.headers["retry-after"])
-          expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true)
-          expect(body["retry_after"]).toBe(retryAfter)
-          expect(limited.headers["ratelimit-limit"]).toBe("3")
-          expect(limited.headers["ratelimit-remaining"]).toBe("0")
-          expect(Number(limited.headers["ratelimit-reset"])).toBeGreaterThanOrEqual(1)
+      it.effect(
+        "429 rate_limited with Retry-After and RateLimit-* once the burst is spent",
+        () =>
+          Effect.gen(function*() {
+            const owner = yield* registerOwner()
+            const key = yield* createKey(owner)
+            const url = `/v1/tenants/${owner.tenantId}`
+            const allowed = []
+            for (let i = 0; i < 3; i++) allowed.push(yield* rawRequest("GET", url, { token: key.token }))
+            for (const [i, response] of allowed.entries()) {
+              expect(response.status).toBe(200)
+              expect(response.headers["ratelimit-limit"]).toBe("3")
+              expect(response.headers["ratelimit-remaining"]).toBe(String(2 - i))
+              expect(Number(response.headers["ratelimit-reset"])).toBeGreaterThan(0)
+              expect(response.headers["retry-after"]).toBeUndefined()
+            }
+            const limited = yield* rawRequest("GET", url, { token: key.token })
+            const body = expectError(limited, 429, "rate_limited")
+            const retryAfter = Number(limited.headers["retry-after"])
+            expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true)
+            expect(body["retry_after"]).toBe(retryAfter)
+            expect(limited.headers["ratelimit-limit"]).toBe("3")
+            expect(limited.headers["ratelimit-remaining"]).toBe("0")
+            expect(Number(limited.headers["ratelimit-reset"])).toBeGreaterThanOrEqual(1)
 
-          // The bucket is per key: another key of the same tenant still passes.
-          const other = yield* createKey(owner)
-          expect((yield* rawRequest("GET", url, { token: other.token })).status).toBe(200)
+            // The bucket is per key: another key of the same tenant still passes.
+            const other = yield* createKey(owner)
+            expect((yield* rawRequest("GET", url, { token: other.token })).status).toBe(200)
 
-          // After Retry-After seconds the key is served again.
-          yield* Effect.sleep(`${retryAfter} seconds`)
-          expect((yield* rawRequest("GET", url, { token: key.token })).status).toBe(200)
-        }), { timeout: 20_000 })
+            // After Retry-After seconds the key is served again.
+            yield* Effect.sleep(`${retryAfter} seconds`)
+            expect((yield* rawRequest("GET", url, { token: key.token })).status).toBe(200)
+          }),
+        { timeout: 20_000 }
+      )
     }
   )
 
@@ -358,55 +401,66 @@ for (const database of testDatabases) {
           yield* api.auth.register({ payload: { email: owner.email, password: Redacted.make(PASSWORD) } })
           // Three failures use up the email's budget of three.
           for (let i = 0; i < 3; i++) {
-            const wrong = yield* rawRequest("POST", "/v1/auth/login", { body: { email: owner.email, password: "wrong password!!" } })
+            const wrong = yield* rawRequest("POST", "/v1/auth/login", {
+              body: { email: owner.email, password: "wrong password!!" }
+            })
             expectError(wrong, 401, "invalid_credentials")
           }
-          const limited = yield* rawRequest("POST", "/v1/auth/login", { body: { email: owner.email, password: PASSWORD } })
+          const limited = yield* rawRequest("POST", "/v1/auth/login", {
+            body: { email: owner.email, password: PASSWORD }
+          })
           const body = expectError(limited, 429, "rate_limited")
           expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1)
           expect(typeof body["retry_after"]).toBe("number")
           // The same email in another spelling shares the budget.
-          const shouted = yield* rawRequest("POST", "/v1/auth/login", { body: { email: owner.email.toUpperCase(), password: PASSWORD } })
+          const shouted = yield* rawRequest("POST", "/v1/auth/login", {
+            body: { email: owner.email.toUpperCase(), password: PASSWORD }
+          })
           expectError(shouted, 429, "rate_limited")
           // Another email is not affected.
-          const other = yield* rawRequest("POST", "/v1/auth/login", { body: { email: uniqueEmail(), password: PASSWORD } })
+          const other = yield* rawRequest("POST", "/v1/auth/login", {
+            body: { email: uniqueEmail(), password: PASSWORD }
+          })
           expectError(other, 401, "invalid_credentials")
         }))
     }
   )
 
-  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`internal errors (${database})`, (it) => {
-    it.effect("500 internal_error carries no SQL, stack or internals", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const owner = yield* registerOwner()
-        yield* sql`DROP TABLE sessions CASCADE`
-        const response = yield* rawRequest("GET", "/v1/me", { token: owner.session })
-        expectError(response, 500, "internal_error")
-        // `_tag` is the contract's discriminator for the typed client; nothing else is added.
-        expect(jsonObject(response)).toEqual({
-          _tag: "InternalError",
-          code: "internal_error",
-          message: expect.any(String)
-        })
-        expect(response.text).not.toMatch(/sessions|relation|SELECT|SqlError|stack|\bat\s|\.ts:|node_modules/i)
-        expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f]{32}(-[0-9a-f]{16})?$/)
-        // The typed client decodes it as a typed value too.
-        const api = yield* client(owner.session)
-        const error = yield* Effect.flip(api.auth.me())
-        expect(error._tag).toBe("InternalError")
-      }))
+  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(
+    `internal errors (${database})`,
+    (it) => {
+      it.effect("500 internal_error carries no SQL, stack or internals", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const owner = yield* registerOwner()
+          yield* sql`DROP TABLE sessions CASCADE`
+          const response = yield* rawRequest("GET", "/v1/me", { token: owner.session })
+          expectError(response, 500, "internal_error")
+          // `_tag` is the contract's discriminator for the typed client; nothing else is added.
+          expect(jsonObject(response)).toEqual({
+            _tag: "InternalError",
+            code: "internal_error",
+            message: expect.any(String)
+          })
+          expect(response.text).not.toMatch(/sessions|relation|SELECT|SqlError|stack|\bat\s|\.ts:|node_modules/i)
+          expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f]{32}(-[0-9a-f]{16})?$/)
+          // The typed client decodes it as a typed value too.
+          const api = yield* client(owner.session)
+          const error = yield* Effect.flip(api.auth.me())
+          expect(error._tag).toBe("InternalError")
+        }))
 
-    it.effect("500 internal_error on a write path as well (registration)", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`DROP TABLE memberships CASCADE`
-        const response = yield* rawRequest("POST", "/v1/auth/register", {
-          body: { email: uniqueEmail(), password: PASSWORD, tenant: { name: "Acme", tax_id: "11222333000181" } }
-        })
-        expectError(response, 500, "internal_error")
-        expect(response.text).not.toMatch(/memberships|relation|INSERT|SqlError/i)
-        void Redacted
-      }))
-  })
+      it.effect("500 internal_error on a write path as well (registration)", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`DROP TABLE memberships CASCADE`
+          const response = yield* rawRequest("POST", "/v1/auth/register", {
+            body: { email: uniqueEmail(), password: PASSWORD, tenant: { name: "Acme", tax_id: "11222333000181" } }
+          })
+          expectError(response, 500, "internal_error")
+          expect(response.text).not.toMatch(/memberships|relation|INSERT|SqlError/i)
+          void Redacted
+        }))
+    }
+  )
 }

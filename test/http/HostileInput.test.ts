@@ -48,13 +48,21 @@ for (const database of testDatabases) {
           const deep = expectError(yield* rawRequest("POST", url, { rawBody: nested(100_000) }), 400, "invalid_request")
           expect(deep["message"]).toContain("64 levels")
           // At the limit the body is parsed and judged by the schema instead.
-          const atLimit = expectError(yield* rawRequest("POST", url, { rawBody: nested(MAX_JSON_DEPTH) }), 400, "invalid_request")
+          const atLimit = expectError(
+            yield* rawRequest("POST", url, { rawBody: nested(MAX_JSON_DEPTH) }),
+            400,
+            "invalid_request"
+          )
           expect(atLimit["message"]).not.toContain("levels")
         }
         const { token } = yield* createKey(yield* registerOwner("deep"), "test", ["documents:write"])
         const deepField = documentBody("x").replace(`"type"`, `"extra":${nested(5_000)},"type"`)
         expectError(
-          yield* rawRequest("POST", "/v1/documents", { token, rawBody: deepField, headers: { "idempotency-key": "deep-1" } }),
+          yield* rawRequest("POST", "/v1/documents", {
+            token,
+            rawBody: deepField,
+            headers: { "idempotency-key": "deep-1" }
+          }),
           400,
           "invalid_request"
         )
@@ -66,7 +74,11 @@ for (const database of testDatabases) {
         const { token } = yield* createKey(owner, "test", ["documents:write", "documents:read"])
         for (const name of [String.raw`a\ud800b`, String.raw`a\udfffb`]) {
           const refused = expectError(
-            yield* rawRequest("POST", "/v1/documents", { token, rawBody: documentBody(name), headers: { "idempotency-key": `s-${name}` } }),
+            yield* rawRequest("POST", "/v1/documents", {
+              token,
+              rawBody: documentBody(name),
+              headers: { "idempotency-key": `s-${name}` }
+            }),
             400,
             "invalid_request"
           )
@@ -74,7 +86,10 @@ for (const database of testDatabases) {
         }
         const api = yield* client(token)
         expect((yield* api.documents.listForKey({ query: {} })).data).toHaveLength(0)
-        const accepted = yield* rawRequest("POST", "/v1/documents", { token, rawBody: documentBody(String.raw`Jo\u00e3o \ud83d\ude00`) })
+        const accepted = yield* rawRequest("POST", "/v1/documents", {
+          token,
+          rawBody: documentBody(String.raw`Jo\u00e3o \ud83d\ude00`)
+        })
         expect(accepted.status, accepted.text).toBe(202)
         expect(accepted.json?.["taker"]?.["name"]).toBe("João 😀")
         // The idempotency key of a refused request was never claimed: reusing it with a good body works.
@@ -103,7 +118,9 @@ for (const database of testDatabases) {
           expect(response.text.length).toBeLessThan(8 * 1024)
         }
         const third = huge.slice(0, 300_000)
-        const register = yield* rawRequest("POST", "/v1/auth/register", { body: { email: third, password: third, name: third } })
+        const register = yield* rawRequest("POST", "/v1/auth/register", {
+          body: { email: third, password: third, name: third }
+        })
         expectError(register, 400, "invalid_request")
         expect(register.text.length).toBeLessThan(8 * 1024)
       }))

@@ -8,12 +8,16 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { createKey, PASSWORD, registerOwner } from "../support/fixtures.js"
+import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { expectError, tokenShaped } from "./helpers.js"
 
 /** Any method, for those `rawRequest` does not take (PUT, HEAD, OPTIONS). */
-const request = (method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS", url: string, token?: string) =>
+const request = (
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS",
+  url: string,
+  token?: string
+) =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
     let outgoing = HttpClientRequest.make(method)(url)
@@ -31,7 +35,9 @@ for (const database of testDatabases) {
       it.effect("a method the path does not take is 405 method_not_allowed with Allow; an unknown path stays 404", () =>
         Effect.gen(function*() {
           const owner = yield* registerOwner()
-          const cases: ReadonlyArray<readonly [method: "PUT" | "DELETE" | "PATCH" | "POST" | "GET", url: string, allow: string]> = [
+          const cases: ReadonlyArray<
+            readonly [method: "PUT" | "DELETE" | "PATCH" | "POST" | "GET", url: string, allow: string]
+          > = [
             ["PUT", "/v1/documents", "GET, HEAD, POST, OPTIONS"],
             // The unprefixed alias and a path with an id answer as their `/v1` form does.
             ["DELETE", "/documents/doc_00000000000000000000000000", "GET, HEAD, OPTIONS"],
@@ -47,7 +53,12 @@ for (const database of testDatabases) {
             expect(response.headers["allow"], `${method} ${url}`).toBe(allow)
             expect(response.headers["x-request-id"]).toBeDefined()
           }
-          for (const [method, url] of [["GET", "/v1/no-such-route"], ["PUT", "/v1/documents/doc_1/nothing"], ["DELETE", "/nope"]] as const) {
+          for (
+            const [method, url] of [["GET", "/v1/no-such-route"], ["PUT", "/v1/documents/doc_1/nothing"], [
+              "DELETE",
+              "/nope"
+            ]] as const
+          ) {
             const response = yield* request(method, url)
             expectError(response, 404, "not_found")
             expect(response.headers["allow"]).toBeUndefined()
@@ -91,7 +102,9 @@ for (const database of testDatabases) {
             expect(response.headers["www-authenticate"]).toBe(`Bearer realm="etd"`)
           }
           // An unknown key, an unknown session, a token of neither kind on a route that takes both.
-          const unknown: ReadonlyArray<readonly [response: { status: number; headers: Record<string, string>; text: string }, code: string]> = [
+          const unknown: ReadonlyArray<
+            readonly [response: { status: number; headers: Record<string, string>; text: string }, code: string]
+          > = [
             [yield* rawRequest("GET", "/v1/documents", { token: tokenShaped("test") }), "invalid_api_key"],
             [yield* rawRequest("GET", "/v1/me", { token: tokenShaped("sess") }), "invalid_session"],
             [yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: "not-a-token" }), "invalid_api_key"]
@@ -117,7 +130,9 @@ for (const database of testDatabases) {
           const reader = yield* createKey(owner, "test", ["credentials:read"])
           const refused = yield* rawRequest("GET", "/v1/documents", { token: reader.token })
           expectError(refused, 403, "insufficient_scope")
-          expect(refused.headers["www-authenticate"]).toBe(`Bearer realm="etd", error="insufficient_scope", scope="documents:read"`)
+          expect(refused.headers["www-authenticate"]).toBe(
+            `Bearer realm="etd", error="insufficient_scope", scope="documents:read"`
+          )
           const served = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/credentials`, { token: reader.token })
           expect(served.status, served.text).toBe(200)
           expect(served.headers["www-authenticate"]).toBeUndefined()
@@ -126,17 +141,25 @@ for (const database of testDatabases) {
       it.effect("a failed login and a bad payment-provider signature are 401 without a bearer challenge", () =>
         Effect.gen(function*() {
           const owner = yield* registerOwner()
-          const login = yield* rawRequest("POST", "/v1/auth/login", { body: { email: owner.email, password: `${PASSWORD}!` } })
+          const login = yield* rawRequest("POST", "/v1/auth/login", {
+            body: { email: owner.email, password: `${PASSWORD}!` }
+          })
           expectError(login, 401, "invalid_credentials")
           expect(login.headers["www-authenticate"]).toBeUndefined()
           const webhook = yield* rawRequest("POST", "/v1/webhooks/payment-provider", {
-            body: { id: "evt_1", type: "invoice.paid", created_at: new Date().toISOString(), data: { tenant_id: owner.tenantId } }
+            body: {
+              id: "evt_1",
+              type: "invoice.paid",
+              created_at: new Date().toISOString(),
+              data: { tenant_id: owner.tenantId }
+            }
           })
           expectError(webhook, 401, "invalid_signature")
           expect(webhook.headers["www-authenticate"]).toBeUndefined()
           // The right password still logs in (the failure above is counted, not a lock-out).
           const api = yield* client()
-          expect((yield* api.auth.login({ payload: { email: owner.email, password: Redacted.make(PASSWORD) } })).token).toMatch(/^etd_sess_/)
+          expect((yield* api.auth.login({ payload: { email: owner.email, password: Redacted.make(PASSWORD) } })).token)
+            .toMatch(/^etd_sess_/)
         }))
     }
   )

@@ -13,7 +13,8 @@ export interface RawResponse {
 /** The response body as a JSON object; fails the test when it is anything else. */
 export const jsonObject = (response: RawResponse): Record<string, unknown> => {
   const parsed: unknown = JSON.parse(response.text)
-  expect(typeof parsed === "object" && parsed !== null && !Array.isArray(parsed), `not a JSON object: ${response.text}`).toBe(true)
+  expect(typeof parsed === "object" && parsed !== null && !Array.isArray(parsed), `not a JSON object: ${response.text}`)
+    .toBe(true)
   return parsed as Record<string, unknown>
 }
 

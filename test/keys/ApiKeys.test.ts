@@ -37,22 +37,25 @@ const METADATA_FIELDS = [
 const keysPath = (tenantId: string) => `/v1/tenants/${tenantId}/api-keys`
 
 /** The four key-management calls as raw requests, for checking who may make them. */
-const managementCalls = (tenantId: string, keyId: string) => [
-  {
-    name: "create",
-    method: "POST",
-    url: keysPath(tenantId),
-    body: { name: "k", environment: "test", scopes: ["documents:read"] }
-  },
-  { name: "list", method: "GET", url: keysPath(tenantId), body: undefined },
-  { name: "rotate", method: "POST", url: `${keysPath(tenantId)}/${keyId}/rotate`, body: {} },
-  { name: "revoke", method: "POST", url: `${keysPath(tenantId)}/${keyId}/revoke`, body: undefined }
-] as const
+const managementCalls = (tenantId: string, keyId: string) =>
+  [
+    {
+      name: "create",
+      method: "POST",
+      url: keysPath(tenantId),
+      body: { name: "k", environment: "test", scopes: ["documents:read"] }
+    },
+    { name: "list", method: "GET", url: keysPath(tenantId), body: undefined },
+    { name: "rotate", method: "POST", url: `${keysPath(tenantId)}/${keyId}/rotate`, body: {} },
+    { name: "revoke", method: "POST", url: `${keysPath(tenantId)}/${keyId}/revoke`, body: undefined }
+  ] as const
 
 const expectNear = (actual: Date | string | unknown, expected: number, toleranceMs = 10_000) => {
   const millis = actual instanceof Date ? actual.getTime() : Date.parse(String(actual))
   expect(Number.isNaN(millis), String(actual)).toBe(false)
-  expect(Math.abs(millis - expected), `${String(actual)} vs ${new Date(expected).toISOString()}`).toBeLessThan(toleranceMs)
+  expect(Math.abs(millis - expected), `${String(actual)} vs ${new Date(expected).toISOString()}`).toBeLessThan(
+    toleranceMs
+  )
 }
 
 const getTenant = (tenantId: string, token: string) => rawRequest("GET", `/v1/tenants/${tenantId}`, { token })
@@ -68,7 +71,11 @@ for (const database of testDatabases) {
         const before = Date.now()
         const response = yield* rawRequest("POST", keysPath(owner.tenantId), {
           token: owner.session,
-          body: { name: "  Billing server  ", environment: "live", scopes: ["documents:write", "documents:read", "documents:write"] }
+          body: {
+            name: "  Billing server  ",
+            environment: "live",
+            scopes: ["documents:write", "documents:read", "documents:write"]
+          }
         })
         expect(response.status, response.text).toBe(201)
         const token = field(response.json, "token")
@@ -187,12 +194,18 @@ for (const database of testDatabases) {
         expect(first.has_more).toBe(true)
         expect(first.next_cursor).toBe(newestFirst[1])
 
-        const second = yield* api.apiKeys.list({ params: path, query: { limit: 2, starting_after: first.next_cursor! } })
+        const second = yield* api.apiKeys.list({
+          params: path,
+          query: { limit: 2, starting_after: first.next_cursor! }
+        })
         expect(second.data.map((k) => k.id)).toEqual(newestFirst.slice(2, 4))
         expect(second.has_more).toBe(true)
         expect(second.next_cursor).toBe(newestFirst[3])
 
-        const third = yield* api.apiKeys.list({ params: path, query: { limit: 2, starting_after: second.next_cursor! } })
+        const third = yield* api.apiKeys.list({
+          params: path,
+          query: { limit: 2, starting_after: second.next_cursor! }
+        })
         expect(third.data.map((k) => k.id)).toEqual(newestFirst.slice(4))
         expect(third.has_more).toBe(false)
         expect(third.next_cursor).toBe(null)
@@ -250,7 +263,9 @@ for (const database of testDatabases) {
         const untouched = yield* createKey(owner, "live", ["documents:read"])
         expect((yield* getTenant(owner.tenantId, token)).status).toBe(200)
 
-        const revoked = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${api_key.id}/revoke`, { token: owner.session })
+        const revoked = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${api_key.id}/revoke`, {
+          token: owner.session
+        })
         expect(revoked.status, revoked.text).toBe(200)
         expect(revoked.json).toMatchObject({ id: api_key.id, object: "api_key", status: "revoked" })
         expect(revoked.text).not.toContain(token)
@@ -260,7 +275,9 @@ for (const database of testDatabases) {
         // And it stays revoked.
         expectError(yield* getTenant(owner.tenantId, token), 401, "api_key_revoked")
 
-        const again = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${api_key.id}/revoke`, { token: owner.session })
+        const again = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${api_key.id}/revoke`, {
+          token: owner.session
+        })
         expect(again.status, again.text).toBe(200)
         expect(field(again.json, "status")).toBe("revoked")
         expectError(yield* getTenant(owner.tenantId, token), 401, "api_key_revoked")
@@ -367,18 +384,26 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const api = yield* client(owner.session)
         const key = yield* createKey(owner, "test", ["documents:read"])
-        const rotated = yield* api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
+        const rotated = yield* api.apiKeys.rotate({
+          params: { tenantId: owner.tenantId, keyId: key.api_key.id },
+          payload: {}
+        })
 
         const twice = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${key.api_key.id}/rotate`, {
           token: owner.session,
           body: {}
         })
         expectError(twice, 409, "invalid_state")
-        const typed = yield* Effect.flip(api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} }))
+        const typed = yield* Effect.flip(
+          api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
+        )
         expect(typed._tag).toBe("InvalidState")
 
         // The replacement is an ordinary active key.
-        const next = yield* api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: rotated.api_key.id }, payload: {} })
+        const next = yield* api.apiKeys.rotate({
+          params: { tenantId: owner.tenantId, keyId: rotated.api_key.id },
+          payload: {}
+        })
         expect(next.previous.id).toBe(rotated.api_key.id)
 
         const revoked = yield* createKey(owner, "test", ["documents:read"])
@@ -398,8 +423,14 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const key = yield* createKey(owner, "live", ["documents:read"])
         const responses = yield* Effect.all(
-          Array.from({ length: 6 }, () =>
-            rawRequest("POST", `${keysPath(owner.tenantId)}/${key.api_key.id}/rotate`, { token: owner.session, body: {} })),
+          Array.from(
+            { length: 6 },
+            () =>
+              rawRequest("POST", `${keysPath(owner.tenantId)}/${key.api_key.id}/rotate`, {
+                token: owner.session,
+                body: {}
+              })
+          ),
           { concurrency: "unbounded" }
         )
         expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409])
@@ -415,7 +446,10 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const api = yield* client(owner.session)
         const key = yield* createKey(owner, "test", ["documents:read"])
-        const rotated = yield* api.apiKeys.rotate({ params: { tenantId: owner.tenantId, keyId: key.api_key.id }, payload: {} })
+        const rotated = yield* api.apiKeys.rotate({
+          params: { tenantId: owner.tenantId, keyId: key.api_key.id },
+          payload: {}
+        })
         const revoked = yield* api.apiKeys.revoke({ params: { tenantId: owner.tenantId, keyId: key.api_key.id } })
         expect(revoked.status).toBe("revoked")
         expectError(yield* getTenant(owner.tenantId, key.token), 401, "api_key_revoked")
@@ -512,11 +546,17 @@ for (const database of testDatabases) {
         const admin = yield* addMember(owner, "admin")
         const api = yield* client(admin.session)
         const path = { tenantId: owner.tenantId }
-        const created = yield* api.apiKeys.create({ params: path, payload: { name: "admin key", environment: "live", scopes: ["documents:read"] } })
+        const created = yield* api.apiKeys.create({
+          params: path,
+          payload: { name: "admin key", environment: "live", scopes: ["documents:read"] }
+        })
         const ownerKey = yield* createKey(owner, "test", ["documents:read"])
         const list = yield* api.apiKeys.list({ params: path, query: { limit: 20 } })
         expect(list.data.map((k) => k.id).sort()).toEqual([created.api_key.id, ownerKey.api_key.id].sort())
-        const rotated = yield* api.apiKeys.rotate({ params: { ...path, keyId: ownerKey.api_key.id }, payload: { grace_days: 1 } })
+        const rotated = yield* api.apiKeys.rotate({
+          params: { ...path, keyId: ownerKey.api_key.id },
+          payload: { grace_days: 1 }
+        })
         expect(rotated.previous.id).toBe(ownerKey.api_key.id)
         const revoked = yield* api.apiKeys.revoke({ params: { ...path, keyId: created.api_key.id } })
         expect(revoked.status).toBe("revoked")
@@ -586,7 +626,11 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const api = yield* client(owner.session)
         yield* api.auth.logout()
-        expectError(yield* rawRequest("GET", keysPath(owner.tenantId), { token: owner.session }), 401, "invalid_session")
+        expectError(
+          yield* rawRequest("GET", keysPath(owner.tenantId), { token: owner.session }),
+          401,
+          "invalid_session"
+        )
       }))
 
     it.effect("a key sent in a URL shows its exposure on the key: count, last time and source, in the list and on revoke", () =>
@@ -603,7 +647,11 @@ for (const database of testDatabases) {
 
         expect(exposureOf(yield* list, leaked.api_key.id)).toBe(null)
         const before = Date.now()
-        expectError(yield* rawRequest("GET", `/v1/me?token=${leaked.token}`, { token: owner.session }), 400, "api_key_in_url")
+        expectError(
+          yield* rawRequest("GET", `/v1/me?token=${leaked.token}`, { token: owner.session }),
+          400,
+          "api_key_in_url"
+        )
         // The monitor records the alert in the background.
         const exposed = yield* eventually(list, (keys) => exposureOf(keys, leaked.api_key.id) !== null)
         const exposure = exposureOf(exposed, leaked.api_key.id)!
@@ -622,7 +670,11 @@ for (const database of testDatabases) {
             ('session.exposed', NULL, NULL, 'url', ${hourAgo})`
         const after = yield* list
         expect(exposureOf(after, leaked.api_key.id)).toEqual({ ...exposure, count: 2 })
-        expect(exposureOf(after, kept.api_key.id)).toEqual({ count: 1, last_detected_at: hourAgo, last_source: "browser" })
+        expect(exposureOf(after, kept.api_key.id)).toEqual({
+          count: 1,
+          last_detected_at: hourAgo,
+          last_source: "browser"
+        })
 
         // The raw JSON is as documented.
         const raw = yield* rawRequest("GET", keysPath(owner.tenantId), { token: owner.session })

@@ -15,8 +15,8 @@ import { SecurityAlertRepo } from "../../src/keys/SecurityAlertRepo.js"
 import {
   type CandidateOutcome,
   exposureCandidates,
-  type ExposureSource,
   ExposureReports,
+  type ExposureSource,
   MAX_TOKENS_PER_REPORT,
   QUEUE_CAPACITY,
   REMEMBERED_TOKENS
@@ -57,17 +57,26 @@ const monitorWith = (world: World) => {
   return ExposureMonitor.layerNoDeps.pipe(
     Layer.provide([
       Layer.mock(SecurityAlertRepo)({
-        insert: (alert) => write(`alert ${alert.kind} ${alert.tenantId ?? "-"} ${alert.apiKeyId ?? "-"} ${alert.detail}`)
+        insert: (alert) =>
+          write(`alert ${alert.kind} ${alert.tenantId ?? "-"} ${alert.apiKeyId ?? "-"} ${alert.detail}`)
       }),
       Layer.mock(KeyService)({
         identify: (token) =>
-          Effect.map(lookUp(token), (known) =>
-            known ? Option.some({ keyId: asId("apiKey", "key_1"), tenantId: asId("tenant", "ten_1") }) : Option.none())
+          Effect.map(
+            lookUp(token),
+            (known) =>
+              known ? Option.some({ keyId: asId("apiKey", "key_1"), tenantId: asId("tenant", "ten_1") }) : Option.none()
+          )
       }),
       Layer.mock(AuthService)({
         revokeExposedSession: (token) =>
-          Effect.flatMap(lookUp(token), (known) =>
-            known ? Effect.as(write("revoke session"), Option.some({ id: "ses_1", userId: asId("user", "usr_1") })) : Effect.succeedNone)
+          Effect.flatMap(
+            lookUp(token),
+            (known) =>
+              known
+                ? Effect.as(write("revoke session"), Option.some({ id: "ses_1", userId: asId("user", "usr_1") }))
+                : Effect.succeedNone
+          )
       }),
       Layer.mock(EventLog)({
         record: (event) => Effect.as(write(`event ${event.type} ${event.environment} ${event.tenantId}`), "evt_1")
@@ -113,7 +122,12 @@ describe("ExposureMonitor (neighbours mocked)", () => {
         const token = generateToken("test")
         known.add(token)
         yield* monitor.handle(token, "url")
-        expect(log).toEqual(["BEGIN", "alert api_key.exposed ten_1 key_1 url", "event api_key.exposed test ten_1", "COMMIT"])
+        expect(log).toEqual([
+          "BEGIN",
+          "alert api_key.exposed ten_1 key_1 url",
+          "event api_key.exposed test ten_1",
+          "COMMIT"
+        ])
       })
     ))
 
@@ -323,11 +337,16 @@ describe("exposure reports under a flood", () => {
         const reports = yield* ExposureReports
         const before = yield* candidates("overflow", "log")
         yield* gate.close
-        const lines = Array.from({ length: QUEUE_CAPACITY / MAX_TOKENS_PER_REPORT + 1 }, () => junk(MAX_TOKENS_PER_REPORT))
-        for (const tokens of lines) reports.reportUnsafe(tokens, "log")
+        const lines = Array.from({ length: QUEUE_CAPACITY / MAX_TOKENS_PER_REPORT + 1 }, () =>
+          junk(MAX_TOKENS_PER_REPORT))
+        for (const tokens of lines) {
+          reports.reportUnsafe(tokens, "log")
+        }
         expect((yield* candidates("overflow", "log")) - before).toBe(MAX_TOKENS_PER_REPORT)
         yield* gate.open
-        yield* until(() => lookups.length === QUEUE_CAPACITY)
+        yield* until(() =>
+          lookups.length === QUEUE_CAPACITY
+        )
         reports.reportUnsafe(lines.at(-1)!, "log")
         yield* until(() => lookups.length === QUEUE_CAPACITY + MAX_TOKENS_PER_REPORT)
       })

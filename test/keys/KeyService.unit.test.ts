@@ -45,7 +45,8 @@ const key = (fields: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
 /** A repository holding one key under `token`'s hash. */
 const holding = (stored: ApiKeyRecord, touched: Array<ReadonlyArray<readonly [string, Date]>> = []) =>
   serviceWith({
-    findByTokenHash: (tokenHash) => Effect.succeed(tokenHash === hashToken(token) ? Option.some(stored) : Option.none()),
+    findByTokenHash: (tokenHash) =>
+      Effect.succeed(tokenHash === hashToken(token) ? Option.some(stored) : Option.none()),
     touch: (usage) => Effect.sync(() => void touched.push(usage))
   })
 

@@ -2,9 +2,9 @@
  * KeyService and AuthService against the database with the TestClock: the exact boundaries of a
  * rotation's grace period and of a session's lifetime, and the batching of `last_used_at`.
  */
-import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { AuthService } from "../../src/auth/AuthService.js"
 import { AppConfigTest } from "../../src/Config.js"
@@ -44,7 +44,10 @@ const installTouchCounter = Effect.gen(function*() {
     CREATE TRIGGER api_keys_touch_counter AFTER UPDATE OF last_used_at ON api_keys
     FOR EACH STATEMENT EXECUTE FUNCTION count_touch()`
   yield* sql`DELETE FROM touch_statements`
-  return Effect.map(sql<{ count: number }>`SELECT count(*)::int AS count FROM touch_statements`, (rows) => rows[0]!.count)
+  return Effect.map(
+    sql<{ count: number }>`SELECT count(*)::int AS count FROM touch_statements`,
+    (rows) => rows[0]!.count
+  )
 })
 
 /** A user with a tenant, registered at the current TestClock time. */
@@ -201,7 +204,7 @@ for (const database of testDatabases) {
           expect(yield* verifyTag(old.token)).toBe(`ok:${old.api_key.id}`)
           yield* TestClock.setTime(START + 3 * DAY)
           expect(yield* verifyTag(old.token)).toBe("ApiKeyExpired")
-        // `local`: a service of its own, as v3's `provide` built (v4 reuses the suite's KeyService otherwise).
+          // `local`: a service of its own, as v3's `provide` built (v4 reuses the suite's KeyService otherwise).
         }).pipe(Effect.provide(threeDays, { local: true }))
       }))
 

@@ -7,9 +7,16 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Exit, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "../../src/Api.js"
-import { idPrefixes } from "../../src/domain/Ids.js"
-import { allScopes, managerRoles, RequiredRoles, RequiredScope, type Role, type Scope } from "../../src/domain/Principal.js"
 import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../../src/domain/Authentication.js"
+import { idPrefixes } from "../../src/domain/Ids.js"
+import {
+  allScopes,
+  managerRoles,
+  RequiredRoles,
+  RequiredScope,
+  type Role,
+  type Scope
+} from "../../src/domain/Principal.js"
 import {
   endpointPolicies,
   type EndpointPolicy,
@@ -43,7 +50,8 @@ describe("the endpoint policy table", () => {
 
   it("roles are declared only where a session reaches a tenant path: writes need owner/admin, developers only read", () => {
     // Every member may leave a tenant; MemberService lets a developer remove no one else.
-    const everyMember = (policy: EndpointPolicy) => policy.method === "GET" || policy.endpoint === "tenants.removeMember"
+    const everyMember = (policy: EndpointPolicy) =>
+      policy.method === "GET" || policy.endpoint === "tenants.removeMember"
     for (const policy of policies) {
       const takesSession = policy.authentication === "session" || policy.authentication === "session_or_api_key"
       if (!takesSession) expect(policy.roles, policy.endpoint).toBe(null)
@@ -98,20 +106,34 @@ describe("the policy table, checked when the server starts", () => {
 
   it("refuses a requirement the middleware would never enforce", () => {
     const scopeOnSession = HttpApiGroup.make("things")
-      .add(HttpApiEndpoint.get("me", "/v1/things", {}).middleware(SessionAuth).annotate(RequiredScope, "documents:read"))
+      .add(
+        HttpApiEndpoint.get("me", "/v1/things", {}).middleware(SessionAuth).annotate(RequiredScope, "documents:read")
+      )
     expect(failureOf(apiWith(scopeOnSession))).toContain("things.me (GET /v1/things) declares a RequiredScope")
     const rolesOnKey = HttpApiGroup.make("things")
-      .add(HttpApiEndpoint.get("get", tenantPath, { params }).middleware(ApiKeyAuth).annotate(RequiredScope, "documents:read").annotate(RequiredRoles, managerRoles))
-    expect(failureOf(apiWith(rolesOnKey))).toContain("things.get (GET /v1/tenants/:tenantId/things) declares RequiredRoles")
+      .add(
+        HttpApiEndpoint.get("get", tenantPath, { params }).middleware(ApiKeyAuth).annotate(
+          RequiredScope,
+          "documents:read"
+        ).annotate(RequiredRoles, managerRoles)
+      )
+    expect(failureOf(apiWith(rolesOnKey))).toContain(
+      "things.get (GET /v1/tenants/:tenantId/things) declares RequiredRoles"
+    )
     const rolesOffTenantPath = HttpApiGroup.make("things")
-      .add(HttpApiEndpoint.get("mine", "/v1/things", {}).middleware(KeyOrSessionAuth).annotate(RequiredRoles, managerRoles))
+      .add(
+        HttpApiEndpoint.get("mine", "/v1/things", {}).middleware(KeyOrSessionAuth).annotate(RequiredRoles, managerRoles)
+      )
     expect(failureOf(apiWith(rolesOffTenantPath))).toContain("things.mine (GET /v1/things) declares RequiredRoles")
   })
 
   it("refuses a key-or-session endpoint on a tenant path without roles: a session's role must be checked", () => {
     const api = apiWith(
       HttpApiGroup.make("things").add(
-        HttpApiEndpoint.post("create", tenantPath, { params }).middleware(KeyOrSessionAuth).annotate(RequiredScope, "webhooks:write")
+        HttpApiEndpoint.post("create", tenantPath, { params }).middleware(KeyOrSessionAuth).annotate(
+          RequiredScope,
+          "webhooks:write"
+        )
       )
     )
     expect(failureOf(api)).toContain("things.create (POST /v1/tenants/:tenantId/things) takes a member's session")
@@ -130,7 +152,12 @@ describe("the policy table, checked when the server starts", () => {
   it("accepts complete policies, group-level annotations included, and public endpoints", () => {
     const api = apiWith(
       HttpApiGroup.make("things")
-        .add(HttpApiEndpoint.get("list", tenantPath, { params }).middleware(ApiKeyAuth).annotate(RequiredScope, "documents:read"))
+        .add(
+          HttpApiEndpoint.get("list", tenantPath, { params }).middleware(ApiKeyAuth).annotate(
+            RequiredScope,
+            "documents:read"
+          )
+        )
         .add(HttpApiEndpoint.get("health", "/healthz", {}))
     )
     expect(failureOf(api)).toBeUndefined()
@@ -197,7 +224,8 @@ const sampleParam = (name: string, tenantId: string): string => {
   return prefix === undefined ? "x" : `${prefix}_${"0".repeat(26)}`
 }
 
-const urlOf = (path: string, tenantId: string) => path.replace(/:(\w+)/g, (_, name: string) => sampleParam(name, tenantId))
+const urlOf = (path: string, tenantId: string) =>
+  path.replace(/:(\w+)/g, (_, name: string) => sampleParam(name, tenantId))
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE"
 const methodOf = (method: string): Method => {
@@ -223,109 +251,119 @@ const scopeOf = (policy: EndpointPolicy): Scope => {
 const apiKeyEndpoints = policies.filter((p) => p.authentication === "api_key")
 /** Where a member's session reaches a tenant's path, and so its role decides. */
 const sessionTenantEndpoints = policies.filter((p) =>
-  (p.authentication === "session" || p.authentication === "session_or_api_key") && p.path.includes(":tenantId"))
+  (p.authentication === "session" || p.authentication === "session_or_api_key") && p.path.includes(":tenantId")
+)
 /** What only an owner or admin may do from a session (SPEC §5: developers are read-only). */
 const managerEndpoints = sessionTenantEndpoints.filter((p) => p.roles !== null && !p.roles.includes("developer"))
 /** Where a key needs a scope: every api_key endpoint, and the session-or-key ones that declare one. */
 const scopedEndpoints = policies.filter((p) => p.scope !== null)
 
 for (const database of testDatabases) {
-  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`scope enforcement (${database})`, (it) => {
-    it.effect(`a key without the scope gets 403 insufficient_scope on each of the ${scopedEndpoints.length} endpoints that declare one`, () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        const keysWithout = new Map<Scope, string>()
-        for (const scope of allScopes) {
-          const others = allScopes.filter((s) => s !== scope)
-          keysWithout.set(scope, (yield* createKey(owner, "test", others)).token)
-        }
-        for (const policy of scopedEndpoints) {
-          const scope = scopeOf(policy)
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          const response = yield* rawRequest(method, url, { token: keysWithout.get(scope)!, body })
-          expectError(response, 403, "insufficient_scope")
-          expect(field(response.json, "required_scope"), `${policy.endpoint} ${url}`).toBe(scope)
-        }
-      }))
-
-    it.effect("a key with the scope gets past the scope check on every endpoint that declares one", () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        for (const policy of scopedEndpoints) {
-          const key = yield* createKey(owner, "test", [scopeOf(policy)])
-          // An invalid body: whatever the answer, it is not an authentication or authorization one.
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          const response = yield* rawRequest(method, url, { token: key.token, body })
-          expect([401, 403], `${policy.endpoint} ${url}: ${response.text}`).not.toContain(response.status)
-        }
-      }))
-
-    it.effect("a key of another tenant on a tenant path is 404 before any scope check", () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        const other = yield* registerOwner("other")
-        const foreign = yield* createKey(other, "live", allScopes)
-        const scopeless = yield* createKey(other, "live", ["webhooks:read"])
-        for (const policy of policies.filter((p) => p.authentication !== "public" && p.path.includes(":tenantId"))) {
-          if (policy.authentication === "session") continue
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          for (const token of [foreign.token, scopeless.token]) {
-            expectError(yield* rawRequest(method, url, { token, body }), 404, "not_found")
+  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(
+    `scope enforcement (${database})`,
+    (it) => {
+      it.effect(`a key without the scope gets 403 insufficient_scope on each of the ${scopedEndpoints.length} endpoints that declare one`, () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          const keysWithout = new Map<Scope, string>()
+          for (const scope of allScopes) {
+            const others = allScopes.filter((s) => s !== scope)
+            keysWithout.set(scope, (yield* createKey(owner, "test", others)).token)
           }
-        }
-      }))
+          for (const policy of scopedEndpoints) {
+            const scope = scopeOf(policy)
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            const response = yield* rawRequest(method, url, { token: keysWithout.get(scope)!, body })
+            expectError(response, 403, "insufficient_scope")
+            expect(field(response.json, "required_scope"), `${policy.endpoint} ${url}`).toBe(scope)
+          }
+        }))
 
-    it.effect(`a developer's session gets 403 forbidden on each of the ${managerEndpoints.length} tenant writes a session may make`, () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        const developer = yield* addMember(owner, "developer")
-        for (const policy of managerEndpoints) {
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          const response = yield* rawRequest(method, url, { token: developer.session, body })
-          expectError(response, 403, "forbidden")
-          expect(field(response.json, "message"), policy.endpoint).toContain("owner or admin")
-        }
-      }))
-
-    it.effect("every member's session gets past the role check on every tenant read; an admin's on every write", () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        const developer = yield* addMember(owner, "developer")
-        const admin = yield* addMember(owner, "admin")
-        for (const policy of sessionTenantEndpoints) {
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          // (A developer's DELETE of a member is the service's to judge: only themselves.)
-          const members = policy.method === "GET" ? [developer, admin] : [admin]
-          for (const member of members) {
-            const response = yield* rawRequest(method, url, { token: member.session, body })
+      it.effect("a key with the scope gets past the scope check on every endpoint that declares one", () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          for (const policy of scopedEndpoints) {
+            const key = yield* createKey(owner, "test", [scopeOf(policy)])
+            // An invalid body: whatever the answer, it is not an authentication or authorization one.
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            const response = yield* rawRequest(method, url, { token: key.token, body })
             expect([401, 403], `${policy.endpoint} ${url}: ${response.text}`).not.toContain(response.status)
           }
-        }
-      }))
+        }))
 
-    it.effect("a session of a user who is no member gets 404 on every tenant path a session may use", () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        const stranger = yield* registerOwner("stranger")
-        for (const policy of sessionTenantEndpoints) {
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          expectError(yield* rawRequest(method, url, { token: stranger.session, body }), 404, "not_found")
-        }
-      }))
+      it.effect("a key of another tenant on a tenant path is 404 before any scope check", () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          const other = yield* registerOwner("other")
+          const foreign = yield* createKey(other, "live", allScopes)
+          const scopeless = yield* createKey(other, "live", ["webhooks:read"])
+          for (const policy of policies.filter((p) => p.authentication !== "public" && p.path.includes(":tenantId"))) {
+            if (policy.authentication === "session") continue
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            for (const token of [foreign.token, scopeless.token]) {
+              expectError(yield* rawRequest(method, url, { token, body }), 404, "not_found")
+            }
+          }
+        }))
 
-    it.effect("a session is not an API key: 401 on every api_key endpoint", () =>
-      Effect.gen(function*() {
-        const owner = yield* registerOwner()
-        for (const policy of apiKeyEndpoints) {
-          const { body, method, url } = requestFor(policy, owner.tenantId)
-          const response = yield* rawRequest(method, url, { token: owner.session, body })
-          expectError(response, 401, "invalid_api_key")
-        }
-      }))
-  })
+      it.effect(`a developer's session gets 403 forbidden on each of the ${managerEndpoints.length} tenant writes a session may make`, () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          const developer = yield* addMember(owner, "developer")
+          for (const policy of managerEndpoints) {
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            const response = yield* rawRequest(method, url, { token: developer.session, body })
+            expectError(response, 403, "forbidden")
+            expect(field(response.json, "message"), policy.endpoint).toContain("owner or admin")
+          }
+        }))
+
+      it.effect("every member's session gets past the role check on every tenant read; an admin's on every write", () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          const developer = yield* addMember(owner, "developer")
+          const admin = yield* addMember(owner, "admin")
+          for (const policy of sessionTenantEndpoints) {
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            // (A developer's DELETE of a member is the service's to judge: only themselves.)
+            const members = policy.method === "GET" ? [developer, admin] : [admin]
+            for (const member of members) {
+              const response = yield* rawRequest(method, url, { token: member.session, body })
+              expect([401, 403], `${policy.endpoint} ${url}: ${response.text}`).not.toContain(response.status)
+            }
+          }
+        }))
+
+      it.effect("a session of a user who is no member gets 404 on every tenant path a session may use", () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          const stranger = yield* registerOwner("stranger")
+          for (const policy of sessionTenantEndpoints) {
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            expectError(yield* rawRequest(method, url, { token: stranger.session, body }), 404, "not_found")
+          }
+        }))
+
+      it.effect("a session is not an API key: 401 on every api_key endpoint", () =>
+        Effect.gen(function*() {
+          const owner = yield* registerOwner()
+          for (const policy of apiKeyEndpoints) {
+            const { body, method, url } = requestFor(policy, owner.tenantId)
+            const response = yield* rawRequest(method, url, { token: owner.session, body })
+            expectError(response, 401, "invalid_api_key")
+          }
+        }))
+    }
+  )
 }
 
-const EXPECTED_PUBLIC = ["auth.login", "auth.register", "billing.paymentProviderWebhook", "system.healthz", "system.readyz"]
+const EXPECTED_PUBLIC = [
+  "auth.login",
+  "auth.register",
+  "billing.paymentProviderWebhook",
+  "system.healthz",
+  "system.readyz"
+]
 
 // METHOD  path  authentication  scope  roles (SPEC §3-§5). Change it only with the SPEC.
 const EXPECTED_TABLE: ReadonlyArray<string> = [

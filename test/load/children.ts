@@ -22,7 +22,8 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
  */
 export const serviceNodeFlags: ReadonlyArray<string> = [
   ...(/^exec node (.*)dist\/main\.js$/.exec(
-    (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"] ?? ""
+    (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { scripts: Record<string, string> })
+      .scripts["start"] ?? ""
   )?.[1] ?? "").split(" "),
   ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ")
 ].filter((flag) => flag !== "")
@@ -44,7 +45,9 @@ export const createScratchDatabase = async (serverUrl: string, prefix: string): 
   const name = `${prefix}_${randomBytes(4).toString("hex")}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
-  const serverVersion = String((await admin.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version)
+  const serverVersion = String(
+    (await admin.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version
+  )
   await admin.query(`CREATE DATABASE ${name}`)
   await admin.end()
   const url = new URL(serverUrl)
@@ -110,7 +113,9 @@ export const startChild = async (
         () => 0
       )
       if (status === 200) break
-      if (Date.now() - started > START_MS) throw new Error(`${name}: ${path} not 200 after ${START_MS / 1000} s:\n${tail.join("\n")}`)
+      if (Date.now() - started > START_MS) {
+        throw new Error(`${name}: ${path} not 200 after ${START_MS / 1000} s:\n${tail.join("\n")}`)
+      }
       await sleep(100)
     }
   }

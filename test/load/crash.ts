@@ -63,12 +63,13 @@ class Counter {
     this.counts.set(label, (this.counts.get(label) ?? 0) + 1)
   }
   toString() {
-    return this.counts.size === 0 ? "—" : [...this.counts].sort((a, b) => b[1] - a[1]).map(([l, n]) => `${n} × ${l}`).join(", ")
+    return this.counts.size === 0
+      ? "—"
+      : [...this.counts].sort((a, b) => b[1] - a[1]).map(([l, n]) => `${n} × ${l}`).join(", ")
   }
 }
 
 const { failures, check } = makeChecks()
-
 
 // ---------------------------------------------------------------------------------------------
 // Instances
@@ -106,7 +107,12 @@ const start = (instance: Instance, env: Record<string, string>) => {
   instance.killedOnPurpose = false
   const startedAt = Date.now()
   const child = spawn(process.execPath, ["dist/main.js"], {
-    env: { PATH: process.env["PATH"] ?? "", ...env, PORT: String(instance.port), INSTANCE_ID: `crash-${instance.name}` },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      ...env,
+      PORT: String(instance.port),
+      INSTANCE_ID: `crash-${instance.name}`
+    },
     stdio: ["ignore", "pipe", "pipe"]
   })
   instance.child = child
@@ -201,7 +207,11 @@ const call = async (
         ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
         ...options.headers
       },
-      body: options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body),
+      body: options.body === undefined
+        ? undefined
+        : typeof options.body === "string"
+        ? options.body
+        : JSON.stringify(options.body),
       signal: AbortSignal.timeout(HANG_MS)
     })
     const json = (await response.json().catch(() => ({}))) as Record<string, unknown>
@@ -221,7 +231,13 @@ const another = (instances: ReadonlyArray<Instance>, last: Instance) => {
 }
 
 /** Setup calls: retried on any instance until answered with a success. */
-const setupCall = async (instances: ReadonlyArray<Instance>, method: "GET" | "POST", path: string, token?: string, body?: unknown) => {
+const setupCall = async (
+  instances: ReadonlyArray<Instance>,
+  method: "GET" | "POST",
+  path: string,
+  token?: string,
+  body?: unknown
+) => {
   let target = instances[0]!
   const started = Date.now()
   for (;;) {
@@ -230,7 +246,9 @@ const setupCall = async (instances: ReadonlyArray<Instance>, method: "GET" | "PO
     if (answer.ok && answer.status < 500 && answer.status !== 409 && answer.status !== 429) {
       throw new Error(`${method} ${path} answered ${answer.label}`)
     }
-    if (Date.now() - started > GIVE_UP_MS) throw new Error(`${method} ${path}: still ${answer.label} after ${GIVE_UP_MS / 1000} s`)
+    if (Date.now() - started > GIVE_UP_MS) {
+      throw new Error(`${method} ${path}: still ${answer.label} after ${GIVE_UP_MS / 1000} s`)
+    }
     target = another(instances, target)
     await sleep(100)
   }
@@ -436,8 +454,12 @@ const main = async () => {
   const databaseUrl = new URL(POSTGRES_URL)
   databaseUrl.pathname = `/${database}`
   console.log(
-    `crash test ${runId}: machine ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${INSTANCE_NAMES.length} instances, ` +
-      `${CLIENTS} clients, up to ${DOCUMENTS} documents in ${DURATION_MS / 1000} s, SIGKILL every ${KILL_INTERVAL_MS / 1000} s ` +
+    `crash test ${runId}: machine ${cpus().length} × ${
+      cpus()[0]?.model ?? "cpu"
+    }, node ${process.version}; ${INSTANCE_NAMES.length} instances, ` +
+      `${CLIENTS} clients, up to ${DOCUMENTS} documents in ${DURATION_MS / 1000} s, SIGKILL every ${
+        KILL_INTERVAL_MS / 1000
+      } s ` +
       `(never the last instance serving), a revocation check every ${REVOCATION_INTERVAL_MS / 1000} s, WORKER_LEASE ` +
       `${WORKER_LEASE_MS / 1000} s, reference ${WITH_REFERENCE ? "= the Idempotency-Key" : "not sent"}`
   )
@@ -469,7 +491,14 @@ const main = async () => {
       const port = await freePort()
       const dataDir = mkdtempSync(join(tmpdir(), `etd-crash-${name}-`))
       dataDirs.push(dataDir)
-      instances.push({ name, port, base: `http://127.0.0.1:${port}`, ready: false, generation: 0, killedOnPurpose: false })
+      instances.push({
+        name,
+        port,
+        base: `http://127.0.0.1:${port}`,
+        ready: false,
+        generation: 0,
+        killedOnPurpose: false
+      })
     }
     // One first, so the migrations run once; then the others.
     const envOf = (instance: Instance) => ({ ...env, DATA_DIR: dataDirs[instances.indexOf(instance)]! })
@@ -478,7 +507,11 @@ const main = async () => {
     await waitAllReady(instances.slice(0, 1), START_MS)
     for (const instance of instances.slice(1)) start(instance, envOf(instance))
     await waitAllReady(instances, START_MS)
-    console.log(`instances ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${instances.map((i) => `${i.name} :${i.port}`).join(", ")}`)
+    console.log(
+      `instances ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${
+        instances.map((i) => `${i.name} :${i.port}`).join(", ")
+      }`
+    )
 
     const email = `crash-${runId}@example.com`
     const password = "correct horse battery staple"
@@ -489,18 +522,24 @@ const main = async () => {
       tenant: { name: "Crash Ltda", tax_id: cnpj() }
     })
     const tenantId = (registration["tenant"] as { id: string }).id
-    const session = String((await setupCall(instances, "POST", "/v1/auth/login", undefined, { email, password }))["token"])
-    const token = String((await setupCall(instances, "POST", `/v1/tenants/${tenantId}/api-keys`, session, {
-      name: "crash",
-      environment: "test",
-      scopes: ["documents:write", "documents:read"]
-    }))["token"])
+    const session = String(
+      (await setupCall(instances, "POST", "/v1/auth/login", undefined, { email, password }))["token"]
+    )
+    const token = String(
+      (await setupCall(instances, "POST", `/v1/tenants/${tenantId}/api-keys`, session, {
+        name: "crash",
+        environment: "test",
+        scopes: ["documents:write", "documents:read"]
+      }))["token"]
+    )
 
     const loadStarted = Date.now()
     const progress = setInterval(() => {
       const served = keys.filter((k) => k.outcome === "served").length
       console.log(
-        `  ${Math.round((Date.now() - loadStarted) / 1000)} s: ${served} served of ${keys.length} keys, ${kills} kills, ` +
+        `  ${
+          Math.round((Date.now() - loadStarted) / 1000)
+        } s: ${served} served of ${keys.length} keys, ${kills} kills, ` +
           `serving ${instances.map((i) => (i.ready ? i.name : "-")).join("")}, ${revocationChecks} revocations`
       )
     }, 5_000)
@@ -535,7 +574,9 @@ const main = async () => {
          FROM documents WHERE tenant_id = $1 AND environment = 'test'`,
         [tenantId]
       )
-      const { rows: stored } = await db.query<{ key: string; status: number | null; id: string | null; claimedAt: Date }>(
+      const { rows: stored } = await db.query<
+        { key: string; status: number | null; id: string | null; claimedAt: Date }
+      >(
         `SELECT key, response_status AS status, response_body->>'id' AS id, created_at AS "claimedAt"
          FROM idempotency_keys WHERE tenant_id = $1`,
         [tenantId]
@@ -547,7 +588,15 @@ const main = async () => {
         `SELECT count(*)::int AS n FROM document_jobs WHERE tenant_id = $1 AND state = 'pending'`,
         [tenantId]
       )
-      report({ loadSeconds, drainMs, unfinished, documents, stored, authorized: authority[0]!.n, pendingJobs: pendingJobs[0]!.n })
+      report({
+        loadSeconds,
+        drainMs,
+        unfinished,
+        documents,
+        stored,
+        authorized: authority[0]!.n,
+        pendingJobs: pendingJobs[0]!.n
+      })
     } finally {
       await db.end()
     }
@@ -593,7 +642,9 @@ const report = (result: {
   const served = keys.filter((k) => k.outcome === "served")
   const duplicated = [...byKey].filter(([, ids]) => ids.length > 1).map(([key]) => key)
   const lost = served.filter((k) => !(byKey.get(k.key) ?? []).includes(k.documentId!)).map((k) => k.key)
-  const storedMismatch = served.filter((k) => storedByKey.get(k.key)?.status !== 202 || storedByKey.get(k.key)?.id !== k.documentId)
+  const storedMismatch = served.filter((k) =>
+    storedByKey.get(k.key)?.status !== 202 || storedByKey.get(k.key)?.id !== k.documentId
+  )
   const issued = new Set(keys.map((k) => k.key))
   const unknown = [...byKey.keys()].filter((key) => !issued.has(key))
   const notServed = new Counter()
@@ -624,11 +675,17 @@ const report = (result: {
   const revokedToAnswer = revocations.filter((r) => !r.afterRestart).map((r) => r.afterMs)
 
   const requests = keys.reduce((sum, k) => sum + k.attempts, 0)
-  console.log(`\nload: ${keys.length} keys in ${result.loadSeconds.toFixed(1)} s, ${afterRetry.length} retried, ${requests} requests`)
+  console.log(
+    `\nload: ${keys.length} keys in ${
+      result.loadSeconds.toFixed(1)
+    } s, ${afterRetry.length} retried, ${requests} requests`
+  )
   console.log(`every answer: ${statuses}`)
   console.log(
     `kills: ${kills} (${killsSkipped} rounds skipped: fewer than 2 instances serving); ` +
-      `restart → ready p50 ${seconds(percentile(restartToReadyMs, 50))} s, longest ${seconds(Math.max(...restartToReadyMs))} s`
+      `restart → ready p50 ${seconds(percentile(restartToReadyMs, 50))} s, longest ${
+        seconds(Math.max(...restartToReadyMs))
+      } s`
   )
   console.log(`client wait (first attempt → 202): ${describe(waits)}`)
   console.log(`  served at the first attempt (${firstTry.length}): ${describe(firstTry)}`)
@@ -636,7 +693,9 @@ const report = (result: {
   console.log(`  the served retry alone (last failure → 202): ${describe(lastRetries)}`)
   console.log(`    until it held the key (waiting out a dead claim): ${describe(claimWaits)}`)
   console.log(`    then to its 202: ${describe(work)}`)
-  for (const k of [...served].sort((a, b) => b.waitMs! - a.waitMs!).slice(0, 3)) console.log(`  ${k.key}: ${k.trace.join(" → ")}`)
+  for (const k of [...served].sort((a, b) => b.waitMs! - a.waitMs!).slice(0, 3)) {
+    console.log(`  ${k.key}: ${k.trace.join(" → ")}`)
+  }
   console.log(`served by a replay of an earlier attempt's document: ${served.filter((k) => k.replayed).length}`)
   console.log(
     `documents: ${result.documents.length} (${byStatus}); the authority authorized ${result.authorized}; ` +
@@ -646,7 +705,9 @@ const report = (result: {
     `all documents final ${seconds(result.drainMs)} s after the last 202; acceptance → final ${describe(toFinal)} ` +
       `(a job held by a killed instance waits out WORKER_LEASE ${WORKER_LEASE_MS / 1000} s)`
   )
-  console.log(`revocations: ${revocationChecks}, ${revocations.length} next requests on the other instances: ${revocationLabels}`)
+  console.log(
+    `revocations: ${revocationChecks}, ${revocations.length} next requests on the other instances: ${revocationLabels}`
+  )
   console.log(
     `  of which on the instance that had used the key: ${revocations.filter((r) => r.usedBefore).length}; ` +
       `revocation → that answer (instances not restarted meanwhile): ${describe(revokedToAnswer)}`
@@ -655,9 +716,18 @@ const report = (result: {
   for (const line of errorLines.slice(0, 5)) console.log(`  error line: ${line.slice(0, 600)}`)
 
   console.log("\nchecks:")
-  check(duplicated.length === 0, `no duplicates: one document per key (${duplicated.length} keys with more${listed(duplicated)})`)
-  check(lost.length === 0, `nothing lost: every key answered 202 has the document it was told of (${lost.length} without${listed(lost)})`)
-  check(storedMismatch.length === 0, `every served key's stored answer is that 202 and document (${storedMismatch.length} differ)`)
+  check(
+    duplicated.length === 0,
+    `no duplicates: one document per key (${duplicated.length} keys with more${listed(duplicated)})`
+  )
+  check(
+    lost.length === 0,
+    `nothing lost: every key answered 202 has the document it was told of (${lost.length} without${listed(lost)})`
+  )
+  check(
+    storedMismatch.length === 0,
+    `every served key's stored answer is that 202 and document (${storedMismatch.length} differ)`
+  )
   check(served.length === keys.length, `every key served in the end (${keys.length - served.length} not: ${notServed})`)
   check(unknown.length === 0, `no document for a key no client sent (${unknown.length})`)
   check(
@@ -669,9 +739,14 @@ const report = (result: {
   check(hangs === 0, `no request left without an answer for ${HANG_MS / 1000} s (${hangs})`)
   check(
     result.unfinished === 0 && byStatus.counts.get("authorized") === result.documents.length,
-    `every document authorized within ${DRAIN_MS / 1000} s of the load's end (${result.unfinished} still queued or submitting)`
+    `every document authorized within ${
+      DRAIN_MS / 1000
+    } s of the load's end (${result.unfinished} still queued or submitting)`
   )
-  check(unexpectedExits.length === 0, `no instance died or stalled but by the killer (${unexpectedExits.join("; ") || "none"})`)
+  check(
+    unexpectedExits.length === 0,
+    `no instance died or stalled but by the killer (${unexpectedExits.join("; ") || "none"})`
+  )
 
   console.log(JSON.stringify({
     instances: INSTANCE_NAMES.length,

@@ -26,7 +26,6 @@ const DEADLINE_MS = 120_000
 /** The service's default pool (32) unless set; the tables in the README before issue 11 used 4. */
 const WORKERS = Number(process.env["WORKER_CONCURRENCY"] ?? 32)
 
-
 const digits = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 10))
 const cnpj = () => {
   const base = digits(12)
@@ -78,14 +77,18 @@ const run = async (latencyMs: number) => {
 
     const email = `bench-${Date.now()}@example.com`
     const password = "correct horse battery staple"
-    const registration = await json(await post("/v1/auth/register", { email, password, tenant: { name: "Bench", tax_id: cnpj() } }))
+    const registration = await json(
+      await post("/v1/auth/register", { email, password, tenant: { name: "Bench", tax_id: cnpj() } })
+    )
     const tenantId = (registration["tenant"] as { id: string }).id
     const session = (await json(await post("/v1/auth/login", { email, password })))["token"] as string
-    const key = (await json(await post(`/v1/tenants/${tenantId}/api-keys`, {
-      name: "bench",
-      environment: "test",
-      scopes: ["documents:write", "documents:read"]
-    }, session)))["token"] as string
+    const key = (await json(
+      await post(`/v1/tenants/${tenantId}/api-keys`, {
+        name: "bench",
+        environment: "test",
+        scopes: ["documents:write", "documents:read"]
+      }, session)
+    ))["token"] as string
 
     const document = {
       type: "service_invoice",
@@ -128,7 +131,10 @@ const run = async (latencyMs: number) => {
       statuses: load.statuses,
       concurrency: CONCURRENCY,
       accepted_per_second: Math.round((load.statuses["202"] ?? 0) / load.seconds),
-      accept_request_ms: { p50: Math.round(percentile(load.latenciesMs, 50)), p99: Math.round(percentile(load.latenciesMs, 99)) },
+      accept_request_ms: {
+        p50: Math.round(percentile(load.latenciesMs, 50)),
+        p99: Math.round(percentile(load.latenciesMs, 99))
+      },
       authorized: toAuthorized.length,
       acceptance_to_authorized_ms: { p50: percentile(toAuthorized, 50), p99: percentile(toAuthorized, 99) },
       rss_mib: Math.round(memory.rss / 1024 / 1024),
@@ -139,5 +145,9 @@ const run = async (latencyMs: number) => {
   }
 }
 
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, database: ${process.env["DATABASE_URL"] ? "postgres" : "embedded"}`)
+console.log(
+  `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, database: ${
+    process.env["DATABASE_URL"] ? "postgres" : "embedded"
+  }`
+)
 for (const latency of (process.env["BENCH_LATENCIES"] ?? "0,200").split(",").map(Number)) await run(latency)

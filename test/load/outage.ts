@@ -20,16 +20,16 @@
  * (postgres://postgres@127.0.0.1:5432/postgres, where the run's database is created and dropped),
  * OUTAGE_REDIS_URL (redis://127.0.0.1:6379), OUTAGE_SERVICE_LOG (a file for the service's whole output).
  */
+import { Redis } from "ioredis"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { once } from "node:events"
 import { createWriteStream } from "node:fs"
 import { cpus } from "node:os"
 import { setTimeout as sleep } from "node:timers/promises"
-import { Redis } from "ioredis"
 import pg from "pg"
-import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
 import { cnpj } from "../support/taxIds.js"
+import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
 import { freePort, makeChecks } from "./loadgen.js"
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000
@@ -117,7 +117,6 @@ const { failures, check } = makeChecks()
 
 // ---------------------------------------------------------------------------------------------
 // The service and its dependencies
-
 
 /** OUTAGE_SERVICE_LOG=path keeps the service's whole output there. */
 const serviceLog = process.env["OUTAGE_SERVICE_LOG"] ? createWriteStream(process.env["OUTAGE_SERVICE_LOG"]) : undefined
@@ -228,7 +227,12 @@ const describeFailure = (error: unknown) => {
 }
 
 /** One attempt at a key; how long to wait before the next one (`undefined`: the key is served). */
-const attempt = async (base: string, token: string, record: KeyRecord, isProbe: boolean): Promise<number | undefined> => {
+const attempt = async (
+  base: string,
+  token: string,
+  record: KeyRecord,
+  isProbe: boolean
+): Promise<number | undefined> => {
   const at = where()
   const started = Date.now()
   record.attempts++
@@ -349,7 +353,9 @@ const main = async () => {
   const redisTarget = new URL(REDIS_URL)
   console.log(
     `outage test ${runId}: machine ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ` +
-      `${CLIENTS} clients and a probe, phases ${PHASES.join(", ")} (${WARMUP_MS / 1000} s load, ${OUTAGE_MS / 1000} s out, ` +
+      `${CLIENTS} clients and a probe, phases ${PHASES.join(", ")} (${WARMUP_MS / 1000} s load, ${
+        OUTAGE_MS / 1000
+      } s out, ` +
       `${RECOVERY_MS / 1000} s load), DATABASE_CONNECT_TIMEOUT ${CONNECT_TIMEOUT_MS / 1000} s`
   )
   console.log(
@@ -412,7 +418,12 @@ const main = async () => {
 
     const email = `outage-${runId}@example.com`
     const password = "correct horse battery staple"
-    const registration = await post(base, "/v1/auth/register", { email, password, name: "Outage", tenant: { name: "Outage Ltda", tax_id: cnpj() } })
+    const registration = await post(base, "/v1/auth/register", {
+      email,
+      password,
+      name: "Outage",
+      tenant: { name: "Outage Ltda", tax_id: cnpj() }
+    })
     const tenantId = (registration["tenant"] as { id: string }).id
     const session = (await post(base, "/v1/auth/login", { email, password }))["token"] as string
     const token = (await post(base, `/v1/tenants/${tenantId}/api-keys`, {
@@ -444,7 +455,9 @@ const main = async () => {
     drainDeadline = interrupted ? 0 : Date.now() + DRAIN_MS
     await Promise.all(load)
     if (interrupted) throw new Error("interrupted")
-    console.log(`load stopped; the last keys were served ${((Date.now() - drainDeadline + DRAIN_MS) / 1000).toFixed(1)} s later`)
+    console.log(
+      `load stopped; the last keys were served ${((Date.now() - drainDeadline + DRAIN_MS) / 1000).toFixed(1)} s later`
+    )
 
     // The pipeline picks up where it was: wait until no document is still on its way to the authority.
     const db = new pg.Client({ connectionString: databaseUrl.toString() })
@@ -468,7 +481,9 @@ const main = async () => {
         await sleep(250)
       }
       console.log(
-        `the pipeline settled ${((Date.now() - settleStarted) / 1000).toFixed(1)} s later (documents queued or submitting, every 5 s: ${progress.join(" ")})`
+        `the pipeline settled ${
+          ((Date.now() - settleStarted) / 1000).toFixed(1)
+        } s later (documents queued or submitting, every 5 s: ${progress.join(" ")})`
       )
       const { rows: byStatus } = await db.query<{ status: string; n: number }>(
         `SELECT status, count(*)::int AS n FROM documents WHERE tenant_id = $1 GROUP BY status ORDER BY status`,
@@ -495,12 +510,18 @@ const main = async () => {
     if (child !== undefined) {
       const stopping = Date.now()
       await stopService(child)
-      console.log(`service stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s (exit ${child.exitCode ?? child.signalCode})`)
+      console.log(
+        `service stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s (exit ${
+          child.exitCode ?? child.signalCode
+        })`
+      )
     }
     for (const proxy of proxies) await proxy.close()
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
     await admin.end()
-    await deleteRedisKeys(redisPrefix).catch((error: unknown) => console.log(`could not delete the Redis keys ${redisPrefix}*: ${error}`))
+    await deleteRedisKeys(redisPrefix).catch((error: unknown) =>
+      console.log(`could not delete the Redis keys ${redisPrefix}*: ${error}`)
+    )
   }
 }
 
@@ -511,9 +532,15 @@ const report = (
 ) => {
   for (const phase of phases) {
     const cut = [phase.cutsPostgres ? "PostgreSQL" : undefined, phase.cutsRedis ? "Redis" : undefined].filter(Boolean)
-    console.log(`\n${phase.name}: ${cut.join(" and ")} out for ${((phase.restoredAt! - phase.cutAt!) / 1000).toFixed(1)} s`)
+    console.log(
+      `\n${phase.name}: ${cut.join(" and ")} out for ${((phase.restoredAt! - phase.cutAt!) / 1000).toFixed(1)} s`
+    )
     for (const segment of SEGMENTS) {
-      console.log(`  ${segment.padEnd(7)} clients: ${phase.statuses[segment]}; longest request ${phase.longestWaitMs[segment]} ms${phase.longestWhat[segment]}`)
+      console.log(
+        `  ${segment.padEnd(7)} clients: ${phase.statuses[segment]}; longest request ${
+          phase.longestWaitMs[segment]
+        } ms${phase.longestWhat[segment]}`
+      )
       console.log(`          probe:   ${phase.probe[segment]}`)
       console.log(`          /healthz ${phase.healthz[segment]}; /readyz ${phase.readyz[segment]}`)
     }
@@ -545,23 +572,48 @@ const report = (
   const serverErrors = answers.filter((s) => /^5\d\d/.test(s) && !s.startsWith("503")).length
   const hangs = answers.filter((s) => s === "no answer (hang)").length
   const longest = Math.max(...phases.flatMap((p) => SEGMENTS.map((s) => p.longestWaitMs[s])))
-  const healthzNot200 = phases.flatMap((p) => SEGMENTS.map((s) => [...p.healthz[s].counts].filter(([l]) => l !== "200")))
+  const healthzNot200 = phases.flatMap((p) =>
+    SEGMENTS.map((s) => [...p.healthz[s].counts].filter(([l]) => l !== "200"))
+  )
     .flat()
 
-  console.log(`\nkeys: ${all.length} (${retried.length} retried, ${answers.length} requests); every answer: ${allStatuses}`)
   console.log(
-    `documents: ${documents.reduce((s, d) => s + d.ids.length, 0)} (${byStatus.map((r) => `${r.n} ${r.status}`).join(", ")}); ` +
+    `\nkeys: ${all.length} (${retried.length} retried, ${answers.length} requests); every answer: ${allStatuses}`
+  )
+  console.log(
+    `documents: ${documents.reduce((s, d) => s + d.ids.length, 0)} (${
+      byStatus.map((r) => `${r.n} ${r.status}`).join(", ")
+    }); ` +
       `the slowest took ${(slowestDocumentMs / 1000).toFixed(1)} s from acceptance to authorized`
   )
   console.log(`service log lines: ${logs}`)
   if (errors.counts.size > 0) console.log(`service errors: ${errors}`)
   console.log("\nchecks:")
-  check(lost.length === 0, `nothing lost: every key answered 202 has its document (${lost.length} without: ${lost.slice(0, 5).map((k) => k.key).join(" ")})`)
-  check(duplicated.length === 0, `nothing duplicated: one document per key (${duplicated.length} keys with more: ${duplicated.slice(0, 5).map((d) => d.reference).join(" ")})`)
-  check(answeredOtherId.length === 0, `every answer of a key names the document stored for it (${answeredOtherId.length} do not)`)
-  check(unserved.length === 0 && unknown.length === 0, `every key served in the end, no document for a key nobody was told about (${unserved.length} unserved, ${unknown.length} unknown)`)
+  check(
+    lost.length === 0,
+    `nothing lost: every key answered 202 has its document (${lost.length} without: ${
+      lost.slice(0, 5).map((k) => k.key).join(" ")
+    })`
+  )
+  check(
+    duplicated.length === 0,
+    `nothing duplicated: one document per key (${duplicated.length} keys with more: ${
+      duplicated.slice(0, 5).map((d) => d.reference).join(" ")
+    })`
+  )
+  check(
+    answeredOtherId.length === 0,
+    `every answer of a key names the document stored for it (${answeredOtherId.length} do not)`
+  )
+  check(
+    unserved.length === 0 && unknown.length === 0,
+    `every key served in the end, no document for a key nobody was told about (${unserved.length} unserved, ${unknown.length} unknown)`
+  )
   check(serverErrors === 0, `no 500 (nor any 5xx but 503): ${serverErrors}`)
-  check(conflicts.length === 0, `no 409: ${conflicts.length} keys got one, ${conflictsOnRetry.length} of them on a retry`)
+  check(
+    conflicts.length === 0,
+    `no 409: ${conflicts.length} keys got one, ${conflictsOnRetry.length} of them on a retry`
+  )
   const postgresOutages = phases.filter((p) => p.cutsPostgres)
   if (postgresOutages.length > 0) {
     const inOutage = Math.max(...postgresOutages.map((p) => p.longestWaitMs.outage))
@@ -572,13 +624,18 @@ const report = (
   }
   check(hangs === 0, `no request left without an answer for ${HANG_MS / 1000} s: ${hangs}`)
   check(missingRetryAfter === 0, `every 503 and 429 carries Retry-After (${missingRetryAfter} do not)`)
-  check(healthzNot200.length === 0, `/healthz answered 200 throughout (${healthzNot200.map(([l, n]) => `${n} × ${l}`).join(", ") || "always"})`)
+  check(
+    healthzNot200.length === 0,
+    `/healthz answered 200 throughout (${healthzNot200.map(([l, n]) => `${n} × ${l}`).join(", ") || "always"})`
+  )
   check(pending === 0, `the pipeline finished every document after the outages (${pending} still queued or submitting)`)
   const slowResumes = phases.filter((p) => !(p.pipelineResumedMs! <= PIPELINE_RESUME_MS))
   check(
     slowResumes.length === 0,
     `the pipeline authorized documents again within ${PIPELINE_RESUME_MS / 1000} s of each restore (${
-      phases.map((p) => `${p.name}: ${p.pipelineResumedMs === undefined ? "never" : `${(p.pipelineResumedMs / 1000).toFixed(1)} s`}`).join(", ")
+      phases.map((p) =>
+        `${p.name}: ${p.pipelineResumedMs === undefined ? "never" : `${(p.pipelineResumedMs / 1000).toFixed(1)} s`}`
+      ).join(", ")
     })`
   )
   // Once per outage, not per request. With PostgreSQL out too, requests stop before the limiter, so
@@ -590,7 +647,9 @@ const report = (
       (!phase.cutsRedis || warnings.some((w) => w.segment !== "before")) && warnings.length <= 3
     ),
     `"Redis does not answer" logged for each Redis outage, not per request: ${
-      warned.map(({ phase, warnings }) => `${phase.name} ${warnings.length}${warnings.map((w) => ` (${w.segment}: ${w.why})`).join("")}`)
+      warned.map(({ phase, warnings }) =>
+        `${phase.name} ${warnings.length}${warnings.map((w) => ` (${w.segment}: ${w.why})`).join("")}`
+      )
         .join("; ")
     }`
   )

@@ -23,16 +23,24 @@
  * BENCH_AUTHORITY_LATENCY (simulator latency, ms, default 0), BENCH_NODE_FLAGS (`node` flags for
  * the service besides those of `npm start`); WORKER_* and WEBHOOKS_* settings are passed to the service when set.
  */
+import autocannon from "autocannon"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { cpus, tmpdir, totalmem } from "node:os"
-import { mkdtempSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import { cnpj } from "../support/taxIds.js"
-import { type Child, createScratchDatabase, killChildren, sampleRss, serviceNodeFlags, startChild, stopChild } from "./children.js"
-import autocannon from "autocannon"
+import {
+  type Child,
+  createScratchDatabase,
+  killChildren,
+  sampleRss,
+  serviceNodeFlags,
+  startChild,
+  stopChild
+} from "./children.js"
 import { makeChecks, percentile } from "./loadgen.js"
 
 const DOCUMENTS = Number(process.env["BENCH_DOCUMENTS"] ?? 3000)
@@ -72,7 +80,12 @@ const receiver = createServer((request, response) => {
     }
     if (event.type === "document.authorized") {
       const document = event.data.object
-      arrivals.push({ eventId: event.id, documentId: document.id, acceptedAt: Date.parse(document.created_at), receivedAt })
+      arrivals.push({
+        eventId: event.id,
+        documentId: document.id,
+        acceptedAt: Date.parse(document.created_at),
+        receivedAt
+      })
     }
     response.writeHead(204).end()
   })
@@ -138,7 +151,9 @@ const main = async () => {
     const pid = service.process.pid
 
     console.log(
-      `pipeline bench: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, ` +
+      `pipeline bench: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${
+        Math.round(totalmem() / 2 ** 30)
+      } GiB, node ${process.version}, ` +
         `PostgreSQL ${database.serverVersion}; simulator latency ${AUTHORITY_LATENCY_MS} ms` +
         (Object.keys(passedThrough).length > 0 ? `; ${JSON.stringify(passedThrough)}` : "") +
         `; node ${serviceNodeFlags.join(" ")}`
@@ -146,7 +161,11 @@ const main = async () => {
 
     const email = `bench-${Date.now()}@example.com`
     const password = "correct horse battery staple"
-    const registration = await post(base, "/v1/auth/register", { email, password, tenant: { name: "Bench", tax_id: cnpj() } })
+    const registration = await post(base, "/v1/auth/register", {
+      email,
+      password,
+      tenant: { name: "Bench", tax_id: cnpj() }
+    })
     const tenantId = registration["tenant"].id as string
     const session = (await post(base, "/v1/auth/login", { email, password }))["token"] as string
     const key = (await post(base, `/v1/tenants/${tenantId}/api-keys`, {
@@ -198,7 +217,9 @@ const main = async () => {
       request_ms: burst.request_ms,
       webhooks: burstArrivals.length,
       // From the first webhook to the last: the pipeline's own pace through the backlog.
-      delivered_per_second: Math.round(burstArrivals.length / Math.max(0.001, (lastBurstArrival - firstArrival) / 1000)),
+      delivered_per_second: Math.round(
+        burstArrivals.length / Math.max(0.001, (lastBurstArrival - firstArrival) / 1000)
+      ),
       // From the first request to the last webhook: documents through the whole pipeline per second.
       end_to_end_per_second: Math.round(burstArrivals.length / ((lastBurstArrival - burstStarted) / 1000)),
       acceptance_to_webhook_ms: ms(burstArrivals.map((a) => a.receivedAt - a.acceptedAt)),

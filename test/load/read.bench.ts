@@ -76,7 +76,7 @@ const serviceEnv = (extra: Record<string, string> = {}): Record<string, string> 
   return {
     DATABASE_URL: scratchUrl,
     // One directory for every start in the run, so each finds the secrets the first generated.
-    DATA_DIR: (dataDir ??= mkdtempSync(join(tmpdir(), "etd-readbench-"))),
+    DATA_DIR: dataDir ??= mkdtempSync(join(tmpdir(), "etd-readbench-")),
     // Only the setup's registration and login hash a password; the measured read never does.
     PASSWORD_HASH_COST: "1024",
     RATE_LIMIT_PER_SECOND: unlimited,
@@ -93,7 +93,9 @@ const startService = (name: string, env: Record<string, string> = {}, nodeFlags:
   startChild(name, [...serviceNodeFlags, ...nodeFlags, "dist/main.js"], serviceEnv(env), ["/healthz", "/readyz"])
 
 const startFloor = () =>
-  startChild("floor", ["test/load/readFloor.ts"], { DATABASE_URL: scratchUrl, POOL_MAX: String(FLOOR_POOL) }, ["/healthz"])
+  startChild("floor", ["test/load/readFloor.ts"], { DATABASE_URL: scratchUrl, POOL_MAX: String(FLOOR_POOL) }, [
+    "/healthz"
+  ])
 
 // ---------------------------------------------------------------------------------------------
 // The OTLP receiver (traced run)
@@ -101,7 +103,9 @@ const startFloor = () =>
 const otlp = { traces: 0, metrics: 0, bytes: 0, spans: 0, malformed: 0 }
 
 interface OtlpTraces {
-  readonly resourceSpans?: ReadonlyArray<{ readonly scopeSpans?: ReadonlyArray<{ readonly spans?: ReadonlyArray<unknown> }> }>
+  readonly resourceSpans?: ReadonlyArray<
+    { readonly scopeSpans?: ReadonlyArray<{ readonly spans?: ReadonlyArray<unknown> }> }
+  >
 }
 
 const startReceiver = async (): Promise<Server> => {
@@ -151,7 +155,9 @@ const call = async (base: string, method: "GET" | "POST", path: string, token?: 
 
 const expectOk = async (base: string, method: "GET" | "POST", path: string, token?: string, body?: unknown) => {
   const answer = await call(base, method, path, token, body)
-  if (answer.status >= 300) throw new Error(`${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+  if (answer.status >= 300) {
+    throw new Error(`${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+  }
   return answer.body
 }
 
@@ -245,7 +251,12 @@ const measure = async (run: RunName, child: Child, path: string, token: string):
       run: LABELS[run],
       req_per_s: Math.round(result.requests.mean),
       requests: result.requests.total,
-      latency_ms: { p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean, max: result.latency.max },
+      latency_ms: {
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        mean: result.latency.mean,
+        max: result.latency.max
+      },
       non_2xx: result.non2xx,
       errors: result.errors,
       timeouts: result.timeouts,
@@ -262,25 +273,35 @@ const measure = async (run: RunName, child: Child, path: string, token: string):
 
 let cleaning: Promise<void> | undefined
 /** Stops every child, drops the run's database and removes DATA_DIR; once, on the way out or on Ctrl-C. */
-const cleanup = () =>
-  (cleaning ??= (async () => {
-    await killChildren()
-    const admin = new pg.Client({ connectionString: DATABASE_URL })
-    try {
-      await admin.connect()
-      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    } catch (error) {
-      console.error(`could not drop ${database}: ${String(error)}`)
-    } finally {
-      await admin.end().catch(() => {})
-    }
-    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
-  })())
+const cleanup = () => (cleaning ??= (async () => {
+  await killChildren()
+  const admin = new pg.Client({ connectionString: DATABASE_URL })
+  try {
+    await admin.connect()
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  } catch (error) {
+    console.error(`could not drop ${database}: ${String(error)}`)
+  } finally {
+    await admin.end().catch(() => {})
+  }
+  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
+})())
 
 const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "—")
 
 const printTable = (results: ReadonlyArray<Measured>, floor: Measured | undefined) => {
-  const header = ["run", "req/s", "× floor", "p50 ms", "p99 ms", "non-2xx", "errors", "timeouts", "RSS idle→peak MiB", "spans/s"]
+  const header = [
+    "run",
+    "req/s",
+    "× floor",
+    "p50 ms",
+    "p99 ms",
+    "non-2xx",
+    "errors",
+    "timeouts",
+    "RSS idle→peak MiB",
+    "spans/s"
+  ]
   const rows = results.map((r) => [
     r.run,
     String(r.req_per_s),
@@ -294,7 +315,8 @@ const printTable = (results: ReadonlyArray<Measured>, floor: Measured | undefine
     r.otlp === undefined ? "" : `${r.otlp.spans_per_s} (${r.otlp.spans_per_request}/req)`
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
   console.log(`\n${line(header)}\n${line(widths.map((w) => "-".repeat(w)))}`)
   for (const row of rows) console.log(line(row))
 }
@@ -302,7 +324,9 @@ const printTable = (results: ReadonlyArray<Measured>, floor: Measured | undefine
 const main = async () => {
   const admin = new pg.Client({ connectionString: DATABASE_URL })
   await admin.connect()
-  const pgVersion = String((await admin.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version)
+  const pgVersion = String(
+    (await admin.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version
+  )
   await admin.query(`CREATE DATABASE ${database}`)
   await admin.end()
   const machine = {
@@ -334,9 +358,15 @@ const main = async () => {
     if (run === "floor") {
       child = await startFloor()
     } else if (run === "service") {
-      profileDir = PROFILE ? (process.env["BENCH_PROFILE_DIR"] ?? join(tmpdir(), `etd-read-profile-${runId}`)) : undefined
+      profileDir = PROFILE
+        ? (process.env["BENCH_PROFILE_DIR"] ?? join(tmpdir(), `etd-read-profile-${runId}`))
+        : undefined
       if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
-      child = await startService("service", {}, profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])
+      child = await startService(
+        "service",
+        {},
+        profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+      )
     } else {
       receiver ??= await startReceiver()
       const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
@@ -346,11 +376,23 @@ const main = async () => {
       const body = await checkRead(child, path, token)
       // The floor must do the same work: the same tenant, the same JSON, field for field.
       if (run === "floor" && JSON.stringify(body) !== JSON.stringify(expected)) {
-        console.log(`  note: the floor's body differs from the service's:\n    floor   ${JSON.stringify(body)}\n    service ${JSON.stringify(expected)}`)
+        console.log(
+          `  note: the floor's body differs from the service's:\n    floor   ${JSON.stringify(body)}\n    service ${
+            JSON.stringify(expected)
+          }`
+        )
       }
       const measured = await measure(run, child, path, token)
       results.push(measured)
-      console.log(JSON.stringify({ bench: "read", ...measured, connections: CONNECTIONS, seconds: SECONDS, ...(profileDir ? { profiled: true } : {}) }))
+      console.log(
+        JSON.stringify({
+          bench: "read",
+          ...measured,
+          connections: CONNECTIONS,
+          seconds: SECONDS,
+          ...(profileDir ? { profiled: true } : {})
+        })
+      )
     } finally {
       await stopChild(child.process)
     }
@@ -359,7 +401,9 @@ const main = async () => {
       console.log(
         profiles.length === 0
           ? `  no .cpuprofile in ${profileDir}: ${child.tail.slice(-5).join(" | ")}`
-          : `  CPU profile of the service (warm-up and measurement, with the profiler's overhead): ${profiles.map((file) => join(profileDir, file)).join(", ")}`
+          : `  CPU profile of the service (warm-up and measurement, with the profiler's overhead): ${
+            profiles.map((file) => join(profileDir, file)).join(", ")
+          }`
       )
     }
   }
@@ -368,17 +412,30 @@ const main = async () => {
   const floor = results.find((r) => r.run === LABELS.floor)
   const ratios: Record<string, { readonly req_per_s: number; readonly p99: number }> = floor === undefined
     ? {}
-    : Object.fromEntries(results.filter((r) => r !== floor).map((r) => [r.run, {
-      req_per_s: Number((r.req_per_s / floor.req_per_s).toFixed(3)),
-      p99: Number((r.latency_ms.p99 / floor.latency_ms.p99).toFixed(2))
-    }]))
-  console.log(JSON.stringify({ bench: "read", summary: true, machine, connections: CONNECTIONS, seconds: SECONDS, ratios_to_floor: ratios }))
+    : Object.fromEntries(
+      results.filter((r) => r !== floor).map((r) => [r.run, {
+        req_per_s: Number((r.req_per_s / floor.req_per_s).toFixed(3)),
+        p99: Number((r.latency_ms.p99 / floor.latency_ms.p99).toFixed(2))
+      }])
+    )
+  console.log(
+    JSON.stringify({
+      bench: "read",
+      summary: true,
+      machine,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      ratios_to_floor: ratios
+    })
+  )
   printTable(results, floor)
   console.log(
     `\nmachine: ${machine.cpus} × ${machine.model}, ${machine.memory_gib} GiB, node ${machine.node}, PostgreSQL ${machine.postgres}`
   )
   for (const [run, ratio] of Object.entries(ratios)) {
-    console.log(`${run} / floor: ${ratio.req_per_s.toFixed(2)}× req/s, ${ratio.p99.toFixed(2)}× p99 (issue 11: ≥ 0.75×)`)
+    console.log(
+      `${run} / floor: ${ratio.req_per_s.toFixed(2)}× req/s, ${ratio.p99.toFixed(2)}× p99 (issue 11: ≥ 0.75×)`
+    )
   }
 }
 

@@ -55,7 +55,9 @@ pool.on("error", () => {})
 
 const send = (response: ServerResponse, status: number, value: unknown) => {
   const body = JSON.stringify(value)
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body)
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(
+    body
+  )
 }
 
 const refuse = (response: ServerResponse, status: number, code: string) => send(response, status, { code })
@@ -78,7 +80,8 @@ const server = createServer((request, response) => {
     // Another tenant's id: the same 404 as an unknown one.
     if (key.tenant_id !== tenantId) return refuse(response, 404, "not_found")
     const period = at.toISOString().slice(0, 7)
-    const tenant = (await pool.query<TenantRow>({ name: "tenant_by_id", text: TENANT_BY_ID, values: [tenantId, period] })).rows[0]
+    const tenant =
+      (await pool.query<TenantRow>({ name: "tenant_by_id", text: TENANT_BY_ID, values: [tenantId, period] })).rows[0]
     if (tenant === undefined) return refuse(response, 404, "not_found")
     send(response, 200, {
       id: tenant.id,

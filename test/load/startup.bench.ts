@@ -44,7 +44,9 @@ const stop = async (child: ChildProcess) => {
 }
 
 console.log(
-  `startup bench: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, ` +
+  `startup bench: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${
+    Math.round(totalmem() / 2 ** 30)
+  } GiB, node ${process.version}, ` +
     `embedded database, ${STARTS} starts of each kind`
 )
 const fresh: Array<number> = []
@@ -62,7 +64,9 @@ for (let i = 0; i < STARTS; i++) {
     await sleep(1000)
     rss.push(Math.round(rssMiB(again.child.pid)))
     await stop(again.child)
-    console.log(JSON.stringify({ run: i + 1, fresh_data_dir_ms: first.ms, existing_data_dir_ms: again.ms, rss_mib: rss.at(-1) }))
+    console.log(
+      JSON.stringify({ run: i + 1, fresh_data_dir_ms: first.ms, existing_data_dir_ms: again.ms, rss_mib: rss.at(-1) })
+    )
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }

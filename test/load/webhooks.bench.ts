@@ -15,18 +15,18 @@ import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { cpus, totalmem } from "node:os"
+import { Webhook } from "standardwebhooks"
 import { AppConfigTest } from "../../src/Config.js"
 import { embeddedLayer, MigrationsLive, postgresLayer } from "../../src/db/Database.js"
+import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
+import { Readiness } from "../../src/runtime/Readiness.js"
 import { DeliveryQueue } from "../../src/webhooks/DeliveryQueue.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
-import { Transaction } from "../../src/db/Repository.js"
-import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
-import { Readiness } from "../../src/runtime/Readiness.js"
 import { WebhookDispatcherLive } from "../../src/webhooks/WebhookDispatcher.js"
+import { WebhookRepo } from "../../src/webhooks/WebhookRepo.js"
 import { WebhookService } from "../../src/webhooks/WebhookService.js"
-import { Webhook } from "standardwebhooks"
 import { cnpj } from "../support/taxIds.js"
 
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? 2000)
@@ -106,7 +106,10 @@ const main = async (mode: "burst" | "drain" | "paced") => {
       const webhooks = yield* WebhookService
       return yield* Effect.forEach(Array.from({ length: ENDPOINTS }, (_, i) => i), (i) =>
         Effect.map(
-          webhooks.create({ tenantId, environment: "test" }, { url: `http://127.0.0.1:${port}/hook/${i}`, events: ["*"] }),
+          webhooks.create({ tenantId, environment: "test" }, {
+            url: `http://127.0.0.1:${port}/hook/${i}`,
+            events: ["*"]
+          }),
           (endpoint) => endpoint.secret
         ))
     }))
@@ -138,8 +141,10 @@ const main = async (mode: "burst" | "drain" | "paced") => {
         yield* Effect.forEach(indexes, record, { concurrency: EMIT_CONCURRENCY, discard: true })
       } else {
         // One state change every 1/rate seconds, each in its own fiber, as requests would arrive.
-        const fibers = yield* Effect.forEach(indexes, (i) =>
-          Effect.andThen(Effect.sleep(Duration.millis(1000 / PACED_RATE)), Effect.forkChild(record(i))))
+        const fibers = yield* Effect.forEach(
+          indexes,
+          (i) => Effect.andThen(Effect.sleep(Duration.millis(1000 / PACED_RATE)), Effect.forkChild(record(i)))
+        )
         yield* Fiber.joinAll(fibers)
       }
     }))
@@ -171,7 +176,9 @@ const main = async (mode: "burst" | "drain" | "paced") => {
       deliveries_per_second: Math.round(arrivals.length / ((finished - started) / 1000)),
       // Draining, the delay counts the wait before the dispatcher started: not a figure of its own.
       ...(mode !== "drain"
-        ? { state_change_to_delivery_ms: { p50: percentile(delays, 50), p99: percentile(delays, 99), max: delays.at(-1) } }
+        ? {
+          state_change_to_delivery_ms: { p50: percentile(delays, 50), p99: percentile(delays, 99), max: delays.at(-1) }
+        }
         : {}),
       rss_mib: Math.round(memory.rss / 1024 / 1024),
       peak_rss_mib: Math.round(peakRss / 1024 / 1024),
@@ -186,9 +193,9 @@ const main = async (mode: "burst" | "drain" | "paced") => {
 }
 
 console.log(
-  `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, database: ${
-    process.env["DATABASE_URL"] ? "postgres" : "embedded"
-  }`
+  `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${
+    Math.round(totalmem() / 2 ** 30)
+  } GiB, node ${process.version}, database: ${process.env["DATABASE_URL"] ? "postgres" : "embedded"}`
 )
 await main("burst")
 await main("drain")

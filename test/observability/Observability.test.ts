@@ -5,14 +5,14 @@
  * catalogue (observability/metrics.md, which lists exactly what telemetry/Metrics.ts exports), and the
  * collector's pipelines use only components it defines.
  */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
+import { load } from "js-yaml"
 import { spawnSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Schema } from "effect"
-import { load } from "js-yaml"
 import { prometheusNames } from "../../src/telemetry/Metrics.js"
 import { hasTool } from "../support/tools.js"
 
@@ -59,13 +59,66 @@ const knownSeries = new Set([...catalogue.flatMap(seriesOf), ...prometheusOwn])
 
 // PromQL words that are not metric names: aggregations, functions, operators, modifiers.
 const promqlWords = new Set([
-  "sum", "min", "max", "avg", "count", "group", "stddev", "stdvar", "topk", "bottomk", "quantile", "count_values",
-  "rate", "irate", "increase", "delta", "idelta", "deriv", "predict_linear", "resets", "changes",
-  "histogram_quantile", "absent", "absent_over_time", "present_over_time", "scalar", "vector", "time", "timestamp",
-  "abs", "ceil", "floor", "round", "clamp", "clamp_min", "clamp_max", "sort", "sort_desc", "label_replace", "label_join",
-  "avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "count_over_time", "last_over_time",
-  "quantile_over_time", "and", "or", "unless", "bool", "by", "without", "on", "ignoring", "group_left", "group_right",
-  "offset", "inf", "nan"
+  "sum",
+  "min",
+  "max",
+  "avg",
+  "count",
+  "group",
+  "stddev",
+  "stdvar",
+  "topk",
+  "bottomk",
+  "quantile",
+  "count_values",
+  "rate",
+  "irate",
+  "increase",
+  "delta",
+  "idelta",
+  "deriv",
+  "predict_linear",
+  "resets",
+  "changes",
+  "histogram_quantile",
+  "absent",
+  "absent_over_time",
+  "present_over_time",
+  "scalar",
+  "vector",
+  "time",
+  "timestamp",
+  "abs",
+  "ceil",
+  "floor",
+  "round",
+  "clamp",
+  "clamp_min",
+  "clamp_max",
+  "sort",
+  "sort_desc",
+  "label_replace",
+  "label_join",
+  "avg_over_time",
+  "min_over_time",
+  "max_over_time",
+  "sum_over_time",
+  "count_over_time",
+  "last_over_time",
+  "quantile_over_time",
+  "and",
+  "or",
+  "unless",
+  "bool",
+  "by",
+  "without",
+  "on",
+  "ignoring",
+  "group_left",
+  "group_right",
+  "offset",
+  "inf",
+  "nan"
 ])
 
 /**
@@ -118,15 +171,18 @@ describe("alerts.yml", () => {
     expect(run.status).toBe(0)
   })
 
-  it.skipIf(!hasPromtool)(withPromtool("expects every alert to fire somewhere in the unit tests: without the rules, each one fails"), () => {
-    // With no rules at all, each expectation of a firing alert fails and names its alert; an alert that
-    // no test expects to fire would be missing from the failures.
-    copyFileSync(path("alerts.test.yml"), join(scratch, "alerts.test.yml"))
-    writeFileSync(join(scratch, "alerts.yml"), JSON.stringify({ groups: [] }))
-    const run = promtool("test", "rules", join(scratch, "alerts.test.yml"))
-    expect(run.status).not.toBe(0)
-    for (const name of alertNames) expect(run.output, name).toContain(`alertname: ${name},`)
-  })
+  it.skipIf(!hasPromtool)(
+    withPromtool("expects every alert to fire somewhere in the unit tests: without the rules, each one fails"),
+    () => {
+      // With no rules at all, each expectation of a firing alert fails and names its alert; an alert that
+      // no test expects to fire would be missing from the failures.
+      copyFileSync(path("alerts.test.yml"), join(scratch, "alerts.test.yml"))
+      writeFileSync(join(scratch, "alerts.yml"), JSON.stringify({ groups: [] }))
+      const run = promtool("test", "rules", join(scratch, "alerts.test.yml"))
+      expect(run.status).not.toBe(0)
+      for (const name of alertNames) expect(run.output, name).toContain(`alertname: ${name},`)
+    }
+  )
 
   it("gives every alert a severity, a summary, a description and a runbook that exists", () => {
     expect(alertNames.length).toBeGreaterThan(5)
@@ -169,12 +225,19 @@ describe("prometheus.yml", () => {
   it("scrapes the job the alerts select and loads alerts.yml", () => {
     const Config = Schema.Struct({
       rule_files: Schema.Array(Schema.String),
-      scrape_configs: Schema.Array(Schema.Struct({ job_name: Schema.String, metrics_path: Schema.optional(Schema.String) }))
+      scrape_configs: Schema.Array(
+        Schema.Struct({ job_name: Schema.String, metrics_path: Schema.optional(Schema.String) })
+      )
     })
     const config = Schema.decodeUnknownSync(Config)(load(read("prometheus.yml")))
     expect(config.rule_files).toEqual(["alerts.yml"])
-    expect(config.scrape_configs.map((job) => [job.job_name, job.metrics_path])).toContainEqual(["etd-service", "/metrics"])
-    expect(rules.filter((rule) => rule.expr.includes("job=")).every((rule) => rule.expr.includes("job=\"etd-service\""))).toBe(true)
+    expect(config.scrape_configs.map((job) => [job.job_name, job.metrics_path])).toContainEqual([
+      "etd-service",
+      "/metrics"
+    ])
+    expect(
+      rules.filter((rule) => rule.expr.includes("job=")).every((rule) => rule.expr.includes("job=\"etd-service\""))
+    ).toBe(true)
   })
 })
 
@@ -212,7 +275,9 @@ describe("grafana/etd-service.json", () => {
 
   it("is a dashboard of schema 39 whose data source is the DS_PROMETHEUS variable", () => {
     expect(dashboard.schemaVersion).toBe(39)
-    expect(dashboard.templating.list).toContainEqual(expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", query: "prometheus" }))
+    expect(dashboard.templating.list).toContainEqual(
+      expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", query: "prometheus" })
+    )
   })
 
   it("gives every panel a unique id and at least one query on ${DS_PROMETHEUS}", () => {
@@ -253,7 +318,9 @@ describe("grafana/etd-service.json", () => {
       ),
       // A variable's `label_values(metric, label)`: its metric.
       ...dashboard.templating.list.flatMap((variable) =>
-        variable.definition === undefined ? [] : [{ where: variable.name, expr: variable.definition.replace(/^label_values\((.*),\s*\w+\)$/, "$1") }]
+        variable.definition === undefined
+          ? []
+          : [{ where: variable.name, expr: variable.definition.replace(/^label_values\((.*),\s*\w+\)$/, "$1") }]
       )
     ]
     const used = new Set<string>()
@@ -282,11 +349,18 @@ const Collector = Schema.Struct({
     extensions: Schema.Array(Schema.String),
     pipelines: Schema.Record(
       Schema.String,
-      Schema.Struct({ receivers: Schema.Array(Schema.String), processors: Schema.Array(Schema.String), exporters: Schema.Array(Schema.String) })
+      Schema.Struct({
+        receivers: Schema.Array(Schema.String),
+        processors: Schema.Array(Schema.String),
+        exporters: Schema.Array(Schema.String)
+      })
     )
   })
 })
-const Protocol = Schema.Struct({ endpoint: Schema.String, auth: Schema.optional(Schema.Struct({ authenticator: Schema.String })) })
+const Protocol = Schema.Struct({
+  endpoint: Schema.String,
+  auth: Schema.optional(Schema.Struct({ authenticator: Schema.String }))
+})
 const OtlpReceiver = Schema.Struct({ protocols: Schema.Struct({ grpc: Protocol, http: Protocol }) })
 
 describe("otel-collector.yaml", () => {
@@ -296,9 +370,15 @@ describe("otel-collector.yaml", () => {
     const pipelines = Object.entries(collector.service.pipelines)
     expect(pipelines.map(([name]) => name).sort()).toEqual(["metrics", "traces"])
     for (const [name, pipeline] of pipelines) {
-      for (const receiver of pipeline.receivers) expect(Object.keys(collector.receivers), `${name}: ${receiver}`).toContain(receiver)
-      for (const processor of pipeline.processors) expect(Object.keys(collector.processors), `${name}: ${processor}`).toContain(processor)
-      for (const exporter of pipeline.exporters) expect(Object.keys(collector.exporters), `${name}: ${exporter}`).toContain(exporter)
+      for (const receiver of pipeline.receivers) {
+        expect(Object.keys(collector.receivers), `${name}: ${receiver}`).toContain(receiver)
+      }
+      for (const processor of pipeline.processors) {
+        expect(Object.keys(collector.processors), `${name}: ${processor}`).toContain(processor)
+      }
+      for (const exporter of pipeline.exporters) {
+        expect(Object.keys(collector.exporters), `${name}: ${exporter}`).toContain(exporter)
+      }
       expect(pipeline.exporters.length, name).toBeGreaterThan(0)
       // memory_limiter refuses data before anything else spends memory on it; batch groups what is left.
       expect(pipeline.processors[0], name).toBe("memory_limiter")
@@ -320,6 +400,8 @@ describe("otel-collector.yaml", () => {
   it("sends traces over OTLP and metrics to Prometheus", () => {
     const { metrics, traces } = collector.service.pipelines
     expect(traces!.exporters.every((exporter) => exporter.split("/")[0] === "otlp")).toBe(true)
-    expect(metrics!.exporters.some((exporter) => ["prometheus", "prometheusremotewrite"].includes(exporter.split("/")[0]!))).toBe(true)
+    expect(
+      metrics!.exporters.some((exporter) => ["prometheus", "prometheusremotewrite"].includes(exporter.split("/")[0]!))
+    ).toBe(true)
   })
 })

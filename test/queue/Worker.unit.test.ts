@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Statement } from "effect/sql"
-import { LeaseLost, type LeasedQueue } from "../../src/queue/LeasedQueue.js"
+import { type LeasedQueue, LeaseLost } from "../../src/queue/LeasedQueue.js"
 import { makeWorker, type Pipeline } from "../../src/queue/Worker.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
 
@@ -42,7 +42,10 @@ const queue: LeasedQueue<Job, never> = {
 type Attempt = "write" | "one-write" | "lose-lease"
 
 /** A pipeline whose steps write their names to `log`; `outcome` is what its attempt comes to. */
-const pipelineOf = (log: Array<string>, outcome: Option.Option<Attempt>): Pipeline<Job, string, Attempt, number, string> => {
+const pipelineOf = (
+  log: Array<string>,
+  outcome: Option.Option<Attempt>
+): Pipeline<Job, string, Attempt, number, string> => {
   const write = (line: string) => Effect.sync(() => void log.push(line))
   return {
     queue,
@@ -52,7 +55,8 @@ const pipelineOf = (log: Array<string>, outcome: Option.Option<Attempt>): Pipeli
     attempt: (_, prefetched) => Effect.as(write(`attempt:${prefetched}`), outcome),
     facts: () => Effect.as(write("facts"), 42),
     decide: (attempt, _, facts) => `${attempt}:${facts}`,
-    apply: (decision) => decision.startsWith("lose-lease") ? Effect.andThen(write("apply"), new LeaseLost()) : write(`apply:${decision}`),
+    apply: (decision) =>
+      decision.startsWith("lose-lease") ? Effect.andThen(write("apply"), new LeaseLost()) : write(`apply:${decision}`),
     singleWrite: (attempt) => attempt === "one-write",
     settled: (decision) => write(`settled:${decision}`)
   }

@@ -52,7 +52,8 @@ const withLogs = <A, E, R>(effect: (logs: Array<{ level: string; message: string
   })
   return effect(logs).pipe(Effect.provide(Logger.layer([capture])))
 }
-const warnings = (logs: ReadonlyArray<{ level: string; message: string }>) => logs.filter((line) => line.level === "Warn")
+const warnings = (logs: ReadonlyArray<{ level: string; message: string }>) =>
+  logs.filter((line) => line.level === "Warn")
 const recoveries = (logs: ReadonlyArray<{ level: string; message: string }>) =>
   logs.filter((line) => line.message.includes("answers again"))
 
@@ -144,7 +145,9 @@ describe.skipIf(testRedisUrl === undefined)(redisSuite("rate limits in Redis"), 
       const bucketTtl = yield* Effect.promise(() => redis.pttl(redisKey(prefix, "login-address:203.0.113.9")))
       expect(bucketTtl).toBeGreaterThan(0)
       expect(bucketTtl).toBeLessThanOrEqual(100 + 1000)
-      const markTtl = yield* Effect.promise(() => redis.pttl(redisKey(prefix, "login-known:someone@example.com 203.0.113.9")))
+      const markTtl = yield* Effect.promise(() =>
+        redis.pttl(redisKey(prefix, "login-known:someone@example.com 203.0.113.9"))
+      )
       expect(markTtl).toBeGreaterThan(4 * 60_000)
       yield* Effect.sleep(Duration.millis(1300))
       expect(yield* Effect.promise(() => redis.exists(redisKey(prefix, "login-address:203.0.113.9")))).toBe(0)
@@ -166,45 +169,49 @@ describe.skipIf(testRedisUrl === undefined)(redisSuite("rate limits in Redis"), 
       })
     ))
 
-  it.live("Redis stopped mid-run and started again: served from memory meanwhile, shared again after", () =>
-    withLogs((logs) =>
-      Effect.gen(function*() {
-        const prefix = yield* testKeyPrefix
-        const proxy = yield* redisProxy
-        const limiter = yield* redisLimiter(proxy.url, prefix)
-        const redis = yield* inspectRedis
-        const bucket = { key: "key:k", policy: slow(10) }
-        const tokensInRedis = Effect.promise(() => redis.hget(redisKey(prefix, bucket.key), "tokens"))
-        expect(yield* allowedOf(limiter, [bucket], 2)).toEqual([true, true])
-        expect(Number(yield* tokensInRedis)).toBeCloseTo(8, 1)
+  it.live(
+    "Redis stopped mid-run and started again: served from memory meanwhile, shared again after",
+    () =>
+      withLogs((logs) =>
+        Effect.gen(function*() {
+          const prefix = yield* testKeyPrefix
+          const proxy = yield* redisProxy
+          const limiter = yield* redisLimiter(proxy.url, prefix)
+          const redis = yield* inspectRedis
+          const bucket = { key: "key:k", policy: slow(10) }
+          const tokensInRedis = Effect.promise(() => redis.hget(redisKey(prefix, bucket.key), "tokens"))
+          expect(yield* allowedOf(limiter, [bucket], 2)).toEqual([true, true])
+          expect(Number(yield* tokensInRedis)).toBeCloseTo(8, 1)
 
-        proxy.set("refuse")
-        const before = yield* fallbacks
-        // Long enough for several probes of Redis to fail: still one warning for the outage.
-        for (let i = 0; i < 8; i++) {
-          const decision = yield* take(limiter, [bucket])
-          expect(decision.allowed).toBe(true)
-          expect(decision.ms).toBeLessThan(DECISION_BOUND_MS)
-          yield* Effect.sleep(Duration.millis(350))
-        }
-        expect((yield* fallbacks) - before).toBe(8)
-        expect(warnings(logs)).toHaveLength(1)
-        // Redis was not written while it was out.
-        expect(Number(yield* tokensInRedis)).toBeCloseTo(8, 1)
+          proxy.set("refuse")
+          const before = yield* fallbacks
+          // Long enough for several probes of Redis to fail: still one warning for the outage.
+          for (let i = 0; i < 8; i++) {
+            const decision = yield* take(limiter, [bucket])
+            expect(decision.allowed).toBe(true)
+            expect(decision.ms).toBeLessThan(DECISION_BOUND_MS)
+            yield* Effect.sleep(Duration.millis(350))
+          }
+          expect((yield* fallbacks) - before).toBe(8)
+          expect(warnings(logs)).toHaveLength(1)
+          // Redis was not written while it was out.
+          expect(Number(yield* tokensInRedis)).toBeCloseTo(8, 1)
 
-        proxy.set("forward")
-        // ioredis reconnects on its own (at most a second apart) and the next probe finds it.
-        for (let i = 0; i < 40 && recoveries(logs).length === 0; i++) {
-          yield* take(limiter, [bucket])
-          yield* Effect.sleep(Duration.millis(100))
-        }
-        expect(recoveries(logs)).toHaveLength(1)
-        const level = Number(yield* tokensInRedis)
-        expect(yield* allowedOf(limiter, [bucket], 1)).toEqual([true])
-        expect(Number(yield* tokensInRedis)).toBeCloseTo(level - 1, 1)
-        expect(warnings(logs)).toHaveLength(1)
-      })
-    ), { timeout: 20_000 })
+          proxy.set("forward")
+          // ioredis reconnects on its own (at most a second apart) and the next probe finds it.
+          for (let i = 0; i < 40 && recoveries(logs).length === 0; i++) {
+            yield* take(limiter, [bucket])
+            yield* Effect.sleep(Duration.millis(100))
+          }
+          expect(recoveries(logs)).toHaveLength(1)
+          const level = Number(yield* tokensInRedis)
+          expect(yield* allowedOf(limiter, [bucket], 1)).toEqual([true])
+          expect(Number(yield* tokensInRedis)).toBeCloseTo(level - 1, 1)
+          expect(warnings(logs)).toHaveLength(1)
+        })
+      ),
+    { timeout: 20_000 }
+  )
 
   it.live("a frozen Redis holds no decision longer than the timeout", () =>
     withLogs((logs) =>

@@ -12,10 +12,10 @@ import net from "node:net"
 import type { AppConfigShape } from "../../src/Config.js"
 import { rateLimitFallbacks } from "../../src/ratelimit/RateLimiter.js"
 import { redisKey } from "../../src/ratelimit/RedisBuckets.js"
+import { expectError, type RawResponse } from "../http/helpers.js"
 import { createKey, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
 import { inspectRedis, redisProxy, redisSettings, redisSuite, testKeyPrefix, testRedisUrl } from "../support/Redis.js"
 import { makeTestApp, rawRequest } from "../support/TestApp.js"
-import { expectError, type RawResponse } from "../http/helpers.js"
 
 /**
  * Another app, built in the test with a memo map of its own, so it shares no layer (no limiter,
@@ -108,9 +108,11 @@ const limits: Partial<AppConfigShape> = {
 }
 
 /** The Redis suite's app reaches Redis through a proxy the tests can cut. */
-class TestRedis extends Context.Service<TestRedis, { readonly prefix: string; readonly proxy: Effect.Success<typeof redisProxy> }>()(
-  "test/TestRedis"
-) {}
+class TestRedis
+  extends Context.Service<TestRedis, { readonly prefix: string; readonly proxy: Effect.Success<typeof redisProxy> }>()(
+    "test/TestRedis"
+  )
+{}
 
 const redisApp = Layer.unwrap(
   Effect.gen(function*() {
@@ -157,7 +159,10 @@ const ruleTests = (it: Vitest.MethodsNonLive<Layer.Success<ReturnType<typeof mak
         yield* rawRequest("GET", "/v1/me/tenants", { token: owner.session }),
         yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/members`, { token: owner.session })
       ]
-      expect(reads.map((r) => [r.status, r.headers["ratelimit-remaining"]])).toEqual([[200, "3"], [200, "2"], [200, "1"], [200, "0"]])
+      expect(reads.map((r) => [r.status, r.headers["ratelimit-remaining"]])).toEqual([[200, "3"], [200, "2"], [
+        200,
+        "1"
+      ], [200, "0"]])
       expectLimited(yield* rawRequest("GET", "/v1/me", { token: owner.session }), 4)
       expectLimited(yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session }), 4)
       // Another session (of the same user) is not held back.
@@ -215,7 +220,6 @@ const ruleTests = (it: Vitest.MethodsNonLive<Layer.Success<ReturnType<typeof mak
       const attempts = { budget: 30, passed: 401, perSecond: 30 / 60 }
       yield* expectSpent(36, () => login("127.0.0.5", uniqueEmail(), PASSWORD), attempts)
     }))
-
 }
 
 layer(makeTestApp("embedded", limits), { timeout: 60_000, excludeTestServices: true })(
@@ -245,51 +249,55 @@ if (testRedisUrl === undefined) {
         })
       }))
 
-    it.effect("Redis stopped mid-run: 200 and 429 from memory meanwhile, never a 500; shared again once it is back", () =>
-      withStdout((lines) =>
-        Effect.gen(function*() {
-          const { prefix, proxy } = yield* TestRedis
-          const redis = yield* inspectRedis
-          const owner = yield* registerOwner()
-          const key = yield* createKey(owner)
-          const get = Effect.gen(function*() {
-            const started = Date.now()
-            const response = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: key.token })
-            expect(Date.now() - started).toBeLessThan(2000)
-            return response.status
+    it.effect(
+      "Redis stopped mid-run: 200 and 429 from memory meanwhile, never a 500; shared again once it is back",
+      () =>
+        withStdout((lines) =>
+          Effect.gen(function*() {
+            const { prefix, proxy } = yield* TestRedis
+            const redis = yield* inspectRedis
+            const owner = yield* registerOwner()
+            const key = yield* createKey(owner)
+            const get = Effect.gen(function*() {
+              const started = Date.now()
+              const response = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: key.token })
+              expect(Date.now() - started).toBeLessThan(2000)
+              return response.status
+            })
+            const tokensInRedis = Effect.map(
+              Effect.promise(() => redis.hget(redisKey(prefix, `tenant:${owner.tenantId}`), "tokens")),
+              Number
+            )
+            expect(yield* get).toBe(200)
+            expect(yield* tokensInRedis).toBeCloseTo(2, 1)
+
+            proxy.set("refuse")
+            const before = yield* fallbacks
+            const during = []
+            for (let i = 0; i < 5; i++) during.push(yield* get)
+            // This instance's memory starts the tenant afresh: three more, then 429.
+            expect(during).toEqual([200, 200, 200, 429, 429])
+            expect((yield* fallbacks) - before).toBe(5)
+            expect(outageWarnings(lines())).toHaveLength(1)
+
+            proxy.set("forward")
+            const after = []
+            for (let i = 0; i < 40 && recoveries(lines()).length === 0; i++) {
+              after.push(yield* get)
+              yield* Effect.sleep(Duration.millis(100))
+            }
+            expect(recoveries(lines())).toHaveLength(1)
+            for (const status of after) expect([200, 429]).toContain(status)
+            // Decided in Redis again: the shared bucket, not the memory one, is the one spent.
+            const level = yield* tokensInRedis
+            expect(level).toBeGreaterThanOrEqual(1)
+            expect(yield* get).toBe(200)
+            expect(yield* tokensInRedis).toBeCloseTo(level - 1, 1)
+            expect(outageWarnings(lines())).toHaveLength(1)
           })
-          const tokensInRedis = Effect.map(
-            Effect.promise(() => redis.hget(redisKey(prefix, `tenant:${owner.tenantId}`), "tokens")),
-            Number
-          )
-          expect(yield* get).toBe(200)
-          expect(yield* tokensInRedis).toBeCloseTo(2, 1)
-
-          proxy.set("refuse")
-          const before = yield* fallbacks
-          const during = []
-          for (let i = 0; i < 5; i++) during.push(yield* get)
-          // This instance's memory starts the tenant afresh: three more, then 429.
-          expect(during).toEqual([200, 200, 200, 429, 429])
-          expect((yield* fallbacks) - before).toBe(5)
-          expect(outageWarnings(lines())).toHaveLength(1)
-
-          proxy.set("forward")
-          const after = []
-          for (let i = 0; i < 40 && recoveries(lines()).length === 0; i++) {
-            after.push(yield* get)
-            yield* Effect.sleep(Duration.millis(100))
-          }
-          expect(recoveries(lines())).toHaveLength(1)
-          for (const status of after) expect([200, 429]).toContain(status)
-          // Decided in Redis again: the shared bucket, not the memory one, is the one spent.
-          const level = yield* tokensInRedis
-          expect(level).toBeGreaterThanOrEqual(1)
-          expect(yield* get).toBe(200)
-          expect(yield* tokensInRedis).toBeCloseTo(level - 1, 1)
-          expect(outageWarnings(lines())).toHaveLength(1)
-        })
-      ), { timeout: 30_000 })
+        ),
+      { timeout: 30_000 }
+    )
   })
 }
 
@@ -304,29 +312,36 @@ const closedPort = Effect.promise(() =>
 )
 
 describe.skipIf(testRedisUrl === undefined)(redisSuite("rate limits over HTTP with Redis"), () => {
-  it.live("Redis at a closed port: requests are served with this instance's limits, one warning, fallbacks counted", () =>
-    withStdout((lines) =>
-      Effect.gen(function*() {
-        const inApp = yield* startApp({
-          ...redisSettings(`redis://127.0.0.1:${yield* closedPort}`, "etd-test:closed:"),
-          rateLimit: slowly(3)
+  it.live(
+    "Redis at a closed port: requests are served with this instance's limits, one warning, fallbacks counted",
+    () =>
+      withStdout((lines) =>
+        Effect.gen(function*() {
+          const inApp = yield* startApp({
+            ...redisSettings(`redis://127.0.0.1:${yield* closedPort}`, "etd-test:closed:"),
+            rateLimit: slowly(3)
+          })
+          yield* inApp(Effect.gen(function*() {
+            const owner = yield* registerOwner()
+            const key = yield* createKey(owner)
+            const before = yield* fallbacks
+            const responses = []
+            for (let i = 0; i < 5; i++) {
+              const started = Date.now()
+              responses.push({
+                ...(yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: key.token })),
+                ms: Date.now() - started
+              })
+            }
+            expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429, 429])
+            expectLimited(responses[3]!, 3)
+            for (const response of responses) expect(response.ms).toBeLessThan(2000)
+            expect((yield* fallbacks) - before).toBe(5)
+          }))
+          // Registration, login and key creation fell back too: still a single warning.
+          expect(outageWarnings(lines())).toHaveLength(1)
         })
-        yield* inApp(Effect.gen(function*() {
-          const owner = yield* registerOwner()
-          const key = yield* createKey(owner)
-          const before = yield* fallbacks
-          const responses = []
-          for (let i = 0; i < 5; i++) {
-            const started = Date.now()
-            responses.push({ ...(yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: key.token })), ms: Date.now() - started })
-          }
-          expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429, 429])
-          expectLimited(responses[3]!, 3)
-          for (const response of responses) expect(response.ms).toBeLessThan(2000)
-          expect((yield* fallbacks) - before).toBe(5)
-        }))
-        // Registration, login and key creation fell back too: still a single warning.
-        expect(outageWarnings(lines())).toHaveLength(1)
-      })
-    ), { timeout: 30_000 })
+      ),
+    { timeout: 30_000 }
+  )
 })

@@ -12,8 +12,8 @@ import { createServer } from "node:http"
 import { createRequire } from "node:module"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { makeApp } from "../../src/App.js"
-import type { AppConfigShape } from "../../src/Config.js"
 import { createClient, type PromiseClient, Redacted } from "../../src/client/index.js"
+import type { AppConfigShape } from "../../src/Config.js"
 import { databaseLayer, testDatabases } from "./Databases.js"
 import { cnpj, PASSWORD, uniqueEmail } from "./fixtures.js"
 import { testConfig } from "./TestApp.js"
@@ -23,7 +23,9 @@ export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 /** CI installs Chromium (.ci/run); a developer machine without it skips the browser tests, saying so. */
 export const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) {
-  console.warn(`Chromium not found at ${CHROMIUM} (install Debian's chromium or set CHROMIUM_PATH): the dashboard's browser tests are skipped`)
+  console.warn(
+    `Chromium not found at ${CHROMIUM} (install Debian's chromium or set CHROMIUM_PATH): the dashboard's browser tests are skipped`
+  )
 }
 
 export const SCREENSHOTS = "test-results/dashboard"
@@ -58,10 +60,20 @@ export const startDashboard = async (overrides: Partial<AppConfigShape> = {}): P
   const base = `http://127.0.0.1:${"port" in address ? address.port : 0}`
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
   })
   mkdirSync(SCREENSHOTS, { recursive: true })
-  const open = async (options: { readonly phone?: boolean; readonly lang?: "en" | "pt" } = {}): Promise<WatchedPage> => {
+  const open = async (
+    options: { readonly phone?: boolean; readonly lang?: "en" | "pt" } = {}
+  ): Promise<WatchedPage> => {
     const context = await browser.newContext({
       viewport: options.phone ? { width: 390, height: 844 } : { width: 1280, height: 900 },
       locale: options.lang === "pt" ? "pt-BR" : "en-GB",
@@ -74,13 +86,18 @@ export const startDashboard = async (overrides: Partial<AppConfigShape> = {}): P
     page.on("console", (message) => {
       // Chromium logs every 4xx answer; a refusal the test provokes on purpose is not a problem.
       // A 5xx, a script error or a CSP violation is.
-      if (message.type() === "error" && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
+      if (
+        message.type() === "error" &&
+        !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())
+      ) {
         problems.push(`console: ${message.text()}`)
       }
     })
     page.on("request", (request) => {
       const url = request.url()
-      if (!url.startsWith(base) && !url.startsWith("blob:") && !url.startsWith("data:")) problems.push(`offsite request: ${url}`)
+      if (!url.startsWith(base) && !url.startsWith("blob:") && !url.startsWith("data:")) {
+        problems.push(`offsite request: ${url}`)
+      }
     })
     await page.goto(base, { waitUntil: "load" })
     return {
@@ -117,7 +134,11 @@ export interface Person {
 export const newPerson = (label = "person"): Person => ({ email: uniqueEmail(label), password: PASSWORD, name: label })
 
 /** Registers through the dashboard's form, with a new tenant; the page ends signed in. */
-export const registerInPage = async (page: Page, person: Person, tenant = { name: `${person.name} Ltda`, taxId: cnpj() }) => {
+export const registerInPage = async (
+  page: Page,
+  person: Person,
+  tenant = { name: `${person.name} Ltda`, taxId: cnpj() }
+) => {
   await page.getByRole("button", { name: /^(Create an account|Criar conta)$/ }).click()
   await page.getByLabel(/^(Email|E-mail)$/).fill(person.email)
   await page.getByLabel(/^(Password|Senha)/).fill(person.password)
@@ -146,7 +167,9 @@ export const registerByApi = async (run: DashboardRun, person: Person, withTenan
       ...(withTenant ? { tenant: { name: `${person.name} Ltda`, tax_id: cnpj() } } : {})
     }
   })
-  const login = await run.api().auth.login({ payload: { email: person.email, password: Redacted.make(person.password) } })
+  const login = await run.api().auth.login({
+    payload: { email: person.email, password: Redacted.make(person.password) }
+  })
   return { userId: registration.user.id, tenantId: registration.tenant?.id, session: login.token }
 }
 
@@ -160,7 +183,9 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
 export const accessibilityViolations = async (page: Page): Promise<ReadonlyArray<string>> => {
   await page.evaluate(axeSource)
   // A string, not a function: this module is also compiled without the DOM's types.
-  const violations = await page.evaluate<ReadonlyArray<{ id: string; impact: string | null; targets: ReadonlyArray<string> }>>(`
+  const violations = await page.evaluate<
+    ReadonlyArray<{ id: string; impact: string | null; targets: ReadonlyArray<string> }>
+  >(`
     axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }).then((result) =>
       result.violations.map((violation) => ({
         id: violation.id,

@@ -7,14 +7,18 @@ import { expect } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
 import { makeAuthority, withTimeout } from "../../src/authority/Authorities.js"
-import { type LocalAuthority, type LocalAuthorityOptions, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
 import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
 import { TaxAuthorities } from "../../src/authority/TaxAuthority.js"
 import { AppConfig, type AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
+import {
+  type LocalAuthority,
+  type LocalAuthorityOptions,
+  localAuthorityScoped
+} from "../../tools/local-authority/LocalAuthority.js"
 import { makePkcs12, type TestPkcs12 } from "./certificates.js"
 import { createKey, registerOwner } from "./fixtures.js"
-import { databaseLayer, httpServerTest, rawRequest, type TestDatabase, testConfig } from "./TestApp.js"
+import { databaseLayer, httpServerTest, rawRequest, testConfig, type TestDatabase } from "./TestApp.js"
 
 /** The local authority the app's test environment talks to, for a test to inspect. */
 export class Authority extends Context.Service<Authority, LocalAuthority>()("test/LocalAuthority") {}
@@ -71,7 +75,11 @@ export const certifiedTenant = (label: string) =>
     const owner = yield* registerOwner(label)
     const tenant = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session })
     const taxId = String(tenant.json?.["tax_id"]).replace(/\D/g, "")
-    const p12: TestPkcs12 = makePkcs12({ cn: `${label.toUpperCase()} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
+    const p12: TestPkcs12 = makePkcs12({
+      cn: `${label.toUpperCase()} LTDA:${taxId}`,
+      cnpjOid: taxId,
+      password: PASSWORD
+    })
     const upload = yield* rawRequest("POST", `/v1/tenants/${owner.tenantId}/credentials`, {
       token: owner.session,
       body: { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: PASSWORD }

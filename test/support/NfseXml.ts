@@ -58,7 +58,13 @@ export const xmllintValidate = (schemaFile: string, xml: string): { readonly ok:
   const file = path.join(dir, "document.xml")
   fs.writeFileSync(file, xml)
   try {
-    const run = spawnSync("xmllint", ["--noout", "--nonet", "--schema", path.join(patchedSchemaDir(), schemaFile), file], {
+    const run = spawnSync("xmllint", [
+      "--noout",
+      "--nonet",
+      "--schema",
+      path.join(patchedSchemaDir(), schemaFile),
+      file
+    ], {
       encoding: "utf8"
     })
     return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` }
@@ -69,7 +75,9 @@ export const xmllintValidate = (schemaFile: string, xml: string): { readonly ok:
 
 /** The test's title, saying why it is skipped when xmllint (the independent validator) is missing. */
 export const withXmllint = (title: string): string =>
-  hasXmllint ? title : `${title} [skipped: xmllint (Debian package libxml2-utils), the independent XSD validator, is not installed]`
+  hasXmllint
+    ? title
+    : `${title} [skipped: xmllint (Debian package libxml2-utils), the independent XSD validator, is not installed]`
 
 /** A 50-digit access key as the national system would issue it for realisticDpsInput's issuer. */
 export const sampleAccessKey = buildAccessKey({

@@ -89,16 +89,24 @@ export const makeScriptedAuthority = (
       Effect.suspend(() => {
         const attempt = count("cancel", request.submissionId)
         const scripted = script.cancel?.(request, attempt)
-        const outcome = scripted ?? Effect.map(Clock.currentTimeMillis, (millis) => ({ protocol: "C1", cancelledAt: new Date(millis) }))
+        const outcome = scripted ??
+          Effect.map(Clock.currentTimeMillis, (millis) => ({ protocol: "C1", cancelledAt: new Date(millis) }))
         return Effect.tap(outcome, (cancellation) =>
           Effect.sync(() => {
             const record = records.get(request.submissionId)
-            if (record) records.set(request.submissionId, { ...record, status: "cancelled", cancelledAt: cancellation.cancelledAt })
+            if (record) {
+              records.set(request.submissionId, {
+                ...record,
+                status: "cancelled",
+                cancelledAt: cancellation.cancelledAt
+              })
+            }
           }))
       })
   }
 
-  const submissionsOf = (submissionId: string) => calls.filter((c) => c.op === "submit" && c.submissionId === submissionId).length
+  const submissionsOf = (submissionId: string) =>
+    calls.filter((c) => c.op === "submit" && c.submissionId === submissionId).length
   const authorizedCount = () => records.size
 
   return { authority, calls, records, submissionsOf, authorizedCount }

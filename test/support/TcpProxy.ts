@@ -4,7 +4,7 @@
  * through again on the same port. Nothing is stopped for real, so other suites sharing the
  * server are not disturbed.
  */
-import { createServer, type Server, type Socket, connect } from "node:net"
+import { connect, createServer, type Server, type Socket } from "node:net"
 
 export interface TcpProxy {
   readonly port: number

@@ -5,11 +5,11 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import { HttpApiClient } from "effect/http-api"
+import { createServer } from "node:http"
 import { Api } from "../../src/Api.js"
 import { makeApp } from "../../src/App.js"
-import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
+import { type AppConfigShape, AppConfigTest } from "../../src/Config.js"
 
 export { databaseLayer, type TestDatabase, testDatabases } from "./Databases.js"
 import { databaseLayer, type TestDatabase } from "./Databases.js"

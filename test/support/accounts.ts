@@ -10,7 +10,9 @@ export const registerUser = (label = "user") =>
   Effect.gen(function*() {
     const email = uniqueEmail(label)
     const api = yield* client()
-    const registration = yield* api.auth.register({ payload: { email, password: Redacted.make(PASSWORD), name: label } })
+    const registration = yield* api.auth.register({
+      payload: { email, password: Redacted.make(PASSWORD), name: label }
+    })
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     return { email, userId: registration.user.id, session: login.token }
   })

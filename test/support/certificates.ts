@@ -4,15 +4,20 @@
  * certificate; `openssl ca` is used because, unlike `x509 -req` in OpenSSL 3.0, it accepts
  * arbitrary validity dates, so expired and not-yet-valid certificates need no fake clock.
  */
+import forge from "node-forge"
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import forge from "node-forge"
 
 /** `OCTETSTRING(PRINTABLESTRING)`: the DER of a PrintableString inside the OCTET STRING. */
-export type OtherNameStringType = "UTF8" | "PRINTABLESTRING" | "IA5STRING" | "OCTETSTRING" | "OCTETSTRING(PRINTABLESTRING)"
+export type OtherNameStringType =
+  | "UTF8"
+  | "PRINTABLESTRING"
+  | "IA5STRING"
+  | "OCTETSTRING"
+  | "OCTETSTRING(PRINTABLESTRING)"
 
 // openssl's ASN1_generate_nconf syntax for the otherName value.
 const otherNameValue = (type: OtherNameStringType, value: string): string => {
@@ -100,11 +105,22 @@ const testCa = (): Ca => {
     const keyPem = genrsa(dir, "ca.key")
     openssl(
       [
-        "req", "-x509", "-new", "-key", "ca.key", "-days", "7300", "-utf8",
-        "-subj", "/C=BR/O=ICP-Brasil/OU=Teste/CN=AC TESTE ETD v1",
-        "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-        "-out", "ca.pem"
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "ca.key",
+        "-days",
+        "7300",
+        "-utf8",
+        "-subj",
+        "/C=BR/O=ICP-Brasil/OU=Teste/CN=AC TESTE ETD v1",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        "-out",
+        "ca.pem"
       ],
       { cwd: dir }
     )
@@ -201,19 +217,47 @@ export const makePkcs12 = (options: MakePkcs12Options): TestPkcs12 => {
     const notAfter = options.notAfter ?? new Date(notBefore.getTime() + (options.days ?? 365) * 86_400_000)
     openssl(
       [
-        "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile", "ca.key",
-        "-in", "ee.csr", "-out", "ee.pem", "-notext", "-utf8", "-preserveDN",
-        "-startdate", asn1Time(notBefore), "-enddate", asn1Time(notAfter), "-extfile", "ext.cnf"
+        "ca",
+        "-batch",
+        "-config",
+        "ca.cnf",
+        "-cert",
+        "ca.pem",
+        "-keyfile",
+        "ca.key",
+        "-in",
+        "ee.csr",
+        "-out",
+        "ee.pem",
+        "-notext",
+        "-utf8",
+        "-preserveDN",
+        "-startdate",
+        asn1Time(notBefore),
+        "-enddate",
+        asn1Time(notAfter),
+        "-extfile",
+        "ext.cnf"
       ],
       { cwd: dir }
     )
 
     openssl(
       [
-        "pkcs12", "-export", "-inkey", "ee.key", "-in", "ee.pem",
+        "pkcs12",
+        "-export",
+        "-inkey",
+        "ee.key",
+        "-in",
+        "ee.pem",
         ...(options.includeChain === true ? ["-certfile", "ca.pem"] : []),
-        "-name", "test certificate", "-passout", "env:ETD_TEST_P12_PASSWORD",
-        ...pbeArgs[options.encryption ?? "default"], "-out", "bundle.p12"
+        "-name",
+        "test certificate",
+        "-passout",
+        "env:ETD_TEST_P12_PASSWORD",
+        ...pbeArgs[options.encryption ?? "default"],
+        "-out",
+        "bundle.p12"
       ],
       { cwd: dir, env: { ETD_TEST_P12_PASSWORD: options.password } }
     )
@@ -251,7 +295,9 @@ export const packWithForge = (options: {
   // forge dereferences certs[0] unless it gets null for "no certificate"; @types/node-forge does
   // not admit null there although the implementation handles it, hence the cast.
   const noCertificate = null as unknown as Array<forge.pki.Certificate>
-  const asn = forge.pkcs12.toPkcs12Asn1(key, certs.length === 0 ? noCertificate : certs, options.password, { algorithm: options.algorithm ?? "3des" })
+  const asn = forge.pkcs12.toPkcs12Asn1(key, certs.length === 0 ? noCertificate : certs, options.password, {
+    algorithm: options.algorithm ?? "3des"
+  })
   return new Uint8Array(Buffer.from(forge.asn1.toDer(asn).getBytes(), "latin1"))
 }
 
@@ -262,8 +308,18 @@ export const reexportWithIterations = (p12: TestPkcs12, password: string, iterat
     writeFileSync(join(dir, "key.pem"), p12.privateKeyPem)
     writeFileSync(join(dir, "cert.pem"), p12.certificatePem)
     execFileSync("openssl", [
-      "pkcs12", "-export", "-inkey", "key.pem", "-in", "cert.pem", "-iter", String(iterations),
-      "-passout", "env:P", "-out", "out.p12"
+      "pkcs12",
+      "-export",
+      "-inkey",
+      "key.pem",
+      "-in",
+      "cert.pem",
+      "-iter",
+      String(iterations),
+      "-passout",
+      "env:P",
+      "-out",
+      "out.p12"
     ], { cwd: dir, env: { ...process.env, P: password }, stdio: ["ignore", "pipe", "pipe"] })
     return new Uint8Array(readFileSync(join(dir, "out.p12")))
   } finally {

@@ -4,8 +4,8 @@ import { randomBytes } from "node:crypto"
 import { asId } from "../../src/domain/Ids.js"
 import type { Environment, Scope } from "../../src/domain/Principal.js"
 import { allScopes } from "../../src/domain/Principal.js"
-import { client } from "./TestApp.js"
 import { cnpj } from "./taxIds.js"
+import { client } from "./TestApp.js"
 
 export { cnpj }
 
@@ -18,11 +18,21 @@ export const registerOwner = (label = "owner") =>
     const email = uniqueEmail(label)
     const api = yield* client()
     const registration = yield* api.auth.register({
-      payload: { email, password: Redacted.make(PASSWORD), name: label, tenant: { name: `${label} Ltda`, tax_id: cnpj() } }
+      payload: {
+        email,
+        password: Redacted.make(PASSWORD),
+        name: label,
+        tenant: { name: `${label} Ltda`, tax_id: cnpj() }
+      }
     })
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     // The tenant id as the server's services take it, for tests that call them directly.
-    return { email, userId: registration.user.id, tenantId: asId("tenant", registration.tenant!.id), session: login.token }
+    return {
+      email,
+      userId: registration.user.id,
+      tenantId: asId("tenant", registration.tenant!.id),
+      session: login.token
+    }
   })
 
 export const createKey = (

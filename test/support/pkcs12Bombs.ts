@@ -11,7 +11,8 @@ const OCTET_STRING = 4
 const INTEGER = 2
 const SEQUENCE = 16
 
-const der = (node: forge.asn1.Asn1): Uint8Array => new Uint8Array(Buffer.from(forge.asn1.toDer(node).getBytes(), "latin1"))
+const der = (node: forge.asn1.Asn1): Uint8Array =>
+  new Uint8Array(Buffer.from(forge.asn1.toDer(node).getBytes(), "latin1"))
 const parse = (bytes: Uint8Array | string): forge.asn1.Asn1 =>
   forge.asn1.fromDer(typeof bytes === "string" ? bytes : Buffer.from(bytes).toString("latin1"), false)
 const children = (node: forge.asn1.Asn1): Array<forge.asn1.Asn1> => node.value as Array<forge.asn1.Asn1>

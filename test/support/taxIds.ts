@@ -14,7 +14,6 @@ export const cnpj = (): string => {
   return [...digits, d1, d2].join("")
 }
 
-
 const ALPHANUMERIC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 /**

@@ -23,15 +23,21 @@ type Attempt = { readonly kind: "answered"; readonly status: number } | { readon
 /** One HTTP request with its own deadline; how it ended. */
 const attempt = (port: number, method: string, path: string, body?: string, timeoutMs = 5_000) =>
   new Promise<Attempt>((resolve) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers: { "content-type": "application/json" } }, (res) => {
-      res.resume()
-      res.on("end", () => resolve({ kind: "answered", status: res.statusCode ?? 0 }))
-    })
+    const req = request(
+      { host: "127.0.0.1", port, method, path, headers: { "content-type": "application/json" } },
+      (res) => {
+        res.resume()
+        res.on("end", () => resolve({ kind: "answered", status: res.statusCode ?? 0 }))
+      }
+    )
     req.setTimeout(timeoutMs, () => {
       resolve({ kind: "stalled" })
       req.destroy()
     })
-    req.on("error", (error: NodeJS.ErrnoException) => resolve({ kind: error.code === "ECONNREFUSED" ? "refused" : "reset" }))
+    req.on(
+      "error",
+      (error: NodeJS.ErrnoException) => resolve({ kind: error.code === "ECONNREFUSED" ? "refused" : "reset" })
+    )
     req.end(body)
   })
 
@@ -55,56 +61,63 @@ const npmStart = (env: NodeJS.ProcessEnv): ChildProcess => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("process lifecycle (npm start)", () => {
-  it("refuses or answers every connection during start-up; SIGTERM to npm drains requests in flight and exits", async () => {
-    const port = await freePort()
-    const dataDir = mkdtempSync(join(tmpdir(), "etd-lifecycle-"))
-    const child = npmStart({ PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn" })
-    let output = ""
-    child.stdout?.on("data", (chunk) => (output += chunk))
-    child.stderr?.on("data", (chunk) => (output += chunk))
-    const exited = once(child, "exit")
-    try {
-      // Start-up: a request every 50 ms until the service is healthy, each allowed 5 s.
-      const seen: Array<Attempt> = []
-      const deadline = Date.now() + 90_000
-      for (;;) {
-        const outcome = await attempt(port, "GET", "/healthz")
-        seen.push(outcome)
-        if (outcome.kind === "answered" && outcome.status === 200) break
-        expect(Date.now(), `never became healthy:\n${output}`).toBeLessThan(deadline)
-        await sleep(50)
+  it(
+    "refuses or answers every connection during start-up; SIGTERM to npm drains requests in flight and exits",
+    async () => {
+      const port = await freePort()
+      const dataDir = mkdtempSync(join(tmpdir(), "etd-lifecycle-"))
+      const child = npmStart({ PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn" })
+      let output = ""
+      child.stdout?.on("data", (chunk) => (output += chunk))
+      child.stderr?.on("data", (chunk) => (output += chunk))
+      const exited = once(child, "exit")
+      try {
+        // Start-up: a request every 50 ms until the service is healthy, each allowed 5 s.
+        const seen: Array<Attempt> = []
+        const deadline = Date.now() + 90_000
+        for (;;) {
+          const outcome = await attempt(port, "GET", "/healthz")
+          seen.push(outcome)
+          if (outcome.kind === "answered" && outcome.status === 200) break
+          expect(Date.now(), `never became healthy:\n${output}`).toBeLessThan(deadline)
+          await sleep(50)
+        }
+        expect(seen.filter((a) => a.kind === "stalled" || a.kind === "reset"), output).toEqual([])
+
+        // Node refuses a request line and headers over 16 KiB itself; the answer still has the SPEC's shape.
+        const oversized = await fetch(`http://127.0.0.1:${port}/v1/me?x=${"a".repeat(17_000)}`)
+        expect(oversized.status).toBe(431)
+        expect(oversized.headers.get("x-request-id")).toMatch(/^[0-9a-f]{32}$/)
+        expect(await oversized.json()).toMatchObject({ code: "request_headers_too_large" })
+
+        // Requests in flight when SIGTERM arrives: registrations, each a scrypt hash and a few writes.
+        const inFlight = Array.from({ length: 8 }, (_, i) =>
+          attempt(
+            port,
+            "POST",
+            "/v1/auth/register",
+            JSON.stringify({ email: `drain-${i}-${port}@example.com`, password: "correct horse battery staple" }),
+            30_000
+          ))
+        // Long enough for the server to have read them (a connection whose request it has not read yet
+        // counts as idle and is closed with the port); short of the time eight scrypt hashes take.
+        await sleep(250)
+        child.kill("SIGTERM")
+        const answers = await Promise.all(inFlight)
+        expect(answers, output).toEqual(Array(8).fill({ kind: "answered", status: 201 }))
+
+        const [code, signal] = (await Promise.race([exited, sleep(30_000).then(() => ["timeout", null])])) as [
+          unknown,
+          unknown
+        ]
+        expect({ code, signal }, output).toEqual({ code: 0, signal: null })
+        // Nothing is left listening: the server itself stopped, not only npm.
+        expect(await attempt(port, "GET", "/healthz")).toEqual({ kind: "refused" })
+      } finally {
+        child.kill("SIGKILL")
+        rmSync(dataDir, { recursive: true, force: true })
       }
-      expect(seen.filter((a) => a.kind === "stalled" || a.kind === "reset"), output).toEqual([])
-
-      // Node refuses a request line and headers over 16 KiB itself; the answer still has the SPEC's shape.
-      const oversized = await fetch(`http://127.0.0.1:${port}/v1/me?x=${"a".repeat(17_000)}`)
-      expect(oversized.status).toBe(431)
-      expect(oversized.headers.get("x-request-id")).toMatch(/^[0-9a-f]{32}$/)
-      expect(await oversized.json()).toMatchObject({ code: "request_headers_too_large" })
-
-      // Requests in flight when SIGTERM arrives: registrations, each a scrypt hash and a few writes.
-      const inFlight = Array.from({ length: 8 }, (_, i) =>
-        attempt(
-          port,
-          "POST",
-          "/v1/auth/register",
-          JSON.stringify({ email: `drain-${i}-${port}@example.com`, password: "correct horse battery staple" }),
-          30_000
-        ))
-      // Long enough for the server to have read them (a connection whose request it has not read yet
-      // counts as idle and is closed with the port); short of the time eight scrypt hashes take.
-      await sleep(250)
-      child.kill("SIGTERM")
-      const answers = await Promise.all(inFlight)
-      expect(answers, output).toEqual(Array(8).fill({ kind: "answered", status: 201 }))
-
-      const [code, signal] = (await Promise.race([exited, sleep(30_000).then(() => ["timeout", null])])) as [unknown, unknown]
-      expect({ code, signal }, output).toEqual({ code: 0, signal: null })
-      // Nothing is left listening: the server itself stopped, not only npm.
-      expect(await attempt(port, "GET", "/healthz")).toEqual({ kind: "refused" })
-    } finally {
-      child.kill("SIGKILL")
-      rmSync(dataDir, { recursive: true, force: true })
-    }
-  }, 150_000)
+    },
+    150_000
+  )
 })

@@ -11,8 +11,8 @@ import { TestClock } from "effect/testing"
 import { MIGRATIONS_TABLE } from "../../src/db/Database.js"
 import { NotReady } from "../../src/domain/Errors.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
-import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { expectError, jsonObject } from "../http/helpers.js"
+import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
 /** A SqlClient whose every statement fails (a database that went away) or never answers. */
 const brokenSql = (mode: "fails" | "hangs") => {
@@ -20,7 +20,10 @@ const brokenSql = (mode: "fails" | "hangs") => {
     mode === "fails"
       ? Effect.fail(
         new SqlError.SqlError({
-          reason: new SqlError.ConnectionError({ cause: new Error("connection refused"), message: "connection refused" })
+          reason: new SqlError.ConnectionError({
+            cause: new Error("connection refused"),
+            message: "connection refused"
+          })
         })
       )
       : Effect.never
@@ -44,7 +47,9 @@ const brokenSql = (mode: "fails" | "hangs") => {
 }
 
 const checkWith = (mode: "fails" | "hangs") =>
-  Effect.flatMap(Readiness, (readiness) => readiness.check).pipe(Effect.provide(Readiness.layer.pipe(Layer.provide(brokenSql(mode)))))
+  Effect.flatMap(Readiness, (readiness) => readiness.check).pipe(
+    Effect.provide(Readiness.layer.pipe(Layer.provide(brokenSql(mode))))
+  )
 
 describe("Readiness with a database that does not answer", () => {
   it.effect("fails the database check (and so the migrations check) when statements fail", () =>
@@ -74,7 +79,10 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         const response = yield* rawRequest("GET", "/readyz")
         expect(response.status).toBe(200)
-        expect(jsonObject(response)).toEqual({ status: "ok", checks: { database: "ok", migrations: "ok", workers: "ok" } })
+        expect(jsonObject(response)).toEqual({
+          status: "ok",
+          checks: { database: "ok", migrations: "ok", workers: "ok" }
+        })
         // An alias of a root path does not exist: /readyz is served at the root only.
         expect((yield* rawRequest("GET", "/v1/readyz")).status).toBe(404)
       }))
@@ -97,23 +105,26 @@ for (const database of testDatabases) {
       }))
   })
 
-  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(`readiness without migrations (${database})`, (it) => {
-    it.effect("503 not_ready naming migrations when the applied migrations are missing", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`DELETE FROM ${sql(MIGRATIONS_TABLE)}`
-        const response = yield* rawRequest("GET", "/readyz")
-        const body = expectError(response, 503, "not_ready")
-        expect(body["checks"]).toEqual({ database: "ok", migrations: "failed", workers: "ok" })
-        expect(body["message"]).toContain("migrations")
-        expect(body["message"]).not.toContain("database")
+  layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(
+    `readiness without migrations (${database})`,
+    (it) => {
+      it.effect("503 not_ready naming migrations when the applied migrations are missing", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`DELETE FROM ${sql(MIGRATIONS_TABLE)}`
+          const response = yield* rawRequest("GET", "/readyz")
+          const body = expectError(response, 503, "not_ready")
+          expect(body["checks"]).toEqual({ database: "ok", migrations: "failed", workers: "ok" })
+          expect(body["message"]).toContain("migrations")
+          expect(body["message"]).not.toContain("database")
 
-        // Without the table at all, the check still answers (503), it does not fail with a 500.
-        yield* sql`DROP TABLE ${sql(MIGRATIONS_TABLE)}`
-        const dropped = expectError(yield* rawRequest("GET", "/readyz"), 503, "not_ready")
-        expect(dropped["checks"]).toEqual({ database: "ok", migrations: "failed", workers: "ok" })
-        // Liveness is not readiness.
-        expect((yield* rawRequest("GET", "/healthz")).status).toBe(200)
-      }))
-  })
+          // Without the table at all, the check still answers (503), it does not fail with a 500.
+          yield* sql`DROP TABLE ${sql(MIGRATIONS_TABLE)}`
+          const dropped = expectError(yield* rawRequest("GET", "/readyz"), 503, "not_ready")
+          expect(dropped["checks"]).toEqual({ database: "ok", migrations: "failed", workers: "ok" })
+          // Liveness is not readiness.
+          expect((yield* rawRequest("GET", "/healthz")).status).toBe(200)
+        }))
+    }
+  )
 }

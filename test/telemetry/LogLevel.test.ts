@@ -7,7 +7,14 @@ const parse = (env: Record<string, string>) => Effect.runSyncExit(logLevelConfig
 
 describe("LOG_LEVEL", () => {
   it("accepts level names in any case, and Warning", () => {
-    const cases: Record<string, string> = { debug: "Debug", INFO: "Info", Warn: "Warn", warning: "Warn", Error: "Error", none: "None" }
+    const cases: Record<string, string> = {
+      debug: "Debug",
+      INFO: "Info",
+      Warn: "Warn",
+      warning: "Warn",
+      Error: "Error",
+      none: "None"
+    }
     for (const [input, level] of Object.entries(cases)) {
       expect(parse({ LOG_LEVEL: input }), input).toEqual(Exit.succeed(level))
     }

@@ -3,16 +3,16 @@
  * receives them, the server spans are named after route templates and carry the principal's ids,
  * and no token or password appears anywhere in what was exported.
  */
-import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
+import { HttpServer } from "effect/http"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeApp } from "../../src/App.js"
 import { databaseLayer } from "../support/Databases.js"
-import { testConfig } from "../support/TestApp.js"
 import { cnpj } from "../support/taxIds.js"
+import { testConfig } from "../support/TestApp.js"
 
 const startCollector = () =>
   new Promise<{ server: Server; url: string; bodies: Array<string> }>((resolve) => {
@@ -57,11 +57,13 @@ describe("OTLP export", () => {
         })
         const tenantId = (registration["tenant"] as { id: string }).id
         const session = String((await post("/v1/auth/login", { email: "otel@example.com", password }))["token"])
-        const key = String((await post(`/v1/tenants/${tenantId}/api-keys`, {
-          name: "k",
-          environment: "live",
-          scopes: ["documents:read"]
-        }, session))["token"])
+        const key = String(
+          (await post(`/v1/tenants/${tenantId}/api-keys`, {
+            name: "k",
+            environment: "live",
+            scopes: ["documents:read"]
+          }, session))["token"]
+        )
         await (await fetch(`${base}/v1/tenants/${tenantId}`, { headers: { authorization: `Bearer ${key}` } })).text()
         // A careless client that puts its key in the User-Agent: the span attribute is redacted.
         await (await fetch(`${base}/healthz`, { headers: { "user-agent": `my-integration/1.0 (${key})` } })).text()
@@ -88,47 +90,58 @@ describe("OTLP export", () => {
       expect(everything).not.toContain(secrets.password)
     }), 60_000)
 
-  it.live("honours a caller's sampling decision before the work: an unsampled trace makes no spans, its ids still answer", () =>
-    Effect.gen(function*() {
-      const collector = yield* Effect.promise(startCollector)
-      // Effect reads the process environment once: this app gets a provider of its own.
-      const env = ConfigProvider.fromEnv({
-        env: { ...process.env as Record<string, string>, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }
-      })
-      const runtime = ManagedRuntime.make(
-        makeApp(testConfig(), databaseLayer("embedded")).pipe(
-          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })),
-          Layer.provide(ConfigProvider.layer(env))
+  it.live(
+    "honours a caller's sampling decision before the work: an unsampled trace makes no spans, its ids still answer",
+    () =>
+      Effect.gen(function*() {
+        const collector = yield* Effect.promise(startCollector)
+        // Effect reads the process environment once: this app gets a provider of its own.
+        const env = ConfigProvider.fromEnv({
+          env: { ...process.env as Record<string, string>, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }
+        })
+        const runtime = ManagedRuntime.make(
+          makeApp(testConfig(), databaseLayer("embedded")).pipe(
+            Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })),
+            Layer.provide(ConfigProvider.layer(env))
+          )
         )
-      )
-      const unsampled = "a1".repeat(16)
-      const sampled = "b2".repeat(16)
-      const answers = yield* Effect.promise(async () => {
-        const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
-        const base = `http://127.0.0.1:${"port" in address ? address.port : 0}`
-        const register = (traceId: string, flags: string, email: string) =>
-          fetch(`${base}/v1/auth/register`, {
-            method: "POST",
-            headers: { "content-type": "application/json", traceparent: `00-${traceId}-${"c3".repeat(8)}-${flags}` },
-            body: JSON.stringify({ email, password: "correct horse battery staple", tenant: { name: "Sampling", tax_id: cnpj() } })
-          })
-        const off = await register(unsampled, "00", "unsampled@example.com")
-        const on = await register(sampled, "01", "sampled@example.com")
-        await Promise.all([off.text(), on.text()])
-        await runtime.dispose()
-        return [off, on].map((response) => ({ status: response.status, requestId: response.headers.get("x-request-id") }))
-      })
-      yield* Effect.promise(() => new Promise<void>((resolve) => collector.server.close(() => resolve())))
+        const unsampled = "a1".repeat(16)
+        const sampled = "b2".repeat(16)
+        const answers = yield* Effect.promise(async () => {
+          const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
+          const base = `http://127.0.0.1:${"port" in address ? address.port : 0}`
+          const register = (traceId: string, flags: string, email: string) =>
+            fetch(`${base}/v1/auth/register`, {
+              method: "POST",
+              headers: { "content-type": "application/json", traceparent: `00-${traceId}-${"c3".repeat(8)}-${flags}` },
+              body: JSON.stringify({
+                email,
+                password: "correct horse battery staple",
+                tenant: { name: "Sampling", tax_id: cnpj() }
+              })
+            })
+          const off = await register(unsampled, "00", "unsampled@example.com")
+          const on = await register(sampled, "01", "sampled@example.com")
+          await Promise.all([off.text(), on.text()])
+          await runtime.dispose()
+          return [off, on].map((response) => ({
+            status: response.status,
+            requestId: response.headers.get("x-request-id")
+          }))
+        })
+        yield* Effect.promise(() => new Promise<void>((resolve) => collector.server.close(() => resolve())))
 
-      expect(answers.map((answer) => answer.status)).toEqual([201, 201])
-      // Both continue the caller's trace: the request id names it either way.
-      expect(answers[0]!.requestId).toMatch(new RegExp(`^${unsampled}-[0-9a-f]{16}$`))
-      expect(answers[1]!.requestId).toMatch(new RegExp(`^${sampled}-[0-9a-f]{16}$`))
-      const exported = collector.bodies.filter((body) => body.startsWith("/v1/traces")).join("\n")
-      expect(exported).toContain(sampled)
-      // The sampled request's spans below the server span (service, repository, SQL) are there...
-      expect(exported).toContain("AuthService")
-      // ...and nothing at all of the unsampled one.
-      expect(exported).not.toContain(unsampled)
-    }), 60_000)
+        expect(answers.map((answer) => answer.status)).toEqual([201, 201])
+        // Both continue the caller's trace: the request id names it either way.
+        expect(answers[0]!.requestId).toMatch(new RegExp(`^${unsampled}-[0-9a-f]{16}$`))
+        expect(answers[1]!.requestId).toMatch(new RegExp(`^${sampled}-[0-9a-f]{16}$`))
+        const exported = collector.bodies.filter((body) => body.startsWith("/v1/traces")).join("\n")
+        expect(exported).toContain(sampled)
+        // The sampled request's spans below the server span (service, repository, SQL) are there...
+        expect(exported).toContain("AuthService")
+        // ...and nothing at all of the unsampled one.
+        expect(exported).not.toContain(unsampled)
+      }),
+    60_000
+  )
 })

@@ -49,7 +49,10 @@ describe("trace context", () => {
       expect(step.traceId).not.toBe(TRACE)
       const job = Option.getOrThrow(step._tag === "Span" ? step.parent : Option.none())
       expect(job._tag === "Span" && job.name).toBe("job")
-      expect(job._tag === "Span" && job.links.map((link) => [link.span.traceId, link.span.spanId])).toEqual([[TRACE, SPAN]])
+      expect(job._tag === "Span" && job.links.map((link) => [link.span.traceId, link.span.spanId])).toEqual([[
+        TRACE,
+        SPAN
+      ]])
     }))
 
   it.effect("a job queued outside any trace is recorded as the sampler decides", () =>

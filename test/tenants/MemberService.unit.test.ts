@@ -29,10 +29,14 @@ describe("MemberService (neighbours mocked)", () => {
     )
     return Effect.gen(function*() {
       const members = yield* MemberService
-      const forbidden = yield* Effect.flip(members.addMember(asId("tenant", "ten_1"), "admin", { email: "ana@example.com", role: "owner" }))
+      const forbidden = yield* Effect.flip(
+        members.addMember(asId("tenant", "ten_1"), "admin", { email: "ana@example.com", role: "owner" })
+      )
       expect(forbidden._tag).toBe("Forbidden")
       expect(forbidden.message).toBe("Only an owner can add another owner.")
-      const unknown = yield* Effect.flip(members.addMember(asId("tenant", "ten_1"), "owner", { email: "ana@example.com", role: "owner" }))
+      const unknown = yield* Effect.flip(
+        members.addMember(asId("tenant", "ten_1"), "owner", { email: "ana@example.com", role: "owner" })
+      )
       expect(unknown._tag).toBe("NotFound")
       expect(unknown.message).toContain("register first")
     }).pipe(Effect.provide(layer))

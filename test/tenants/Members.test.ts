@@ -66,7 +66,11 @@ for (const database of testDatabases) {
 
         const response = yield* changeRole(owner.session, owner.tenantId, member.userId, "admin")
         expect(response.status, response.text).toBe(200)
-        expect(response.json).toMatchObject({ object: "member", role: "admin", user: { id: member.userId, email: member.email } })
+        expect(response.json).toMatchObject({
+          object: "member",
+          role: "admin",
+          user: { id: member.userId, email: member.email }
+        })
         expect(Object.keys(response.json ?? {}).sort()).toEqual(["created_at", "object", "role", "user"])
         // Now an admin: the same request is allowed.
         expect((yield* addCandidate).status).toBe(201)
@@ -158,7 +162,9 @@ for (const database of testDatabases) {
           expectError(yield* remove(owner.session, owner.tenantId, userId), 404, "not_found")
         }
         const api = yield* client(owner.session)
-        const typed = yield* Effect.flip(api.tenants.removeMember({ params: { tenantId: owner.tenantId, userId: UNKNOWN_USER_ID } }))
+        const typed = yield* Effect.flip(
+          api.tenants.removeMember({ params: { tenantId: owner.tenantId, userId: UNKNOWN_USER_ID } })
+        )
         expect(typed._tag).toBe("NotFound")
         // The other tenant's owner is untouched.
         expect((yield* rolesOf(elsewhere)).get(elsewhere.userId)).toBe("owner")
@@ -190,7 +196,9 @@ for (const database of testDatabases) {
         expect((yield* rawRequest("GET", tenantUrl, { token: developer.session })).status).toBe(200)
 
         // Through the typed client: an owner removes an admin, whose access ends too.
-        yield* (yield* client(owner.session)).tenants.removeMember({ params: { tenantId: owner.tenantId, userId: admin.userId } })
+        yield* (yield* client(owner.session)).tenants.removeMember({
+          params: { tenantId: owner.tenantId, userId: admin.userId }
+        })
         expectError(yield* rawRequest("GET", tenantUrl, { token: admin.session }), 404, "not_found")
       }))
 
@@ -222,7 +230,11 @@ for (const database of testDatabases) {
         const third = yield* addMember(owner, "owner", "third")
         expect((yield* remove(owner.session, owner.tenantId, owner.userId)).status).toBe(204)
         expectError(yield* remove(third.session, third.tenantId, third.userId), 409, "invalid_state")
-        expectError(yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session }), 404, "not_found")
+        expectError(
+          yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session }),
+          404,
+          "not_found"
+        )
       }))
 
     it.effect("two owners demoting or removing each other at once never leave the tenant without an owner", () =>
@@ -234,7 +246,10 @@ for (const database of testDatabases) {
             // Demote each other, remove each other, or both leave: the same shape of race.
             switch (i % 3) {
               case 0:
-                return [changeRole(owner.session, tenantId, second.userId, "admin"), changeRole(second.session, tenantId, owner.userId, "admin")]
+                return [
+                  changeRole(owner.session, tenantId, second.userId, "admin"),
+                  changeRole(second.session, tenantId, owner.userId, "admin")
+                ]
               case 1:
                 return [remove(owner.session, tenantId, second.userId), remove(second.session, tenantId, owner.userId)]
               default:

@@ -90,120 +90,132 @@ const fast = {
 }
 
 for (const database of testDatabases) {
-  layer(makeTestApp(database, fast), { timeout: 120_000, excludeTestServices: true })(`tax id ownership (${database})`, (it) => {
-    it.effect("tenants may share a tax id until one proves it; then it is that tenant's alone (409 conflict)", () =>
-      Effect.gen(function*() {
-        const taxId = cnpj()
-        const p12 = certificateOf(taxId)
-        const renewal = certificateOf(taxId)
-        const holder = yield* tenantNaming(taxId)
-        // The same tax id, typed with punctuation.
-        const other = yield* tenantNaming(formatted(taxId))
-        expect(yield* verifiedOf(holder)).toBe(false)
-        expect(yield* verifiedOf(other)).toBe(false)
+  layer(makeTestApp(database, fast), { timeout: 120_000, excludeTestServices: true })(
+    `tax id ownership (${database})`,
+    (it) => {
+      it.effect("tenants may share a tax id until one proves it; then it is that tenant's alone (409 conflict)", () =>
+        Effect.gen(function*() {
+          const taxId = cnpj()
+          const p12 = certificateOf(taxId)
+          const renewal = certificateOf(taxId)
+          const holder = yield* tenantNaming(taxId)
+          // The same tax id, typed with punctuation.
+          const other = yield* tenantNaming(formatted(taxId))
+          expect(yield* verifiedOf(holder)).toBe(false)
+          expect(yield* verifiedOf(other)).toBe(false)
 
-        const proven = yield* upload(holder, p12)
-        expect(proven.status, proven.text).toBe(201)
-        expect(yield* verifiedOf(holder)).toBe(true)
-        expect(yield* verifiedOf(other)).toBe(false)
-        const typed = yield* (yield* client(holder.session)).tenants.get({ params: { tenantId: holder.tenantId } })
-        expect(typed.verified).toBe(true)
+          const proven = yield* upload(holder, p12)
+          expect(proven.status, proven.text).toBe(201)
+          expect(yield* verifiedOf(holder)).toBe(true)
+          expect(yield* verifiedOf(other)).toBe(false)
+          const typed = yield* (yield* client(holder.session)).tenants.get({ params: { tenantId: holder.tenantId } })
+          expect(typed.verified).toBe(true)
 
-        // No new tenant with that tax id, however it is typed; the refused registration creates no user.
-        const email = uniqueEmail("late")
-        for (const typedAs of [taxId, formatted(taxId)]) {
-          const refused = yield* register(email, typedAs)
-          expectError(refused, 409, "conflict")
-          expect(String(field(refused.json, "message"))).toContain("tax id")
-        }
-        expect((yield* register(email, cnpj())).status).toBe(201)
+          // No new tenant with that tax id, however it is typed; the refused registration creates no user.
+          const email = uniqueEmail("late")
+          for (const typedAs of [taxId, formatted(taxId)]) {
+            const refused = yield* register(email, typedAs)
+            expectError(refused, 409, "conflict")
+            expect(String(field(refused.json, "message"))).toContain("tax id")
+          }
+          expect((yield* register(email, cnpj())).status).toBe(201)
 
-        // Another tenant's certificate of the same tax id is refused and not stored.
-        expectError(yield* upload(other, p12), 409, "conflict")
-        expect(yield* verifiedOf(other)).toBe(false)
-        const reader = yield* createKey(other, "test", ["credentials:read"])
-        const stored = yield* rawRequest("GET", `/v1/tenants/${other.tenantId}/credentials`, { token: reader.token })
-        expect(field(stored.json, "data")).toEqual([])
+          // Another tenant's certificate of the same tax id is refused and not stored.
+          expectError(yield* upload(other, p12), 409, "conflict")
+          expect(yield* verifiedOf(other)).toBe(false)
+          const reader = yield* createKey(other, "test", ["credentials:read"])
+          const stored = yield* rawRequest("GET", `/v1/tenants/${other.tenantId}/credentials`, { token: reader.token })
+          expect(field(stored.json, "data")).toEqual([])
 
-        // The holder renews its certificate and stays verified.
-        const renewed = yield* upload(holder, renewal)
-        expect(renewed.status, renewed.text).toBe(201)
-        expect(yield* verifiedOf(holder)).toBe(true)
-      }))
+          // The holder renews its certificate and stays verified.
+          const renewed = yield* upload(holder, renewal)
+          expect(renewed.status, renewed.text).toBe(201)
+          expect(yield* verifiedOf(holder)).toBe(true)
+        }))
 
-    it.effect("a tenant whose tax id another has proven issues no live documents (422 credential_required); test ones go on", () =>
-      Effect.gen(function*() {
-        const taxId = cnpj()
-        const p12 = certificateOf(taxId)
-        const holder = yield* tenantNaming(taxId)
-        const other = yield* tenantNaming(taxId)
-        const otherLive = yield* createKey(other, "live", ["documents:write", "documents:read"])
-        const otherTest = yield* createKey(other, "test", ["documents:write", "documents:read"])
-        const holderLive = yield* createKey(holder, "live", ["documents:write", "documents:read"])
+      it.effect("a tenant whose tax id another has proven issues no live documents (422 credential_required); test ones go on", () =>
+        Effect.gen(function*() {
+          const taxId = cnpj()
+          const p12 = certificateOf(taxId)
+          const holder = yield* tenantNaming(taxId)
+          const other = yield* tenantNaming(taxId)
+          const otherLive = yield* createKey(other, "live", ["documents:write", "documents:read"])
+          const otherTest = yield* createKey(other, "test", ["documents:write", "documents:read"])
+          const holderLive = yield* createKey(holder, "live", ["documents:write", "documents:read"])
 
-        // Before anyone has proven the tax id, both may issue live documents.
-        const before = yield* issue(otherLive.token)
-        expect(before.status, before.text).toBe(202)
+          // Before anyone has proven the tax id, both may issue live documents.
+          const before = yield* issue(otherLive.token)
+          expect(before.status, before.text).toBe(202)
 
-        expect((yield* upload(holder, p12)).status).toBe(201)
-        const refused = yield* issue(otherLive.token)
-        expectError(refused, 422, "credential_required")
-        expect(String(field(refused.json, "message"))).toContain("Test documents are unaffected")
-        // The refusal is the answer an Idempotency-Key replays.
-        const key = `own-${randomBytes(6).toString("hex")}`
-        expectError(yield* issue(otherLive.token, key), 422, "credential_required")
-        expectError(yield* issue(otherLive.token, key), 422, "credential_required")
-        // A refused document takes no quota: only the one issued before counts.
-        const tenant = yield* rawRequest("GET", `/v1/tenants/${other.tenantId}`, { token: other.session })
-        expect(field(field(tenant.json, "quota"), "used")).toBe(1)
+          expect((yield* upload(holder, p12)).status).toBe(201)
+          const refused = yield* issue(otherLive.token)
+          expectError(refused, 422, "credential_required")
+          expect(String(field(refused.json, "message"))).toContain("Test documents are unaffected")
+          // The refusal is the answer an Idempotency-Key replays.
+          const key = `own-${randomBytes(6).toString("hex")}`
+          expectError(yield* issue(otherLive.token, key), 422, "credential_required")
+          expectError(yield* issue(otherLive.token, key), 422, "credential_required")
+          // A refused document takes no quota: only the one issued before counts.
+          const tenant = yield* rawRequest("GET", `/v1/tenants/${other.tenantId}`, { token: other.session })
+          expect(field(field(tenant.json, "quota"), "used")).toBe(1)
 
-        const testDocument = yield* issue(otherTest.token)
-        expect(testDocument.status, testDocument.text).toBe(202)
-        expect(field(yield* settled(otherTest.token, String(field(testDocument.json, "id"))), "status")).toBe("authorized")
-        const holderDocument = yield* issue(holderLive.token)
-        expect(holderDocument.status, holderDocument.text).toBe(202)
-      }))
+          const testDocument = yield* issue(otherTest.token)
+          expect(testDocument.status, testDocument.text).toBe(202)
+          expect(field(yield* settled(otherTest.token, String(field(testDocument.json, "id"))), "status")).toBe(
+            "authorized"
+          )
+          const holderDocument = yield* issue(holderLive.token)
+          expect(holderDocument.status, holderDocument.text).toBe(202)
+        }))
 
-    it.effect("concurrent uploads by tenants sharing a tax id: exactly one is verified, the others get 409 conflict", () =>
-      Effect.gen(function*() {
-        const taxId = cnpj()
-        const p12 = certificateOf(taxId)
-        const tenants = yield* Effect.all(Array.from({ length: 3 }, () => tenantNaming(taxId)))
-        const responses = yield* Effect.all(tenants.map((tenant) => upload(tenant, p12)), { concurrency: "unbounded" })
-        expect(responses.map((response) => response.status).sort(), responses.map((r) => r.text).join("\n")).toEqual([201, 409, 409])
-        for (const response of responses.filter((r) => r.status === 409)) expectError(response, 409, "conflict")
-        const verified = yield* Effect.forEach(tenants, verifiedOf)
-        expect(verified.filter((flag) => flag === true).length).toBe(1)
-        expect(verified[responses.findIndex((response) => response.status === 201)]).toBe(true)
-      }))
+      it.effect("concurrent uploads by tenants sharing a tax id: exactly one is verified, the others get 409 conflict", () =>
+        Effect.gen(function*() {
+          const taxId = cnpj()
+          const p12 = certificateOf(taxId)
+          const tenants = yield* Effect.all(Array.from({ length: 3 }, () => tenantNaming(taxId)))
+          const responses = yield* Effect.all(tenants.map((tenant) => upload(tenant, p12)), {
+            concurrency: "unbounded"
+          })
+          expect(responses.map((response) => response.status).sort(), responses.map((r) => r.text).join("\n")).toEqual([
+            201,
+            409,
+            409
+          ])
+          for (const response of responses.filter((r) => r.status === 409)) expectError(response, 409, "conflict")
+          const verified = yield* Effect.forEach(tenants, verifiedOf)
+          expect(verified.filter((flag) => flag === true).length).toBe(1)
+          expect(verified[responses.findIndex((response) => response.status === 201)]).toBe(true)
+        }))
 
-    it.effect("two unverified tenants with one tax id issue at once: every document authorized on its own", () =>
-      Effect.gen(function*() {
-        const taxId = cnpj()
-        const first = yield* tenantNaming(taxId)
-        const second = yield* tenantNaming(taxId)
-        // Each tenant numbers from 1 in each environment: the two tenants' DPS ids coincide.
-        const keys = yield* Effect.forEach([first, second], (tenant) =>
-          Effect.all([
-            createKey(tenant, "test", ["documents:write", "documents:read"]),
-            createKey(tenant, "live", ["documents:write", "documents:read"])
-          ]))
-        const tokens = keys.flatMap(([test, live]) => [
-          ...Array.from({ length: 4 }, () => test.token),
-          ...Array.from({ length: 2 }, () => live.token)
-        ])
-        const accepted = yield* Effect.all(tokens.map((token) => issue(token)), { concurrency: "unbounded" })
-        for (const response of accepted) expect(response.status, response.text).toBe(202)
-        const documents = yield* Effect.all(
-          accepted.map((response, i) => settled(tokens[i]!, String(field(response.json, "id")))),
-          { concurrency: "unbounded" }
-        )
-        expect(documents.map((document) => field(document, "status"))).toEqual(tokens.map(() => "authorized"))
-        // No document adopted another tenant's authorization.
-        const accessKeys = documents.map((document) => field(field(document, "authority"), "access_key"))
-        expect(new Set(accessKeys).size).toBe(tokens.length)
-        const numbers = (from: number) => documents.slice(from, from + 6).map((document) => field(document, "number")).sort()
-        expect(numbers(0)).toEqual(numbers(6))
-      }))
-  })
+      it.effect("two unverified tenants with one tax id issue at once: every document authorized on its own", () =>
+        Effect.gen(function*() {
+          const taxId = cnpj()
+          const first = yield* tenantNaming(taxId)
+          const second = yield* tenantNaming(taxId)
+          // Each tenant numbers from 1 in each environment: the two tenants' DPS ids coincide.
+          const keys = yield* Effect.forEach([first, second], (tenant) =>
+            Effect.all([
+              createKey(tenant, "test", ["documents:write", "documents:read"]),
+              createKey(tenant, "live", ["documents:write", "documents:read"])
+            ]))
+          const tokens = keys.flatMap(([test, live]) => [
+            ...Array.from({ length: 4 }, () => test.token),
+            ...Array.from({ length: 2 }, () => live.token)
+          ])
+          const accepted = yield* Effect.all(tokens.map((token) => issue(token)), { concurrency: "unbounded" })
+          for (const response of accepted) expect(response.status, response.text).toBe(202)
+          const documents = yield* Effect.all(
+            accepted.map((response, i) => settled(tokens[i]!, String(field(response.json, "id")))),
+            { concurrency: "unbounded" }
+          )
+          expect(documents.map((document) => field(document, "status"))).toEqual(tokens.map(() => "authorized"))
+          // No document adopted another tenant's authorization.
+          const accessKeys = documents.map((document) => field(field(document, "authority"), "access_key"))
+          expect(new Set(accessKeys).size).toBe(tokens.length)
+          const numbers = (from: number) =>
+            documents.slice(from, from + 6).map((document) => field(document, "number")).sort()
+          expect(numbers(0)).toEqual(numbers(6))
+        }))
+    }
+  )
 }

@@ -57,14 +57,28 @@ describe("TenantService (repository mocked)", () => {
     const layer = serviceWith({
       isTaxIdVerified: () => Effect.succeed(false),
       insert: (tenant) =>
-        Effect.sync(() => inserted.push(tenant)).pipe(Effect.as({ ...tenant, verified: false, status: "active" as const, plan: "free", simplesNacional: "not_opted" as const })),
+        Effect.sync(() => inserted.push(tenant)).pipe(
+          Effect.as({
+            ...tenant,
+            verified: false,
+            status: "active" as const,
+            plan: "free",
+            simplesNacional: "not_opted" as const
+          })
+        ),
       addMember: (member) => Effect.sync(() => void members.push(member))
     })
     return Effect.gen(function*() {
       const tenants = yield* TenantService
       const at = new Date("2026-03-10T08:00:00Z")
       const tenant = yield* tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, asId("user", "usr_ana"), at)
-      expect(inserted).toEqual([{ id: tenant.id, name: "Ana Ltda", taxId: "11222333000181", monthlyQuota: 250, createdAt: at }])
+      expect(inserted).toEqual([{
+        id: tenant.id,
+        name: "Ana Ltda",
+        taxId: "11222333000181",
+        monthlyQuota: 250,
+        createdAt: at
+      }])
       expect(members).toEqual([{ tenantId: tenant.id, userId: "usr_ana", role: "owner", createdAt: at }])
       expect(tenant.quota).toEqual({ period: "2026-03", limit: 250, used: 0 })
       expect(tenant.created_at).toEqual(at)
@@ -104,7 +118,9 @@ describe("TenantService (repository mocked)", () => {
     })
     return Effect.gen(function*() {
       const tenants = yield* TenantService
-      const error = yield* Effect.flip(tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, asId("user", "usr_ana"), new Date()))
+      const error = yield* Effect.flip(
+        tenants.create({ name: "Ana Ltda", tax_id: "11222333000181" }, asId("user", "usr_ana"), new Date())
+      )
       expect(error._tag).toBe("Conflict")
       expect(asked).toEqual(["11222333000181"])
     }).pipe(Effect.provide(layer))

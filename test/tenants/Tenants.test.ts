@@ -149,7 +149,9 @@ for (const database of testDatabases) {
         expect(byOwner.status, byOwner.text).toBe(200)
         // Only the option changed; the answer is the whole tenant, as GET shows it.
         expect(byOwner.json).toEqual({ ...before.json, simples_nacional: "me_epp" })
-        expect((yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })).json).toEqual(byOwner.json)
+        expect((yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })).json).toEqual(
+          byOwner.json
+        )
 
         // An admin renames it (trimmed, as at registration); the option stays.
         const byAdmin = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), {
@@ -174,7 +176,10 @@ for (const database of testDatabases) {
         expect(byKey.json).toMatchObject({ name: "Regime MEI", simples_nacional: "mei" })
 
         // Back out of the Simples.
-        const out = yield* api.tenants.update({ params: { tenantId: owner.tenantId }, payload: { simples_nacional: "not_opted" } })
+        const out = yield* api.tenants.update({
+          params: { tenantId: owner.tenantId },
+          payload: { simples_nacional: "not_opted" }
+        })
         expect([out.name, out.simples_nacional]).toEqual(["Regime MEI", "not_opted"])
       }))
 
@@ -186,17 +191,33 @@ for (const database of testDatabases) {
         const key = yield* createKey(owner, "live")
         const change = { name: "Hijacked Ltda", simples_nacional: "mei" }
 
-        expectError(yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: developer.session, body: change }), 403, "forbidden")
+        expectError(
+          yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: developer.session, body: change }),
+          403,
+          "forbidden"
+        )
         const typed = yield* Effect.flip((yield* client(developer.session)).tenants.update({
           params: { tenantId: owner.tenantId },
           payload: { simples_nacional: "mei" }
         }))
         expect(typed._tag).toBe("Forbidden")
         // Another tenant's owner cannot tell the tenant exists.
-        expectError(yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: other.session, body: change }), 404, "not_found")
-        expectError(yield* rawRequest("PATCH", tenantUrl(UNKNOWN_TENANT_ID), { token: owner.session, body: change }), 404, "not_found")
+        expectError(
+          yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: other.session, body: change }),
+          404,
+          "not_found"
+        )
+        expectError(
+          yield* rawRequest("PATCH", tenantUrl(UNKNOWN_TENANT_ID), { token: owner.session, body: change }),
+          404,
+          "not_found"
+        )
         // Changing the tenant is for members' sessions, never for API keys.
-        expectError(yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: key.token, body: change }), 401, "invalid_session")
+        expectError(
+          yield* rawRequest("PATCH", tenantUrl(owner.tenantId), { token: key.token, body: change }),
+          401,
+          "invalid_session"
+        )
 
         const after = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })
         expect(after.json).toMatchObject({ name: "guarded Ltda", simples_nacional: "not_opted" })
@@ -316,7 +337,11 @@ for (const database of testDatabases) {
         })
         expectError(unknown, 404, "not_found")
         const user = yield* registerUser()
-        for (const body of [{ email: "not-an-email", role: "developer" }, { email: user.email, role: "superuser" }, { email: user.email }]) {
+        for (
+          const body of [{ email: "not-an-email", role: "developer" }, { email: user.email, role: "superuser" }, {
+            email: user.email
+          }]
+        ) {
           const response = yield* rawRequest("POST", membersUrl(owner.tenantId), { token: owner.session, body })
           expectError(response, 400, "invalid_request")
         }
@@ -335,23 +360,37 @@ for (const database of testDatabases) {
           body: { email: candidate.email, role: "owner" }
         })
         expectError(refused, 403, "forbidden")
-        const typed = yield* Effect.flip(adminApi.tenants.addMember({ params: path, payload: { email: candidate.email, role: "owner" } }))
+        const typed = yield* Effect.flip(
+          adminApi.tenants.addMember({ params: path, payload: { email: candidate.email, role: "owner" } })
+        )
         expect(typed._tag).toBe("Forbidden")
 
-        const asDeveloper = yield* adminApi.tenants.addMember({ params: path, payload: { email: candidate.email, role: "developer" } })
+        const asDeveloper = yield* adminApi.tenants.addMember({
+          params: path,
+          payload: { email: candidate.email, role: "developer" }
+        })
         expect(asDeveloper.role).toBe("developer")
         const another = yield* registerUser("another")
-        const asAdmin = yield* adminApi.tenants.addMember({ params: path, payload: { email: another.email, role: "admin" } })
+        const asAdmin = yield* adminApi.tenants.addMember({
+          params: path,
+          payload: { email: another.email, role: "admin" }
+        })
         expect(asAdmin.role).toBe("admin")
 
         const coOwner = yield* registerUser("coowner")
         const ownerApi = yield* client(owner.session)
-        const added = yield* ownerApi.tenants.addMember({ params: path, payload: { email: coOwner.email, role: "owner" } })
+        const added = yield* ownerApi.tenants.addMember({
+          params: path,
+          payload: { email: coOwner.email, role: "owner" }
+        })
         expect(added.role).toBe("owner")
         // A co-owner is a full owner: it may add owners too.
         const third = yield* registerUser("third")
         const coOwnerApi = yield* client(coOwner.session)
-        const byCoOwner = yield* coOwnerApi.tenants.addMember({ params: path, payload: { email: third.email, role: "owner" } })
+        const byCoOwner = yield* coOwnerApi.tenants.addMember({
+          params: path,
+          payload: { email: third.email, role: "owner" }
+        })
         expect(byCoOwner.role).toBe("owner")
       }))
 
@@ -370,11 +409,17 @@ for (const database of testDatabases) {
         expect(first.has_more).toBe(true)
         expect(first.next_cursor).toBe(expected[1]!.userId)
 
-        const second = yield* api.tenants.listMembers({ params: path, query: { limit: 2, starting_after: first.next_cursor! } })
+        const second = yield* api.tenants.listMembers({
+          params: path,
+          query: { limit: 2, starting_after: first.next_cursor! }
+        })
         expect(second.data.map((m) => m.user.id)).toEqual(expected.slice(2, 4).map((m) => m.userId))
         expect(second.has_more).toBe(true)
 
-        const third = yield* api.tenants.listMembers({ params: path, query: { limit: 2, starting_after: second.next_cursor! } })
+        const third = yield* api.tenants.listMembers({
+          params: path,
+          query: { limit: 2, starting_after: second.next_cursor! }
+        })
         expect(third.data.map((m) => m.user.id)).toEqual(expected.slice(4).map((m) => m.userId))
         expect(third.has_more).toBe(false)
         expect(third.next_cursor).toBe(null)
@@ -391,7 +436,11 @@ for (const database of testDatabases) {
         expect(Object.keys(field(member, "user") ?? {}).sort()).toEqual(USER_FIELDS)
         expect(raw.text).not.toContain("password")
         for (const query of ["limit=0", "limit=101"]) {
-          expectError(yield* rawRequest("GET", `${membersUrl(owner.tenantId)}?${query}`, { token: owner.session }), 400, "invalid_request")
+          expectError(
+            yield* rawRequest("GET", `${membersUrl(owner.tenantId)}?${query}`, { token: owner.session }),
+            400,
+            "invalid_request"
+          )
         }
       }))
 
@@ -436,9 +485,21 @@ for (const database of testDatabases) {
           { method: "POST", body: { email: candidate.email, role: "developer" } }
         ] as const
         for (const { body, method } of requests) {
-          expectError(yield* rawRequest(method, membersUrl(owner.tenantId), { token: stranger.session, body }), 404, "not_found")
-          expectError(yield* rawRequest(method, membersUrl(owner.tenantId), { token: key.token, body }), 401, "invalid_session")
-          expectError(yield* rawRequest(method, membersUrl(UNKNOWN_TENANT_ID), { token: owner.session, body }), 404, "not_found")
+          expectError(
+            yield* rawRequest(method, membersUrl(owner.tenantId), { token: stranger.session, body }),
+            404,
+            "not_found"
+          )
+          expectError(
+            yield* rawRequest(method, membersUrl(owner.tenantId), { token: key.token, body }),
+            401,
+            "invalid_session"
+          )
+          expectError(
+            yield* rawRequest(method, membersUrl(UNKNOWN_TENANT_ID), { token: owner.session, body }),
+            404,
+            "not_found"
+          )
         }
       }))
   })

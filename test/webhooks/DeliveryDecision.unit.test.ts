@@ -39,7 +39,9 @@ describe("decideDelivery", () => {
 
   it("a 2xx succeeds, and clears the failing clock only where it ran", () => {
     for (const status of [200, 204, 299]) {
-      expect(decideDelivery({ outcome: answered(status), endpointFailing: true }, facts({ failingSince: Option.none() })))
+      expect(
+        decideDelivery({ outcome: answered(status), endpointFailing: true }, facts({ failingSince: Option.none() }))
+      )
         .toEqual(DeliveryDecision.Succeeded({ at: AT, statusCode: status, clearFailing: true }))
     }
     expect(decideDelivery({ outcome: answered(200), endpointFailing: false }, facts({ failingSince: Option.none() })))
@@ -58,27 +60,49 @@ describe("decideDelivery", () => {
     expect(decideDelivery({ outcome: answered(301), endpointFailing: true }, facts()))
       .toEqual(DeliveryDecision.Retrying({ at: AT, runAt, statusCode: 301, lastError: "HTTP 301" }))
     expect(decideDelivery({ outcome: noAnswer, endpointFailing: true }, facts()))
-      .toEqual(DeliveryDecision.Retrying({ at: AT, runAt, statusCode: null, lastError: "connect ECONNREFUSED 127.0.0.1:9" }))
+      .toEqual(
+        DeliveryDecision.Retrying({ at: AT, runAt, statusCode: null, lastError: "connect ECONNREFUSED 127.0.0.1:9" })
+      )
   })
 
   it("once the schedule is spent the delivery fails, the endpoint stays enabled", () => {
     expect(decideDelivery({ outcome: answered(503), endpointFailing: true }, facts({ retryDelay: Option.none() })))
       .toEqual(DeliveryDecision.Failed({ at: AT, statusCode: 503, lastError: "HTTP 503", disable: null }))
     expect(decideDelivery({ outcome: noAnswer, endpointFailing: true }, facts({ retryDelay: Option.none() })))
-      .toEqual(DeliveryDecision.Failed({ at: AT, statusCode: null, lastError: "connect ECONNREFUSED 127.0.0.1:9", disable: null }))
+      .toEqual(
+        DeliveryDecision.Failed({
+          at: AT,
+          statusCode: null,
+          lastError: "connect ECONNREFUSED 127.0.0.1:9",
+          disable: null
+        })
+      )
   })
 
   it("an endpoint failing for 5 days is disabled, even with retries left; a millisecond short, the delivery is retried", () => {
-    expect(decideDelivery({ outcome: answered(500), endpointFailing: true }, facts({ failingSince: failingFor(FAILING_DISABLE_AFTER) })))
+    expect(
+      decideDelivery(
+        { outcome: answered(500), endpointFailing: true },
+        facts({ failingSince: failingFor(FAILING_DISABLE_AFTER) })
+      )
+    )
       .toEqual(DeliveryDecision.Failed({ at: AT, statusCode: 500, lastError: "HTTP 500", disable: "failing" }))
-    expect(decideDelivery({ outcome: noAnswer, endpointFailing: true }, facts({ failingSince: failingFor(Duration.days(9)) })))
+    expect(
+      decideDelivery(
+        { outcome: noAnswer, endpointFailing: true },
+        facts({ failingSince: failingFor(Duration.days(9)) })
+      )
+    )
       .toMatchObject({ _tag: "Failed", disable: "failing" })
     const justShort = failingFor(Duration.subtract(FAILING_DISABLE_AFTER, Duration.millis(1)))
-    expect(decideDelivery({ outcome: answered(500), endpointFailing: true }, facts({ failingSince: justShort }))._tag).toBe("Retrying")
+    expect(decideDelivery({ outcome: answered(500), endpointFailing: true }, facts({ failingSince: justShort }))._tag)
+      .toBe("Retrying")
   })
 
   it("an endpoint the failing clock cannot be read for (it went away meanwhile) counts as not failing", () => {
-    expect(decideDelivery({ outcome: answered(500), endpointFailing: true }, facts({ failingSince: Option.none() }))._tag)
+    expect(
+      decideDelivery({ outcome: answered(500), endpointFailing: true }, facts({ failingSince: Option.none() }))._tag
+    )
       .toBe("Retrying")
   })
 })
@@ -105,11 +129,18 @@ describe("isSingleWrite", () => {
 
 describe("metricOutcome", () => {
   it("counts what was sent by how it ended, a disabled endpoint apart; a delivery ended unsent is not counted", () => {
-    expect(metricOutcome(DeliveryDecision.Succeeded({ at: AT, statusCode: 200, clearFailing: false }))).toBe("succeeded")
-    expect(metricOutcome(DeliveryDecision.Retrying({ at: AT, runAt: AT, statusCode: 500, lastError: "HTTP 500" }))).toBe("retrying")
-    expect(metricOutcome(DeliveryDecision.Failed({ at: AT, statusCode: 500, lastError: "HTTP 500", disable: null }))).toBe("failed")
-    expect(metricOutcome(DeliveryDecision.Failed({ at: AT, statusCode: 410, lastError: "HTTP 410", disable: "gone" }))).toBe("disabled")
-    expect(metricOutcome(DeliveryDecision.Failed({ at: AT, statusCode: 500, lastError: "HTTP 500", disable: "failing" }))).toBe("disabled")
+    expect(metricOutcome(DeliveryDecision.Succeeded({ at: AT, statusCode: 200, clearFailing: false }))).toBe(
+      "succeeded"
+    )
+    expect(metricOutcome(DeliveryDecision.Retrying({ at: AT, runAt: AT, statusCode: 500, lastError: "HTTP 500" })))
+      .toBe("retrying")
+    expect(metricOutcome(DeliveryDecision.Failed({ at: AT, statusCode: 500, lastError: "HTTP 500", disable: null })))
+      .toBe("failed")
+    expect(metricOutcome(DeliveryDecision.Failed({ at: AT, statusCode: 410, lastError: "HTTP 410", disable: "gone" })))
+      .toBe("disabled")
+    expect(
+      metricOutcome(DeliveryDecision.Failed({ at: AT, statusCode: 500, lastError: "HTTP 500", disable: "failing" }))
+    ).toBe("disabled")
     expect(metricOutcome(DeliveryDecision.Abandoned({ at: AT, reason: "endpoint deleted" }))).toBeUndefined()
   })
 })

@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { AppConfigTest, type AppConfigShape } from "../../src/Config.js"
+import { type AppConfigShape, AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import type { EventType } from "../../src/domain/Events.js"
@@ -46,7 +46,10 @@ let tenantCounter = 0
 const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   tenantCounter += 1
-  const id = asId("tenant", `ten_fair${String(tenantCounter).padStart(4, "0")}${Math.random().toString(36).slice(2, 10)}`)
+  const id = asId(
+    "tenant",
+    `ten_fair${String(tenantCounter).padStart(4, "0")}${Math.random().toString(36).slice(2, 10)}`
+  )
   yield* sql`
     INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
     VALUES (${id}, ${"Receptora Ltda"}, ${cnpj()}, ${100}, ${new Date()})`
@@ -54,8 +57,11 @@ const newTenant = Effect.gen(function*() {
 })
 
 const endpoints = (tenantId: TenantId, urls: ReadonlyArray<string>) =>
-  Effect.flatMap(WebhookService, (service) =>
-    Effect.forEach(urls, (url) => service.create({ tenantId, environment: "test" }, { url, events: ["*"] })))
+  Effect.flatMap(
+    WebhookService,
+    (service) =>
+      Effect.forEach(urls, (url) => service.create({ tenantId, environment: "test" }, { url, events: ["*"] }))
+  )
 
 /** `count` events of the tenant, each delivered to every endpoint of it. */
 const emit = (tenantId: TenantId, count: number) =>
@@ -74,60 +80,66 @@ const emit = (tenantId: TenantId, count: number) =>
  * shared, with the setup's configuration.
  */
 const dispatcher = (scope: Scope.Scope, instanceId: string, fairness: Partial<AppConfigShape["fairness"]> = {}) =>
-  Effect.flatMap(Layer.makeMemoMap, (memoMap) =>
-    Layer.buildWithMemoMap(WebhookDispatcherLive.pipe(Layer.provide(services(instanceId, fairness))), memoMap, scope))
+  Effect.flatMap(
+    Layer.makeMemoMap,
+    (memoMap) =>
+      Layer.buildWithMemoMap(WebhookDispatcherLive.pipe(Layer.provide(services(instanceId, fairness))), memoMap, scope)
+  )
 
 for (const database of testDatabases) {
-  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(`webhook fairness (${database})`, (it) => {
-    it.effect("a tenant whose 20 receivers never answer holds at most its cap of workers: another tenant's delivery goes out at once", () =>
-      Effect.gen(function*() {
-        const tarpit = yield* startHoldingReceiver("never")
-        const receiver = yield* startReceiver(() => 200)
-        const noisy = yield* newTenant
-        const quiet = yield* newTenant
-        yield* endpoints(noisy, Array.from({ length: 20 }, (_, i) => tarpit.url(`/noisy/${i}`)))
-        yield* endpoints(quiet, [receiver.url("/quiet")])
-        // 100 deliveries that each hold a worker for the whole timeout.
-        yield* emit(noisy, 5)
-        const scope = yield* Scope.make()
-        yield* dispatcher(scope, "fair-a")
-        yield* waitFor(() => tarpit.inFlight() >= 4)
-        const emittedAt = Date.now()
-        yield* emit(quiet, 1)
-        yield* waitFor(() => receiver.received.length === 1)
-        const waited = Date.now() - emittedAt
-        const noisyInFlight = tarpit.inFlight()
-        yield* Scope.close(scope, Exit.void)
-        // Without the cap all eight workers wait on the tarpits, and the quiet tenant's delivery
-        // waits for them (2 s each), behind all 100 when claimed oldest first.
-        expect(waited).toBeLessThan(1500)
-        expect(noisyInFlight).toBe(4)
-        expect(tarpit.maxInFlight()).toBe(4)
-      }).pipe(Effect.provide(services("fair-setup")), TestClock.withLive))
+  layer(Layer.provideMerge(MigrationsLive, databaseLayer(database)), { timeout: 60_000 })(
+    `webhook fairness (${database})`,
+    (it) => {
+      it.effect("a tenant whose 20 receivers never answer holds at most its cap of workers: another tenant's delivery goes out at once", () =>
+        Effect.gen(function*() {
+          const tarpit = yield* startHoldingReceiver("never")
+          const receiver = yield* startReceiver(() => 200)
+          const noisy = yield* newTenant
+          const quiet = yield* newTenant
+          yield* endpoints(noisy, Array.from({ length: 20 }, (_, i) => tarpit.url(`/noisy/${i}`)))
+          yield* endpoints(quiet, [receiver.url("/quiet")])
+          // 100 deliveries that each hold a worker for the whole timeout.
+          yield* emit(noisy, 5)
+          const scope = yield* Scope.make()
+          yield* dispatcher(scope, "fair-a")
+          yield* waitFor(() => tarpit.inFlight() >= 4)
+          const emittedAt = Date.now()
+          yield* emit(quiet, 1)
+          yield* waitFor(() => receiver.received.length === 1)
+          const waited = Date.now() - emittedAt
+          const noisyInFlight = tarpit.inFlight()
+          yield* Scope.close(scope, Exit.void)
+          // Without the cap all eight workers wait on the tarpits, and the quiet tenant's delivery
+          // waits for them (2 s each), behind all 100 when claimed oldest first.
+          expect(waited).toBeLessThan(1500)
+          expect(noisyInFlight).toBe(4)
+          expect(tarpit.maxInFlight()).toBe(4)
+        }).pipe(Effect.provide(services("fair-setup")), TestClock.withLive))
 
-    it.effect("two dispatchers together send at most the tenant's cap at once, and at most the endpoint's cap to one endpoint", () =>
-      Effect.gen(function*() {
-        const caps = { webhooksPerTenant: 3, webhooksPerEndpoint: 2 }
-        // One receiver per tenant, so each counts one tenant's requests in flight.
-        const first = yield* startHoldingReceiver(150)
-        const second = yield* startHoldingReceiver(150)
-        const busy = yield* newTenant
-        const other = yield* newTenant
-        yield* endpoints(busy, [first.url("/busy/0"), first.url("/busy/1")])
-        yield* endpoints(other, [second.url("/other/0")])
-        yield* emit(busy, 15)
-        yield* emit(other, 10)
-        const scope = yield* Scope.make()
-        // Sixteen workers in all, far more than the caps.
-        yield* dispatcher(scope, "fair-b", caps)
-        yield* dispatcher(scope, "fair-c", caps)
-        yield* waitFor(() => first.arrivals.length === 30 && second.arrivals.length === 10, 20_000)
-        yield* Scope.close(scope, Exit.void)
-        expect(first.maxInFlight()).toBe(3)
-        expect(first.maxInFlightAt("/busy/0")).toBeLessThanOrEqual(2)
-        expect(first.maxInFlightAt("/busy/1")).toBeLessThanOrEqual(2)
-        expect(second.maxInFlight()).toBe(2)
-        expect(new Set(first.arrivals).size).toBe(2)
-      }).pipe(Effect.provide(services("fair-setup")), TestClock.withLive))
-  })
+      it.effect("two dispatchers together send at most the tenant's cap at once, and at most the endpoint's cap to one endpoint", () =>
+        Effect.gen(function*() {
+          const caps = { webhooksPerTenant: 3, webhooksPerEndpoint: 2 }
+          // One receiver per tenant, so each counts one tenant's requests in flight.
+          const first = yield* startHoldingReceiver(150)
+          const second = yield* startHoldingReceiver(150)
+          const busy = yield* newTenant
+          const other = yield* newTenant
+          yield* endpoints(busy, [first.url("/busy/0"), first.url("/busy/1")])
+          yield* endpoints(other, [second.url("/other/0")])
+          yield* emit(busy, 15)
+          yield* emit(other, 10)
+          const scope = yield* Scope.make()
+          // Sixteen workers in all, far more than the caps.
+          yield* dispatcher(scope, "fair-b", caps)
+          yield* dispatcher(scope, "fair-c", caps)
+          yield* waitFor(() => first.arrivals.length === 30 && second.arrivals.length === 10, 20_000)
+          yield* Scope.close(scope, Exit.void)
+          expect(first.maxInFlight()).toBe(3)
+          expect(first.maxInFlightAt("/busy/0")).toBeLessThanOrEqual(2)
+          expect(first.maxInFlightAt("/busy/1")).toBeLessThanOrEqual(2)
+          expect(second.maxInFlight()).toBe(2)
+          expect(new Set(first.arrivals).size).toBe(2)
+        }).pipe(Effect.provide(services("fair-setup")), TestClock.withLive))
+    }
+  )
 }

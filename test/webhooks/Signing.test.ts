@@ -7,8 +7,8 @@ import {
   sign,
   signatureHeader,
   verify,
-  WebhookVerificationError,
-  webhookHeaders
+  webhookHeaders,
+  WebhookVerificationError
 } from "../../src/webhooks/Signing.js"
 
 const payload = JSON.stringify({
@@ -58,7 +58,9 @@ describe("sign", () => {
       expect(sign({ secret, msgId, timestamp: date, payload: body })).toBe(
         new Webhook(secret).sign(msgId, date, body)
       )
-      expect(sign({ secret, msgId, timestamp: T, payload: body })).toBe(sign({ secret, msgId, timestamp: date, payload: body }))
+      expect(sign({ secret, msgId, timestamp: T, payload: body })).toBe(
+        sign({ secret, msgId, timestamp: date, payload: body })
+      )
     }
   })
 

@@ -124,7 +124,9 @@ describe("isForbiddenAddress: IPv4 embedded in IPv6", () => {
   })
 
   it("NAT64 64:ff9b::/96 checks the embedded IPv4", () => {
-    for (const ip of ["64:ff9b::127.0.0.1", "64:ff9b::7f00:1", "64:ff9b::10.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b::"]) {
+    for (
+      const ip of ["64:ff9b::127.0.0.1", "64:ff9b::7f00:1", "64:ff9b::10.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b::"]
+    ) {
       expect(isForbiddenAddress(ip), ip).toBe(true)
     }
     for (const ip of ["64:ff9b::8.8.8.8", "64:ff9b::808:808", "64:ff9b::1:a00:1"]) {
@@ -390,8 +392,7 @@ type LookupResult =
 
 const runLookup = (lookup: LookupFunction, host: string, options: { all?: boolean; family?: number } = {}) =>
   new Promise<LookupResult>((resolve) =>
-    lookup(host, options, (error, address, family) =>
-      resolve(error ? { error } : { address, family }))
+    lookup(host, options, (error, address, family) => resolve(error ? { error } : { address, family }))
   )
 
 const fakeDns = (answers: Record<string, ReadonlyArray<string>>) => {

@@ -90,7 +90,9 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
     Effect.gen(function*() {
       const receiver = yield* startReceiver(() => 204)
       const { layer, writes } = dispatcherTo(receiver.url())
-      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(
+        Effect.provide(layer)
+      )
       expect(receiver.received).toHaveLength(1)
       expect(receiver.received[0]!.headers["webhook-id"]).toBe(delivery.eventId)
       expect(writes).toEqual(["attempt:204", "BEGIN", "complete:succeeded", "clearFailing", "COMMIT"])
@@ -100,7 +102,9 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
     Effect.gen(function*() {
       const receiver = yield* startReceiver(() => 200)
       const { layer, writes } = dispatcherTo(receiver.url(), { failing: false })
-      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(
+        Effect.provide(layer)
+      )
       expect(writes).toEqual(["attempt:200", "complete:succeeded"])
     }).pipe(Effect.scoped))
 
@@ -108,16 +112,27 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
     Effect.gen(function*() {
       const receiver = yield* startReceiver(() => 410)
       const { layer, writes } = dispatcherTo(receiver.url())
-      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(
+        Effect.provide(layer)
+      )
       // The endpoint's other waiting deliveries end with it.
-      expect(writes).toEqual(["attempt:410", "BEGIN", "complete:failed", "disable:gone", "cancel:dlv_waiting:failed", "COMMIT"])
+      expect(writes).toEqual([
+        "attempt:410",
+        "BEGIN",
+        "complete:failed",
+        "disable:gone",
+        "cancel:dlv_waiting:failed",
+        "COMMIT"
+      ])
     }).pipe(Effect.scoped))
 
   it.live("any other answer starts the failing clock and schedules the next attempt", () =>
     Effect.gen(function*() {
       const receiver = yield* startReceiver(() => 500)
       const { layer, writes } = dispatcherTo(receiver.url())
-      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(Effect.provide(layer))
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(
+        Effect.provide(layer)
+      )
       expect(writes).toEqual(["attempt:500", "BEGIN", "markFailing", "retryAt", "COMMIT"])
     }).pipe(Effect.scoped))
 })

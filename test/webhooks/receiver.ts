@@ -12,7 +12,9 @@ export interface Received {
 export type Responder = (request: Received, index: number) => number | { status: number; body?: string }
 
 const flat = (headers: IncomingHttpHeaders): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])))
+  Object.fromEntries(
+    Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]]))
+  )
 
 /** Scoped: the server closes with the test's scope. `respond` can be swapped at any time. */
 export const startReceiver = (initial: Responder = () => 200) =>
@@ -33,7 +35,11 @@ export const startReceiver = (initial: Responder = () => 200) =>
           const chunks: Array<Buffer> = []
           req.on("data", (c: Buffer) => chunks.push(c))
           req.on("end", () => {
-            const request = { path: req.url ?? "/", headers: flat(req.headers), body: Buffer.concat(chunks).toString("utf8") }
+            const request = {
+              path: req.url ?? "/",
+              headers: flat(req.headers),
+              body: Buffer.concat(chunks).toString("utf8")
+            }
             const index = state.received.length
             state.received.push(request)
             const answer = handle.respond(request, index)

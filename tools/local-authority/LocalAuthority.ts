@@ -17,32 +17,32 @@
  * One instance stands for ONE environment (`environment`, tpAmb: 1 production, 2 produção restrita;
  * default 2), as each real environment is a separate system. State is in memory and dies with it.
  */
-import { X509Certificate } from "node:crypto"
-import { createServer, type Server } from "node:https"
-import type { IncomingMessage, ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
-import type { TLSSocket } from "node:tls"
 import { Duration, Effect, type Scope } from "effect"
 import forge from "node-forge"
+import { X509Certificate } from "node:crypto"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { createServer, type Server } from "node:https"
+import type { AddressInfo, Socket } from "node:net"
+import type { TLSSocket } from "node:tls"
+import { loadSchemas } from "../../src/authority/xml/Xsd.js"
 import { extractTaxId } from "../../src/credentials/CertificateTaxId.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 import { type Answer, type AuthorizedNfse, makeLocalSefin, type RegisteredTaxpayer } from "./LocalSefin.js"
-import { loadSchemas } from "../../src/authority/xml/Xsd.js"
 import {
   currentTicks,
   type EnvironmentCode,
+  eventRefused,
   LocalAuthorityCodes,
   NOT_FOUND_PAGE,
   processingTimestamp,
   queryRefused,
   refusal,
   submitRefused,
-  UNAVAILABLE_PAGE,
-  eventRefused
+  UNAVAILABLE_PAGE
 } from "./SefinAnswers.js"
 
-export type { AuthorizedNfse, Cancellation, RegisteredTaxpayer } from "./LocalSefin.js"
 export { MagicValues } from "../../src/authority/TaxAuthority.js"
+export type { AuthorizedNfse, Cancellation, RegisteredTaxpayer } from "./LocalSefin.js"
 export { LocalAuthorityCodes } from "./SefinAnswers.js"
 
 export type Operation = "submitDps" | "findDps" | "getNfse" | "registerEvent" | "getDanfse"
@@ -143,7 +143,9 @@ const route = (method: string, pathname: string): Route | null => {
 }
 
 const derToPem = (der: Buffer): string =>
-  `-----BEGIN CERTIFICATE-----\n${der.toString("base64").match(/.{1,64}/g)?.join("\n") ?? ""}\n-----END CERTIFICATE-----\n`
+  `-----BEGIN CERTIFICATE-----\n${
+    der.toString("base64").match(/.{1,64}/g)?.join("\n") ?? ""
+  }\n-----END CERTIFICATE-----\n`
 
 const taxIdOf = (certificatePem: string): string | null => {
   try {
@@ -199,7 +201,12 @@ const readBody = (request: IncomingMessage, limit: number): Promise<string> =>
   })
 
 /** The refusal of a client without a usable certificate, in the route's own error shape. */
-const certificateRefusal = (operation: Operation | null, environment: EnvironmentCode, processedAt: string, complement: string) => {
+const certificateRefusal = (
+  operation: Operation | null,
+  environment: EnvironmentCode,
+  processedAt: string,
+  complement: string
+) => {
   const error = refusal(LocalAuthorityCodes.clientCertificateMissing, complement)
   const base = { environment, processedAt }
   switch (operation) {
@@ -256,7 +263,6 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
     })
     response.end(headOnly ? undefined : text)
   }
-
 
   const send = (response: ServerResponse, answer: Answer, headOnly: boolean) => {
     switch (answer.kind) {
@@ -323,10 +329,25 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
     const headOnly = method === "HEAD"
 
     if (certificate === null) {
-      return sendJson(response, 403, certificateRefusal(operation, environment, processedAt, "A requisição não apresentou certificado de cliente."), headOnly)
+      return sendJson(
+        response,
+        403,
+        certificateRefusal(operation, environment, processedAt, "A requisição não apresentou certificado de cliente."),
+        headOnly
+      )
     }
     if (!certificate.currentlyValid) {
-      return sendJson(response, 403, certificateRefusal(operation, environment, processedAt, "O certificado de cliente está fora do prazo de validade."), headOnly)
+      return sendJson(
+        response,
+        403,
+        certificateRefusal(
+          operation,
+          environment,
+          processedAt,
+          "O certificado de cliente está fora do prazo de validade."
+        ),
+        headOnly
+      )
     }
 
     const disruption = takeDisruption(operation)
@@ -387,11 +408,16 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
       handle(request, response).catch(() => {
         // A bug in the authority itself: answer like the real one's 500, without details.
         if (!response.headersSent) {
-          sendJson(response, 500, queryRefused({
-            environment,
-            processedAt: processingTimestamp(new Date(), currentTicks()),
-            error: { code: "E9999", description: "Erro não catalogado." }
-          }), false)
+          sendJson(
+            response,
+            500,
+            queryRefused({
+              environment,
+              processedAt: processingTimestamp(new Date(), currentTicks()),
+              error: { code: "E9999", description: "Erro não catalogado." }
+            }),
+            false
+          )
         } else {
           response.destroy()
         }

@@ -8,8 +8,8 @@
  * it: key generation is the slow part, and tests start many instances. Nothing here is ever written
  * to disk by this module; callers who need the CA on disk (main.ts) write the public PEM only.
  */
-import { generateKeyPairSync, randomBytes } from "node:crypto"
 import forge from "node-forge"
+import { generateKeyPairSync, randomBytes } from "node:crypto"
 
 export interface IssuedCertificate {
   readonly certificatePem: string

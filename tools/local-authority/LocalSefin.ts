@@ -29,16 +29,20 @@
  * Queries answer only the taxpayer whose document it is (403 E2403 otherwise), as the real
  * system lets a certificate see its own documents only.
  */
+import { Result } from "effect"
 import { randomInt } from "node:crypto"
 import { gunzipSync, gzipSync } from "node:zlib"
-import { Result } from "effect"
-import { buildAccessKey, yearMonthOf } from "../../src/authority/sefin/AccessKey.js"
-import { buildEvento, CANCELLATION_EVENT_TYPE, readCancellationRequest } from "../../src/authority/sefin/CancellationEvent.js"
 import { renderDanfse } from "../../src/authority/danfse/Danfse.js"
+import { buildAccessKey, yearMonthOf } from "../../src/authority/sefin/AccessKey.js"
+import {
+  buildEvento,
+  CANCELLATION_EVENT_TYPE,
+  readCancellationRequest
+} from "../../src/authority/sefin/CancellationEvent.js"
 import { type ParsedDps, readDps } from "../../src/authority/sefin/Dps.js"
 import { buildNfse, type NfseIssuerAddress, readNfse } from "../../src/authority/sefin/Nfse.js"
-import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
+import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { validateXml } from "../../src/authority/xml/Xsd.js"
 import type { IssuedCertificate } from "./LocalAuthorityKeys.js"
 import {
@@ -213,13 +217,19 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
   const submitDps = (body: string, call: SefinCall): Outcome => {
     const field = bindField(body, "dpsXmlGZipB64")
     if (Result.isFailure(field)) return { answer: field.failure }
-    const refuse = (status: number, errors: ReadonlyArray<Refusal>, extra: { dpsId?: string; xml?: string } = {}): Outcome => ({
+    const refuse = (
+      status: number,
+      errors: ReadonlyArray<Refusal>,
+      extra: { dpsId?: string; xml?: string } = {}
+    ): Outcome => ({
       answer: json(status, submitRefused({ ...envelope(call), dpsId: extra.dpsId, errors })),
       xml: extra.xml
     })
 
     const decoded = decodeCompressed(field.success)
-    if (Result.isFailure(decoded)) return refuse(400, [refusal(LocalAuthorityCodes.malformedCompressed, decoded.failure)])
+    if (Result.isFailure(decoded)) {
+      return refuse(400, [refusal(LocalAuthorityCodes.malformedCompressed, decoded.failure)])
+    }
     const xml = decoded.success
 
     const valid = validateXml("DPS", xml)
@@ -227,7 +237,9 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, valid.failure.messages.join("; "))], { xml })
     }
     const read = readDps(xml)
-    if (Result.isFailure(read)) return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, read.failure.message)], { xml })
+    if (Result.isFailure(read)) {
+      return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, read.failure.message)], { xml })
+    }
     const dps = read.success
     const refuseDps = (status: number, errors: ReadonlyArray<Refusal>) => refuse(status, errors, { dpsId: dps.id, xml })
 
@@ -260,12 +272,21 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     if (notes.includes(MagicValues.unavailable)) {
       const attempts = (unavailableAttempts.get(dps.id) ?? 0) + 1
       unavailableAttempts.set(dps.id, attempts)
-      if (attempts <= options.unavailableTimes) return { answer: { kind: "page", status: 503, page: UNAVAILABLE_PAGE }, xml }
+      if (attempts <= options.unavailableTimes) {
+        return { answer: { kind: "page", status: 503, page: UNAVAILABLE_PAGE }, xml }
+      }
     }
 
     const record = authorize(dps, xml, call)
     return {
-      answer: json(201, nfseCreated({ ...envelope(call), accessKey: record.accessKey, nfseXmlGZipB64: compressToBase64(record.nfseXml) })),
+      answer: json(
+        201,
+        nfseCreated({
+          ...envelope(call),
+          accessKey: record.accessKey,
+          nfseXmlGZipB64: compressToBase64(record.nfseXml)
+        })
+      ),
       xml,
       heldBack: notes.includes(MagicValues.timeout)
     }
@@ -316,11 +337,15 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
 
   const findDps = (dpsId: string, call: SefinCall): Outcome => {
     if (!DPS_ID.test(dpsId)) {
-      return { answer: json(400, queryRefused({ ...envelope(call), error: refusal(LocalAuthorityCodes.malformedDpsId) })) }
+      return {
+        answer: json(400, queryRefused({ ...envelope(call), error: refusal(LocalAuthorityCodes.malformedDpsId) }))
+      }
     }
     // The id names its issuer: a certificate may ask only about its own DPS.
     if (call.clientTaxId === null || dpsId.slice(11, 25) !== registration14(call.clientTaxId)) {
-      return { answer: json(403, queryRefused({ ...envelope(call), error: refusal(LocalAuthorityCodes.notYourDocument) })) }
+      return {
+        answer: json(403, queryRefused({ ...envelope(call), error: refusal(LocalAuthorityCodes.notYourDocument) }))
+      }
     }
     const record = byDpsId.get(dpsId)
     if (record === undefined) return { answer: json(404, dpsNotFound(call.processedAt)) }
@@ -342,7 +367,10 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     const found = ownNfse(accessKey, call)
     if (Result.isFailure(found)) return { answer: found.failure }
     return {
-      answer: json(200, nfseFound({ ...envelope(call), accessKey, nfseXmlGZipB64: compressToBase64(found.success.nfseXml) }))
+      answer: json(
+        200,
+        nfseFound({ ...envelope(call), accessKey, nfseXmlGZipB64: compressToBase64(found.success.nfseXml) })
+      )
     }
   }
 
@@ -356,21 +384,27 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     if (!ACCESS_KEY.test(accessKey)) return refuse(400, [refusal(LocalAuthorityCodes.malformedAccessKey)])
 
     const decoded = decodeCompressed(field.success)
-    if (Result.isFailure(decoded)) return refuse(400, [refusal(LocalAuthorityCodes.malformedCompressed, decoded.failure)])
+    if (Result.isFailure(decoded)) {
+      return refuse(400, [refusal(LocalAuthorityCodes.malformedCompressed, decoded.failure)])
+    }
     const xml = decoded.success
     const valid = validateXml("pedRegEvento", xml)
     if (Result.isFailure(valid)) {
       return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, valid.failure.messages.join("; "))], xml)
     }
     const read = readCancellationRequest(xml)
-    if (Result.isFailure(read)) return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, read.failure.message)], xml)
+    if (Result.isFailure(read)) {
+      return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, read.failure.message)], xml)
+    }
     const request = read.success
 
     const signature = verifyEnveloped(xml, "infPedReg")
     if (Result.isFailure(signature)) {
       return refuse(400, [refusal(LocalAuthorityCodes.signatureInvalid, signature.failure.message)], xml)
     }
-    if (request.eventType !== CANCELLATION_EVENT_TYPE) return refuse(400, [refusal(LocalAuthorityCodes.eventTypeNotSupported)], xml)
+    if (request.eventType !== CANCELLATION_EVENT_TYPE) {
+      return refuse(400, [refusal(LocalAuthorityCodes.eventTypeNotSupported)], xml)
+    }
     if (request.accessKey !== accessKey) return refuse(400, [refusal(LocalAuthorityCodes.eventKeyMismatch)], xml)
     const record = byAccessKey.get(accessKey)
     if (record === undefined) return refuse(400, [refusal(LocalAuthorityCodes.accessKeyNotFound)], xml)
@@ -383,7 +417,9 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     if (call.clientTaxId !== record.issuerTaxId) return refuse(401, [refusal(LocalAuthorityCodes.notYourDocument)], xml)
     if (request.tpAmb !== environment) return refuse(400, [refusal(LocalAuthorityCodes.environmentMismatch)], xml)
     if (record.cancellation !== null) return refuse(400, [refusal(LocalAuthorityCodes.alreadyCancelled)], xml)
-    if (record.notes.includes(MagicValues.cancelReject)) return refuse(400, [refusal(LocalAuthorityCodes.cancellationRefused)], xml)
+    if (record.notes.includes(MagicValues.cancelReject)) {
+      return refuse(400, [refusal(LocalAuthorityCodes.cancellationRefused)], xml)
+    }
 
     const eventXml = signAsAuthority(
       buildEvento({
@@ -396,7 +432,10 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       "infEvento"
     )
     store({ ...record, cancellation: { requestXml: xml, eventXml, processedAt: call.processedAt } })
-    return { answer: json(201, eventRegistered({ ...envelope(call), eventoXmlGZipB64: compressToBase64(eventXml) })), xml }
+    return {
+      answer: json(201, eventRegistered({ ...envelope(call), eventoXmlGZipB64: compressToBase64(eventXml) })),
+      xml
+    }
   }
 
   const getDanfse = async (accessKey: string, call: SefinCall): Promise<Outcome> => {

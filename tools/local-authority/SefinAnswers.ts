@@ -49,8 +49,7 @@ export const LocalAuthorityCodes = {
   /** What `simulate:cancel-reject` answers (the real code of a cancellation past its deadline). */
   cancellationRefused: {
     code: "E0822",
-    description:
-      "O prazo para o cancelamento da NFS-e expirou, conforme parametrização do município emissor da NFS-e."
+    description: "O prazo para o cancelamento da NFS-e expirou, conforme parametrização do município emissor da NFS-e."
   },
   /** Not real: this local authority registers cancellations (e101101) only. */
   eventTypeNotSupported: { code: "E0801", description: "Tipo de evento não suportado pela autoridade local." },
@@ -125,7 +124,9 @@ export const nfseCreated = (e: Envelope & { readonly accessKey: string; readonly
 })
 
 /** `POST /nfse` refusal: PascalCase `erros`, `idDPS` once the DPS was read. */
-export const submitRefused = (e: Envelope & { readonly dpsId?: string | undefined; readonly errors: ReadonlyArray<Refusal> }) => ({
+export const submitRefused = (
+  e: Envelope & { readonly dpsId?: string | undefined; readonly errors: ReadonlyArray<Refusal> }
+) => ({
   ...envelope(e),
   ...(e.dpsId === undefined ? {} : { idDPS: e.dpsId }),
   erros: e.errors.map((r) => ({
@@ -193,7 +194,8 @@ export const modelBindingProblem = (field: string, message: string) => ({
 })
 
 /** The page the real servers answer for a path outside the API (e.g. without /SefinNacional). */
-export const NOT_FOUND_PAGE = `<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">
+export const NOT_FOUND_PAGE =
+  `<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">
 <html xmlns="http://www.w3.org/1999/xhtml">
 <head>
 <meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>

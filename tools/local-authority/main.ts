@@ -15,11 +15,11 @@
  * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
  * Its CA and keys are new at every start, so the CA file is rewritten each time.
  */
+import { Duration, Option } from "effect"
 import { rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { Duration, Option } from "effect"
 import { startLocalAuthority } from "./LocalAuthority.js"
 
 const fail = (message: string): never => {
@@ -44,10 +44,16 @@ const setting = (flag: string | undefined, variable: string): string | undefined
 }
 
 const portText = setting(values.port, "LOCAL_AUTHORITY_PORT") ?? "8443"
-const port = /^[0-9]{1,5}$/.test(portText) && Number(portText) <= 65535 ? Number(portText) : fail(`port "${portText}" is not a TCP port`)
+const port = /^[0-9]{1,5}$/.test(portText) && Number(portText) <= 65535
+  ? Number(portText)
+  : fail(`port "${portText}" is not a TCP port`)
 const host = setting(values.host, "LOCAL_AUTHORITY_HOST") ?? "127.0.0.1"
 const environmentText = setting(values.environment, "LOCAL_AUTHORITY_ENVIRONMENT") ?? "2"
-const environment = environmentText === "1" ? 1 : environmentText === "2" ? 2 : fail(`environment "${environmentText}" is not 1 or 2`)
+const environment = environmentText === "1"
+  ? 1
+  : environmentText === "2"
+  ? 2
+  : fail(`environment "${environmentText}" is not 1 or 2`)
 const caFileSetting = setting(values["ca-file"], "LOCAL_AUTHORITY_CA_FILE")
 const timeoutText = setting(values["timeout-after"], "LOCAL_AUTHORITY_TIMEOUT_AFTER")
 const timeoutAfter = timeoutText === undefined

@@ -24,7 +24,8 @@ const text = texts({
     verified: "verified",
     unverified: "not verified",
     upload: "Upload a certificate",
-    uploadHint: "The A1 certificate file (.pfx or .p12) issued to this tenant's CNPJ, {taxId}, and its password. A new upload replaces the active certificate.",
+    uploadHint:
+      "The A1 certificate file (.pfx or .p12) issued to this tenant's CNPJ, {taxId}, and its password. A new upload replaces the active certificate.",
     file: "Certificate file (.pfx or .p12)",
     password: "Certificate password",
     passwordHint: "Used once to open the file; it is not stored.",
@@ -44,8 +45,10 @@ const text = texts({
     readOnly: "Only owners and admins upload certificates; your role in this tenant is developer.",
     certificates: "Certificates",
     none: "No certificate yet.",
-    noneWhat: "An A1 digital certificate (e-CNPJ) signs the NFS-e this service sends to the real tax authority, and proves that your company holds the tenant's CNPJ. Without it, only test documents can be issued.",
-    noneHow: "Buy an A1 e-CNPJ certificate from a certificate authority accredited by ICP-Brasil. It comes as a .pfx or .p12 file protected by a password and is valid for one year; upload it here.",
+    noneWhat:
+      "An A1 digital certificate (e-CNPJ) signs the NFS-e this service sends to the real tax authority, and proves that your company holds the tenant's CNPJ. Without it, only test documents can be issued.",
+    noneHow:
+      "Buy an A1 e-CNPJ certificate from a certificate authority accredited by ICP-Brasil. It comes as a .pfx or .p12 file protected by a password and is valid for one year; upload it here.",
     noneNext: "Ask an owner or admin of this tenant to upload it.",
     status_active: "active",
     status_expired: "expired",
@@ -71,7 +74,8 @@ const text = texts({
     verified: "verificado",
     unverified: "não verificado",
     upload: "Enviar um certificado",
-    uploadHint: "O arquivo do certificado A1 (.pfx ou .p12) emitido para o CNPJ desta conta, {taxId}, e a senha dele. Um novo envio substitui o certificado ativo.",
+    uploadHint:
+      "O arquivo do certificado A1 (.pfx ou .p12) emitido para o CNPJ desta conta, {taxId}, e a senha dele. Um novo envio substitui o certificado ativo.",
     file: "Arquivo do certificado (.pfx ou .p12)",
     password: "Senha do certificado",
     passwordHint: "Usada uma única vez para abrir o arquivo; não é guardada.",
@@ -83,7 +87,8 @@ const text = texts({
     uploaded: "Certificado enviado. O CNPJ da conta está verificado.",
     certificate_password_incorrect: "A senha não abre este arquivo. Confira e tente de novo.",
     certificate_expired: "Este certificado está vencido. Envie um certificado válido.",
-    certificate_not_yet_valid: "Este certificado ainda não começou a valer. Envie-o a partir da data de início ou use outro.",
+    certificate_not_yet_valid:
+      "Este certificado ainda não começou a valer. Envie-o a partir da data de início ou use outro.",
     certificate_tax_id_mismatch: "Este certificado foi emitido para outro CNPJ, não o desta conta ({taxId}).",
     invalid_certificate: "Este arquivo não é um certificado A1 utilizável (PKCS#12 com a chave privada).",
     conflict: "Outra conta já comprovou este CNPJ com um certificado. Fale com o suporte.",
@@ -91,8 +96,10 @@ const text = texts({
     readOnly: "Só proprietários e administradores enviam certificados; seu papel nesta conta é desenvolvedor.",
     certificates: "Certificados",
     none: "Nenhum certificado ainda.",
-    noneWhat: "O certificado digital A1 (e-CNPJ) assina as NFS-e que este serviço envia à autoridade tributária de verdade e comprova que sua empresa é a titular do CNPJ da conta. Sem ele, só é possível emitir documentos de teste.",
-    noneHow: "Compre um certificado A1 e-CNPJ de uma autoridade certificadora credenciada pela ICP-Brasil. Ele vem como um arquivo .pfx ou .p12 protegido por senha e vale por um ano; envie-o aqui.",
+    noneWhat:
+      "O certificado digital A1 (e-CNPJ) assina as NFS-e que este serviço envia à autoridade tributária de verdade e comprova que sua empresa é a titular do CNPJ da conta. Sem ele, só é possível emitir documentos de teste.",
+    noneHow:
+      "Compre um certificado A1 e-CNPJ de uma autoridade certificadora credenciada pela ICP-Brasil. Ele vem como um arquivo .pfx ou .p12 protegido por senha e vale por um ano; envie-o aqui.",
     noneNext: "Peça a um proprietário ou administrador desta conta que o envie.",
     status_active: "ativo",
     status_expired: "vencido",
@@ -150,7 +157,9 @@ export const CertificateScreen = (_: { readonly route?: ReadonlyArray<string> })
             : (
               <ul class="credentials">
                 {activeFirst(page.data).map((credential) => (
-                  <li key={credential.id}><CredentialCard credential={credential} t={t} /></li>
+                  <li key={credential.id}>
+                    <CredentialCard credential={credential} t={t} />
+                  </li>
                 ))}
               </ul>
             )}
@@ -192,21 +201,46 @@ const CredentialCard = ({ credential, t }: { readonly credential: Credential; re
       {credential.status === "active" && tone === "warn" && <p class="notice warning">{t("renewSoon")}</p>}
       {credential.status !== "replaced" && tone === "bad" && <p class="notice error">{t("renewNow")}</p>}
       <dl class="facts">
-        <div><dt>{t("notAfter")}</dt><dd>{formatDateTime(credential.not_after, lang)}</dd></div>
-        <div><dt>{t("notBefore")}</dt><dd>{formatDateTime(credential.not_before, lang)}</dd></div>
-        <div><dt>{t("certTaxId")}</dt><dd class="mono">{formatTaxId(credential.tax_id)}</dd></div>
-        <div><dt>{t("uploadedAt")}</dt><dd>{formatDateTime(credential.created_at, lang)}</dd></div>
-        <div class="wide"><dt>{t("subject")}</dt><dd class="mono">{credential.subject}</dd></div>
-        <div class="wide"><dt>{t("issuer")}</dt><dd class="mono">{credential.issuer}</dd></div>
-        <div class="wide"><dt>{t("serial")}</dt><dd class="mono">{credential.serial_number}</dd></div>
-        <div class="wide"><dt>{t("fingerprint")}</dt><dd class="mono">{credential.fingerprint_sha256}</dd></div>
+        <div>
+          <dt>{t("notAfter")}</dt>
+          <dd>{formatDateTime(credential.not_after, lang)}</dd>
+        </div>
+        <div>
+          <dt>{t("notBefore")}</dt>
+          <dd>{formatDateTime(credential.not_before, lang)}</dd>
+        </div>
+        <div>
+          <dt>{t("certTaxId")}</dt>
+          <dd class="mono">{formatTaxId(credential.tax_id)}</dd>
+        </div>
+        <div>
+          <dt>{t("uploadedAt")}</dt>
+          <dd>{formatDateTime(credential.created_at, lang)}</dd>
+        </div>
+        <div class="wide">
+          <dt>{t("subject")}</dt>
+          <dd class="mono">{credential.subject}</dd>
+        </div>
+        <div class="wide">
+          <dt>{t("issuer")}</dt>
+          <dd class="mono">{credential.issuer}</dd>
+        </div>
+        <div class="wide">
+          <dt>{t("serial")}</dt>
+          <dd class="mono">{credential.serial_number}</dd>
+        </div>
+        <div class="wide">
+          <dt>{t("fingerprint")}</dt>
+          <dd class="mono">{credential.fingerprint_sha256}</dd>
+        </div>
       </dl>
     </article>
   )
 }
 
 /** The subject's CN (most specific first in RFC 4514), or the whole subject when it has none. */
-const commonName = (subject: string) => /(?:^|,)CN=((?:\\.|[^,])*)/.exec(subject)?.[1]?.replace(/\\(.)/g, "$1") ?? subject
+const commonName = (subject: string) =>
+  /(?:^|,)CN=((?:\\.|[^,])*)/.exec(subject)?.[1]?.replace(/\\(.)/g, "$1") ?? subject
 
 /** The file's bytes as standard base64, in chunks (a spread of 64 KiB would be too many arguments). */
 const base64Of = (bytes: Uint8Array) => {
@@ -248,7 +282,10 @@ const UploadForm = ({ onUploaded }: { readonly onUploaded: () => void }) => {
     }
     setLocal(undefined)
     const uploaded = await action.run(() =>
-      api.credentials.upload({ params: { tenantId: tenant.id }, payload: { pkcs12, password: Redacted.make(password) } })
+      api.credentials.upload({
+        params: { tenantId: tenant.id },
+        payload: { pkcs12, password: Redacted.make(password) }
+      })
     )
     // The password leaves the page's state whatever the answer; a failed upload keeps the file.
     setPassword("")

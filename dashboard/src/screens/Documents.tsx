@@ -7,7 +7,17 @@
 import type { ComponentChildren } from "preact"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { type Api, saveFile } from "../api.js"
-import { formatDate, formatDateTime, formatMoney, formatTaxId, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
+import {
+  formatDate,
+  formatDateTime,
+  formatMoney,
+  formatTaxId,
+  type Lang,
+  texts,
+  type Translate,
+  useLang,
+  useTexts
+} from "../i18n.js"
 import { href } from "../router.js"
 import { Async, Badge, Dialog, Empty, ErrorNotice, MoreButton, useAction, usePages, useResource } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
@@ -17,7 +27,15 @@ type Document = Awaited<ReturnType<Api["documents"]["get"]>>
 type Status = Document["status"]
 type ReasonCode = "issue_error" | "service_not_provided" | "other"
 
-const STATUSES: ReadonlyArray<Status> = ["queued", "submitting", "authorized", "rejected", "failed", "cancel_requested", "cancelled"]
+const STATUSES: ReadonlyArray<Status> = [
+  "queued",
+  "submitting",
+  "authorized",
+  "rejected",
+  "failed",
+  "cancel_requested",
+  "cancelled"
+]
 /** Statuses the background work still moves on from; the detail polls while it shows one. */
 const IN_PROGRESS: ReadonlySet<Status> = new Set(["queued", "submitting", "cancel_requested"])
 /** The note exists at the authority: its files can be downloaded. */
@@ -51,7 +69,8 @@ const text = texts({
     created: "Created",
     list: "Documents, newest first",
     none: "No documents yet.",
-    noneHint: "Documents are issued by your company's backend with an API key, not from this dashboard. Create a test key, then send a document to the API; it appears here within seconds.",
+    noneHint:
+      "Documents are issued by your company's backend with an API key, not from this dashboard. Create a test key, then send a document to the API; it appears here within seconds.",
     noneExample: "For example, with a test key (replace etd_test_… with your key's token):",
     createKey: "Create an API key",
     noMatch: "No documents match these filters.",
@@ -94,7 +113,8 @@ const text = texts({
     authorizedAt: "Authorized at",
     notAuthorized: "The authority has not authorized this document.",
     rejection: "Rejection",
-    rejectionHint: "The tax authority refused this document. Fix what it says and issue a new document from your backend.",
+    rejectionHint:
+      "The tax authority refused this document. Fix what it says and issue a new document from your backend.",
     code: "Code",
     message: "Message",
     cancellation: "Cancellation",
@@ -118,7 +138,8 @@ const text = texts({
     noFiles: "The XML and the PDF become available once the authority authorizes the document.",
     downloaded: "{name} downloaded.",
     cancel: "Cancel document",
-    cancelNote: "Cancelling sends a request to the tax authority, which may refuse it (for example past its deadline). The document stays authorized until the authority confirms.",
+    cancelNote:
+      "Cancelling sends a request to the tax authority, which may refuse it (for example past its deadline). The document stays authorized until the authority confirms.",
     developerNote: "Only owners and admins cancel documents; your role in this tenant is developer.",
     cancelTitle: "Cancel document no. {number}",
     reason_issue_error: "Error in the issue",
@@ -154,7 +175,8 @@ const text = texts({
     created: "Criado em",
     list: "Documentos, dos mais recentes aos mais antigos",
     none: "Nenhum documento ainda.",
-    noneHint: "Os documentos são emitidos pelo backend da sua empresa com uma chave de API, não por este painel. Crie uma chave de teste e envie um documento para a API; ele aparece aqui em segundos.",
+    noneHint:
+      "Os documentos são emitidos pelo backend da sua empresa com uma chave de API, não por este painel. Crie uma chave de teste e envie um documento para a API; ele aparece aqui em segundos.",
     noneExample: "Por exemplo, com uma chave de teste (troque etd_test_… pelo token da sua chave):",
     createKey: "Criar uma chave de API",
     noMatch: "Nenhum documento corresponde a estes filtros.",
@@ -197,7 +219,8 @@ const text = texts({
     authorizedAt: "Autorizado em",
     notAuthorized: "A autoridade não autorizou este documento.",
     rejection: "Rejeição",
-    rejectionHint: "A autoridade tributária recusou este documento. Corrija o que ela indica e emita um novo documento pelo seu backend.",
+    rejectionHint:
+      "A autoridade tributária recusou este documento. Corrija o que ela indica e emita um novo documento pelo seu backend.",
     code: "Código",
     message: "Mensagem",
     cancellation: "Cancelamento",
@@ -221,7 +244,8 @@ const text = texts({
     noFiles: "O XML e o PDF ficam disponíveis quando a autoridade autoriza o documento.",
     downloaded: "{name} baixado.",
     cancel: "Cancelar documento",
-    cancelNote: "O cancelamento é um pedido à autoridade tributária, que pode recusá-lo (por exemplo, fora do prazo). O documento continua autorizado até a autoridade confirmar.",
+    cancelNote:
+      "O cancelamento é um pedido à autoridade tributária, que pode recusá-lo (por exemplo, fora do prazo). O documento continua autorizado até a autoridade confirmar.",
     developerNote: "Só proprietários e administradores cancelam documentos; seu papel nesta conta é desenvolvedor.",
     cancelTitle: "Cancelar o documento nº {number}",
     reason_issue_error: "Erro na emissão",
@@ -309,12 +333,17 @@ const DocumentList = () => {
     (startingAfter) =>
       api.documents.list({
         params: { tenantId: tenant.id },
-        query: { limit: PAGE_SIZE, ...queryOf(applied), ...(startingAfter === undefined ? {} : { starting_after: startingAfter }) }
+        query: {
+          limit: PAGE_SIZE,
+          ...queryOf(applied),
+          ...(startingAfter === undefined ? {} : { starting_after: startingAfter })
+        }
       }),
     [tenant.id, applied]
   )
   const filtered = JSON.stringify(applied) !== JSON.stringify(NO_FILTERS)
-  const set = <K extends keyof Filters>(key: K, value: Filters[K]) => setDraft((current) => ({ ...current, [key]: value }))
+  const set = <K extends keyof Filters>(key: K, value: Filters[K]) =>
+    setDraft((current) => ({ ...current, [key]: value }))
   const submit = (event: Event) => {
     event.preventDefault()
     const badRange = draft.from !== "" && draft.to !== "" && draft.to < draft.from
@@ -332,14 +361,20 @@ const DocumentList = () => {
       <form class="filters" aria-label={t("filters")} onSubmit={submit}>
         <label>
           {t("status")}
-          <select value={draft.status} onChange={(event) => set("status", event.currentTarget.value as Filters["status"])}>
+          <select
+            value={draft.status}
+            onChange={(event) => set("status", event.currentTarget.value as Filters["status"])}
+          >
             <option value="">{t("anyStatus")}</option>
             {STATUSES.map((status) => <option key={status} value={status}>{t(`status_${status}`)}</option>)}
           </select>
         </label>
         <label>
           {t("environment")}
-          <select value={draft.environment} onChange={(event) => set("environment", event.currentTarget.value as Filters["environment"])}>
+          <select
+            value={draft.environment}
+            onChange={(event) => set("environment", event.currentTarget.value as Filters["environment"])}
+          >
             <option value="">{t("anyEnvironment")}</option>
             <option value="live">{t("live")}</option>
             <option value="test">{t("test")}</option>
@@ -355,7 +390,12 @@ const DocumentList = () => {
         </label>
         <label>
           {t("reference")}
-          <input type="search" maxLength={100} value={draft.reference} onInput={(event) => set("reference", event.currentTarget.value)} />
+          <input
+            type="search"
+            maxLength={100}
+            value={draft.reference}
+            onInput={(event) => set("reference", event.currentTarget.value)}
+          />
         </label>
         <div class="actions">
           <button type="submit" class="primary">{t("apply")}</button>
@@ -400,8 +440,12 @@ const DocumentList = () => {
                           <td data-label={t("reference")} class="mono">{document.reference ?? "—"}</td>
                           <td data-label={t("taker")}>{document.taker.name}</td>
                           <td data-label={t("total")} class="num">{formatMoney(document.amounts.total, lang)}</td>
-                          <td data-label={t("status")}><StatusBadge status={document.status} t={t} /></td>
-                          <td data-label={t("environment")}><EnvironmentBadge environment={document.environment} t={t} /></td>
+                          <td data-label={t("status")}>
+                            <StatusBadge status={document.status} t={t} />
+                          </td>
+                          <td data-label={t("environment")}>
+                            <EnvironmentBadge environment={document.environment} t={t} />
+                          </td>
                           <td data-label={t("created")}>{formatDateTime(document.created_at, lang)}</td>
                         </tr>
                       ))}
@@ -454,7 +498,9 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
   const loaded = lastRead.current
   // The cancellation's answer is shown at once; a later read replaces it when it is newer.
   const [answered, setAnswered] = useState<Document | undefined>(undefined)
-  const current = answered !== undefined && (loaded === undefined || answered.updated_at >= loaded.updated_at) ? answered : loaded
+  const current = answered !== undefined && (loaded === undefined || answered.updated_at >= loaded.updated_at)
+    ? answered
+    : loaded
   const [refreshing, setRefreshing] = useState(false)
   const refresh = () => {
     setRefreshing(true)
@@ -482,7 +528,9 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
 
   return (
     <section aria-labelledby="document-title">
-      <p class="back"><a href={href("documents")}>← {t("back")}</a></p>
+      <p class="back">
+        <a href={href("documents")}>← {t("back")}</a>
+      </p>
       {current === undefined
         ? (
           <>
@@ -493,7 +541,9 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
         : (
           <>
             {resource.state === "failed" && <ErrorNotice failure={resource.failure} onRetry={reload} />}
-            {answered !== undefined && current.status === "cancel_requested" && <p class="notice ok">{t("cancelRequested")}</p>}
+            {answered !== undefined && current.status === "cancel_requested" && (
+              <p class="notice ok">{t("cancelRequested")}</p>
+            )}
             <DocumentView
               document={current}
               refreshing={refreshing}
@@ -525,13 +575,21 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
     <>
       <div class="toolbar">
         <h1 id="document-title">{t("detailTitle", { number: document.number, series: document.series })}</h1>
-        <button type="button" onClick={onRefresh} disabled={refreshing}>{refreshing ? t("refreshing") : t("refresh")}</button>
+        <button type="button" onClick={onRefresh} disabled={refreshing}>
+          {refreshing ? t("refreshing") : t("refresh")}
+        </button>
       </div>
       <dl class="facts">
-        <Fact label={t("status")}><StatusBadge status={document.status} t={t} /></Fact>
-        <Fact label={t("environment")}><EnvironmentBadge environment={document.environment} t={t} /></Fact>
+        <Fact label={t("status")}>
+          <StatusBadge status={document.status} t={t} />
+        </Fact>
+        <Fact label={t("environment")}>
+          <EnvironmentBadge environment={document.environment} t={t} />
+        </Fact>
         <Fact label={t("number")}>{t("numberSeries", { number: document.number, series: document.series })}</Fact>
-        <Fact label={t("reference")}><span class="mono">{document.reference ?? t("noReference")}</span></Fact>
+        <Fact label={t("reference")}>
+          <span class="mono">{document.reference ?? t("noReference")}</span>
+        </Fact>
         <Fact label={t("issueDate")}>{formatDate(`${document.issue_date}T00:00:00Z`, lang)}</Fact>
         <Fact label={t("total")}>{formatMoney(amounts.total, lang)}</Fact>
       </dl>
@@ -541,7 +599,9 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
         <div class="notice error">
           <h2>{t("rejection")}</h2>
           <dl class="facts">
-            <Fact label={t("code")}><span class="mono">{rejection.code}</span></Fact>
+            <Fact label={t("code")}>
+              <span class="mono">{rejection.code}</span>
+            </Fact>
             <Fact label={t("message")}>{rejection.message}</Fact>
           </dl>
           <p>{t("rejectionHint")}</p>
@@ -556,16 +616,26 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
       <h2>{t("taker")}</h2>
       <dl class="facts">
         <Fact label={t("takerName")}>{taker.name}</Fact>
-        <Fact label={t("taxId")}><span class="mono">{formatTaxId(taker.tax_id)}</span></Fact>
+        <Fact label={t("taxId")}>
+          <span class="mono">{formatTaxId(taker.tax_id)}</span>
+        </Fact>
         <Fact label={t("email")}>{taker.email ?? "—"}</Fact>
         <Fact label={t("address")}>{taker.address === undefined ? "—" : formatAddress(taker.address)}</Fact>
       </dl>
 
       <h2>{t("service")}</h2>
       <dl class="facts">
-        <Fact label={t("serviceCode")}><span class="mono">{service.code}</span></Fact>
-        {service.nbs_code !== undefined && <Fact label={t("nbsCode")}><span class="mono">{service.nbs_code}</span></Fact>}
-        <Fact label={t("municipality")}><span class="mono">{service.municipality_code}</span></Fact>
+        <Fact label={t("serviceCode")}>
+          <span class="mono">{service.code}</span>
+        </Fact>
+        {service.nbs_code !== undefined && (
+          <Fact label={t("nbsCode")}>
+            <span class="mono">{service.nbs_code}</span>
+          </Fact>
+        )}
+        <Fact label={t("municipality")}>
+          <span class="mono">{service.municipality_code}</span>
+        </Fact>
         <Fact label={t("description")}>{service.description}</Fact>
         {document.notes !== null && <Fact label={t("notes")}>{document.notes}</Fact>}
       </dl>
@@ -574,12 +644,30 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
       <table class="amounts">
         <caption class="visually-hidden">{t("amounts")}</caption>
         <tbody>
-          <tr><th scope="row">{t("services")}</th><td class="num">{formatMoney(amounts.services, lang)}</td></tr>
-          <tr><th scope="row">{t("deductions")}</th><td class="num">{formatMoney(amounts.deductions, lang)}</td></tr>
-          <tr><th scope="row">{t("base")}</th><td class="num">{formatMoney(amounts.base, lang)}</td></tr>
-          <tr><th scope="row">{t("issRate")}</th><td class="num">{formatRate(amounts.iss_rate, lang)}</td></tr>
-          <tr><th scope="row">{t("issAmount")}</th><td class="num">{formatMoney(amounts.iss_amount, lang)}</td></tr>
-          <tr class="total"><th scope="row">{t("total")}</th><td class="num">{formatMoney(amounts.total, lang)}</td></tr>
+          <tr>
+            <th scope="row">{t("services")}</th>
+            <td class="num">{formatMoney(amounts.services, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("deductions")}</th>
+            <td class="num">{formatMoney(amounts.deductions, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("base")}</th>
+            <td class="num">{formatMoney(amounts.base, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("issRate")}</th>
+            <td class="num">{formatRate(amounts.iss_rate, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("issAmount")}</th>
+            <td class="num">{formatMoney(amounts.iss_amount, lang)}</td>
+          </tr>
+          <tr class="total">
+            <th scope="row">{t("total")}</th>
+            <td class="num">{formatMoney(amounts.total, lang)}</td>
+          </tr>
         </tbody>
       </table>
 
@@ -588,9 +676,17 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
         ? <p class="hint">{t("notAuthorized")}</p>
         : (
           <dl class="facts">
-            <Fact label={t("accessKey")}><span class="mono">{authority.access_key}</span></Fact>
-            {authority.nfse_number !== null && <Fact label={t("nfseNumber")}><span class="mono">{authority.nfse_number}</span></Fact>}
-            <Fact label={t("protocol")}><span class="mono">{authority.protocol}</span></Fact>
+            <Fact label={t("accessKey")}>
+              <span class="mono">{authority.access_key}</span>
+            </Fact>
+            {authority.nfse_number !== null && (
+              <Fact label={t("nfseNumber")}>
+                <span class="mono">{authority.nfse_number}</span>
+              </Fact>
+            )}
+            <Fact label={t("protocol")}>
+              <span class="mono">{authority.protocol}</span>
+            </Fact>
             <Fact label={t("authorizedAt")}>{formatDateTime(authority.authorized_at, lang)}</Fact>
           </dl>
         )}
@@ -609,10 +705,18 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
             <Fact label={t("reasonCode")}>{t(`reason_${cancellation.reason_code}`)}</Fact>
             <Fact label={t("reason")}>{cancellation.reason}</Fact>
             <Fact label={t("requestedAt")}>{formatDateTime(cancellation.requested_at, lang)}</Fact>
-            {cancellation.cancelled_at !== null && <Fact label={t("cancelledAt")}>{formatDateTime(cancellation.cancelled_at, lang)}</Fact>}
-            {cancellation.protocol !== null && <Fact label={t("protocol")}><span class="mono">{cancellation.protocol}</span></Fact>}
+            {cancellation.cancelled_at !== null && (
+              <Fact label={t("cancelledAt")}>{formatDateTime(cancellation.cancelled_at, lang)}</Fact>
+            )}
+            {cancellation.protocol !== null && (
+              <Fact label={t("protocol")}>
+                <span class="mono">{cancellation.protocol}</span>
+              </Fact>
+            )}
             {cancellation.error !== null && (
-              <Fact label={t("cancelError")}><span class="mono">{cancellation.error.code}</span> {cancellation.error.message}</Fact>
+              <Fact label={t("cancelError")}>
+                <span class="mono">{cancellation.error.code}</span> {cancellation.error.message}
+              </Fact>
             )}
           </dl>
         </>
@@ -634,11 +738,18 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
         <Fact label={t("lastError")}>
           {last_error === null
             ? t("noError")
-            : <><span class="mono">{last_error.code}</span> {last_error.message} <span class="hint">({formatDateTime(last_error.at, lang)})</span></>}
+            : (
+              <>
+                <span class="mono">{last_error.code}</span> {last_error.message}{" "}
+                <span class="hint">({formatDateTime(last_error.at, lang)})</span>
+              </>
+            )}
         </Fact>
         <Fact label={t("created")}>{formatDateTime(document.created_at, lang)}</Fact>
         <Fact label={t("updated")}>{formatDateTime(document.updated_at, lang)}</Fact>
-        <Fact label="ID"><span class="mono">{document.id}</span></Fact>
+        <Fact label="ID">
+          <span class="mono">{document.id}</span>
+        </Fact>
       </dl>
 
       {cancelling && (
@@ -656,7 +767,10 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
 }
 
 const Fact = ({ label, children }: { readonly label: string; readonly children: ComponentChildren }) => (
-  <div><dt>{label}</dt><dd>{children}</dd></div>
+  <div>
+    <dt>{label}</dt>
+    <dd>{children}</dd>
+  </div>
 )
 
 const Downloads = ({ document, accessKey }: { readonly document: Document; readonly accessKey: string }) => {
@@ -743,7 +857,9 @@ const CancelDialog = ({ document, onClose, onCancelled }: {
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
           <button type="button" onClick={onClose}>{t("keep")}</button>
-          <button type="submit" class="danger" disabled={action.busy}>{action.busy ? t("sending") : t("confirmCancel")}</button>
+          <button type="submit" class="danger" disabled={action.busy}>
+            {action.busy ? t("sending") : t("confirmCancel")}
+          </button>
         </div>
       </form>
     </Dialog>

@@ -6,8 +6,19 @@
  */
 import { useState } from "preact/hooks"
 import { type Api, failureOf } from "../api.js"
-import { formatDateTime, type Lang, type Translate, texts, useLang, useTexts } from "../i18n.js"
-import { Async, Badge, Confirm, Dialog, Empty, ErrorNotice, MoreButton, SecretOnce, useAction, usePages } from "../ui.js"
+import { formatDateTime, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
+import {
+  Async,
+  Badge,
+  Confirm,
+  Dialog,
+  Empty,
+  ErrorNotice,
+  MoreButton,
+  SecretOnce,
+  useAction,
+  usePages
+} from "../ui.js"
 import { useWorkspace } from "../workspace.js"
 import "./Keys.css"
 
@@ -37,9 +48,11 @@ const text = texts({
     title: "API keys",
     lead: "Your backend authenticates with these keys. Each key works in one environment with the scopes you choose.",
     create: "Create a key",
-    readOnly: "Your role in this tenant is developer: you can see the keys, but only owners and admins create, rotate or revoke them.",
+    readOnly:
+      "Your role in this tenant is developer: you can see the keys, but only owners and admins create, rotate or revoke them.",
     emptyTitle: "This tenant has no API keys yet.",
-    emptyHint: "Create a test key to try the API against the homologation sandbox, then a live key when you are ready to issue real documents.",
+    emptyHint:
+      "Create a test key to try the API against the homologation sandbox, then a live key when you are ready to issue real documents.",
     emptyHintReadOnly: "An owner or admin of this tenant can create one.",
     name: "Name",
     environment: "Environment",
@@ -72,7 +85,8 @@ const text = texts({
     createTitle: "Create an API key",
     nameHint: "Something that says where it runs, such as \"billing backend\".",
     environmentLegend: "Environment",
-    liveExplained: "Reaches the tax authority's production system: documents are real, count against your monthly quota and are billed.",
+    liveExplained:
+      "Reaches the tax authority's production system: documents are real, count against your monthly quota and are billed.",
     testExplained: "Reaches the authority's homologation sandbox: documents have no legal value and cost nothing.",
     scopesLegend: "What the key may do (at least one)",
     scope_documents_read: "List and read documents.",
@@ -88,32 +102,39 @@ const text = texts({
     working: "Working…",
     createdTitle: "Your new key's token",
     tokenLabel: "Token of {name}",
-    createdNote: "Put it in your backend's configuration (an environment variable or a secret store). Never in a web page, a mobile app or a URL.",
+    createdNote:
+      "Put it in your backend's configuration (an environment variable or a secret store). Never in a web page, a mobile app or a URL.",
     saved: "I have saved it, close",
     created_notice: "Key {name} created.",
     rotateTitle: "Rotate {name}",
-    rotateExplained: "A new token is issued with the same environment and scopes. The old token keeps working during the grace period, so you can replace it on your backend without downtime; after that it is refused.",
+    rotateExplained:
+      "A new token is issued with the same environment and scopes. The old token keeps working during the grace period, so you can replace it on your backend without downtime; after that it is refused.",
     graceDays: "Grace period in days (0 to 30)",
     graceHint: "0 ends the old token at once.",
     graceInvalid: "Enter a whole number of days from 0 to 30.",
-    notActive: "This key is no longer active: it was rotated or revoked in the meantime. The list now shows it as it is.",
+    notActive:
+      "This key is no longer active: it was rotated or revoked in the meantime. The list now shows it as it is.",
     submitRotate: "Rotate key",
     rotatedTitle: "The new token of {name}",
     oldUntil: "The old token works until {when}, then it is refused. Replace it on your backend before then.",
     oldEnded: "The old token no longer works.",
     rotated_notice: "Key {name} rotated.",
     revokeTitle: "Revoke {name}?",
-    revokeBody: "Every request with this key is refused at once, on every server, with api_key_revoked. This cannot be undone: a backend still using it stops working.",
+    revokeBody:
+      "Every request with this key is refused at once, on every server, with api_key_revoked. This cannot be undone: a backend still using it stops working.",
     revokeConfirm: "Revoke key",
     revoked_notice: "Key {name} revoked."
   },
   pt: {
     title: "Chaves de API",
-    lead: "Seu backend se autentica com estas chaves. Cada chave funciona em um ambiente, com os escopos que você escolher.",
+    lead:
+      "Seu backend se autentica com estas chaves. Cada chave funciona em um ambiente, com os escopos que você escolher.",
     create: "Criar uma chave",
-    readOnly: "Seu papel nesta conta é desenvolvedor: você vê as chaves, mas só proprietários e administradores as criam, rotacionam ou revogam.",
+    readOnly:
+      "Seu papel nesta conta é desenvolvedor: você vê as chaves, mas só proprietários e administradores as criam, rotacionam ou revogam.",
     emptyTitle: "Esta conta ainda não tem chaves de API.",
-    emptyHint: "Crie uma chave de teste para experimentar a API no ambiente de homologação e, quando estiver pronto para emitir documentos reais, uma chave de produção.",
+    emptyHint:
+      "Crie uma chave de teste para experimentar a API no ambiente de homologação e, quando estiver pronto para emitir documentos reais, uma chave de produção.",
     emptyHintReadOnly: "Um proprietário ou administrador desta conta pode criar uma.",
     name: "Nome",
     environment: "Ambiente",
@@ -135,7 +156,8 @@ const text = texts({
     replacedBy: "Substituída por {name}",
     exposed: "Exposta",
     exposureText: "Alertas de exposição: {count}; o último em {when}, {source}.",
-    exposureRotate: "Qualquer pessoa que o viu pode usá-lo: rotacione esta chave agora e coloque o novo token no seu backend.",
+    exposureRotate:
+      "Qualquer pessoa que o viu pode usá-lo: rotacione esta chave agora e coloque o novo token no seu backend.",
     exposureInactive: "A chave não funciona mais; não é preciso fazer nada.",
     exposureSummary: "Chaves expostas ainda em uso: {count}. Rotacione cada uma e troque o token no seu backend.",
     source_url: "o token foi enviado na URL de uma requisição",
@@ -146,7 +168,8 @@ const text = texts({
     createTitle: "Criar uma chave de API",
     nameHint: "Algo que diga onde ela roda, como \"backend de faturamento\".",
     environmentLegend: "Ambiente",
-    liveExplained: "Emite no ambiente de produção do fisco: os documentos são reais, contam na sua cota mensal e são cobrados.",
+    liveExplained:
+      "Emite no ambiente de produção do fisco: os documentos são reais, contam na sua cota mensal e são cobrados.",
     testExplained: "Usa o ambiente de homologação do fisco: os documentos não têm valor fiscal e não custam nada.",
     scopesLegend: "O que a chave pode fazer (pelo menos um)",
     scope_documents_read: "Listar e consultar documentos.",
@@ -162,22 +185,26 @@ const text = texts({
     working: "Processando…",
     createdTitle: "O token da sua nova chave",
     tokenLabel: "Token de {name}",
-    createdNote: "Coloque-o na configuração do seu backend (uma variável de ambiente ou um cofre de segredos). Nunca em uma página web, um aplicativo ou uma URL.",
+    createdNote:
+      "Coloque-o na configuração do seu backend (uma variável de ambiente ou um cofre de segredos). Nunca em uma página web, um aplicativo ou uma URL.",
     saved: "Já guardei, fechar",
     created_notice: "Chave {name} criada.",
     rotateTitle: "Rotacionar {name}",
-    rotateExplained: "Um novo token é emitido com o mesmo ambiente e os mesmos escopos. O token antigo continua funcionando durante o prazo de carência, para você trocá-lo no backend sem interrupção; depois disso ele é recusado.",
+    rotateExplained:
+      "Um novo token é emitido com o mesmo ambiente e os mesmos escopos. O token antigo continua funcionando durante o prazo de carência, para você trocá-lo no backend sem interrupção; depois disso ele é recusado.",
     graceDays: "Prazo de carência em dias (0 a 30)",
     graceHint: "0 encerra o token antigo na hora.",
     graceInvalid: "Informe um número inteiro de dias de 0 a 30.",
-    notActive: "Esta chave não está mais ativa: foi rotacionada ou revogada nesse meio-tempo. A lista agora a mostra como está.",
+    notActive:
+      "Esta chave não está mais ativa: foi rotacionada ou revogada nesse meio-tempo. A lista agora a mostra como está.",
     submitRotate: "Rotacionar chave",
     rotatedTitle: "O novo token de {name}",
     oldUntil: "O token antigo funciona até {when} e depois é recusado. Troque-o no seu backend antes disso.",
     oldEnded: "O token antigo não funciona mais.",
     rotated_notice: "Chave {name} rotacionada.",
     revokeTitle: "Revogar {name}?",
-    revokeBody: "Toda requisição com esta chave passa a ser recusada na hora, em todos os servidores, com api_key_revoked. Não dá para desfazer: um backend que ainda a use para de funcionar.",
+    revokeBody:
+      "Toda requisição com esta chave passa a ser recusada na hora, em todos os servidores, com api_key_revoked. Não dá para desfazer: um backend que ainda a use para de funcionar.",
     revokeConfirm: "Revogar chave",
     revoked_notice: "Chave {name} revogada."
   }
@@ -186,8 +213,7 @@ const text = texts({
 type Key = keyof typeof text.en
 const scopeText = (scope: Scope): Key => `scope_${scope.replace(":", "_")}` as Key
 
-const statusTone = (status: Status) =>
-  status === "active" ? "ok" : status === "expiring" ? "warn" : "muted"
+const statusTone = (status: Status) => status === "active" ? "ok" : status === "expiring" ? "warn" : "muted"
 
 /** Revoked and expired keys no longer authenticate anything: shown muted, without controls. */
 const isUsable = (key: ApiKey) => key.status === "active" || key.status === "expiring"
@@ -223,9 +249,7 @@ export const KeysScreen = () => {
       </div>
       <p class="hint">{t("lead")}</p>
       {!canManage && <p class="notice info">{t("readOnly")}</p>}
-      {exposedInUse > 0 && (
-        <p class="notice warning">{t("exposureSummary", { count: exposedInUse })}</p>
-      )}
+      {exposedInUse > 0 && <p class="notice warning">{t("exposureSummary", { count: exposedInUse })}</p>}
       <Async resource={pages.resource} onRetry={pages.reload}>
         {() =>
           pages.items.length === 0
@@ -233,7 +257,9 @@ export const KeysScreen = () => {
               <Empty title={t("emptyTitle")}>
                 <p>{canManage ? t("emptyHint") : t("emptyHintReadOnly")}</p>
                 {canManage && (
-                  <button type="button" class="primary" onClick={() => setOpen({ dialog: "create" })}>{t("create")}</button>
+                  <button type="button" class="primary" onClick={() => setOpen({ dialog: "create" })}>
+                    {t("create")}
+                  </button>
                 )}
               </Empty>
             )
@@ -335,8 +361,7 @@ const KeyRow = ({ apiKey, nameOf, canManage, onRotate, onRevoke, t, lang }: {
                   count: apiKey.exposure.count,
                   when: when(apiKey.exposure.last_detected_at),
                   source: t(`source_${apiKey.exposure.last_source satisfies ExposureSource}`)
-                })}{" "}
-                {usable ? t("exposureRotate") : t("exposureInactive")}
+                })} {usable ? t("exposureRotate") : t("exposureInactive")}
               </p>
             </div>
           )}
@@ -347,17 +372,25 @@ const KeyRow = ({ apiKey, nameOf, canManage, onRotate, onRevoke, t, lang }: {
       </td>
       <td data-label={t("scopes")}>
         <ul class="scopes">
-          {apiKey.scopes.map((scope) => <li key={scope}><code>{scope}</code></li>)}
+          {apiKey.scopes.map((scope) => (
+            <li key={scope}>
+              <code>{scope}</code>
+            </li>
+          ))}
         </ul>
       </td>
-      <td data-label={t("hint")}><span class="mono">{apiKey.hint}</span></td>
+      <td data-label={t("hint")}>
+        <span class="mono">{apiKey.hint}</span>
+      </td>
       <td data-label={t("created")}>{when(apiKey.created_at)}</td>
       <td data-label={t("lastUsed")}>{apiKey.last_used_at === null ? t("never") : when(apiKey.last_used_at)}</td>
       <td data-label={t("status")}>
         <div>
           <Badge tone={statusTone(apiKey.status)}>{t(`status_${apiKey.status}`)}</Badge>
           {apiKey.expires_at !== null && (
-            <small>{t(apiKey.status === "expiring" ? "expiresAt" : "expiredAt", { when: when(apiKey.expires_at) })}</small>
+            <small>
+              {t(apiKey.status === "expiring" ? "expiresAt" : "expiredAt", { when: when(apiKey.expires_at) })}
+            </small>
           )}
           {apiKey.replaced_by !== null && <small>{t("replacedBy", { name: nameOf(apiKey.replaced_by) })}</small>}
         </div>
@@ -368,11 +401,13 @@ const KeyRow = ({ apiKey, nameOf, canManage, onRotate, onRevoke, t, lang }: {
             <div class="row-actions">
               {apiKey.status === "active" && (
                 <button type="button" onClick={onRotate}>
-                  {t("rotate")}<span class="visually-hidden"> {apiKey.name}</span>
+                  {t("rotate")}
+                  <span class="visually-hidden">{apiKey.name}</span>
                 </button>
               )}
               <button type="button" class="danger" onClick={onRevoke}>
-                {t("revoke")}<span class="visually-hidden"> {apiKey.name}</span>
+                {t("revoke")}
+                <span class="visually-hidden">{apiKey.name}</span>
               </button>
             </div>
           )}
@@ -471,7 +506,9 @@ const CreateDialog = ({ onClose, onCreated }: {
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
           <button type="button" onClick={onClose} disabled={action.busy}>{t("cancel")}</button>
-          <button type="submit" class="primary" disabled={action.busy}>{action.busy ? t("working") : t("submitCreate")}</button>
+          <button type="submit" class="primary" disabled={action.busy}>
+            {action.busy ? t("working") : t("submitCreate")}
+          </button>
         </div>
       </form>
     </Dialog>
@@ -553,7 +590,9 @@ const RotateDialog = ({ apiKey, onClose, onRotated, onStale }: {
         {action.failure && <ErrorNotice failure={action.failure} />}
         <div class="actions">
           <button type="button" onClick={onClose} disabled={action.busy}>{t("cancel")}</button>
-          <button type="submit" class="primary" disabled={action.busy}>{action.busy ? t("working") : t("submitRotate")}</button>
+          <button type="submit" class="primary" disabled={action.busy}>
+            {action.busy ? t("working") : t("submitRotate")}
+          </button>
         </div>
       </form>
     </Dialog>

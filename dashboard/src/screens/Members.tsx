@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks"
 import { type Api, type Failure, failureOf } from "../api.js"
-import { formatDate, type Lang, type Translate, texts, useLang, useTexts } from "../i18n.js"
+import { formatDate, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
 import { Async, Badge, Confirm, Dialog, Empty, ErrorNotice, MoreButton, useAction, usePages } from "../ui.js"
 import { type Role, useWorkspace } from "../workspace.js"
 import "./Members.css"
@@ -20,7 +20,8 @@ const text = texts({
   en: {
     title: "Members",
     lead: "The people who can use this dashboard for {tenant}, and what each may do.",
-    readOnly: "Your role in this tenant is developer: you can see the members, but only owners and admins add, change or remove them. You may leave the tenant yourself.",
+    readOnly:
+      "Your role in this tenant is developer: you can see the members, but only owners and admins add, change or remove them. You may leave the tenant yourself.",
     name: "Name",
     email: "Email",
     role: "Role",
@@ -36,7 +37,8 @@ const text = texts({
     roleHelp_admin: "Manages API keys, members, webhooks and the certificate; cancels documents.",
     roleHelp_developer: "Reads everything, changes nothing.",
     addTitle: "Add a member",
-    addLead: "The person must already have an account: ask them to register first (without a company) and then add them by that email.",
+    addLead:
+      "The person must already have an account: ask them to register first (without a company) and then add them by that email.",
     addEmail: "Their email",
     addRole: "Role",
     addSubmit: "Add member",
@@ -66,7 +68,8 @@ const text = texts({
   pt: {
     title: "Membros",
     lead: "As pessoas que podem usar este painel por {tenant} e o que cada uma pode fazer.",
-    readOnly: "Seu papel nesta conta é desenvolvedor: você vê os membros, mas só proprietários e administradores os adicionam, alteram ou removem. Você pode sair da conta por conta própria.",
+    readOnly:
+      "Seu papel nesta conta é desenvolvedor: você vê os membros, mas só proprietários e administradores os adicionam, alteram ou removem. Você pode sair da conta por conta própria.",
     name: "Nome",
     email: "E-mail",
     role: "Papel",
@@ -82,13 +85,15 @@ const text = texts({
     roleHelp_admin: "Gerencia chaves de API, membros, webhooks e o certificado; cancela documentos.",
     roleHelp_developer: "Consulta tudo, não altera nada.",
     addTitle: "Adicionar um membro",
-    addLead: "A pessoa precisa já ter uma conta: peça que ela se cadastre antes (sem empresa) e depois adicione-a por esse e-mail.",
+    addLead:
+      "A pessoa precisa já ter uma conta: peça que ela se cadastre antes (sem empresa) e depois adicione-a por esse e-mail.",
     addEmail: "E-mail da pessoa",
     addRole: "Papel",
     addSubmit: "Adicionar membro",
     working: "Processando…",
     added: "{email} adicionado como {role}.",
-    unknownEmail: "Ninguém está cadastrado com {email}. Peça que a pessoa crie uma conta primeiro e depois adicione-a aqui.",
+    unknownEmail:
+      "Ninguém está cadastrado com {email}. Peça que a pessoa crie uma conta primeiro e depois adicione-a aqui.",
     alreadyMember: "{email} já é membro desta conta.",
     ownerOnly: "Só um proprietário pode fazer isso com o papel de proprietário.",
     lastOwner: "Este é o último proprietário da conta: torne outro membro proprietário antes.",
@@ -100,11 +105,13 @@ const text = texts({
     remove: "Remover",
     leave: "Sair da conta",
     removeTitle: "Remover {name}?",
-    removeBody: "{name} perde o acesso a {tenant} na hora. As chaves de API continuam: revogue as que não devam mais ser usadas.",
+    removeBody:
+      "{name} perde o acesso a {tenant} na hora. As chaves de API continuam: revogue as que não devam mais ser usadas.",
     removeConfirm: "Remover membro",
     removed: "{name} removido.",
     leaveTitle: "Sair de {tenant}?",
-    leaveBody: "Você perde o acesso a {tenant} na hora. Para voltar, um proprietário ou administrador precisa adicionar você de novo.",
+    leaveBody:
+      "Você perde o acesso a {tenant} na hora. Para voltar, um proprietário ou administrador precisa adicionar você de novo.",
     leaveConfirm: "Sair da conta",
     ownerProtected: "Só um proprietário pode alterar ou remover um proprietário.",
     emptyTitle: "Nenhum membro para mostrar."
@@ -117,7 +124,11 @@ type Key = keyof typeof text.en
  * The refusals this screen can explain better than the API's English message, in the person's
  * language: what the attempt was about says which rule refused it.
  */
-const explain = (failure: Failure, t: Translate<Key>, about: { readonly email?: string; readonly ownerRole: boolean }): Failure => {
+const explain = (
+  failure: Failure,
+  t: Translate<Key>,
+  about: { readonly email?: string; readonly ownerRole: boolean }
+): Failure => {
   switch (failure.code) {
     case "not_found":
       return about.email === undefined ? failure : { ...failure, message: t("unknownEmail", { email: about.email }) }
@@ -242,7 +253,11 @@ export const MembersScreen = () => {
               confirmLabel={t("leaveConfirm")}
               onClose={close}
               onConfirm={() =>
-                explained(api.tenants.removeMember({ params: { tenantId: tenant.id, userId: open.member.user.id } }), t, open.member.role === "owner")
+                explained(
+                  api.tenants.removeMember({ params: { tenantId: tenant.id, userId: open.member.user.id } }),
+                  t,
+                  open.member.role === "owner"
+                )
                   .then(() => {
                     // The frame's tenant list still names this tenant: load the page again, which
                     // reads the memberships afresh and lands on another tenant (or none).
@@ -258,7 +273,11 @@ export const MembersScreen = () => {
               confirmLabel={t("removeConfirm")}
               onClose={close}
               onConfirm={() =>
-                explained(api.tenants.removeMember({ params: { tenantId: tenant.id, userId: open.member.user.id } }), t, open.member.role === "owner")
+                explained(
+                  api.tenants.removeMember({ params: { tenantId: tenant.id, userId: open.member.user.id } }),
+                  t,
+                  open.member.role === "owner"
+                )
                   .then(() => {
                     pages.reload()
                     notify(t("removed", { name: nameOf(open.member) }))
@@ -289,24 +308,38 @@ const MemberRow = ({ member, self, mayChange, mayRemove, protectedOwner, onChang
       <th scope="row" data-label={t("name")}>
         <div>
           {member.user.name ?? <span class="hint">{t("noName")}</span>}
-          {self && <> <Badge tone="info">{t("you")}</Badge></>}
+          {self && (
+            <>
+              <Badge tone="info">{t("you")}</Badge>
+            </>
+          )}
         </div>
       </th>
-      <td data-label={t("email")}><span class="email">{member.user.email}</span></td>
+      <td data-label={t("email")}>
+        <span class="email">{member.user.email}</span>
+      </td>
       <td data-label={t("role")}>
-        <Badge tone={member.role === "owner" ? "ok" : member.role === "admin" ? "info" : "muted"}>{t(`role_${member.role}`)}</Badge>
+        <Badge tone={member.role === "owner" ? "ok" : member.role === "admin" ? "info" : "muted"}>
+          {t(`role_${member.role}`)}
+        </Badge>
       </td>
       <td data-label={t("since")}>{formatDate(member.created_at, lang)}</td>
       <td data-label={t("actions")}>
         <div class="row-actions">
           {mayChange && (
             <button type="button" onClick={onChange}>
-              {t("changeRole")}<span class="visually-hidden"> ({name})</span>
+              {t("changeRole")}
+              <span class="visually-hidden">({name})</span>
             </button>
           )}
           {mayRemove && (
             <button type="button" class="danger" onClick={onRemove}>
-              {self ? t("leave") : <>{t("remove")}<span class="visually-hidden"> {name}</span></>}
+              {self ? t("leave") : (
+                <>
+                  {t("remove")}
+                  <span class="visually-hidden">{name}</span>
+                </>
+              )}
             </button>
           )}
           {protectedOwner && !self && <small>{t("ownerProtected")}</small>}
@@ -326,7 +359,10 @@ const AddMember = ({ offerOwner, onAdded }: {
   const [email, setEmail] = useState("")
   const [role, setRole] = useState<Role>("developer")
   // The address the last attempt named, for its error message (the field may have changed since).
-  const [tried, setTried] = useState<{ readonly email: string; readonly ownerRole: boolean }>({ email: "", ownerRole: false })
+  const [tried, setTried] = useState<{ readonly email: string; readonly ownerRole: boolean }>({
+    email: "",
+    ownerRole: false
+  })
   const submit = (event: Event) => {
     event.preventDefault()
     const address = email.trim()
@@ -366,7 +402,9 @@ const AddMember = ({ offerOwner, onAdded }: {
           </select>
         </label>
         <div class="actions">
-          <button type="submit" class="primary" disabled={action.busy}>{action.busy ? t("working") : t("addSubmit")}</button>
+          <button type="submit" class="primary" disabled={action.busy}>
+            {action.busy ? t("working") : t("addSubmit")}
+          </button>
         </div>
       </div>
       {action.failure && <ErrorNotice failure={explain(action.failure, t, tried)} />}
@@ -418,7 +456,11 @@ const RoleDialog = ({ member, name, offerOwner, onClose, onChanged }: {
             </label>
           ))}
         </fieldset>
-        {action.failure && <ErrorNotice failure={explain(action.failure, t, { ownerRole: member.role === "owner" || role === "owner" })} />}
+        {action.failure && (
+          <ErrorNotice
+            failure={explain(action.failure, t, { ownerRole: member.role === "owner" || role === "owner" })}
+          />
+        )}
         <div class="actions">
           <button type="button" onClick={onClose}>{t("cancel")}</button>
           <button type="submit" class="primary" disabled={action.busy || role === member.role}>

@@ -46,7 +46,8 @@ const text = texts({
     status_active: "ativa",
     status_past_due: "pagamento pendente",
     status_suspended: "suspensa",
-    suspendedHint: "A emissão em produção está suspensa até a assinatura voltar a ficar ativa. As chaves de teste continuam funcionando.",
+    suspendedHint:
+      "A emissão em produção está suspensa até a assinatura voltar a ficar ativa. As chaves de teste continuam funcionando.",
     pastDueHint: "Um pagamento falhou. A emissão em produção continua, mas atualize seus dados de pagamento logo.",
     quota: "Documentos de produção neste mês ({period})",
     quotaUse: "{used} de {limit}",
@@ -74,20 +75,40 @@ export const OverviewScreen = () => {
   const t = useTexts(text)
   const { lang } = useLang()
   const { api, tenant } = useWorkspace()
-  const usage = useResource(() => api.usage.get({ params: { tenantId: tenant.id }, query: { days: DAYS } }), [tenant.id])
+  const usage = useResource(() => api.usage.get({ params: { tenantId: tenant.id }, query: { days: DAYS } }), [
+    tenant.id
+  ])
   const { quota } = tenant
   const statusTone = tenant.status === "active" ? "ok" : tenant.status === "past_due" ? "warn" : "bad"
   return (
     <section aria-labelledby="overview-title">
       <h1 id="overview-title">{tenant.name}</h1>
       <dl class="facts">
-        <div><dt>{t("taxId")}</dt><dd><span class="mono">{formatTaxId(tenant.tax_id)}</span> <Badge tone={tenant.verified ? "ok" : "muted"}>{t(tenant.verified ? "verified" : "unverified")}</Badge></dd></div>
-        <div><dt>{t("plan")}</dt><dd>{tenant.plan}</dd></div>
-        <div><dt>{t("status")}</dt><dd><Badge tone={statusTone}>{t(`status_${tenant.status}`)}</Badge></dd></div>
+        <div>
+          <dt>{t("taxId")}</dt>
+          <dd>
+            <span class="mono">{formatTaxId(tenant.tax_id)}</span>{" "}
+            <Badge tone={tenant.verified ? "ok" : "muted"}>{t(tenant.verified ? "verified" : "unverified")}</Badge>
+          </dd>
+        </div>
+        <div>
+          <dt>{t("plan")}</dt>
+          <dd>{tenant.plan}</dd>
+        </div>
+        <div>
+          <dt>{t("status")}</dt>
+          <dd>
+            <Badge tone={statusTone}>{t(`status_${tenant.status}`)}</Badge>
+          </dd>
+        </div>
       </dl>
       {tenant.status === "suspended" && <p class="notice error">{t("suspendedHint")}</p>}
       {tenant.status === "past_due" && <p class="notice warning">{t("pastDueHint")}</p>}
-      {!tenant.verified && <p class="notice info">{t("unverifiedHint")} <a href={href("certificate")}>{t("uploadCertificate")}</a></p>}
+      {!tenant.verified && (
+        <p class="notice info">
+          {t("unverifiedHint")} <a href={href("certificate")}>{t("uploadCertificate")}</a>
+        </p>
+      )}
       <h2 id="quota-title">{t("quota", { period: quota.period })}</h2>
       <div class="quota">
         <meter
@@ -122,10 +143,20 @@ export const OverviewScreen = () => {
               <details>
                 <summary>{t("table")}</summary>
                 <table>
-                  <thead><tr><th scope="col">{t("date")}</th><th scope="col">{t("live")}</th><th scope="col">{t("test")}</th></tr></thead>
+                  <thead>
+                    <tr>
+                      <th scope="col">{t("date")}</th>
+                      <th scope="col">{t("live")}</th>
+                      <th scope="col">{t("test")}</th>
+                    </tr>
+                  </thead>
                   <tbody>
                     {value.days.map((day) => (
-                      <tr key={day.date}><th scope="row">{formatDate(day.date, lang)}</th><td>{day.live}</td><td>{day.test}</td></tr>
+                      <tr key={day.date}>
+                        <th scope="row">{formatDate(day.date, lang)}</th>
+                        <td>{day.live}</td>
+                        <td>{day.test}</td>
+                      </tr>
                     ))}
                   </tbody>
                 </table>
@@ -149,30 +180,52 @@ const DailyChart = ({ days, labels, lang }: {
     const element = container.current
     if (element === null) return
     const bars = uPlot.paths.bars!
-    const dayLabel = new Intl.DateTimeFormat(lang === "pt" ? "pt-BR" : "en-GB", { day: "numeric", month: "short", timeZone: "UTC" })
+    const dayLabel = new Intl.DateTimeFormat(lang === "pt" ? "pt-BR" : "en-GB", {
+      day: "numeric",
+      month: "short",
+      timeZone: "UTC"
+    })
     const data: uPlot.AlignedData = [
       days.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
       days.map((day) => day.live),
       days.map((day) => day.test)
     ]
-    const chart = new uPlot({
-      width: Math.max(element.clientWidth, 280),
-      height: 240,
-      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-      legend: { show: false },
-      // Half a day of room on each side, so the first and last days' bars are drawn whole.
-      scales: {
-        x: { time: true, range: (_self, min, max) => [min - 43_200, max + 43_200] },
-        y: { range: (_self, _min, max) => [0, Math.max(1, max)] }
+    const chart = new uPlot(
+      {
+        width: Math.max(element.clientWidth, 280),
+        height: 240,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+        legend: { show: false },
+        // Half a day of room on each side, so the first and last days' bars are drawn whole.
+        scales: {
+          x: { time: true, range: (_self, min, max) => [min - 43_200, max + 43_200] },
+          y: { range: (_self, _min, max) => [0, Math.max(1, max)] }
+        },
+        // Days as the page's language writes them ("26 out", "26 Oct"), not uPlot's US month/day.
+        axes: [{ values: (_self, ticks) => ticks.map((tick) => dayLabel.format(new Date(tick * 1000))) }, {
+          values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : ""))
+        }],
+        series: [
+          {},
+          {
+            label: labels.live,
+            fill: "#0b5cad",
+            stroke: "#0b5cad",
+            paths: bars({ size: [0.4, 24], align: -1 }),
+            points: { show: false }
+          },
+          {
+            label: labels.test,
+            fill: "#b35c00",
+            stroke: "#b35c00",
+            paths: bars({ size: [0.4, 24], align: 1 }),
+            points: { show: false }
+          }
+        ]
       },
-      // Days as the page's language writes them ("26 out", "26 Oct"), not uPlot's US month/day.
-      axes: [{ values: (_self, ticks) => ticks.map((tick) => dayLabel.format(new Date(tick * 1000))) }, { values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : "")) }],
-      series: [
-        {},
-        { label: labels.live, fill: "#0b5cad", stroke: "#0b5cad", paths: bars({ size: [0.4, 24], align: -1 }), points: { show: false } },
-        { label: labels.test, fill: "#b35c00", stroke: "#b35c00", paths: bars({ size: [0.4, 24], align: 1 }), points: { show: false } }
-      ]
-    }, data, element)
+      data,
+      element
+    )
     const resize = new ResizeObserver(() => chart.setSize({ width: Math.max(element.clientWidth, 280), height: 240 }))
     resize.observe(element)
     return () => {

@@ -85,9 +85,10 @@ export const SignInScreen = ({ onSignedIn, expired }: {
     })
   }
 
-  const failureText = action.failure && (action.failure.code === "invalid_credentials" || action.failure.code === "conflict")
-    ? t(action.failure.code)
-    : undefined
+  const failureText =
+    action.failure && (action.failure.code === "invalid_credentials" || action.failure.code === "conflict")
+      ? t(action.failure.code)
+      : undefined
 
   return (
     <main id="main" class="signin">
@@ -99,8 +100,16 @@ export const SignInScreen = ({ onSignedIn, expired }: {
         <p>{t("lead")}</p>
         {expired && <p class="notice warning" role="status">{t("expired")}</p>}
         <div class="tabs" role="group" aria-label={t("modes")}>
-          <button type="button" aria-pressed={mode === "signIn"} onClick={() => (setMode("signIn"), action.clear())}>{t("signIn")}</button>
-          <button type="button" aria-pressed={mode === "register"} onClick={() => (setMode("register"), action.clear())}>{t("register")}</button>
+          <button type="button" aria-pressed={mode === "signIn"} onClick={() => (setMode("signIn"), action.clear())}>
+            {t("signIn")}
+          </button>
+          <button
+            type="button"
+            aria-pressed={mode === "register"}
+            onClick={() => (setMode("register"), action.clear())}
+          >
+            {t("register")}
+          </button>
         </div>
         <form onSubmit={submit} aria-label={mode === "signIn" ? t("signIn") : t("register")}>
           <label>
@@ -137,7 +146,11 @@ export const SignInScreen = ({ onSignedIn, expired }: {
             </>
           )}
           {action.failure && (failureText
-            ? <div class="notice error" role="alert"><p>{failureText}</p></div>
+            ? (
+              <div class="notice error" role="alert">
+                <p>{failureText}</p>
+              </div>
+            )
             : <ErrorNotice failure={action.failure} />)}
           <button type="submit" class="primary" disabled={action.busy}>
             {action.busy ? t("working") : mode === "signIn" ? t("submitSignIn") : t("submitRegister")}

@@ -34,9 +34,11 @@ type EventFilter = Endpoint["events"][number]
 const text = texts({
   en: {
     title: "Webhooks",
-    lead: "Webhooks tell your backend when something happens in this tenant, such as a document being authorized, instead of it polling the API. Each endpoint receives one environment's events, signed with its own secret.",
+    lead:
+      "Webhooks tell your backend when something happens in this tenant, such as a document being authorized, instead of it polling the API. Each endpoint receives one environment's events, signed with its own secret.",
     add: "Add endpoint",
-    readOnly: "Your role (developer) can read webhook endpoints and deliveries. Owners and admins create, change and replay them.",
+    readOnly:
+      "Your role (developer) can read webhook endpoints and deliveries. Owners and admins create, change and replay them.",
     environment: "Environment",
     all: "All",
     live: "Live",
@@ -54,7 +56,8 @@ const text = texts({
     reason_gone: "the endpoint answered 410 Gone",
     reason_failing: "every delivery failed for 5 days",
     noEndpoints: "No webhook endpoints yet",
-    noEndpointsHint: "Add an endpoint with your backend's URL to receive events such as document.authorized as they happen. Start with the test environment.",
+    noEndpointsHint:
+      "Add an endpoint with your backend's URL to receive events such as document.authorized as they happen. Start with the test environment.",
     noEndpointsReadOnly: "Ask an owner or admin of this tenant to add one.",
     noEndpointsHere: "No endpoints in this environment.",
     endpointsTable: "Webhook endpoints",
@@ -67,7 +70,8 @@ const text = texts({
     create: "Add endpoint",
     created_secret: "Endpoint added. This is its signing secret:",
     secretLabel: "Signing secret",
-    verifyNote: "Your receiver verifies each delivery with this secret and any Standard Webhooks library (for example the standardwebhooks package for JavaScript or Python): it checks the webhook-id, webhook-timestamp and webhook-signature headers against the raw request body. Store the secret in your backend's secret store.",
+    verifyNote:
+      "Your receiver verifies each delivery with this secret and any Standard Webhooks library (for example the standardwebhooks package for JavaScript or Python): it checks the webhook-id, webhook-timestamp and webhook-signature headers against the raw request body. Store the secret in your backend's secret store.",
     done: "Done",
     cancel: "Cancel",
     openEndpoint: "Open the endpoint",
@@ -81,7 +85,8 @@ const text = texts({
     rotate: "Rotate secret",
     remove: "Delete",
     disableTitle: "Disable this endpoint?",
-    disableBody: "New events are not sent to {url} while it is disabled, and waiting deliveries are not retried. You can enable it again at any time.",
+    disableBody:
+      "New events are not sent to {url} while it is disabled, and waiting deliveries are not retried. You can enable it again at any time.",
     disableConfirm: "Disable endpoint",
     disabledNote: "Endpoint disabled.",
     enabledNote: "Endpoint enabled.",
@@ -89,7 +94,8 @@ const text = texts({
     save: "Save changes",
     savedNote: "Endpoint updated.",
     rotateTitle: "Rotate the signing secret?",
-    rotateBody: "A new secret is issued and shown once. For 24 hours every delivery carries two signatures, one with the old secret and one with the new, so your receiver keeps verifying while you switch it over. After that only the new secret signs.",
+    rotateBody:
+      "A new secret is issued and shown once. For 24 hours every delivery carries two signatures, one with the old secret and one with the new, so your receiver keeps verifying while you switch it over. After that only the new secret signs.",
     rotateConfirm: "Rotate secret",
     rotatedTitle: "New signing secret",
     rotatedNote: "Secret rotated. The previous secret keeps signing alongside it for 24 hours.",
@@ -114,7 +120,8 @@ const text = texts({
     dstatus_succeeded: "succeeded",
     dstatus_failed: "failed",
     noDeliveries: "No deliveries yet",
-    noDeliveriesHint: "Events appear here when documents change state: authorized, rejected, cancelled. Issue a test document with a test API key to see one.",
+    noDeliveriesHint:
+      "Events appear here when documents change state: authorized, rejected, cancelled. Issue a test document with a test API key to see one.",
     createKey: "Create an API key",
     attemptsOf: "Attempts of {event}",
     attemptsTable: "Attempts, first to last",
@@ -131,15 +138,18 @@ const text = texts({
   },
   pt: {
     title: "Webhooks",
-    lead: "Webhooks avisam o seu backend quando algo acontece nesta conta, como a autorização de um documento, sem que ele precise consultar a API. Cada endpoint recebe os eventos de um ambiente, assinados com um segredo próprio.",
+    lead:
+      "Webhooks avisam o seu backend quando algo acontece nesta conta, como a autorização de um documento, sem que ele precise consultar a API. Cada endpoint recebe os eventos de um ambiente, assinados com um segredo próprio.",
     add: "Adicionar endpoint",
-    readOnly: "Seu papel (desenvolvedor) permite consultar endpoints e entregas de webhook. Proprietários e administradores criam, alteram e reenviam.",
+    readOnly:
+      "Seu papel (desenvolvedor) permite consultar endpoints e entregas de webhook. Proprietários e administradores criam, alteram e reenviam.",
     environment: "Ambiente",
     all: "Todos",
     live: "Produção",
     test: "Teste",
     url: "URL",
-    urlHint: "Para onde as entregas são enviadas por POST. Use https; endereços de rede privada ou local são recusados.",
+    urlHint:
+      "Para onde as entregas são enviadas por POST. Use https; endereços de rede privada ou local são recusados.",
     events: "Eventos",
     allEvents: "Todos os eventos, inclusive tipos criados no futuro",
     status: "Situação",
@@ -151,7 +161,8 @@ const text = texts({
     reason_gone: "o endpoint respondeu 410 Gone",
     reason_failing: "todas as entregas falharam por 5 dias",
     noEndpoints: "Nenhum endpoint de webhook ainda",
-    noEndpointsHint: "Adicione um endpoint com a URL do seu backend para receber eventos como document.authorized assim que acontecem. Comece pelo ambiente de teste.",
+    noEndpointsHint:
+      "Adicione um endpoint com a URL do seu backend para receber eventos como document.authorized assim que acontecem. Comece pelo ambiente de teste.",
     noEndpointsReadOnly: "Peça a um proprietário ou administrador desta conta que adicione um.",
     noEndpointsHere: "Nenhum endpoint neste ambiente.",
     endpointsTable: "Endpoints de webhook",
@@ -164,7 +175,8 @@ const text = texts({
     create: "Adicionar endpoint",
     created_secret: "Endpoint adicionado. Este é o segredo de assinatura dele:",
     secretLabel: "Segredo de assinatura",
-    verifyNote: "Seu receptor verifica cada entrega com este segredo e qualquer biblioteca Standard Webhooks (por exemplo o pacote standardwebhooks para JavaScript ou Python): ela confere os cabeçalhos webhook-id, webhook-timestamp e webhook-signature com o corpo bruto da requisição. Guarde o segredo no cofre de segredos do seu backend.",
+    verifyNote:
+      "Seu receptor verifica cada entrega com este segredo e qualquer biblioteca Standard Webhooks (por exemplo o pacote standardwebhooks para JavaScript ou Python): ela confere os cabeçalhos webhook-id, webhook-timestamp e webhook-signature com o corpo bruto da requisição. Guarde o segredo no cofre de segredos do seu backend.",
     done: "Concluir",
     cancel: "Cancelar",
     openEndpoint: "Abrir o endpoint",
@@ -178,7 +190,8 @@ const text = texts({
     rotate: "Trocar segredo",
     remove: "Excluir",
     disableTitle: "Desativar este endpoint?",
-    disableBody: "Novos eventos não são enviados para {url} enquanto ele estiver desativado, e entregas pendentes não são retentadas. Você pode ativá-lo de novo quando quiser.",
+    disableBody:
+      "Novos eventos não são enviados para {url} enquanto ele estiver desativado, e entregas pendentes não são retentadas. Você pode ativá-lo de novo quando quiser.",
     disableConfirm: "Desativar endpoint",
     disabledNote: "Endpoint desativado.",
     enabledNote: "Endpoint ativado.",
@@ -186,7 +199,8 @@ const text = texts({
     save: "Salvar alterações",
     savedNote: "Endpoint atualizado.",
     rotateTitle: "Trocar o segredo de assinatura?",
-    rotateBody: "Um novo segredo é gerado e exibido uma única vez. Durante 24 horas cada entrega leva duas assinaturas, uma com o segredo antigo e outra com o novo, para que o seu receptor continue verificando enquanto você faz a troca. Depois disso só o novo segredo assina.",
+    rotateBody:
+      "Um novo segredo é gerado e exibido uma única vez. Durante 24 horas cada entrega leva duas assinaturas, uma com o segredo antigo e outra com o novo, para que o seu receptor continue verificando enquanto você faz a troca. Depois disso só o novo segredo assina.",
     rotateConfirm: "Trocar segredo",
     rotatedTitle: "Novo segredo de assinatura",
     rotatedNote: "Segredo trocado. O anterior continua assinando junto com ele por 24 horas.",
@@ -211,7 +225,8 @@ const text = texts({
     dstatus_succeeded: "entregue",
     dstatus_failed: "falhou",
     noDeliveries: "Nenhuma entrega ainda",
-    noDeliveriesHint: "Os eventos aparecem aqui quando documentos mudam de situação: autorizado, rejeitado, cancelado. Emita um documento de teste com uma chave de API de teste para ver um.",
+    noDeliveriesHint:
+      "Os eventos aparecem aqui quando documentos mudam de situação: autorizado, rejeitado, cancelado. Emita um documento de teste com uma chave de API de teste para ver um.",
     createKey: "Criar uma chave de API",
     attemptsOf: "Tentativas de {event}",
     attemptsTable: "Tentativas, da primeira à última",
@@ -259,8 +274,9 @@ export const WebhooksScreen = ({ route }: { readonly route?: ReadonlyArray<strin
   return endpointId === undefined ? <EndpointList /> : <EndpointDetail endpointId={endpointId} key={endpointId} />
 }
 
-const EnvironmentBadge = ({ environment, t }: { readonly environment: Environment; readonly t: Translate }) =>
+const EnvironmentBadge = ({ environment, t }: { readonly environment: Environment; readonly t: Translate }) => (
   <Badge tone={environment === "live" ? "info" : "muted"}>{t(environment)}</Badge>
+)
 
 const EventsList = ({ events, t }: { readonly events: ReadonlyArray<EventFilter>; readonly t: Translate }) =>
   events.includes("*")
@@ -306,7 +322,10 @@ const EndpointList = () => {
       <div class="filters webhook-filters">
         <label>
           {t("environment")}
-          <select value={environment} onChange={(event) => setEnvironment(event.currentTarget.value as Environment | "all")}>
+          <select
+            value={environment}
+            onChange={(event) => setEnvironment(event.currentTarget.value as Environment | "all")}
+          >
             <option value="all">{t("all")}</option>
             <option value="live">{t("live")}</option>
             <option value="test">{t("test")}</option>
@@ -346,9 +365,15 @@ const EndpointList = () => {
                           <a href={href("webhooks", endpoint.id)} class="mono">{endpoint.url}</a>
                           {endpoint.description && <small>{endpoint.description}</small>}
                         </td>
-                        <td data-label={t("environment")}><EnvironmentBadge environment={endpoint.environment} t={t} /></td>
-                        <td data-label={t("events")}><EventsList events={endpoint.events} t={t} /></td>
-                        <td data-label={t("status")}><EndpointStatus endpoint={endpoint} t={t} /></td>
+                        <td data-label={t("environment")}>
+                          <EnvironmentBadge environment={endpoint.environment} t={t} />
+                        </td>
+                        <td data-label={t("events")}>
+                          <EventsList events={endpoint.events} t={t} />
+                        </td>
+                        <td data-label={t("status")}>
+                          <EndpointStatus endpoint={endpoint} t={t} />
+                        </td>
                         <td data-label={t("created")}>{formatDateTime(endpoint.created_at, lang)}</td>
                       </tr>
                     ))}
@@ -427,7 +452,12 @@ const EndpointFields = ({ url, setUrl, events, setEvents, description, setDescri
       </fieldset>
       <label>
         {t("description")}
-        <textarea rows={2} maxLength={500} value={description} onInput={(event) => setDescription(event.currentTarget.value)} />
+        <textarea
+          rows={2}
+          maxLength={500}
+          value={description}
+          onInput={(event) => setDescription(event.currentTarget.value)}
+        />
       </label>
     </>
   )
@@ -437,7 +467,10 @@ const EndpointFields = ({ url, setUrl, events, setEvents, description, setDescri
  * The URL, events and description of an endpoint being created or edited: their state, their
  * fields, and the check that at least one event type is chosen (shown beside the fields).
  */
-const useEndpointForm = (initial: { readonly url: string; readonly events: ReadonlyArray<EventFilter>; readonly description: string }, t: Translate) => {
+const useEndpointForm = (
+  initial: { readonly url: string; readonly events: ReadonlyArray<EventFilter>; readonly description: string },
+  t: Translate
+) => {
   const [url, setUrl] = useState(initial.url)
   const [events, setEvents] = useState(initial.events)
   const [description, setDescription] = useState(initial.description)
@@ -558,22 +591,54 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
   const params = { tenantId: tenant.id, endpointId }
   return (
     <section aria-labelledby="webhook-title">
-      <p><a href={href("webhooks")}>← {t("back")}</a></p>
+      <p>
+        <a href={href("webhooks")}>← {t("back")}</a>
+      </p>
       <Async resource={resource} onRetry={reload}>
         {(endpoint) => (
           <>
             <h1 id="webhook-title" class="mono webhook-url">{endpoint.url}</h1>
             {!canManage && <p class="notice info">{t("readOnly")}</p>}
             <dl class="facts">
-              <div><dt>{t("id")}</dt><dd class="mono">{endpoint.id}</dd></div>
-              <div><dt>{t("environment")}</dt><dd><EnvironmentBadge environment={endpoint.environment} t={t} /></dd></div>
-              <div><dt>{t("status")}</dt><dd><EndpointStatus endpoint={endpoint} t={t} /></dd></div>
-              <div><dt>{t("events")}</dt><dd><EventsList events={endpoint.events} t={t} /></dd></div>
-              <div><dt>{t("descriptionFact")}</dt><dd>{endpoint.description ?? t("noDescription")}</dd></div>
-              <div><dt>{t("created")}</dt><dd>{formatDateTime(endpoint.created_at, lang)}</dd></div>
-              <div><dt>{t("updated")}</dt><dd>{formatDateTime(endpoint.updated_at, lang)}</dd></div>
+              <div>
+                <dt>{t("id")}</dt>
+                <dd class="mono">{endpoint.id}</dd>
+              </div>
+              <div>
+                <dt>{t("environment")}</dt>
+                <dd>
+                  <EnvironmentBadge environment={endpoint.environment} t={t} />
+                </dd>
+              </div>
+              <div>
+                <dt>{t("status")}</dt>
+                <dd>
+                  <EndpointStatus endpoint={endpoint} t={t} />
+                </dd>
+              </div>
+              <div>
+                <dt>{t("events")}</dt>
+                <dd>
+                  <EventsList events={endpoint.events} t={t} />
+                </dd>
+              </div>
+              <div>
+                <dt>{t("descriptionFact")}</dt>
+                <dd>{endpoint.description ?? t("noDescription")}</dd>
+              </div>
+              <div>
+                <dt>{t("created")}</dt>
+                <dd>{formatDateTime(endpoint.created_at, lang)}</dd>
+              </div>
+              <div>
+                <dt>{t("updated")}</dt>
+                <dd>{formatDateTime(endpoint.updated_at, lang)}</dd>
+              </div>
               {endpoint.previous_secret_expires_at !== null && (
-                <div><dt>{t("rotating")}</dt><dd>{formatDateTime(endpoint.previous_secret_expires_at, lang)}</dd></div>
+                <div>
+                  <dt>{t("rotating")}</dt>
+                  <dd>{formatDateTime(endpoint.previous_secret_expires_at, lang)}</dd>
+                </div>
               )}
             </dl>
             {canManage && (
@@ -585,11 +650,13 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
                       type="button"
                       disabled={enabling.busy}
                       onClick={() =>
-                        enabling.run(() => api.webhooks.updateEndpoint({ params, payload: { enabled: true } })).then((done) => {
-                          if (done === undefined) return
-                          notify(t("enabledNote"))
-                          reload()
-                        })}
+                        enabling.run(() => api.webhooks.updateEndpoint({ params, payload: { enabled: true } })).then(
+                          (done) => {
+                            if (done === undefined) return
+                            notify(t("enabledNote"))
+                            reload()
+                          }
+                        )}
                     >
                       {t("enable")}
                     </button>
@@ -654,7 +721,12 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
       </Async>
       {/* Outside the endpoint's Async: a failed read after the rotation must not take the new secret away. */}
       {newSecret !== undefined && asking === undefined && (
-        <Dialog title={t("rotatedTitle")} onClose={() => setNewSecret(undefined)} wide keepOnEscape>
+        <Dialog
+          title={t("rotatedTitle")}
+          onClose={() => setNewSecret(undefined)}
+          wide
+          keepOnEscape
+        >
           <p class="notice ok">{t("rotatedNote")}</p>
           <SecretShown secret={newSecret} t={t} />
           <div class="actions">
@@ -667,11 +739,16 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
   )
 }
 
-const EditEndpoint = ({ endpoint, onClose }: { readonly endpoint: Endpoint; readonly onClose: (saved: boolean) => void }) => {
+const EditEndpoint = (
+  { endpoint, onClose }: { readonly endpoint: Endpoint; readonly onClose: (saved: boolean) => void }
+) => {
   const t = useTexts(text)
   const { api, tenant, notify } = useWorkspace()
   const action = useAction()
-  const form = useEndpointForm({ url: endpoint.url, events: endpoint.events, description: endpoint.description ?? "" }, t)
+  const form = useEndpointForm(
+    { url: endpoint.url, events: endpoint.events, description: endpoint.description ?? "" },
+    t
+  )
   const submit = async (event: Event) => {
     event.preventDefault()
     const values = form.values()
@@ -679,7 +756,11 @@ const EditEndpoint = ({ endpoint, onClose }: { readonly endpoint: Endpoint; read
     const saved = await action.run(() =>
       api.webhooks.updateEndpoint({
         params: { tenantId: tenant.id, endpointId: endpoint.id },
-        payload: { url: values.url, events: values.events, description: values.description === "" ? null : values.description }
+        payload: {
+          url: values.url,
+          events: values.events,
+          description: values.description === "" ? null : values.description
+        }
       })
     )
     if (saved !== undefined) {
@@ -753,8 +834,12 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
                       const expanded = open === delivery.id
                       const rows = [
                         <tr key={delivery.id}>
-                          <td data-label={t("eventType")}><code>{delivery.event_type}</code></td>
-                          <td data-label={t("eventId")}><span class="mono">{delivery.event_id}</span></td>
+                          <td data-label={t("eventType")}>
+                            <code>{delivery.event_type}</code>
+                          </td>
+                          <td data-label={t("eventId")}>
+                            <span class="mono">{delivery.event_id}</span>
+                          </td>
                           <td data-label={t("status")}>
                             <Badge tone={deliveryTone[delivery.status]}>{t(`dstatus_${delivery.status}`)}</Badge>
                           </td>
@@ -772,10 +857,13 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
                                 {t(expanded ? "hideAttempts" : "showAttempts")}
                               </button>
                               {canManage && (
-                                <ReplayButton delivery={delivery} onReplayed={() => {
-                                  setOpen(delivery.id)
-                                  setVersion((v) => v + 1)
-                                }} />
+                                <ReplayButton
+                                  delivery={delivery}
+                                  onReplayed={() => {
+                                    setOpen(delivery.id)
+                                    setVersion((v) => v + 1)
+                                  }}
+                                />
                               )}
                             </div>
                           </td>
@@ -783,7 +871,11 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
                       ]
                       if (expanded) {
                         rows.push(
-                          <tr key={`${delivery.id}-attempts`} class="webhook-attempts-row" id={`attempts-${delivery.id}`}>
+                          <tr
+                            key={`${delivery.id}-attempts`}
+                            class="webhook-attempts-row"
+                            id={`attempts-${delivery.id}`}
+                          >
                             <td colSpan={7}>
                               <DeliveryAttempts delivery={delivery} version={version} />
                             </td>
@@ -813,11 +905,12 @@ const ReplayButton = ({ delivery, onReplayed }: { readonly delivery: Delivery; r
         disabled={action.busy}
         aria-label={`${t("replay")} ${delivery.event_type} ${delivery.event_id}`}
         onClick={() =>
-          action.run(() => api.webhooks.replayDelivery({ params: { tenantId: tenant.id, deliveryId: delivery.id } })).then((done) => {
-            if (done === undefined) return
-            notify(t("replayQueued"))
-            onReplayed()
-          })}
+          action.run(() => api.webhooks.replayDelivery({ params: { tenantId: tenant.id, deliveryId: delivery.id } }))
+            .then((done) => {
+              if (done === undefined) return
+              notify(t("replayQueued"))
+              onReplayed()
+            })}
       >
         {t("replay")}
       </button>
@@ -863,9 +956,15 @@ const DeliveryAttempts = ({ delivery, version }: { readonly delivery: Delivery; 
                         <td data-label={t("statusCode")}>
                           {attempt.status_code === null
                             ? t("none")
-                            : <Badge tone={attempt.status_code >= 200 && attempt.status_code < 300 ? "ok" : "bad"}>{attempt.status_code}</Badge>}
+                            : (
+                              <Badge tone={attempt.status_code >= 200 && attempt.status_code < 300 ? "ok" : "bad"}>
+                                {attempt.status_code}
+                              </Badge>
+                            )}
                         </td>
-                        <td data-label={t("latency")} class="num">{t("latencyValue", { ms: formatNumber(attempt.latency_ms, lang) })}</td>
+                        <td data-label={t("latency")} class="num">
+                          {t("latencyValue", { ms: formatNumber(attempt.latency_ms, lang) })}
+                        </td>
                         <td data-label={t("error")}>{attempt.error ?? t("none")}</td>
                         <td data-label={t("response")} class="webhook-response">
                           {attempt.response_body === null || attempt.response_body === ""

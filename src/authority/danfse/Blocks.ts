@@ -32,14 +32,26 @@ export const partyBlocks = (doc: Doc, nfse: DanfseData): Array<Block> => {
         { label: "E-MAIL", value: present(issuer.email) ? issuer.email : EMPTY, span: 5 }
       ]
     },
-    { kind: "fields", fields: [{ label: "NOME / NOME EMPRESARIAL", value: present(issuer.name) ? issuer.name : EMPTY, span: 12, bold: true }] },
+    {
+      kind: "fields",
+      fields: [{
+        label: "NOME / NOME EMPRESARIAL",
+        value: present(issuer.name) ? issuer.name : EMPTY,
+        span: 12,
+        bold: true
+      }]
+    },
     {
       kind: "fields",
       fields: [
         { label: "ENDEREÇO", value: formatStreetLine(issuer.address), span: 7 },
         {
           label: "MUNICÍPIO",
-          value: formatMunicipality(issuer.address?.municipalityName ?? issuer.municipalityName, issuer.address?.municipalityCode, issuer.address?.state),
+          value: formatMunicipality(
+            issuer.address?.municipalityName ?? issuer.municipalityName,
+            issuer.address?.municipalityCode,
+            issuer.address?.state
+          ),
           span: 3
         },
         { label: "CEP", value: formatPostalCode(issuer.address?.postalCode), span: 2 }
@@ -48,7 +60,10 @@ export const partyBlocks = (doc: Doc, nfse: DanfseData): Array<Block> => {
   ])
   const taker = nfse.taker
   const takerBlock = taker === undefined || (!present(taker.taxId) && !present(taker.name))
-    ? prepareBlock(doc, "TOMADOR DO SERVIÇO", [{ kind: "centered", text: "TOMADOR DO SERVIÇO NÃO IDENTIFICADO NA NFS-e" }])
+    ? prepareBlock(doc, "TOMADOR DO SERVIÇO", [{
+      kind: "centered",
+      text: "TOMADOR DO SERVIÇO NÃO IDENTIFICADO NA NFS-e"
+    }])
     : prepareBlock(doc, "TOMADOR DO SERVIÇO", [
       {
         kind: "fields",
@@ -57,14 +72,26 @@ export const partyBlocks = (doc: Doc, nfse: DanfseData): Array<Block> => {
           { label: "E-MAIL", value: present(taker.email) ? taker.email : EMPTY, span: 8 }
         ]
       },
-      { kind: "fields", fields: [{ label: "NOME / NOME EMPRESARIAL", value: present(taker.name) ? taker.name : EMPTY, span: 12, bold: true }] },
+      {
+        kind: "fields",
+        fields: [{
+          label: "NOME / NOME EMPRESARIAL",
+          value: present(taker.name) ? taker.name : EMPTY,
+          span: 12,
+          bold: true
+        }]
+      },
       {
         kind: "fields",
         fields: [
           { label: "ENDEREÇO", value: formatStreetLine(taker.address), span: 7 },
           {
             label: "MUNICÍPIO",
-            value: formatMunicipality(taker.address?.municipalityName, taker.address?.municipalityCode, taker.address?.state),
+            value: formatMunicipality(
+              taker.address?.municipalityName,
+              taker.address?.municipalityCode,
+              taker.address?.state
+            ),
             span: 3
           },
           { label: "CEP", value: formatPostalCode(taker.address?.postalCode), span: 2 }
@@ -82,12 +109,22 @@ const serviceFields = (nfse: DanfseData): Row => ({
   fields: [
     { label: "CÓDIGO DE TRIBUTAÇÃO NACIONAL", value: formatServiceCode(nfse.service.code), span: 4 },
     { label: "CÓDIGO NBS", value: formatNbsCode(nfse.service.nbsCode), span: 3 },
-    { label: "LOCAL DA PRESTAÇÃO", value: formatMunicipality(nfse.service.municipalityName, nfse.service.municipalityCode), span: 5 }
+    {
+      label: "LOCAL DA PRESTAÇÃO",
+      value: formatMunicipality(nfse.service.municipalityName, nfse.service.municipalityCode),
+      span: 5
+    }
   ]
 })
 
 /** The service's codes and place, then `lines` of its description, and `note` under them when it continues elsewhere. */
-export const serviceBlock = (doc: Doc, nfse: DanfseData, lines: ReadonlyArray<string>, size: number, note?: string): Block =>
+export const serviceBlock = (
+  doc: Doc,
+  nfse: DanfseData,
+  lines: ReadonlyArray<string>,
+  size: number,
+  note?: string
+): Block =>
   prepareBlock(doc, "SERVIÇO PRESTADO", [
     serviceFields(nfse),
     { kind: "text", label: "DESCRIÇÃO DO SERVIÇO", lines, size, note }
@@ -100,7 +137,11 @@ export const amountBlocks = (doc: Doc, nfse: DanfseData): Array<Block> => {
     {
       kind: "fields",
       fields: [
-        { label: "MUNICÍPIO DE INCIDÊNCIA DO ISSQN", value: formatMunicipality(nfse.service.municipalityName, nfse.service.municipalityCode), span: 3 },
+        {
+          label: "MUNICÍPIO DE INCIDÊNCIA DO ISSQN",
+          value: formatMunicipality(nfse.service.municipalityName, nfse.service.municipalityCode),
+          span: 3
+        },
         { label: "BASE DE CÁLCULO DO ISSQN", value: formatMoney(amounts.base), span: 3 },
         { label: "ALÍQUOTA APLICADA", value: formatRate(amounts.issRate), span: 3 },
         { label: "ISSQN APURADO", value: formatMoney(amounts.issAmount), span: 3 }

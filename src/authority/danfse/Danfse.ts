@@ -173,16 +173,23 @@ export const renderDanfse = (nfse: DanfseData, options: DanfseOptions): Promise<
         split.size,
         continuationTop(options)
       )
-      const pageOf = (title: string) => 2 + continuation.findIndex((page) => page.some((chunk) => chunk.title === continued(title)))
-      const descriptionNote = split.descriptionRest.length > 0 ? `(continua na página ${pageOf("DESCRIÇÃO DO SERVIÇO")})` : undefined
-      const notesNote = split.notesRest.length > 0 ? `(continua na página ${pageOf("INFORMAÇÕES COMPLEMENTARES")})` : undefined
+      const pageOf = (title: string) =>
+        2 + continuation.findIndex((page) => page.some((chunk) => chunk.title === continued(title)))
+      const descriptionNote = split.descriptionRest.length > 0
+        ? `(continua na página ${pageOf("DESCRIÇÃO DO SERVIÇO")})`
+        : undefined
+      const notesNote = split.notesRest.length > 0
+        ? `(continua na página ${pageOf("INFORMAÇÕES COMPLEMENTARES")})`
+        : undefined
 
-      for (const block of [
-        ...parties,
-        serviceBlock(doc, nfse, split.descriptionOnPage1, split.size, descriptionNote),
-        ...amounts,
-        notesBlock(doc, split.notesOnPage1, split.size, notesNote)
-      ]) {
+      for (
+        const block of [
+          ...parties,
+          serviceBlock(doc, nfse, split.descriptionOnPage1, split.size, descriptionNote),
+          ...amounts,
+          notesBlock(doc, split.notesOnPage1, split.size, notesNote)
+        ]
+      ) {
         top = drawBlock(doc, block, top)
       }
 
@@ -190,7 +197,11 @@ export const renderDanfse = (nfse: DanfseData, options: DanfseOptions): Promise<
         doc.addPage()
         let y = drawContinuationHeader(doc, nfse, options)
         for (const chunk of page) {
-          y = drawBlock(doc, prepareBlock(doc, chunk.title, [{ kind: "text", lines: chunk.lines, size: split.size }]), y)
+          y = drawBlock(
+            doc,
+            prepareBlock(doc, chunk.title, [{ kind: "text", lines: chunk.lines, size: split.size }]),
+            y
+          )
         }
       }
 

@@ -111,7 +111,9 @@ export const printable = (text: string): string => {
   let out = ""
   for (const char of text.normalize("NFC").replace(/\r\n?/g, "\n").replace(/\t/g, " ")) {
     const code = char.codePointAt(0)!
-    if (char === "\n" || (code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRAS.has(char)) {
+    if (
+      char === "\n" || (code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRAS.has(char)
+    ) {
       out += char
     } else if (code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code < 0xa0)) {
       out += "?"

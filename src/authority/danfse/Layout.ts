@@ -151,7 +151,13 @@ interface Field {
 
 export type Row =
   | { readonly kind: "fields"; readonly fields: ReadonlyArray<Field> }
-  | { readonly kind: "text"; readonly label?: string; readonly lines: ReadonlyArray<string>; readonly size: number; readonly note?: string | undefined }
+  | {
+    readonly kind: "text"
+    readonly label?: string
+    readonly lines: ReadonlyArray<string>
+    readonly size: number
+    readonly note?: string | undefined
+  }
   | { readonly kind: "centered"; readonly text: string }
 
 interface PreparedField extends Field {
@@ -186,7 +192,14 @@ const prepareRow = (doc: Doc, row: Row): PreparedRow => {
       const fields = row.fields.map((field) => {
         const width = (INNER_WIDTH * field.span) / 12 - FIELD_GUTTER
         const font = field.bold ? FONT_BOLD : FONT
-        const lines = clampLines(doc, wrapText(doc, field.value, width, font, VALUE_SIZE), FIELD_MAX_LINES, width, font, VALUE_SIZE)
+        const lines = clampLines(
+          doc,
+          wrapText(doc, field.value, width, font, VALUE_SIZE),
+          FIELD_MAX_LINES,
+          width,
+          font,
+          VALUE_SIZE
+        )
         const prepared = { ...field, x, width, lines }
         x += (INNER_WIDTH * field.span) / 12
         return prepared
@@ -195,7 +208,10 @@ const prepareRow = (doc: Doc, row: Row): PreparedRow => {
       return { kind: "fields", fields, height: ROW_PADDING * 2 + LABEL_HEIGHT + lineCount * lineHeight(VALUE_SIZE) }
     }
     case "text":
-      return { ...row, height: textRowHeight(row.lines.length, row.size, row.label !== undefined, row.note !== undefined) }
+      return {
+        ...row,
+        height: textRowHeight(row.lines.length, row.size, row.label !== undefined, row.note !== undefined)
+      }
     case "centered":
       return { ...row, height: ROW_PADDING * 2 + lineHeight(VALUE_SIZE) }
   }
@@ -249,7 +265,14 @@ export const drawBlock = (doc: Doc, block: Block, top: number): number => {
         for (const field of row.fields) {
           drawLabel(doc, field.label, field.x, y + ROW_PADDING)
           field.lines.forEach((line, i) =>
-            drawLine(doc, line, field.x, y + ROW_PADDING + LABEL_HEIGHT + i * lineHeight(VALUE_SIZE), field.bold ? FONT_BOLD : FONT, VALUE_SIZE)
+            drawLine(
+              doc,
+              line,
+              field.x,
+              y + ROW_PADDING + LABEL_HEIGHT + i * lineHeight(VALUE_SIZE),
+              field.bold ? FONT_BOLD : FONT,
+              VALUE_SIZE
+            )
           )
         }
         break
@@ -263,7 +286,9 @@ export const drawBlock = (doc: Doc, block: Block, top: number): number => {
           drawLine(doc, line, INNER_LEFT, lineTop, FONT, row.size)
           lineTop += lineHeight(row.size)
         }
-        if (row.note !== undefined) drawLine(doc, row.note, INNER_LEFT, lineTop, "Helvetica-Oblique", row.size, LABEL_INK)
+        if (row.note !== undefined) {
+          drawLine(doc, row.note, INNER_LEFT, lineTop, "Helvetica-Oblique", row.size, LABEL_INK)
+        }
         break
       }
       case "centered":

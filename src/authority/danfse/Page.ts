@@ -101,7 +101,12 @@ const drawQrCode = (doc: Doc, url: string) => {
       }
       const start = col
       while (col < modules.size && modules.get(row, col)) col++
-      doc.rect(danfseQrCodeBox.x + start * moduleSize, danfseQrCodeBox.y + row * moduleSize, (col - start) * moduleSize, moduleSize)
+      doc.rect(
+        danfseQrCodeBox.x + start * moduleSize,
+        danfseQrCodeBox.y + row * moduleSize,
+        (col - start) * moduleSize,
+        moduleSize
+      )
     }
   }
   doc.fill(INK)
@@ -149,7 +154,17 @@ const drawIdentification = (doc: Doc, nfse: DanfseData) => {
     5.6
   )
   authenticity.forEach((line, i) =>
-    drawAligned(doc, line, qrColumnX + 6, QR_COLUMN_WIDTH - 12, danfseQrCodeBox.y + danfseQrCodeBox.size + 5 + i * lineHeight(5.6), FONT, 5.6, "center", LABEL_INK)
+    drawAligned(
+      doc,
+      line,
+      qrColumnX + 6,
+      QR_COLUMN_WIDTH - 12,
+      danfseQrCodeBox.y + danfseQrCodeBox.size + 5 + i * lineHeight(5.6),
+      FONT,
+      5.6,
+      "center",
+      LABEL_INK
+    )
   )
 }
 
@@ -169,7 +184,8 @@ export const drawFirstPageTop = (doc: Doc, nfse: DanfseData, options: DanfseOpti
 
 /** Where the blocks of a continuation page start: below its header and, in homologation, the band. */
 export const continuationTop = (options: DanfseOptions): number =>
-  MARGIN + CONTINUATION_HEADER_HEIGHT + BLOCK_GAP + (options.environment === 2 ? HOMOLOGATION_BAND_HEIGHT + BLOCK_GAP : 0)
+  MARGIN + CONTINUATION_HEADER_HEIGHT + BLOCK_GAP +
+  (options.environment === 2 ? HOMOLOGATION_BAND_HEIGHT + BLOCK_GAP : 0)
 
 export const drawContinuationHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions): number => {
   doc.lineWidth(0.6).rect(MARGIN, MARGIN, CONTENT_WIDTH, CONTINUATION_HEADER_HEIGHT).stroke(RULE)
@@ -202,7 +218,15 @@ const drawHomologationBand = (doc: Doc, top: number): number => {
 
 export const drawFooter = (doc: Doc, page: number, pages: number) => {
   doc.lineWidth(0.4).moveTo(MARGIN, FOOTER_TOP - 2).lineTo(MARGIN + CONTENT_WIDTH, FOOTER_TOP - 2).stroke(RULE)
-  drawLine(doc, "Documento auxiliar da NFS-e: a NFS-e é o arquivo XML autorizado pelo Sistema Nacional NFS-e.", MARGIN, FOOTER_TOP, FONT, 6, LABEL_INK)
+  drawLine(
+    doc,
+    "Documento auxiliar da NFS-e: a NFS-e é o arquivo XML autorizado pelo Sistema Nacional NFS-e.",
+    MARGIN,
+    FOOTER_TOP,
+    FONT,
+    6,
+    LABEL_INK
+  )
   drawAligned(doc, `Página ${page} de ${pages}`, MARGIN, CONTENT_WIDTH, FOOTER_TOP, FONT, 6, "right", LABEL_INK)
 }
 
@@ -216,6 +240,16 @@ export const drawCancelledStamp = (doc: Doc) => {
   doc.fillOpacity(0.5).rect(x, y, width, height).fill("#ffffff")
   doc.fillOpacity(1).lineWidth(4).rect(x, y, width, height).stroke(ALERT)
   drawAligned(doc, "CANCELADA", x, width, y + 12, FONT_BOLD, 64, "center", ALERT)
-  drawAligned(doc, "NFS-e cancelada por evento registrado no Sistema Nacional NFS-e", x, width, y + 72, FONT_BOLD, 9, "center", ALERT)
+  drawAligned(
+    doc,
+    "NFS-e cancelada por evento registrado no Sistema Nacional NFS-e",
+    x,
+    width,
+    y + 72,
+    FONT_BOLD,
+    9,
+    "center",
+    ALERT
+  )
   doc.restore()
 }

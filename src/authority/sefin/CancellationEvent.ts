@@ -10,7 +10,6 @@ import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { normalizeTaxId } from "../../domain/TaxId.js"
-import { DPS_APPLICATION_VERSION } from "./Dps.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -25,6 +24,7 @@ import {
   withoutXmlDeclaration,
   XML_DECLARATION
 } from "../xml/XmlText.js"
+import { DPS_APPLICATION_VERSION } from "./Dps.js"
 
 /** cMotivo of e101101: the API's reason codes. The schema allows only these three. */
 export const cancellationReasonCode = { issue_error: 1, service_not_provided: 2, other: 9 } as const
@@ -60,7 +60,9 @@ export interface CancellationRequestInput {
  * The unsigned cancellation request: `<pedRegEvento versao="1.01" xmlns=…><infPedReg Id="PRE…">…`,
  * valid against pedRegEvento_v1.01.xsd as it is (its signature is optional there).
  */
-export const buildCancellationRequest = (input: CancellationRequestInput): { readonly id: string; readonly xml: string } => {
+export const buildCancellationRequest = (
+  input: CancellationRequestInput
+): { readonly id: string; readonly xml: string } => {
   const sequence = input.sequence ?? 1
   const id = cancellationRequestId(input.accessKey, sequence)
   const author = normalizeTaxId(input.issuerTaxId)
@@ -79,7 +81,10 @@ export const buildCancellationRequest = (input: CancellationRequestInput): { rea
       leaf("xMotivo", singleLine(input.reason))
     ) +
     "</infPedReg>"
-  return { id, xml: `${XML_DECLARATION}<pedRegEvento versao="1.01" xmlns="${NFSE_NAMESPACE}">${infPedReg}</pedRegEvento>` }
+  return {
+    id,
+    xml: `${XML_DECLARATION}<pedRegEvento versao="1.01" xmlns="${NFSE_NAMESPACE}">${infPedReg}</pedRegEvento>`
+  }
 }
 
 export class CancellationRequestUnreadable extends Schema.TaggedError<CancellationRequestUnreadable>()(
@@ -109,7 +114,9 @@ const unreadable = (message: string) => Result.fail(new CancellationRequestUnrea
  * Reads an event request (signed or not). Any event type is read so the authority can refuse the
  * ones it does not handle by name; only e101101 has its details read.
  */
-export const readCancellationRequest = (xml: string): Result.Result<ParsedEventRequest, CancellationRequestUnreadable> => {
+export const readCancellationRequest = (
+  xml: string
+): Result.Result<ParsedEventRequest, CancellationRequestUnreadable> => {
   const parsed = parseXml(xml)
   if (Result.isFailure(parsed)) return unreadable(`The event request is not well-formed XML (${parsed.failure})`)
   return readPedRegEvento(parsed.success.documentElement!)
@@ -225,8 +232,10 @@ export const readEvento = (xml: string): Result.Result<ParsedEvento, EventoUnrea
   const sequence = Number(nfseText(inf, "nSeqEvento"))
   const eventNumber = nfseText(inf, "nDFe")
   const embedded = nfseElement(inf, "pedRegEvento")
-  if (inf === undefined || id === "" || processedAt === undefined || !Number.isSafeInteger(sequence) ||
-    eventNumber === undefined || embedded === undefined) {
+  if (
+    inf === undefined || id === "" || processedAt === undefined || !Number.isSafeInteger(sequence) ||
+    eventNumber === undefined || embedded === undefined
+  ) {
     return fail("The event lacks infEvento, its Id, dhProc, nSeqEvento, nDFe or the pedRegEvento")
   }
   const request = readPedRegEvento(embedded)

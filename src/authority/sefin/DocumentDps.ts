@@ -11,8 +11,8 @@
  */
 import type { Environment } from "../../domain/Principal.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
-import type { DpsInput } from "./Dps.js"
 import { environmentCode, type SubmissionDocument } from "../TaxAuthority.js"
+import type { DpsInput } from "./Dps.js"
 
 export const dpsInputOf = (document: SubmissionDocument, environment: Environment): DpsInput => ({
   tpAmb: environmentCode(environment),

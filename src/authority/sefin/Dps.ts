@@ -18,10 +18,9 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { normalizeTaxId } from "../../domain/TaxId.js"
-import type { Amounts } from "../../domain/Money.js"
 import type { Address } from "../../domain/Document.js"
-import { dpsId, isCpf } from "./DpsId.js"
+import type { Amounts } from "../../domain/Money.js"
+import { normalizeTaxId } from "../../domain/TaxId.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -37,6 +36,7 @@ import {
   singleLine,
   XML_DECLARATION
 } from "../xml/XmlText.js"
+import { dpsId, isCpf } from "./DpsId.js"
 
 /** Written in `verAplic` (1–20 characters): which software produced the DPS. */
 export const DPS_APPLICATION_VERSION = "etd-service_0.1.0"
@@ -45,7 +45,6 @@ export type SimplesNacionalOption = "not_opted" | "mei" | "me_epp"
 
 /** `opSimpNac`: 1 not opted, 2 MEI, 3 ME/EPP. */
 const simplesNacionalCode: Record<SimplesNacionalOption, string> = { not_opted: "1", mei: "2", me_epp: "3" }
-
 
 export interface DpsInput {
   readonly tpAmb: 1 | 2
@@ -86,9 +85,10 @@ export interface DpsInput {
    * Approximate taxes on the service (Lei 12.741/2012), centavos, for `vTotTrib`. Default: federal
    * and state 0, municipal the ISS amount. Not used for a MEI (`indTotTrib` 0).
    */
-  readonly approximateTaxes?: { readonly federal: number; readonly state: number; readonly municipal: number } | undefined
+  readonly approximateTaxes?:
+    | { readonly federal: number; readonly state: number; readonly municipal: number }
+    | undefined
 }
-
 
 /** `CPF` or `CNPJ` element by the id's length. */
 const taxIdElement = (taxId: string): string => leaf(isCpf(taxId) ? "CPF" : "CNPJ", taxId)

@@ -60,7 +60,9 @@ export const dpsRefusalOf = (schemaMessage: string): Refusal => {
   const missing = MISSING.exec(schemaMessage)
   const element = missing?.[1] ?? ELEMENT.exec(schemaMessage)?.[1]
   const path = element === undefined ? undefined : fieldOfElement[element]
-  if (path === undefined) return { path: [], message: `The national NFS-e schema refuses the document: ${schemaMessage}` }
+  if (path === undefined) {
+    return { path: [], message: `The national NFS-e schema refuses the document: ${schemaMessage}` }
+  }
   const detail = schemaMessage.replace(/^line [0-9]+: /u, "").replace(ELEMENT, "").replace(/^:\s*/u, "")
   return { path, message: `${path.join(".")} ${plainWords(detail)}.` }
 }

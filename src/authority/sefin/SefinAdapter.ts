@@ -20,6 +20,20 @@ import { CredentialRequired, InvalidRequest } from "../../domain/Errors.js"
 import type { TenantId } from "../../domain/Ids.js"
 import type { Environment } from "../../domain/Principal.js"
 import { brazilianDate } from "../../domain/Time.js"
+import {
+  AlreadyAuthorized,
+  AuthorityRejected,
+  AuthorityTimeout,
+  AuthorityUnavailable,
+  type Authorization,
+  type CancellationRequest,
+  environmentCode,
+  RequestNotSent,
+  type SubmissionDocument,
+  type TaxAuthority
+} from "../TaxAuthority.js"
+import { signEnveloped } from "../xml/XmlSignature.js"
+import { loadSchemas, validateXml } from "../xml/Xsd.js"
 import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
@@ -29,20 +43,6 @@ import { readNfse } from "./Nfse.js"
 import { makeSefinClient, type SefinEndpoints } from "./SefinClient.js"
 import type { SefinRefused, SefinTimeout, SefinUnavailable } from "./SefinErrors.js"
 import type { ClientIdentity } from "./SefinTransport.js"
-import {
-  AlreadyAuthorized,
-  type Authorization,
-  AuthorityRejected,
-  AuthorityTimeout,
-  AuthorityUnavailable,
-  type CancellationRequest,
-  environmentCode,
-  type SubmissionDocument,
-  RequestNotSent,
-  type TaxAuthority
-} from "../TaxAuthority.js"
-import { signEnveloped } from "../xml/XmlSignature.js"
-import { loadSchemas, validateXml } from "../xml/Xsd.js"
 
 export interface SefinAuthorityOptions {
   readonly environment: Environment
@@ -72,7 +72,12 @@ const transportError = (error: SefinUnavailable | SefinTimeout) =>
           { reason: error.message }
         )
         : Effect.void,
-      Effect.fail(new AuthorityUnavailable({ message: error.message, ...(error.status === undefined ? {} : { status: error.status }) }))
+      Effect.fail(
+        new AuthorityUnavailable({
+          message: error.message,
+          ...(error.status === undefined ? {} : { status: error.status })
+        })
+      )
     )
 
 /**
@@ -112,15 +117,20 @@ export const makeSefinAuthority = (
         const material = yield* vault.activeFor(tenantId).pipe(
           Effect.catchTags({
             NoActiveCredential: () =>
-              Effect.fail(new RequestNotSent({
-                code: "credential_required",
-                message: "The tenant has no active A1 certificate; upload one to send documents to the national system."
-              })),
+              Effect.fail(
+                new RequestNotSent({
+                  code: "credential_required",
+                  message:
+                    "The tenant has no active A1 certificate; upload one to send documents to the national system."
+                })
+              ),
             CredentialUnreadable: () =>
-              Effect.fail(new RequestNotSent({
-                code: "credential_unusable",
-                message: "The tenant's certificate could not be opened; upload it again."
-              }))
+              Effect.fail(
+                new RequestNotSent({
+                  code: "credential_unusable",
+                  message: "The tenant's certificate could not be opened; upload it again."
+                })
+              )
           })
         )
         if (material.notAfter.getTime() <= (yield* now).getTime()) {
@@ -161,14 +171,22 @@ export const makeSefinAuthority = (
     const authorizationOf = (nfseXml: string, expected: { readonly dpsId: string; readonly accessKey: string }) =>
       Result.match(readNfse(nfseXml), {
         onFailure: (error) =>
-          Effect.fail(new AuthorityUnavailable({ message: `The authority answered an unreadable NFS-e: ${error.message}` })),
+          Effect.fail(
+            new AuthorityUnavailable({ message: `The authority answered an unreadable NFS-e: ${error.message}` })
+          ),
         onSuccess: (note): Effect.Effect<Authorization, AuthorityUnavailable> => {
           const authorizedAt = new Date(note.processedAt)
-          if (note.dps.id !== expected.dpsId || note.accessKey !== expected.accessKey || Number.isNaN(authorizedAt.getTime())) {
-            return Effect.fail(new AuthorityUnavailable({
-              message: "The authority answered with an NFS-e that is not the note of this DPS (DPS id, access key or " +
-                "processing time do not match)."
-            }))
+          if (
+            note.dps.id !== expected.dpsId || note.accessKey !== expected.accessKey ||
+            Number.isNaN(authorizedAt.getTime())
+          ) {
+            return Effect.fail(
+              new AuthorityUnavailable({
+                message:
+                  "The authority answered with an NFS-e that is not the note of this DPS (DPS id, access key or " +
+                  "processing time do not match)."
+              })
+            )
           }
           return Effect.succeed({
             accessKey: note.accessKey,
@@ -219,13 +237,17 @@ export const makeSefinAuthority = (
       Effect.gen(function*() {
         const identity = yield* identityOf(ref.tenantId)
         const note = yield* noteOfDps(identity, ref.submissionId)
-        return Option.map(note, (authorization) => ({ status: "authorized" as const, authorization, cancelledAt: null }))
+        return Option.map(
+          note,
+          (authorization) => ({ status: "authorized" as const, authorization, cancelledAt: null })
+        )
       }).pipe(
         Effect.catchTags({
           SefinUnavailable: transportError,
           SefinTimeout: transportError,
           // A query refused with an error list is not an answer about the DPS: ask again later.
-          SefinRefused: (refused) => Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
+          SefinRefused: (refused) =>
+            Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
         })
       )
 
@@ -264,7 +286,8 @@ export const makeSefinAuthority = (
         Effect.catchTags({
           SefinUnavailable: transportError,
           SefinTimeout: transportError,
-          SefinRefused: (refused) => Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
+          SefinRefused: (refused) =>
+            Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
         })
       )
 

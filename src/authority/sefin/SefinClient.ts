@@ -7,8 +7,8 @@
  * adapter to map to the pipeline's retry rules. The connections, mutual TLS with the tenant's A1
  * certificate, are SefinTransport.ts's.
  */
-import { gunzipSync, gzipSync } from "node:zlib"
 import { Duration, Effect, Option, Schema, type Scope } from "effect"
+import { gunzipSync, gzipSync } from "node:zlib"
 import { currentTraceparent } from "../../telemetry/TraceContext.js"
 import {
   readSefinErrors,
@@ -45,9 +45,15 @@ export interface SefinClient {
   /** `POST /nfse` with the signed DPS. */
   readonly submitDps: (identity: ClientIdentity, signedDpsXml: string) => Effect.Effect<DpsSubmitted, SefinError>
   /** `GET /dps/{id}`: None only when the authority says so in JSON (E2404). */
-  readonly findDps: (identity: ClientIdentity, dpsId: string) => Effect.Effect<Option.Option<{ readonly accessKey: string }>, SefinError>
+  readonly findDps: (
+    identity: ClientIdentity,
+    dpsId: string
+  ) => Effect.Effect<Option.Option<{ readonly accessKey: string }>, SefinError>
   /** `GET /nfse/{chave}`: None only when the authority says so in JSON (E2401). */
-  readonly getNfse: (identity: ClientIdentity, accessKey: string) => Effect.Effect<Option.Option<{ readonly nfseXml: string }>, SefinError>
+  readonly getNfse: (
+    identity: ClientIdentity,
+    accessKey: string
+  ) => Effect.Effect<Option.Option<{ readonly nfseXml: string }>, SefinError>
   /** `POST /nfse/{chave}/eventos` with the signed pedRegEvento; the registered event's XML. */
   readonly registerEvent: (
     identity: ClientIdentity,
@@ -107,49 +113,76 @@ export const makeSefinClient = (options: {
     const call = <A>(
       operation: string,
       identity: ClientIdentity,
-      request: { readonly method: "GET" | "POST"; readonly url: string; readonly json?: unknown; readonly accept?: string },
+      request: {
+        readonly method: "GET" | "POST"
+        readonly url: string
+        readonly json?: unknown
+        readonly accept?: string
+      },
       onSuccess: (answer: Answer) => Effect.Effect<A, SefinUnavailable>,
       absentCodes: ReadonlyArray<string> = []
     ): Effect.Effect<Option.Option<A>, SefinError> =>
-      Effect.flatMap(currentTraceparent, (traceparent) => exchange(identity, { accept: "application/json", ...request, traceparent })).pipe(
-        Effect.timeoutOrElse({
-          duration: timeoutMs,
-          orElse: () => Effect.fail(new SefinTimeout({ message: `SEFIN did not answer ${operation} within ${timeoutMs} ms` }))
-        }),
-        Effect.flatMap((answer): Effect.Effect<Option.Option<A>, SefinError> => {
-          if (answer.status >= 200 && answer.status < 300) return Effect.map(onSuccess(answer), Option.some)
-          const json = jsonOf(answer)
-          const errors = readSefinErrors(json)
-          if (answer.status >= 500 || answer.status === 429) {
-            const codes = errors.map((e) => e.code).filter((c) => c !== "")
+      Effect.flatMap(currentTraceparent, (traceparent) =>
+        exchange(identity, { accept: "application/json", ...request, traceparent })).pipe(
+          Effect.timeoutOrElse({
+            duration: timeoutMs,
+            orElse: () =>
+              Effect.fail(new SefinTimeout({ message: `SEFIN did not answer ${operation} within ${timeoutMs} ms` }))
+          }),
+          Effect.flatMap((answer): Effect.Effect<Option.Option<A>, SefinError> => {
+            if (answer.status >= 200 && answer.status < 300) {
+              return Effect.map(onSuccess(answer), Option.some)
+            }
+            const json = jsonOf(answer)
+            const errors = readSefinErrors(json)
+            if (answer.status >= 500 || answer.status === 429) {
+              const codes = errors.map((e) =>
+                e.code
+              ).filter((c) => c !== "")
+              return Effect.fail(
+                new SefinUnavailable({
+                  message: `SEFIN answered ${operation} with ${answer.status}${
+                    codes.length > 0 ? ` (${codes.join(", ")})` : ""
+                  }`,
+                  status: answer.status
+                })
+              )
+            }
+            if (answer.status >= 400 && errors.length > 0) {
+              if (answer.status === 404 && errors.some((e) => absentCodes.includes(e.code))) return Effect.succeedNone
+              const dpsId =
+                json !== null && typeof json === "object" && "idDPS" in json && typeof json.idDPS === "string"
+                  ? json.idDPS
+                  : undefined
+              return Effect.fail(
+                new SefinRefused({ status: answer.status, errors, ...(dpsId === undefined ? {} : { dpsId }) })
+              )
+            }
+            // A redirect, an HTML page (the 404 of a wrong base path), a 4xx without an error list: not the
+            // authority's word on this request, so nothing final can be concluded from it.
+            const kind = json === undefined ? "a non-JSON answer" : "an answer without an error list"
             return Effect.fail(
               new SefinUnavailable({
-                message: `SEFIN answered ${operation} with ${answer.status}${codes.length > 0 ? ` (${codes.join(", ")})` : ""}`,
+                message: `SEFIN answered ${operation} with ${answer.status} and ${kind}`,
                 status: answer.status
               })
             )
-          }
-          if (answer.status >= 400 && errors.length > 0) {
-            if (answer.status === 404 && errors.some((e) => absentCodes.includes(e.code))) return Effect.succeedNone
-            const dpsId = json !== null && typeof json === "object" && "idDPS" in json && typeof json.idDPS === "string"
-              ? json.idDPS
-              : undefined
-            return Effect.fail(new SefinRefused({ status: answer.status, errors, ...(dpsId === undefined ? {} : { dpsId }) }))
-          }
-          // A redirect, an HTML page (the 404 of a wrong base path), a 4xx without an error list: not the
-          // authority's word on this request, so nothing final can be concluded from it.
-          const kind = json === undefined ? "a non-JSON answer" : "an answer without an error list"
-          return Effect.fail(new SefinUnavailable({ message: `SEFIN answered ${operation} with ${answer.status} and ${kind}`, status: answer.status }))
-        })
-      )
+          })
+        )
 
-    const decode = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, operation: string) =>
-    (answer: Answer): Effect.Effect<S["Type"], SefinUnavailable> => {
-      const decoded = Schema.decodeUnknownOption(schema)(jsonOf(answer))
-      return Option.isSome(decoded)
-        ? Effect.succeed(decoded.value)
-        : Effect.fail(new SefinUnavailable({ message: `SEFIN answered ${operation} with ${answer.status} but not the expected JSON`, status: answer.status }))
-    }
+    const decode =
+      <S extends Schema.ConstraintDecoder<unknown>>(schema: S, operation: string) =>
+      (answer: Answer): Effect.Effect<S["Type"], SefinUnavailable> => {
+        const decoded = Schema.decodeUnknownOption(schema)(jsonOf(answer))
+        return Option.isSome(decoded)
+          ? Effect.succeed(decoded.value)
+          : Effect.fail(
+            new SefinUnavailable({
+              message: `SEFIN answered ${operation} with ${answer.status} but not the expected JSON`,
+              status: answer.status
+            })
+          )
+      }
 
     // Only reached for 2xx answers of operations that have no None case.
     const required = <A>(option: Option.Option<A>): A => Option.getOrThrow(option)
@@ -170,18 +203,30 @@ export const makeSefinClient = (options: {
     })
 
     const findDps = Effect.fn("SefinClient.findDps")(function*(identity: ClientIdentity, dpsId: string) {
-      const answer = yield* call("GET /dps/{id}", identity, {
-        method: "GET",
-        url: `${sefinUrl}/dps/${encodeURIComponent(dpsId)}`
-      }, decode(DpsAnswer, "GET /dps/{id}"), ["E2404"])
+      const answer = yield* call(
+        "GET /dps/{id}",
+        identity,
+        {
+          method: "GET",
+          url: `${sefinUrl}/dps/${encodeURIComponent(dpsId)}`
+        },
+        decode(DpsAnswer, "GET /dps/{id}"),
+        ["E2404"]
+      )
       return Option.map(answer, (found) => ({ accessKey: found.chaveAcesso }))
     })
 
     const getNfse = Effect.fn("SefinClient.getNfse")(function*(identity: ClientIdentity, accessKey: string) {
-      const answer = yield* call("GET /nfse/{chave}", identity, {
-        method: "GET",
-        url: `${sefinUrl}/nfse/${encodeURIComponent(accessKey)}`
-      }, decode(NfseAnswer, "GET /nfse/{chave}"), ["E2401"])
+      const answer = yield* call(
+        "GET /nfse/{chave}",
+        identity,
+        {
+          method: "GET",
+          url: `${sefinUrl}/nfse/${encodeURIComponent(accessKey)}`
+        },
+        decode(NfseAnswer, "GET /nfse/{chave}"),
+        ["E2401"]
+      )
       if (Option.isNone(answer)) return Option.none<{ readonly nfseXml: string }>()
       return Option.some({ nfseXml: yield* gunzipBase64("an NFS-e", answer.value.nfseXmlGZipB64) })
     })
@@ -205,7 +250,12 @@ export const makeSefinClient = (options: {
       }, (answer) =>
         answer.body.subarray(0, 5).toString("latin1") === "%PDF-"
           ? Effect.succeed(new Uint8Array(answer.body))
-          : Effect.fail(new SefinUnavailable({ message: `the DANFSe API answered ${answer.status} without a PDF`, status: answer.status })))
+          : Effect.fail(
+            new SefinUnavailable({
+              message: `the DANFSe API answered ${answer.status} without a PDF`,
+              status: answer.status
+            })
+          ))
       return required(answer)
     })
 

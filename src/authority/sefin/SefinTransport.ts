@@ -10,11 +10,11 @@
  * an extra CA bundle (produção restrita chains to ICP-Brasil, which Node does not trust) is added
  * to Node's default roots, never in place of them.
  */
+import { Effect, Redacted, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
 import https from "node:https"
 import tls from "node:tls"
-import { Effect, Redacted, type Scope } from "effect"
 import { SefinUnavailable } from "./SefinErrors.js"
 
 /** The tenant's certificate and key, as the credential vault gives them (`CredentialMaterial` fits). */
@@ -55,10 +55,13 @@ const isTlsFailure = (code: string | undefined): boolean =>
   code !== undefined &&
   (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_") || code.startsWith("CERT_") ||
     code.includes("CERTIFICATE") || code.includes("SELF_SIGNED") || code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
-    code === "UNABLE_TO_GET_ISSUER_CERT" || code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" || code === "HOSTNAME_MISMATCH")
+    code === "UNABLE_TO_GET_ISSUER_CERT" || code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" ||
+    code === "HOSTNAME_MISMATCH")
 
 const transportFailure = (error: unknown): SefinUnavailable => {
-  const code = error !== null && typeof error === "object" && "code" in error && typeof error.code === "string" ? error.code : undefined
+  const code = error !== null && typeof error === "object" && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined
   // Node's messages name hosts, ports and certificate problems; nothing of ours (key, body) is in them.
   // Only Node's first sentence: its hints are about command-line flags a customer cannot act on.
   const detail = error instanceof Error ? error.message.split(";")[0]!.slice(0, 200) : "unknown error"
@@ -86,7 +89,8 @@ interface AgentEntry {
 }
 
 // Of the certificate's text: enough to notice a replaced certificate without parsing it here.
-const fingerprintOf = (identity: ClientIdentity): string => createHash("sha256").update(identity.certificatePem).digest("hex")
+const fingerprintOf = (identity: ClientIdentity): string =>
+  createHash("sha256").update(identity.certificatePem).digest("hex")
 
 /** The exchange for a SEFIN client, with `extraCa` (PEM) trusted on top of Node's default roots. */
 export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<Exchange, never, Scope.Scope> =>
@@ -190,7 +194,9 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
               "user-agent": "etd-service",
               // The authority (or a proxy in front of it) may continue our trace (SPEC §13).
               ...(request.traceparent === null ? {} : { traceparent: request.traceparent }),
-              ...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8", "content-length": body.length })
+              ...(body === undefined
+                ? {}
+                : { "content-type": "application/json; charset=utf-8", "content-length": body.length })
             }
           })
           req.on("response", (res) => {
@@ -200,7 +206,9 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
               size += chunk.length
               if (size > (request.accept === "application/pdf" ? MAX_PDF_ANSWER_BYTES : MAX_JSON_ANSWER_BYTES)) {
                 // Settled first: destroying the response reports it as cut short.
-                finish(Effect.fail(new SefinUnavailable({ message: "SEFIN's answer is too large", status: res.statusCode })))
+                finish(
+                  Effect.fail(new SefinUnavailable({ message: "SEFIN's answer is too large", status: res.statusCode }))
+                )
                 res.destroy()
                 return
               }
@@ -209,20 +217,34 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
             // Node hands the socket back to the agent's pool on the tick after "end": resuming on the
             // next turn lets the caller's next request reuse the kept-alive connection.
             res.on("end", () =>
-              setImmediate(() => finish(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))))
+              setImmediate(() =>
+                finish(
+                  Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })
+                )
+              ))
             res.on("error", (error) => finish(Effect.fail(transportFailure(error))))
-            res.on("aborted", () => finish(Effect.fail(new SefinUnavailable({ message: "the connection to SEFIN was cut mid-answer" }))))
+            res.on("aborted", () =>
+              finish(Effect.fail(new SefinUnavailable({ message: "the connection to SEFIN was cut mid-answer" }))))
           })
-          req.on("error", (error) => finish(Effect.fail(transportFailure(error))))
+          req.on("error", (error) =>
+            finish(Effect.fail(transportFailure(error))))
           req.end(body)
         } catch (error) {
           // A certificate or key Node cannot load fails here, before any connection.
-          finish(Effect.fail(new SefinUnavailable({ message: `the request to SEFIN could not be made (${error instanceof Error ? error.name : "error"})` })))
+          finish(
+            Effect.fail(
+              new SefinUnavailable({
+                message: `the request to SEFIN could not be made (${error instanceof Error ? error.name : "error"})`
+              })
+            )
+          )
         }
         return Effect.sync(() => {
           if (!settled) {
             settled = true
-            if (entry !== undefined) release(entry)
+            if (entry !== undefined) {
+              release(entry)
+            }
           }
           req?.destroy()
         })

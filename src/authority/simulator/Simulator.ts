@@ -23,16 +23,13 @@ import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, 
 import { type SqlClient, SqlError } from "effect/sql"
 import { dpsIdPattern } from "../sefin/DpsId.js"
 import { readNfse } from "../sefin/Nfse.js"
-import { type AuthoritySystem, authorizationOf, authorize, environmentCodeOf, protocolNumber } from "./Authorization.js"
-import { SimulatorCodes, SimulatorRefusals } from "./SimulatorAnswers.js"
-import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 import {
   AlreadyAuthorized,
-  type Authorization,
   type AuthorityRecord,
   type AuthorityRejected,
   AuthorityTimeout,
   AuthorityUnavailable,
+  type Authorization,
   type Cancellation,
   type CancellationRequest,
   type DanfseRequest,
@@ -41,6 +38,9 @@ import {
   type SubmissionRef,
   type TaxAuthority
 } from "../TaxAuthority.js"
+import { type AuthoritySystem, authorizationOf, authorize, environmentCodeOf, protocolNumber } from "./Authorization.js"
+import { SimulatorCodes, SimulatorRefusals } from "./SimulatorAnswers.js"
+import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 
 export interface SimulatorOptions {
   readonly system: AuthoritySystem
@@ -143,7 +143,11 @@ export const makeSimulator = (
         ({ nextNfseNumber, record: previous }) =>
           Effect.gen(function*() {
             const at = yield* now
-            const received: SimulatorRecord = { ...previous, submitAttempts: previous.submitAttempts + 1, updatedAt: at }
+            const received: SimulatorRecord = {
+              ...previous,
+              submitAttempts: previous.submitAttempts + 1,
+              updatedAt: at
+            }
             if (yield* randomFailure) {
               return submitted(
                 { ...received, lastOutcome: "unavailable (random failure)" },
@@ -251,12 +255,19 @@ export const makeSimulator = (
             }
             if (record.status === "cancelled" && record.cancelProtocol !== null && record.cancelledAt !== null) {
               // Idempotent: the cancellation already registered is the answer.
-              return [unchanged, Result.succeed({ protocol: record.cancelProtocol, cancelledAt: record.cancelledAt })] as const
+              return [
+                unchanged,
+                Result.succeed({ protocol: record.cancelProtocol, cancelledAt: record.cancelledAt })
+              ] as const
             }
             const at = yield* now
             if (notesOf(record.document).includes(MagicValues.cancelReject)) {
               return [
-                Option.some({ ...record, lastOutcome: `cancellation refused ${SimulatorCodes.cancellationRefused}`, updatedAt: at }),
+                Option.some({
+                  ...record,
+                  lastOutcome: `cancellation refused ${SimulatorCodes.cancellationRefused}`,
+                  updatedAt: at
+                }),
                 Result.fail(SimulatorRefusals.cancellationRefused())
               ] as const
             }

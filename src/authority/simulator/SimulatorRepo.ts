@@ -47,13 +47,14 @@ const isSingleConnection = (sql: SqlClient.SqlClient): boolean => sql.driver ===
  * connection in the Context under its `transactionService`, so without it the statements acquire a
  * connection (and a transaction) of their own.
  */
-const outsideTransaction = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.updateContext(
-    effect,
-    // `omit` narrows the type to "R without TransactionConnection", which R never names (the tag is
-    // optional context): the cast only restores the type parameter.
-    (context: Context.Context<R>) => Context.omit(sql.transactionService)(context) as Context.Context<R>
-  )
+const outsideTransaction =
+  (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.updateContext(
+      effect,
+      // `omit` narrows the type to "R without TransactionConnection", which R never names (the tag is
+      // optional context): the cast only restores the type parameter.
+      (context: Context.Context<R>) => Context.omit(sql.transactionService)(context) as Context.Context<R>
+    )
 
 export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authority/SimulatorRepo", {
   make: Effect.gen(function*() {
@@ -67,15 +68,18 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
      * so it dies at once instead.
      */
     const inOwnTransaction = <A, R>(effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
-      Effect.flatMap(Effect.serviceOption(sql.transactionService), (ambient) =>
-        singleConnection && Option.isSome(ambient)
-          ? Effect.die(
-            new Error(
-              "The authority simulator cannot run inside a caller's transaction on the embedded database " +
-                "(it has one connection); call it outside the transaction."
+      Effect.flatMap(
+        Effect.serviceOption(sql.transactionService),
+        (ambient) =>
+          singleConnection && Option.isSome(ambient)
+            ? Effect.die(
+              new Error(
+                "The authority simulator cannot run inside a caller's transaction on the embedded database " +
+                  "(it has one connection); call it outside the transaction."
+              )
             )
-          )
-          : effect.pipe(sql.withTransaction, outsideTransaction(sql), Effect.orDie))
+            : effect.pipe(sql.withTransaction, outsideTransaction(sql), Effect.orDie)
+      )
 
     const findForUpdate = (key: RecordKey) =>
       sql`SELECT * FROM authority_sim_records

@@ -6,10 +6,10 @@
  * share it. `xml-crypto` does the canonicalization and cryptography; this module adds the shape
  * rules and the checks against signature wrapping that a generic library cannot know.
  */
-import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto"
 import { type Document, DOMParser, type Element, type Node, onWarningStopParsing } from "@xmldom/xmldom"
 import { Result, Schema } from "effect"
 import forge from "node-forge"
+import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto"
 import { SignedXml } from "xml-crypto"
 import { extractTaxId } from "../../credentials/CertificateTaxId.js"
 
@@ -49,7 +49,11 @@ const ACCEPTED_CANONICALIZATIONS: ReadonlySet<string> = new Set([
   ALGORITHM.excC14nWithComments
 ])
 const ACCEPTED_TRANSFORMS: ReadonlySet<string> = new Set([...ACCEPTED_CANONICALIZATIONS, ALGORITHM.enveloped])
-const ACCEPTED_SIGNATURE_METHODS: ReadonlySet<string> = new Set([ALGORITHM.rsaSha1, ALGORITHM.rsaSha256, ALGORITHM.rsaSha512])
+const ACCEPTED_SIGNATURE_METHODS: ReadonlySet<string> = new Set([
+  ALGORITHM.rsaSha1,
+  ALGORITHM.rsaSha256,
+  ALGORITHM.rsaSha512
+])
 const ACCEPTED_DIGEST_METHODS: ReadonlySet<string> = new Set([ALGORITHM.sha1, ALGORITHM.sha256, ALGORITHM.sha512])
 
 export class SignatureInvalid extends Schema.TaggedError<SignatureInvalid>()("SignatureInvalid", {
@@ -128,14 +132,19 @@ const taxIdOf = (certificatePem: string): string | null => {
 }
 
 /** The document's root and its one signable child, or why the document cannot be signed/verified. */
-const locate = (doc: Document, element: SignedElement): Result.Result<{ root: Element; target: Element; id: string }, string> => {
+const locate = (
+  doc: Document,
+  element: SignedElement
+): Result.Result<{ root: Element; target: Element; id: string }, string> => {
   const root = doc.documentElement
   if (root === null) return Result.fail("the document has no root element")
   if (root.namespaceURI !== NFSE_NAMESPACE || root.localName !== rootOf[element]) {
     return Result.fail(`the root element is not ${rootOf[element]} of the NFS-e namespace`)
   }
   const targets = childrenNamed(root, NFSE_NAMESPACE, element)
-  if (targets.length !== 1) return Result.fail(`${rootOf[element]} must have exactly one ${element}, found ${targets.length}`)
+  if (targets.length !== 1) {
+    return Result.fail(`${rootOf[element]} must have exactly one ${element}, found ${targets.length}`)
+  }
   const target = targets[0]!
   const id = target.getAttribute("Id") ?? ""
   if (id === "") return Result.fail(`${element} has no Id`)
@@ -195,7 +204,10 @@ const algorithmOf = (parent: Element, localName: string): string | null => {
  * digest and signature value checked with the certificate from `KeyInfo`. Trust in the certificate
  * itself (chain, validity, whose tax id) is the caller's decision.
  */
-export const verifyEnveloped = (xml: string, element: SignedElement): Result.Result<VerifiedSignature, SignatureInvalid> => {
+export const verifyEnveloped = (
+  xml: string,
+  element: SignedElement
+): Result.Result<VerifiedSignature, SignatureInvalid> => {
   let doc: Document
   try {
     doc = parseStrict(xml)
@@ -208,7 +220,9 @@ export const verifyEnveloped = (xml: string, element: SignedElement): Result.Res
   const { id, root } = located.success
 
   const signatures = childrenNamed(root, DSIG_NAMESPACE, "Signature")
-  if (signatures.length !== 1) return invalid(`${rootOf[element]} must have exactly one Signature, found ${signatures.length}`)
+  if (signatures.length !== 1) {
+    return invalid(`${rootOf[element]} must have exactly one Signature, found ${signatures.length}`)
+  }
   const signature = signatures[0]!
   const signedInfos = childrenNamed(signature, DSIG_NAMESPACE, "SignedInfo")
   if (signedInfos.length !== 1) return invalid("the Signature must have exactly one SignedInfo")
@@ -224,7 +238,9 @@ export const verifyEnveloped = (xml: string, element: SignedElement): Result.Res
   }
 
   const references = childrenNamed(signedInfo, DSIG_NAMESPACE, "Reference")
-  if (references.length !== 1) return invalid(`the signature must have exactly one Reference, found ${references.length}`)
+  if (references.length !== 1) {
+    return invalid(`the signature must have exactly one Reference, found ${references.length}`)
+  }
   const reference = references[0]!
   if (reference.getAttribute("URI") !== `#${id}`) return invalid(`the Reference does not point at ${element} (#${id})`)
   const digestMethod = algorithmOf(reference, "DigestMethod")
@@ -260,7 +276,9 @@ export const verifyEnveloped = (xml: string, element: SignedElement): Result.Res
   const checker = new SignedXml({ publicCert: certificatePem })
   try {
     checker.loadSignature(signature.toString())
-    if (!checker.checkSignature(xml)) return invalid(`the digest of ${element} does not match: the signed content was changed`)
+    if (!checker.checkSignature(xml)) {
+      return invalid(`the digest of ${element} does not match: the signed content was changed`)
+    }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     return invalid(

@@ -7,12 +7,12 @@
  * chose (no insignificant whitespace, one namespace declaration on the root): that is what gets
  * signed, gzipped and stored.
  */
-import { DOMParser, type Document, type Element, MIME_TYPE } from "@xmldom/xmldom"
+import { type Document, DOMParser, type Element, MIME_TYPE } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 
 export const NFSE_NAMESPACE = "http://www.sped.fazenda.gov.br/nfse"
 
-export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
+export const XML_DECLARATION = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
 
 // XML 1.0 cannot carry C0 controls other than tab/newline/carriage return, lone surrogates or
 // U+FFFE/U+FFFF, not even as character references: a text with them would make the whole document
@@ -21,8 +21,7 @@ export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
 // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 forbids are what it finds
 const NOT_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/gu
 
-const prepare = (s: string): string =>
-  s.normalize("NFC").replace(NOT_XML_CHARS, "").replace(/\r\n?/g, "\n")
+const prepare = (s: string): string => s.normalize("NFC").replace(NOT_XML_CHARS, "").replace(/\r\n?/g, "\n")
 
 /**
  * Text for a single-line field. Most fields are `TSString` in the schema: no tab, no newline, no
@@ -42,7 +41,8 @@ export const escapeAttribute = (s: string): string => escapeText(s).replace(/"/g
 export const leaf = (name: string, text: string): string => `<${name}>${escapeText(text)}</${name}>`
 
 /** `<name>` around already-written children. */
-export const node = (name: string, ...children: ReadonlyArray<string>): string => `<${name}>${children.join("")}</${name}>`
+export const node = (name: string, ...children: ReadonlyArray<string>): string =>
+  `<${name}>${children.join("")}</${name}>`
 
 /** Integer centavos as reais with two decimals, as `TSDec15V2` wants: 150000 → "1500.00". */
 export const formatCentavos = (centavos: number): string => {

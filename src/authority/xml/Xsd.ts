@@ -13,12 +13,12 @@
  * starts); compiling them takes ~100 ms, validating a DPS afterwards under a millisecond. libxml2 runs as WebAssembly (libxml2-wasm), so
  * there is no native build and the same engine as `xmllint` decides.
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { ErrorDetail, XmlDocument, XsdValidator } from "libxml2-wasm"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 
 // libxml2 is WebAssembly whose memory costs ~160 MiB of RSS from the moment it is imported: it is
 // loaded only where XML is validated (the sefin adapter, the local authority), by `loadSchemas`.
@@ -41,8 +41,8 @@ const entryFiles: Record<NfseSchema, string> = {
 }
 
 const SERIE_FILE = "tiposSimples_v1.01.xsd"
-const SERIE_OFFICIAL_PATTERN = 'value="^(?!0{1,5}$)\\d{1,5}$"'
-const SERIE_PATCHED_PATTERN = 'value="0{0,4}[1-9][0-9]{0,4}"'
+const SERIE_OFFICIAL_PATTERN = "value=\"^(?!0{1,5}$)\\d{1,5}$\""
+const SERIE_PATCHED_PATTERN = "value=\"0{0,4}[1-9][0-9]{0,4}\""
 
 /** More would only repeat the first cause; the authority's own E1235 lists a handful too. */
 const MAX_MESSAGES = 20
@@ -66,7 +66,7 @@ export const xsdDirectory = (): string => process.env["NFSE_XSD_DIR"] ?? shipped
  * up from the bundle in dist/ (scripts/build.mjs).
  */
 const shippedSchemas = (from: URL): string => {
-  for (let dir = from; ; dir = new URL("..", dir)) {
+  for (let dir = from;; dir = new URL("..", dir)) {
     const candidate = fileURLToPath(new URL("schemas/nfse-v1.01/", dir))
     if (fs.existsSync(candidate)) return candidate
     if (dir.pathname === "/") throw new Error(`no schemas/nfse-v1.01/ above ${fileURLToPath(from)}; set NFSE_XSD_DIR`)
@@ -168,7 +168,11 @@ export const validateXml = (schema: NfseSchema, xml: string): Result.Result<void
     doc = libxml2.XmlDocument.fromString(xml, { option: parseOptions(libxml2) })
   } catch (error) {
     return Result.fail(
-      violation(schema, error instanceof libxml2.XmlLibError ? error.details : [], "The document is not well-formed XML")
+      violation(
+        schema,
+        error instanceof libxml2.XmlLibError ? error.details : [],
+        "The document is not well-formed XML"
+      )
     )
   }
   try {

@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * The built-in tax-authority simulator's own records (src/authority/simulator/Simulator.ts). They stand for

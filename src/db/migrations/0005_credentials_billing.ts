@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /** Credentials vault (SPEC §8) and the payment provider's webhook (SPEC §10). */
 export default Effect.gen(function*() {

@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * The shared job queue (src/queue/) serves tenants in turn: issuance jobs carry their tenant, as

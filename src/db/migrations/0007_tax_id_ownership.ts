@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * Tax id ownership (SPEC §5): several tenants may name one tax id until one of them proves it with

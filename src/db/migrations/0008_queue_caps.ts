@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * Concurrency caps in the shared queue (SPEC §11 fairness): at most so many jobs of one tenant (and

@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * The files of an authorized document (SPEC §6 "Files"): the NFS-e XML exactly as the authority

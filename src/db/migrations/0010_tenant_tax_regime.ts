@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * The tenant's option for the Simples Nacional: the national NFS-e system refuses a DPS

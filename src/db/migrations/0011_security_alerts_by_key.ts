@@ -1,5 +1,5 @@
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * A key's exposure alerts, read with every list of the tenant's keys (the `exposure` of an API
