@@ -115,6 +115,21 @@ for (const database of testDatabases) {
         expect(found.cancelledAt).toBeNull()
       }))
 
+    it.effect("records what a submission sends, not the rest of the caller's object (a stored row)", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const authority = yield* simulator()
+        const sub = submission()
+        // The issuance worker passes a stored document, whose row carries more than the port's fields.
+        const row = { ...sub.document, id: "doc_x", tenantId: "ten_x", status: "submitting", lastError: null }
+        yield* authority.submit({ ...sub, document: row })
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ readonly document: unknown }>`
+          SELECT document FROM authority_sim_records WHERE submission_id = ${sub.submissionId}`
+        const document = typeof stored!.document === "string" ? JSON.parse(stored!.document) : stored!.document
+        expect(Object.keys(document).sort()).toEqual(Object.keys(sub.document).sort())
+      }))
+
     it.effect("builds CPF and alphanumeric-CNPJ keys that are still 50 digits with a valid check digit", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)

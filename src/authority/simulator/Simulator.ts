@@ -35,6 +35,7 @@ import {
   type DanfseRequest,
   MagicValues,
   type Submission,
+  type SubmissionDocument,
   type SubmissionRef,
   type TaxAuthority
 } from "../TaxAuthority.js"
@@ -55,6 +56,23 @@ export interface SimulatorOptions {
 }
 
 const NotesOnly = Schema.Struct({ notes: Schema.NullishOr(Schema.String) })
+/**
+ * What a submission carries that the national system would receive: its record keeps these and no
+ * more, whatever else the caller's object holds (a stored document passes its whole row).
+ */
+const sentFields = (document: SubmissionDocument): SubmissionDocument => ({
+  environment: document.environment,
+  issuer: document.issuer,
+  series: document.series,
+  number: document.number,
+  issueDate: document.issueDate,
+  createdAt: document.createdAt,
+  taker: document.taker,
+  service: document.service,
+  amounts: document.amounts,
+  notes: document.notes
+})
+
 const notesOf = (document: unknown): string =>
   Option.match(Schema.decodeUnknownOption(NotesOnly)(document), {
     onNone: () => "",
@@ -161,7 +179,7 @@ export const makeSimulator = (
                 Result.fail(new AlreadyAuthorized(existing.value))
               )
             }
-            const document = submission.document
+            const document = sentFields(submission.document)
             const withDocument: SimulatorRecord = { ...received, document }
             const notes = document.notes ?? ""
             if (notes.includes(MagicValues.reject)) {
