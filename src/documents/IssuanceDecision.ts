@@ -57,7 +57,7 @@ interface Problem {
 /** What the decision needs besides the outcome, the job and its document. */
 export interface IssuanceFacts {
   readonly at: Date
-  /** The retry schedule's delay after this job's attempts; none when it has none to give. */
+  /** The retry schedule's delay after this job's attempts, for a transient outcome; none otherwise, or when it has none to give. */
   readonly retryDelay: Option.Option<Duration.Duration>
   /** How long after its first attempt a job is still retried (AppConfig `retry.window`). */
   readonly retryWindow: Duration.Duration

@@ -225,11 +225,12 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     leaseLost: "lost the lease on a job; its new owner will reconcile",
     prefetch,
     attempt,
-    facts: (job): Effect.Effect<IssuanceFacts> =>
+    facts: (job, { outcome }): Effect.Effect<IssuanceFacts> =>
       Effect.gen(function*() {
         return {
           at: yield* now,
-          retryDelay: yield* delayAfter(schedule, job.attempts),
+          // Only a transient outcome is retried: the others need no step through the schedule.
+          retryDelay: outcome._tag === "Transient" ? yield* delayAfter(schedule, job.attempts) : Option.none(),
           retryWindow: config.retry.window
         }
       }),
