@@ -169,14 +169,17 @@ export const ibsCbsIssues = (group: IbsCbs): ReadonlyArray<IbsCbsIssue> => {
   return issues
 }
 
+// Unknown keys are refused, not stripped: a client sending rates, amounts or indZFMALC would
+// otherwise believe they reached the note.
 const decodeSchema = Schema.decodeUnknownResult(IbsCbs)
+const decodeOptions = { onExcessProperty: "error", errors: "all" } as const
 
 /**
  * Decodes our JSON (the value of `ibs_cbs`) and applies the table rules: the group, or the issues
  * with our field paths. A schema failure is reported as one issue with the schema's message.
  */
 export const decodeIbsCbs = (input: unknown): Result.Result<IbsCbs, ReadonlyArray<IbsCbsIssue>> => {
-  const decoded = decodeSchema(input)
+  const decoded = decodeSchema(input, decodeOptions)
   if (Result.isFailure(decoded)) return Result.fail([issue([], `ibs_cbs: ${decoded.failure.message}`)])
   const issues = ibsCbsIssues(decoded.success)
   return issues.length > 0 ? Result.fail(issues) : Result.succeed(decoded.success)
