@@ -65,15 +65,15 @@ const registeredEvent = () => {
 }
 
 describe("cancellation request (pedRegEvento e101101)", () => {
-  it("builds the request with its 62-character PRE id, valid against the schema unsigned and signed", () => {
+  it("builds the request with its 59-character PRE id and no nPedRegEvento, valid against the schema unsigned and signed", () => {
     const { id, xml } = buildCancellationRequest(request)
-    expect(id).toBe(`PRE${sampleAccessKey}101101001`)
-    expect(id).toHaveLength(62)
+    expect(id).toBe(`PRE${sampleAccessKey}101101`)
+    expect(id).toHaveLength(59)
     expect(xml).toBe(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?><pedRegEvento versao=\"1.01\" xmlns=\"http://www.sped.fazenda.gov.br/nfse\">" +
         `<infPedReg Id="${id}"><tpAmb>2</tpAmb><verAplic>etd-service_0.1.0</verAplic>` +
         "<dhEvento>2026-11-11T23:15:00-03:00</dhEvento><CNPJAutor>11222333000181</CNPJAutor>" +
-        `<chNFSe>${sampleAccessKey}</chNFSe><nPedRegEvento>001</nPedRegEvento>` +
+        `<chNFSe>${sampleAccessKey}</chNFSe>` +
         "<e101101><xDesc>Cancelamento de NFS-e</xDesc><cMotivo>2</cMotivo>" +
         "<xMotivo>Serviço não prestado: contrato &lt;rescindido&gt; &amp; valores devolvidos</xMotivo></e101101>" +
         "</infPedReg></pedRegEvento>"
@@ -89,18 +89,17 @@ describe("cancellation request (pedRegEvento e101101)", () => {
     }
   })
 
-  it("uses CPFAutor for a CPF issuer, the three reason codes and later sequences", () => {
+  it("uses CPFAutor for a CPF issuer and the three reason codes", () => {
     for (const reasonCode of Object.values(cancellationReasonCode)) {
       const { id, xml } = buildCancellationRequest({
         ...request,
         issuerTaxId: "529.982.247-25",
-        reasonCode,
-        sequence: 2
+        reasonCode
       })
       expect(validateXml("pedRegEvento", xml)).toEqual(Result.void)
-      expect(id.endsWith("101101002")).toBe(true)
+      expect(id).toBe(`PRE${sampleAccessKey}101101`)
       expect(xml).toContain("<CPFAutor>52998224725</CPFAutor>")
-      expect(xml).toContain(`<nPedRegEvento>002</nPedRegEvento>`)
+      expect(xml).not.toContain("nPedRegEvento")
       expect(xml).toContain(`<cMotivo>${reasonCode}</cMotivo>`)
     }
   })
@@ -113,7 +112,7 @@ describe("cancellation request (pedRegEvento e101101)", () => {
   it("reads a request back, with the cancellation's reason", () => {
     const parsed = readCancellationRequest(signedRequest())
     expect(parsed).toEqual(Result.succeed({
-      id: `PRE${sampleAccessKey}101101001`,
+      id: `PRE${sampleAccessKey}101101`,
       tpAmb: 2,
       applicationVersion: "etd-service_0.1.0",
       requestedAt: "2026-11-11T23:15:00-03:00",
@@ -123,6 +122,14 @@ describe("cancellation request (pedRegEvento e101101)", () => {
       eventType: "101101",
       cancellation: { reasonCode: "2", reason: request.reason }
     }))
+  })
+
+  it("still reads a request in the earlier package's form (62-character Id, nPedRegEvento)", () => {
+    const earlier = signedRequest()
+      .replace(`Id="PRE${sampleAccessKey}101101"`, `Id="PRE${sampleAccessKey}101101002"`)
+      .replace(`</chNFSe>`, `</chNFSe><nPedRegEvento>002</nPedRegEvento>`)
+    const parsed = readCancellationRequest(earlier)
+    expect(Result.isSuccess(parsed) && parsed.success.sequence).toBe(2)
   })
 
   it("reads another event type by name, without cancellation details, and refuses what is no request", () => {
@@ -156,7 +163,7 @@ describe("registered event (evento)", () => {
     expect(id).toHaveLength(62)
     expect(xml).toContain(
       `<infEvento Id="${id}"><verAplic>LocalSefin_1.0</verAplic><ambGer>2</ambGer><nSeqEvento>1</nSeqEvento>` +
-        "<dhProc>2026-11-11T23:15:03-03:00</dhProc><nDFe>987654</nDFe><pedRegEvento "
+        "<dhProc>2026-11-11T23:15:03-03:00</dhProc><nDFSe>987654</nDFSe><pedRegEvento "
     )
     expect(xml).toContain(signedRequest().replace(/^<\?xml[^>]*>/, ""))
     expect(validateXml("evento", xml)).toEqual(Result.void)

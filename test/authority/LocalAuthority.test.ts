@@ -325,11 +325,12 @@ describe("LocalAuthority refusals", () => {
   })
 
   it("refuses an XSD-invalid DPS with libxml2's messages (E1235)", async () => {
-    const dps = signedDps({ service: { ...realisticDpsInput.service, nbsCode: undefined } })
+    // Series 90000 and up are outside the published TSSerieDPS pattern (package of 27/07/2026).
+    const dps = signedDps({ series: "90000" })
     const reply = await submit(authority, dps.xml)
     expectSubmitRefused(reply, 400, "E1235")
     expect(reply.json.erros[0].Descricao).toBe("Falha no esquema XML do DF-e.")
-    expect(reply.json.erros[0].Complemento).toMatch(/cNBS/)
+    expect(reply.json.erros[0].Complemento).toMatch(/serie/)
   })
 
   it("refuses a second DPS with the same id (E0014, with idDPS)", async () => {

@@ -45,12 +45,12 @@ const dpsXml = `<?xml version="1.0" encoding="UTF-8"?>` +
   `<serv><cServ><cTribNac>010101</cTribNac><xDescServ>Consultoria em tecnologia — análise</xDescServ></cServ></serv>` +
   `<valores><vServPrest><vServ>1500.00</vServ></vServPrest></valores></infDPS></DPS>`
 
-const PED_REG_ID = "PRE35503082112223330001810000000000000000001234567891101101001"
+const PED_REG_ID = "PRE35503082112223330001810000000000000000001234567891101101"
 const pedRegXml = `<?xml version="1.0" encoding="UTF-8"?>` +
   `<pedRegEvento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infPedReg Id="${PED_REG_ID}">` +
   `<tpAmb>2</tpAmb><verAplic>etd-1.0</verAplic><dhEvento>2026-01-22T15:00:00-03:00</dhEvento>` +
   `<CNPJAutor>11222333000181</CNPJAutor><chNFSe>35503082112223330001810000000000000000001234567891</chNFSe>` +
-  `<nPedRegEvento>001</nPedRegEvento><e101101><xDesc>Cancelamento de NFS-e</xDesc><cMotivo>1</cMotivo>` +
+  `<e101101><xDesc>Cancelamento de NFS-e</xDesc><cMotivo>1</cMotivo>` +
   `<xMotivo>Erro na emissão</xMotivo></e101101></infPedReg></pedRegEvento>`
 
 const sign = (xml: string, element: SignedElement = "infDPS", who = issuer, withComments = false) =>

@@ -1,10 +1,12 @@
 /**
- * The XSD validator over the official v1.01 schemas: the one facet patched in memory (the serie
- * look-ahead libxml2 cannot compile) still refuses what the official pattern refuses, the official
- * files stay untouched, failures read like libxml2's, and validation is fast once compiled.
+ * The XSD validator over the official v1.01 schemas (package of 27/07/2026): the one facet narrowed in
+ * memory (the serie pattern, so a serie of zeros stays refused) refuses what the published pattern
+ * refuses and no more than the all-zero series, the shipped files are the published ones (SHA-256),
+ * failures read like libxml2's, and validation is fast once compiled.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { buildDps } from "../../src/authority/sefin/Dps.js"
@@ -13,6 +15,9 @@ import { loadSchemas, validateXml, xsdDirectory } from "../../src/authority/xml/
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
 beforeAll(() => loadSchemas())
 import { hasXmllint, patchedSchemaDir, realisticDpsInput, withXmllint, xmllintValidate } from "../support/NfseXml.js"
+
+const PUBLISHED_SERIE = "value=\"[0-9]{1,4}|[0-8][0-9]{4}\""
+const PATCHED_SERIE = "value=\"0{0,4}[1-9][0-9]{0,3}|[1-8][0-9]{4}\""
 
 const dpsWithSeries = (series: string) => buildDps({ ...realisticDpsInput, series }).xml
 
@@ -26,37 +31,34 @@ describe("XSD validation (official v1.01 schemas, serie facet patched)", () => {
     expect(fs.readdirSync(dir).sort()).toEqual(official)
     const officialSimple = fs.readFileSync(path.join(xsdDirectory(), "tiposSimples_v1.01.xsd"), "utf8")
     const patchedSimple = fs.readFileSync(path.join(dir, "tiposSimples_v1.01.xsd"), "utf8")
-    expect(officialSimple).toContain("value=\"^(?!0{1,5}$)\\d{1,5}$\"")
-    expect(patchedSimple).not.toContain("(?!")
-    expect(patchedSimple).toContain("value=\"0{0,4}[1-9][0-9]{0,4}\"")
+    expect(officialSimple).toContain(PUBLISHED_SERIE)
+    expect(patchedSimple).not.toContain(PUBLISHED_SERIE)
+    expect(patchedSimple).toContain(PATCHED_SERIE)
     // Only that facet differs.
-    expect(patchedSimple.replace("value=\"0{0,4}[1-9][0-9]{0,4}\"", "value=\"^(?!0{1,5}$)\\d{1,5}$\"")).toBe(
-      officialSimple
-    )
+    expect(patchedSimple.replace(PATCHED_SERIE, PUBLISHED_SERIE)).toBe(officialSimple)
     for (const name of official.filter((f) => f !== "tiposSimples_v1.01.xsd")) {
       expect(fs.readFileSync(path.join(dir, name))).toEqual(fs.readFileSync(path.join(xsdDirectory(), name)))
     }
   })
 
-  // The service ships its own copy (a deployment has no ../shared); it must be the official one.
-  const reference = path.join(import.meta.dirname, "../../../shared/reference/nfse-nacional/xsd-v1.01")
-  it.skipIf(!fs.existsSync(reference))(
-    "the schemas the service ships are byte-identical to the official package (needs ../shared)",
-    () => {
-      const shipped = fs.readdirSync(xsdDirectory()).filter((f) => f.endsWith(".xsd")).sort()
-      expect(shipped).toEqual(fs.readdirSync(reference).filter((f) => f.endsWith(".xsd")).sort())
-      for (const name of shipped) {
-        expect(fs.readFileSync(path.join(xsdDirectory(), name)), name).toEqual(
-          fs.readFileSync(path.join(reference, name))
-        )
-      }
+  // The service ships its own copy (a deployment has no access to the portal); every file must be
+  // the published one, as listed with its SHA-256 in schemas/nfse-v1.01/SHA256SUMS.
+  it("the schemas the service ships are byte-identical to the published package (SHA256SUMS)", () => {
+    const sums = fs.readFileSync(path.join(xsdDirectory(), "SHA256SUMS"), "utf8").trim().split("\n")
+      .map((line) => line.split(/\s+/)).map(([sum, name]) => [name!, sum!] as const)
+    const shipped = fs.readdirSync(xsdDirectory()).filter((f) => f.endsWith(".xsd")).sort()
+    expect(sums.map(([name]) => name).sort()).toEqual(shipped)
+    for (const [name, sum] of sums) {
+      const actual = crypto.createHash("sha256").update(fs.readFileSync(path.join(xsdDirectory(), name))).digest("hex")
+      expect(actual, name).toBe(sum)
     }
-  )
+  })
 
-  const accepted = ["1", "99999", "01", "900", "10000"]
-  const refused = ["0", "00", "00000", "100000", "1a", "", " 1"]
+  const accepted = ["1", "9999", "01", "900", "10000", "89999", "09999", "00001"]
+  // "90000".."99999" are refused by the published pattern itself; all zeros only by our narrowing.
+  const refused = ["0", "00", "00000", "90000", "99999", "100000", "1a", "", " 1"]
 
-  it("accepts series 1..99999 and refuses all zeros, six digits and non-digits", () => {
+  it("accepts series 1..89999 and refuses all zeros, 90000 and up, six digits and non-digits", () => {
     for (const series of accepted) {
       expect(validateXml("DPS", dpsWithSeries(series)), series).toEqual(Result.void)
     }

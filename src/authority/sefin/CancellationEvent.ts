@@ -3,8 +3,10 @@
  * the `e101101` event, v1.01), signed over `infPedReg` and sent to `POST /nfse/{chave}/eventos`, and
  * the authority's registered event (`evento`) the local authority answers with.
  *
- * Ids, as the v1.01 schemas have them: the request is "PRE" + access key (50) + event type (6) +
- * nPedRegEvento (3); the registered event is "EVT" + access key + event type + nSeqEvento (3).
+ * Ids, as the v1.01 schemas of 27/07/2026 have them: the request is "PRE" + access key (50) + event
+ * type (6), 59 characters, with no nPedRegEvento (the element the earlier package had, which the
+ * authority now refuses with E1235); the registered event is "EVT" + access key + event type +
+ * nSeqEvento (3). A request written in the earlier form is still read.
  */
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
@@ -38,9 +40,8 @@ const CANCELLATION_DESCRIPTION = "Cancelamento de NFS-e"
 
 const threeDigits = (n: number) => String(n).padStart(3, "0")
 
-/** "PRE" + access key + event type + nPedRegEvento (3 digits): 62 characters. */
-export const cancellationRequestId = (accessKey: string, sequence = 1): string =>
-  `PRE${accessKey}${CANCELLATION_EVENT_TYPE}${threeDigits(sequence)}`
+/** "PRE" + access key + event type: 59 characters. */
+export const cancellationRequestId = (accessKey: string): string => `PRE${accessKey}${CANCELLATION_EVENT_TYPE}`
 
 export interface CancellationRequestInput {
   readonly tpAmb: 1 | 2
@@ -49,8 +50,6 @@ export interface CancellationRequestInput {
   /** The author: the issuer's CNPJ (14) or CPF (11), normalized or not. */
   readonly issuerTaxId: string
   readonly accessKey: string
-  /** nPedRegEvento, 1 for the first request on this note and event type. */
-  readonly sequence?: number | undefined
   readonly reasonCode: CancellationReasonCode
   /** xMotivo: 15 to 255 characters in the schema (the API enforces the same bounds). */
   readonly reason: string
@@ -63,8 +62,7 @@ export interface CancellationRequestInput {
 export const buildCancellationRequest = (
   input: CancellationRequestInput
 ): { readonly id: string; readonly xml: string } => {
-  const sequence = input.sequence ?? 1
-  const id = cancellationRequestId(input.accessKey, sequence)
+  const id = cancellationRequestId(input.accessKey)
   const author = normalizeTaxId(input.issuerTaxId)
   const infPedReg = `<infPedReg Id="${escapeAttribute(id)}">` +
     leaf("tpAmb", String(input.tpAmb)) +
@@ -72,8 +70,6 @@ export const buildCancellationRequest = (
     leaf("dhEvento", brasiliaDateTime(input.requestedAt)) +
     leaf(author.length === 11 ? "CPFAutor" : "CNPJAutor", author) +
     leaf("chNFSe", input.accessKey) +
-    // Written with three digits, as it appears at the end of the Id.
-    leaf("nPedRegEvento", threeDigits(sequence)) +
     node(
       `e${CANCELLATION_EVENT_TYPE}`,
       leaf("xDesc", CANCELLATION_DESCRIPTION),
@@ -100,7 +96,7 @@ export interface ParsedEventRequest {
   readonly requestedAt: string
   readonly authorTaxId: string
   readonly accessKey: string
-  /** nPedRegEvento. */
+  /** nPedRegEvento where a request in the earlier form has it; 1 otherwise (one request per type). */
   readonly sequence: number
   /** The event's type, from its element name: "101101" for a cancellation. */
   readonly eventType: string
@@ -133,7 +129,7 @@ const readPedRegEvento = (root: Element): Result.Result<ParsedEventRequest, Canc
   const tpAmb = nfseText(inf, "tpAmb")
   const author = nfseText(inf, "CNPJAutor") ?? nfseText(inf, "CPFAutor")
   const accessKey = nfseText(inf, "chNFSe")
-  const sequence = Number(nfseText(inf, "nPedRegEvento"))
+  const sequence = Number(nfseText(inf, "nPedRegEvento") ?? "1")
   const event = nfseChildElements(inf).find((child) => /^e[0-9]{6}$/.test(child.localName ?? ""))
   const problems = [
     ...(id === "" ? ["Id"] : []),
@@ -170,9 +166,9 @@ export interface EventoInput {
   readonly request: ParsedEventRequest
   /** dhProc. */
   readonly processedAt: Date
-  /** nDFe: the authority's number for this event document; default 1. */
+  /** nDFSe: the authority's number for this event document; default 1. */
   readonly eventNumber?: number | undefined
-  /** nSeqEvento; default the request's nPedRegEvento. */
+  /** nSeqEvento; default the request's sequence. */
   readonly sequence?: number | undefined
   /** verAplic of the authority. */
   readonly applicationVersion?: string | undefined
@@ -194,7 +190,7 @@ export const buildEvento = (input: EventoInput): string => {
     leaf("ambGer", "2") +
     leaf("nSeqEvento", String(sequence)) +
     leaf("dhProc", brasiliaDateTime(input.processedAt)) +
-    leaf("nDFe", String(input.eventNumber ?? 1)) +
+    leaf("nDFSe", String(input.eventNumber ?? 1)) +
     withoutXmlDeclaration(input.signedRequestXml) +
     "</infEvento>"
   return `${XML_DECLARATION}<evento versao="1.01" xmlns="${NFSE_NAMESPACE}">${infEvento}</evento>`
@@ -210,7 +206,7 @@ export interface ParsedEvento {
   /** dhProc as written. */
   readonly processedAt: string
   readonly sequence: number
-  /** nDFe. */
+  /** nDFSe (nDFe in the earlier package). */
   readonly eventNumber: string
   readonly applicationVersion?: string
   /** The request the event registered. */
@@ -230,13 +226,13 @@ export const readEvento = (xml: string): Result.Result<ParsedEvento, EventoUnrea
   const id = inf?.getAttribute("Id") ?? ""
   const processedAt = nfseText(inf, "dhProc")
   const sequence = Number(nfseText(inf, "nSeqEvento"))
-  const eventNumber = nfseText(inf, "nDFe")
+  const eventNumber = nfseText(inf, "nDFSe") ?? nfseText(inf, "nDFe")
   const embedded = nfseElement(inf, "pedRegEvento")
   if (
     inf === undefined || id === "" || processedAt === undefined || !Number.isSafeInteger(sequence) ||
     eventNumber === undefined || embedded === undefined
   ) {
-    return fail("The event lacks infEvento, its Id, dhProc, nSeqEvento, nDFe or the pedRegEvento")
+    return fail("The event lacks infEvento, its Id, dhProc, nSeqEvento, nDFSe or the pedRegEvento")
   }
   const request = readPedRegEvento(embedded)
   if (Result.isFailure(request)) return fail(request.failure.message)

@@ -3,11 +3,12 @@
  * (a DPS is validated before it leaves: a failure is our bug and the document goes to `failed`),
  * the local authority (which refuses what the real one refuses) and the tests.
  *
- * The official files stay untouched (schemas/nfse-v1.01/, copied from the national package). They do not
- * compile as shipped: `TSSerieDPS` uses the look-ahead `^(?!0{1,5}$)\d{1,5}$`, which XML Schema
- * regular expressions do not have, and libxml2 refuses the whole schema set. This module patches
- * that one facet in memory to `0{0,4}[1-9][0-9]{0,4}`, which under the type's maxLength 5 is
- * exactly "1 to 5 digits, not all zeros" (a looser `[0-9]{1,5}` would let "00000" through).
+ * The official files stay untouched (schemas/nfse-v1.01/, the national package of 27/07/2026; its
+ * README gives the source and checksums). One facet is narrowed in memory: the package's `TSSerieDPS`
+ * pattern `[0-9]{1,4}|[0-8][0-9]{4}` accepts a serie of zeros only ("0", "00000"), which the previous
+ * release refused with a look-ahead libxml2 cannot compile (`^(?!0{1,5}$)\d{1,5}$`) and the national
+ * rules never assign. The patched `0{0,4}[1-9][0-9]{0,3}|[1-8][0-9]{4}` is, under the type's
+ * maxLength 5, exactly the published set without the all-zero series.
  *
  * Schemas are read and compiled once, by `loadSchemas` (which whatever validates awaits when it
  * starts); compiling them takes ~100 ms, validating a DPS afterwards under a millisecond. libxml2 runs as WebAssembly (libxml2-wasm), so
@@ -41,8 +42,8 @@ const entryFiles: Record<NfseSchema, string> = {
 }
 
 const SERIE_FILE = "tiposSimples_v1.01.xsd"
-const SERIE_OFFICIAL_PATTERN = "value=\"^(?!0{1,5}$)\\d{1,5}$\""
-const SERIE_PATCHED_PATTERN = "value=\"0{0,4}[1-9][0-9]{0,4}\""
+const SERIE_OFFICIAL_PATTERN = "value=\"[0-9]{1,4}|[0-8][0-9]{4}\""
+const SERIE_PATCHED_PATTERN = "value=\"0{0,4}[1-9][0-9]{0,3}|[1-8][0-9]{4}\""
 
 /** More would only repeat the first cause; the authority's own E1235 lists a handful too. */
 const MAX_MESSAGES = 20
@@ -56,7 +57,7 @@ const VIRTUAL_BASE = "nfse-xsd:///v1.01/"
 
 /**
  * The official v1.01 schemas, shipped with the service in `schemas/nfse-v1.01/` (byte-identical
- * to the national system's package; a test compares them with the reference copy), so a
+ * to the national system's package; a test checks them against the SHA-256 sums of its README), so a
  * deployment of this repository alone validates. `NFSE_XSD_DIR` points at another release.
  */
 export const xsdDirectory = (): string => process.env["NFSE_XSD_DIR"] ?? shippedSchemas(new URL(".", import.meta.url))
@@ -86,7 +87,7 @@ const readPatchedSchemas = (dir: string): ReadonlyMap<string, Uint8Array> => {
     const occurrences = text.split(SERIE_OFFICIAL_PATTERN).length - 1
     if (occurrences !== 1) {
       // A different schema release: patching blindly could change more than the one facet.
-      throw new Error(`${name}: expected the TSSerieDPS look-ahead pattern once, found it ${occurrences} times`)
+      throw new Error(`${name}: expected the published TSSerieDPS pattern once, found it ${occurrences} times`)
     }
     files.set(name, new Uint8Array(Buffer.from(text.replace(SERIE_OFFICIAL_PATTERN, SERIE_PATCHED_PATTERN), "utf8")))
   }
