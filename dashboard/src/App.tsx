@@ -7,6 +7,7 @@ import { type Api, apiFor, failureOf, type StoredSession, storedSession, storeSe
 import { initialLang, type Lang, LangContext, saveLang, texts, useTexts } from "./i18n.js"
 import { href, useRoute } from "./router.js"
 import { CertificateScreen } from "./screens/Certificate.js"
+import { CompanyScreen } from "./screens/Company.js"
 import { DocumentsScreen } from "./screens/Documents.js"
 import { KeysScreen } from "./screens/Keys.js"
 import { MembersScreen } from "./screens/Members.js"
@@ -28,6 +29,7 @@ const text = texts({
     documents: "Documents",
     webhooks: "Webhooks",
     members: "Members",
+    company: "Company",
     certificate: "Certificate",
     noTenant: "You are not a member of any tenant yet.",
     noTenantHint:
@@ -49,6 +51,7 @@ const text = texts({
     documents: "Documentos",
     webhooks: "Webhooks",
     members: "Membros",
+    company: "Empresa",
     certificate: "Certificado",
     noTenant: "Você ainda não é membro de nenhuma conta.",
     noTenantHint:
@@ -61,7 +64,7 @@ const text = texts({
   }
 })
 
-const SECTIONS = ["overview", "keys", "documents", "webhooks", "members", "certificate"] as const
+const SECTIONS = ["overview", "keys", "documents", "webhooks", "members", "company", "certificate"] as const
 type Section = (typeof SECTIONS)[number]
 
 const TENANT_KEY = "etd.tenant"
@@ -252,6 +255,8 @@ const Screen = ({ section, route }: { readonly section: Section; readonly route:
       return <WebhooksScreen route={route} />
     case "members":
       return <MembersScreen />
+    case "company":
+      return <CompanyScreen />
     case "certificate":
       return <CertificateScreen />
   }

@@ -4,7 +4,10 @@
  * person's page. The session token lives in this tab's sessionStorage (SPEC §15: never
  * localStorage, never a URL) and travels as a Bearer header like every other credential.
  */
+import { type Schema, SchemaIssue } from "effect"
 import { createClient, type PromiseClient, Redacted } from "../../src/client/index.js"
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 export { Redacted }
 export type Api = PromiseClient
@@ -54,8 +57,15 @@ export const failureOf = (error: unknown): Failure => {
         ...(Array.isArray(candidate.issues) ? { issues: candidate.issues as Failure["issues"] } : {})
       }
     }
-    // The client refused a value before sending it (the server would say invalid_request).
-    if (candidate._tag === "SchemaError") return { code: "invalid_request", message: String(candidate.message) }
+    // The client refused a value before sending it (the server would say invalid_request), on the
+    // same fields the server would name.
+    if (candidate._tag === "SchemaError") {
+      const issues = formatIssues((error as Schema.SchemaError).issue).issues.map((issue) => ({
+        path: (issue.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment)),
+        message: issue.message
+      }))
+      return { code: "invalid_request", message: String(candidate.message), ...(issues.length > 0 ? { issues } : {}) }
+    }
     // No answer the contract describes: the network, or a proxy's error page.
     if (candidate._tag === "HttpClientError") return { code: "network_error", message: String(candidate.message) }
   }

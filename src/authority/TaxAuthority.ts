@@ -12,6 +12,7 @@ import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Amounts } from "../domain/Money.js"
 import type { Environment } from "../domain/Principal.js"
+import type { Registration } from "../domain/Registration.js"
 import type { SimplesNacional } from "../domain/Tenant.js"
 
 /**
@@ -26,6 +27,13 @@ export interface SubmissionDocument {
     readonly name: string
     /** The tenant's option for the Simples Nacional (opSimpNac); absent: not opted. */
     readonly simplesNacional?: SimplesNacional | undefined
+    /**
+     * Where the note is issued (cLocEmi): the provider's municipality when the document was accepted,
+     * kept with it because it is part of the DPS id the document is reconciled by.
+     */
+    readonly municipalityCode: string
+    /** The provider's registration as the tenant declares it now (SPEC §5); absent: none declared. */
+    readonly registration?: Registration | undefined
   }
   readonly series: string
   readonly number: number

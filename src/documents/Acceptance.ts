@@ -8,10 +8,18 @@ import { randomBytes } from "node:crypto"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
 import { Document } from "../domain/Document.js"
-import { CredentialRequired, invalidField, NotFound, QuotaExceeded, TenantSuspended } from "../domain/Errors.js"
+import {
+  CredentialRequired,
+  invalidField,
+  NotFound,
+  QuotaExceeded,
+  RegistrationIncomplete,
+  TenantSuspended
+} from "../domain/Errors.js"
 import { encodeId, type TenantId } from "../domain/Ids.js"
 import { type Amounts, computeAmounts } from "../domain/Money.js"
 import type { Environment } from "../domain/Principal.js"
+import { missingForServiceInvoice } from "../domain/Registration.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { documents as documentsMetric, quotaExceeded, quotaUsage } from "../telemetry/Metrics.js"
@@ -63,6 +71,18 @@ export const makeAcceptance = Effect.gen(function*() {
       const found = yield* tenants.issuer(issuer.tenantId)
       if (Option.isNone(found)) return yield* new NotFound()
       const tenant = found.value
+      // What a service invoice needs of the provider's registration, in every mode: the simulator
+      // issues the note the national system would, and that one names and locates its issuer.
+      const missing = missingForServiceInvoice(tenant.registration)
+      if (missing.length > 0) {
+        return yield* new RegistrationIncomplete({
+          message: `The tenant's registration lacks ${missing.map((path) => path.join(".")).join(", ")}: a service ` +
+            "invoice names its provider and is issued in the provider's municipality. Complete it with " +
+            "PATCH /v1/tenants/{tenantId}.",
+          issues: missing.map((path) => ({ path: [...path], message: "required to issue a service invoice" }))
+        })
+      }
+      const municipalityCode = tenant.registration.address!.municipality_code
       const authority = authorities.for(issuer.environment)
       // One clock reading for the id, created_at and the default issue date: list filters on
       // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
@@ -79,12 +99,19 @@ export const makeAcceptance = Effect.gen(function*() {
         service: input.service,
         amounts,
         notes: input.notes ?? null,
+        issuerMunicipalityCode: municipalityCode,
         createdAt: at,
         updatedAt: at
       }
       const submitted = {
         ...document,
-        issuer: { taxId: tenant.taxId, name: tenant.name, simplesNacional: tenant.simplesNacional }
+        issuer: {
+          taxId: tenant.taxId,
+          name: tenant.name,
+          simplesNacional: tenant.simplesNacional,
+          municipalityCode,
+          registration: tenant.registration
+        }
       }
       // The number is not drawn yet: every number is alike to the authority's rules.
       yield* authority.requirementsFor({ tenantId: issuer.tenantId, verified: tenant.verified }, {

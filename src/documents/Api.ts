@@ -7,6 +7,7 @@ import {
   Document,
   DocumentStatus,
   IssueDate,
+  NbsCode,
   Series,
   ServiceDescription,
   Taker,
@@ -20,6 +21,7 @@ import {
   InvalidState,
   NotFound,
   QuotaExceeded,
+  RegistrationIncomplete,
   ServiceUnavailable,
   TenantSuspended
 } from "../domain/Errors.js"
@@ -42,7 +44,7 @@ export const NewDocument = Schema.Struct({
     IssueDate.annotate({ description: "The competence date. Defaults to today in Brasília time." })
   ),
   taker: Taker,
-  service: ServiceDescription,
+  service: Schema.Struct({ ...ServiceDescription.fields, nbs_code: NbsCode }).annotate({ identifier: "NewService" }),
   amounts: Schema.Struct({
     // `>= 1` rather than `> 0`: the same for whole centavos, and documented as one `minimum`.
     services: Centavos.check(Schema.isGreaterThanOrEqualTo(1, { message: "services must be more than zero centavos" })),
@@ -202,6 +204,7 @@ const issueErrors = [
   QuotaExceeded,
   TenantSuspended,
   CredentialRequired,
+  RegistrationIncomplete,
   Conflict,
   IdempotencyConflict,
   IdempotencyKeyReused

@@ -44,6 +44,8 @@ export const StoredDocument = Schema.Struct({
   amounts: Schema.toCodecJson(Amounts),
   notes: Schema.NullOr(Schema.String),
   submissionId: Schema.String,
+  /** cLocEmi, the provider's municipality at acceptance; null for documents accepted before it was kept. */
+  issuerMunicipalityCode: Schema.NullOr(Schema.String),
   authority: Schema.NullOr(Schema.toCodecJson(AuthorityInfo)),
   rejection: Schema.NullOr(Rejection),
   cancellation: Schema.NullOr(Schema.toCodecJson(CancellationInfo)),
@@ -149,12 +151,12 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           RETURNING last_number
         ), stored AS (
           INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
-            taker, service, amounts, notes, submission_id, created_at, updated_at)
+            taker, service, amounts, notes, submission_id, issuer_municipality_code, created_at, updated_at)
           VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
             ${row.series}, (SELECT last_number FROM numbered), ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
             ${serviceJson(row.service)}::jsonb, ${amountsJson(row.amounts)}::jsonb, ${row.notes},
             ${submissionId.prefix} || lpad((SELECT last_number FROM numbered)::text, ${submissionId.width}, '0'),
-            ${row.createdAt}, ${row.updatedAt})
+            ${row.issuerMunicipalityCode}, ${row.createdAt}, ${row.updatedAt})
           RETURNING number, submission_id
         ), queued AS (${queued.insert} RETURNING 1)
         SELECT number, submission_id, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(

@@ -100,8 +100,8 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         idempotency.hold(scope, claim.token),
         Effect.tapError((error) =>
           // Not an outcome worth replaying (as a refused body never is, Stripe-style): the corrected
-          // request may use the same key.
-          error._tag === "NotFound" || error._tag === "InvalidRequest"
+          // request, or the same one once the tenant completed its registration, may use the same key.
+          error._tag === "NotFound" || error._tag === "InvalidRequest" || error._tag === "RegistrationIncomplete"
             ? idempotency.release(scope, claim.token)
             : error._tag === "IdempotencyConflict"
             // The key was taken over by a newer request: that one's answer is the one to keep.

@@ -211,11 +211,19 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       if (!(yield* repo.markSubmitting(row.id, at, queue.holding(job)))) return yield* new LeaseLost()
       // The document as this job leaves it: the outcome is written over it (and sent with its event).
       const current: StoredDocument = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
-      // The tenant as it is now: a Simples Nacional option changed while the document waited applies.
-      const { name, simplesNacional, taxId } = tenant
+      // The tenant as it is now: a Simples Nacional option or registration changed while the document
+      // waited applies, but not the municipality of emission, part of the DPS id it was accepted with.
+      const { name, registration, simplesNacional, taxId } = tenant
+      const municipalityCode = row.issuerMunicipalityCode ?? row.service.municipality_code
       return Option.some({
         document: current,
-        outcome: yield* submit(job, current, authority, { taxId, name, simplesNacional })
+        outcome: yield* submit(job, current, authority, {
+          taxId,
+          name,
+          simplesNacional,
+          municipalityCode,
+          registration
+        })
       })
     })
 

@@ -60,18 +60,20 @@ export const Taker = Schema.Struct({
   address: Schema.optionalKey(Address)
 }).annotate({ identifier: "Taker" })
 
+export const NbsCode = Schema.String.check(
+  Schema.isPattern(/^[0-9]{9}$/u, { message: "service.nbs_code must be the 9-digit NBS code of the service" })
+).annotate({
+  description: "The service's NBS code (Nomenclatura Brasileira de Serviços), 9 digits. Becomes the DPS's `cNBS`, " +
+    "which the national schema requires: required in every environment (the simulator issues the note the " +
+    "national system would)."
+})
+
 export const ServiceDescription = Schema.Struct({
   code: Schema.String.check(
     Schema.isPattern(/^[0-9]{6}$/u, { message: "service.code must be the 6-digit national service code (cTribNac)" })
   ),
-  nbs_code: Schema.optionalKey(
-    Schema.String.check(
-      Schema.isPattern(/^[0-9]{9}$/u, { message: "service.nbs_code must be the 9-digit NBS code of the service" })
-    ).annotate({
-      description: "The service's NBS code (Nomenclatura Brasileira de Serviços), 9 digits. Required by the national " +
-        "system (DPS `cNBS`): documents of an environment that targets it are refused without it."
-    })
-  ),
+  // Optional on a stored document: those accepted before it was required have none.
+  nbs_code: Schema.optionalKey(NbsCode),
   description: boundedText(2000),
   municipality_code: MunicipalityCode
 }).annotate({ identifier: "Service" })

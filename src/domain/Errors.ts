@@ -168,6 +168,16 @@ export class CredentialRequired extends Schema.TaggedError<CredentialRequired>()
 }, { httpApiStatus: 422 }) {}
 
 /**
+ * A document needs a field of the provider's registration (SPEC §5) the tenant has not declared:
+ * `issues` names each one (`registration.address.municipality_code`). Nothing was taken.
+ */
+export class RegistrationIncomplete extends Schema.TaggedError<RegistrationIncomplete>()("RegistrationIncomplete", {
+  code: Schema.tag("registration_incomplete"),
+  message: message("The tenant's registration lacks fields this document needs."),
+  issues: Schema.Array(ValidationIssue)
+}, { httpApiStatus: 422 }) {}
+
+/**
  * Credential uploads (SPEC §8). Each refusal has its own stable code so a dashboard can tell the
  * user what to fix; the messages are fixed texts that never echo the file or the password.
  */

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { trimmedString } from "./Normalized.js"
 import { Role } from "./Principal.js"
+import { Registration, RegistrationChanges } from "./Registration.js"
 import { TaxId } from "./TaxId.js"
 import { DateTime } from "./Time.js"
 
@@ -44,6 +45,7 @@ export class Tenant extends Schema.Class<Tenant>("Tenant")({
   plan: Schema.String,
   quota: Quota,
   simples_nacional: SimplesNacional,
+  registration: Registration,
   created_at: DateTime
 }) {}
 
@@ -53,15 +55,41 @@ export const NewTenant = Schema.Struct({
 })
 export type NewTenant = typeof NewTenant.Type
 
+/** A complete registration, the contract's example of an update (a test sends it as it is). */
+const registrationExample = {
+  registration: {
+    legal_name: "Clínica Exemplo Serviços Médicos Ltda",
+    trade_name: "Clínica Exemplo",
+    municipal_registration: "51034401",
+    state_registration: null,
+    address: {
+      street: "Avenida Paulista",
+      number: "1000",
+      complement: "Conjunto 101",
+      district: "Bela Vista",
+      municipality_code: "3550308",
+      state: "SP" as const,
+      postal_code: "01310100"
+    },
+    phone: "1133334444",
+    email: "fiscal@clinica-exemplo.com.br",
+    simples_nacional_apportionment: "federal_and_municipal_in_simples" as const,
+    special_regime: "none" as const,
+    crt: null
+  },
+  simples_nacional: "me_epp" as const
+}
+
 /**
  * What an owner or admin may change of the tenant, at least one field. Not the tax id: it is what the
  * tenant proves with its certificate and what its documents are issued for (SPEC §5).
  */
 export const TenantChanges = Schema.Struct({
   name: Schema.optionalKey(TenantName),
-  simples_nacional: Schema.optionalKey(SimplesNacional)
-}).check(Schema.isMinProperties(1, { message: "name or simples_nacional is required" }))
-  .annotate({ identifier: "TenantChanges" })
+  simples_nacional: Schema.optionalKey(SimplesNacional),
+  registration: Schema.optionalKey(RegistrationChanges)
+}).check(Schema.isMinProperties(1, { message: "name, simples_nacional or registration is required" }))
+  .annotate({ identifier: "TenantChanges", examples: [registrationExample] })
 export type TenantChanges = typeof TenantChanges.Type
 
 export class TenantMembership extends Schema.Class<TenantMembership>("TenantMembership")({

@@ -38,7 +38,10 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       .annotate(OpenApi.Summary, "Get a tenant")
       .middleware(KeyOrSessionAuth)
       .annotate(RequiredRoles, memberRoles)
-      .annotate(OpenApi.Description, "The tenant, for a member's session or any active API key of the tenant.")
+      .annotate(
+        OpenApi.Description,
+        "The tenant with the provider's registration, for a member's session or any active API key of the tenant."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/tenants/:tenantId", {
@@ -51,9 +54,13 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
       .annotate(RequiredRoles, managerRoles)
       .annotate(
         OpenApi.Description,
-        "Changes the tenant's name or its option for the Simples Nacional (`simples_nacional`). Every DPS sent to " +
-          "the national NFS-e system from then on declares the new option, including those of documents still " +
-          "queued. At least one field (`400 invalid_request` otherwise)."
+        "Changes the tenant's name, its option for the Simples Nacional (`simples_nacional`) or the provider's " +
+          "registration (`registration`: legal name, IM, address, phone, e-mail, tax regime), which every " +
+          "document's issuer block is written from. In `registration`, each field given replaces the stored one " +
+          "(`null` clears it) and the others are kept; `address` is replaced as a whole and its `state` must be " +
+          "the state of its `municipality_code`. Every DPS sent from then on declares the new values, including " +
+          "those of documents still queued, except the municipality of emission (`cLocEmi`), fixed when a " +
+          "document is accepted. At least one field (`400 invalid_request` otherwise)."
       )
   )
   .add(

@@ -3,7 +3,7 @@
  * owns and writes (DocumentRepo.takeQuota): the month's usage is part of every tenant the API
  * shows, and joining it here keeps a list of tenants one statement instead of a call per tenant.
  */
-import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
 import { keyset } from "../db/Keyset.js"
@@ -12,8 +12,25 @@ import { Conflict } from "../domain/Errors.js"
 import { TenantId, UserId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { Role } from "../domain/Principal.js"
+import { emptyRegistration, Registration, RegistrationChanges } from "../domain/Registration.js"
 import { SimplesNacional, TenantStatus } from "../domain/Tenant.js"
 import { quotaPeriod } from "../domain/Time.js"
+
+/**
+ * The `registration` column: the API's JSON of the fields declared so far (an update merges its keys
+ * in), read back as the whole registration with null for the others.
+ */
+const StoredRegistration = Schema.toCodecJson(RegistrationChanges).pipe(
+  Schema.decodeTo(
+    Schema.toType(Registration),
+    SchemaTransformation.transform({
+      decode: (stored): Registration => ({ ...emptyRegistration, ...stored }),
+      encode: (registration) => registration
+    })
+  )
+)
+const registrationJson = (changes: RegistrationChanges) =>
+  JSON.stringify(Schema.encodeSync(Schema.toCodecJson(RegistrationChanges))(changes))
 
 /** A row of `tenants` (camelCase, as the SQL client maps result names). */
 const TenantRecord = Schema.Struct({
@@ -25,6 +42,7 @@ const TenantRecord = Schema.Struct({
   plan: Schema.String,
   monthlyQuota: Schema.Number,
   simplesNacional: SimplesNacional,
+  registration: StoredRegistration,
   createdAt: Schema.Date
 })
 
@@ -47,6 +65,8 @@ export type NewTenantRecord = {
 export interface TenantChange {
   readonly name?: string | undefined
   readonly simplesNacional?: SimplesNacional | undefined
+  /** Merged into the stored registration, key by key. */
+  readonly registration?: RegistrationChanges | undefined
 }
 
 export interface BillingChange {
@@ -66,6 +86,7 @@ const Issuer = Schema.Struct({
   monthlyQuota: Schema.Number,
   verified: Schema.Boolean,
   simplesNacional: SimplesNacional,
+  registration: StoredRegistration,
   taxIdVerifiedByAnother: Schema.Boolean
 })
 const issuers = decodeRows(Issuer)
@@ -81,7 +102,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const tenantColumns =
-      sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.simples_nacional, t.created_at`
+      sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.simples_nacional, t.registration, t.created_at`
 
     /** The tenant as stored, with the defaults the table gives a new one (status, plan, unverified). */
     const insert = (tenant: NewTenantRecord) =>
@@ -123,7 +144,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      * whether another tenant has proven its tax id (one probe of the verified tax ids' index).
      */
     const issuerColumns = sql`
-      t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional,
+      t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional, t.registration,
       EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another`
 
     const findIssuer = (id: TenantId) =>
@@ -139,6 +160,11 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         UPDATE tenants SET
           name = COALESCE(${change.name ?? null}, name),
           simples_nacional = COALESCE(${change.simplesNacional ?? null}, simples_nacional)
+          ${
+        change.registration === undefined
+          ? sql``
+          : sql`, registration = registration || ${registrationJson(change.registration)}::jsonb`
+      }
         WHERE id = ${id} RETURNING id`).pipe(Effect.map((rows) => rows.length > 0))
 
     /**

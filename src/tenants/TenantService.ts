@@ -5,9 +5,10 @@
 import { type Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
-import { Conflict, NotFound } from "../domain/Errors.js"
+import { Conflict, invalidField, NotFound } from "../domain/Errors.js"
 import { makeId, type TenantId, type UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
+import { addressProblem } from "../domain/Registration.js"
 import { type NewTenant, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { type BillingChange, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
@@ -23,6 +24,7 @@ const toTenant = (row: TenantUsageRecord, period: string) =>
     plan: row.plan,
     quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
     simples_nacional: row.simplesNacional,
+    registration: row.registration,
     created_at: row.createdAt
   })
 
@@ -60,9 +62,20 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       return toTenant(row.value, quotaPeriod(at))
     })
 
-    /** Changes the tenant's name or Simples Nacional option (the route allows owners and admins); the tenant as changed. */
+    /**
+     * Changes the tenant's name, Simples Nacional option or registration (the route allows owners and
+     * admins); the tenant as changed. The registration's fields given replace the stored ones (one
+     * statement: concurrent updates of different fields both land), `address` as a whole.
+     */
     const update = Effect.fn("TenantService.update")(function*(tenantId: TenantId, changes: TenantChanges) {
-      const found = yield* tenants.update(tenantId, { name: changes.name, simplesNacional: changes.simples_nacional })
+      const address = changes.registration?.address
+      const problem = address == null ? undefined : addressProblem(address)
+      if (problem !== undefined) return yield* invalidField(["registration", "address", problem.field], problem.message)
+      const found = yield* tenants.update(tenantId, {
+        name: changes.name,
+        simplesNacional: changes.simples_nacional,
+        registration: changes.registration
+      })
       if (!found) return yield* new NotFound()
       return yield* get(tenantId)
     })

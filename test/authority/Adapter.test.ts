@@ -21,6 +21,7 @@ import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
 import type { Environment } from "../../src/domain/Principal.js"
+import { registeredIssuer } from "../support/registration.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
@@ -39,13 +40,13 @@ const submission = (notes: string | null = null): Submission => ({
   submissionId: `DPS-${randomBytes(8).toString("hex")}`,
   document: {
     environment: "test",
-    issuer: { taxId: "11222333000181", name: "Acme Serviços Ltda" },
+    issuer: registeredIssuer("11222333000181", "Acme Serviços Ltda"),
     series: "1",
     number: 7,
     issueDate: "2026-11-10",
     createdAt: new Date(NOW),
     taker: { tax_id: "52998224725", name: "Maria da Silva" },
-    service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+    service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
     amounts: { services: 10_000, deductions: 0, base: 10_000, iss_rate: "2.00", iss_amount: 200, total: 10_000 },
     notes
   }

@@ -19,6 +19,7 @@ import { type LocalAuthority, localAuthorityScoped } from "../../tools/local-aut
 import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKeys.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/fixtures.js"
+import { registeredIssuer } from "../support/registration.js"
 
 const TENANT = asId("tenant", "ten_sefin")
 const PASSWORD = "senha"
@@ -57,7 +58,7 @@ const vaultHolding = (initial: CredentialMaterial | null) => {
 let number = 0
 const document = (issuerTaxId: string, overrides: Partial<SubmissionDocument> = {}): SubmissionDocument => ({
   environment: "test",
-  issuer: { taxId: issuerTaxId, name: "Empresa Ltda" },
+  issuer: registeredIssuer(issuerTaxId, "Empresa Ltda"),
   series: "1",
   number: ++number,
   issueDate: "2026-11-20",

@@ -12,6 +12,7 @@ import { makeSimulator, type SimulatorOptions } from "../../src/authority/simula
 import type { Submission, SubmissionDocument, TaxAuthority } from "../../src/authority/TaxAuthority.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
+import { registeredIssuer } from "../support/registration.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
@@ -20,13 +21,13 @@ const TENANT = asId("tenant", "ten_simulator")
 
 const document = (notes: string | null = null, overrides: Partial<SubmissionDocument> = {}): SubmissionDocument => ({
   environment: "test",
-  issuer: { taxId: ISSUER_CNPJ, name: "Acme Serviços Ltda" },
+  issuer: registeredIssuer(ISSUER_CNPJ, "Acme Serviços Ltda"),
   series: "1",
   number: 42,
   issueDate: "2026-11-10",
   createdAt: new Date(NOW),
   taker: { tax_id: "52998224725", name: "Maria da Silva", email: "maria@example.com" },
-  service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 100_000, deductions: 0, base: 100_000, iss_rate: "2.00", iss_amount: 2_000, total: 100_000 },
   notes,
   ...overrides
@@ -134,13 +135,13 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
-        const cpf = yield* authority.submit(submission(null, { issuer: { taxId: "529.982.247-25", name: "Maria" } }))
+        const cpf = yield* authority.submit(submission(null, { issuer: registeredIssuer("529.982.247-25", "Maria") }))
         expect(cpf.accessKey).toMatch(/^[0-9]{50}$/)
         expect(hasValidCheckDigit(cpf.accessKey)).toBe(true)
         expect(cpf.accessKey.slice(8, 23)).toBe("100052998224725")
 
         const alphanumeric = yield* authority.submit(
-          submission(null, { issuer: { taxId: "12ABC34501DE35", name: "Nova" } })
+          submission(null, { issuer: registeredIssuer("12ABC34501DE35", "Nova") })
         )
         expect(alphanumeric.accessKey).toMatch(/^[0-9]{50}$/)
         expect(hasValidCheckDigit(alphanumeric.accessKey)).toBe(true)

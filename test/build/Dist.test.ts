@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../load/loadgen.js"
 import { makePkcs12 } from "../support/certificates.js"
+import { completeRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 
 const root = new URL("../..", import.meta.url)
@@ -98,6 +99,11 @@ describe("the built service (dist/, as npm start runs it)", () => {
     const tenantId = registered.json["tenant"].id as string
     const session = (await call("POST", "/v1/auth/login", { body: { email, password: PASSWORD } }))
       .json["token"] as string
+    const completed = await call("PATCH", `/v1/tenants/${tenantId}`, {
+      token: session,
+      body: { registration: completeRegistration }
+    })
+    expect(completed.status, JSON.stringify(completed.json)).toBe(200)
 
     // The certificate is opened in a worker thread: its file sits beside the bundle.
     const p12 = makePkcs12({ cn: `DIST LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD })
@@ -118,7 +124,7 @@ describe("the built service (dist/, as npm start runs it)", () => {
       body: {
         type: "service_invoice",
         taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-        service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+        service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
         amounts: { services: 150000, iss_rate: "2.00" }
       }
     })

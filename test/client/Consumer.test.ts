@@ -51,6 +51,22 @@ if (registration.tenant === undefined) throw new Error("registration without a t
 const tenantId = registration.tenant.id
 const { token } = await anonymous.auth.login({ payload: { email, password } })
 const dashboard = createClient({ baseUrl, token })
+await dashboard.tenants.update({
+  params: { tenantId },
+  payload: {
+    registration: {
+      legal_name: "Acme Ltda",
+      address: {
+        street: "Avenida Paulista",
+        number: "1000",
+        district: "Bela Vista",
+        municipality_code: "3550308",
+        state: "SP",
+        postal_code: "01310-100"
+      }
+    }
+  }
+})
 const key = await dashboard.apiKeys.create({
   params: { tenantId },
   payload: { name: "backend", environment: "test", scopes: ["documents:read", "documents:write"] }
@@ -59,7 +75,7 @@ const etd = createClient({ baseUrl, token: key.token })
 const invoice = (taxId) => ({
   type: "service_invoice",
   taker: { tax_id: taxId, name: "Maria da Silva" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria em sistemas", municipality_code: "3550308" },
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 const issued = await etd.documents.issueForKey({ headers: {}, payload: invoice("529.982.247-25") })

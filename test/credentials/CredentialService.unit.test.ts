@@ -12,6 +12,7 @@ import { Pkcs12Opener } from "../../src/credentials/Pkcs12Opener.js"
 import { ActiveCredentialTaken } from "../../src/domain/Credential.js"
 import { Conflict } from "../../src/domain/Errors.js"
 import { asId } from "../../src/domain/Ids.js"
+import { emptyRegistration } from "../../src/domain/Registration.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
@@ -48,6 +49,7 @@ const setup = (
                 status: "active" as const,
                 monthlyQuota: 100,
                 verified: false,
+                registration: emptyRegistration,
                 simplesNacional: "not_opted" as const,
                 taxIdVerifiedByAnother: false
               })

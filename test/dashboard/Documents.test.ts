@@ -38,7 +38,12 @@ const invoice = (overrides: Partial<NewDocument> = {}): NewDocument => ({
       postal_code: "01310100"
     }
   },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em sistemas",
+    municipality_code: "3550308"
+  },
   amounts: { services: 150000, deductions: 10000, iss_rate: "2.00" },
   ...overrides
 })

@@ -209,6 +209,11 @@ const sampleDocument = (reference: string) => ({
   type: "service_invoice" as const,
   reference,
   taker: { tax_id: "11222333000181", name: "Cliente Exemplo Ltda" },
-  service: { code: "010101", description: "Desenvolvimento de software", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Desenvolvimento de software",
+    municipality_code: "3550308"
+  },
   amounts: { services: 100_000, iss_rate: "2.00" }
 })

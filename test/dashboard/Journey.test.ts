@@ -110,7 +110,12 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
         type: "service_invoice",
         reference: "pedido-1001",
         taker: { tax_id: "52998224725", name: "Maria da Silva" },
-        service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+        service: {
+          code: "010101",
+          nbs_code: "115013000",
+          description: "Consultoria em sistemas",
+          municipality_code: "3550308"
+        },
         amounts: { services: 150_000, iss_rate: "2.00" }
       },
       headers: {}

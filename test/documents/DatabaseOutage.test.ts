@@ -25,7 +25,7 @@ const documentBody = (reference: string) => ({
   type: "service_invoice",
   reference,
   taker: { tax_id: "52998224725", name: "Maria" },
-  service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 1000, iss_rate: "2.00" }
 })
 

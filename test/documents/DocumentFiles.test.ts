@@ -46,7 +46,12 @@ const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
 const invoice = (notes?: string) => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "João da Conceição Araújo" },
-  service: { code: "010101", description: "Consultoria em segurança da informação", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em segurança da informação",
+    municipality_code: "3550308"
+  },
   amounts: { services: 123456, iss_rate: "5.00" },
   ...(notes === undefined ? {} : { notes })
 })

@@ -15,12 +15,18 @@ import { IssuanceQueue, type NewIssuanceJob } from "../../src/documents/Issuance
 import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
+import { completeRegistration } from "../support/registration.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 
 const payload: NewDocument = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em sistemas",
+    municipality_code: "3550308"
+  },
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 
@@ -48,6 +54,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
             name: "Prestadora Ltda",
             taxId: "11222333000181",
             verified: false,
+            registration: completeRegistration,
             simplesNacional: "not_opted" as const,
             taxIdVerifiedByAnother: false,
             ...tenant

@@ -14,7 +14,7 @@ import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 const documentBody = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria" },
-  service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 1000, iss_rate: "2.00" }
 }
 

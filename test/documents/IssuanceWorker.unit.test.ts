@@ -20,6 +20,7 @@ import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQue
 import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
+import { completeRegistration } from "../support/registration.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 import { storedDocument } from "../support/storedDocument.js"
 
@@ -86,6 +87,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
           new Map([[stored.tenantId, {
             name: "Prestadora",
             taxId: "11222333000181",
+            registration: completeRegistration,
             status: "active" as const,
             monthlyQuota: 100,
             verified: false,

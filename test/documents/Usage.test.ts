@@ -16,7 +16,12 @@ const DAY = 24 * 60 * 60 * 1000
 const invoice = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em sistemas",
+    municipality_code: "3550308"
+  },
   amounts: { services: 1000, iss_rate: "2.00" }
 }
 

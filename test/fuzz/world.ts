@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 import { allScopes } from "../../src/domain/Principal.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { completeRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import type { Known } from "./hostile.js"
 import { send } from "./send.js"
@@ -61,7 +62,7 @@ const call = async (port: number, method: string, path: string, token: string | 
 const documentBody = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Fuzz Tomador" },
-  service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 1000, iss_rate: "2.00" }
 }
 
@@ -91,6 +92,7 @@ const makeTenant = async (
   const tenantId: string = registered.tenant.id
   const session: string = (await call(port, "POST", "/v1/auth/login", undefined, { email, password: PASSWORD })).token
   const tenantPath = `/v1/tenants/${tenantId}`
+  await call(port, "PATCH", tenantPath, session, { registration: completeRegistration })
   const createKey = async (name: string) =>
     call(port, "POST", `${tenantPath}/api-keys`, session, { name, environment: "test", scopes: allScopes })
   const key = await createKey("fuzz")

@@ -37,7 +37,7 @@ describe("jsonTextProblem", () => {
 
 const documentBody = (takerName: string) =>
   `{"type":"service_invoice","taker":{"tax_id":"52998224725","name":"${takerName}"},` +
-  `"service":{"code":"010101","description":"Consultoria","municipality_code":"3550308"},` +
+  `"service":{"code":"010101","nbs_code":"115013000","description":"Consultoria","municipality_code":"3550308"},` +
   `"amounts":{"services":1000,"iss_rate":"2.00"}}`
 
 for (const database of testDatabases) {

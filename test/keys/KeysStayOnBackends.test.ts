@@ -26,7 +26,7 @@ const browserMarks: ReadonlyArray<Record<string, string>> = [
 const documentBody = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria" },
-  service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 1000, iss_rate: "2.00" }
 }
 

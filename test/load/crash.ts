@@ -36,6 +36,7 @@ import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
+import { declareRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import { freePort, makeChecks, percentile } from "./loadgen.js"
 
@@ -284,7 +285,7 @@ const documentBody = (key: string) =>
     type: "service_invoice",
     ...(WITH_REFERENCE ? { reference: key } : { notes: key }),
     taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-    service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+    service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
     amounts: { services: 150000, iss_rate: "2.00" }
   })
 
@@ -525,6 +526,7 @@ const main = async () => {
     const session = String(
       (await setupCall(instances, "POST", "/v1/auth/login", undefined, { email, password }))["token"]
     )
+    await declareRegistration(instances[0]!.base, tenantId, session)
     const token = String(
       (await setupCall(instances, "POST", `/v1/tenants/${tenantId}/api-keys`, session, {
         name: "crash",

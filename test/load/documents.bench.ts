@@ -16,6 +16,7 @@ import { cpus } from "node:os"
 import { makeApp } from "../../src/App.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { embeddedLayer, postgresLayer } from "../../src/db/Database.js"
+import { declareRegistration } from "../support/registration.js"
 import { percentile, runLoad } from "./loadgen.js"
 
 const TOTAL = Number(process.env["BENCH_DOCUMENTS"] ?? 400)
@@ -82,6 +83,7 @@ const run = async (latencyMs: number) => {
     )
     const tenantId = (registration["tenant"] as { id: string }).id
     const session = (await json(await post("/v1/auth/login", { email, password })))["token"] as string
+    await declareRegistration(base, tenantId, session)
     const key = (await json(
       await post(`/v1/tenants/${tenantId}/api-keys`, {
         name: "bench",
@@ -93,7 +95,7 @@ const run = async (latencyMs: number) => {
     const document = {
       type: "service_invoice",
       taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-      service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+      service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
       amounts: { services: 150000, iss_rate: "2.00" }
     }
     const load = await runLoad({

@@ -28,6 +28,7 @@ import { createWriteStream } from "node:fs"
 import { cpus } from "node:os"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
+import { declareRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
 import { freePort, makeChecks } from "./loadgen.js"
@@ -210,7 +211,7 @@ const documentBody = (reference: string) =>
     type: "service_invoice",
     reference,
     taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-    service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+    service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
     amounts: { services: 150000, iss_rate: "2.00" }
   })
 
@@ -426,6 +427,7 @@ const main = async () => {
     })
     const tenantId = (registration["tenant"] as { id: string }).id
     const session = (await post(base, "/v1/auth/login", { email, password }))["token"] as string
+    await declareRegistration(base, tenantId, session)
     const token = (await post(base, `/v1/tenants/${tenantId}/api-keys`, {
       name: "outage",
       environment: "test",

@@ -31,6 +31,7 @@ import { cpus, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
+import { declareRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import {
   type Child,
@@ -108,7 +109,7 @@ const post = async (base: string, path: string, body: unknown, token?: string) =
 const document = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 
@@ -168,6 +169,7 @@ const main = async () => {
     })
     const tenantId = registration["tenant"].id as string
     const session = (await post(base, "/v1/auth/login", { email, password }))["token"] as string
+    await declareRegistration(base, tenantId, session)
     const key = (await post(base, `/v1/tenants/${tenantId}/api-keys`, {
       name: "bench",
       environment: "test",

@@ -62,6 +62,23 @@ export const run = async (baseUrl: string, email: string, password: string, taxI
   const expiresAt: string = login.data.expires_at
 
   const dashboard = createClient<paths>({ baseUrl, headers: { authorization: "Bearer " + login.data.token } })
+  const completed = await dashboard.PATCH("/v1/tenants/{tenantId}", {
+    params: { path: { tenantId } },
+    body: {
+      registration: {
+        legal_name: "Contract Ltda",
+        address: {
+          street: "Avenida Paulista",
+          number: "1000",
+          district: "Bela Vista",
+          municipality_code: "3550308",
+          state: "SP",
+          postal_code: "01310-100"
+        }
+      }
+    }
+  })
+  if (completed.data === undefined) throw new Error("registration: " + completed.response.status)
   const key = await dashboard.POST("/v1/tenants/{tenantId}/api-keys", {
     params: { path: { tenantId } },
     body: { name: "backend", environment: "test", scopes: ["documents:read", "documents:write"] }
@@ -73,7 +90,7 @@ export const run = async (baseUrl: string, email: string, password: string, taxI
     type: "service_invoice",
     reference: "contract-1",
     taker: { tax_id: "52998224725", name: "Maria da Silva" },
-    service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+    service: { code: "010101", nbs_code: "115013000", description: "Consultoria em sistemas", municipality_code: "3550308" },
     amounts: { services: 150000, iss_rate: "2.00" }
   }
   // A field the document does not know: the server ignores it, as the open schema says.

@@ -16,6 +16,7 @@ import { createClient, type PromiseClient, Redacted } from "../../src/client/ind
 import type { AppConfigShape } from "../../src/Config.js"
 import { databaseLayer, testDatabases } from "./Databases.js"
 import { cnpj, PASSWORD, uniqueEmail } from "./fixtures.js"
+import { completeRegistration } from "./registration.js"
 import { testConfig } from "./TestApp.js"
 
 export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
@@ -170,6 +171,13 @@ export const registerByApi = async (run: DashboardRun, person: Person, withTenan
   const login = await run.api().auth.login({
     payload: { email: person.email, password: Redacted.make(person.password) }
   })
+  if (registration.tenant !== undefined) {
+    // A tenant that declared its registration issues.
+    await run.api(login.token).tenants.update({
+      params: { tenantId: registration.tenant.id },
+      payload: { registration: completeRegistration }
+    })
+  }
   return { userId: registration.user.id, tenantId: registration.tenant?.id, session: login.token }
 }
 

@@ -4,7 +4,7 @@
  * keys on the simulator. For the end-to-end tests of issue 9.
  */
 import { expect } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
 import { makeAuthority, withTimeout } from "../../src/authority/Authorities.js"
 import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
@@ -18,6 +18,7 @@ import {
 } from "../../tools/local-authority/LocalAuthority.js"
 import { makePkcs12, type TestPkcs12 } from "./certificates.js"
 import { createKey, registerOwner } from "./fixtures.js"
+import { completeRegistration } from "./registration.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, type TestDatabase } from "./TestApp.js"
 
 /** The local authority the app's test environment talks to, for a test to inspect. */
@@ -69,7 +70,10 @@ export const nationalApp = (
 
 const PASSWORD = "senha-do-certificado"
 
-/** A tenant that proved its CNPJ with an A1 certificate (uploaded by its owner), and a test key. */
+/**
+ * A tenant that proved its CNPJ with an A1 certificate (uploaded by its owner), with a complete
+ * registration (also in the local authority's register when there is one), and a test key.
+ */
 export const certifiedTenant = (label: string) =>
   Effect.gen(function*() {
     const owner = yield* registerOwner(label)
@@ -85,6 +89,23 @@ export const certifiedTenant = (label: string) =>
       body: { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: PASSWORD }
     })
     expect(upload.status, upload.text).toBe(201)
+    // The national register (CNC) knows the provider as its registration declares it.
+    const authority = yield* Effect.serviceOption(Authority)
+    if (Option.isSome(authority)) {
+      const address = completeRegistration.address!
+      authority.value.registerTaxpayer(taxId, {
+        name: completeRegistration.legal_name!,
+        tradeName: completeRegistration.trade_name!,
+        address: {
+          street: address.street,
+          number: address.number,
+          district: address.district,
+          municipalityCode: address.municipality_code,
+          state: address.state,
+          postalCode: address.postal_code
+        }
+      })
+    }
     const key = yield* createKey(owner, "test")
     return { owner, taxId, p12, token: key.token }
   })

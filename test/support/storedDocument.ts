@@ -13,10 +13,16 @@ export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredD
   number: 7,
   issueDate: "2026-11-10",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em sistemas",
+    municipality_code: "3550308"
+  },
   amounts: { services: 150000, deductions: 0, base: 150000, iss_rate: "2.00", iss_amount: 3000, total: 150000 },
   notes: null,
   submissionId: "DPS355030821122233300018100001000000000000007",
+  issuerMunicipalityCode: "3550308",
   authority: null,
   rejection: null,
   cancellation: null,

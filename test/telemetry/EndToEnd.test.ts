@@ -16,6 +16,7 @@ import type { AddressInfo } from "node:net"
 import { makeApp } from "../../src/App.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { databaseLayer } from "../support/Databases.js"
+import { completeRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import { hasTool } from "../support/tools.js"
 
@@ -155,6 +156,12 @@ describe("observability end to end", () => {
             })
             const tenantId = registered.body.tenant.id as string
             const session = (await post("/v1/auth/login", { email: "sre@example.com", password })).body.token as string
+            const completed = await fetch(`${base}/v1/tenants/${tenantId}`, {
+              method: "PATCH",
+              headers: { "content-type": "application/json", authorization: `Bearer ${session}` },
+              body: JSON.stringify({ registration: completeRegistration })
+            })
+            expect(completed.status).toBe(200)
             const key = (await post(`/v1/tenants/${tenantId}/api-keys`, {
               name: "e2e",
               environment: "test",
@@ -170,7 +177,12 @@ describe("observability end to end", () => {
               {
                 type: "service_invoice",
                 taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-                service: { code: "010101", description: "Consultoria", municipality_code: "3550308" },
+                service: {
+                  code: "010101",
+                  nbs_code: "115013000",
+                  description: "Consultoria",
+                  municipality_code: "3550308"
+                },
                 amounts: { services: 150000, iss_rate: "2.00" }
               },
               key.token,

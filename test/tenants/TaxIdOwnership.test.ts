@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto"
 import { expectError, field } from "../support/accounts.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj, createKey, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { completeRegistration } from "../support/registration.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
 const PFX_PASSWORD = "ownership-test-pass"
@@ -30,7 +31,12 @@ const tenantNaming = (taxId: string) =>
     const registration = yield* register(email, taxId)
     expect(registration.status, registration.text).toBe(201)
     const login = yield* (yield* client()).auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
-    return { tenantId: String(field(field(registration.json, "tenant"), "id")), session: login.token }
+    const tenantId = String(field(field(registration.json, "tenant"), "id"))
+    yield* (yield* client(login.token)).tenants.update({
+      params: { tenantId },
+      payload: { registration: completeRegistration }
+    })
+    return { tenantId, session: login.token }
   })
 
 type Tenant = Effect.Success<ReturnType<typeof tenantNaming>>
@@ -58,7 +64,12 @@ const verifiedOf = (tenant: Tenant) =>
 const invoice = (notes?: string) => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em sistemas",
+    municipality_code: "3550308"
+  },
   amounts: { services: 150000, iss_rate: "2.00" },
   ...(notes === undefined ? {} : { notes })
 })

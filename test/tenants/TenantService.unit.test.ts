@@ -8,6 +8,7 @@ import { TestClock } from "effect/testing"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
+import { emptyRegistration } from "../../src/domain/Registration.js"
 import { type NewTenantRecord, TenantRepo, type TenantUsageRecord } from "../../src/tenants/TenantRepo.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 
@@ -27,6 +28,7 @@ const stored = {
   plan: "free",
   monthlyQuota: 100,
   simplesNacional: "not_opted" as const,
+  registration: emptyRegistration,
   createdAt: new Date("2026-01-05T10:00:00Z")
 }
 
@@ -63,7 +65,8 @@ describe("TenantService (repository mocked)", () => {
             verified: false,
             status: "active" as const,
             plan: "free",
-            simplesNacional: "not_opted" as const
+            simplesNacional: "not_opted" as const,
+            registration: emptyRegistration
           })
         ),
       addMember: (member) => Effect.sync(() => void members.push(member))

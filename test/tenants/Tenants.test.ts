@@ -37,6 +37,7 @@ for (const database of testDatabases) {
           "object",
           "plan",
           "quota",
+          "registration",
           "simples_nacional",
           "status",
           "tax_id",

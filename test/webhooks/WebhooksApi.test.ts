@@ -36,7 +36,12 @@ const UNKNOWN_DLV = `dlv_${"0".repeat(26)}`
 const invoice = (notes?: string) => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: { code: "010101", description: "Consultoria em sistemas", municipality_code: "3550308" },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em sistemas",
+    municipality_code: "3550308"
+  },
   amounts: { services: 150000, iss_rate: "2.00" },
   ...(notes ? { notes } : {})
 })

@@ -108,6 +108,11 @@ export interface LocalAuthority {
   readonly received: ReadonlyArray<ReceivedRequest>
   /** Every NFS-e authorized so far, in order, with its cancellation if any. */
   readonly submissions: () => ReadonlyArray<AuthorizedNfse>
+  /**
+   * Adds or replaces a taxpayer in the register (the real system's CNC), by normalized CNPJ/CPF: the
+   * name and address its NFS-e print from then on.
+   */
+  readonly registerTaxpayer: (taxId: string, taxpayer: RegisteredTaxpayer) => void
   /** Calls per operation, refused and disrupted ones included. */
   readonly counts: () => Readonly<Record<Operation, number>>
   /** The next `count` calls (of `operations`, default all) are disrupted instead of answered. */
@@ -469,6 +474,7 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
     signingCertificatePem: keys.signer.certificatePem,
     received,
     submissions: () => sefin.submissions(),
+    registerTaxpayer: sefin.registerTaxpayer,
     counts: () => ({ ...counts }),
     disruptNext: (count, disruption, operations) => {
       const only = operations === undefined ? null : new Set(operations)

@@ -111,6 +111,7 @@ export interface SefinCall {
 /** What the real system knows of a taxpayer from its register (CNC) and prints on the NFS-e. */
 export interface RegisteredTaxpayer {
   readonly name: string
+  readonly tradeName?: string | undefined
   readonly address?: NfseIssuerAddress | undefined
   readonly email?: string | undefined
   readonly phone?: string | undefined
@@ -134,6 +135,8 @@ export interface LocalSefin {
   readonly findDps: (dpsId: string, call: SefinCall) => Outcome
   readonly getNfse: (accessKey: string, call: SefinCall) => Outcome
   readonly registerEvent: (accessKey: string, body: string, call: SefinCall) => Outcome
+  /** Adds or replaces a taxpayer's register entry (the CNC), by normalized CNPJ/CPF. */
+  readonly registerTaxpayer: (taxId: string, taxpayer: RegisteredTaxpayer) => void
   readonly getDanfse: (accessKey: string, call: SefinCall) => Promise<Outcome>
   readonly submissions: () => ReadonlyArray<AuthorizedNfse>
 }
@@ -196,6 +199,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
   const unavailableAttempts = new Map<string, number>()
   let lastNfseNumber = 0
   let lastEventNumber = 0
+  const taxpayers = new Map(Object.entries(options.taxpayers ?? {}))
 
   const envelope = (call: SefinCall) => ({ environment, processedAt: call.processedAt })
   const signAsAuthority = (xml: string, element: "infNFSe" | "infEvento") =>
@@ -301,7 +305,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       yearMonth: yearMonthOf(dps.competence, call.at),
       randomCode: randomDigits(9)
     })
-    const registered = options.taxpayers?.[dps.issuer.taxId]
+    const registered = taxpayers.get(dps.issuer.taxId)
     const nfseXml = signAsAuthority(
       buildNfse({
         signedDpsXml,
@@ -313,6 +317,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
         issRate: options.issRate,
         applicationVersion: APPLICATION_VERSION,
         issuerName: registered?.name,
+        issuerTradeName: registered?.tradeName,
         issuerAddress: registered?.address,
         issuerEmail: registered?.email,
         issuerPhone: registered?.phone,
@@ -454,6 +459,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     getNfse,
     registerEvent,
     getDanfse,
+    registerTaxpayer: (taxId, taxpayer) => void taxpayers.set(taxId, taxpayer),
     submissions: () => [...authorizedInOrder]
   }
 }

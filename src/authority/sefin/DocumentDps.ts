@@ -3,16 +3,36 @@
  * to `DpsInput`, shared by the `sefin` adapter (which signs and sends it) and the simulator (whose
  * NFS-e embeds it, as the national system's does).
  *
- * The issuer's municipality (cLocEmi) is the service's: the tenant records no address of its own,
- * and a provider issues where it is registered, which is where it provides the service in the common
- * case. The issuer's Simples Nacional option is the tenant's (not opted when the document has none).
+ * The issuer's municipality (cLocEmi) is the provider's, from its registration when the document was
+ * accepted, wherever the service was provided (cLocPrestacao). IM, phone, e-mail and the tax regime
+ * come from the registration too; the Simples Nacional option is the tenant's (not opted when the
+ * document has none).
  * The DPS is emitted (dhEmi) when the service accepted the document, so the one built to check it
  * at acceptance and the one signed at every attempt are the same.
  */
 import type { Environment } from "../../domain/Principal.js"
+import { apportionmentCode, specialRegimeCode } from "../../domain/Registration.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
 import { environmentCode, type SubmissionDocument } from "../TaxAuthority.js"
 import type { DpsInput } from "./Dps.js"
+
+const issuerOf = (issuer: SubmissionDocument["issuer"]): DpsInput["issuer"] => {
+  const registration = issuer.registration
+  const apportionment = registration?.simples_nacional_apportionment ?? null
+  const specialRegime = registration?.special_regime ?? null
+  return {
+    taxId: normalizeTaxId(issuer.taxId),
+    municipalityCode: issuer.municipalityCode,
+    simplesNacional: issuer.simplesNacional,
+    ...(registration?.municipal_registration == null
+      ? {}
+      : { municipalRegistration: registration.municipal_registration }),
+    ...(registration?.phone == null ? {} : { phone: registration.phone }),
+    ...(registration?.email == null ? {} : { email: registration.email }),
+    ...(apportionment === null ? {} : { simplesNacionalApportionment: apportionmentCode[apportionment] }),
+    ...(specialRegime === null ? {} : { specialRegime: specialRegimeCode[specialRegime] })
+  }
+}
 
 export const dpsInputOf = (document: SubmissionDocument, environment: Environment): DpsInput => ({
   tpAmb: environmentCode(environment),
@@ -20,11 +40,7 @@ export const dpsInputOf = (document: SubmissionDocument, environment: Environmen
   competence: document.issueDate,
   series: document.series,
   number: document.number,
-  issuer: {
-    taxId: normalizeTaxId(document.issuer.taxId),
-    municipalityCode: document.service.municipality_code,
-    simplesNacional: document.issuer.simplesNacional
-  },
+  issuer: issuerOf(document.issuer),
   taker: {
     taxId: normalizeTaxId(document.taker.tax_id),
     name: document.taker.name,

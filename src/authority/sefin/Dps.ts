@@ -4,9 +4,10 @@
  * (XmlSignature.ts signs it), and read back by the local authority.
  *
  * Field choices follow what the national system accepts in practice, not only the XSD:
- * - `prest` carries only the tax id and `regTrib`. With `tpEmit` 1 (issued by the provider) the
- *   system takes name and address from its own register (CNC), and refuses an `IM` it does not
- *   have there (E0120), so none of them is sent.
+ * - `prest` carries the tax id, the municipal registration (`IM`) when the provider declares one,
+ *   phone, e-mail and `regTrib`, as the real notes do. With `tpEmit` 1 (issued by the provider) the
+ *   system takes name and address from its own register (CNC) and refuses them in the DPS, so
+ *   neither is sent; it also refuses an `IM` it does not have there (E0120), so none is invented.
  * - `pAliq` goes only for Simples Nacional ME/EPP: for a provider outside the Simples, in a
  *   municipality active in the national system, the rate comes from the municipality's
  *   parameters and informing one is refused (E0617).
@@ -61,6 +62,15 @@ export interface DpsInput {
     readonly municipalityCode: string
     /** Default "not_opted". */
     readonly simplesNacional?: SimplesNacionalOption | undefined
+    /** IM, as the municipality registers it; absent: not sent. */
+    readonly municipalRegistration?: string | undefined
+    /** fone, digits only. */
+    readonly phone?: string | undefined
+    readonly email?: string | undefined
+    /** regApTribSN, only for ME/EPP; default "1" (federal taxes and ISS through the Simples). */
+    readonly simplesNacionalApportionment?: "1" | "2" | "3" | undefined
+    /** regEspTrib; default "0" (none). */
+    readonly specialRegime?: string | undefined
   }
   readonly taker: {
     readonly taxId: string
@@ -149,15 +159,19 @@ export const buildDps = (input: DpsInput): { readonly id: string; readonly xml: 
   const notes = input.notes === null ? "" : singleLine(input.notes)
   const email = input.taker.email === undefined ? "" : singleLine(input.taker.email)
 
+  const issuerEmail = input.issuer.email === undefined ? "" : singleLine(input.issuer.email)
   const prest = node(
     "prest",
     taxIdElement(issuerTaxId),
+    input.issuer.municipalRegistration === undefined ? "" : leaf("IM", singleLine(input.issuer.municipalRegistration)),
+    input.issuer.phone === undefined ? "" : leaf("fone", input.issuer.phone),
+    issuerEmail === "" ? "" : leaf("email", issuerEmail),
     node(
       "regTrib",
       leaf("opSimpNac", simplesNacionalCode[option]),
-      // ME/EPP: federal and municipal taxes both through the Simples Nacional (DAS).
-      option === "me_epp" ? leaf("regApTribSN", "1") : "",
-      leaf("regEspTrib", "0")
+      // Only an ME/EPP says how it pays; by default federal taxes and ISS both through the Simples (DAS).
+      option === "me_epp" ? leaf("regApTribSN", input.issuer.simplesNacionalApportionment ?? "1") : "",
+      leaf("regEspTrib", input.issuer.specialRegime ?? "0")
     )
   )
   const toma = node(
@@ -241,6 +255,10 @@ export interface ParsedDps {
     readonly taxId: string
     /** opSimpNac as written: "1" not opted, "2" MEI, "3" ME/EPP. */
     readonly simplesNacional: string
+    /** IM, fone and email as written, when the DPS carries them. */
+    readonly municipalRegistration?: string
+    readonly phone?: string
+    readonly email?: string
   }
   readonly taker?: {
     readonly taxId?: string
@@ -343,7 +361,13 @@ export const readInfDps = (dpsElement: Element): Result.Result<ParsedDps, DpsUnr
     number,
     applicationVersion: nfseText(inf, "verAplic") ?? "",
     municipalityCode: fields.municipalityCode!,
-    issuer: { taxId: issuerTaxId!, simplesNacional: nfseText(issuer, "regTrib", "opSimpNac") ?? "" },
+    issuer: {
+      taxId: issuerTaxId!,
+      simplesNacional: nfseText(issuer, "regTrib", "opSimpNac") ?? "",
+      ...optionalField("municipalRegistration", nfseText(issuer, "IM")),
+      ...optionalField("phone", nfseText(issuer, "fone")),
+      ...optionalField("email", nfseText(issuer, "email"))
+    },
     ...(toma === undefined ? {} : {
       taker: {
         ...optionalField("taxId", readPersonTaxId(toma)),

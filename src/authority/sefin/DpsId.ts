@@ -39,12 +39,11 @@ const dpsNumberWidth = 15
  * national system and the simulator, so a document keeps its id when its target changes.
  */
 export const dpsIdPattern = (document: {
-  readonly issuer: { readonly taxId: string }
+  readonly issuer: { readonly taxId: string; readonly municipalityCode: string }
   readonly series: string
-  readonly service: { readonly municipality_code: string }
 }): { readonly prefix: string; readonly width: number } => ({
   prefix: dpsIdPrefix({
-    municipalityCode: document.service.municipality_code,
+    municipalityCode: document.issuer.municipalityCode,
     taxId: document.issuer.taxId,
     series: document.series
   }),

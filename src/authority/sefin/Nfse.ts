@@ -9,6 +9,7 @@ import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { computeAmounts } from "../../domain/Money.js"
+import { ufOfMunicipality } from "../../domain/Registration.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -26,40 +27,8 @@ import {
 } from "../xml/XmlText.js"
 import { formatRateForXml, type ParsedDps, readAddress, readInfDps, readPersonTaxId } from "./Dps.js"
 
-/** IBGE state codes (the first two digits of a municipality code) and their UF. */
-const stateOfIbgeCode: Readonly<Record<string, string>> = {
-  "11": "RO",
-  "12": "AC",
-  "13": "AM",
-  "14": "RR",
-  "15": "PA",
-  "16": "AP",
-  "17": "TO",
-  "21": "MA",
-  "22": "PI",
-  "23": "CE",
-  "24": "RN",
-  "25": "PB",
-  "26": "PE",
-  "27": "AL",
-  "28": "SE",
-  "29": "BA",
-  "31": "MG",
-  "32": "ES",
-  "33": "RJ",
-  "35": "SP",
-  "41": "PR",
-  "42": "SC",
-  "43": "RS",
-  "50": "MS",
-  "51": "MT",
-  "52": "GO",
-  "53": "DF"
-}
-
 /** The UF of an IBGE municipality code, or undefined for an unknown prefix. */
-export const stateOfMunicipality = (municipalityCode: string): string | undefined =>
-  stateOfIbgeCode[municipalityCode.slice(0, 2)]
+export const stateOfMunicipality = ufOfMunicipality
 
 export interface NfseIssuerAddress {
   readonly street: string
@@ -89,6 +58,9 @@ export interface BuildNfseInput {
    * them the note says so ("Não informado") rather than invent a name or an address.
    */
   readonly issuerName?: string | undefined
+  readonly issuerTradeName?: string | undefined
+  /** IM; default the DPS's `prest/IM`. */
+  readonly issuerMunicipalRegistration?: string | undefined
   readonly issuerAddress?: NfseIssuerAddress | undefined
   readonly issuerEmail?: string | undefined
   readonly issuerPhone?: string | undefined
@@ -142,14 +114,23 @@ const nfseValues = (input: BuildNfseInput): string => {
   )
 }
 
+/**
+ * `emit`, as a real note's: the tax id, IM, phone and e-mail the DPS declares (or the register's),
+ * the name, trade name and address from the register.
+ */
 const issuerElement = (input: BuildNfseInput): string => {
   const taxId = input.dps.issuer.taxId
   const address = input.issuerAddress
-  const email = input.issuerEmail === undefined ? "" : singleLine(input.issuerEmail)
+  const email = singleLine(input.dps.issuer.email ?? input.issuerEmail ?? "")
+  const phone = input.dps.issuer.phone ?? input.issuerPhone
+  const municipalRegistration = input.dps.issuer.municipalRegistration ?? input.issuerMunicipalRegistration
+  const tradeName = input.issuerTradeName === undefined ? "" : singleLine(input.issuerTradeName)
   return node(
     "emit",
     leaf(taxId.length === 11 ? "CPF" : "CNPJ", taxId),
+    municipalRegistration === undefined ? "" : leaf("IM", municipalRegistration),
     leaf("xNome", singleLine(input.issuerName ?? NOT_INFORMED)),
+    tradeName === "" ? "" : leaf("xFant", tradeName),
     address === undefined
       ? node(
         "enderNac",
@@ -170,7 +151,7 @@ const issuerElement = (input: BuildNfseInput): string => {
         leaf("UF", address.state),
         leaf("CEP", address.postalCode)
       ),
-    input.issuerPhone === undefined ? "" : leaf("fone", input.issuerPhone),
+    phone === undefined ? "" : leaf("fone", phone),
     email === "" ? "" : leaf("email", email)
   )
 }

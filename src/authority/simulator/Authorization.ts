@@ -38,19 +38,44 @@ const nfseXmlOf = (
   system: AuthoritySystem,
   record: SimulatorRecord & { readonly accessKey: string; readonly nfseNumber: number; readonly authorizedAt: Date }
 ): string => {
-  // Written by the simulator from the port's SubmissionDocument (Simulator.ts, submit).
-  const document = record.document as SubmissionDocument
+  const document = sentDocument(record.document)
   const environment = system === "production" ? "live" : "test"
   // Emitted when authorized: the simulator's records keep the document as sent, not when it was accepted.
   const dps = buildDps(dpsInputOf({ ...document, createdAt: record.authorizedAt }, environment))
+  const registration = document.issuer.registration
+  const address = registration?.address ?? null
   return buildNfse({
     signedDpsXml: dps.xml,
     dps: Result.getOrThrow(readDps(dps.xml)),
     accessKey: record.accessKey,
     nfseNumber: record.nfseNumber,
     processedAt: record.authorizedAt,
-    tpAmb: environmentCodeOf(system)
+    tpAmb: environmentCodeOf(system),
+    // The national system prints its register's name and address; the simulator's register is what
+    // the tenant declared, sent with the document.
+    issuerName: registration?.legal_name ?? undefined,
+    issuerTradeName: registration?.trade_name ?? undefined,
+    issuerAddress: address === null ? undefined : {
+      street: address.street,
+      number: address.number,
+      complement: address.complement ?? undefined,
+      district: address.district,
+      municipalityCode: address.municipality_code,
+      state: address.state,
+      postalCode: address.postal_code
+    }
   })
+}
+
+/**
+ * The port's SubmissionDocument the simulator recorded (Simulator.ts, submit). Records written before
+ * the issuer carried its municipality were issued where the service was provided.
+ */
+const sentDocument = (recorded: unknown): SubmissionDocument => {
+  const document = recorded as SubmissionDocument
+  const municipalityCode = (document.issuer as Partial<SubmissionDocument["issuer"]>).municipalityCode ??
+    document.service.municipality_code
+  return { ...document, issuer: { ...document.issuer, municipalityCode } }
 }
 
 /** The authorization a record answers with: None until it has its numbers. */
@@ -74,7 +99,8 @@ export const authorizationOf = (system: AuthoritySystem, record: SimulatorRecord
 export const authorize = (system: AuthoritySystem, document: SubmissionDocument, at: Date, nfseNumber: number) =>
   Effect.gen(function*() {
     const accessKey = buildAccessKey({
-      municipalityCode: document.service.municipality_code,
+      // The municipality of emission, as in the DPS id.
+      municipalityCode: sentDocument(document).issuer.municipalityCode,
       issuerTaxId: document.issuer.taxId,
       nfseNumber,
       yearMonth: yearMonthOf(document.issueDate, at),
