@@ -7,12 +7,12 @@
  * the submission id was authorized before (duplicate detection) and carries that authorization.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { Address } from "../domain/Document.js"
 import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Amounts } from "../domain/Money.js"
 import type { Environment } from "../domain/Principal.js"
 import type { Registration } from "../domain/Registration.js"
+import type { Party, TaxDetails } from "../domain/TaxContent.js"
 import type { SimplesNacional } from "../domain/Tenant.js"
 
 /**
@@ -44,19 +44,20 @@ export interface SubmissionDocument {
    * that was checked.
    */
   readonly createdAt: Date
-  readonly taker: {
-    readonly tax_id: string
-    readonly name: string
-    readonly email?: string | undefined
-    readonly address?: Address | undefined
-  }
+  /** Absent for a note to an unidentified consumer. */
+  readonly taker: Party | null
+  readonly intermediary: Party | null
   readonly service: {
     readonly code: string
     readonly nbs_code?: string | undefined
+    readonly municipal_code?: string | undefined
     readonly description: string
     readonly municipality_code: string
+    readonly country_code?: string | undefined
   }
   readonly amounts: Amounts
+  /** The declared tax content (ISS details, federal group, approximate taxes, export data, deductions). */
+  readonly tax: TaxDetails
   readonly notes: string | null
 }
 
@@ -91,6 +92,9 @@ export interface SubmissionIdPattern {
 export interface Submission extends SubmissionRef {
   readonly document: SubmissionDocument
 }
+
+/** The amounts an authorized note states (its `valores`), for the document to show. */
+export { noteAmountsOf } from "./NoteValues.js"
 
 export interface Authorization {
   /** The 50-digit access key (chave de acesso). */

@@ -3,21 +3,19 @@
  * (quota, number, document and its queued submission together or not at all) and what it counts.
  * The submission itself happens in the background (IssuanceWorker).
  */
-import { Effect, Metric, Option, Result, Schema } from "effect"
+import { Effect, Metric, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
 import { Document } from "../domain/Document.js"
 import {
   CredentialRequired,
-  invalidField,
   NotFound,
   QuotaExceeded,
   RegistrationIncomplete,
   TenantSuspended
 } from "../domain/Errors.js"
 import { encodeId, type TenantId } from "../domain/Ids.js"
-import { type Amounts, computeAmounts } from "../domain/Money.js"
 import type { Environment } from "../domain/Principal.js"
 import { missingForServiceInvoice } from "../domain/Registration.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
@@ -29,6 +27,7 @@ import type { NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument, type UnnumberedDocument } from "./DocumentRepo.js"
 import { Idempotency, type IdempotencyScope } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
+import { taxContentOf } from "./TaxRules.js"
 
 export interface Issuer {
   readonly tenantId: TenantId
@@ -40,16 +39,6 @@ export type IdempotencyClaim = { readonly scope: IdempotencyScope; readonly toke
 
 // Stored answers are JSON (a jsonb column): encoded with the JSON codec, as over HTTP.
 export const DocumentJson = Schema.toCodecJson(Document)
-
-const amountsOf = (input: NewDocument): Result.Result<Amounts, ReturnType<typeof invalidField>> =>
-  Result.mapError(
-    computeAmounts({
-      services: input.amounts.services,
-      deductions: input.amounts.deductions,
-      issRate: input.amounts.iss_rate
-    }),
-    (error) => invalidField(["amounts", ...error.path], error.message)
-  )
 
 export const makeAcceptance = Effect.gen(function*() {
   const repo = yield* DocumentRepo
@@ -66,7 +55,6 @@ export const makeAcceptance = Effect.gen(function*() {
    */
   const rules = (issuer: Issuer, input: NewDocument) =>
     Effect.gen(function*() {
-      const amounts = yield* Effect.fromResult(amountsOf(input))
       const at = yield* now
       const found = yield* tenants.issuer(issuer.tenantId)
       if (Option.isNone(found)) return yield* new NotFound()
@@ -83,6 +71,7 @@ export const makeAcceptance = Effect.gen(function*() {
         })
       }
       const municipalityCode = tenant.registration.address!.municipality_code
+      const { amounts, tax } = yield* Effect.fromResult(taxContentOf(input, tenant.simplesNacional ?? "not_opted"))
       const authority = authorities.for(issuer.environment)
       // One clock reading for the id, created_at and the default issue date: list filters on
       // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
@@ -95,9 +84,11 @@ export const makeAcceptance = Effect.gen(function*() {
         reference: input.reference ?? null,
         series: input.series ?? "1",
         issueDate: input.issue_date ?? brazilianDate(at),
-        taker: input.taker,
+        taker: input.taker ?? null,
+        intermediary: input.intermediary ?? null,
         service: input.service,
         amounts,
+        tax,
         notes: input.notes ?? null,
         issuerMunicipalityCode: municipalityCode,
         createdAt: at,

@@ -6,6 +6,7 @@ import {
   CancellationReasonCode,
   Document,
   DocumentStatus,
+  Intermediary,
   IssueDate,
   NbsCode,
   Series,
@@ -26,10 +27,10 @@ import {
   TenantSuspended
 } from "../domain/Errors.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
-import { Centavos, Rate } from "../domain/Money.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
+import { AmountsInput, ApproximateTaxes, FederalTaxes, ForeignTrade, IssDetails } from "../domain/TaxContent.js"
 import { Timestamp } from "../domain/Time.js"
 
 export const NewDocument = Schema.Struct({
@@ -43,14 +44,17 @@ export const NewDocument = Schema.Struct({
   issue_date: Schema.optionalKey(
     IssueDate.annotate({ description: "The competence date. Defaults to today in Brasília time." })
   ),
-  taker: Taker,
+  taker: Schema.optionalKey(Taker.annotate({
+    description: "The taker (`toma`). May be left out only for a note to an unidentified consumer: a taxable " +
+      "service, nothing withheld, not an export."
+  })),
+  intermediary: Schema.optionalKey(Intermediary.annotate({ description: "The intermediary: becomes `interm`." })),
   service: Schema.Struct({ ...ServiceDescription.fields, nbs_code: NbsCode }).annotate({ identifier: "NewService" }),
-  amounts: Schema.Struct({
-    // `>= 1` rather than `> 0`: the same for whole centavos, and documented as one `minimum`.
-    services: Centavos.check(Schema.isGreaterThanOrEqualTo(1, { message: "services must be more than zero centavos" })),
-    deductions: Schema.optionalKey(Centavos),
-    iss_rate: Rate
-  }),
+  amounts: AmountsInput,
+  iss: Schema.optionalKey(IssDetails),
+  federal: Schema.optionalKey(FederalTaxes),
+  approximate_taxes: Schema.optionalKey(ApproximateTaxes),
+  foreign_trade: Schema.optionalKey(ForeignTrade),
   notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), visibleText))
 }).annotate({ identifier: "NewDocument" })
 export type NewDocument = typeof NewDocument.Type

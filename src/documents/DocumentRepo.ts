@@ -13,6 +13,7 @@ import {
   CancellationInfo,
   Document,
   DocumentStatus,
+  Intermediary,
   LastError,
   Rejection,
   ServiceDescription,
@@ -21,8 +22,10 @@ import {
 import { Conflict } from "../domain/Errors.js"
 import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
+import { shownAmounts } from "../domain/NoteAmounts.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { Environment } from "../domain/Principal.js"
+import { TaxDetails } from "../domain/TaxContent.js"
 
 /**
  * A document as stored: the API's document plus what only the service sees (its tenant and the
@@ -39,9 +42,11 @@ export const StoredDocument = Schema.Struct({
   series: Schema.String,
   number: Schema.Number,
   issueDate: Schema.String,
-  taker: Schema.toCodecJson(Taker),
+  taker: Schema.NullOr(Schema.toCodecJson(Taker)),
+  intermediary: Schema.NullOr(Schema.toCodecJson(Intermediary)),
   service: Schema.toCodecJson(ServiceDescription),
   amounts: Schema.toCodecJson(Amounts),
+  tax: Schema.toCodecJson(TaxDetails),
   notes: Schema.NullOr(Schema.String),
   submissionId: Schema.String,
   /** cLocEmi, the provider's municipality at acceptance; null for documents accepted before it was kept. */
@@ -68,8 +73,10 @@ export const toDocument = (stored: StoredDocument) =>
     number: stored.number,
     issue_date: stored.issueDate,
     taker: stored.taker,
+    intermediary: stored.intermediary,
     service: stored.service,
-    amounts: stored.amounts,
+    amounts: shownAmounts(stored.amounts, stored.authority?.amounts),
+    tax: stored.tax,
     currency: "BRL",
     notes: stored.notes,
     authority: stored.authority,
@@ -113,7 +120,9 @@ const jsonOf = <T, E>(schema: Schema.Codec<T, E>) => {
   const encode = Schema.encodeSync(Schema.toCodecJson(schema))
   return (value: T) => JSON.stringify(encode(value))
 }
-const takerJson = jsonOf(Taker)
+const takerJson = jsonOf(Schema.NullOr(Taker))
+const intermediaryJson = jsonOf(Schema.NullOr(Intermediary))
+const taxJson = jsonOf(TaxDetails)
 const serviceJson = jsonOf(ServiceDescription)
 const amountsJson = jsonOf(Amounts)
 const authorityJson = jsonOf(AuthorityInfo)
@@ -151,10 +160,12 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           RETURNING last_number
         ), stored AS (
           INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
-            taker, service, amounts, notes, submission_id, issuer_municipality_code, created_at, updated_at)
+            taker, intermediary, service, amounts, tax, notes, submission_id, issuer_municipality_code, created_at,
+            updated_at)
           VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
             ${row.series}, (SELECT last_number FROM numbered), ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
-            ${serviceJson(row.service)}::jsonb, ${amountsJson(row.amounts)}::jsonb, ${row.notes},
+            ${intermediaryJson(row.intermediary)}::jsonb, ${serviceJson(row.service)}::jsonb,
+            ${amountsJson(row.amounts)}::jsonb, ${taxJson(row.tax)}::jsonb, ${row.notes},
             ${submissionId.prefix} || lpad((SELECT last_number FROM numbered)::text, ${submissionId.width}, '0'),
             ${row.issuerMunicipalityCode}, ${row.createdAt}, ${row.updatedAt})
           RETURNING number, submission_id

@@ -4,7 +4,7 @@
  * `IssuanceWorker` writes it. Pure, so every rule here is tested without a database or an authority.
  */
 import { Data, Duration, Option } from "effect"
-import type { Authorization } from "../authority/TaxAuthority.js"
+import { type Authorization, noteAmountsOf } from "../authority/TaxAuthority.js"
 import type { EventType } from "../domain/Events.js"
 import type { DocumentId } from "../domain/Ids.js"
 import type { DocumentChange, StoredDocument } from "./DocumentRepo.js"
@@ -100,10 +100,17 @@ export const decideIssuance = (
       return IssuanceDecision.Complete()
     case "Authorized": {
       const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
+      const amounts = noteAmountsOf(nfseXml)
       return settle(
         {
           status: "authorized",
-          authority: { access_key: accessKey, nfse_number: nfseNumber, protocol, authorized_at: authorizedAt }
+          authority: {
+            access_key: accessKey,
+            nfse_number: nfseNumber,
+            protocol,
+            authorized_at: authorizedAt,
+            ...(amounts === undefined ? {} : { amounts })
+          }
         },
         "document.authorized",
         nfseXml

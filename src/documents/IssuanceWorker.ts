@@ -25,6 +25,7 @@ import {
   type TaxAuthority
 } from "../authority/TaxAuthority.js"
 import { AppConfig } from "../Config.js"
+import { amountDifferences } from "../domain/NoteAmounts.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
@@ -59,6 +60,20 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const authorities = yield* TaxAuthorities
   const schedule = exponentialBackoff(config.retry)
 
+  /**
+   * The note's own amounts are what the document shows; where they differ from the service's
+   * computation (another municipal rate, another rounding) it is said, never hidden nor fatal.
+   */
+  const warnOnDifferences = (document: StoredDocument) => {
+    const note = document.authority?.amounts
+    const differences = note === undefined || document.status !== "authorized"
+      ? []
+      : amountDifferences(document.amounts, note)
+    return differences.length === 0 ? Effect.void : Effect.logWarning(
+      "The authorized note's amounts differ from the service's computation; the document shows the note's"
+    ).pipe(Effect.annotateLogs({ "document.id": document.id, differences: JSON.stringify(differences) }))
+  }
+
   /** Writes a decision: the job's end (or its retry), the document's change and the event it causes. */
   const apply = (decision: IssuanceDecision, job: IssuanceJob) =>
     Effect.gen(function*() {
@@ -72,6 +87,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           const { document } = decision
           yield* queue.complete(job, "done")
           yield* repo.update(document.id, decision.change, decision.at, decision.nfseXml)
+          yield* warnOnDifferences(document)
           // The event carries the document as it now stands (built, not read back).
           yield* events.record({
             tenantId: document.tenantId,

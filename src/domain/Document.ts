@@ -3,12 +3,15 @@
  * the webhook events and the typed client share.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { emailAddress } from "./Email.js"
 import { Amounts } from "./Money.js"
-import { trimmedString } from "./Normalized.js"
+import { NoteAmounts } from "./NoteAmounts.js"
 import { Environment } from "./Principal.js"
-import { MunicipalityCode, TaxId } from "./TaxId.js"
+import { CountryCode, NationalAddress, Party, TaxDetails } from "./TaxContent.js"
+import { MunicipalityCode } from "./TaxId.js"
+import { boundedText, visibleText } from "./Text.js"
 import { DateTime } from "./Time.js"
+
+export { boundedText, visibleText }
 
 export const DocumentStatus = Schema.Literals([
   "queued",
@@ -21,44 +24,18 @@ export const DocumentStatus = Schema.Literals([
 ])
 export type DocumentStatus = typeof DocumentStatus.Type
 
-/**
- * Control characters (but tab and line breaks), the Unicode line and paragraph separators, and the
- * invisible formatting ones (bidi overrides and isolates, zero-width characters, soft hyphen, BOM).
- * On an invoice they are invisible or reorder what a reader sees (a taker's name displayed other
- * than it is), and XML tools rewrite some of them (U+0085, U+2028 become line feeds), so the note
- * would not say what the API accepted.
- */
-const INVISIBLE_OR_CONTROL =
-  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/u
-
-/** Invoice text: no control or invisible formatting characters (tab and line breaks are fine). */
-export const visibleText = Schema.makeFilter((s: string) => !INVISIBLE_OR_CONTROL.test(s), {
-  message:
-    "must not contain control characters or invisible formatting characters (such as bidi overrides or zero-width spaces)"
-})
-
-/** Text the API trims, then bounds: at least one character, at most `max`, all of it visible. */
-export const boundedText = (max: number) =>
-  trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max), visibleText))
-
-export const Address = Schema.Struct({
-  street: boundedText(125),
-  number: boundedText(10),
-  complement: Schema.optionalKey(boundedText(60)),
-  district: boundedText(60),
-  municipality_code: MunicipalityCode,
-  state: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/u, { message: "state must be a 2-letter UF code" })),
-  postal_code: Schema.String.check(Schema.isPattern(/^[0-9]{8}$/u, { message: "postal_code must have 8 digits" }))
-}).annotate({ identifier: "Address" })
+export const Address = NationalAddress
 export type Address = typeof Address.Type
 
-export const Taker = Schema.Struct({
-  tax_id: TaxId,
-  name: boundedText(150),
-  email: Schema.optionalKey(emailAddress(Schema.String)),
-  address: Schema.optionalKey(Address)
-}).annotate({ identifier: "Taker" })
+/**
+ * The taker (`toma`): by CPF/CNPJ, by foreign tax id (NIF) or the reason there is none, with an
+ * address in Brazil or abroad. TaxRules.ts checks which combinations the national rules accept.
+ */
+export const Taker = Party.annotate({ identifier: "Taker" })
+export type Taker = typeof Taker.Type
+
+/** The intermediary (`interm`), the same shape as the taker. */
+export const Intermediary = Party.annotate({ identifier: "Intermediary" })
 
 export const NbsCode = Schema.String.check(
   Schema.isPattern(/^[0-9]{9}$/u, { message: "service.nbs_code must be the 9-digit NBS code of the service" })
@@ -74,8 +51,18 @@ export const ServiceDescription = Schema.Struct({
   ),
   // Optional on a stored document: those accepted before it was required have none.
   nbs_code: Schema.optionalKey(NbsCode),
+  municipal_code: Schema.optionalKey(
+    Schema.String.check(
+      Schema.isPattern(/^[0-9]{3}$/u, { message: "service.municipal_code must have 3 digits" })
+    ).annotate({ description: "The municipality's own service code: becomes `cTribMun`." })
+  ),
   description: boundedText(2000),
-  municipality_code: MunicipalityCode
+  municipality_code: MunicipalityCode.annotate({
+    description: "Where the service was provided (IBGE code): becomes `cLocPrestacao`."
+  }),
+  country_code: Schema.optionalKey(CountryCode.annotate({
+    description: "Set when the service was provided abroad: becomes `cPaisPrestacao` instead of `cLocPrestacao`."
+  }))
 }).annotate({ identifier: "Service" })
 
 /**
@@ -109,7 +96,11 @@ export const AuthorityInfo = Schema.Struct({
     description: "The NFS-e number the authority gave the note (null for notes authorized before it was recorded)."
   }),
   protocol: Schema.String,
-  authorized_at: DateTime
+  authorized_at: DateTime,
+  amounts: Schema.optionalKey(NoteAmounts.annotate({
+    description: "The authorized note's own `valores` (vCalcDR, vBC, pAliqAplic, vISSQN, vTotalRet, vLiq); the " +
+      "document's `amounts` show them (`source` \"note\")."
+  }))
 }).annotate({ identifier: "AuthorityInfo" })
 
 export const Rejection = Schema.Struct({ code: Schema.String, message: Schema.String }).annotate({
@@ -145,9 +136,11 @@ export class Document extends Schema.Class<Document>("Document")({
   series: Schema.String,
   number: Schema.Int,
   issue_date: Schema.String,
-  taker: Taker,
+  taker: Schema.NullOr(Taker),
+  intermediary: Schema.NullOr(Intermediary),
   service: ServiceDescription,
   amounts: Amounts,
+  tax: TaxDetails,
   currency: Schema.Literal("BRL"),
   notes: Schema.NullOr(Schema.String),
   authority: Schema.NullOr(AuthorityInfo),

@@ -7,14 +7,7 @@
  * Rates are held as integer ten-thousandths of a percent (RATE_SCALE units = 1 %), so "2.5" is
  * 25_000 and the 4 decimals a municipal ISS rate can carry are represented exactly.
  *
- * Amount rules (NFS-e layout names in brackets):
- *   base       [vBC]    = services [vServ] - deductions; deductions above services are an error
- *   iss_amount [vISSQN] = base x rate / 100, rounded to the centavo HALF UP (x.5 centavo -> up).
- *                         Half-up, not the half-even of ABNT NBR 5891, because that is what
- *                         municipal NFS-e validators and ERP calculators reproduce in practice.
- *   total               = services. The invoice total is the service value: ISS is informational
- *                         while it is not withheld, and tax withholding (which would give the net
- *                         value vLiq = vServ - retained taxes) is not modelled here.
+ * What a note's amounts come to (base, ISS, retentions, net value) is TaxComputation.ts.
  */
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
@@ -58,14 +51,14 @@ export type Rate = typeof Rate.Type
 
 export class InvalidAmounts extends Data.TaggedError("InvalidAmounts")<{
   readonly message: string
-  /** Path of the offending field relative to the `amounts` object, for 400 `issues`. */
+  /** Path of the offending field in the document, for 400 `issues`. */
   readonly path: ReadonlyArray<string>
 }> {}
 
 /** "2.5" -> 25_000 (ten-thousandths of a percent), by string arithmetic only. */
 export const parseRate = (s: string): Result.Result<number, InvalidAmounts> => {
   if (!RATE_PATTERN.test(s)) {
-    return Result.fail(new InvalidAmounts({ message: RATE_MESSAGE, path: ["iss_rate"] }))
+    return Result.fail(new InvalidAmounts({ message: RATE_MESSAGE, path: ["amounts", "iss_rate"] }))
   }
   const [int, frac = ""] = s.split(".")
   return Result.succeed(Number(int) * RATE_SCALE + Number(frac.padEnd(RATE_DECIMALS, "0")))
@@ -90,62 +83,41 @@ export const RateTenThousandths = Rate.pipe(
   )
 )
 
-export const AmountsInput = Schema.Struct({
-  services: Centavos,
-  deductions: Schema.optionalKey(Centavos),
-  iss_rate: Rate
-})
-export type AmountsInput = typeof AmountsInput.Type
-
-export const Amounts = Schema.Struct({
-  services: Centavos,
-  deductions: Centavos,
-  base: Centavos,
-  iss_rate: Rate,
-  iss_amount: Centavos,
-  total: Centavos
-})
-export type Amounts = typeof Amounts.Type
-
-const checkCentavos = (value: number, field: string): Result.Result<number, InvalidAmounts> =>
-  Number.isSafeInteger(value) && value >= 0 && value <= MAX_CENTAVOS
-    ? Result.succeed(value)
-    : Result.fail(
-      new InvalidAmounts({
-        message: `${field} must be an integer number of centavos between 0 and ${MAX_CENTAVOS}`,
-        path: [field]
-      })
-    )
-
-const ISS_DIVISOR = 100n * BigInt(RATE_SCALE)
+const nullable = <S extends Schema.Top>(schema: S, description: string) =>
+  Schema.NullOr(schema).annotate({ description })
 
 /**
- * Derives base, ISS and total from the client's amounts. Re-checks its inputs so callers that
- * skipped schema decoding still cannot feed it floats or out-of-range values.
+ * A document's amounts (TaxComputation.ts): what the caller declared and what it comes to. Before
+ * authorization every figure is the service's computation (`source` "computed"); once the note is
+ * authorized, base, rate, ISS, retentions and net value are the note's own (`source` "note").
  */
-export const computeAmounts = (input: {
-  readonly services: number
-  readonly deductions?: number | undefined
-  readonly issRate: string
-}): Result.Result<Amounts, InvalidAmounts> =>
-  Result.gen(function*() {
-    const services = yield* checkCentavos(input.services, "services")
-    const deductions = yield* checkCentavos(input.deductions ?? 0, "deductions")
-    const rate = yield* parseRate(input.issRate)
-    if (deductions > services) {
-      return yield* Result.fail(
-        new InvalidAmounts({ message: "deductions must not exceed services", path: ["deductions"] })
-      )
-    }
-    const base = services - deductions
-    // base x rate reaches 1e13 x 1e6, past 2^53, hence BigInt; the quotient is <= base again.
-    const issAmount = Number((BigInt(base) * BigInt(rate) + ISS_DIVISOR / 2n) / ISS_DIVISOR)
-    return {
-      services,
-      deductions,
-      base,
-      iss_rate: formatRate(rate),
-      iss_amount: issAmount,
-      total: services
-    }
-  })
+export const Amounts = Schema.Struct({
+  source: Schema.Literals(["computed", "note"]).annotate({
+    description: "`computed`: the service's computation (before authorization). `note`: `base`, `iss_rate`, " +
+      "`iss_amount`, `total_withheld` and `net` are the authorized NFS-e's `vBC`, `pAliqAplic`, `vISSQN`, " +
+      "`vTotalRet` and `vLiq`."
+  }),
+  services: Centavos.annotate({ description: "Becomes `vServ`." }),
+  unconditional_discount: Centavos.annotate({ description: "Becomes `vDescIncond`; lowers the ISS base." }),
+  conditional_discount: Centavos.annotate({ description: "Becomes `vDescCond`; lowers the net value only." }),
+  deductions: Centavos.annotate({ description: "Deductions/reductions in reais: the note's `vCalcDR`." }),
+  benefit_reduction: Centavos.annotate({ description: "Base reduction by a municipal benefit: the note's `vCalcBM`." }),
+  base: Centavos.annotate({ description: "ISS base, the note's `vBC`." }),
+  iss_rate: nullable(
+    Rate,
+    "ISS rate (`pAliq`, the note's `pAliqAplic`); null when not known (not sent, not computed)."
+  ),
+  iss_amount: nullable(
+    Centavos,
+    "ISS (`vISSQN`); null when the ISS is not computed on the note (Simples " +
+      "Nacional without withholding, immunity, export, non-incidence, unknown rate)."
+  ),
+  iss_withheld: Centavos.annotate({ description: "ISS withheld by the taker or intermediary (0 when not)." }),
+  federal_withheld: Centavos.annotate({
+    description: "`vRetCP` + `vRetIRRF` + `vRetCSLL`, plus `vPis` + `vCofins` when withheld."
+  }),
+  total_withheld: Centavos.annotate({ description: "All retentions: the note's `vTotalRet`." }),
+  net: Centavos.annotate({ description: "What the taker pays the provider: the note's `vLiq`." }),
+  total: Centavos.annotate({ description: "The invoice total: the services' value." })
+}).annotate({ identifier: "Amounts" })
+export type Amounts = typeof Amounts.Type

@@ -22,6 +22,7 @@ import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { registeredIssuer } from "../support/registration.js"
+import { plainAmounts } from "../support/amounts.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
@@ -47,7 +48,9 @@ const submission = (notes: string | null = null): Submission => ({
     createdAt: new Date(NOW),
     taker: { tax_id: "52998224725", name: "Maria da Silva" },
     service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
-    amounts: { services: 10_000, deductions: 0, base: 10_000, iss_rate: "2.00", iss_amount: 200, total: 10_000 },
+    intermediary: null,
+    tax: {},
+    amounts: plainAmounts(10_000, "2.00"),
     notes
   }
 })

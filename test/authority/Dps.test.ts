@@ -6,12 +6,14 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { buildDps, type DpsInput, formatRateForXml, readDps } from "../../src/authority/sefin/Dps.js"
+import { buildDps, type DpsInput, formatRateForXml } from "../../src/authority/sefin/Dps.js"
 import { dpsId } from "../../src/authority/sefin/DpsId.js"
+import { readDps } from "../../src/authority/sefin/DpsRead.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
 beforeAll(() => loadSchemas())
+import { plainAmounts } from "../support/amounts.js"
 import { hasXmllint, realisticDpsInput, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const build = (overrides: Partial<DpsInput> = {}) => buildDps({ ...realisticDpsInput, ...overrides })
@@ -55,7 +57,7 @@ describe("DPS v1.01", () => {
   })
 
   it.skipIf(!hasXmllint)(withXmllint("is accepted by xmllint with the patched official schemas"), () => {
-    for (const xml of [build().xml, build({ taker: { taxId: "52998224725", name: "Maria" } }).xml]) {
+    for (const xml of [build().xml, build({ taker: { tax_id: "52998224725", name: "Maria" } }).xml]) {
       const run = xmllintValidate("DPS_v1.01.xsd", xml)
       expect(run.ok, run.output).toBe(true)
       expect(run.output).toContain("validates")
@@ -116,7 +118,7 @@ describe("DPS v1.01", () => {
     const description = "Manutenção de <servidor> & rede\nLinha 2: \"ok\" 'sim'\n\tRecuo"
     const notes = "Obs: a < b && c > d \"aspas\" 'apóstrofo'"
     const { xml } = build({
-      taker: { ...realisticDpsInput.taker, name },
+      taker: { ...realisticDpsInput.taker!, name },
       service: { ...realisticDpsInput.service, description },
       notes
     })
@@ -133,8 +135,8 @@ describe("DPS v1.01", () => {
   it("makes single-line fields schema-shaped: whitespace runs collapsed, NFC, control characters dropped", () => {
     const { xml } = build({
       taker: {
-        ...realisticDpsInput.taker,
-        address: { ...realisticDpsInput.taker.address!, street: "  Rua\tdas  Flores\n" }
+        ...realisticDpsInput.taker!,
+        address: { ...realisticDpsInput.taker!.address!, street: "  Rua\tdas  Flores\n" }
       },
       // "e" + combining acute: NFC makes it the Latin-1 "é" the TSString pattern accepts.
       notes: "Primeira linha\r\nsegunda\u0000 linha  Cafe\u0301"
@@ -158,17 +160,18 @@ describe("DPS v1.01", () => {
         "<end><endNac><cMun>3304557</cMun><CEP>20040901</CEP></endNac><xLgr>Avenida Rio Branco</xLgr><nro>156</nro>" +
         "<xCpl>Sala 1203</xCpl><xBairro>Centro</xBairro></end><email>financeiro@example.com.br</email></toma>"
     )
-    const bare = build({ taker: { taxId: "529.982.247-25", name: "Maria da Silva" } }).xml
+    const bare = build({ taker: { tax_id: "529.982.247-25", name: "Maria da Silva" } }).xml
     expectValid(bare)
     expect(bare).toContain("<toma><CPF>52998224725</CPF><xNome>Maria da Silva</xNome></toma>")
 
     const noComplement = build({
-      taker: { ...realisticDpsInput.taker, address: { ...realisticDpsInput.taker.address!, complement: undefined } }
+      taker: { ...realisticDpsInput.taker!, address: { ...realisticDpsInput.taker!.address!, complement: undefined } }
     }).xml
     expectValid(noComplement)
     expect(noComplement).not.toContain("xCpl")
     expect(read(withAddress).taker).toEqual({
       taxId: "45997418000153",
+      idKind: "CNPJ",
       name: "Comércio de Peças Ação & Cia Ltda",
       email: "financeiro@example.com.br",
       address: {
@@ -194,29 +197,24 @@ describe("DPS v1.01", () => {
     expect(meEpp).toContain(
       "<regTrib><opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib></regTrib>"
     )
-    expect(meEpp).toContain("<tpRetISSQN>1</tpRetISSQN><pAliq>2.00</pAliq></tribMun>")
-    expect(read(meEpp).amounts.issRate).toBe("2.00")
+    // Not withheld: the ISS is paid in the DAS and the note informs no rate (the real Manaus ME/EPP note).
+    expect(meEpp).toContain("<tpRetISSQN>1</tpRetISSQN></tribMun>")
+    expect(read(meEpp).amounts.issRate).toBeUndefined()
 
     const mei = build({ issuer: { ...realisticDpsInput.issuer, simplesNacional: "mei" } }).xml
     expectValid(mei)
     expect(mei).toContain("<regTrib><opSimpNac>2</opSimpNac><regEspTrib>0</regEspTrib></regTrib>")
     expect(mei).toContain("<totTrib><indTotTrib>0</indTotTrib></totTrib>")
 
-    const declared = build({ approximateTaxes: { federal: 20_535, state: 0, municipal: 3_000 } }).xml
+    const declared =
+      build({ tax: { approximate_taxes: { amounts: { federal: 20_535, state: 0, municipal: 3_000 } } } }).xml
     expectValid(declared)
     expect(declared).toContain("<vTotTribFed>205.35</vTotTribFed>")
   })
 
   it("writes deductions as vDedRed/vDR and formats centavos as reais", () => {
     const { xml } = build({
-      amounts: {
-        services: 100_000_07,
-        deductions: 2_500_50,
-        base: 97_500_57,
-        iss_rate: "5",
-        iss_amount: 4_875_03,
-        total: 100_000_07
-      }
+      amounts: plainAmounts(100_000_07, "5", 2_500_50)
     })
     expectValid(xml)
     expect(xml).toContain("<vServ>100000.07</vServ></vServPrest><vDedRed><vDR>2500.50</vDR></vDedRed>")
@@ -224,7 +222,9 @@ describe("DPS v1.01", () => {
       services: "100000.07",
       deductions: "2500.50",
       issTaxation: "1",
-      issRetention: "1"
+      issRetention: "1",
+      deductionDocuments: [],
+      totalTaxesKind: "vTotTrib"
     })
     expect(build({ amounts: { ...realisticDpsInput.amounts, services: 5, base: 5 } }).xml).toContain(
       "<vServ>0.05</vServ>"

@@ -6,7 +6,8 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { buildDps, readDps } from "../../src/authority/sefin/Dps.js"
+import { buildDps } from "../../src/authority/sefin/Dps.js"
+import { readDps } from "../../src/authority/sefin/DpsRead.js"
 import {
   buildDpsIbsCbs,
   buildNfseIbsCbs,

@@ -7,7 +7,8 @@
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import * as fs from "node:fs"
-import { buildDps, type DpsInput, readDps } from "../../src/authority/sefin/Dps.js"
+import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
+import { readDps } from "../../src/authority/sefin/DpsRead.js"
 import { buildNfse, type BuildNfseInput, readNfse, stateOfMunicipality } from "../../src/authority/sefin/Nfse.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
@@ -15,6 +16,7 @@ import { makePkcs12 } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
 beforeAll(() => loadSchemas())
+import { plainAmounts } from "../support/amounts.js"
 import { hasXmllint, realisticDpsInput, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
 
 const realSample = fs.readFileSync(
@@ -227,14 +229,7 @@ describe("NFS-e v1.01", () => {
   it("computes base and ISS after deductions, and carries only the net value for the Simples Nacional", () => {
     const deducted = signedNfse(unsignedNfse({
       ...realisticDpsInput,
-      amounts: {
-        services: 100_000_00,
-        deductions: 1_234_56,
-        base: 98_765_44,
-        iss_rate: "3.5",
-        iss_amount: 3_456_79,
-        total: 100_000_00
-      }
+      amounts: plainAmounts(100_000_00, "3.5", 1_234_56)
     }, { issRate: "3.5" }))
     expect(validateXml("NFSe", deducted)).toEqual(Result.void)
     expect(deducted).toContain(
@@ -254,8 +249,8 @@ describe("NFS-e v1.01", () => {
     )
     expect(validateXml("NFSe", simples)).toEqual(Result.void)
     expect(simples).toContain("<valores><vLiq>1500.00</vLiq></valores>")
-    // The rate the ME/EPP declared in its DPS.
-    expect(read(simples).amounts).toEqual({ services: "1500.00", issRate: "2.00", net: "1500.00" })
+    // Not withheld, an ME/EPP informs no rate: the note has none either.
+    expect(read(simples).amounts).toEqual({ services: "1500.00", net: "1500.00" })
   })
 
   it("says what it does not know instead of inventing the issuer's name and address", () => {

@@ -7,7 +7,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Result } from "effect"
-import { readDps } from "../../src/authority/sefin/Dps.js"
+import { readDps } from "../../src/authority/sefin/DpsRead.js"
 import { readNfse } from "../../src/authority/sefin/Nfse.js"
 import { signEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"

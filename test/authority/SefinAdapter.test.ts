@@ -17,6 +17,7 @@ import { type CredentialMaterial, CredentialVault, NoActiveCredential } from "..
 import { asId } from "../../src/domain/Ids.js"
 import { type LocalAuthority, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
 import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKeys.js"
+import { plainAmounts } from "../support/amounts.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { cnpj } from "../support/fixtures.js"
 import { registeredIssuer } from "../support/registration.js"
@@ -65,7 +66,9 @@ const document = (issuerTaxId: string, overrides: Partial<SubmissionDocument> = 
   createdAt: new Date(),
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
   service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
-  amounts: { services: 100000, deductions: 0, base: 100000, iss_rate: "2.00", iss_amount: 2000, total: 100000 },
+  intermediary: null,
+  tax: {},
+  amounts: plainAmounts(100000, "2.00"),
   notes: null,
   ...overrides
 })

@@ -13,6 +13,7 @@ import type { Submission, SubmissionDocument, TaxAuthority } from "../../src/aut
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
 import { registeredIssuer } from "../support/registration.js"
+import { plainAmounts } from "../support/amounts.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")
@@ -28,7 +29,9 @@ const document = (notes: string | null = null, overrides: Partial<SubmissionDocu
   createdAt: new Date(NOW),
   taker: { tax_id: "52998224725", name: "Maria da Silva", email: "maria@example.com" },
   service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
-  amounts: { services: 100_000, deductions: 0, base: 100_000, iss_rate: "2.00", iss_amount: 2_000, total: 100_000 },
+  intermediary: null,
+  tax: {},
+  amounts: plainAmounts(100_000, "2.00"),
   notes,
   ...overrides
 })

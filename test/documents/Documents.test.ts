@@ -197,11 +197,19 @@ for (const database of testDatabases) {
           expect(queued.taker).toEqual({ tax_id: "52998224725", name: "Maria da Silva", email: "maria@example.com" })
           // 2 % of R$ 1.500,00 is R$ 30,00; the total is the service value.
           expect(queued.amounts).toEqual({
+            source: "computed",
             services: 150000,
+            unconditional_discount: 0,
+            conditional_discount: 0,
             deductions: 0,
+            benefit_reduction: 0,
             base: 150000,
             iss_rate: "2.00",
             iss_amount: 3000,
+            iss_withheld: 0,
+            federal_withheld: 0,
+            total_withheld: 0,
+            net: 150000,
             total: 150000
           })
           expect(Math.abs(queued.created_at.getTime() - before)).toBeLessThan(10_000)
@@ -218,10 +226,19 @@ for (const database of testDatabases) {
           expect(done.authority?.authorized_at).toBeInstanceOf(Date)
           expect(done.attempts).toBeGreaterThanOrEqual(1)
           expect(done.rejection).toBeNull()
+          // Authorized, the document shows the note's own figures, which agree with the computation.
           expect({ number: done.number, series: done.series, amounts: done.amounts }).toEqual({
             number: 1,
             series: "1",
-            amounts: queued.amounts
+            amounts: { ...queued.amounts, source: "note" }
+          })
+          expect(done.authority?.amounts).toEqual({
+            deductions: 0,
+            base: 150000,
+            iss_rate: "2.00",
+            iss_amount: 3000,
+            total_withheld: 0,
+            net: 150000
           })
 
           // A live key issues a live document.
@@ -239,12 +256,13 @@ for (const database of testDatabases) {
             t.tenantId,
             invoice({ amounts: { services: 1100, deductions: 40, iss_rate: "2.5" } })
           )
-          expect(halfUp.amounts).toEqual({
+          expect(halfUp.amounts).toMatchObject({
             services: 1100,
             deductions: 40,
             base: 1060,
             iss_rate: "2.50",
             iss_amount: 27,
+            net: 1100,
             total: 1100
           })
           // base 1010 × 2.5 % = 25.25 centavos: rounds down.
@@ -359,7 +377,7 @@ for (const database of testDatabases) {
               "amounts.deductions"
             ]],
             ["unknown type", { ...base, type: "product_invoice" }, ["type"]],
-            ["missing taker", { ...base, taker: undefined }, ["taker"]],
+            ["taker without a name", { ...base, taker: { tax_id: "52998224725" } }, ["taker.name"]],
             ["two bad fields", {
               ...base,
               taker: { ...base.taker, tax_id: "12345678900" },

@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { buildAccessKey } from "../../src/authority/sefin/AccessKey.js"
 import type { DpsInput } from "../../src/authority/sefin/Dps.js"
 import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
+import { plainAmounts } from "./amounts.js"
 
 /** A São Paulo software house invoicing a Rio company, as a document would carry it. */
 export const realisticDpsInput: DpsInput = {
@@ -19,7 +20,7 @@ export const realisticDpsInput: DpsInput = {
   number: 42,
   issuer: { taxId: "11222333000181", municipalityCode: "3550308", simplesNacional: "not_opted" },
   taker: {
-    taxId: "45997418000153",
+    tax_id: "45997418000153",
     name: "Comércio de Peças Ação & Cia Ltda",
     email: "financeiro@example.com.br",
     address: {
@@ -38,7 +39,7 @@ export const realisticDpsInput: DpsInput = {
     description: "Suporte técnico em informática, inclusive instalação, configuração e manutenção de programas",
     municipalityCode: "3550308"
   },
-  amounts: { services: 150000, deductions: 0, base: 150000, iss_rate: "2.00", iss_amount: 3000, total: 150000 },
+  amounts: plainAmounts(150000, "2.00"),
   notes: "Pedido de compra 2026/0457"
 }
 

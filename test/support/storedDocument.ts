@@ -1,6 +1,7 @@
 /** A stored document for unit tests over mocks or pure functions: a queued service invoice, never submitted. */
 import type { StoredDocument } from "../../src/documents/DocumentRepo.js"
 import { asId } from "../../src/domain/Ids.js"
+import { plainAmounts } from "./amounts.js"
 
 export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredDocument => ({
   id: asId("document", "doc_0000000000000000000000000a"),
@@ -19,7 +20,9 @@ export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredD
     description: "Consultoria em sistemas",
     municipality_code: "3550308"
   },
-  amounts: { services: 150000, deductions: 0, base: 150000, iss_rate: "2.00", iss_amount: 3000, total: 150000 },
+  intermediary: null,
+  tax: {},
+  amounts: plainAmounts(150000, "2.00"),
   notes: null,
   submissionId: "DPS355030821122233300018100001000000000000007",
   issuerMunicipalityCode: "3550308",

@@ -39,7 +39,7 @@ import {
   CANCELLATION_EVENT_TYPE,
   readCancellationRequest
 } from "../../src/authority/sefin/CancellationEvent.js"
-import { type ParsedDps, readDps } from "../../src/authority/sefin/Dps.js"
+import { type ParsedDps, readDps } from "../../src/authority/sefin/DpsRead.js"
 import { buildNfse, type NfseIssuerAddress, readNfse } from "../../src/authority/sefin/Nfse.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"

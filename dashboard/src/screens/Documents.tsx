@@ -106,6 +106,24 @@ const text = texts({
     base: "Tax base",
     issRate: "ISS rate",
     issAmount: "ISS amount",
+    issWithheld: "ISS withheld",
+    federalWithheld: "Federal taxes withheld",
+    totalWithheld: "Total withheld",
+    net: "Net value",
+    discounts: "Discounts",
+    taxation: "ISS taxation",
+    amountsSource: "Figures",
+    amountsFromNote: "as stated on the authorized note",
+    amountsComputed: "computed by the service (before authorization)",
+    taxation_taxable: "Taxable",
+    taxation_immune: "Immune",
+    taxation_export: "Export",
+    taxation_non_incidence: "Non-incidence",
+    withheldBy_none: "not withheld",
+    withheldBy_taker: "withheld by the taker",
+    withheldBy_intermediary: "withheld by the intermediary",
+    noTaker: "Unidentified consumer",
+    intermediary: "Intermediary",
     authority: "Tax authority",
     accessKey: "Access key",
     nfseNumber: "NFS-e number",
@@ -212,6 +230,24 @@ const text = texts({
     base: "Base de cálculo",
     issRate: "Alíquota do ISS",
     issAmount: "Valor do ISS",
+    issWithheld: "ISS retido",
+    federalWithheld: "Tributos federais retidos",
+    totalWithheld: "Total de retenções",
+    net: "Valor líquido",
+    discounts: "Descontos",
+    taxation: "Tributação do ISS",
+    amountsSource: "Valores",
+    amountsFromNote: "conforme a nota autorizada",
+    amountsComputed: "calculados pelo serviço (antes da autorização)",
+    taxation_taxable: "Tributável",
+    taxation_immune: "Imune",
+    taxation_export: "Exportação",
+    taxation_non_incidence: "Não incidência",
+    withheldBy_none: "não retido",
+    withheldBy_taker: "retido pelo tomador",
+    withheldBy_intermediary: "retido pelo intermediário",
+    noTaker: "Consumidor não identificado",
+    intermediary: "Intermediário",
     authority: "Autoridade tributária",
     accessKey: "Chave de acesso",
     nfseNumber: "Número da NFS-e",
@@ -438,7 +474,7 @@ const DocumentList = () => {
                             </a>
                           </td>
                           <td data-label={t("reference")} class="mono">{document.reference ?? "—"}</td>
-                          <td data-label={t("taker")}>{document.taker.name}</td>
+                          <td data-label={t("taker")}>{document.taker?.name ?? t("noTaker")}</td>
                           <td data-label={t("total")} class="num">{formatMoney(document.amounts.total, lang)}</td>
                           <td data-label={t("status")}>
                             <StatusBadge status={document.status} t={t} />
@@ -614,14 +650,13 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
         : <p class="hint">{t("noFiles")}</p>}
 
       <h2>{t("taker")}</h2>
-      <dl class="facts">
-        <Fact label={t("takerName")}>{taker.name}</Fact>
-        <Fact label={t("taxId")}>
-          <span class="mono">{formatTaxId(taker.tax_id)}</span>
-        </Fact>
-        <Fact label={t("email")}>{taker.email ?? "—"}</Fact>
-        <Fact label={t("address")}>{taker.address === undefined ? "—" : formatAddress(taker.address)}</Fact>
-      </dl>
+      {taker === null ? <p class="hint">{t("noTaker")}</p> : <PartyFacts party={taker} t={t} />}
+      {document.intermediary !== null && (
+        <>
+          <h2>{t("intermediary")}</h2>
+          <PartyFacts party={document.intermediary} t={t} />
+        </>
+      )}
 
       <h2>{t("service")}</h2>
       <dl class="facts">
@@ -641,6 +676,15 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
       </dl>
 
       <h2>{t("amounts")}</h2>
+      <dl class="facts">
+        <Fact label={t("taxation")}>
+          {t(`taxation_${document.tax.iss?.taxation ?? "taxable"}`)},{" "}
+          {t(`withheldBy_${document.tax.iss?.withheld_by ?? "none"}`)}
+        </Fact>
+        <Fact label={t("amountsSource")}>
+          {amounts.source === "note" ? t("amountsFromNote") : t("amountsComputed")}
+        </Fact>
+      </dl>
       <table class="amounts">
         <caption class="visually-hidden">{t("amounts")}</caption>
         <tbody>
@@ -658,11 +702,31 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
           </tr>
           <tr>
             <th scope="row">{t("issRate")}</th>
-            <td class="num">{formatRate(amounts.iss_rate, lang)}</td>
+            <td class="num">{amounts.iss_rate === null ? "—" : formatRate(amounts.iss_rate, lang)}</td>
           </tr>
           <tr>
             <th scope="row">{t("issAmount")}</th>
-            <td class="num">{formatMoney(amounts.iss_amount, lang)}</td>
+            <td class="num">{amounts.iss_amount === null ? "—" : formatMoney(amounts.iss_amount, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("discounts")}</th>
+            <td class="num">{formatMoney(amounts.unconditional_discount + amounts.conditional_discount, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("issWithheld")}</th>
+            <td class="num">{formatMoney(amounts.iss_withheld, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("federalWithheld")}</th>
+            <td class="num">{formatMoney(amounts.federal_withheld, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("totalWithheld")}</th>
+            <td class="num">{formatMoney(amounts.total_withheld, lang)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("net")}</th>
+            <td class="num">{formatMoney(amounts.net, lang)}</td>
           </tr>
           <tr class="total">
             <th scope="row">{t("total")}</th>
@@ -869,7 +933,34 @@ const CancelDialog = ({ document, onClose, onCancelled }: {
 // ---------------------------------------------------------------------------------------------
 // Formatting
 
-const formatAddress = (address: NonNullable<Document["taker"]["address"]>) =>
+type Party = NonNullable<Document["taker"]>
+
+/** A taker's or intermediary's facts: whichever id it has, and its address in Brazil or abroad. */
+const PartyFacts = ({ party, t }: { readonly party: Party; readonly t: Translate<keyof typeof text.en> }) => (
+  <dl class="facts">
+    <Fact label={t("takerName")}>{party.name}</Fact>
+    <Fact label={t("taxId")}>
+      <span class="mono">
+        {party.tax_id !== undefined ? formatTaxId(party.tax_id) : party.nif ?? party.no_nif_reason ?? "—"}
+      </span>
+    </Fact>
+    <Fact label={t("email")}>{party.email ?? "—"}</Fact>
+    <Fact label={t("address")}>
+      {party.address !== undefined
+        ? formatAddress(party.address)
+        : party.foreign_address !== undefined
+        ? [
+          party.foreign_address.street,
+          party.foreign_address.number,
+          party.foreign_address.city,
+          party.foreign_address.country
+        ].join(", ")
+        : "—"}
+    </Fact>
+  </dl>
+)
+
+const formatAddress = (address: NonNullable<Party["address"]>) =>
   [
     [address.street, address.number, address.complement].filter((part) => part !== undefined).join(", "),
     address.district,

@@ -41,18 +41,17 @@ export const dpsInputOf = (document: SubmissionDocument, environment: Environmen
   series: document.series,
   number: document.number,
   issuer: issuerOf(document.issuer),
-  taker: {
-    taxId: normalizeTaxId(document.taker.tax_id),
-    name: document.taker.name,
-    ...(document.taker.email === undefined ? {} : { email: document.taker.email }),
-    ...(document.taker.address === undefined ? {} : { address: document.taker.address })
-  },
+  taker: document.taker,
+  intermediary: document.intermediary,
   service: {
     code: document.service.code,
-    ...(document.service.nbs_code === undefined ? {} : { nbsCode: document.service.nbs_code }),
+    municipalCode: document.service.municipal_code,
+    nbsCode: document.service.nbs_code,
     description: document.service.description,
-    municipalityCode: document.service.municipality_code
+    municipalityCode: document.service.municipality_code,
+    countryCode: document.service.country_code
   },
   amounts: document.amounts,
+  tax: document.tax,
   notes: document.notes
 })

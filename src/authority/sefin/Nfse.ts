@@ -8,12 +8,10 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { computeAmounts } from "../../domain/Money.js"
 import { ufOfMunicipality } from "../../domain/Registration.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
-  formatCentavos,
   leaf,
   NFSE_NAMESPACE,
   nfseElement,
@@ -25,7 +23,8 @@ import {
   withoutXmlDeclaration,
   XML_DECLARATION
 } from "../xml/XmlText.js"
-import { formatRateForXml, type ParsedDps, readAddress, readInfDps, readPersonTaxId } from "./Dps.js"
+import { type ParsedDps, readAddress, readInfDps, readPersonTaxId } from "./DpsRead.js"
+import { nfseValues } from "./NfseValues.js"
 
 /** The UF of an IBGE municipality code, or undefined for an unknown prefix. */
 export const stateOfMunicipality = ufOfMunicipality
@@ -83,36 +82,6 @@ export interface BuildNfseInput {
 const AUTHORITY_VERSION = "LocalSefin_1.0"
 
 const NOT_INFORMED = "Não informado"
-
-/** "1500.00" → 150000; undefined for anything that is not a TSDec15V2 amount. */
-const centavosOf = (amount: string): number | undefined => {
-  const match = /^(\d{1,15})(?:\.(\d{2}))?$/.exec(amount)
-  return match === null ? undefined : Number(match[1]) * 100 + Number(match[2] ?? "0")
-}
-
-/**
- * The authority's `valores`. Outside the Simples Nacional it computes base, rate and ISS (with the
- * rounding our own amounts use); for a MEI or ME/EPP the ISS goes through the Simples and the real
- * notes carry only the net value, as the sample does. Net = services: nothing is withheld.
- */
-const nfseValues = (input: BuildNfseInput): string => {
-  const services = centavosOf(input.dps.amounts.services) ?? 0
-  const deductions = input.dps.amounts.deductions === undefined ? 0 : (centavosOf(input.dps.amounts.deductions) ?? 0)
-  const net = leaf("vLiq", formatCentavos(services))
-  const rate = input.dps.amounts.issRate ?? input.issRate
-  const deductionsElement = deductions > 0 ? leaf("vCalcDR", formatCentavos(deductions)) : ""
-  if (input.dps.issuer.simplesNacional !== "1" || rate === undefined) return node("valores", deductionsElement, net)
-  const computed = computeAmounts({ services, deductions, issRate: rate })
-  if (Result.isFailure(computed)) return node("valores", deductionsElement, net)
-  return node(
-    "valores",
-    deductionsElement,
-    leaf("vBC", formatCentavos(computed.success.base)),
-    leaf("pAliqAplic", formatRateForXml(computed.success.iss_rate)),
-    leaf("vISSQN", formatCentavos(computed.success.iss_amount)),
-    net
-  )
-}
 
 /**
  * `emit`, as a real note's: the tax id, IM, phone and e-mail the DPS declares (or the register's),
@@ -190,7 +159,7 @@ export const buildNfse = (input: BuildNfseInput): string => {
     leaf("dhProc", brasiliaDateTime(input.processedAt)) +
     leaf("nDFSe", String(input.dfseNumber ?? input.nfseNumber)) +
     issuerElement(input) +
-    nfseValues(input) +
+    nfseValues(input.dps, input.issRate) +
     withoutXmlDeclaration(input.signedDpsXml) +
     "</infNFSe>"
   return `${XML_DECLARATION}<NFSe versao="1.01" xmlns="${NFSE_NAMESPACE}">${infNfse}</NFSe>`
@@ -262,6 +231,8 @@ export interface ParsedNfse {
     readonly base?: string
     readonly issRate?: string
     readonly issAmount?: string
+    /** vTotalRet. */
+    readonly totalWithheld?: string
     readonly net?: string
   }
   readonly dps: {
@@ -363,6 +334,7 @@ export const readNfse = (xml: string): Result.Result<ParsedNfse, NfseUnreadable>
       ...optionalField("base", nfseText(values, "vBC")),
       ...optionalField("issRate", nfseText(values, "pAliqAplic") ?? dps.amounts.issRate),
       ...optionalField("issAmount", nfseText(values, "vISSQN")),
+      ...optionalField("totalWithheld", nfseText(values, "vTotalRet")),
       ...optionalField("net", nfseText(values, "vLiq"))
     },
     dps: {

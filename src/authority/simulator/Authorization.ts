@@ -5,7 +5,8 @@
 import { Effect, Option, Random, Result } from "effect"
 import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
 import { dpsInputOf } from "../sefin/DocumentDps.js"
-import { buildDps, readDps } from "../sefin/Dps.js"
+import { buildDps } from "../sefin/Dps.js"
+import { readDps } from "../sefin/DpsRead.js"
 import { buildNfse } from "../sefin/Nfse.js"
 import type { Authorization, SubmissionDocument, TaxAuthority } from "../TaxAuthority.js"
 import type { SimulatorRecord } from "./SimulatorRepo.js"
@@ -63,7 +64,9 @@ const nfseXmlOf = (
       municipalityCode: address.municipality_code,
       state: address.state,
       postalCode: address.postal_code
-    }
+    },
+    // The simulator stands for every municipality: the rate the document expects is the municipality's.
+    issRate: document.amounts.iss_rate ?? undefined
   })
 }
 

@@ -68,8 +68,10 @@ const sentFields = (document: SubmissionDocument): SubmissionDocument => ({
   issueDate: document.issueDate,
   createdAt: document.createdAt,
   taker: document.taker,
+  intermediary: document.intermediary,
   service: document.service,
   amounts: document.amounts,
+  tax: document.tax,
   notes: document.notes
 })
 

@@ -11,6 +11,7 @@ import documentFiles from "./0009_document_files.js"
 import tenantTaxRegime from "./0010_tenant_tax_regime.js"
 import securityAlertsByKey from "./0011_security_alerts_by_key.js"
 import providerRegistration from "./0012_provider_registration.js"
+import documentTaxContent from "./0013_document_tax_content.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -25,5 +26,6 @@ export const migrations = Migrator.fromRecord({
   "0009_document_files": documentFiles,
   "0010_tenant_tax_regime": tenantTaxRegime,
   "0011_security_alerts_by_key": securityAlertsByKey,
-  "0012_provider_registration": providerRegistration
+  "0012_provider_registration": providerRegistration,
+  "0013_document_tax_content": documentTaxContent
 })

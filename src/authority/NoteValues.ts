@@ -1,0 +1,27 @@
+/**
+ * What an authorized NFS-e says about its amounts, read from its `valores` (either authority's
+ * note: the national system's or the simulator's, both NFS-e v1.01).
+ */
+import * as Result from "effect/Result"
+import type { NoteAmounts } from "../domain/NoteAmounts.js"
+import { readNfse } from "./sefin/Nfse.js"
+import { centavosOf } from "./sefin/NfseValues.js"
+
+const money = (value: string | undefined): number | null => value === undefined ? null : centavosOf(value) ?? null
+
+/** The note's own figures; undefined when the XML is not a readable NFS-e or has no net value. */
+export const noteAmountsOf = (nfseXml: string): NoteAmounts | undefined => {
+  const read = readNfse(nfseXml)
+  if (Result.isFailure(read)) return undefined
+  const amounts = read.success.amounts
+  const net = money(amounts.net)
+  if (net === null) return undefined
+  return {
+    deductions: money(amounts.deductions) ?? 0,
+    base: money(amounts.base),
+    iss_rate: amounts.base === undefined ? null : amounts.issRate ?? null,
+    iss_amount: money(amounts.issAmount),
+    total_withheld: money(amounts.totalWithheld) ?? 0,
+    net
+  }
+}

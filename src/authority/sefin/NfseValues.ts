@@ -1,0 +1,79 @@
+/**
+ * The NFS-e's `valores` as the authority writes them from a DPS: the local authority and the
+ * simulator compute them with the service's own computation (TaxComputation.ts), which follows the
+ * layout's formulas, so a real note and ours carry the same elements for the same DPS.
+ */
+import * as Result from "effect/Result"
+import { computeTaxes, issIsComputed } from "../../domain/TaxComputation.js"
+import { formatCentavos, leaf, node } from "../xml/XmlText.js"
+import type { ParsedDps } from "./DpsRead.js"
+import { formatRateForXml } from "./DpsValues.js"
+
+/** "1500.00" → 150000; undefined for anything that is not a TSDec15V2 amount. */
+export const centavosOf = (amount: string): number | undefined => {
+  const match = /^(\d{1,15})(?:\.(\d{2}))?$/.exec(amount)
+  return match === null ? undefined : Number(match[1]) * 100 + Number(match[2] ?? "0")
+}
+
+const regimeOf = (opSimpNac: string) => opSimpNac === "2" ? "mei" : opSimpNac === "3" ? "me_epp" : "not_opted"
+
+/**
+ * What the authority computes from a DPS (TaxComputation.ts, the layout's formulas): the rate is
+ * the DPS's `pAliq` or, outside the Simples Nacional, the municipality's. A failure is a DPS the
+ * authority refuses (LocalSefin checks the values before building the note).
+ */
+export const noteAmountsOf = (dps: ParsedDps, municipalRate: string | undefined) => {
+  const amount = (value: string | undefined) => value === undefined ? undefined : centavosOf(value)
+  const regime = regimeOf(dps.issuer.simplesNacional)
+  const withheld = dps.amounts.issRetention !== "" && dps.amounts.issRetention !== "1"
+  return computeTaxes({
+    services: amount(dps.amounts.services) ?? 0,
+    unconditionalDiscount: amount(dps.amounts.unconditionalDiscount),
+    conditionalDiscount: amount(dps.amounts.conditionalDiscount),
+    deductions: amount(dps.amounts.deductions),
+    deductionRate: dps.amounts.deductionRate,
+    deductionDocuments: dps.amounts.deductionDocuments.length === 0
+      ? undefined
+      : dps.amounts.deductionDocuments.map((value) => amount(value) ?? 0),
+    benefitReductionRate: dps.amounts.benefitReductionRate,
+    benefitReductionAmount: amount(dps.amounts.benefitReductionAmount),
+    issRate: dps.amounts.issRate ?? (regime === "not_opted" ? municipalRate : undefined),
+    issComputed: issIsComputed({ regime, taxable: dps.amounts.issTaxation === "1", withheld }),
+    issWithheld: withheld,
+    federal: {
+      inss: amount(dps.amounts.inss),
+      irrf: amount(dps.amounts.irrf),
+      csll: amount(dps.amounts.csll),
+      pis: amount(dps.amounts.pis),
+      cofins: amount(dps.amounts.cofins),
+      pisCofinsWithheld: dps.amounts.pisCofinsRetention === "1"
+    }
+  })
+}
+
+/**
+ * The authority's `valores` (TCValoresNFSe): deductions and benefit in reais, then base, rate and
+ * ISS when the note computes the ISS (outside the Simples, or withheld), the retentions and the net
+ * value. Within the Simples and not withheld the real notes carry only the net value, as the
+ * sample does.
+ */
+export const nfseValues = (dps: ParsedDps, municipalRate: string | undefined): string => {
+  const computed = noteAmountsOf(dps, municipalRate)
+  if (Result.isFailure(computed)) return node("valores", leaf("vLiq", dps.amounts.services))
+  const amounts = computed.success
+  const benefit = dps.amounts.benefitReductionRate !== undefined
+    ? "2"
+    : dps.amounts.benefitReductionAmount !== undefined
+    ? "3"
+    : undefined
+  return node(
+    "valores",
+    amounts.deductions > 0 ? leaf("vCalcDR", formatCentavos(amounts.deductions)) : "",
+    benefit === undefined ? "" : leaf("tpBM", benefit) + leaf("vCalcBM", formatCentavos(amounts.benefit_reduction)),
+    amounts.iss_amount === null ? "" : leaf("vBC", formatCentavos(amounts.base)) +
+      leaf("pAliqAplic", formatRateForXml(amounts.iss_rate ?? "0")) +
+      leaf("vISSQN", formatCentavos(amounts.iss_amount)),
+    amounts.total_withheld > 0 ? leaf("vTotalRet", formatCentavos(amounts.total_withheld)) : "",
+    leaf("vLiq", formatCentavos(amounts.net))
+  )
+}
