@@ -34,6 +34,7 @@ const materialOf = (
 ): CredentialMaterial => ({
   credentialId,
   notAfter,
+  verifiedChain: true,
   certificatePem: p12.certificatePem,
   privateKeyPem: Redacted.make(p12.privateKeyPem)
 })
@@ -49,7 +50,12 @@ const vaultHolding = (initial: CredentialMaterial | null) => {
       current === null
         ? Effect.fail(new NoActiveCredential({ tenantId, message: "The tenant has no active credential." }))
         : Effect.succeed(current),
-    canSign: (_, at) => Effect.succeed(current !== null && current.notAfter.getTime() > at.getTime())
+    signing: (_, at) =>
+      Effect.succeed(
+        current !== null && current.notAfter.getTime() > at.getTime()
+          ? Option.some({ verifiedChain: current.verifiedChain })
+          : Option.none()
+      )
   })
   return { layer, set: (material: CredentialMaterial | null) => void (current = material) }
 }
