@@ -8,7 +8,8 @@ import { makePkcs12, makeTestIntermediate, makeTestRoot, testCa, testRoot } from
 import { cnpj } from "../support/taxIds.js"
 
 const DAY = 86_400_000
-const now = new Date()
+// The test root is valid from the moment it is made (lazily, by the first test that needs it).
+const now = () => new Date()
 
 describe("validatePath", () => {
   it("trusts a leaf whose bundle carries its CA, under a trusted root, and names the root", () => {
@@ -17,12 +18,12 @@ describe("validatePath", () => {
       leafPem: p12.certificatePem,
       intermediatePems: [testCa().certPem],
       anchorPems: [testRoot().certPem],
-      at: now
+      at: now()
     })
     expect(verdict).toEqual({ trusted: true, root: "AC RAIZ TESTE ETD" })
     // The same path without the CA, or under other roots, is not one.
     expect(
-      validatePath({ leafPem: p12.certificatePem, intermediatePems: [], anchorPems: [testRoot().certPem], at: now })
+      validatePath({ leafPem: p12.certificatePem, intermediatePems: [], anchorPems: [testRoot().certPem], at: now() })
         .trusted
     ).toBe(false)
     const stranger = makeTestRoot("AC RAIZ ESTRANHA")
@@ -31,7 +32,7 @@ describe("validatePath", () => {
         leafPem: p12.certificatePem,
         intermediatePems: [testCa().certPem, testRoot().certPem],
         anchorPems: [stranger.certPem],
-        at: now
+        at: now()
       }).trusted
     ).toBe(false)
   })
@@ -39,8 +40,8 @@ describe("validatePath", () => {
   it("takes an intermediate only within its validity: the same path verifies inside it, not before or after", () => {
     // The test root is valid from its creation on, so the window lies ahead of now.
     const window = makeTestIntermediate("AC JANELA v1", testRoot(), {
-      notBefore: new Date(now.getTime() + 2 * DAY),
-      notAfter: new Date(now.getTime() + 10 * DAY)
+      notBefore: new Date(now().getTime() + 2 * DAY),
+      notAfter: new Date(now().getTime() + 10 * DAY)
     })
     const p12 = makePkcs12({ cn: `EMPRESA LTDA:${cnpj()}`, password: "x", issuer: window })
     const at = (days: number) =>
@@ -48,7 +49,7 @@ describe("validatePath", () => {
         leafPem: p12.certificatePem,
         intermediatePems: [window.certPem],
         anchorPems: [testRoot().certPem],
-        at: new Date(now.getTime() + days * DAY)
+        at: new Date(now().getTime() + days * DAY)
       }).trusted
     expect(at(5)).toBe(true)
     expect(at(0)).toBe(false)
@@ -60,7 +61,7 @@ describe("validatePath", () => {
       leafPem: testRoot().certPem,
       intermediatePems: [],
       anchorPems: [testRoot().certPem],
-      at: now
+      at: now()
     })
     expect(verdict.trusted).toBe(false)
   })
@@ -75,7 +76,7 @@ describe("validatePath", () => {
       leafPem: p12.certificatePem,
       intermediatePems: [...intermediatePems, testCa().certPem],
       anchorPems: [testRoot().certPem],
-      at: now
+      at: now()
     })
     // Only the first ten certificates of a bundle are looked at: the real CA came too late.
     expect(verdict.trusted).toBe(false)
