@@ -18,8 +18,9 @@ export type AuthorityTarget = "simulator" | "sefin"
  *   production and "produção restrita", from the official API descriptions);
  *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
  * - `TAX_AUTHORITY_LIVE_CA_FILE`, `TAX_AUTHORITY_SANDBOX_CA_FILE` (or `TAX_AUTHORITY_CA_FILE` for
- *   both): a PEM bundle of extra certificate authorities to trust for the authority's TLS (produção
- *   restrita chains to ICP-Brasil, which Node does not trust by default). Verification always stays on.
+ *   both): a PEM bundle of certificate authorities trusted for the authority's TLS in addition to
+ *   the default ones, Node's public roots and the shipped ICP-Brasil roots (produção restrita chains
+ *   to ICP-Brasil, production to a public CA). Verification always stays on.
  * - `TAX_AUTHORITY_SIMULATOR_LATENCY` (duration, default 0 ms) and
  *   `TAX_AUTHORITY_SIMULATOR_FAILURE_RATE` (0..1, default 0): the simulator's behaviour.
  * - `TAX_AUTHORITY_TIMEOUT` (duration, default 10 s): bound on every call; past it the call fails
@@ -192,6 +193,12 @@ export interface AppConfigShape {
    * Unset → generated once in DATA_DIR outside production (src/runtime/Secrets.ts).
    */
   readonly credentialsMasterKey: Option.Option<Redacted.Redacted<string>>
+  /**
+   * `CREDENTIALS_EXTRA_CA_FILE`: a PEM bundle of certificate authorities trusted for tenants'
+   * certificates besides the shipped ICP-Brasil roots (the local authority's test hierarchy, tests).
+   * Never set in production: a certificate under one of them verifies a tenant's tax id.
+   */
+  readonly credentialsExtraCaFile: Option.Option<string>
   /** `PAYMENT_PROVIDER_WEBHOOK_SECRET`: `whsec_<base64>`; same rule when unset. */
   readonly paymentProviderWebhookSecret: Option.Option<Redacted.Redacted<string>>
   /** How often the credential expiry monitor looks for warnings to send and certificates to expire. */
@@ -286,6 +293,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     lease: Config.Duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60)))
   }),
   credentialsMasterKey: Config.option(Config.Redacted("CREDENTIALS_MASTER_KEY")),
+  credentialsExtraCaFile: Config.option(Config.NonEmptyString("CREDENTIALS_EXTRA_CA_FILE")),
   paymentProviderWebhookSecret: Config.option(Config.Redacted("PAYMENT_PROVIDER_WEBHOOK_SECRET")),
   credentialExpiryCheckInterval: Config.Duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
     Config.withDefault(Duration.hours(1))

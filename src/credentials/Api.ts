@@ -106,9 +106,14 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
         OpenApi.Description,
         "Uploads the tenant's A1 certificate: `multipart/form-data` with the fields `file` and `password`, or JSON " +
           "`{pkcs12: <base64>, password}`. The file is at most 64 KiB. The certificate must be valid now and issued to " +
-          "the tenant's CNPJ. It becomes the active credential; the previous one is marked `replaced`. It proves the " +
-          "tenant's tax id (`verified: true`); `409 conflict` when another tenant has proven it first. The private key " +
-          "is stored encrypted; the password is used once to open the file and is not stored."
+          "the tenant's CNPJ. It becomes the active credential; the previous one is marked `replaced`. When it chains " +
+          "to an ICP-Brasil root through the CAs the file carries (export it with its certification path) and names " +
+          "the tenant's CNPJ/CPF in its ICP-Brasil otherName fields (2.16.76.1.3.3, 2.16.76.1.3.1) or its CN, it is " +
+          "stored with `verified_chain: true` and proves the tenant's tax id (`verified: true`); `409 conflict` when " +
+          "another tenant has proven it first. Any other certificate (self-signed, a test CA) is stored with " +
+          "`verified_chain: false` for test documents: it proves nothing and cannot sign live documents for the " +
+          "national system. The private key is stored encrypted; the password is used once to open the file and is " +
+          "not stored."
       ),
     HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {
       params: { tenantId: TenantIdParam },

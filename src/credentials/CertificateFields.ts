@@ -25,6 +25,8 @@ export interface ParsedCertificate {
   /** PKCS#8 PEM of the private key. */
   readonly privateKeyPem: Redacted.Redacted<string>
   readonly certificatePem: string
+  /** The bundle's other certificates (the issuing CAs, when it carries them), for path validation. */
+  readonly chainPems: ReadonlyArray<string>
 }
 
 const certificateDer = (cert: forge.pki.Certificate): Buffer =>
@@ -48,7 +50,11 @@ const validityDate = (date: Date): Date => {
 }
 
 /** Throws when forge cannot re-encode what it parsed, or a validity bound is not a date. */
-export const describeCertificate = (cert: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey): ParsedCertificate => {
+export const describeCertificate = (
+  cert: forge.pki.Certificate,
+  key: forge.pki.rsa.PrivateKey,
+  others: ReadonlyArray<forge.pki.Certificate> = []
+): ParsedCertificate => {
   const keyInfo = forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(key))
   return {
     subject: formatDistinguishedName(cert.subject.attributes),
@@ -59,6 +65,7 @@ export const describeCertificate = (cert: forge.pki.Certificate, key: forge.pki.
     fingerprintSha256: createHash("sha256").update(certificateDer(cert)).digest("hex"),
     taxId: extractTaxId(cert),
     privateKeyPem: Redacted.make(lf(forge.pki.privateKeyInfoToPem(keyInfo))),
-    certificatePem: lf(forge.pki.certificateToPem(cert))
+    certificatePem: lf(forge.pki.certificateToPem(cert)),
+    chainPems: others.map((other) => lf(forge.pki.certificateToPem(other)))
   }
 }

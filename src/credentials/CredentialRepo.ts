@@ -23,6 +23,7 @@ export const CredentialRecord = Schema.Struct({
   notBefore: Schema.Date,
   notAfter: Schema.Date,
   fingerprintSha256: Schema.String,
+  verifiedChain: Schema.Boolean,
   status: CredentialStatus,
   createdAt: Schema.Date
 })
@@ -43,7 +44,7 @@ export const SealedCredential = Schema.Struct({
 })
 export type SealedCredential = typeof SealedCredential.Type
 
-const ActiveSealed = Schema.Struct({ ...SealedCredential.fields, notAfter: Schema.Date })
+const ActiveSealed = Schema.Struct({ ...SealedCredential.fields, notAfter: Schema.Date, verifiedChain: Schema.Boolean })
 
 const ExpiringCredential = Schema.Struct({
   ...CredentialRecord.fields,
@@ -63,7 +64,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns =
-      sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, status, created_at`
+      sql`id, tenant_id, kind, subject, issuer, serial_number, tax_id, not_before, not_after, fingerprint_sha256, verified_chain, status, created_at`
 
     /** Marks the tenant's active credential `replaced`; call in the transaction that inserts the new one. */
     const replaceActive = (tenantId: TenantId, at: Date) =>
@@ -98,7 +99,7 @@ export class CredentialRepo extends Context.Service<CredentialRepo>()("etd/Crede
 
     const activeSealed = (tenantId: TenantId) =>
       sql`
-        SELECT id, tenant_id, envelope, master_key_id, not_after FROM credentials
+        SELECT id, tenant_id, envelope, master_key_id, not_after, verified_chain FROM credentials
         WHERE tenant_id = ${tenantId} AND status = 'active'`.pipe(
         decodeRows(ActiveSealed),
         Effect.map(first)

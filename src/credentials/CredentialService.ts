@@ -22,6 +22,7 @@ import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Paginatio
 import { now } from "../domain/Time.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
+import { CertificateTrust } from "./CertificateTrust.js"
 import { type CredentialRecord, CredentialRepo, type NewCredential } from "./CredentialRepo.js"
 import { CredentialVault } from "./CredentialVault.js"
 import { checkCertificate } from "./Pkcs12.js"
@@ -38,6 +39,7 @@ export const toCredential = (row: CredentialRecord) =>
     not_before: row.notBefore,
     not_after: row.notAfter,
     fingerprint_sha256: row.fingerprintSha256,
+    verified_chain: row.verifiedChain,
     status: row.status,
     created_at: row.createdAt
   })
@@ -64,6 +66,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     const repo = yield* CredentialRepo
     const vault = yield* CredentialVault
     const opener = yield* Pkcs12Opener
+    const trust = yield* CertificateTrust
     const tenants = yield* TenantService
     const inTransaction = yield* makeTransaction
 
@@ -106,6 +109,8 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
         })
       )
 
+      // Bounded native work (CertificatePath.ts): a handful of signature checks at most.
+      const chain = trust.verify(parsed.certificatePem, parsed.chainPems, at)
       const id = yield* makeId("credential")
       const sealed = vault.sealMaterial(tenantId, id, parsed)
       const row: NewCredential = {
@@ -119,6 +124,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
         notBefore: parsed.notBefore,
         notAfter: parsed.notAfter,
         fingerprintSha256: parsed.fingerprintSha256,
+        verifiedChain: chain.trusted,
         status: "active",
         envelope: sealed.envelope,
         masterKeyId: sealed.masterKeyId,
@@ -126,8 +132,9 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
         updatedAt: at
       }
       yield* Effect.andThen(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
-        // The certificate proves the tenant's tax id (SPEC §5): `Conflict` when another tenant proved it first.
-        Effect.andThen(tenants.markVerified(tenantId)),
+        // Only an ICP-Brasil certificate proves the tenant's tax id (SPEC §5): `Conflict` when another
+        // tenant proved it first. Any other is stored for test documents and proves nothing.
+        Effect.andThen(chain.trusted ? tenants.markVerified(tenantId) : Effect.void),
         inTransaction,
         // Two uploads at once: the unique index on the active credential lets one commit first and
         // the other retry, so it replaces the first instead of failing.
@@ -143,7 +150,9 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
       yield* Effect.logInfo("credential uploaded", {
         tenant_id: tenantId,
         credential_id: id,
-        not_after: parsed.notAfter.toISOString()
+        not_after: parsed.notAfter.toISOString(),
+        verified_chain: chain.trusted,
+        ...(chain.trusted ? { root: chain.root } : { chain_problem: chain.reason })
       })
       return toCredential(row)
     })
@@ -171,6 +180,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     Layer.provide([
       CredentialRepo.layer,
       CredentialVault.layer,
+      CertificateTrust.layer,
       Pkcs12Opener.layer,
       TenantService.layer,
       Transaction.layer

@@ -55,6 +55,8 @@ export const MasterKeysLive = Layer.effect(
 export interface CredentialMaterial {
   readonly credentialId: string
   readonly notAfter: Date
+  /** Whether the certificate chained to a trusted root when uploaded (`verified_chain`). */
+  readonly verifiedChain: boolean
   readonly certificatePem: string
   readonly privateKeyPem: Redacted.Redacted<string>
 }
@@ -140,6 +142,7 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
         return {
           credentialId: row.value.id,
           notAfter: row.value.notAfter,
+          verifiedChain: row.value.verifiedChain,
           certificatePem: content.certificate_pem,
           privateKeyPem: Redacted.make(content.private_key_pem)
         }
@@ -187,13 +190,19 @@ export class CredentialVault extends Context.Service<CredentialVault>()("etd/Cre
     }).pipe(Effect.withSpan("CredentialVault.rewrapAll"))
 
     /**
-     * Whether the tenant holds a certificate that can sign now: active and not past its `not_after`
-     * (the expiry monitor marks a lapsed one `expired` only on its next round). Nothing is decrypted.
+     * The tenant's certificate that can sign now, if any: active and not past its `not_after` (the
+     * expiry monitor marks a lapsed one `expired` only on its next round), with whether it chains
+     * to a trusted root. Nothing is decrypted.
      */
-    const canSign = (tenantId: TenantId, at: Date): Effect.Effect<boolean> =>
-      Effect.map(repo.activeSealed(tenantId), Option.exists((row) => row.notAfter.getTime() > at.getTime()))
+    const signing = (tenantId: TenantId, at: Date): Effect.Effect<Option.Option<{ readonly verifiedChain: boolean }>> =>
+      Effect.map(
+        repo.activeSealed(tenantId),
+        Option.flatMap((row) =>
+          row.notAfter.getTime() > at.getTime() ? Option.some({ verifiedChain: row.verifiedChain }) : Option.none()
+        )
+      )
 
-    return { sealMaterial, activeFor, canSign, rewrapAll } as const
+    return { sealMaterial, activeFor, signing, rewrapAll } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -21,8 +21,16 @@ export { Pkcs12Error, Pkcs12ErrorReason } from "./Pkcs12Error.js"
 /** Parses an A1 bundle with its password into its end-entity certificate and private key. */
 export const parsePkcs12 = (pfx: Uint8Array, password: string): Effect.Effect<ParsedCertificate, Pkcs12Error> =>
   openPkcs12(pfx, password).pipe(
-    Effect.flatMap(pickEndEntity),
-    Effect.flatMap(({ cert, key }) =>
-      Effect.try({ try: () => describeCertificate(cert, key), catch: () => pkcs12Error("malformed") })
+    Effect.flatMap((contents) =>
+      Effect.flatMap(pickEndEntity(contents), ({ cert, key }) =>
+        Effect.try({
+          try: () =>
+            describeCertificate(
+              cert,
+              key,
+              contents.certificates.filter((other) => other !== cert)
+            ),
+          catch: () => pkcs12Error("malformed")
+        }))
     )
   )

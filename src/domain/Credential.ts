@@ -22,6 +22,13 @@ export class Credential extends Schema.Class<Credential>("Credential")({
   not_before: DateTime,
   not_after: DateTime,
   fingerprint_sha256: Schema.String.annotate({ description: "Lower-case hex SHA-256 of the certificate's DER." }),
+  verified_chain: Schema.Boolean.annotate({
+    description: "Whether the certificate chained, when uploaded, to an ICP-Brasil root (or a root the operator " +
+      "configured): its path through the CAs the file carries was valid, and it names the tenant's CNPJ/CPF in the " +
+      "ICP-Brasil otherName fields or the CN. Only such a credential verifies the tenant's tax id and signs live " +
+      "documents for the national system, which accepts only ICP-Brasil certificates (the `X509Certificate` of the " +
+      "DPS signature); `false`: stored for test documents only."
+  }),
   status: CredentialStatus.annotate({
     description: "`active`: the one in use; `replaced`: a newer upload took over; `expired`: past `not_after`."
   }),

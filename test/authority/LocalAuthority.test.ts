@@ -19,7 +19,7 @@ import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
 import { type SignedElement, signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { type LocalAuthority, startLocalAuthority } from "../../tools/local-authority/LocalAuthority.js"
-import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
+import { makePkcs12, testCa, type TestPkcs12, testRoot } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
 beforeAll(() => loadSchemas())
@@ -480,8 +480,22 @@ describe("npm run authority:local (tools/local-authority/main.ts)", () => {
   it("prints its URLs and the service's environment lines, writes its CA, serves, and stops on SIGTERM", async () => {
     const dir = mkdtempSync(join(tmpdir(), "local-authority-main-"))
     const caFile = join(dir, "ca.pem")
+    // The test hierarchy, as the service's CREDENTIALS_EXTRA_CA_FILE: client certificates under it are taken.
+    const extraCaFile = join(dir, "extra-cas.pem")
+    writeFileSync(extraCaFile, `${testRoot().certPem}${testCa().certPem}`)
+    const stranger = makePkcs12({
+      cn: `EMPRESA TESTE LTDA:${ISSUER_CNPJ}`,
+      cnpjOid: ISSUER_CNPJ,
+      password: "x",
+      selfSigned: true
+    })
     const child = spawn(process.execPath, ["--import", "tsx", "tools/local-authority/main.ts"], {
-      env: { ...process.env, LOCAL_AUTHORITY_PORT: "0", LOCAL_AUTHORITY_CA_FILE: caFile },
+      env: {
+        ...process.env,
+        LOCAL_AUTHORITY_PORT: "0",
+        LOCAL_AUTHORITY_CA_FILE: caFile,
+        CREDENTIALS_EXTRA_CA_FILE: extraCaFile
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     try {
@@ -503,6 +517,12 @@ describe("npm run authority:local (tools/local-authority/main.ts)", () => {
       const served = await call({ ...authority, url, caPem }, { path: `/SefinNacional/dps/${signedDps().id}` })
       expect(served.status).toBe(404)
       expect(served.json.erro.codigo).toBe("E2404")
+      // A certificate under neither ICP-Brasil nor the configured CAs is refused, as the real system does.
+      const refused = await call({ ...authority, url, caPem }, {
+        path: `/SefinNacional/dps/${signedDps().id}`,
+        identity: stranger
+      })
+      expect(refused.status).toBe(403)
 
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
       child.kill("SIGTERM")

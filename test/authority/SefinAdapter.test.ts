@@ -36,6 +36,7 @@ const materialOf = (
 ): CredentialMaterial => ({
   credentialId,
   notAfter,
+  verifiedChain: true,
   certificatePem: p12.certificatePem,
   privateKeyPem: Redacted.make(p12.privateKeyPem)
 })
@@ -51,7 +52,12 @@ const vaultHolding = (initial: CredentialMaterial | null) => {
       current === null
         ? Effect.fail(new NoActiveCredential({ tenantId, message: "The tenant has no active credential." }))
         : Effect.succeed(current),
-    canSign: (_, at) => Effect.succeed(current !== null && current.notAfter.getTime() > at.getTime())
+    signing: (_, at) =>
+      Effect.succeed(
+        current !== null && current.notAfter.getTime() > at.getTime()
+          ? Option.some({ verifiedChain: current.verifiedChain })
+          : Option.none()
+      )
   })
   return { layer, set: (material: CredentialMaterial | null) => void (current = material) }
 }
@@ -200,6 +206,40 @@ describe("sefin adapter against the local authority", () => {
       expect(expired._tag === "RequestNotSent" && expired.code).toBe("credential_required")
       expect((yield* Effect.flip(refusedAtAcceptance))._tag).toBe("CredentialRequired")
       expect(local.received).toHaveLength(0)
+    }))
+
+  it.live("production takes only a certificate with an ICP-Brasil chain: refused at acceptance and at sending", () =>
+    Effect.gen(function*() {
+      const local = yield* localAuthorityScoped({ environment: 1 })
+      const homologation = vaultHolding({ ...materialOf(ours, "crd_test"), verifiedChain: false })
+      const live = yield* Effect.provide(
+        Effect.map(
+          makeSefinAuthority({
+            environment: "live",
+            system: "production",
+            timeout: Duration.seconds(3),
+            endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
+          }),
+          (authority) => withTimeout(authority, Duration.seconds(3))
+        ),
+        homologation.layer
+      )
+      const liveDocument = document(taxId, { environment: "live" })
+      for (const verified of [true, false]) {
+        const refused = yield* Effect.flip(live.requirementsFor({ tenantId: TENANT, verified }, liveDocument))
+        expect(refused._tag).toBe("CredentialRequired")
+        expect(refused.message).toContain("ICP-Brasil")
+      }
+      // Accepted while an ICP-Brasil certificate was active, then replaced by one stored for homologation.
+      const notSent = yield* Effect.flip(live.submit(submission(liveDocument)))
+      expect(notSent._tag === "RequestNotSent" && notSent.code).toBe("credential_required")
+      expect(local.received).toHaveLength(0)
+      // Homologation takes it: the test environment's adapter only needs a certificate that can sign.
+      const test = yield* Effect.provide(adapterOn(local), homologation.layer)
+      yield* test.requirementsFor({ tenantId: TENANT, verified: false }, document(taxId))
+      // With the chain verified and the tax id proven, production takes the same document.
+      homologation.set(materialOf(ours, "crd_icp"))
+      yield* live.requirementsFor({ tenantId: TENANT, verified: true }, liveDocument)
     }))
 
   it.live("an HTML 404 (wrong base path) proves nothing: the lookup is transient, never 'not submitted'", () =>

@@ -16,7 +16,7 @@ import { gunzipSync, gzipSync } from "node:zlib"
 import { makeSefinClient, type SefinEndpoints } from "../../src/authority/sefin/SefinClient.js"
 import { readSefinErrors } from "../../src/authority/sefin/SefinErrors.js"
 import type { ClientIdentity } from "../../src/authority/sefin/SefinTransport.js"
-import { makePkcs12 } from "../support/certificates.js"
+import { makePkcs12, testRoot } from "../support/certificates.js"
 
 // ---- the real answers ------------------------------------------------------------------------
 
@@ -121,8 +121,9 @@ beforeAll(async () => {
   server = https.createServer({
     key: pki.keyPem,
     cert: pki.certPem,
-    // The tenants' CA, as the real system trusts ICP-Brasil: a connection without one of its certificates fails.
-    ca: tenant.caCertificatePem,
+    // The tenants' hierarchy, as the real system trusts ICP-Brasil's: a connection without one of its
+    // certificates fails. The client sends its certificate alone, so the issuing CA is listed too.
+    ca: [tenant.caCertificatePem, testRoot().certPem],
     requestCert: true,
     rejectUnauthorized: true
   })

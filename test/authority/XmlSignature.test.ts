@@ -14,7 +14,7 @@ import { join } from "node:path"
 import { buildDps } from "../../src/authority/sefin/Dps.js"
 import { type SignedElement, signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
-import { makePkcs12 } from "../support/certificates.js"
+import { makePkcs12, testRoot } from "../support/certificates.js"
 
 // libxml2 and the official schemas, loaded once for the file (as the adapter does at start-up).
 beforeAll(() => loadSchemas())
@@ -79,7 +79,7 @@ const xmlsec1 = (args: ReadonlyArray<string>) => {
   const run = spawnSync("xmlsec1", args, { encoding: "utf8" })
   return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` }
 }
-/** xmlsec1's verdict, trusting only the test CA, with `Id` declared an ID attribute of `element`. */
+/** xmlsec1's verdict, trusting only the test hierarchy, with `Id` declared an ID attribute of `element`. */
 const xmlsecVerify = (xml: string, element: SignedElement) =>
   xmlsec1([
     "--verify",
@@ -87,6 +87,8 @@ const xmlsecVerify = (xml: string, element: SignedElement) =>
     `${NFSE_NS}:${element}`,
     "--trusted-pem",
     file("ca.pem", issuer.caCertificatePem),
+    "--trusted-pem",
+    file("root.pem", testRoot().certPem),
     file("signed.xml", xml)
   ])
 
@@ -319,6 +321,8 @@ describe("verifyEnveloped", () => {
         "/*/*[local-name()='Signature']",
         "--trusted-pem",
         file("ca.pem", other.caCertificatePem),
+        "--trusted-pem",
+        file("root.pem", testRoot().certPem),
         file("nfse.xml", signed)
       ])
       expect(independent.ok, independent.output).toBe(true)

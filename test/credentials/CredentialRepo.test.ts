@@ -23,6 +23,7 @@ const credential = (tenantId: TenantId, taxId: string): NewCredential => ({
   issuer: "CN=AC TESTE",
   serialNumber: "01",
   taxId,
+  verifiedChain: true,
   notBefore: at,
   notAfter: new Date("2026-03-01T12:00:00.000Z"),
   fingerprintSha256: "ab".repeat(32),

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
+import { CertificateTrust, makeCertificateTrust } from "../../src/credentials/CertificateTrust.js"
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
@@ -14,7 +15,7 @@ import { Conflict } from "../../src/domain/Errors.js"
 import { asId } from "../../src/domain/Ids.js"
 import { emptyRegistration } from "../../src/domain/Registration.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
-import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
+import { makePkcs12, type TestPkcs12, testRoot } from "../support/certificates.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
 import { cnpj } from "../support/taxIds.js"
 
@@ -77,8 +78,9 @@ const setup = (
           })
       }),
       recordingTransaction(log),
-      // The real opener: these tests upload real bundles.
-      Pkcs12Opener.layer
+      // The real opener: these tests upload real bundles; trusted when they chain to the test root.
+      Pkcs12Opener.layer,
+      Layer.succeed(CertificateTrust, makeCertificateTrust([testRoot().certPem]))
     ])
   )
   return { layer, log }

@@ -12,7 +12,9 @@ const CN = `EMPRESA TESTE LTDA:${CNPJ}`
 
 // Generating a bundle costs a few openssl processes; share the common one.
 let standard: TestPkcs12 | undefined
-const standardBundle = (): TestPkcs12 => (standard ??= makePkcs12({ cn: CN, cnpjOid: CNPJ, password: PASSWORD }))
+// The end-entity certificate alone: these tests read bundles, their chain is CertificateChain.test.ts's.
+const standardBundle =
+  (): TestPkcs12 => (standard ??= makePkcs12({ cn: CN, cnpjOid: CNPJ, password: PASSWORD, leafOnly: true }))
 
 const expectPkcs12Failure = (pfx: Uint8Array, password: string) =>
   Effect.flip(parsePkcs12(pfx, password)).pipe(

@@ -16,7 +16,7 @@ import {
   type LocalAuthorityOptions,
   localAuthorityScoped
 } from "../../tools/local-authority/LocalAuthority.js"
-import { makePkcs12, type TestPkcs12 } from "./certificates.js"
+import { makePkcs12, testCa, type TestPkcs12, testRoot } from "./certificates.js"
 import { createKey, registerOwner } from "./fixtures.js"
 import { completeRegistration } from "./registration.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, type TestDatabase } from "./TestApp.js"
@@ -41,7 +41,16 @@ export const nationalApp = (
   options: { readonly callTimeout: Duration.Duration; readonly authority?: LocalAuthorityOptions }
 ) => {
   // One local authority per app: the same layer object in both places, so it is built once.
-  const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2, ...options.authority }))
+  // It takes client certificates of the test hierarchy only, as the real one takes ICP-Brasil's; the
+  // tenant's TLS client sends its certificate alone, so the intermediate is among the roots.
+  const LocalAuthorityLive = Layer.effect(
+    Authority,
+    localAuthorityScoped({
+      environment: 2,
+      clientRoots: [testRoot().certPem, testCa().certPem],
+      ...options.authority
+    })
+  )
   const SandboxOnLocalAuthority = Layer.effect(
     TaxAuthorities,
     Effect.gen(function*() {
@@ -69,6 +78,8 @@ export const nationalApp = (
 }
 
 const PASSWORD = "senha-do-certificado"
+// Birth date (ddmmaaaa), CPF, NIS, RG and its issuer, zero-filled where absent, as ICP-Brasil lays them out.
+const RESPONSIBLE = `0101198052998224725${"0".repeat(32)}`
 
 /**
  * A tenant that proved its CNPJ with an A1 certificate (uploaded by its owner), with a complete
@@ -79,9 +90,12 @@ export const certifiedTenant = (label: string) =>
     const owner = yield* registerOwner(label)
     const tenant = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: owner.session })
     const taxId = String(tenant.json?.["tax_id"]).replace(/\D/g, "")
+    // Shaped like an e-CNPJ under the configured test root: the CNPJ in 2.16.76.1.3.3, the
+    // responsible person's birth date and CPF in 2.16.76.1.3.4, the issuing CA in the bundle.
     const p12: TestPkcs12 = makePkcs12({
       cn: `${label.toUpperCase()} LTDA:${taxId}`,
       cnpjOid: taxId,
+      responsibleOid: RESPONSIBLE,
       password: PASSWORD
     })
     const upload = yield* rawRequest("POST", `/v1/tenants/${owner.tenantId}/credentials`, {
@@ -89,6 +103,7 @@ export const certifiedTenant = (label: string) =>
       body: { pkcs12: Buffer.from(p12.pfx).toString("base64"), password: PASSWORD }
     })
     expect(upload.status, upload.text).toBe(201)
+    expect(upload.json?.["verified_chain"]).toBe(true)
     // The national register (CNC) knows the provider as its registration declares it.
     const authority = yield* Effect.serviceOption(Authority)
     if (Option.isSome(authority)) {

@@ -3,7 +3,7 @@
  * database and, when TEST_DATABASE_URL is set, on a fresh schema of a real PostgreSQL.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { createServer } from "node:http"
@@ -11,11 +11,18 @@ import { Api } from "../../src/Api.js"
 import { makeApp } from "../../src/App.js"
 import { type AppConfigShape, AppConfigTest } from "../../src/Config.js"
 
+import { testTrustFile } from "./certificates.js"
+
 export { databaseLayer, type TestDatabase, testDatabases } from "./Databases.js"
 import { databaseLayer, type TestDatabase } from "./Databases.js"
 
+/** Tenants' certificates are trusted when they chain to the test root (test/support/certificates.ts). */
 export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
-  AppConfigTest({ lastUsedFlushInterval: Duration.hours(1), ...overrides })
+  AppConfigTest({
+    lastUsedFlushInterval: Duration.hours(1),
+    credentialsExtraCaFile: Option.some(testTrustFile()),
+    ...overrides
+  })
 
 /**
  * `NodeHttpServer.layerTest`, but the server keeps idle connections for a minute. Client and server

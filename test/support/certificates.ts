@@ -1,12 +1,15 @@
 /**
  * Test certificates shaped like ICP-Brasil A1 ones, generated at test time with the `openssl` CLI
- * (no private key is committed). One throw-away CA per test process signs every end-entity
- * certificate; `openssl ca` is used because, unlike `x509 -req` in OpenSSL 3.0, it accepts
- * arbitrary validity dates, so expired and not-yet-valid certificates need no fake clock.
+ * (no private key is committed). One throw-away hierarchy per test process, shaped like ICP-Brasil's:
+ * a root (`testRoot`, which the test configuration trusts through CREDENTIALS_EXTRA_CA_FILE, see
+ * `testTrustFile`) issues an intermediate CA (`testCa`), which signs every end-entity certificate;
+ * bundles carry the intermediate, as a real export with its certification path does. `openssl ca`
+ * is used because, unlike `x509 -req` in OpenSSL 3.0, it accepts arbitrary validity dates, so
+ * expired and not-yet-valid certificates need no fake clock.
  */
 import forge from "node-forge"
 import { execFileSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -44,6 +47,11 @@ export interface MakePkcs12Options {
   readonly cnpjOidType?: OtherNameStringType
   /** Value of the subjectAltName otherName 2.16.76.1.3.1 (e-CPF holder data). */
   readonly personDataOid?: string
+  /**
+   * Value of the otherName 2.16.76.1.3.4 (an e-CNPJ's responsible person: birth date, CPF, NIS, RG,
+   * issuer); omitted when undefined.
+   */
+  readonly responsibleOid?: string
   /** Default: one hour ago. */
   readonly notBefore?: Date
   /** Default: `notBefore` + `days`. */
@@ -51,8 +59,14 @@ export interface MakePkcs12Options {
   /** Default 365. */
   readonly days?: number
   readonly password: string
-  /** Also put the CA certificate in the bundle. */
+  /** Also put the root certificate in the bundle (the issuing CA is always there unless `leafOnly`). */
   readonly includeChain?: boolean
+  /** Only the end-entity certificate in the bundle, as some exports make it. */
+  readonly leafOnly?: boolean
+  /** The CA that signs the certificate; default `testCa()`, under the configured test root. */
+  readonly issuer?: TestCa
+  /** Self-signed, as one `openssl req -x509` makes it: no CA at all. */
+  readonly selfSigned?: boolean
   readonly encryption?: Pkcs12Encryption
   /** Hex serial number; default 16 random bytes. */
   readonly serialHex?: string
@@ -64,6 +78,7 @@ export interface TestPkcs12 {
   readonly pfx: Uint8Array
   readonly certificatePem: string
   readonly privateKeyPem: string
+  /** The issuing CA's certificate and key (the certificate's own when self-signed). */
   readonly caCertificatePem: string
   readonly caPrivateKeyPem: string
   /** As `openssl x509` reports them, normalized: lower-case hex without colons. */
@@ -89,17 +104,21 @@ const genrsa = (dir: string, file: string): string => {
   return readFileSync(join(dir, file), "utf8")
 }
 
-interface Ca {
+/** A certificate authority of a test hierarchy: its key, its certificate, and the certificates above it. */
+export interface TestCa {
   readonly keyPem: string
   readonly certPem: string
+  /** Its issuers' certificates up to and including the root; empty for a root. */
+  readonly above: ReadonlyArray<string>
 }
 
-let ca: Ca | undefined
+let root: TestCa | undefined
+let ca: TestCa | undefined
+let trustFile: string | undefined
 let sharedKeyPem: string | undefined
 
-// Kept in memory only: vitest's workers do not reliably run exit hooks that would clean a dir.
-const testCa = (): Ca => {
-  if (ca !== undefined) return ca
+/** A self-signed root CA, valid twenty years. */
+export const makeTestRoot = (cn: string): TestCa => {
   const dir = scratch()
   try {
     const keyPem = genrsa(dir, "ca.key")
@@ -114,7 +133,7 @@ const testCa = (): Ca => {
         "7300",
         "-utf8",
         "-subj",
-        "/C=BR/O=ICP-Brasil/OU=Teste/CN=AC TESTE ETD v1",
+        `/C=BR/O=ICP-Brasil/OU=Teste/CN=${cn}`,
         "-addext",
         "basicConstraints=critical,CA:TRUE",
         "-addext",
@@ -124,11 +143,69 @@ const testCa = (): Ca => {
       ],
       { cwd: dir }
     )
-    ca = { keyPem, certPem: readFileSync(join(dir, "ca.pem"), "utf8") }
-    return ca
+    return { keyPem, certPem: readFileSync(join(dir, "ca.pem"), "utf8"), above: [] }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** An intermediate CA under `issuer`; `valid` bounds default to one hour ago until twenty years on. */
+export const makeTestIntermediate = (
+  cn: string,
+  issuer: TestCa,
+  valid: { readonly notBefore?: Date; readonly notAfter?: Date; readonly ca?: boolean } = {}
+): TestCa => {
+  const dir = scratch()
+  try {
+    const keyPem = genrsa(dir, "sub.key")
+    openssl([
+      "req",
+      "-new",
+      "-key",
+      "sub.key",
+      "-utf8",
+      "-subj",
+      `/C=BR/O=ICP-Brasil/OU=Teste/CN=${cn}`,
+      "-out",
+      "sub.csr"
+    ], {
+      cwd: dir
+    })
+    writeFileSync(
+      join(dir, "ext.cnf"),
+      valid.ca === false
+        ? "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        : "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+    )
+    const notBefore = valid.notBefore ?? new Date(Date.now() - 3_600_000)
+    const certPem = signWithCa(dir, issuer, "sub.csr", {
+      notBefore,
+      notAfter: valid.notAfter ?? new Date(notBefore.getTime() + 7300 * 86_400_000),
+      serialHex: randomSerial()
+    })
+    return { keyPem, certPem, above: [issuer.certPem, ...issuer.above] }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The root the test configuration trusts (CREDENTIALS_EXTRA_CA_FILE). Kept in memory only. */
+export const testRoot = (): TestCa => (root ??= makeTestRoot("AC RAIZ TESTE ETD"))
+
+/** The CA that signs end-entity certificates by default, under `testRoot()`. */
+export const testCa = (): TestCa => (ca ??= makeTestIntermediate("AC TESTE ETD v1", testRoot()))
+
+/**
+ * A PEM file with `testRoot()`, for CREDENTIALS_EXTRA_CA_FILE. Named by its content, once per
+ * process: vitest's workers do not reliably run the exit hooks that would remove it.
+ */
+export const testTrustFile = (): string => {
+  if (trustFile !== undefined) return trustFile
+  const pem = testRoot().certPem
+  const file = join(tmpdir(), `etd-test-root-${createHash("sha256").update(pem).digest("hex").slice(0, 16)}.pem`)
+  writeFileSync(file, pem)
+  trustFile = file
+  return file
 }
 
 const endEntityKey = (dir: string, fresh: boolean): string => {
@@ -177,23 +254,65 @@ const randomSerial = (): string => {
 
 const hexOf = (line: string): string => line.slice(line.indexOf("=") + 1).trim().replace(/:/g, "").toLowerCase()
 
-/** An A1-like bundle: end-entity certificate issued by the test CA, its key, optionally the CA. */
+/**
+ * `csr` (in `dir`) signed by `issuer` with the extensions of `dir/ext.cnf`, or by its own key
+ * (`dir/ee.key`) when `issuer` is null; the certificate's PEM.
+ */
+const signWithCa = (
+  dir: string,
+  issuer: TestCa | null,
+  csr: string,
+  options: { readonly notBefore: Date; readonly notAfter: Date; readonly serialHex: string }
+): string => {
+  if (issuer !== null) {
+    writeFileSync(join(dir, "ca.key"), issuer.keyPem)
+    writeFileSync(join(dir, "ca.pem"), issuer.certPem)
+  }
+  writeFileSync(join(dir, "ca.cnf"), CA_CONFIG)
+  writeFileSync(join(dir, "index.txt"), "")
+  writeFileSync(join(dir, "serial"), options.serialHex + "\n")
+  openssl(
+    [
+      "ca",
+      "-batch",
+      "-config",
+      "ca.cnf",
+      ...(issuer === null ? ["-selfsign", "-keyfile", "ee.key"] : ["-cert", "ca.pem", "-keyfile", "ca.key"]),
+      "-in",
+      csr,
+      "-out",
+      "signed.pem",
+      "-notext",
+      "-utf8",
+      "-preserveDN",
+      "-startdate",
+      asn1Time(options.notBefore),
+      "-enddate",
+      asn1Time(options.notAfter),
+      "-extfile",
+      "ext.cnf"
+    ],
+    { cwd: dir }
+  )
+  return readFileSync(join(dir, "signed.pem"), "utf8")
+}
+
+/**
+ * An A1-like bundle: end-entity certificate issued by `issuer` (default the test CA), its key, and
+ * the issuing CA (with the root too when `includeChain`, none when `leafOnly` or self-signed).
+ */
 export const makePkcs12 = (options: MakePkcs12Options): TestPkcs12 => {
-  const authority = testCa()
+  const authority = options.selfSigned === true ? null : (options.issuer ?? testCa())
   const dir = scratch()
   try {
     const privateKeyPem = endEntityKey(dir, options.freshKey === true)
-    writeFileSync(join(dir, "ca.key"), authority.keyPem)
-    writeFileSync(join(dir, "ca.pem"), authority.certPem)
-    writeFileSync(join(dir, "ca.cnf"), CA_CONFIG)
-    writeFileSync(join(dir, "index.txt"), "")
-    writeFileSync(join(dir, "serial"), (options.serialHex ?? randomSerial()) + "\n")
 
     const altNames = [
       ...(options.cnpjOid === undefined
         ? []
         : [`otherName:2.16.76.1.3.3;${otherNameValue(options.cnpjOidType ?? "UTF8", options.cnpjOid)}`]),
-      ...(options.personDataOid === undefined ? [] : [`otherName:2.16.76.1.3.1;OCTETSTRING:${options.personDataOid}`])
+      ...(options.personDataOid === undefined ? [] : [`otherName:2.16.76.1.3.1;OCTETSTRING:${options.personDataOid}`]),
+      ...(options.responsibleOid === undefined ? [] : [`otherName:2.16.76.1.3.4;OCTETSTRING:${options.responsibleOid}`])
     ]
     // A section, not an inline list: the hex form of a value contains a comma.
     writeFileSync(
@@ -215,33 +334,17 @@ export const makePkcs12 = (options: MakePkcs12Options): TestPkcs12 => {
 
     const notBefore = options.notBefore ?? new Date(Date.now() - 3_600_000)
     const notAfter = options.notAfter ?? new Date(notBefore.getTime() + (options.days ?? 365) * 86_400_000)
-    openssl(
-      [
-        "ca",
-        "-batch",
-        "-config",
-        "ca.cnf",
-        "-cert",
-        "ca.pem",
-        "-keyfile",
-        "ca.key",
-        "-in",
-        "ee.csr",
-        "-out",
-        "ee.pem",
-        "-notext",
-        "-utf8",
-        "-preserveDN",
-        "-startdate",
-        asn1Time(notBefore),
-        "-enddate",
-        asn1Time(notAfter),
-        "-extfile",
-        "ext.cnf"
-      ],
-      { cwd: dir }
+    writeFileSync(
+      join(dir, "ee.pem"),
+      signWithCa(dir, authority, "ee.csr", { notBefore, notAfter, serialHex: options.serialHex ?? randomSerial() })
     )
 
+    const chain = authority === null || options.leafOnly === true
+      ? []
+      : options.includeChain === true
+      ? [authority.certPem, ...authority.above]
+      : [authority.certPem]
+    writeFileSync(join(dir, "chain.pem"), chain.join(""))
     openssl(
       [
         "pkcs12",
@@ -250,7 +353,7 @@ export const makePkcs12 = (options: MakePkcs12Options): TestPkcs12 => {
         "ee.key",
         "-in",
         "ee.pem",
-        ...(options.includeChain === true ? ["-certfile", "ca.pem"] : []),
+        ...(chain.length > 0 ? ["-certfile", "chain.pem"] : []),
         "-name",
         "test certificate",
         "-passout",
@@ -268,8 +371,8 @@ export const makePkcs12 = (options: MakePkcs12Options): TestPkcs12 => {
       pfx: new Uint8Array(readFileSync(join(dir, "bundle.p12"))),
       certificatePem: readFileSync(join(dir, "ee.pem"), "utf8"),
       privateKeyPem,
-      caCertificatePem: authority.certPem,
-      caPrivateKeyPem: authority.keyPem,
+      caCertificatePem: authority?.certPem ?? readFileSync(join(dir, "ee.pem"), "utf8"),
+      caPrivateKeyPem: authority?.keyPem ?? privateKeyPem,
       fingerprintSha256: hexOf(x509("-fingerprint", "-sha256")),
       serialNumber: hexOf(x509("-serial")),
       subject: x509("-subject", "-nameopt", "RFC2253").replace(/^subject=/, ""),

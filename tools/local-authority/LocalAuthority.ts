@@ -10,9 +10,11 @@
  * - `POST /SefinNacional/nfse`, `GET|HEAD /SefinNacional/dps/{id}`, `GET /SefinNacional/nfse/{chave}`,
  *   `POST /SefinNacional/nfse/{chave}/eventos`, `GET /danfse/{chave}`.
  *
- * The TLS client certificate is requested but not verified against a trust store: tenants' test
- * certificates are self-signed or chain to a test CA, real ones to ICP-Brasil. A request without a
- * client certificate, or with one outside its validity, is refused (403) before it is looked at.
+ * The TLS client certificate is requested, and checked against `clientRoots` when they are given
+ * (`npm run authority:local` gives the ICP-Brasil roots and CREDENTIALS_EXTRA_CA_FILE's, as the real
+ * system accepts only ICP-Brasil certificates); without them any certificate is taken. A request
+ * without a client certificate, with one outside its validity, or with one that does not chain to
+ * `clientRoots`, is refused (403) before it is looked at.
  *
  * One instance stands for ONE environment (`environment`, tpAmb: 1 production, 2 produção restrita;
  * default 2), as each real environment is a separate system. State is in memory and dies with it.
@@ -75,6 +77,11 @@ export interface LocalAuthorityOptions {
   readonly municipalityNames?: Readonly<Record<string, string>> | undefined
   /** Largest request body accepted. Default 4 MiB. */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * The certificates (PEM; roots, and the intermediates clients do not send) a client certificate
+   * must chain to. Default: none, any client certificate is taken.
+   */
+  readonly clientRoots?: ReadonlyArray<string> | undefined
 }
 
 export interface ReceivedRequest {
@@ -165,6 +172,8 @@ interface ClientCertificate {
   readonly pem: string
   readonly taxId: string | null
   readonly currentlyValid: boolean
+  /** Chains to the authority's `clientRoots` (TLS verification, which also checks validity). */
+  readonly trusted: boolean
 }
 
 /** Whether the certificate is within its validity at `now`; one Node cannot read is not. */
@@ -183,7 +192,8 @@ const clientCertificateOf = (request: IncomingMessage, now: Date): ClientCertifi
   const raw: Buffer | undefined = peer?.raw
   if (raw === undefined || raw.length === 0) return null
   const pem = derToPem(raw)
-  return { pem, taxId: taxIdOf(pem), currentlyValid: validAt(raw, now) }
+  const socket = request.socket as TLSSocket
+  return { pem, taxId: taxIdOf(pem), currentlyValid: validAt(raw, now), trusted: socket.authorized }
 }
 
 class BodyTooLarge extends Error {}
@@ -355,6 +365,20 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
       )
     }
 
+    if (options.clientRoots !== undefined && !certificate.trusted) {
+      return sendJson(
+        response,
+        403,
+        certificateRefusal(
+          operation,
+          environment,
+          processedAt,
+          "O certificado de cliente não pertence a uma cadeia de certificação confiável (ICP-Brasil)."
+        ),
+        headOnly
+      )
+    }
+
     const disruption = takeDisruption(operation)
     switch (disruption) {
       case "unavailable":
@@ -405,8 +429,9 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
       key: keys.server.privateKeyPem,
       cert: keys.server.certificatePem,
       requestCert: true,
-      // Presence is checked per request (clientCertificateOf): tenants' certificates chain to
-      // ICP-Brasil or to nothing this authority knows, so a trust-store check would refuse them.
+      // Checked per request (clientCertificateOf), to answer as the national API does rather than
+      // break the handshake; without `clientRoots` only the presence and validity count.
+      ...(options.clientRoots === undefined ? {} : { ca: [...options.clientRoots] }),
       rejectUnauthorized: false
     },
     (request, response) => {

@@ -4,22 +4,25 @@
  *
  * Settings (flag, then environment variable, then default):
  * - `--port` / `LOCAL_AUTHORITY_PORT`: default 8443;
- * - `--host` / `LOCAL_AUTHORITY_HOST`: default 127.0.0.1 (loopback only, as it trusts any client);
+ * - `--host` / `LOCAL_AUTHORITY_HOST`: default 127.0.0.1 (loopback only: it is a test system);
  * - `--environment` / `LOCAL_AUTHORITY_ENVIRONMENT`: tpAmb it stands for, 1 (production) or
  *   2 (produção restrita), default 2;
  * - `--ca-file` / `LOCAL_AUTHORITY_CA_FILE`: where to write its CA certificate (public PEM, what the
  *   service must trust), default `local-authority-<port>-ca.pem` in the system's temporary directory;
  * - `--timeout-after` / `LOCAL_AUTHORITY_TIMEOUT_AFTER`: how long a `simulate:timeout` answer is
  *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds.
+ * - `CREDENTIALS_EXTRA_CA_FILE`: the same file the service reads; client certificates must chain to
+ *   the shipped ICP-Brasil roots or to its certificates (which may include intermediates).
  *
  * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
  * Its CA and keys are new at every start, so the CA file is rewritten each time.
  */
 import { Duration, Option } from "effect"
-import { rmSync, writeFileSync } from "node:fs"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
+import { icpBrasilRootPems, pemCertificates } from "../../src/credentials/IcpBrasilRoots.js"
 import { startLocalAuthority } from "./LocalAuthority.js"
 
 const fail = (message: string): never => {
@@ -63,9 +66,20 @@ const timeoutAfter = timeoutText === undefined
     () => fail(`timeout-after "${timeoutText}" is not a duration (e.g. "30 seconds")`)
   )
 
-const authority = await startLocalAuthority({ port, host, environment, timeoutAfter }).catch((error: unknown) =>
-  fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
-)
+// Tenants' certificates are taken as the real system takes them: ICP-Brasil's, or the configured test ones.
+const extraCaFile = setting(undefined, "CREDENTIALS_EXTRA_CA_FILE")
+const readExtra = (file: string): ReadonlyArray<string> => {
+  try {
+    return pemCertificates(readFileSync(file, "utf8"))
+  } catch {
+    return fail(`CREDENTIALS_EXTRA_CA_FILE=${file} cannot be read`)
+  }
+}
+const clientRoots = [...icpBrasilRootPems(), ...(extraCaFile === undefined ? [] : readExtra(extraCaFile))]
+
+const authority = await startLocalAuthority({ port, host, environment, timeoutAfter, clientRoots }).catch((
+  error: unknown
+) => fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`))
 // Named by port: a second local authority never overwrites the CA a service trusts for the first.
 const caFile = resolve(caFileSetting ?? join(tmpdir(), `local-authority-${authority.port}-ca.pem`))
 // A fresh file of our own: a file or link someone else left at that path is replaced, never written through.

@@ -35,6 +35,11 @@ const text = texts({
     tooBig: "The file is larger than 64 KiB; an A1 certificate file is a few KiB. Check that it is the right file.",
     unreadable: "The file could not be read. Choose it again.",
     uploaded: "Certificate uploaded. The tenant's tax id is verified.",
+    uploadedUnverified:
+      "Certificate stored for test documents only: it does not chain to an ICP-Brasil root, so it does not verify the tenant's tax id and cannot sign live documents. Upload the e-CNPJ exported with its certification path.",
+    chain: "ICP-Brasil chain",
+    chainOk: "verified: proves the tax id and signs live documents",
+    chainMissing: "not verified: test documents only",
     certificate_password_incorrect: "The password does not open this file. Check it and try again.",
     certificate_expired: "This certificate has expired. Upload a valid certificate.",
     certificate_not_yet_valid: "This certificate is not valid yet. Upload it from its start date, or use another one.",
@@ -85,6 +90,11 @@ const text = texts({
     tooBig: "O arquivo tem mais de 64 KiB; um certificado A1 tem poucos KiB. Confira se é o arquivo certo.",
     unreadable: "Não foi possível ler o arquivo. Escolha-o de novo.",
     uploaded: "Certificado enviado. O CNPJ da conta está verificado.",
+    uploadedUnverified:
+      "Certificado guardado só para documentos de teste: ele não se encadeia a uma raiz ICP-Brasil, então não verifica o CNPJ da conta nem assina documentos reais. Envie o e-CNPJ exportado com o caminho de certificação.",
+    chain: "Cadeia ICP-Brasil",
+    chainOk: "verificada: comprova o CNPJ e assina documentos reais",
+    chainMissing: "não verificada: só documentos de teste",
     certificate_password_incorrect: "A senha não abre este arquivo. Confira e tente de novo.",
     certificate_expired: "Este certificado está vencido. Envie um certificado válido.",
     certificate_not_yet_valid:
@@ -218,6 +228,10 @@ const CredentialCard = ({ credential, t }: { readonly credential: Credential; re
           <dd>{formatDateTime(credential.created_at, lang)}</dd>
         </div>
         <div class="wide">
+          <dt>{t("chain")}</dt>
+          <dd>{t(credential.verified_chain ? "chainOk" : "chainMissing")}</dd>
+        </div>
+        <div class="wide">
           <dt>{t("subject")}</dt>
           <dd class="mono">{credential.subject}</dd>
         </div>
@@ -292,9 +306,9 @@ const UploadForm = ({ onUploaded }: { readonly onUploaded: () => void }) => {
     if (uploaded === undefined) return
     setFile(undefined)
     setFormKey((key) => key + 1)
-    notify(t("uploaded"))
+    notify(t(uploaded.verified_chain ? "uploaded" : "uploadedUnverified"))
     onUploaded()
-    // The tenant is verified now: the frame reads it again (the overview and this screen show it).
+    // The tenant may be verified now: the frame reads it again (the overview and this screen show it).
     refreshTenant()
   }
 

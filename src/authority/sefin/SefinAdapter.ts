@@ -95,6 +95,11 @@ const rejectionOf = (refused: SefinRefused) => {
   })
 }
 
+const ICP_BRASIL_REQUIRED = "Live documents go to the national NFS-e system's production, which accepts only " +
+  "ICP-Brasil certificates: the tenant's active certificate does not chain to an ICP-Brasil root (its " +
+  "`verified_chain` is false), or the tenant has not proven its tax id with one. Upload the tenant's ICP-Brasil " +
+  "A1 certificate, exported with its certification path."
+
 const refusedWith = (refused: SefinRefused, code: string) => refused.errors.some((e) => e.code === code)
 
 export const makeSefinAuthority = (
@@ -138,6 +143,10 @@ export const makeSefinAuthority = (
             code: "credential_required",
             message: "The tenant's A1 certificate has expired; upload a valid one."
           })
+        }
+        // The certificate may have been replaced by one stored for homologation after acceptance.
+        if (options.environment === "live" && !material.verifiedChain) {
+          return yield* new RequestNotSent({ code: "credential_required", message: ICP_BRASIL_REQUIRED })
         }
         return {
           credentialId: material.credentialId,
@@ -313,11 +322,16 @@ export const makeSefinAuthority = (
     const requirementsFor: TaxAuthority["requirementsFor"] = (issuer, document) =>
       Effect.gen(function*() {
         // The national system takes only a DPS signed with the tenant's own certificate.
-        if (!issuer.verified || !(yield* vault.canSign(issuer.tenantId, yield* now))) {
+        const signing = yield* vault.signing(issuer.tenantId, yield* now)
+        if (Option.isNone(signing)) {
           return yield* new CredentialRequired({
             message: `Documents of the ${document.environment} environment go to the national NFS-e system, which ` +
               "needs the tenant's A1 certificate: upload an active certificate for the tenant's tax id first."
           })
+        }
+        // Production takes only ICP-Brasil certificates, and only the proven holder issues for a tax id.
+        if (options.environment === "live" && !(issuer.verified && signing.value.verifiedChain)) {
+          return yield* new CredentialRequired({ message: ICP_BRASIL_REQUIRED })
         }
         if (document.service.nbs_code === undefined) {
           return yield* new InvalidRequest({

@@ -6,15 +6,17 @@
  *
  * One `https.Agent` per credential keeps its TLS connections alive between calls; a changed
  * certificate gets a new agent (the old one is closed once its requests finish), agents left
- * unused are closed, and all are destroyed with the scope. Certificate verification is always on;
- * an extra CA bundle (produção restrita chains to ICP-Brasil, which Node does not trust) is added
- * to Node's default roots, never in place of them.
+ * unused are closed, and all are destroyed with the scope. Certificate verification is always on,
+ * against Node's default roots and the shipped ICP-Brasil ones (production chains to a public CA,
+ * produção restrita to ICP-Brasil, which Node does not trust); an extra CA bundle is added to them,
+ * never in place of them.
  */
 import { Effect, Redacted, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
 import https from "node:https"
 import tls from "node:tls"
+import { icpBrasilRootPems } from "../../credentials/IcpBrasilRoots.js"
 import { SefinUnavailable } from "./SefinErrors.js"
 
 /** The tenant's certificate and key, as the credential vault gives them (`CredentialMaterial` fits). */
@@ -67,8 +69,9 @@ const transportFailure = (error: unknown): SefinUnavailable => {
   const detail = error instanceof Error ? error.message.split(";")[0]!.slice(0, 200) : "unknown error"
   if (isTlsFailure(code)) {
     return new SefinUnavailable({
-      message: `TLS with SEFIN failed (${code}: ${detail}); the service's operator must trust the authority's ` +
-        "certificate authority (TAX_AUTHORITY_SANDBOX_CA_FILE or TAX_AUTHORITY_LIVE_CA_FILE)",
+      message: `TLS with SEFIN failed (${code}: ${detail}); the authority's certificate chains neither to a public ` +
+        "root nor to ICP-Brasil: the service's operator must trust its certificate authority " +
+        "(TAX_AUTHORITY_SANDBOX_CA_FILE or TAX_AUTHORITY_LIVE_CA_FILE)",
       tls: true
     })
   }
@@ -95,11 +98,14 @@ const fingerprintOf = (identity: ClientIdentity): string =>
 /** The exchange for a SEFIN client, with `extraCa` (PEM) trusted on top of Node's default roots. */
 export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<Exchange, never, Scope.Scope> =>
   Effect.gen(function*() {
-    // Node's default roots (its bundle, NODE_EXTRA_CA_CERTS, the system store when enabled) plus the
-    // extra bundle: `ca` alone would replace the roots, not add to them.
-    const ca = extraCa === undefined || extraCa.trim() === ""
-      ? undefined
-      : [...tls.getCACertificates("default"), extraCa]
+    // Node's default roots (its bundle, NODE_EXTRA_CA_CERTS, the system store when enabled), the
+    // ICP-Brasil roots (produção restrita's chain) and the extra bundle: `ca` alone would replace
+    // the roots, not add to them.
+    const ca = [
+      ...tls.getCACertificates("default"),
+      ...icpBrasilRootPems(),
+      ...(extraCa === undefined || extraCa.trim() === "" ? [] : [extraCa])
+    ]
 
     const agents = new Map<string, AgentEntry>()
     const retired = new Set<AgentEntry>()
@@ -140,7 +146,7 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
           timeout: IDLE_SOCKET_MS,
           cert: identity.certificatePem,
           key: Redacted.value(identity.privateKeyPem),
-          ...(ca === undefined ? {} : { ca }),
+          ca,
           rejectUnauthorized: true,
           minVersion: "TLSv1.2"
         }),

@@ -12,6 +12,7 @@ import tenantTaxRegime from "./0010_tenant_tax_regime.js"
 import securityAlertsByKey from "./0011_security_alerts_by_key.js"
 import providerRegistration from "./0012_provider_registration.js"
 import documentTaxContent from "./0013_document_tax_content.js"
+import credentialChain from "./0014_credential_chain.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -27,5 +28,6 @@ export const migrations = Migrator.fromRecord({
   "0010_tenant_tax_regime": tenantTaxRegime,
   "0011_security_alerts_by_key": securityAlertsByKey,
   "0012_provider_registration": providerRegistration,
-  "0013_document_tax_content": documentTaxContent
+  "0013_document_tax_content": documentTaxContent,
+  "0014_credential_chain": credentialChain
 })
