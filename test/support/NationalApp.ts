@@ -37,7 +37,12 @@ const fast: Partial<AppConfigShape> = {
  */
 export const nationalApp = (
   database: TestDatabase,
-  options: { readonly callTimeout: Duration.Duration; readonly authority?: LocalAuthorityOptions }
+  options: {
+    readonly callTimeout: Duration.Duration
+    readonly authority?: LocalAuthorityOptions
+    /** TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE; default local. */
+    readonly danfseSource?: "local" | "national"
+  }
 ) => {
   // One local authority per app: the same layer object in both places, so it is built once.
   const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2, ...options.authority }))
@@ -49,6 +54,7 @@ export const nationalApp = (
         environment: "test",
         system: "homologation",
         timeout: options.callTimeout,
+        danfseSource: options.danfseSource,
         endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
       })
       return TaxAuthorities.fromEach({
