@@ -17,6 +17,9 @@ export type AuthorityTarget = "simulator" | "sefin"
  * - `TAX_AUTHORITY_LIVE_URL`, `TAX_AUTHORITY_SANDBOX_URL`: the SEFIN Nacional base URLs (defaults:
  *   production and "produção restrita", from the official API descriptions);
  *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
+ * - `TAX_AUTHORITY_LIVE_DANFSE_SOURCE`, `TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE`: where a `sefin`
+ *   environment's DANFSe comes from, `local` (default: rendered by the service from the authorized
+ *   NFS-e XML) or `national` (relayed from the national DANFSe API, reported withdrawn in 2026).
  * - `TAX_AUTHORITY_LIVE_CA_FILE`, `TAX_AUTHORITY_SANDBOX_CA_FILE` (or `TAX_AUTHORITY_CA_FILE` for
  *   both): a PEM bundle of certificate authorities trusted for the authority's TLS in addition to
  *   the default ones, Node's public roots and the shipped ICP-Brasil roots (produção restrita chains
@@ -49,8 +52,29 @@ export interface AuthorityAdapterConfig {
   readonly target: AuthorityTarget
   readonly timeout: Duration.Duration
   readonly simulator: { readonly latency: Duration.Duration; readonly failureRate: number }
-  readonly sefin: { readonly sefinUrl: string; readonly danfseUrl: string; readonly caFile: Option.Option<string> }
+  readonly sefin: {
+    readonly sefinUrl: string
+    readonly danfseUrl: string
+    readonly caFile: Option.Option<string>
+    readonly danfseSource: DanfseSource
+  }
 }
+
+/** Where a `sefin` environment's DANFSe comes from: rendered from the NFS-e XML, or the national DANFSe API. */
+export type DanfseSource = "local" | "national"
+
+const danfseSource = (name: string): Config.Config<DanfseSource> =>
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value) =>
+      value === "local" || value === "national" ||
+      `${name}=${JSON.stringify(value)} is not a DANFSe source: use "local" (rendered by the service from the ` +
+        `NFS-e XML) or "national" (the national DANFSe API).`
+    )),
+    name
+  ).pipe(
+    Config.withDefault("local"),
+    Config.map((value) => value as DanfseSource)
+  )
 
 const target = (name: string): Config.Config<AuthorityTarget> =>
   Config.schema(
@@ -104,6 +128,7 @@ const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapt
         `${authorityEnvironments[environment].variablePrefix}_DANFSE_URL`,
         authorityEnvironments[environment].danfseUrl
       ),
+      danfseSource: danfseSource(`${authorityEnvironments[environment].variablePrefix}_DANFSE_SOURCE`),
       // The environment's own bundle first: a test CA trusted for homologation is never trusted for production.
       caFile: Config.option(
         Config.String(`${authorityEnvironments[environment].variablePrefix}_CA_FILE`).pipe(

@@ -85,6 +85,7 @@ export const makeAuthority = (
         environment,
         system,
         timeout: config.timeout,
+        danfseSource: config.sefin.danfseSource,
         endpoints: {
           sefinUrl: config.sefin.sefinUrl,
           danfseUrl: config.sefin.danfseUrl,

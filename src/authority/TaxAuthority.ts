@@ -131,6 +131,8 @@ export interface DanfseRequest {
   /** The stored NFS-e XML: what a DANFSe rendered by the service shows. */
   readonly nfseXml: string
   readonly cancelled: boolean
+  /** Replaced by another note (substitution): the DANFSe is marked SUBSTITUÍDA. */
+  readonly substituted: boolean
 }
 
 /** What the authority knows about a submission id. */

@@ -166,9 +166,12 @@ const fileErrors = [NotFound, InvalidState, CredentialRequired, ServiceUnavailab
 const xmlDescription =
   "The authorized note's NFS-e XML, exactly as the tax authority returned it (`application/xml`). " +
   "`409 invalid_state` before authorization. A cancelled note's XML stays available; `Etd-Document-Status` says `cancelled`."
-const pdfDescription = "The note's DANFSe (`application/pdf`): from the national DANFSe service when the environment " +
-  "targets the national system, rendered by the service with the simulator. `409 invalid_state` before authorization; " +
-  "a cancelled note's PDF carries a CANCELADA stamp."
+const pdfDescription = "The note's DANFSe (`application/pdf`), rendered by the service from the authorized NFS-e XML " +
+  "(the `xml` file) in the national DANFSe layout, in every mode: issuer, taker, intermediary, service, municipal " +
+  "(ISSQN) and federal taxation, retentions and net value, approximate taxes and IBS/CBS as the note carries them, " +
+  "municipality names from the IBGE table, times in Brasília time. An operator may configure an environment to relay " +
+  "the national DANFSe API instead (`TAX_AUTHORITY_*_DANFSE_SOURCE=national`). `409 invalid_state` before " +
+  "authorization; a cancelled note's PDF is marked CANCELADA, over the text without hiding it."
 
 /**
  * A document's files on the tenant path: a key with `documents:read` (its environment), or a

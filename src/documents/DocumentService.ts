@@ -267,14 +267,16 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return { xml: note.nfseXml, document: toDocument(note.row) }
     })
 
-    /** The DANFSe: the national DANFSe service's PDF, or the one the simulator's layer renders. */
+    /** The DANFSe, rendered from the stored NFS-e XML (or, when configured, the national DANFSe API's). */
     const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: DocumentId) {
       const note = yield* noteOf(reader, id)
       const pdf = yield* authorities.for(note.row.environment).danfse({
         tenantId: note.row.tenantId,
         accessKey: note.authority.access_key,
         nfseXml: note.nfseXml,
-        cancelled: note.row.status === "cancelled"
+        cancelled: note.row.status === "cancelled",
+        // No status says a note was replaced until substitution (e105102) is recorded on documents.
+        substituted: false
       }).pipe(
         Effect.catchTags({
           RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),

@@ -16,7 +16,7 @@ import {
   TaxAuthorities,
   type TransientAuthorityError
 } from "../../src/authority/TaxAuthority.js"
-import { AppConfigLive } from "../../src/Config.js"
+import { appConfig, AppConfigLive } from "../../src/Config.js"
 import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
@@ -146,6 +146,25 @@ for (const database of testDatabases) {
           TAX_AUTHORITY_LIVE_CA_FILE: "/nonexistent/live.pem"
         })
         expect(defectMessage(liveOwn)).toContain("/nonexistent/live.pem")
+      }))
+
+    it.effect("reads where a sefin environment's DANFSe comes from: local by default, national on request, nothing else", () =>
+      Effect.gen(function*() {
+        const sourcesWith = (env: Record<string, string>) =>
+          Effect.map(
+            Effect.orDie(appConfig.parse(ConfigProvider.fromEnv({ env }))),
+            (config) => [config.authority.live.sefin.danfseSource, config.authority.test.sefin.danfseSource]
+          )
+        expect(yield* sourcesWith({})).toEqual(["local", "local"])
+        expect(yield* sourcesWith({ TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE: "national" })).toEqual(["local", "national"])
+        expect(yield* sourcesWith({ TAX_AUTHORITY_LIVE_DANFSE_SOURCE: "national" })).toEqual(["national", "local"])
+        const unknown = yield* start({ TAX_AUTHORITY_LIVE_TARGET: "sefin", TAX_AUTHORITY_LIVE_DANFSE_SOURCE: "adn" })
+        expect(defectMessage(unknown)).toContain("TAX_AUTHORITY_LIVE_DANFSE_SOURCE")
+        expect(defectMessage(unknown)).toContain(`"local"`)
+        expect(defectMessage(unknown)).toContain(`"national"`)
+        expect(defectMessage(
+          yield* start({ TAX_AUTHORITY_SANDBOX_TARGET: "sefin", TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE: "national" })
+        )).toBe("succeeded")
       }))
 
     it.effect("refuses a failure rate outside 0..1 and a malformed timeout", () =>

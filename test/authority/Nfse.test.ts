@@ -266,7 +266,9 @@ describe("NFS-e v1.01", () => {
       "<emit><CNPJ>11222333000181</CNPJ><xNome>Não informado</xNome><enderNac><xLgr>Não informado</xLgr><nro>S/N</nro>" +
         "<xBairro>Não informado</xBairro><cMun>3550308</cMun><UF>SP</UF><CEP>00000000</CEP></enderNac></emit>"
     )
-    expect(xml).toContain("<xLocEmi>Município 3550308</xLocEmi>")
+    // The IBGE table names the municipalities when the authority is given no names of its own.
+    expect(xml).toContain("<xLocEmi>São Paulo</xLocEmi>")
+    expect(xml).toContain("<xLocIncid>São Paulo</xLocIncid>")
     expect(xml).toContain("<xTribNac>Código de tributação nacional 010701</xTribNac>")
     expect(stateOfMunicipality("1302603")).toBe("AM")
     expect(stateOfMunicipality("5300108")).toBe("DF")

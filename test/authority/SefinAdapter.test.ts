@@ -19,8 +19,12 @@ import { type LocalAuthority, localAuthorityScoped } from "../../tools/local-aut
 import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKeys.js"
 import { plainAmounts } from "../support/amounts.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
+import { missingValues, pdfText } from "../support/DanfseText.js"
 import { cnpj } from "../support/fixtures.js"
 import { registeredIssuer } from "../support/registration.js"
+import { hasTool } from "../support/tools.js"
+
+const POPPLER = hasTool("pdftotext")
 
 const TENANT = asId("tenant", "ten_sefin")
 const PASSWORD = "senha"
@@ -87,12 +91,17 @@ const submission = (doc: SubmissionDocument): Submission => ({
   document: doc
 })
 
-const adapterOn = (local: LocalAuthority, endpoints: Partial<{ sefinUrl: string }> = {}) =>
+const adapterOn = (
+  local: LocalAuthority,
+  endpoints: Partial<{ sefinUrl: string }> = {},
+  danfseSource?: "local" | "national"
+) =>
   Effect.map(
     makeSefinAuthority({
       environment: "test",
       system: "homologation",
       timeout: Duration.seconds(3),
+      danfseSource,
       endpoints: { sefinUrl: endpoints.sefinUrl ?? local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
     }),
     (authority) => withTimeout(authority, Duration.seconds(3))
@@ -191,6 +200,37 @@ describe("sefin adapter against the local authority", () => {
       const error = yield* Effect.flip(authority.cancel({ ...request, ...refused, accessKey: other.accessKey }))
       expect(error._tag).toBe("AuthorityRejected")
     }).pipe(Effect.provide(vault.layer)))
+
+  it.live.skipIf(!POPPLER)(
+    "renders the DANFSe from the NFS-e XML by default; relays the national DANFSe API only when configured (needs pdftotext)",
+    () =>
+      Effect.gen(function*() {
+        const local = yield* localAuthorityScoped()
+        const note = yield* (yield* adapterOn(local)).submit(submission(document(taxId)))
+        const request = {
+          tenantId: TENANT,
+          accessKey: note.accessKey,
+          nfseXml: note.nfseXml,
+          cancelled: false,
+          substituted: false
+        }
+        const rendered = yield* (yield* adapterOn(local)).danfse(request)
+        expect(local.received.some((r) => r.operation === "getDanfse")).toBe(false)
+        expect(missingValues(note.nfseXml, pdfText(rendered))).toEqual([])
+        const marked = pdfText(yield* (yield* adapterOn(local)).danfse({ ...request, cancelled: true }))
+        expect(marked).toContain("NFS-e CANCELADA")
+        expect(missingValues(note.nfseXml, marked)).toEqual([])
+
+        const relayed = yield* (yield* adapterOn(local, {}, "national")).danfse(request)
+        expect(local.received.filter((r) => r.operation === "getDanfse")).toHaveLength(1)
+        // The local authority renders with the same renderer: the relayed PDF is the same document.
+        expect(Buffer.from(relayed).equals(Buffer.from(rendered))).toBe(true)
+        const unknown = yield* Effect.flip(
+          (yield* adapterOn(local, {}, "national")).danfse({ ...request, accessKey: "1".repeat(50) })
+        )
+        expect(unknown._tag).toBe("AuthorityUnavailable")
+      }).pipe(Effect.provide(vault.layer))
+  )
 
   it.live("no certificate, or an expired one: RequestNotSent credential_required, nothing sent", () =>
     Effect.gen(function*() {

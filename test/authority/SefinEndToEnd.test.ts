@@ -5,18 +5,21 @@
  *
  * A tenant uploads its A1 certificate, issues a document, the DPS it sent is checked by tools we
  * did not write (xmlsec1 for the signature, xmllint for the official schema), reads the NFS-e XML
- * and the DANFSe, and cancels it with a signed e101101 event. Around that path: a tenant without a
+ * and the DANFSe (rendered by the service from that XML, every value of it on the page), and cancels
+ * it with a signed e101101 event. Around that path: a tenant without a
  * certificate is refused at acceptance, a business refusal becomes `rejected` with the authority's
  * code, and an answer lost to a timeout is reconciled through `GET /dps/{id}` without a second note.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
 import { expectError } from "../support/accounts.js"
+import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
 import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
@@ -24,7 +27,16 @@ import { hasTool } from "../support/tools.js"
 
 const XMLSEC1 = hasTool("xmlsec1")
 const XMLLINT = hasTool("xmllint")
-const PDFTOPPM = hasTool("pdftoppm")
+const PDFTOTEXT = hasTool("pdftotext")
+
+/** A binary answer, byte for byte (rawRequest decodes bodies as text). */
+const bytesOf = (token: string, path: string) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const response = yield* http.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
+    expect(response.status).toBe(200)
+    return new Uint8Array(yield* response.arrayBuffer)
+  }).pipe(Effect.scoped)
 
 /** Short timeout so `simulate:timeout` is reconciled within the test. */
 const appOn = (database: TestDatabase) =>
@@ -145,12 +157,17 @@ for (const database of testDatabases) {
           expect(bySession.status).toBe(200)
           expect(bySession.text).toBe(xml.text)
 
-          // The DANFSe comes from the (local) national DANFSe service.
+          // The DANFSe is rendered by the service from the NFS-e XML, not asked of the national DANFSe API.
           const pdf = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/documents/${document.id}/pdf`, { token })
           expect(pdf.status).toBe(200)
           expect(pdf.headers["content-type"]).toContain("application/pdf")
           expect(pdf.text.startsWith("%PDF-")).toBe(true)
-          expect(local.received.some((r) => r.operation === "getDanfse")).toBe(true)
+          expect(local.received.some((r) => r.operation === "getDanfse")).toBe(false)
+          if (PDFTOTEXT) {
+            const text = pdfText(yield* bytesOf(token, `/v1/documents/${document.id}/pdf`))
+            expect(missingValues(xml.text, text)).toEqual([])
+            expect(text).toContain("São Paulo - SP")
+          }
 
           // A reason the national schema refuses (outside Latin-1) is a 400 on `reason`; the note stands.
           const emojiReason = yield* rawRequest("POST", `/v1/documents/${document.id}/cancel`, {
@@ -193,9 +210,10 @@ for (const database of testDatabases) {
           const afterXml = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
           expect(afterXml.status).toBe(200)
           expect(afterXml.headers["etd-document-status"]).toBe("cancelled")
-          if (PDFTOPPM) {
-            const afterPdf = yield* rawRequest("GET", `/v1/documents/${document.id}/pdf`, { token })
-            expect(afterPdf.status).toBe(200)
+          if (PDFTOTEXT) {
+            const afterPdf = pdfText(yield* bytesOf(token, `/v1/documents/${document.id}/pdf`))
+            expect(afterPdf).toContain("NFS-e CANCELADA")
+            expect(missingValues(xml.text, afterPdf)).toEqual([])
           }
         }))
 

@@ -3,7 +3,7 @@
  * plain `node` on a fresh embedded database. The rest of the suite runs the TypeScript sources, so
  * this is the one test of the build itself: a module the bundle lost, a file it can no longer find
  * (the worker thread that opens certificates, the lazily loaded PDF renderer, the shipped XSDs, the
- * dashboard's files) or
+ * IBGE municipality table, the dashboard's files) or
  * a package that must stay outside it would pass everywhere else and fail here.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -15,7 +15,9 @@ import { join } from "node:path"
 import { freePort } from "../load/loadgen.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { completeRegistration } from "../support/registration.js"
+import { pdfText } from "../support/DanfseText.js"
 import { cnpj } from "../support/taxIds.js"
+import { hasTool } from "../support/tools.js"
 
 const root = new URL("../..", import.meta.url)
 const PASSWORD = "correct horse battery staple"
@@ -40,11 +42,13 @@ const call = async (
     body: options.form ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined)
   })
   const type = response.headers.get("content-type") ?? ""
+  const raw = type.includes("json") ? new Uint8Array() : new Uint8Array(await response.arrayBuffer())
   return {
     status: response.status,
     type,
     json: type.includes("json") ? (await response.json()) as Record<string, any> : {},
-    bytes: type.includes("json") ? 0 : (await response.arrayBuffer()).byteLength
+    bytes: raw.byteLength,
+    raw
   }
 }
 
@@ -142,6 +146,10 @@ describe("the built service (dist/, as npm start runs it)", () => {
     expect(pdf.status).toBe(200)
     expect(pdf.type).toBe("application/pdf")
     expect(pdf.bytes).toBeGreaterThan(1000)
+    if (hasTool("pdftotext")) {
+      // The IBGE table travels in the bundle: the simulator's note and its DANFSe name the municipality.
+      expect(pdfText(pdf.raw)).toContain("São Paulo - SP")
+    }
 
     // The dashboard's files sit beside the bundle (dist/dashboard), found from where it runs.
     const page = await fetch(`${base}/`)

@@ -1,6 +1,6 @@
 /**
  * A document's files in simulator mode (SPEC §6 "Files"): the NFS-e XML as the authority returned
- * it and the DANFSe the service renders, for a key with `documents:read` (its environment) and for
+ * it and the DANFSe the service renders from it, for a key with `documents:read` (its environment) and for
  * a member's session (either environment); `409 invalid_state` before authorization; a cancelled
  * note's files stay and say so.
  */
@@ -16,6 +16,7 @@ import { makeApp } from "../../src/App.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
 import { addMember, expectError } from "../support/accounts.js"
+import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import {
   client,
@@ -220,7 +221,7 @@ for (const database of testDatabases) {
         }))
 
       it.effect.skipIf(!POPPLER)(
-        "the DANFSe renders (pdftoppm) with the note's data, and says CANCELADA once cancelled (needs poppler-utils)",
+        "the DANFSe renders (pdftoppm) with every value of the note's XML, and says CANCELADA once cancelled (needs poppler-utils)",
         () =>
           Effect.gen(function*() {
             const owner = yield* registerOwner("danfse")
@@ -237,6 +238,10 @@ for (const database of testDatabases) {
             expect(before.text).toContain("1.234,56")
             expect(before.text).toContain("SEM VALIDADE JURÍDICA")
             expect(before.text).not.toContain("CANCELADA")
+            // Every value of the note the simulator authorized, read back from the page (its places named).
+            const nfseXml = (yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token: test.token })).text
+            expect(nfseXml).toContain("<xLocEmi>São Paulo</xLocEmi>")
+            expect(missingValues(nfseXml, pdfText(pdf.bytes))).toEqual([])
 
             const cancel = yield* rawRequest("POST", `/v1/documents/${id}/cancel`, {
               token: test.token,
@@ -248,6 +253,8 @@ for (const database of testDatabases) {
             expect(xml.headers["etd-document-status"]).toBe("cancelled")
             const after = pdfPage((yield* bytesOf(test.token, `/v1/documents/${id}/pdf`)).bytes)
             expect(after.text).toContain("CANCELADA")
+            expect(missingValues(nfseXml, pdfText((yield* bytesOf(test.token, `/v1/documents/${id}/pdf`)).bytes)))
+              .toEqual([])
           })
       )
     }

@@ -38,7 +38,12 @@ const fast: Partial<AppConfigShape> = {
  */
 export const nationalApp = (
   database: TestDatabase,
-  options: { readonly callTimeout: Duration.Duration; readonly authority?: LocalAuthorityOptions }
+  options: {
+    readonly callTimeout: Duration.Duration
+    readonly authority?: LocalAuthorityOptions
+    /** TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE; default local. */
+    readonly danfseSource?: "local" | "national"
+  }
 ) => {
   // One local authority per app: the same layer object in both places, so it is built once.
   // It takes client certificates of the test hierarchy only, as the real one takes ICP-Brasil's; the
@@ -59,6 +64,7 @@ export const nationalApp = (
         environment: "test",
         system: "homologation",
         timeout: options.callTimeout,
+        danfseSource: options.danfseSource,
         endpoints: { sefinUrl: local.url, danfseUrl: local.danfseUrl, ca: local.caPem }
       })
       return TaxAuthorities.fromEach({

@@ -32,7 +32,7 @@
 import { Result } from "effect"
 import { randomInt } from "node:crypto"
 import { gunzipSync, gzipSync } from "node:zlib"
-import { renderDanfse } from "../../src/authority/danfse/Danfse.js"
+import { renderNfseXml } from "../../src/authority/danfse/Danfse.js"
 import { buildAccessKey, yearMonthOf } from "../../src/authority/sefin/AccessKey.js"
 import {
   buildEvento,
@@ -40,7 +40,7 @@ import {
   readCancellationRequest
 } from "../../src/authority/sefin/CancellationEvent.js"
 import { type ParsedDps, readDps } from "../../src/authority/sefin/DpsRead.js"
-import { buildNfse, type NfseIssuerAddress, readNfse } from "../../src/authority/sefin/Nfse.js"
+import { buildNfse, type NfseIssuerAddress } from "../../src/authority/sefin/Nfse.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { validateXml } from "../../src/authority/xml/Xsd.js"
@@ -124,7 +124,7 @@ export interface LocalSefinOptions {
   readonly issRate: string
   /** Issuers' register entries by normalized CNPJ/CPF; without one the NFS-e says "Não informado". */
   readonly taxpayers?: Readonly<Record<string, RegisteredTaxpayer>> | undefined
-  /** Municipality names by IBGE code; default "Município <code>". */
+  /** Municipality names by IBGE code; default the IBGE table's. */
   readonly municipalityNames?: Readonly<Record<string, string>> | undefined
   /** The authority's own certificate and key, for the NFS-e and events it signs. */
   readonly signer: IssuedCertificate
@@ -446,10 +446,10 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
   const getDanfse = async (accessKey: string, call: SefinCall): Promise<Outcome> => {
     const found = ownNfse(accessKey, call)
     if (Result.isFailure(found)) return { answer: found.failure }
-    const parsed = readNfse(found.success.nfseXml)
-    // The authority built this XML itself: not reading it back is the authority's own bug.
-    if (Result.isFailure(parsed)) throw new Error("the local authority cannot read an NFS-e it issued")
-    const bytes = await renderDanfse(parsed.success, { cancelled: found.success.cancellation !== null, environment })
+    const bytes = await renderNfseXml(found.success.nfseXml, {
+      cancelled: found.success.cancellation !== null,
+      substituted: false
+    })
     return { answer: { kind: "pdf", status: 200, bytes } }
   }
 

@@ -22,6 +22,9 @@ const formatDecimal = (raw: string): string | null => {
   return `${sign}${grouped},${fraction.padEnd(2, "0")}`
 }
 
+/** A decimal amount without a currency ("4000.00" → "4.000,00"), for values in a foreign currency. */
+export const formatNumber = (raw: string | undefined): string => !present(raw) ? EMPTY : formatDecimal(raw) ?? raw
+
 export const formatMoney = (raw: string | undefined): string => {
   if (!present(raw)) return EMPTY
   const decimal = formatDecimal(raw)
@@ -34,10 +37,27 @@ export const formatRate = (raw: string | undefined): string => {
   return decimal === null ? raw : `${decimal}%`
 }
 
-/** "2026-01-15T19:43:39-03:00" → "15/01/2026 19:43:39", the wall-clock time the authority wrote. */
+const BRASILIA_OFFSET_MINUTES = -180
+
+const pad = (n: number) => String(n).padStart(2, "0")
+
+/**
+ * "2026-01-15T22:43:39Z" → "15/01/2026 19:43:39": the moment in Brasília time (UTC−3, no daylight
+ * saving since 2019), whatever offset the XML wrote it with. Fractions of a second are dropped.
+ */
 export const formatDateTime = (raw: string): string => {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(raw)
-  return match === null ? raw : `${match[3]}/${match[2]}/${match[1]} ${match[4]}:${match[5]}:${match[6]}`
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})?$/.exec(raw.trim())
+  if (match === null) return raw
+  const [, year, month, day, hour, minute, second, zone] = match
+  if (zone === undefined) return `${day}/${month}/${year} ${hour}:${minute}:${second}`
+  const offset = zone === "Z"
+    ? 0
+    : (zone.startsWith("-") ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)))
+  const utc = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)) -
+    offset * 60_000
+  const at = new Date(utc + BRASILIA_OFFSET_MINUTES * 60_000)
+  return `${pad(at.getUTCDate())}/${pad(at.getUTCMonth() + 1)}/${at.getUTCFullYear()} ` +
+    `${pad(at.getUTCHours())}:${pad(at.getUTCMinutes())}:${pad(at.getUTCSeconds())}`
 }
 
 export const formatDate = (raw: string): string => {
@@ -93,10 +113,30 @@ export const formatStreetLine = (address: DanfseAddress | undefined): string => 
   return parts.length === 0 ? EMPTY : parts.join(" - ")
 }
 
+/** "São Paulo - SP", or the code when no name is known. */
 export const formatMunicipality = (name: string | undefined, code: string | undefined, state?: string): string => {
   const place = present(name) ? name : present(code) ? code : undefined
   if (place === undefined) return EMPTY
   return present(state) ? `${place} - ${state}` : place
+}
+
+/** A code and its description, "040303 - Clínicas ...", either alone when the other is absent. */
+export const codeAndText = (code: string | undefined, description: string | undefined): string =>
+  [code, description].filter(present).join(" - ") || EMPTY
+
+/** What is present of the values, joined by " / ", or "-". */
+export const joined = (...values: ReadonlyArray<string | undefined>): string =>
+  values.filter((value): value is string => present(value) && value !== EMPTY).join(" / ") || EMPTY
+
+/** The sum of decimal amounts ("12.50" + "3.00" → "15.50"), in centavos, or undefined when none is given. */
+export const sumAmounts = (...amounts: ReadonlyArray<string | undefined>): string | undefined => {
+  const given = amounts.filter(present).map((amount) => /^(\d+)(?:\.(\d{1,2}))?$/.exec(amount.trim()))
+  if (given.length === 0 || given.some((match) => match === null)) return undefined
+  const centavos = given.reduce(
+    (sum, match) => sum + BigInt(match![1]!) * 100n + BigInt((match![2] ?? "").padEnd(2, "0")),
+    0n
+  )
+  return `${centavos / 100n}.${String(centavos % 100n).padStart(2, "0")}`
 }
 
 // WinAnsiEncoding (the standard fonts' encoding) beyond Latin-1: what it can print in 0x80–0x9F.

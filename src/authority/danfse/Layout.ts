@@ -28,14 +28,14 @@ export const RULE = "#7a7a7a"
 const TITLE_FILL = "#e4e4e4"
 export const ALERT = "#c00000"
 
-export const BLOCK_GAP = 4
+export const BLOCK_GAP = 3
 export const BLOCK_TITLE_HEIGHT = 11
 const BLOCK_TITLE_SIZE = 7
 export const BLOCK_PADDING_X = 4
-const LABEL_SIZE = 5.8
-export const LABEL_HEIGHT = 7.5
-const VALUE_SIZE = 8
-export const ROW_PADDING = 2.5
+const LABEL_SIZE = 5.4
+export const LABEL_HEIGHT = 6.6
+const VALUE_SIZE = 7.6
+export const ROW_PADDING = 1.8
 const FIELD_GUTTER = 4
 const FIELD_MAX_LINES = 4
 
@@ -141,7 +141,7 @@ export const clampLines = (doc: Doc, lines: Array<string>, max: number, width: n
 // ---------------------------------------------------------------------------------------------
 // Blocks: a titled box of rows, measured before it is drawn
 
-interface Field {
+export interface Field {
   readonly label: string
   readonly value: string
   /** Twelfths of the block's width. */
@@ -246,8 +246,12 @@ export const drawAligned = (
   drawLine(doc, text, align === "center" ? x + (width - textWidth) / 2 : x + width - textWidth, y, font, size, color)
 }
 
-export const drawLabel = (doc: Doc, label: string, x: number, y: number) =>
-  drawLine(doc, label, x, y, FONT_BOLD, LABEL_SIZE, LABEL_INK)
+/** A field's label; one wider than `width` is set smaller rather than run into its neighbour. */
+export const drawLabel = (doc: Doc, label: string, x: number, y: number, width?: number) => {
+  const natural = measure(doc, FONT_BOLD, LABEL_SIZE)(label)
+  const size = width === undefined || natural <= width ? LABEL_SIZE : Math.max(4, (LABEL_SIZE * width) / natural)
+  drawLine(doc, label, x, y, FONT_BOLD, size, LABEL_INK)
+}
 
 const drawBlockFrame = (doc: Doc, title: string, top: number, height: number) => {
   doc.rect(MARGIN, top, CONTENT_WIDTH, BLOCK_TITLE_HEIGHT).fill(TITLE_FILL)
@@ -263,7 +267,7 @@ export const drawBlock = (doc: Doc, block: Block, top: number): number => {
     switch (row.kind) {
       case "fields":
         for (const field of row.fields) {
-          drawLabel(doc, field.label, field.x, y + ROW_PADDING)
+          drawLabel(doc, field.label, field.x, y + ROW_PADDING, field.width)
           field.lines.forEach((line, i) =>
             drawLine(
               doc,

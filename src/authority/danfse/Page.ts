@@ -1,7 +1,7 @@
 /**
  * The fixed parts of the DANFSe's pages: page 1's header, identification (access key, NFS-e and
  * DPS numbers and dates) with the QR code, the continuation pages' header, the homologation band,
- * the footer and the cancelled stamp. They are the same size whatever the note says; the blocks
+ * the footer and the marks of a cancelled or replaced note. They are the same size whatever the note says; the blocks
  * that grow come below them.
  *
  * The QR code is drawn as vector squares from `QRCode.create(url).modules`, not as an image, so the
@@ -9,7 +9,7 @@
  */
 import QRCode from "qrcode"
 import type { DanfseData, DanfseOptions } from "./DanfseData.js"
-import { formatDate, formatDateTime, formatMunicipality, groupAccessKey, present } from "./Format.js"
+import { EMPTY, formatDate, formatDateTime, formatMunicipality, groupAccessKey, present } from "./Format.js"
 import {
   ALERT,
   BLOCK_GAP,
@@ -43,12 +43,12 @@ const danfseConsultationUrl = (accessKey: string): string =>
 const QR_ERROR_CORRECTION = "M" as const
 
 // The fixed parts' sizes, in points.
-const HEADER_HEIGHT = 50
+const HEADER_HEIGHT = 46
 const CONTINUATION_HEADER_HEIGHT = 30
 const IDENTIFICATION_TOP = MARGIN + HEADER_HEIGHT + 4
-const IDENTIFICATION_HEIGHT = 128
+const IDENTIFICATION_HEIGHT = 122
 const QR_COLUMN_WIDTH = 132
-const QR_SIZE = 84
+const QR_SIZE = 80
 const HOMOLOGATION_BAND_HEIGHT = 16
 
 /**
@@ -58,7 +58,7 @@ const HOMOLOGATION_BAND_HEIGHT = 16
  */
 export const danfseQrCodeBox = {
   x: MARGIN + CONTENT_WIDTH - QR_COLUMN_WIDTH + (QR_COLUMN_WIDTH - QR_SIZE) / 2,
-  y: IDENTIFICATION_TOP + 10,
+  y: IDENTIFICATION_TOP + 8,
   size: QR_SIZE
 } as const
 
@@ -70,7 +70,7 @@ const drawHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions) => {
   doc.lineWidth(0.6).rect(MARGIN, top, CONTENT_WIDTH, HEADER_HEIGHT).stroke(RULE)
   // Left: the NFS-e mark.
   drawLine(doc, "NFS-e", MARGIN + 8, top + 10, FONT_BOLD, 22, "#0b5e35")
-  drawLine(doc, "Nota Fiscal de Serviço eletrônica", MARGIN + 8, top + 34, FONT, 6.5, LABEL_INK)
+  drawLine(doc, "Nota Fiscal de Serviço eletrônica", MARGIN + 8, top + 32, FONT, 6.5, LABEL_INK)
   // Centre: the document's name.
   const centreX = MARGIN + 150
   const centreWidth = CONTENT_WIDTH - 300
@@ -112,7 +112,11 @@ const drawQrCode = (doc: Doc, url: string) => {
   doc.fill(INK)
 }
 
-const drawIdentification = (doc: Doc, nfse: DanfseData) => {
+/** What the marks say: a replaced note is shown as such even when its cancellation is recorded too. */
+const situationOf = (options: DanfseOptions): string =>
+  options.substituted === true ? "SUBSTITUÍDA" : options.cancelled ? "CANCELADA" : "Normal"
+
+const drawIdentification = (doc: Doc, nfse: DanfseData, options: DanfseOptions) => {
   const top = IDENTIFICATION_TOP
   doc.lineWidth(0.6).rect(MARGIN, top, CONTENT_WIDTH, IDENTIFICATION_HEIGHT).stroke(RULE)
   const qrColumnX = MARGIN + CONTENT_WIDTH - QR_COLUMN_WIDTH
@@ -136,14 +140,42 @@ const drawIdentification = (doc: Doc, nfse: DanfseData) => {
     ]
   ]
   rows.forEach((row, r) => {
-    const y = top + 36 + r * 24
+    const y = top + 34 + r * 23
     row.forEach(([label, value], c) => {
       drawLabel(doc, label, left + c * columnWidth, y)
       drawLine(doc, value, left + c * columnWidth, y + LABEL_HEIGHT + 0.5, FONT, 9)
     })
   })
-  drawLabel(doc, "IDENTIFICADOR DA DPS", left, top + 86)
-  drawLine(doc, nfse.dps.id, left, top + 86 + LABEL_HEIGHT + 0.5, FONT, 8)
+  drawLabel(doc, "IDENTIFICADOR DA DPS", left, top + 80)
+  drawLine(doc, nfse.dps.id, left, top + 80 + LABEL_HEIGHT + 0.5, FONT, 8)
+  drawLabel(doc, "NÚMERO DO DFS-e", left + 2 * columnWidth, top + 80)
+  drawLine(
+    doc,
+    present(nfse.dfseNumber) ? nfse.dfseNumber : EMPTY,
+    left + 2 * columnWidth,
+    top + 80 + LABEL_HEIGHT + 0.5,
+    FONT,
+    9
+  )
+  drawLabel(doc, "SITUAÇÃO DA NFS-e", left, top + 102)
+  drawLine(
+    doc,
+    situationOf(options),
+    left,
+    top + 102 + LABEL_HEIGHT + 0.5,
+    FONT_BOLD,
+    8,
+    options.cancelled || options.substituted ? ALERT : INK
+  )
+  drawLine(
+    doc,
+    "Datas e horas no horário de Brasília (UTC-3).",
+    left + columnWidth,
+    top + 102 + LABEL_HEIGHT + 0.5,
+    FONT,
+    6.5,
+    LABEL_INK
+  )
 
   drawQrCode(doc, danfseConsultationUrl(nfse.accessKey))
   const authenticity = wrapText(
@@ -174,7 +206,7 @@ const drawIdentification = (doc: Doc, nfse: DanfseData) => {
  */
 export const drawFirstPageTop = (doc: Doc, nfse: DanfseData, options: DanfseOptions): number => {
   drawHeader(doc, nfse, options)
-  drawIdentification(doc, nfse)
+  drawIdentification(doc, nfse, options)
   const below = IDENTIFICATION_TOP + IDENTIFICATION_HEIGHT + BLOCK_GAP
   return options.environment === 2 ? drawHomologationBand(doc, below) : below
 }
@@ -230,26 +262,28 @@ export const drawFooter = (doc: Doc, page: number, pages: number) => {
   drawAligned(doc, `Página ${page} de ${pages}`, MARGIN, CONTENT_WIDTH, FOOTER_TOP, FONT, 6, "right", LABEL_INK)
 }
 
-/** A large framed stamp across the middle of the page, translucent so the data stays readable. */
-export const drawCancelledStamp = (doc: Doc) => {
-  const width = 400
-  const height = 92
-  const x = (PAGE_WIDTH - width) / 2
-  const y = PAGE_HEIGHT / 2 - height / 2
+/**
+ * The mark of a cancelled or replaced note: its word drawn diagonally across the page as an outline
+ * only, half transparent, so every value beneath stays readable, and the same word in plain text
+ * above the page's frame, where it is read first when the page is read as text.
+ */
+export const drawMark = (doc: Doc, options: DanfseOptions) => {
+  if (!options.cancelled && options.substituted !== true) return
+  const word = situationOf(options)
+  const size = word.length > 9 ? 80 : 96
   doc.save()
-  doc.fillOpacity(0.5).rect(x, y, width, height).fill("#ffffff")
-  doc.fillOpacity(1).lineWidth(4).rect(x, y, width, height).stroke(ALERT)
-  drawAligned(doc, "CANCELADA", x, width, y + 12, FONT_BOLD, 64, "center", ALERT)
-  drawAligned(
-    doc,
-    "NFS-e cancelada por evento registrado no Sistema Nacional NFS-e",
-    x,
-    width,
-    y + 72,
-    FONT_BOLD,
-    9,
-    "center",
-    ALERT
-  )
+  doc.rotate(-35, { origin: [PAGE_WIDTH / 2, PAGE_HEIGHT / 2] })
+  doc.font(FONT_BOLD).fontSize(size)
+  const width = doc.widthOfString(word)
+  doc.lineWidth(1.6).strokeOpacity(0.55).strokeColor(ALERT)
+  doc.text(word, PAGE_WIDTH / 2 - width / 2, PAGE_HEIGHT / 2 - size / 2, {
+    lineBreak: false,
+    stroke: true,
+    fill: false
+  })
   doc.restore()
+  const caption = options.substituted === true
+    ? "NFS-e SUBSTITUÍDA por outra NFS-e (evento de substituição registrado no Sistema Nacional NFS-e)"
+    : "NFS-e CANCELADA por evento registrado no Sistema Nacional NFS-e"
+  drawAligned(doc, caption, MARGIN, CONTENT_WIDTH, MARGIN - 11, FONT_BOLD, 7, "center", ALERT)
 }

@@ -9,6 +9,7 @@ import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { ufOfMunicipality } from "../../domain/Registration.js"
+import { municipalityOf } from "../../domain/Municipalities.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -63,7 +64,7 @@ export interface BuildNfseInput {
   readonly issuerAddress?: NfseIssuerAddress | undefined
   readonly issuerEmail?: string | undefined
   readonly issuerPhone?: string | undefined
-  /** Names of municipalities by IBGE code (xLocEmi, xLocPrestacao, xLocIncid); default "Município <code>". */
+  /** Names of municipalities by IBGE code (xLocEmi, xLocPrestacao, xLocIncid); default the IBGE table's. */
   readonly municipalityNames?: Readonly<Record<string, string>> | undefined
   /** xTribNac, the national service code's description; default "Código de tributação nacional <code>". */
   readonly nationalServiceName?: string | undefined
@@ -136,7 +137,7 @@ export const buildNfse = (input: BuildNfseInput): string => {
     // The authority refuses a DPS of the other environment (E0006) before building anything.
     throw new Error(`an NFS-e of environment ${input.tpAmb} for a DPS of environment ${input.dps.tpAmb}`)
   }
-  const nameOf = (code: string) => input.municipalityNames?.[code] ?? `Município ${code}`
+  const nameOf = (code: string) => input.municipalityNames?.[code] ?? municipalityOf(code)?.name ?? `Município ${code}`
   const emission = input.dps.municipalityCode
   const placeOfService = input.dps.service.municipalityCode ?? emission
   const infNfse = `<infNFSe Id="${escapeAttribute(`NFS${input.accessKey}`)}">` +

@@ -44,11 +44,19 @@ import { makeSefinClient, type SefinEndpoints } from "./SefinClient.js"
 import type { SefinRefused, SefinTimeout, SefinUnavailable } from "./SefinErrors.js"
 import type { ClientIdentity } from "./SefinTransport.js"
 
+/** Where a DANFSe comes from (`TAX_AUTHORITY_*_DANFSE_SOURCE`). */
+export type DanfseSource = "local" | "national"
+
 export interface SefinAuthorityOptions {
   readonly environment: Environment
   readonly system: TaxAuthority["system"]
   readonly endpoints: SefinEndpoints
   readonly timeout: Duration.Duration
+  /**
+   * Where the DANFSe comes from: rendered by the service from the stored NFS-e XML (`local`, the
+   * default), or relayed from the national DANFSe API (`national`), reported withdrawn in 2026.
+   */
+  readonly danfseSource?: DanfseSource | undefined
 }
 
 /** The national system's codes this adapter acts on (README of the reference files). */
@@ -290,7 +298,7 @@ export const makeSefinAuthority = (
         return yield* rejectionOf(error)
       })
 
-    const danfse: TaxAuthority["danfse"] = (request) =>
+    const relayDanfse: TaxAuthority["danfse"] = (request) =>
       Effect.flatMap(identityOf(request.tenantId), (identity) => client.getDanfse(identity, request.accessKey)).pipe(
         Effect.catchTags({
           SefinUnavailable: transportError,
@@ -299,6 +307,18 @@ export const makeSefinAuthority = (
             Effect.fail(new AuthorityUnavailable({ message: rejectionOf(refused).message, status: refused.status }))
         })
       )
+
+    // The renderer (pdfkit, its fonts, the QR encoder) is loaded by the first PDF asked for.
+    const renderDanfse: TaxAuthority["danfse"] = (request) =>
+      Effect.flatMap(
+        Effect.promise(() => import("../danfse/Danfse.js")),
+        ({ renderNfseXml }) =>
+          Effect.promise(() =>
+            renderNfseXml(request.nfseXml, { cancelled: request.cancelled, substituted: request.substituted })
+          )
+      )
+
+    const danfse = options.danfseSource === "national" ? relayDanfse : renderDanfse
 
     /**
      * The DPS this document would become, checked against the official schema (it may not carry

@@ -22,7 +22,6 @@
 import { Cause, Clock, Duration, Effect, Fiber, Option, Random, Result, Schema, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
 import { dpsIdPattern } from "../sefin/DpsId.js"
-import { readNfse } from "../sefin/Nfse.js"
 import {
   AlreadyAuthorized,
   type AuthorityRecord,
@@ -39,7 +38,7 @@ import {
   type SubmissionRef,
   type TaxAuthority
 } from "../TaxAuthority.js"
-import { type AuthoritySystem, authorizationOf, authorize, environmentCodeOf, protocolNumber } from "./Authorization.js"
+import { type AuthoritySystem, authorizationOf, authorize, protocolNumber } from "./Authorization.js"
 import { SimulatorCodes, SimulatorRefusals } from "./SimulatorAnswers.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 
@@ -310,14 +309,13 @@ export const makeSimulator = (
     })
 
     /**
-     * The simulator's DANFSe: rendered here from the note, as the national DANFSe service would.
+     * The simulator's DANFSe: rendered from the note's XML, as the service renders it in every mode.
      * The renderer (pdfkit, its fonts, the QR encoder: ~60 MiB) is loaded by the first PDF asked for.
      */
     const danfse = Effect.fn("TaxAuthoritySimulator.danfse")(function*(request: DanfseRequest) {
-      const note = yield* Effect.orDie(Effect.fromResult(readNfse(request.nfseXml)))
-      const { renderDanfse } = yield* Effect.promise(() => import("../danfse/Danfse.js"))
+      const { renderNfseXml } = yield* Effect.promise(() => import("../danfse/Danfse.js"))
       return yield* Effect.promise(() =>
-        renderDanfse(note, { cancelled: request.cancelled, environment: environmentCodeOf(system) })
+        renderNfseXml(request.nfseXml, { cancelled: request.cancelled, substituted: request.substituted })
       )
     })
 

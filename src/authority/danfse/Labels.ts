@@ -1,0 +1,151 @@
+/**
+ * The words the DANFSe prints for the XML's codes, from the descriptions of the v1.01 simple types
+ * (tiposSimples_v1.01.xsd), shortened to fit a field. A code the table does not know is printed
+ * as it is: a newer schema's value still shows, never a wrong word.
+ */
+import { EMPTY, present } from "./Format.js"
+
+const table = (entries: Record<string, string>) => (code: string | undefined): string =>
+  !present(code) ? EMPTY : entries[code] ?? code
+
+/** tribISSQN. */
+export const issTaxation = table({
+  "1": "Operação tributável",
+  "2": "Imunidade",
+  "3": "Exportação de serviço",
+  "4": "Não incidência"
+})
+
+/** tpRetISSQN. */
+export const issRetention = table({
+  "1": "Não retido",
+  "2": "Retido pelo tomador",
+  "3": "Retido pelo intermediário"
+})
+
+/** opSimpNac. */
+export const simplesNacional = table({
+  "1": "Não optante",
+  "2": "Optante - Microempreendedor Individual (MEI)",
+  "3": "Optante - Microempresa ou Empresa de Pequeno Porte (ME/EPP)"
+})
+
+/** regApTribSN. */
+export const simplesApuration = table({
+  "1": "Tributos federais e municipal pelo SN",
+  "2": "Federais pelo SN e ISSQN por fora do SN",
+  "3": "Federais e municipal por fora do SN"
+})
+
+/** regEspTrib. */
+export const specialRegime = table({
+  "0": "Nenhum",
+  "1": "Ato cooperado (cooperativa)",
+  "2": "Estimativa",
+  "3": "Microempresa municipal",
+  "4": "Notário ou registrador",
+  "5": "Profissional autônomo",
+  "6": "Sociedade de profissionais"
+})
+
+/** tpImunidade. */
+export const immunity = table({
+  "0": "Imunidade (tipo não informado)",
+  "1": "Patrimônio, renda ou serviços, uns dos outros (CF88, art. 150, VI, a)",
+  "2": "Templos de qualquer culto (CF88, art. 150, VI, b)",
+  "3": "Partidos, sindicatos, educação e assistência social (CF88, art. 150, VI, c)",
+  "4": "Livros, jornais, periódicos e papel (CF88, art. 150, VI, d)",
+  "5": "Fonogramas e videofonogramas musicais (CF88, art. 150, VI, e)"
+})
+
+/** tpSusp. */
+export const suspension = table({
+  "1": "Suspensa por decisão judicial",
+  "2": "Suspensa por processo administrativo"
+})
+
+/** tpRetPisCofins. */
+export const pisCofinsRetention = table({ "1": "Retido", "2": "Não retido" })
+
+/** CST of PIS/COFINS. */
+export const pisCofinsCst = table({
+  "00": "00 - Nenhum",
+  "01": "01 - Tributável com alíquota básica",
+  "02": "02 - Tributável com alíquota diferenciada",
+  "03": "03 - Tributável por unidade de medida",
+  "04": "04 - Monofásica, revenda a alíquota zero",
+  "05": "05 - Substituição tributária",
+  "06": "06 - Alíquota zero",
+  "07": "07 - Isenta da contribuição",
+  "08": "08 - Sem incidência da contribuição",
+  "09": "09 - Suspensão da contribuição"
+})
+
+/** cMotivo of subst. */
+export const substitutionReason = table({
+  "01": "Desenquadramento do Simples Nacional",
+  "02": "Enquadramento no Simples Nacional",
+  "03": "Inclusão retroativa de imunidade/isenção",
+  "04": "Exclusão retroativa de imunidade/isenção",
+  "05": "Rejeição pelo tomador ou intermediário",
+  "99": "Outros"
+})
+
+/** mdPrestacao. */
+export const tradeMode = table({
+  "0": "Desconhecido",
+  "1": "Transfronteiriço",
+  "2": "Consumo no Brasil",
+  "3": "Presença comercial no exterior",
+  "4": "Movimento temporário de pessoas físicas"
+})
+
+/** vincPrest. */
+export const tradeLink = table({
+  "0": "Sem vínculo",
+  "1": "Controlada",
+  "2": "Controladora",
+  "3": "Coligada",
+  "4": "Matriz",
+  "5": "Filial ou sucursal",
+  "6": "Outro vínculo",
+  "9": "Desconhecido"
+})
+
+/** movTempBens. */
+export const temporaryGoods = table({
+  "0": "Desconhecido",
+  "1": "Não",
+  "2": "Vinculada - declaração de importação",
+  "3": "Vinculada - declaração de exportação"
+})
+
+/** mdic. */
+export const mdic = table({ "0": "Não enviar ao MDIC", "1": "Enviar ao MDIC" })
+
+/** cNaoNIF. */
+export const noTaxIdReason = table({
+  "0": "NIF não informado",
+  "1": "Dispensado do NIF",
+  "2": "NIF não exigido"
+})
+
+/** indDest. */
+export const destination = table({
+  "0": "O próprio tomador",
+  "1": "Outra pessoa ou estabelecimento"
+})
+
+/** indFinal. */
+export const yesNo = table({ "0": "Não", "1": "Sim" })
+
+/** indTotTrib 0: no estimate informed (Decreto 8.264/2014). */
+export const totalTaxesIndicator = table({ "0": "Não informado (Decreto 8.264/2014)" })
+
+/** tpBM of the NFS-e: the kind of municipal benefit applied. */
+export const benefitKind = table({
+  "1": "Isenção",
+  "2": "Redução da BC em %",
+  "3": "Redução da BC em R$",
+  "4": "Alíquota diferenciada"
+})
