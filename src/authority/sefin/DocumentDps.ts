@@ -9,6 +9,7 @@
  * The DPS is emitted (dhEmi) when the service accepted the document, so the one built to check it
  * at acceptance and the one signed at every attempt are the same.
  */
+import { substitutionReasonCodes } from "../../domain/Document.js"
 import type { Environment } from "../../domain/Principal.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
 import { environmentCode, type SubmissionDocument } from "../TaxAuthority.js"
@@ -38,5 +39,12 @@ export const dpsInputOf = (document: SubmissionDocument, environment: Environmen
     municipalityCode: document.service.municipality_code
   },
   amounts: document.amounts,
-  notes: document.notes
+  notes: document.notes,
+  ...(document.substitution == null ? {} : {
+    substitution: {
+      accessKey: document.substitution.original_access_key,
+      reasonCode: substitutionReasonCodes[document.substitution.reason_code],
+      ...(document.substitution.reason === null ? {} : { reason: document.substitution.reason })
+    }
+  })
 })

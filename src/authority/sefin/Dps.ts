@@ -37,6 +37,7 @@ import {
   XML_DECLARATION
 } from "../xml/XmlText.js"
 import { dpsId, isCpf } from "./DpsId.js"
+import { type DpsSubstitution, readSubstitution, substitutionGroup } from "./SubstitutionDps.js"
 
 /** Written in `verAplic` (1–20 characters): which software produced the DPS. */
 export const DPS_APPLICATION_VERSION = "etd-service_0.1.0"
@@ -81,6 +82,8 @@ export interface DpsInput {
   readonly amounts: Amounts
   /** serv/infoCompl/xInfComp when present. */
   readonly notes: string | null
+  /** The `subst` group of a substitute (SubstitutionDps.ts). */
+  readonly substitution?: DpsSubstitution | undefined
   /**
    * Approximate taxes on the service (Lei 12.741/2012), centavos, for `vTotTrib`. Default: federal
    * and state 0, municipal the ISS amount. Not used for a MEI (`indTotTrib` 0).
@@ -202,6 +205,7 @@ export const buildDps = (input: DpsInput): { readonly id: string; readonly xml: 
     leaf("dCompet", input.competence) +
     leaf("tpEmit", "1") +
     leaf("cLocEmi", input.issuer.municipalityCode) +
+    substitutionGroup(input.substitution) +
     prest + toma + serv + valores +
     "</infDPS>"
   return { id, xml: `${XML_DECLARATION}<DPS versao="1.01" xmlns="${NFSE_NAMESPACE}">${infDps}</DPS>` }
@@ -267,6 +271,8 @@ export interface ParsedDps {
   }
   /** xInfComp, or null. */
   readonly notes: string | null
+  /** The `subst` group, when the DPS replaces a note. */
+  readonly substitution?: DpsSubstitution
 }
 
 const unreadable = (message: string) => Result.fail(new DpsUnreadable({ message }))
@@ -334,6 +340,7 @@ export const readInfDps = (dpsElement: Element): Result.Result<ParsedDps, DpsUnr
   const tribMun = nfseElement(inf, "valores", "trib", "tribMun")
   const notes = nfseText(inf, "serv", "infoCompl", "xInfComp")
   const takerAddress = readAddress(nfseElement(toma, "end"))
+  const substitution = readSubstitution(nfseElement(inf, "subst"))
   return Result.succeed({
     id,
     tpAmb: tpAmb === "1" ? 1 : 2,
@@ -365,6 +372,7 @@ export const readInfDps = (dpsElement: Element): Result.Result<ParsedDps, DpsUnr
       issTaxation: nfseText(tribMun, "tribISSQN") ?? "",
       issRetention: nfseText(tribMun, "tpRetISSQN") ?? ""
     },
-    notes: notes ?? null
+    notes: notes ?? null,
+    ...(substitution === undefined ? {} : { substitution })
   })
 }

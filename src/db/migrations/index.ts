@@ -10,6 +10,7 @@ import queueCaps from "./0008_queue_caps.js"
 import documentFiles from "./0009_document_files.js"
 import tenantTaxRegime from "./0010_tenant_tax_regime.js"
 import securityAlertsByKey from "./0011_security_alerts_by_key.js"
+import substitutionAndAnalysis from "./0015_substitution_and_analysis.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -23,5 +24,6 @@ export const migrations = Migrator.fromRecord({
   "0008_queue_caps": queueCaps,
   "0009_document_files": documentFiles,
   "0010_tenant_tax_regime": tenantTaxRegime,
-  "0011_security_alerts_by_key": securityAlertsByKey
+  "0011_security_alerts_by_key": securityAlertsByKey,
+  "0015_substitution_and_analysis": substitutionAndAnalysis
 })
