@@ -37,7 +37,11 @@ const fast: Partial<AppConfigShape> = {
  */
 export const nationalApp = (
   database: TestDatabase,
-  options: { readonly callTimeout: Duration.Duration; readonly authority?: LocalAuthorityOptions }
+  options: {
+    readonly callTimeout: Duration.Duration
+    readonly authority?: LocalAuthorityOptions
+    readonly config?: Partial<AppConfigShape>
+  }
 ) => {
   // One local authority per app: the same layer object in both places, so it is built once.
   const LocalAuthorityLive = Layer.effect(Authority, localAuthorityScoped({ environment: 2, ...options.authority }))
@@ -59,7 +63,7 @@ export const nationalApp = (
   )
   return Layer.merge(
     makeApp(
-      testConfig(fast),
+      testConfig({ ...fast, ...options.config }),
       databaseLayer(database),
       SandboxOnLocalAuthority.pipe(Layer.provide(LocalAuthorityLive))
     ).pipe(Layer.provideMerge(httpServerTest)),
