@@ -70,17 +70,28 @@ const substitution = (overrides: Parameters<typeof invoice>[0] = {}) => ({
 
 const tmp = () => mkdtempSync(join(tmpdir(), "etd-subst-"))
 
-const expectValid = (xml: string, schema: string, signedElement: string, certificatePem: string) => {
+/**
+ * `xml` passes the official schema (xmllint) and its signature over `signedElement` verifies with
+ * `certificatePem` (xmlsec1). `outerSignature`: the root's own signature, not the embedded DPS's.
+ */
+const expectValid = (
+  xml: string,
+  schema: string | null,
+  signedElement: string,
+  certificatePem: string,
+  outerSignature = false
+) => {
   const dir = tmp()
   writeFileSync(join(dir, "doc.xml"), xml)
   writeFileSync(join(dir, "cert.pem"), certificatePem)
-  if (XMLLINT) {
+  if (XMLLINT && schema !== null) {
     const schemas = writePatchedSchemas(join(dir, "xsd"))
     execFileSync("xmllint", ["--noout", "--schema", join(schemas, schema), join(dir, "doc.xml")], { stdio: "pipe" })
   }
   if (XMLSEC1) {
     execFileSync("xmlsec1", [
       "--verify",
+      ...(outerSignature ? ["--node-xpath", "/*/*[local-name()='Signature']"] : []),
       "--id-attr:Id",
       signedElement,
       "--pubkey-cert-pem",
@@ -150,18 +161,16 @@ for (const database of testDatabases) {
           expect(originalDps.substitutedBy).toBe(authorized.authority!.access_key)
           const e105102 = originalDps.events.find((e) => e.eventType === "105102")!
           expect(e105102.eventXml).toContain(`<chSubstituta>${authorized.authority!.access_key}</chSubstituta>`)
-          if (XMLLINT) {
-            const dir = tmp()
-            writeFileSync(join(dir, "evento.xml"), e105102.eventXml)
-            const schemas = writePatchedSchemas(join(dir, "xsd"))
-            // The published schema knows the request form with nPedRegEvento only; the event is
-            // production's form, so it is checked structurally by the authority's reader instead.
-            expect(() =>
-              execFileSync("xmllint", ["--noout", "--schema", join(schemas, "evento_v1.01.xsd"), join(dir, "evento.xml")], {
-                stdio: "pipe"
-              })
-            ).toThrow()
+          // Both notes: the NFS-e as answered passes the schema, and the authority's signature verifies.
+          for (
+            const note of [
+              originalDps,
+              local.submissions().find((n) => n.accessKey === authorized.authority!.access_key)!
+            ]
+          ) {
+            expectValid(note.nfseXml, "NFSe_v1.01.xsd", "infNFSe", local.signingCertificatePem, true)
           }
+          if (XMLSEC1) expectValid(e105102.eventXml, null, "infEvento", local.signingCertificatePem)
 
           // The webhook: the original, with the link.
           yield* waitFor(() => receiver.received.length >= 1)
@@ -170,7 +179,11 @@ for (const database of testDatabases) {
             new Webhook(String(hook.json!["secret"])).verify(delivered.body, delivered.headers)
           )
           expect(event.type).toBe("document.substituted")
-          expect(event.data.object).toMatchObject({ id: original.id, status: "substituted", substituted_by: substitute.id })
+          expect(event.data.object).toMatchObject({
+            id: original.id,
+            status: "substituted",
+            substituted_by: substitute.id
+          })
 
           // Replaced once: a second substitution of the original is refused, nothing taken.
           const again = yield* rawRequest("POST", `/v1/documents/${original.id}/substitute`, {
@@ -197,7 +210,10 @@ for (const database of testDatabases) {
           expectError(foreign, 404, "not_found")
 
           // A note not authorized (rejected) cannot be substituted.
-          const rejectedAt = yield* rawRequest("POST", "/v1/documents", { token, body: invoice({ notes: "simulate:reject" }) })
+          const rejectedAt = yield* rawRequest("POST", "/v1/documents", {
+            token,
+            body: invoice({ notes: "simulate:reject" })
+          })
           const rejected = yield* settle(token, String(rejectedAt.json?.["id"]), ["rejected"])
           const notAuthorized = yield* rawRequest("POST", `/v1/documents/${rejected.id}/substitute`, {
             token,
@@ -216,7 +232,10 @@ for (const database of testDatabases) {
           // Two substitutions at once: exactly one is taken.
           const both = yield* Effect.all([
             rawRequest("POST", `/v1/documents/${original.id}/substitute`, { token, body: substitution() }),
-            rawRequest("POST", `/v1/documents/${original.id}/substitute`, { token, body: substitution({ services: 170000 }) })
+            rawRequest("POST", `/v1/documents/${original.id}/substitute`, {
+              token,
+              body: substitution({ services: 170000 })
+            })
           ], { concurrency: 2 })
           expect(both.map((r) => r.status).sort()).toEqual([202, 409])
           const winner = both.find((r) => r.status === 202)!

@@ -44,12 +44,8 @@ import {
   CANCELLATION_EVENT_TYPE,
   readCancellationRequest
 } from "../../src/authority/sefin/CancellationEvent.js"
-import {
-  type EventForm,
-  PRODUCTION_EVENT_FORM,
-  validateEventRequest
-} from "../../src/authority/sefin/EventRequest.js"
 import { type ParsedDps, readDps } from "../../src/authority/sefin/Dps.js"
+import { type EventForm, PRODUCTION_EVENT_FORM, validateEventRequest } from "../../src/authority/sefin/EventRequest.js"
 import { buildNfse, type NfseIssuerAddress, readNfse } from "../../src/authority/sefin/Nfse.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
@@ -401,7 +397,9 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
   ): string => {
     const parsed = readCancellationRequest(requestXml)
     // Built here from our own builders: not reading it back is the authority's own bug.
-    if (Result.isFailure(parsed)) throw new Error(`the local authority cannot read its event: ${parsed.failure.message}`)
+    if (Result.isFailure(parsed)) {
+      throw new Error(`the local authority cannot read its event: ${parsed.failure.message}`)
+    }
     const eventXml = signAsAuthority(
       buildEvento({
         signedRequestXml: requestXml,
@@ -413,7 +411,12 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       "infEvento"
     )
     const current = byAccessKey.get(record.accessKey) ?? record
-    const event = { eventType: parsed.success.eventType, sequence: parsed.success.sequence, eventXml, processedAt: call.processedAt }
+    const event = {
+      eventType: parsed.success.eventType,
+      sequence: parsed.success.sequence,
+      eventXml,
+      processedAt: call.processedAt
+    }
     store({ ...current, ...change, events: [...current.events, event] })
     return eventXml
   }
@@ -551,7 +554,10 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     if (pastDeadline) return refuse(400, [refusal(LocalAuthorityCodes.cancellationRefused)], xml)
 
     const eventXml = registerOn(record, xml, call)
-    store({ ...byAccessKey.get(accessKey)!, cancellation: { requestXml: xml, eventXml, processedAt: call.processedAt } })
+    store({
+      ...byAccessKey.get(accessKey)!,
+      cancellation: { requestXml: xml, eventXml, processedAt: call.processedAt }
+    })
     return {
       answer: json(201, eventRegistered({ ...envelope(call), eventoXmlGZipB64: compressToBase64(eventXml) })),
       xml

@@ -37,7 +37,12 @@ const STATUSES: ReadonlyArray<Status> = [
   "cancelled"
 ]
 /** Statuses the background work still moves on from; the detail polls while it shows one. */
-const IN_PROGRESS: ReadonlySet<Status> = new Set(["queued", "submitting", "cancel_requested", "cancellation_in_analysis"])
+const IN_PROGRESS: ReadonlySet<Status> = new Set([
+  "queued",
+  "submitting",
+  "cancel_requested",
+  "cancellation_in_analysis"
+])
 /** The note exists at the authority: its files can be downloaded. */
 const WITH_FILES: ReadonlySet<Status> = new Set([
   "authorized",
