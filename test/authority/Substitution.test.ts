@@ -4,12 +4,13 @@
  * items 5 and 9).
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
+import { Duration, Effect, Result, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Webhook } from "standardwebhooks"
+import { validateEventRequest } from "../../src/authority/sefin/EventRequest.js"
 import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
 import { WebhookEvent } from "../../src/domain/Events.js"
 import { expectError } from "../support/accounts.js"
@@ -171,6 +172,8 @@ for (const database of testDatabases) {
             expectValid(note.nfseXml, "NFSe_v1.01.xsd", "infNFSe", local.signingCertificatePem, true)
           }
           if (XMLSEC1) expectValid(e105102.eventXml, null, "infEvento", local.signingCertificatePem)
+          // In production's request form, so valid as the published schema's one-sequence equivalent.
+          expect(validateEventRequest(e105102.eventXml, "evento")).toEqual(Result.void)
 
           // The webhook: the original, with the link.
           yield* waitFor(() => receiver.received.length >= 1)

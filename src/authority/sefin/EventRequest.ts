@@ -74,16 +74,20 @@ const FIFTY_NINE_CHARACTER_ID = /(<infPedReg Id="PRE[0-9]{56})(")/
  * Checks a request against the schema we ship. That schema (v1.01 as published) knows only the
  * `with_sequence` form, so a `without_sequence` request is checked as its one-sequence equivalent:
  * the same document with `nPedRegEvento` 001, which is all that tells the two apart. A schema
- * release that drops the element validates the request as it is.
+ * release that drops the element validates the request as it is. The same for a registered event
+ * (`evento`) that embeds such a request.
  */
-export const validateEventRequest = (xml: string): Result.Result<void, SchemaViolation> => {
-  const asIs = validateXml("pedRegEvento", xml)
+export const validateEventRequest = (
+  xml: string,
+  schema: "pedRegEvento" | "evento" = "pedRegEvento"
+): Result.Result<void, SchemaViolation> => {
+  const asIs = validateXml(schema, xml)
   if (Result.isSuccess(asIs) || !FIFTY_NINE_CHARACTER_ID.test(xml) || xml.includes("nPedRegEvento>")) return asIs
   const equivalent = xml.replace(FIFTY_NINE_CHARACTER_ID, "$1001$2").replace(
     /(<\/chNFSe>)/,
     "$1<nPedRegEvento>001</nPedRegEvento>"
   )
-  return Result.isSuccess(validateXml("pedRegEvento", equivalent)) ? Result.succeed(undefined) : asIs
+  return Result.isSuccess(validateXml(schema, equivalent)) ? Result.succeed(undefined) : asIs
 }
 
 /** Which form a request is in: by the element, as the national system tells them apart. */
