@@ -11,6 +11,7 @@ import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentFilesApi, DocumentsApi, UsageApi } from "./documents/Api.js"
+import { SubstitutionApi } from "./documents/SubstitutionApi.js"
 import {
   ApiKeyInBrowser,
   ApiKeyInUrl,
@@ -42,6 +43,7 @@ const V1 = HttpApi.make("v1")
   .add(TenantsApi)
   .add(KeysApi)
   .add(DocumentsApi)
+  .add(SubstitutionApi)
   .add(DocumentFilesApi)
   .add(UsageApi)
   .add(WebhooksApi)

@@ -25,7 +25,7 @@ import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService } from "./documents/DocumentService.js"
-import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./documents/Http.js"
+import { DocumentFilesHttpLive, DocumentsHttpLive, SubstitutionHttpLive, UsageHttpLive } from "./documents/Http.js"
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
@@ -98,6 +98,7 @@ const HandlersLive = Layer.mergeAll(
   TenantsHttpLive,
   KeysHttpLive,
   DocumentsHttpLive,
+  SubstitutionHttpLive,
   DocumentFilesHttpLive,
   UsageHttpLive,
   WebhooksHttpLive,

@@ -57,7 +57,9 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
     submit: (submission) => bounded("submit", submission.submissionId, authority.submit(submission)),
     lookup: (ref) => bounded("lookup", ref.submissionId, authority.lookup(ref)),
     cancel: (request) => bounded("cancel", request.submissionId, authority.cancel(request)),
-    danfse: (request) => bounded("danfse", request.accessKey, authority.danfse(request))
+    danfse: (request) => bounded("danfse", request.accessKey, authority.danfse(request)),
+    analysisDecision: (request) =>
+      bounded("analysisDecision", request.submissionId, authority.analysisDecision(request))
   }
 }
 

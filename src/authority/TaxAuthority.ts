@@ -7,6 +7,7 @@
  * the submission id was authorized before (duplicate detection) and carries that authorization.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import type { SubstitutionInfo } from "../domain/Document.js"
 import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Amounts } from "../domain/Money.js"
@@ -59,6 +60,11 @@ export interface SubmissionDocument {
   /** The declared tax content (ISS details, federal group, approximate taxes, export data, deductions). */
   readonly tax: TaxDetails
   readonly notes: string | null
+  /**
+   * A substitute: the authorized note it replaces and why (the DPS's `subst` group). The national
+   * system cancels the original itself (event e105102) when it authorizes this one.
+   */
+  readonly substitution?: typeof SubstitutionInfo.Type | null | undefined
 }
 
 /** The tenant asking to issue, as far as the authority's requirements go. */
@@ -116,12 +122,28 @@ export interface CancellationRequest extends SubmissionRef {
   readonly reason: string
   /** When the tenant asked: the event's time, the same at the request's check and at every attempt. */
   readonly requestedAt: Date
+  /**
+   * true: the request for the municipality's analysis (e101103) of a cancellation the issuer can no
+   * longer make itself (its deadline passed, E0822), rather than the cancellation (e101101).
+   */
+  readonly analysis?: boolean | undefined
 }
 
 export interface Cancellation {
   /** The authority's protocol for the registered event; null when it was registered before (found, not made, by this call). */
   readonly protocol: string | null
+  /** `in_analysis` for a registered analysis request: the note stands until the municipality decides. */
+  readonly status: "cancelled" | "in_analysis"
   readonly cancelledAt: Date
+}
+
+/** The municipality's decision on an analysis request (e105104 granted, e105105 refused). */
+export interface AnalysisDecision {
+  readonly granted: boolean
+  readonly decidedAt: Date
+  /** The decision's code (its event type) and text (xMotivo). */
+  readonly code: string
+  readonly message: string
 }
 
 /** The DANFSe (the note's PDF) of an authorized note. */
@@ -204,6 +226,13 @@ export interface TaxAuthority {
     request: CancellationRequest
   ) => Effect.Effect<Cancellation, AuthorityRejected | RequestNotSent | TransientAuthorityError>
   readonly danfse: (request: DanfseRequest) => Effect.Effect<Uint8Array, RequestNotSent | TransientAuthorityError>
+  /**
+   * Whether the municipality decided an analysis request on the note (the reconciliation path: the
+   * note's events are asked for); None while it has not.
+   */
+  readonly analysisDecision: (
+    request: SubmissionRef & { readonly accessKey: string }
+  ) => Effect.Effect<Option.Option<AnalysisDecision>, RequestNotSent | TransientAuthorityError>
 }
 
 /**
@@ -226,7 +255,9 @@ export const MagicValues = {
   reject: "simulate:reject",
   unavailable: "simulate:unavailable",
   timeout: "simulate:timeout",
-  cancelReject: "simulate:cancel-reject"
+  cancelReject: "simulate:cancel-reject",
+  /** With `cancelReject`: the municipality refuses the analysis request (e105105); without it, it grants it (e105104). */
+  analysisRefuse: "simulate:analysis-refuse"
 } as const
 
 /** Environment code of the national system (tpAmb): 1 production, 2 homologation. */

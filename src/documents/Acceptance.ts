@@ -7,15 +7,16 @@ import { Effect, Metric, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
-import { Document } from "../domain/Document.js"
+import { Document, type SubstitutionReasonCode } from "../domain/Document.js"
 import {
   CredentialRequired,
+  InvalidState,
   NotFound,
   QuotaExceeded,
   RegistrationIncomplete,
   TenantSuspended
 } from "../domain/Errors.js"
-import { encodeId, type TenantId } from "../domain/Ids.js"
+import { type DocumentId, encodeId, type TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import { missingForServiceInvoice } from "../domain/Registration.js"
 import { brazilianDate, now, quotaPeriod } from "../domain/Time.js"
@@ -34,6 +35,13 @@ export interface Issuer {
   readonly environment: Environment
 }
 
+/** What makes a new document the substitute of an authorized one (`POST …/substitute`). */
+export interface SubstitutionRequest {
+  readonly original: DocumentId
+  readonly reason_code: SubstitutionReasonCode
+  readonly reason?: string | undefined
+}
+
 /** The Idempotency-Key a request holds, if any: its answer is stored with the document. */
 export type IdempotencyClaim = { readonly scope: IdempotencyScope; readonly token: string } | null
 
@@ -50,11 +58,36 @@ export const makeAcceptance = Effect.gen(function*() {
   const authorities = yield* TaxAuthorities
 
   /**
+   * The note a substitute replaces, as the national system requires it: of the same tenant and
+   * environment (the same issuer), authorized, and not replaced already.
+   */
+  const originalOf = (issuer: Issuer, request: SubstitutionRequest) =>
+    Effect.gen(function*() {
+      const found = yield* repo.find(issuer.tenantId, issuer.environment, request.original)
+      if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
+      const original = found.value
+      if (original.status !== "authorized" || original.authority === null) {
+        return yield* new InvalidState({
+          message: `Only an authorized document can be substituted; this one is ${original.status}.`
+        })
+      }
+      return {
+        substitutes: original.id,
+        substitution: {
+          reason_code: request.reason_code,
+          reason: request.reason ?? null,
+          original_access_key: original.authority.access_key
+        }
+      }
+    })
+
+  /**
    * The rules: what the request, the tenant and the environment's authority require. A document
    * the authority would refuse is an answer now, before anything is taken.
    */
-  const rules = (issuer: Issuer, input: NewDocument) =>
+  const rules = (issuer: Issuer, input: NewDocument, substituting?: SubstitutionRequest) =>
     Effect.gen(function*() {
+      const replaced = substituting === undefined ? {} : yield* originalOf(issuer, substituting)
       const at = yield* now
       const found = yield* tenants.issuer(issuer.tenantId)
       if (Option.isNone(found)) return yield* new NotFound()
@@ -91,6 +124,7 @@ export const makeAcceptance = Effect.gen(function*() {
         tax,
         notes: input.notes ?? null,
         issuerMunicipalityCode: municipalityCode,
+        ...replaced,
         createdAt: at,
         updatedAt: at
       }
@@ -171,7 +205,10 @@ export const makeAcceptance = Effect.gen(function*() {
         rejection: null,
         cancellation: null,
         attempts: 0,
-        lastError: null
+        lastError: null,
+        substitutes: document.substitutes ?? null,
+        substitutedBy: null,
+        substitution: document.substitution ?? null
       })
       if (claim !== null) {
         yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(stored))
@@ -195,9 +232,14 @@ export const makeAcceptance = Effect.gen(function*() {
     })
 
   /** Accepts a document: queued, numbered and stored, or refused with nothing taken. */
-  const accept = (issuer: Issuer, input: NewDocument, claim: IdempotencyClaim) =>
+  const accept = (
+    issuer: Issuer,
+    input: NewDocument,
+    claim: IdempotencyClaim,
+    substituting?: SubstitutionRequest
+  ) =>
     Effect.gen(function*() {
-      const accepted = yield* rules(issuer, input)
+      const accepted = yield* rules(issuer, input, substituting)
       // A test document without an Idempotency-Key is one statement, so no transaction holds the
       // series' lock across round trips; quota (live) and a stored answer (a key) are written with
       // it atomically, in a transaction.

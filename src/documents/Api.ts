@@ -59,14 +59,26 @@ export const NewDocument = Schema.Struct({
 }).annotate({ identifier: "NewDocument" })
 export type NewDocument = typeof NewDocument.Type
 
+/** `xMotivo` of the events and of the `subst` group (TSMotivo): 15 to 255 characters. */
+export const ReasonText = trimmedString(Schema.String.check(
+  Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
+  Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" }),
+  visibleText
+))
+
 export const CancelDocument = Schema.Struct({
-  reason_code: CancellationReasonCode,
-  reason: trimmedString(Schema.String.check(
-    Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
-    Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" }),
-    visibleText
-  ))
+  reason_code: CancellationReasonCode.annotate({
+    description: "Becomes `cMotivo` of the event: `issue_error` 1, `service_not_provided` 2, `other` 9."
+  }),
+  reason: ReasonText.annotate({ description: "Becomes `xMotivo` of the event (15 to 255 characters)." }),
+  analysis: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "true: ask the municipality to analyse the cancellation (event e101103, \"solicitação de análise " +
+      "fiscal para cancelamento\") instead of cancelling outright. Only for an `authorized` note whose last plain " +
+      "cancellation was refused because its deadline passed (`cancellation.error.code` `E0822`); the note goes to " +
+      "`cancellation_in_analysis` until the municipality decides."
+  }))
 })
+export type CancelDocument = typeof CancelDocument.Type
 
 const listDocumentsFields = {
   limit: Schema.optionalKey(PageLimit),
@@ -135,8 +147,8 @@ export const IdempotencyHeaders = Schema.Struct({
 })
 
 const TenantPath = { tenantId: TenantIdParam }
-const DocumentPath = { tenantId: TenantIdParam, docId: IdOf("document") }
-const KeyDocumentPath = { docId: IdOf("document") }
+export const DocumentPath = { tenantId: TenantIdParam, docId: IdOf("document") }
+export const KeyDocumentPath = { docId: IdOf("document") }
 
 /**
  * A note's file, with its name for a download: `Content-Disposition` names it by access key, and
@@ -207,7 +219,7 @@ export class DocumentFilesApi extends HttpApiGroup.make("documentFiles")
   )
 {}
 
-const issueErrors = [
+export const issueErrors = [
   QuotaExceeded,
   TenantSuspended,
   CredentialRequired,
@@ -285,6 +297,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(
         OpenApi.Description,
         "Requests the cancellation of an `authorized` document. Answers 202 with the document in `cancel_requested`. " +
+          "With `analysis: true` (after a refusal for the deadline, `E0822`) it asks the municipality's analysis " +
+          "instead (e101103): `cancellation_in_analysis`, then `cancelled` or `authorized` with `cancellation.error`. " +
           "An API key cancels its own environment's documents; a member's session with the role `owner` or `admin` " +
           "cancels either environment's (`403 forbidden` for a `developer`)."
       )

@@ -17,6 +17,7 @@ import {
   LastError,
   Rejection,
   ServiceDescription,
+  SubstitutionInfo,
   Taker
 } from "../domain/Document.js"
 import { Conflict } from "../domain/Errors.js"
@@ -56,6 +57,9 @@ export const StoredDocument = Schema.Struct({
   cancellation: Schema.NullOr(Schema.toCodecJson(CancellationInfo)),
   attempts: Schema.Number,
   lastError: Schema.NullOr(Schema.toCodecJson(LastError)),
+  substitutes: Schema.NullOr(DocumentId),
+  substitutedBy: Schema.NullOr(DocumentId),
+  substitution: Schema.NullOr(Schema.toCodecJson(SubstitutionInfo)),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
 })
@@ -84,15 +88,33 @@ export const toDocument = (stored: StoredDocument) =>
     cancellation: stored.cancellation,
     attempts: stored.attempts,
     last_error: stored.lastError,
+    substitutes: stored.substitutes,
+    substituted_by: stored.substitutedBy,
+    substitution: stored.substitution,
     created_at: stored.createdAt,
     updated_at: stored.updatedAt
   })
 
 /** A new document before the database numbers it (and so completes its DPS id). */
-export type UnnumberedDocument = Omit<
-  StoredDocument,
-  "number" | "submissionId" | "authority" | "rejection" | "cancellation" | "attempts" | "lastError"
->
+export type UnnumberedDocument =
+  & Omit<
+    StoredDocument,
+    | "number"
+    | "submissionId"
+    | "authority"
+    | "rejection"
+    | "cancellation"
+    | "attempts"
+    | "lastError"
+    | "substitutes"
+    | "substitutedBy"
+    | "substitution"
+  >
+  & {
+    /** A substitute: the document it replaces and why (absent for any other document). */
+    readonly substitutes?: DocumentId | undefined
+    readonly substitution?: SubstitutionInfo | undefined
+  }
 
 export type DocumentChange = Partial<
   Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError">
@@ -129,6 +151,8 @@ const authorityJson = jsonOf(AuthorityInfo)
 const rejectionJson = jsonOf(Rejection)
 const cancellationJson = jsonOf(CancellationInfo)
 const lastErrorJson = jsonOf(LastError)
+const substitutionJson = jsonOf(SubstitutionInfo)
+type SubstitutionInfo = typeof SubstitutionInfo.Type
 
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
 const idAt = (at: Date) => encodeId("document", at.getTime(), new Uint8Array(10))
@@ -160,14 +184,16 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           RETURNING last_number
         ), stored AS (
           INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
-            taker, intermediary, service, amounts, tax, notes, submission_id, issuer_municipality_code, created_at,
-            updated_at)
+            taker, intermediary, service, amounts, tax, notes, submission_id, issuer_municipality_code, substitutes,
+            substitution, created_at, updated_at)
           VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
             ${row.series}, (SELECT last_number FROM numbered), ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
             ${intermediaryJson(row.intermediary)}::jsonb, ${serviceJson(row.service)}::jsonb,
             ${amountsJson(row.amounts)}::jsonb, ${taxJson(row.tax)}::jsonb, ${row.notes},
             ${submissionId.prefix} || lpad((SELECT last_number FROM numbered)::text, ${submissionId.width}, '0'),
-            ${row.issuerMunicipalityCode}, ${row.createdAt}, ${row.updatedAt})
+            ${row.issuerMunicipalityCode}, ${row.substitutes ?? null},
+            ${row.substitution === undefined ? null : substitutionJson(row.substitution)}::jsonb, ${row.createdAt},
+            ${row.updatedAt})
           RETURNING number, submission_id
         ), queued AS (${queued.insert} RETURNING 1)
         SELECT number, submission_id, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(
@@ -176,6 +202,10 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
+        ),
+        Effect.catchIf(
+          (error) => error._tag === "SqlError" && isUniqueViolation(error, "documents_one_substitute"),
+          () => Effect.fail(new Conflict({ message: "The document is already being substituted by another document." }))
         )
       )
 
@@ -307,7 +337,19 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         Effect.map((rows) => Option.map(first(rows), (row) => row.nfseXml))
       )
 
+    /**
+     * The original of an authorized substitute becomes `substituted`, linked to it; only from a
+     * status where the note still stands (a cancellation being asked included: the national system
+     * cancelled it by the substitution). Returns the original as it now stands, or None.
+     */
+    const markSubstituted = (originalId: DocumentId, substituteId: DocumentId, at: Date) =>
+      documents(sql`
+        UPDATE documents SET status = 'substituted', substituted_by = ${substituteId}, updated_at = ${at}
+        WHERE id = ${originalId} AND status IN ('authorized', 'cancel_requested', 'cancellation_in_analysis')
+        RETURNING *`).pipe(Effect.map(first))
+
     return repository("DocumentRepo", {
+      markSubstituted,
       accept,
       takeQuota,
       find,

@@ -25,21 +25,31 @@ import { listedEnvironments, type TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { DocumentJson, type Issuer, makeAcceptance } from "./Acceptance.js"
-import type { ListDocumentsParams, NewDocument } from "./Api.js"
+import { DocumentJson, type Issuer, makeAcceptance, type SubstitutionRequest } from "./Acceptance.js"
+import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { Idempotency, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
+import type { SubstituteDocument } from "./SubstitutionApi.js"
 
 export type { Issuer } from "./Acceptance.js"
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
+/** The national system's refusal of a cancellation past its deadline, after which only the analysis (e101103) remains. */
+const CANCELLATION_DEADLINE_PASSED = "E0822"
+
 /** The UTC day (YYYY-MM-DD) `days` days after the UTC midnight `from`. */
 const utcDay = (from: Date, days: number) => new Date(from.getTime() + days * DAY_MS).toISOString().slice(0, 10)
 
-/** A note exists from authorization on; a cancelled one keeps its files (they say it is cancelled). */
-const filesStatuses = new Set(["authorized", "cancel_requested", "cancelled"])
+/** A note exists from authorization on; a cancelled or replaced one keeps its files (they say so). */
+const filesStatuses = new Set([
+  "authorized",
+  "cancel_requested",
+  "cancelled",
+  "cancellation_in_analysis",
+  "substituted"
+])
 
 const authorityUnreachable = new ServiceUnavailable({
   message: "The tax authority did not answer; retry after the number of seconds in Retry-After.",
@@ -72,53 +82,93 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
      * stored for an earlier request with the same Idempotency-Key, so the caller can say so (the
      * HTTP layer's `Idempotent-Replayed` header).
      */
+    const accepting = (
+      issuer: Issuer,
+      input: NewDocument,
+      idempotencyKey: string | undefined,
+      onReplay: Effect.Effect<void>,
+      substituting?: SubstitutionRequest
+    ) =>
+      Effect.gen(function*() {
+        yield* Effect.annotateCurrentSpan({ "tenant.id": issuer.tenantId, "document.environment": issuer.environment })
+        if (idempotencyKey === undefined) {
+          return yield* accept(issuer, input, null, substituting)
+        }
+        const scope = { ...issuer, key: idempotencyKey }
+        // A substitution's key covers the original and the reason too: the same body for another note is another request.
+        const claim = yield* idempotency.claimPatiently(
+          scope,
+          requestHash(substituting === undefined ? input : { document: input, substitution: substituting })
+        )
+        switch (claim._tag) {
+          case "InFlight":
+            return yield* new IdempotencyConflict()
+          case "Reused":
+            return yield* new IdempotencyKeyReused()
+          case "Replay":
+            yield* onReplay
+            return yield* replay(claim.status, claim.body)
+          case "Claimed":
+            break
+        }
+        const owned = { scope, token: claim.token }
+        const document = yield* accept(issuer, input, owned, substituting).pipe(
+          idempotency.hold(scope, claim.token),
+          Effect.tapError((error) =>
+            // Not an outcome worth replaying (as a refused body never is, Stripe-style): the corrected
+            // request, or the same one once the tenant completed its registration, may use the same key.
+            // Nor is a substitution refused for the original's state, which may change.
+            error._tag === "NotFound" || error._tag === "InvalidRequest" || error._tag === "InvalidState" ||
+              error._tag === "RegistrationIncomplete"
+              ? idempotency.release(scope, claim.token)
+              : error._tag === "IdempotencyConflict"
+              // The key was taken over by a newer request: that one's answer is the one to keep.
+              ? Effect.void
+              : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractErrorJson)(error))
+                .pipe(
+                  Effect.catchTag("IdempotencyConflict", () => Effect.void)
+                )
+          ),
+          // A crash or interruption has no answer worth replaying: give the key back for a retry.
+          Effect.onExit((exit) =>
+            Exit.isFailure(exit) && Option.isNone(Cause.findErrorOption(exit.cause))
+              ? idempotency.release(scope, claim.token)
+              : Effect.void
+          )
+        )
+        return document
+      })
+
     const issue = Effect.fn("DocumentService.issue")(function*(
       issuer: Issuer,
       input: NewDocument,
       idempotencyKey: string | undefined,
       onReplay: Effect.Effect<void> = Effect.void
     ) {
-      yield* Effect.annotateCurrentSpan({ "tenant.id": issuer.tenantId, "document.environment": issuer.environment })
-      if (idempotencyKey === undefined) {
-        return yield* accept(issuer, input, null)
-      }
-      const scope = { ...issuer, key: idempotencyKey }
-      const claim = yield* idempotency.claimPatiently(scope, requestHash(input))
-      switch (claim._tag) {
-        case "InFlight":
-          return yield* new IdempotencyConflict()
-        case "Reused":
-          return yield* new IdempotencyKeyReused()
-        case "Replay":
-          yield* onReplay
-          return yield* replay(claim.status, claim.body)
-        case "Claimed":
-          break
-      }
-      const owned = { scope, token: claim.token }
-      const document = yield* accept(issuer, input, owned).pipe(
-        idempotency.hold(scope, claim.token),
-        Effect.tapError((error) =>
-          // Not an outcome worth replaying (as a refused body never is, Stripe-style): the corrected
-          // request, or the same one once the tenant completed its registration, may use the same key.
-          error._tag === "NotFound" || error._tag === "InvalidRequest" || error._tag === "RegistrationIncomplete"
-            ? idempotency.release(scope, claim.token)
-            : error._tag === "IdempotencyConflict"
-            // The key was taken over by a newer request: that one's answer is the one to keep.
-            ? Effect.void
-            : idempotency.complete(scope, claim.token, statusOf(error), Schema.encodeSync(ContractErrorJson)(error))
-              .pipe(
-                Effect.catchTag("IdempotencyConflict", () => Effect.void)
-              )
-        ),
-        // A crash or interruption has no answer worth replaying: give the key back for a retry.
-        Effect.onExit((exit) =>
-          Exit.isFailure(exit) && Option.isNone(Cause.findErrorOption(exit.cause))
-            ? idempotency.release(scope, claim.token)
-            : Effect.void
-        )
+      return yield* accepting(issuer, input, idempotencyKey, onReplay).pipe(
+        // Only a substitution is refused for a document's state.
+        Effect.catchTag("InvalidState", (error) => Effect.die(error))
       )
-      return document
+    })
+
+    /**
+     * Issues a corrected note in place of an authorized one (SPEC §6 "Substitution"): a new document,
+     * numbered, counted and idempotent like any other, whose DPS names the original (`subst`). The
+     * original becomes `substituted` when the authority authorizes the new one (IssuanceWorker).
+     */
+    const substitute = Effect.fn("DocumentService.substitute")(function*(
+      issuer: Issuer,
+      original: DocumentId,
+      request: SubstituteDocument,
+      idempotencyKey: string | undefined,
+      onReplay: Effect.Effect<void> = Effect.void
+    ) {
+      yield* Effect.annotateCurrentSpan({ "document.substitutes": original })
+      return yield* accepting(issuer, request.document, idempotencyKey, onReplay, {
+        original,
+        reason_code: request.reason_code,
+        ...(request.reason === undefined ? {} : { reason: request.reason })
+      })
     })
 
     const get = Effect.fn("DocumentService.get")(function*(access: TenantReach, id: DocumentId) {
@@ -174,8 +224,9 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const cancel = Effect.fn("DocumentService.cancel")(function*(
       access: TenantReach,
       id: DocumentId,
-      request: { reason_code: "issue_error" | "service_not_provided" | "other"; reason: string }
+      request: CancelDocument
     ) {
+      const analysis = request.analysis === true
       const document = yield* Effect.gen(function*() {
         const found = yield* repo.findForUpdate(access.tenantId, access.environment, id)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
@@ -183,6 +234,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         if (row.status !== "authorized") {
           return yield* new InvalidState({
             message: `Only an authorized document can be cancelled; this one is ${row.status}.`
+          })
+        }
+        // The analysis is for what the issuer can no longer cancel itself: after the deadline's refusal.
+        if (analysis && row.cancellation?.error?.code !== CANCELLATION_DEADLINE_PASSED) {
+          return yield* new InvalidState({
+            message: "An analysis request (analysis: true) is for a note whose cancellation was refused because its " +
+              `deadline passed (cancellation.error.code ${CANCELLATION_DEADLINE_PASSED}); cancel it plainly first.`
           })
         }
         const at = yield* now
@@ -197,11 +255,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             accessKey: row.authority!.access_key,
             reasonCode: request.reason_code,
             reason: request.reason,
-            requestedAt: at
+            requestedAt: at,
+            analysis
           })
         }
         const cancellation = {
           reason_code: request.reason_code,
+          ...(analysis ? { analysis } : {}),
           reason: request.reason,
           requested_at: at,
           cancelled_at: null,
@@ -287,7 +347,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return { pdf, document: toDocument(note.row) }
     })
 
-    return { issue, get, list, usage, cancel, nfseXml, danfse } as const
+    return { issue, substitute, get, list, usage, cancel, nfseXml, danfse } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

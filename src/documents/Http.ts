@@ -7,6 +7,7 @@ import { asId } from "../domain/Ids.js"
 import { CurrentApiKey, pathTenant, reachOf } from "../domain/Principal.js"
 import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
 import { DocumentService, type Issuer } from "./DocumentService.js"
+import type { SubstituteDocument } from "./SubstitutionApi.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
 const issuer = Effect.map(CurrentApiKey, (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment }))
@@ -20,7 +21,9 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
     body,
     headers: {
       "content-disposition": `inline; filename="NFSe-${document.authority?.access_key ?? document.id}.${extension}"`,
-      "etd-document-status": document.status === "cancelled" ? "cancelled" : "authorized",
+      "etd-document-status": document.status === "cancelled" || document.status === "substituted"
+        ? document.status
+        : "authorized",
       "cache-control": "private, no-store",
       "content-security-policy": "default-src 'none'; sandbox"
     }
@@ -78,6 +81,24 @@ export const DocumentsHttpLive = HttpApiBuilder.group(
       )
       .handle("xmlForKey", xml)
       .handle("pdfForKey", pdf)
+  })
+)
+
+export const SubstitutionHttpLive = HttpApiBuilder.group(
+  Api,
+  "substitution",
+  Effect.fn(function*(handlers) {
+    const documents = yield* DocumentService
+    const substitute = ({ headers, params, payload }: {
+      readonly headers: { readonly "idempotency-key"?: string | undefined }
+      readonly params: { readonly docId: string }
+      readonly payload: SubstituteDocument
+    }) =>
+      Effect.flatMap(
+        Effect.zip(issuer, markReplayed),
+        ([by, onReplay]) => documents.substitute(by, docId(params), payload, headers["idempotency-key"], onReplay)
+      )
+    return handlers.handle("substitute", substitute).handle("substituteForKey", substitute)
   })
 )
 

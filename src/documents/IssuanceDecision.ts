@@ -18,7 +18,11 @@ export type IssuanceOutcome = Data.TaggedEnum<{
   Rejected: { readonly code: string; readonly message: string }
   /** The note is cancelled; `protocol` is null when an earlier attempt's cancellation was found. */
   Cancelled: { readonly protocol: string | null; readonly cancelledAt: Date }
-  /** The authority refused the cancellation: the note stays authorized. */
+  /** The authority registered the request for the municipality's analysis (e101103): it decides later. */
+  AnalysisRequested: { readonly protocol: string | null }
+  /** The municipality has not decided the analysis request yet (or could not be asked): ask again later. */
+  AnalysisPending: {}
+  /** The authority refused the cancellation (or the municipality the analysis): the note stays authorized. */
   CancellationRefused: { readonly code: string; readonly message: string }
   /** No answer, or the authority was unavailable: worth asking again. */
   Transient: { readonly code: string; readonly message: string }
@@ -41,7 +45,11 @@ export type IssuanceDecision = Data.TaggedEnum<{
     readonly nfseXml: string | undefined
     readonly event: EventType
     readonly document: StoredDocument
+    /** The job goes on at this time rather than ending (an analysis request, then its decision, is awaited). */
+    readonly continueAt?: Date | undefined
   }
+  /** The job is due again at `runAt`, nothing else changes (an analysis still undecided). */
+  Poll: { readonly runAt: Date }
   /** The job is due again at `runAt`; the document keeps the error meanwhile. */
   Retry: { readonly at: Date; readonly runAt: Date; readonly documentId: DocumentId; readonly change: DocumentChange }
   /** The job ends and the document is left as it is. */
@@ -61,6 +69,8 @@ export interface IssuanceFacts {
   readonly retryDelay: Option.Option<Duration.Duration>
   /** How long after its first attempt a job is still retried (AppConfig `retry.window`). */
   readonly retryWindow: Duration.Duration
+  /** How often an undecided analysis request is asked about (AppConfig `retry.maxDelay`); default 5 minutes. */
+  readonly analysisPoll?: Duration.Duration | undefined
 }
 
 /**
@@ -77,8 +87,16 @@ export const decideIssuance = (
 ): IssuanceDecision => {
   const { at } = facts
   const lastError = (code: string, message: string) => ({ code, message, at })
-  const settle = (change: DocumentChange, event: EventType, nfseXml?: string) =>
-    IssuanceDecision.Settle({ at, change, nfseXml, event, document: { ...document, ...change, updatedAt: at } })
+  const settle = (change: DocumentChange, event: EventType, nfseXml?: string, continueAt?: Date) =>
+    IssuanceDecision.Settle({
+      at,
+      change,
+      nfseXml,
+      event,
+      document: { ...document, ...change, updatedAt: at },
+      ...(continueAt === undefined ? {} : { continueAt })
+    })
+  const nextPoll = () => new Date(at.getTime() + Duration.toMillis(facts.analysisPoll ?? Duration.minutes(5)))
   /** The note stays authorized; its cancellation carries `error`. */
   const cancellationFailed = (error: Problem, change: DocumentChange = {}) =>
     settle(
@@ -133,6 +151,18 @@ export const decideIssuance = (
       }, "document.cancelled")
     case "CancellationRefused":
       return cancellationFailed({ code: outcome.code, message: outcome.message })
+    case "AnalysisRequested":
+      return settle(
+        {
+          status: "cancellation_in_analysis",
+          cancellation: { ...document.cancellation!, protocol: outcome.protocol, error: null }
+        },
+        "document.cancellation_in_analysis",
+        undefined,
+        nextPoll()
+      )
+    case "AnalysisPending":
+      return IssuanceDecision.Poll({ runAt: nextPoll() })
     case "NotSent":
       // Nothing reached the authority: retrying would build and refuse the same request again.
       return giveUp(outcome, { code: outcome.code, message: outcome.message })

@@ -42,7 +42,8 @@ const FINAL_STATUSES = new Map<string, string>([
   ["document.authorized", "authorized"],
   ["document.rejected", "rejected"],
   ["document.failed", "failed"],
-  ["document.cancelled", "cancelled"]
+  ["document.cancelled", "cancelled"],
+  ["document.cancellation_in_analysis", "cancellation_in_analysis"]
 ])
 
 /** The document a job acts on, as the job's attempt left it, and what the authority said. */
@@ -80,12 +81,16 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       switch (decision._tag) {
         case "Complete":
           return yield* queue.complete(job, "done")
+        case "Poll":
+          return yield* queue.retryAt(job, decision.runAt)
         case "Retry":
           yield* queue.retryAt(job, decision.runAt)
           return yield* repo.update(decision.documentId, decision.change, decision.at)
         case "Settle": {
           const { document } = decision
-          yield* queue.complete(job, "done")
+          yield* (decision.continueAt === undefined
+            ? queue.complete(job, "done")
+            : queue.retryAt(job, decision.continueAt))
           yield* repo.update(document.id, decision.change, decision.at, decision.nfseXml)
           yield* warnOnDifferences(document)
           // The event carries the document as it now stands (built, not read back).
@@ -95,8 +100,33 @@ export const makeIssuanceWorker = Effect.gen(function*() {
             type: decision.event,
             object: toDocument(document)
           })
+          if (decision.event === "document.authorized" && document.substitutes !== null) {
+            yield* settleOriginal(document, decision.at)
+          }
         }
       }
+    })
+
+  /**
+   * A substitute is authorized: the national system cancelled its original by substitution
+   * (e105102), so the original ends `substituted`, linked to it, in the same transaction.
+   */
+  const settleOriginal = (substitute: StoredDocument, at: Date) =>
+    Effect.gen(function*() {
+      const original = yield* repo.markSubstituted(substitute.substitutes!, substitute.id, at)
+      if (Option.isNone(original)) {
+        // Cancelled (or replaced) here meanwhile, though the authority took the substitution.
+        return yield* Effect.logWarning("the original of an authorized substitute was no longer standing", {
+          "document.id": substitute.id,
+          "document.substitutes": substitute.substitutes
+        })
+      }
+      yield* events.record({
+        tenantId: original.value.tenantId,
+        environment: original.value.environment,
+        type: "document.substituted",
+        object: toDocument(original.value)
+      })
     })
 
   const submissionOf = (row: StoredDocument): SubmissionRef => ({
@@ -156,15 +186,31 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       })
     )
 
+  /** Whether the municipality decided the note's analysis request; any failure to ask is asked again later. */
+  const awaitAnalysis = (row: StoredDocument, authority: TaxAuthority) =>
+    authority.analysisDecision({ ...submissionOf(row), accessKey: row.authority!.access_key }).pipe(
+      Effect.map(Option.match({
+        onNone: () => IssuanceOutcome.AnalysisPending(),
+        onSome: (decision) =>
+          decision.granted
+            ? IssuanceOutcome.Cancelled({
+              protocol: row.cancellation?.protocol ?? null,
+              cancelledAt: decision.decidedAt
+            })
+            : IssuanceOutcome.CancellationRefused({ code: decision.code, message: decision.message })
+      })),
+      Effect.catch(() => Effect.succeed(IssuanceOutcome.AnalysisPending()))
+    )
+
   const cancel = (job: IssuanceJob, row: StoredDocument, authority: TaxAuthority, issuerTaxId: string) =>
     Effect.gen(function*() {
-      if (job.attempts > 1) {
+      const cancellation = row.cancellation!
+      if (job.attempts > 1 && cancellation.analysis !== true) {
         const found = yield* authority.lookup(submissionOf(row))
         if (Option.isSome(found) && found.value.status === "cancelled") {
           return IssuanceOutcome.Cancelled({ protocol: null, cancelledAt: found.value.cancelledAt ?? (yield* now) })
         }
       }
-      const cancellation = row.cancellation!
       const result = yield* authority.cancel({
         ...submissionOf(row),
         environment: row.environment,
@@ -172,9 +218,12 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         accessKey: row.authority!.access_key,
         reasonCode: cancellation.reason_code,
         reason: cancellation.reason,
-        requestedAt: cancellation.requested_at
+        requestedAt: cancellation.requested_at,
+        analysis: cancellation.analysis
       })
-      return IssuanceOutcome.Cancelled({ protocol: result.protocol, cancelledAt: result.cancelledAt })
+      return result.status === "in_analysis"
+        ? IssuanceOutcome.AnalysisRequested({ protocol: result.protocol })
+        : IssuanceOutcome.Cancelled({ protocol: result.protocol, cancelledAt: result.cancelledAt })
     }).pipe(
       Effect.catchTags({
         AuthorityRejected: (refused) =>
@@ -206,7 +255,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     Effect.gen(function*() {
       const row = documents.get(job.documentId)
       if (row === undefined) return Option.none()
-      const expected = job.kind === "submit" ? ["queued", "submitting"] : ["cancel_requested"]
+      const expected = job.kind === "submit"
+        ? ["queued", "submitting"]
+        : ["cancel_requested", "cancellation_in_analysis"]
       if (!expected.includes(row.status)) {
         return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled() })
       }
@@ -220,7 +271,10 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
       if (job.kind === "cancel") {
-        return Option.some({ document: row, outcome: yield* cancel(job, row, authority, tenant.taxId) })
+        const outcome = row.status === "cancellation_in_analysis"
+          ? yield* awaitAnalysis(row, authority)
+          : yield* cancel(job, row, authority, tenant.taxId)
+        return Option.some({ document: row, outcome })
       }
       const at = yield* now
       // Counted only by the lease holder: a stale worker must not touch the document.
@@ -255,13 +309,14 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           at: yield* now,
           // Only a transient outcome is retried: the others need no step through the schedule.
           retryDelay: outcome._tag === "Transient" ? yield* delayAfter(schedule, job.attempts) : Option.none(),
-          retryWindow: config.retry.window
+          retryWindow: config.retry.window,
+          analysisPoll: config.retry.maxDelay
         }
       }),
     decide: ({ document, outcome }, job, facts) => decideIssuance(outcome, job, document, facts),
     apply,
-    // Ending a job whose document is already settled is the one write.
-    singleWrite: ({ outcome }) => outcome._tag === "AlreadySettled",
+    // Ending a job whose document is already settled, or asking again later, is the one write.
+    singleWrite: ({ outcome }) => outcome._tag === "AlreadySettled" || outcome._tag === "AnalysisPending",
     settled: (decision, { document }) => {
       const reached = decision._tag === "Settle" ? FINAL_STATUSES.get(decision.event) : undefined
       return reached === undefined

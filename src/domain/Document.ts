@@ -20,7 +20,9 @@ export const DocumentStatus = Schema.Literals([
   "rejected",
   "failed",
   "cancel_requested",
-  "cancelled"
+  "cancelled",
+  "cancellation_in_analysis",
+  "substituted"
 ])
 export type DocumentStatus = typeof DocumentStatus.Type
 
@@ -111,6 +113,11 @@ export const CancellationReasonCode = Schema.Literals(["issue_error", "service_n
 
 export const CancellationInfo = Schema.Struct({
   reason_code: CancellationReasonCode,
+  analysis: Schema.optionalKey(Schema.Boolean.annotate({
+    description:
+      "true: a request for the municipality's fiscal analysis (event e101103, `cMotivo` and `xMotivo` from " +
+      "`reason_code` and `reason`), made after a plain cancellation was refused past its deadline (E0822)."
+  })),
   reason: Schema.String,
   requested_at: DateTime,
   cancelled_at: Schema.NullOr(DateTime),
@@ -119,6 +126,40 @@ export const CancellationInfo = Schema.Struct({
     description: "Set when the authority refused the cancellation; the document is `authorized` again."
   })
 }).annotate({ identifier: "Cancellation" })
+
+/**
+ * Why a note is replaced (the DPS's `subst/cMotivo`, TSCodJustSubst of the v1.01 schema): 01 left
+ * the Simples Nacional, 02 entered it, 03/04 retroactive immunity or exemption granted/removed, 05
+ * refused by the taker (or the intermediary liable for the tax), 99 other.
+ */
+export const substitutionReasonCodes = {
+  simples_nacional_exclusion: "01",
+  simples_nacional_inclusion: "02",
+  retroactive_exemption_granted: "03",
+  retroactive_exemption_removed: "04",
+  refused_by_taker: "05",
+  other: "99"
+} as const
+export const SubstitutionReasonCode = Schema.Literals([
+  "simples_nacional_exclusion",
+  "simples_nacional_inclusion",
+  "retroactive_exemption_granted",
+  "retroactive_exemption_removed",
+  "refused_by_taker",
+  "other"
+]).annotate({
+  description: "Becomes `subst/cMotivo`: `simples_nacional_exclusion` 01, `simples_nacional_inclusion` 02, " +
+    "`retroactive_exemption_granted` 03, `retroactive_exemption_removed` 04, `refused_by_taker` 05, `other` 99."
+})
+export type SubstitutionReasonCode = typeof SubstitutionReasonCode.Type
+
+export const SubstitutionInfo = Schema.Struct({
+  reason_code: SubstitutionReasonCode,
+  reason: Schema.NullOr(Schema.String).annotate({ description: "Becomes `subst/xMotivo` (absent when null)." }),
+  original_access_key: Schema.String.annotate({
+    description: "The access key of the note this one replaces: becomes `subst/chSubstda`."
+  })
+}).annotate({ identifier: "Substitution" })
 
 export const LastError = Schema.Struct({
   code: Schema.String,
@@ -148,6 +189,14 @@ export class Document extends Schema.Class<Document>("Document")({
   cancellation: Schema.NullOr(CancellationInfo),
   attempts: Schema.Int,
   last_error: Schema.NullOr(LastError),
+  substitutes: Schema.NullOr(Schema.String).annotate({
+    description: "The id of the document this one replaces (set on a substitute)."
+  }),
+  substituted_by: Schema.NullOr(Schema.String).annotate({
+    description:
+      "The id of the document that replaced this one, once the authority authorized it (status `substituted`)."
+  }),
+  substitution: Schema.NullOr(SubstitutionInfo),
   created_at: DateTime,
   updated_at: DateTime
 }) {}

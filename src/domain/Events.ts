@@ -14,6 +14,8 @@ export const eventTypes = [
   "document.failed",
   "document.cancelled",
   "document.cancellation_failed",
+  "document.cancellation_in_analysis",
+  "document.substituted",
   "api_key.exposed",
   "credential.expiring",
   "quota.threshold"
@@ -76,6 +78,8 @@ const eventObjects = {
   "document.failed": Document,
   "document.cancelled": Document,
   "document.cancellation_failed": Document,
+  "document.cancellation_in_analysis": Document,
+  "document.substituted": Document,
   "api_key.exposed": ApiKeyExposureObject,
   "credential.expiring": CredentialExpiryObject,
   "quota.threshold": QuotaThresholdObject
@@ -88,6 +92,12 @@ const descriptions: Record<EventType, string> = {
   "document.cancelled": "The authority accepted the cancellation.",
   "document.cancellation_failed":
     "The authority refused the cancellation, or did not answer; the document stays `authorized`.",
+  "document.cancellation_in_analysis":
+    "The authority registered the request for the municipality's analysis of a late cancellation (e101103); " +
+    "the document is `cancellation_in_analysis` until `document.cancelled` or `document.cancellation_failed`.",
+  "document.substituted":
+    "The authority authorized a substitute of the document and cancelled it by substitution (e105102); the " +
+    "object is the original, `substituted`, with `substituted_by` naming the new document.",
   "api_key.exposed": "A token of one of the tenant's API keys was exposed; rotate the key.",
   "credential.expiring": "A digital certificate expires in 30, 7 or 1 days.",
   "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota."

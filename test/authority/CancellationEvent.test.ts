@@ -1,19 +1,28 @@
 /**
  * The cancellation request (pedRegEvento with e101101) and the authority's registered event
- * (evento): ids as the v1.01 schemas have them, both valid against the official XSDs (checked by
- * our validator and by xmllint), and read back on the other side.
+ * (evento): ids as the v1.01 schemas have them (the `with_sequence` form), both valid against the
+ * official XSDs (checked by our validator and by xmllint), and read back on the other side; then the
+ * form production takes (no nPedRegEvento, a 59-character Id) and the other event types.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import {
+  buildAnalysisDecisionRequest,
   buildCancellationRequest,
   buildEvento,
+  buildSubstitutionEventRequest,
   cancellationReasonCode,
   type CancellationRequestInput,
   eventId,
   readCancellationRequest,
   readEvento
 } from "../../src/authority/sefin/CancellationEvent.js"
+import {
+  eventFormOf,
+  PRODUCTION_EVENT_FORM,
+  refusalBlamesEventForm,
+  validateEventRequest
+} from "../../src/authority/sefin/EventRequest.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
@@ -28,7 +37,9 @@ const request: CancellationRequestInput = {
   issuerTaxId: "11.222.333/0001-81",
   accessKey: sampleAccessKey,
   reasonCode: cancellationReasonCode.service_not_provided,
-  reason: "Serviço não prestado: contrato <rescindido> & valores devolvidos"
+  reason: "Serviço não prestado: contrato <rescindido> & valores devolvidos",
+  // The published v1.01 schema's form; production's is tested below.
+  form: "with_sequence"
 }
 
 const issuer = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x" })
@@ -119,6 +130,7 @@ describe("cancellation request (pedRegEvento e101101)", () => {
       authorTaxId: "11222333000181",
       accessKey: sampleAccessKey,
       sequence: 1,
+      form: "with_sequence",
       eventType: "101101",
       cancellation: { reasonCode: "2", reason: request.reason }
     }))
@@ -203,5 +215,70 @@ describe("registered event (evento)", () => {
     })
     expect(new Date(parsed.success.processedAt).toISOString()).toBe("2026-11-12T02:15:03.000Z")
     expect(Result.isFailure(readEvento(signedRequest()))).toBe(true)
+  })
+})
+
+describe("the form production takes, and the other events", () => {
+  const production = { ...request, form: undefined }
+
+  it("is the default: no nPedRegEvento and a 59-character Id, checked as its one-sequence equivalent", () => {
+    expect(PRODUCTION_EVENT_FORM).toBe("without_sequence")
+    const { id, xml } = buildCancellationRequest(production)
+    expect(id).toBe(`PRE${sampleAccessKey}101101`)
+    expect(id).toHaveLength(59)
+    expect(xml).not.toContain("nPedRegEvento")
+    expect(xml).toContain(`<chNFSe>${sampleAccessKey}</chNFSe><e101101>`)
+    expect(eventFormOf(xml)).toBe("without_sequence")
+    // The published schema refuses it as it is; its one-sequence equivalent is valid, so it is.
+    expect(Result.isFailure(validateXml("pedRegEvento", xml))).toBe(true)
+    expect(validateEventRequest(xml)).toEqual(Result.void)
+    // Anything else wrong in it is still refused (a reason under 15 characters).
+    const short = validateEventRequest(buildCancellationRequest({ ...production, reason: "curto demais" }).xml)
+    expect(Result.isFailure(short)).toBe(true)
+    const parsed = readCancellationRequest(xml)
+    expect(Result.isSuccess(parsed) && parsed.success).toMatchObject({ form: "without_sequence", sequence: 1, id })
+  })
+
+  it("tells a refusal of the form from any other schema failure", () => {
+    expect(refusalBlamesEventForm("Element 'nPedRegEvento': This element is not expected.")).toBe(true)
+    expect(refusalBlamesEventForm("The 'Id' attribute is invalid - datatype 'TSIdPedRegEvt'")).toBe(true)
+    expect(refusalBlamesEventForm("Element 'xMotivo': [facet 'minLength'] The value has a length of 12")).toBe(false)
+  })
+
+  it("builds the analysis request (e101103), the substitution (e105102) and the decisions (e105104/e105105)", () => {
+    const analysis = buildCancellationRequest({ ...request, analysis: true })
+    expect(analysis.id).toBe(`PRE${sampleAccessKey}101103001`)
+    expect(analysis.xml).toContain(
+      "<e101103><xDesc>Solicitacao de Analise Fiscal para Cancelamento de NFS-e</xDesc><cMotivo>2</cMotivo>"
+    )
+    expect(validateXml("pedRegEvento", analysis.xml)).toEqual(Result.void)
+
+    const substitution = buildSubstitutionEventRequest({
+      tpAmb: 2,
+      requestedAt: request.requestedAt,
+      issuerTaxId: request.issuerTaxId,
+      accessKey: sampleAccessKey,
+      reasonCode: "99",
+      reason: "Valor informado a menor na nota",
+      substituteAccessKey: sampleAccessKey.replace(/^3/, "4"),
+      form: "with_sequence"
+    })
+    expect(validateXml("pedRegEvento", substitution.xml)).toEqual(Result.void)
+    const read = readCancellationRequest(substitution.xml)
+    expect(Result.isSuccess(read) && read.success.substituteAccessKey).toBe(sampleAccessKey.replace(/^3/, "4"))
+
+    for (const granted of [true, false]) {
+      const decision = buildAnalysisDecisionRequest({
+        tpAmb: 2,
+        decidedAt: request.requestedAt,
+        agentCpf: "52998224725",
+        accessKey: sampleAccessKey,
+        granted,
+        reason: "Cancelamento analisado pelo fisco municipal",
+        form: "with_sequence"
+      })
+      expect(validateXml("pedRegEvento", decision.xml), decision.xml).toEqual(Result.void)
+      expect(decision.id).toBe(`PRE${sampleAccessKey}${granted ? "105104" : "105105"}001`)
+    }
   })
 })

@@ -298,7 +298,7 @@ for (const database of testDatabases) {
         expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AlreadyAuthorized")
       }))
 
-    it.effect("refuses simulate:cancel-reject (E1235), unknown ids (E1200) and foreign access keys (E1201)", () =>
+    it.effect("refuses simulate:cancel-reject (E0822, past the deadline), unknown ids (E1200) and foreign access keys (E1201)", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)
         const authority = yield* simulator()
@@ -316,7 +316,7 @@ for (const database of testDatabases) {
         }))
         expect(refused._tag).toBe("AuthorityRejected")
         if (refused._tag === "AuthorityRejected") {
-          expect(refused.code).toBe("E1235")
+          expect(refused.code).toBe("E0822")
           expect(refused.message.toLowerCase()).toContain("cancellation refused")
         }
         expect(Option.getOrThrow(yield* authority.lookup(sub)).status).toBe("authorized")

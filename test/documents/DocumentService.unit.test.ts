@@ -39,6 +39,7 @@ const acceptingAll = (system: TaxAuthority["system"]): TaxAuthority => ({
   submit: () => Effect.die("not expected"),
   lookup: () => Effect.die("not expected"),
   cancel: () => Effect.die("not expected"),
+  analysisDecision: () => Effect.die("not expected"),
   danfse: () => Effect.die("not expected")
 })
 

@@ -59,6 +59,7 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
       ),
     lookup: () => Effect.succeedNone,
     cancel: () => Effect.die("the authority's cancel was not expected"),
+    analysisDecision: () => Effect.succeedNone,
     ...authority
   }
   const mocks = Layer.mergeAll(

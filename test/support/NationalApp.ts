@@ -43,6 +43,7 @@ export const nationalApp = (
     readonly authority?: LocalAuthorityOptions
     /** TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE; default local. */
     readonly danfseSource?: "local" | "national"
+    readonly config?: Partial<AppConfigShape>
   }
 ) => {
   // One local authority per app: the same layer object in both places, so it is built once.
@@ -75,7 +76,7 @@ export const nationalApp = (
   )
   return Layer.merge(
     makeApp(
-      testConfig(fast),
+      testConfig({ ...fast, ...options.config }),
       databaseLayer(database),
       SandboxOnLocalAuthority.pipe(Layer.provide(LocalAuthorityLive))
     ).pipe(Layer.provideMerge(httpServerTest)),

@@ -71,6 +71,7 @@ export const makeScriptedAuthority = (
     requirementsFor: () => Effect.void,
     cancellationRequirementsFor: () => Effect.void,
     danfse: () => Effect.succeed(new TextEncoder().encode("%PDF-1.7 scripted")),
+    analysisDecision: () => Effect.succeedNone,
     submit: (submission) =>
       Effect.suspend(() => {
         const attempt = count("submit", submission.submissionId)
@@ -89,8 +90,13 @@ export const makeScriptedAuthority = (
       Effect.suspend(() => {
         const attempt = count("cancel", request.submissionId)
         const scripted = script.cancel?.(request, attempt)
-        const outcome = scripted ??
-          Effect.map(Clock.currentTimeMillis, (millis) => ({ protocol: "C1", cancelledAt: new Date(millis) }))
+        const outcome = (scripted === undefined
+          ? undefined
+          : Effect.map(scripted, (c) => ({ ...c, status: "cancelled" as const }))) ??
+          Effect.map(
+            Clock.currentTimeMillis,
+            (millis) => ({ protocol: "C1", status: "cancelled" as const, cancelledAt: new Date(millis) })
+          )
         return Effect.tap(outcome, (cancellation) =>
           Effect.sync(() => {
             const record = records.get(request.submissionId)

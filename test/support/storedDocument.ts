@@ -31,6 +31,9 @@ export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredD
   cancellation: null,
   attempts: 0,
   lastError: null,
+  substitutes: null,
+  substitutedBy: null,
+  substitution: null,
   createdAt: new Date("2026-11-10T12:00:00Z"),
   updatedAt: new Date("2026-11-10T12:00:00Z"),
   ...overrides

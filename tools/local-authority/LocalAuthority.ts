@@ -8,7 +8,8 @@
  *
  * Routes (anything else: the real servers' HTML 404 page):
  * - `POST /SefinNacional/nfse`, `GET|HEAD /SefinNacional/dps/{id}`, `GET /SefinNacional/nfse/{chave}`,
- *   `POST /SefinNacional/nfse/{chave}/eventos`, `GET /danfse/{chave}`.
+ *   `POST /SefinNacional/nfse/{chave}/eventos`, `GET /SefinNacional/nfse/{chave}/eventos/{tipo}/{seq}`,
+ *   `GET /danfse/{chave}`.
  *
  * The TLS client certificate is requested, and checked against `clientRoots` when they are given
  * (`npm run authority:local` gives the ICP-Brasil roots and CREDENTIALS_EXTRA_CA_FILE's, as the real
@@ -26,6 +27,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer, type Server } from "node:https"
 import type { AddressInfo, Socket } from "node:net"
 import type { TLSSocket } from "node:tls"
+import type { EventForm } from "../../src/authority/sefin/EventRequest.js"
 import { loadSchemas } from "../../src/authority/xml/Xsd.js"
 import { extractTaxId } from "../../src/credentials/CertificateTaxId.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
@@ -47,7 +49,7 @@ export { MagicValues } from "../../src/authority/TaxAuthority.js"
 export type { AuthorizedNfse, Cancellation, RegisteredTaxpayer } from "./LocalSefin.js"
 export { LocalAuthorityCodes } from "./SefinAnswers.js"
 
-export type Operation = "submitDps" | "findDps" | "getNfse" | "registerEvent" | "getDanfse"
+export type Operation = "submitDps" | "findDps" | "getNfse" | "registerEvent" | "findEvent" | "getDanfse"
 
 /**
  * What the next disrupted calls do instead of a normal answer:
@@ -82,6 +84,13 @@ export interface LocalAuthorityOptions {
    * must chain to. Default: none, any client certificate is taken.
    */
   readonly clientRoots?: ReadonlyArray<string> | undefined
+  /**
+   * The event request form it takes (src/authority/sefin/EventRequest.ts); the other is refused
+   * with E1235 naming `nPedRegEvento`. Default `without_sequence`, the form production takes.
+   */
+  readonly eventForm?: EventForm | undefined
+  /** How long after authorization the issuer may cancel a note itself, then E0822. Default: no deadline. */
+  readonly cancellationDeadline?: Duration.Input | undefined
 }
 
 export interface ReceivedRequest {
@@ -134,6 +143,8 @@ const DANFSE_BASE = "/danfse"
 interface Route {
   readonly operation: Operation
   readonly parameter: string
+  readonly eventType?: string
+  readonly sequence?: string
 }
 
 const route = (method: string, pathname: string): Route | null => {
@@ -147,6 +158,17 @@ const route = (method: string, pathname: string): Route | null => {
   }
   if (method === "POST" && (match = /^\/SefinNacional\/nfse\/([^/]+)\/eventos$/.exec(pathname)) !== null) {
     return { operation: "registerEvent", parameter: decodeURIComponent(match[1]!) }
+  }
+  if (
+    method === "GET" &&
+    (match = /^\/SefinNacional\/nfse\/([^/]+)\/eventos\/([0-9]+)\/([0-9]+)$/.exec(pathname)) !== null
+  ) {
+    return {
+      operation: "findEvent",
+      parameter: decodeURIComponent(match[1]!),
+      eventType: match[2]!,
+      sequence: match[3]!
+    }
   }
   if (method === "GET" && (match = /^\/danfse\/([^/]+)$/.exec(pathname)) !== null) {
     return { operation: "getDanfse", parameter: decodeURIComponent(match[1]!) }
@@ -248,11 +270,22 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
     issRate: options.issRate ?? "2.00",
     taxpayers: options.taxpayers,
     municipalityNames: options.municipalityNames,
-    signer: keys.signer
+    signer: keys.signer,
+    eventForm: options.eventForm,
+    cancellationDeadlineMs: options.cancellationDeadline === undefined
+      ? undefined
+      : Duration.toMillis(Duration.fromInputUnsafe(options.cancellationDeadline))
   })
 
   const received: Array<ReceivedRequest> = []
-  const counts: Record<Operation, number> = { submitDps: 0, findDps: 0, getNfse: 0, registerEvent: 0, getDanfse: 0 }
+  const counts: Record<Operation, number> = {
+    submitDps: 0,
+    findDps: 0,
+    getNfse: 0,
+    registerEvent: 0,
+    findEvent: 0,
+    getDanfse: 0
+  }
   const disruptions: Array<{ disruption: Disruption; operations: ReadonlySet<Operation> | null }> = []
   // Answers held back (simulate:timeout, hangs): released or dropped at close.
   const heldTimers = new Set<NodeJS.Timeout>()
@@ -403,6 +436,8 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
           return sefin.getNfse(parameter, call)
         case "registerEvent":
           return sefin.registerEvent(parameter, body, call)
+        case "findEvent":
+          return sefin.findEvent(parameter, matched.eventType!, matched.sequence!, call)
         case "getDanfse":
           return sefin.getDanfse(parameter, call)
       }

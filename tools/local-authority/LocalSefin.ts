@@ -35,11 +35,17 @@ import { gunzipSync, gzipSync } from "node:zlib"
 import { renderNfseXml } from "../../src/authority/danfse/Danfse.js"
 import { buildAccessKey, yearMonthOf } from "../../src/authority/sefin/AccessKey.js"
 import {
+  ANALYSIS_GRANTED_EVENT_TYPE,
+  ANALYSIS_REFUSED_EVENT_TYPE,
+  ANALYSIS_REQUEST_EVENT_TYPE,
+  buildAnalysisDecisionRequest,
   buildEvento,
+  buildSubstitutionEventRequest,
   CANCELLATION_EVENT_TYPE,
   readCancellationRequest
 } from "../../src/authority/sefin/CancellationEvent.js"
 import { type ParsedDps, readDps } from "../../src/authority/sefin/DpsRead.js"
+import { type EventForm, PRODUCTION_EVENT_FORM, validateEventRequest } from "../../src/authority/sefin/EventRequest.js"
 import { buildNfse, type NfseIssuerAddress } from "../../src/authority/sefin/Nfse.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
@@ -71,6 +77,15 @@ export interface Cancellation {
   readonly processedAt: string
 }
 
+/** An event registered on a note, as `GET /nfse/{chave}/eventos/{tipo}/{seq}` answers it. */
+export interface RegisteredEvent {
+  readonly eventType: string
+  readonly sequence: number
+  /** The event (evento), signed by the authority. */
+  readonly eventXml: string
+  readonly processedAt: string
+}
+
 export interface AuthorizedNfse {
   readonly dpsId: string
   readonly accessKey: string
@@ -85,6 +100,14 @@ export interface AuthorizedNfse {
   /** The DPS's notes (xInfComp), "" when it has none. */
   readonly notes: string
   readonly cancellation: Cancellation | null
+  /** When it was authorized: the cancellation deadline runs from here. */
+  readonly authorizedAt: Date
+  /** The access key of the note that replaced it (its e105102 is in `events`). */
+  readonly substitutedBy: string | null
+  /** An analysis request (e101103) awaiting the municipality's decision. */
+  readonly analysisPending: boolean
+  /** Every event registered on it, in order. */
+  readonly events: ReadonlyArray<RegisteredEvent>
 }
 
 export type Answer =
@@ -128,6 +151,16 @@ export interface LocalSefinOptions {
   readonly municipalityNames?: Readonly<Record<string, string>> | undefined
   /** The authority's own certificate and key, for the NFS-e and events it signs. */
   readonly signer: IssuedCertificate
+  /**
+   * The event request form it takes (EventRequest.ts); the other is refused with E1235 naming
+   * `nPedRegEvento`. Default: the form production takes.
+   */
+  readonly eventForm?: EventForm | undefined
+  /**
+   * How long after authorization the issuer may cancel a note itself; later, E0822 (then only the
+   * analysis request, e101103). The municipality sets it (E0822's text says so); default: no deadline.
+   */
+  readonly cancellationDeadlineMs?: number | undefined
 }
 
 export interface LocalSefin {
@@ -137,6 +170,7 @@ export interface LocalSefin {
   readonly registerEvent: (accessKey: string, body: string, call: SefinCall) => Outcome
   /** Adds or replaces a taxpayer's register entry (the CNC), by normalized CNPJ/CPF. */
   readonly registerTaxpayer: (taxId: string, taxpayer: RegisteredTaxpayer) => void
+  readonly findEvent: (accessKey: string, eventType: string, sequence: string, call: SefinCall) => Outcome
   readonly getDanfse: (accessKey: string, call: SefinCall) => Promise<Outcome>
   readonly submissions: () => ReadonlyArray<AuthorizedNfse>
 }
@@ -145,6 +179,17 @@ export interface LocalSefin {
 const MAX_XML_BYTES = 2 * 1024 * 1024
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** The municipal tax agent who decides analysis requests here (a valid CPF, of nobody). */
+const MUNICIPAL_AGENT_CPF = "52998224725"
+
+/** The E1235 complement when a request comes in the form this authority does not take, naming the element as libxml2 would. */
+const formComplaint = (taken: EventForm): string =>
+  taken === "without_sequence"
+    ? "Element 'nPedRegEvento': This element is not expected. The 'Id' attribute does not match TSIdPedRegEvt " +
+      "(\"PRE\" + chave de acesso + tipo de evento, 59 caracteres)."
+    : "Missing child element(s): expected is ( nPedRegEvento ). The 'Id' attribute does not match TSIdPedRefEvt " +
+      "(\"PRE\" + chave de acesso + tipo de evento + nPedRegEvento, 62 caracteres)."
 const ACCESS_KEY = /^[0-9]{50}$/
 // DPS + cLocEmi (7) + tpInsc (1 CPF, 2 CNPJ) + tax id (14) + série (5) + nDPS (15).
 const DPS_ID = /^DPS[0-9]{7}[12][0-9A-Z]{14}[0-9]{5}[0-9]{15}$/
@@ -192,6 +237,7 @@ const randomDigits = (count: number): string => Array.from({ length: count }, ()
 
 export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
   const { environment } = options
+  const eventForm = options.eventForm ?? PRODUCTION_EVENT_FORM
   const byDpsId = new Map<string, AuthorizedNfse>()
   const byAccessKey = new Map<string, AuthorizedNfse>()
   const authorizedInOrder: Array<AuthorizedNfse> = []
@@ -270,6 +316,8 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuseDps(400, [refusal(LocalAuthorityCodes.environmentMismatch)])
     }
     if (byDpsId.has(dps.id)) return refuseDps(400, [refusal(LocalAuthorityCodes.duplicateDps)])
+    const substitutionRefused = substitutionRefusal(dps)
+    if (substitutionRefused !== null) return refuseDps(400, [substitutionRefused])
 
     const notes = dps.notes ?? ""
     if (notes.includes(MagicValues.reject)) return refuseDps(400, [refusal(LocalAuthorityCodes.rejected)])
@@ -334,10 +382,78 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       nfseXml,
       processedAt: call.processedAt,
       notes: dps.notes ?? "",
-      cancellation: null
+      cancellation: null,
+      authorizedAt: call.at,
+      substitutedBy: null,
+      analysisPending: false,
+      events: []
     }
     store(record)
+    if (dps.substitution !== undefined) registerSubstitution(dps, record, call)
     return record
+  }
+
+  /** The authority's own event on a note, signed by it, recorded with the note. */
+  const registerOn = (
+    record: AuthorizedNfse,
+    requestXml: string,
+    call: SefinCall,
+    change: Partial<AuthorizedNfse> = {}
+  ): string => {
+    const parsed = readCancellationRequest(requestXml)
+    // Built here from our own builders: not reading it back is the authority's own bug.
+    if (Result.isFailure(parsed)) {
+      throw new Error(`the local authority cannot read its event: ${parsed.failure.message}`)
+    }
+    const eventXml = signAsAuthority(
+      buildEvento({
+        signedRequestXml: requestXml,
+        request: parsed.success,
+        processedAt: call.at,
+        eventNumber: ++lastEventNumber,
+        applicationVersion: APPLICATION_VERSION
+      }),
+      "infEvento"
+    )
+    const current = byAccessKey.get(record.accessKey) ?? record
+    const event = {
+      eventType: parsed.success.eventType,
+      sequence: parsed.success.sequence,
+      eventXml,
+      processedAt: call.processedAt
+    }
+    store({ ...current, ...change, events: [...current.events, event] })
+    return eventXml
+  }
+
+  /** e105102 on the original, as the national system registers it when it authorizes the substitute. */
+  const registerSubstitution = (dps: ParsedDps, substitute: AuthorizedNfse, call: SefinCall) => {
+    const substitution = dps.substitution!
+    const original = byAccessKey.get(substitution.accessKey)!
+    const request = buildSubstitutionEventRequest({
+      tpAmb: environment,
+      requestedAt: call.at,
+      issuerTaxId: original.issuerTaxId,
+      accessKey: original.accessKey,
+      reasonCode: substitution.reasonCode,
+      reason: substitution.reason,
+      substituteAccessKey: substitute.accessKey,
+      form: eventForm
+    })
+    registerOn(original, request.xml, call, { substitutedBy: substitute.accessKey, analysisPending: false })
+  }
+
+  /** What the national system refuses in a substitute's `subst` group, before it authorizes anything. */
+  const substitutionRefusal = (dps: ParsedDps): Refusal | null => {
+    const substitution = dps.substitution
+    if (substitution === undefined) return null
+    const original = byAccessKey.get(substitution.accessKey)
+    if (original === undefined) return refusal(LocalAuthorityCodes.substitutedNotFound)
+    if (original.issuerTaxId !== dps.issuer.taxId) return refusal(LocalAuthorityCodes.substitutedOtherIssuer)
+    if (original.cancellation !== null || original.substitutedBy !== null) {
+      return refusal(LocalAuthorityCodes.substitutedNotStanding)
+    }
+    return null
   }
 
   const findDps = (dpsId: string, call: SefinCall): Outcome => {
@@ -393,21 +509,25 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuse(400, [refusal(LocalAuthorityCodes.malformedCompressed, decoded.failure)])
     }
     const xml = decoded.success
-    const valid = validateXml("pedRegEvento", xml)
-    if (Result.isFailure(valid)) {
-      return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, valid.failure.messages.join("; "))], xml)
-    }
     const read = readCancellationRequest(xml)
     if (Result.isFailure(read)) {
       return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, read.failure.message)], xml)
     }
     const request = read.success
+    if (request.form !== eventForm) {
+      return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, formComplaint(eventForm))], xml)
+    }
+    const valid = validateEventRequest(xml)
+    if (Result.isFailure(valid)) {
+      return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, valid.failure.messages.join("; "))], xml)
+    }
 
     const signature = verifyEnveloped(xml, "infPedReg")
     if (Result.isFailure(signature)) {
       return refuse(400, [refusal(LocalAuthorityCodes.signatureInvalid, signature.failure.message)], xml)
     }
-    if (request.eventType !== CANCELLATION_EVENT_TYPE) {
+    const analysis = request.eventType === ANALYSIS_REQUEST_EVENT_TYPE
+    if (request.eventType !== CANCELLATION_EVENT_TYPE && !analysis) {
       return refuse(400, [refusal(LocalAuthorityCodes.eventTypeNotSupported)], xml)
     }
     if (request.accessKey !== accessKey) return refuse(400, [refusal(LocalAuthorityCodes.eventKeyMismatch)], xml)
@@ -421,25 +541,85 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     }
     if (call.clientTaxId !== record.issuerTaxId) return refuse(401, [refusal(LocalAuthorityCodes.notYourDocument)], xml)
     if (request.tpAmb !== environment) return refuse(400, [refusal(LocalAuthorityCodes.environmentMismatch)], xml)
-    if (record.cancellation !== null) return refuse(400, [refusal(LocalAuthorityCodes.alreadyCancelled)], xml)
-    if (record.notes.includes(MagicValues.cancelReject)) {
-      return refuse(400, [refusal(LocalAuthorityCodes.cancellationRefused)], xml)
+    if (record.cancellation !== null || record.substitutedBy !== null) {
+      return refuse(400, [refusal(LocalAuthorityCodes.alreadyCancelled)], xml)
     }
+    const pastDeadline = record.notes.includes(MagicValues.cancelReject) ||
+      (options.cancellationDeadlineMs !== undefined &&
+        call.at.getTime() - record.authorizedAt.getTime() > options.cancellationDeadlineMs)
+    if (analysis) {
+      if (record.analysisPending) return refuse(400, [refusal(LocalAuthorityCodes.analysisPending)], xml)
+      if (!pastDeadline) return refuse(400, [refusal(LocalAuthorityCodes.analysisWithinDeadline)], xml)
+      const eventXml = registerOn(record, xml, call, { analysisPending: true })
+      return {
+        answer: json(201, eventRegistered({ ...envelope(call), eventoXmlGZipB64: compressToBase64(eventXml) })),
+        xml
+      }
+    }
+    if (pastDeadline) return refuse(400, [refusal(LocalAuthorityCodes.cancellationRefused)], xml)
 
-    const eventXml = signAsAuthority(
-      buildEvento({
-        signedRequestXml: xml,
-        request,
-        processedAt: call.at,
-        eventNumber: ++lastEventNumber,
-        applicationVersion: APPLICATION_VERSION
-      }),
-      "infEvento"
-    )
-    store({ ...record, cancellation: { requestXml: xml, eventXml, processedAt: call.processedAt } })
+    const eventXml = registerOn(record, xml, call)
+    store({
+      ...byAccessKey.get(accessKey)!,
+      cancellation: { requestXml: xml, eventXml, processedAt: call.processedAt }
+    })
     return {
       answer: json(201, eventRegistered({ ...envelope(call), eventoXmlGZipB64: compressToBase64(eventXml) })),
       xml
+    }
+  }
+
+  /**
+   * The municipality decides a pending analysis request when its decision is first asked for:
+   * granted (e105104, the note is cancelled), or refused (e105105) when the note's notes carry
+   * `simulate:analysis-refuse`. Its agent's CPF authors the event.
+   */
+  const decideAnalysis = (record: AuthorizedNfse, call: SefinCall) => {
+    const granted = !record.notes.includes(MagicValues.analysisRefuse)
+    const request = buildAnalysisDecisionRequest({
+      tpAmb: environment,
+      decidedAt: call.at,
+      agentCpf: MUNICIPAL_AGENT_CPF,
+      accessKey: record.accessKey,
+      granted,
+      reason: granted
+        ? "Cancelamento deferido apos analise fiscal do municipio."
+        : "Cancelamento indeferido apos analise fiscal do municipio.",
+      form: eventForm
+    })
+    const eventXml = registerOn(record, request.xml, call, { analysisPending: false })
+    if (granted) {
+      store({
+        ...byAccessKey.get(record.accessKey)!,
+        cancellation: { requestXml: request.xml, eventXml, processedAt: call.processedAt }
+      })
+    }
+  }
+
+  /** `GET /nfse/{chave}/eventos/{tipo}/{seq}`, answered as produção restrita does (a list; `{}` 404 when none). */
+  const findEvent = (accessKey: string, eventType: string, sequence: string, call: SefinCall): Outcome => {
+    const found = ownNfse(accessKey, call)
+    if (Result.isFailure(found)) return { answer: found.failure }
+    if (
+      found.success.analysisPending &&
+      (eventType === ANALYSIS_GRANTED_EVENT_TYPE || eventType === ANALYSIS_REFUSED_EVENT_TYPE)
+    ) {
+      decideAnalysis(found.success, call)
+    }
+    const record = byAccessKey.get(accessKey)!
+    const events = record.events.filter((e) => e.eventType === eventType && String(e.sequence) === sequence)
+    if (events.length === 0) return { answer: json(404, {}) }
+    return {
+      answer: json(200, {
+        ...envelope(call),
+        eventos: events.map((e) => ({
+          chaveAcesso: accessKey,
+          tipoEvento: Number(e.eventType),
+          numeroPedidoRegistroEvento: e.sequence,
+          dataHoraRecebimento: e.processedAt,
+          arquivoXml: compressToBase64(e.eventXml)
+        }))
+      })
     }
   }
 
@@ -448,7 +628,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     if (Result.isFailure(found)) return { answer: found.failure }
     const bytes = await renderNfseXml(found.success.nfseXml, {
       cancelled: found.success.cancellation !== null,
-      substituted: false
+      substituted: found.success.substitutedBy !== null
     })
     return { answer: { kind: "pdf", status: 200, bytes } }
   }
@@ -458,6 +638,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     findDps,
     getNfse,
     registerEvent,
+    findEvent,
     getDanfse,
     registerTaxpayer: (taxId, taxpayer) => void taxpayers.set(taxId, taxpayer),
     submissions: () => [...authorizedInOrder]

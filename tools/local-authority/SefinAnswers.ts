@@ -51,7 +51,7 @@ export const LocalAuthorityCodes = {
     code: "E0822",
     description: "O prazo para o cancelamento da NFS-e expirou, conforme parametrização do município emissor da NFS-e."
   },
-  /** Not real: this local authority registers cancellations (e101101) only. */
+  /** Not real: this local authority takes cancellations (e101101) and analysis requests (e101103) only. */
   eventTypeNotSupported: { code: "E0801", description: "Tipo de evento não suportado pela autoridade local." },
   /** Not real: the access key in the path is not the one the event request names. */
   eventKeyMismatch: {
@@ -62,6 +62,28 @@ export const LocalAuthorityCodes = {
     code: "E0840",
     description:
       "O Sistema Nacional NFS-e não pode recepcionar o EVENTO DE CANCELAMENTO DE NFS-e, pois o evento de Cancelamento de NFS-e já está vinculado à NFS-e indicada no evento enviado."
+  },
+  /** Not real: the `subst` group names an access key this system never issued. */
+  substitutedNotFound: { code: "E0901", description: "A NFS-e a ser substituída (chSubstda) não foi encontrada." },
+  /** Not real: the substitute's issuer is not the replaced note's. */
+  substitutedOtherIssuer: {
+    code: "E0902",
+    description: "O emitente da DPS substituta difere do emitente da NFS-e a ser substituída."
+  },
+  /** Not real: the replaced note is cancelled or was replaced already. */
+  substitutedNotStanding: {
+    code: "E0903",
+    description: "A NFS-e a ser substituída está cancelada ou já foi substituída."
+  },
+  /** Not real: an analysis request (e101103) is already awaiting the municipality. */
+  analysisPending: {
+    code: "E0904",
+    description: "Já existe solicitação de análise fiscal para cancelamento pendente para esta NFS-e."
+  },
+  /** Not real: the analysis is for a cancellation past its deadline; within it the issuer cancels. */
+  analysisWithinDeadline: {
+    code: "E0905",
+    description: "A NFS-e ainda está no prazo de cancelamento pelo emitente; utilize o evento de cancelamento."
   },
   malformedCompressed: { code: "E1226", description: "Estrutura descompactada mal formada." },
   schemaViolation: { code: "E1235", description: "Falha no esquema XML do DF-e." },

@@ -10,7 +10,11 @@
  * - `--ca-file` / `LOCAL_AUTHORITY_CA_FILE`: where to write its CA certificate (public PEM, what the
  *   service must trust), default `local-authority-<port>-ca.pem` in the system's temporary directory;
  * - `--timeout-after` / `LOCAL_AUTHORITY_TIMEOUT_AFTER`: how long a `simulate:timeout` answer is
- *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds.
+ *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds;
+ * - `--cancellation-deadline` / `LOCAL_AUTHORITY_CANCELLATION_DEADLINE`: how long after authorization
+ *   the issuer may cancel a note itself (then E0822), as a duration; default none;
+ * - `--event-form` / `LOCAL_AUTHORITY_EVENT_FORM`: the event request form it takes,
+ *   `without_sequence` (production's, default) or `with_sequence` (the published v1.01 schema's);
  * - `CREDENTIALS_EXTRA_CA_FILE`: the same file the service reads; client certificates must chain to
  *   the shipped ICP-Brasil roots or to its certificates (which may include intermediates).
  *
@@ -36,7 +40,9 @@ const { values } = parseArgs({
     host: { type: "string" },
     environment: { type: "string" },
     "ca-file": { type: "string" },
-    "timeout-after": { type: "string" }
+    "timeout-after": { type: "string" },
+    "cancellation-deadline": { type: "string" },
+    "event-form": { type: "string" }
   },
   strict: true
 })
@@ -77,9 +83,29 @@ const readExtra = (file: string): ReadonlyArray<string> => {
 }
 const clientRoots = [...icpBrasilRootPems(), ...(extraCaFile === undefined ? [] : readExtra(extraCaFile))]
 
-const authority = await startLocalAuthority({ port, host, environment, timeoutAfter, clientRoots }).catch((
-  error: unknown
-) => fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`))
+const deadlineText = setting(values["cancellation-deadline"], "LOCAL_AUTHORITY_CANCELLATION_DEADLINE")
+const cancellationDeadline = deadlineText === undefined
+  ? undefined
+  : Option.getOrElse(
+    Duration.fromInput(deadlineText as Duration.Input),
+    () => fail(`cancellation-deadline "${deadlineText}" is not a duration (e.g. "1 hour")`)
+  )
+const eventFormText = setting(values["event-form"], "LOCAL_AUTHORITY_EVENT_FORM") ?? "without_sequence"
+const eventForm = eventFormText === "without_sequence" || eventFormText === "with_sequence"
+  ? eventFormText
+  : fail(`event-form "${eventFormText}" is not without_sequence or with_sequence`)
+
+const authority = await startLocalAuthority({
+  port,
+  host,
+  environment,
+  timeoutAfter,
+  cancellationDeadline,
+  eventForm,
+  clientRoots
+}).catch((error: unknown) =>
+  fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
+)
 // Named by port: a second local authority never overwrites the CA a service trusts for the first.
 const caFile = resolve(caFileSetting ?? join(tmpdir(), `local-authority-${authority.port}-ca.pem`))
 // A fresh file of our own: a file or link someone else left at that path is replaced, never written through.

@@ -37,9 +37,20 @@ const STATUSES: ReadonlyArray<Status> = [
   "cancelled"
 ]
 /** Statuses the background work still moves on from; the detail polls while it shows one. */
-const IN_PROGRESS: ReadonlySet<Status> = new Set(["queued", "submitting", "cancel_requested"])
+const IN_PROGRESS: ReadonlySet<Status> = new Set([
+  "queued",
+  "submitting",
+  "cancel_requested",
+  "cancellation_in_analysis"
+])
 /** The note exists at the authority: its files can be downloaded. */
-const WITH_FILES: ReadonlySet<Status> = new Set(["authorized", "cancel_requested", "cancelled"])
+const WITH_FILES: ReadonlySet<Status> = new Set([
+  "authorized",
+  "cancel_requested",
+  "cancelled",
+  "cancellation_in_analysis",
+  "substituted"
+])
 const REASON_CODES: ReadonlyArray<ReasonCode> = ["issue_error", "service_not_provided", "other"]
 const REASON_MIN = 15
 const REASON_MAX = 255
@@ -81,6 +92,14 @@ const text = texts({
     status_failed: "failed",
     status_cancel_requested: "cancellation requested",
     status_cancelled: "cancelled",
+    status_cancellation_in_analysis: "cancellation in analysis",
+    status_substituted: "substituted",
+    substitution: "Substitution",
+    substitutes: "Replaces",
+    substitutedBy: "Replaced by",
+    substitutionReason: "Reason",
+    substitutionHint: "A note is replaced by a corrected one issued with an API key " +
+      "(POST /v1/documents/{id}/substitute); the dashboard shows both links.",
     back: "All documents",
     detailTitle: "Document no. {number}, series {series}",
     refresh: "Refresh",
@@ -205,6 +224,14 @@ const text = texts({
     status_failed: "com falha",
     status_cancel_requested: "cancelamento solicitado",
     status_cancelled: "cancelado",
+    status_cancellation_in_analysis: "cancelamento em análise",
+    status_substituted: "substituído",
+    substitution: "Substituição",
+    substitutes: "Substitui",
+    substitutedBy: "Substituído por",
+    substitutionReason: "Motivo",
+    substitutionHint: "Uma nota é substituída por outra corrigida, emitida com uma chave de API " +
+      "(POST /v1/documents/{id}/substitute); o painel mostra os dois vínculos.",
     back: "Todos os documentos",
     detailTitle: "Documento nº {number}, série {series}",
     refresh: "Atualizar",
@@ -312,8 +339,10 @@ const statusTone = (status: Status) => {
     case "failed":
       return "bad"
     case "cancel_requested":
+    case "cancellation_in_analysis":
       return "warn"
     case "cancelled":
+    case "substituted":
       return "muted"
     case "queued":
     case "submitting":
@@ -734,6 +763,31 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
           </tr>
         </tbody>
       </table>
+
+      {(document.substitutes !== null || document.substituted_by !== null) && (
+        <>
+          <h2>{t("substitution")}</h2>
+          <dl class="facts">
+            {document.substitutes !== null && (
+              <Fact label={t("substitutes")}>
+                <a class="mono" href={href("documents", document.substitutes)}>{document.substitutes}</a>
+              </Fact>
+            )}
+            {document.substitution !== null && (
+              <Fact label={t("substitutionReason")}>
+                <span class="mono">{document.substitution.reason_code}</span>
+                {document.substitution.reason === null ? "" : ` — ${document.substitution.reason}`}
+              </Fact>
+            )}
+            {document.substituted_by !== null && (
+              <Fact label={t("substitutedBy")}>
+                <a class="mono" href={href("documents", document.substituted_by)}>{document.substituted_by}</a>
+              </Fact>
+            )}
+          </dl>
+          <p class="hint">{t("substitutionHint")}</p>
+        </>
+      )}
 
       <h2>{t("authority")}</h2>
       {authority === null

@@ -251,6 +251,8 @@ const eventText = texts<EventType>({
     "document.failed": "the authority did not answer in time",
     "document.cancelled": "a cancellation was accepted",
     "document.cancellation_failed": "a cancellation was refused or not answered",
+    "document.cancellation_in_analysis": "a late cancellation went to the municipality's analysis",
+    "document.substituted": "a document was replaced by a corrected one",
     "api_key.exposed": "an API key's token was exposed",
     "credential.expiring": "the certificate expires in 30, 7 or 1 days",
     "quota.threshold": "live documents reached 80 % or 100 % of the quota"
@@ -261,6 +263,8 @@ const eventText = texts<EventType>({
     "document.failed": "a autoridade não respondeu a tempo",
     "document.cancelled": "um cancelamento foi aceito",
     "document.cancellation_failed": "um cancelamento foi recusado ou ficou sem resposta",
+    "document.cancellation_in_analysis": "um cancelamento fora do prazo foi para a análise do município",
+    "document.substituted": "um documento foi substituído por outro corrigido",
     "api_key.exposed": "o token de uma chave de API foi exposto",
     "credential.expiring": "o certificado vence em 30, 7 ou 1 dia",
     "quota.threshold": "os documentos de produção atingiram 80 % ou 100 % da cota"

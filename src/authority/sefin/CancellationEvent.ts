@@ -1,17 +1,18 @@
 /**
  * The cancellation of an NFS-e in the national system: the taxpayer's request (`pedRegEvento` with
- * the `e101101` event, v1.01), signed over `infPedReg` and sent to `POST /nfse/{chave}/eventos`, and
- * the authority's registered event (`evento`) the local authority answers with.
+ * the `e101101` event, v1.01), signed over `infPedReg` and sent to `POST /nfse/{chave}/eventos`, the
+ * request for the municipality's analysis of a late cancellation (`e101103`), the cancellation by
+ * substitution the system itself registers (`e105102`), and the authority's registered event
+ * (`evento`) the local authority answers with.
  *
- * Ids, as the v1.01 schemas of 27/07/2026 have them: the request is "PRE" + access key (50) + event
- * type (6), 59 characters, with no nPedRegEvento (the element the earlier package had, which the
- * authority now refuses with E1235); the registered event is "EVT" + access key + event type +
- * nSeqEvento (3). A request written in the earlier form is still read.
+ * Production's form, as the v1.01 schemas of 27/07/2026 have it: the request's Id is "PRE" + access
+ * key (50) + event type (6), 59 characters, with no nPedRegEvento (the element the earlier package
+ * had, which the authority now refuses with E1235). Both forms are EventRequest.ts's; the
+ * registered event's Id is "EVT" + access key + event type + nSeqEvento (3).
  */
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { normalizeTaxId } from "../../domain/TaxId.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -20,28 +21,35 @@ import {
   nfseChildElements,
   nfseElement,
   nfseText,
-  node,
   parseXml,
   singleLine,
   withoutXmlDeclaration,
   XML_DECLARATION
 } from "../xml/XmlText.js"
-import { DPS_APPLICATION_VERSION } from "./Dps.js"
+import { buildEventRequest, type EventForm, PRODUCTION_EVENT_FORM } from "./EventRequest.js"
 
-/** cMotivo of e101101: the API's reason codes. The schema allows only these three. */
+/** cMotivo of e101101 and e101103: the API's reason codes. The schema allows only these three. */
 export const cancellationReasonCode = { issue_error: 1, service_not_provided: 2, other: 9 } as const
 export type CancellationReasonCode = (typeof cancellationReasonCode)[keyof typeof cancellationReasonCode]
 
 /** The event type of a cancellation by the issuer. */
 export const CANCELLATION_EVENT_TYPE = "101101"
+/** The issuer's request for the municipality's analysis of a cancellation past its deadline. */
+export const ANALYSIS_REQUEST_EVENT_TYPE = "101103"
+/** Registered by the system on the original when it authorizes a substitute. */
+export const SUBSTITUTION_EVENT_TYPE = "105102"
+/** The municipality's decisions on an analysis request: granted, refused. */
+export const ANALYSIS_GRANTED_EVENT_TYPE = "105104"
+export const ANALYSIS_REFUSED_EVENT_TYPE = "105105"
 
-/** The fixed xDesc of e101101 (an enumeration of one value in the schema). */
-const CANCELLATION_DESCRIPTION = "Cancelamento de NFS-e"
+/** The fixed xDesc of each event (an enumeration of one value in the schema). */
+const descriptions = {
+  [CANCELLATION_EVENT_TYPE]: "Cancelamento de NFS-e",
+  [ANALYSIS_REQUEST_EVENT_TYPE]: "Solicitacao de Analise Fiscal para Cancelamento de NFS-e",
+  [SUBSTITUTION_EVENT_TYPE]: "Cancelamento de NFS-e por Substituicao"
+} as const
 
 const threeDigits = (n: number) => String(n).padStart(3, "0")
-
-/** "PRE" + access key + event type: 59 characters. */
-export const cancellationRequestId = (accessKey: string): string => `PRE${accessKey}${CANCELLATION_EVENT_TYPE}`
 
 export interface CancellationRequestInput {
   readonly tpAmb: 1 | 2
@@ -50,38 +58,93 @@ export interface CancellationRequestInput {
   /** The author: the issuer's CNPJ (14) or CPF (11), normalized or not. */
   readonly issuerTaxId: string
   readonly accessKey: string
+  /** nPedRegEvento (in the `with_sequence` form), 1 for the first request on this note and event type. */
+  readonly sequence?: number | undefined
   readonly reasonCode: CancellationReasonCode
   /** xMotivo: 15 to 255 characters in the schema (the API enforces the same bounds). */
   readonly reason: string
+  /** Default: the form production takes. */
+  readonly form?: EventForm | undefined
+  /** true: the analysis request (e101103) rather than the cancellation (e101101). */
+  readonly analysis?: boolean | undefined
 }
 
 /**
- * The unsigned cancellation request: `<pedRegEvento versao="1.01" xmlns=…><infPedReg Id="PRE…">…`,
- * valid against pedRegEvento_v1.01.xsd as it is (its signature is optional there).
+ * The unsigned cancellation (or analysis) request: `<pedRegEvento versao="1.01" xmlns=…><infPedReg
+ * Id="PRE…">…`; its signature is optional in the schema.
  */
 export const buildCancellationRequest = (
   input: CancellationRequestInput
 ): { readonly id: string; readonly xml: string } => {
-  const id = cancellationRequestId(input.accessKey)
-  const author = normalizeTaxId(input.issuerTaxId)
-  const infPedReg = `<infPedReg Id="${escapeAttribute(id)}">` +
-    leaf("tpAmb", String(input.tpAmb)) +
-    leaf("verAplic", DPS_APPLICATION_VERSION) +
-    leaf("dhEvento", brasiliaDateTime(input.requestedAt)) +
-    leaf(author.length === 11 ? "CPFAutor" : "CNPJAutor", author) +
-    leaf("chNFSe", input.accessKey) +
-    node(
-      `e${CANCELLATION_EVENT_TYPE}`,
-      leaf("xDesc", CANCELLATION_DESCRIPTION),
-      leaf("cMotivo", String(input.reasonCode)),
+  const eventType = input.analysis === true ? ANALYSIS_REQUEST_EVENT_TYPE : CANCELLATION_EVENT_TYPE
+  return buildEventRequest({
+    tpAmb: input.tpAmb,
+    requestedAt: input.requestedAt,
+    authorTaxId: input.issuerTaxId,
+    accessKey: input.accessKey,
+    form: input.form ?? PRODUCTION_EVENT_FORM,
+    sequence: input.sequence,
+    eventType,
+    detail: leaf("xDesc", descriptions[eventType]) +
+      leaf("cMotivo", String(input.reasonCode)) +
       leaf("xMotivo", singleLine(input.reason))
-    ) +
-    "</infPedReg>"
-  return {
-    id,
-    xml: `${XML_DECLARATION}<pedRegEvento versao="1.01" xmlns="${NFSE_NAMESPACE}">${infPedReg}</pedRegEvento>`
-  }
+  })
 }
+
+/** The e105102 the system registers on a substituted note (the local authority's side). */
+export const buildSubstitutionEventRequest = (input: {
+  readonly tpAmb: 1 | 2
+  readonly requestedAt: Date
+  readonly issuerTaxId: string
+  readonly accessKey: string
+  readonly reasonCode: string
+  readonly reason?: string | undefined
+  readonly substituteAccessKey: string
+  readonly form: EventForm
+}) =>
+  buildEventRequest({
+    tpAmb: input.tpAmb,
+    requestedAt: input.requestedAt,
+    authorTaxId: input.issuerTaxId,
+    accessKey: input.accessKey,
+    form: input.form,
+    eventType: SUBSTITUTION_EVENT_TYPE,
+    detail: leaf("xDesc", descriptions[SUBSTITUTION_EVENT_TYPE]) +
+      leaf("cMotivo", input.reasonCode) +
+      (input.reason === undefined ? "" : leaf("xMotivo", singleLine(input.reason))) +
+      leaf("chSubstituta", input.substituteAccessKey)
+  })
+
+/**
+ * The municipality's decision on an analysis request, e105104 (granted) or e105105 (refused), as
+ * its tax agent registers it (the local authority's side): the agent's CPF is the author and `CPFAgTrib`.
+ */
+export const buildAnalysisDecisionRequest = (input: {
+  readonly tpAmb: 1 | 2
+  readonly decidedAt: Date
+  readonly agentCpf: string
+  readonly accessKey: string
+  readonly granted: boolean
+  readonly reason: string
+  readonly form: EventForm
+}) =>
+  buildEventRequest({
+    tpAmb: input.tpAmb,
+    requestedAt: input.decidedAt,
+    authorTaxId: input.agentCpf,
+    accessKey: input.accessKey,
+    form: input.form,
+    eventType: input.granted ? ANALYSIS_GRANTED_EVENT_TYPE : ANALYSIS_REFUSED_EVENT_TYPE,
+    detail: leaf(
+      "xDesc",
+      input.granted
+        ? "Cancelamento de NFS-e Deferido por Análise Fiscal"
+        : "Cancelamento de NFS-e Indeferido por Análise Fiscal"
+    ) +
+      leaf("CPFAgTrib", input.agentCpf) +
+      leaf("cMotivo", "1") +
+      leaf("xMotivo", singleLine(input.reason))
+  })
 
 export class CancellationRequestUnreadable extends Schema.TaggedError<CancellationRequestUnreadable>()(
   "CancellationRequestUnreadable",
@@ -96,12 +159,16 @@ export interface ParsedEventRequest {
   readonly requestedAt: string
   readonly authorTaxId: string
   readonly accessKey: string
-  /** nPedRegEvento where a request in the earlier form has it; 1 otherwise (one request per type). */
+  /** nPedRegEvento; 1 in the form without it. */
   readonly sequence: number
+  /** With or without nPedRegEvento. */
+  readonly form: EventForm
   /** The event's type, from its element name: "101101" for a cancellation. */
   readonly eventType: string
-  /** Present for a cancellation (e101101): cMotivo and xMotivo as written. */
+  /** Present for a cancellation (e101101), an analysis request (e101103) and its decision (e105104/e105105): cMotivo and xMotivo as written. */
   readonly cancellation?: { readonly reasonCode: string; readonly reason: string }
+  /** Present for a cancellation by substitution (e105102): the substitute's key. */
+  readonly substituteAccessKey?: string
 }
 
 const unreadable = (message: string) => Result.fail(new CancellationRequestUnreadable({ message }))
@@ -129,7 +196,8 @@ const readPedRegEvento = (root: Element): Result.Result<ParsedEventRequest, Canc
   const tpAmb = nfseText(inf, "tpAmb")
   const author = nfseText(inf, "CNPJAutor") ?? nfseText(inf, "CPFAutor")
   const accessKey = nfseText(inf, "chNFSe")
-  const sequence = Number(nfseText(inf, "nPedRegEvento") ?? "1")
+  const sequenceText = nfseText(inf, "nPedRegEvento")
+  const sequence = sequenceText === undefined ? 1 : Number(sequenceText)
   const event = nfseChildElements(inf).find((child) => /^e[0-9]{6}$/.test(child.localName ?? ""))
   const problems = [
     ...(id === "" ? ["Id"] : []),
@@ -149,10 +217,13 @@ const readPedRegEvento = (root: Element): Result.Result<ParsedEventRequest, Canc
     authorTaxId: author!,
     accessKey: accessKey!,
     sequence,
+    form: sequenceText === undefined ? "without_sequence" : "with_sequence",
     eventType,
-    ...(eventType === CANCELLATION_EVENT_TYPE
+    ...([CANCELLATION_EVENT_TYPE, ANALYSIS_REQUEST_EVENT_TYPE, ANALYSIS_GRANTED_EVENT_TYPE, ANALYSIS_REFUSED_EVENT_TYPE]
+        .includes(eventType)
       ? { cancellation: { reasonCode: nfseText(event, "cMotivo") ?? "", reason: nfseText(event, "xMotivo") ?? "" } }
-      : {})
+      : {}),
+    ...(eventType === SUBSTITUTION_EVENT_TYPE ? { substituteAccessKey: nfseText(event, "chSubstituta") ?? "" } : {})
   })
 }
 

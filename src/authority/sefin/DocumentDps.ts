@@ -10,6 +10,7 @@
  * The DPS is emitted (dhEmi) when the service accepted the document, so the one built to check it
  * at acceptance and the one signed at every attempt are the same.
  */
+import { substitutionReasonCodes } from "../../domain/Document.js"
 import type { Environment } from "../../domain/Principal.js"
 import { apportionmentCode, specialRegimeCode } from "../../domain/Registration.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
@@ -53,5 +54,12 @@ export const dpsInputOf = (document: SubmissionDocument, environment: Environmen
   },
   amounts: document.amounts,
   tax: document.tax,
-  notes: document.notes
+  notes: document.notes,
+  ...(document.substitution == null ? {} : {
+    substitution: {
+      accessKey: document.substitution.original_access_key,
+      reasonCode: substitutionReasonCodes[document.substitution.reason_code],
+      ...(document.substitution.reason === null ? {} : { reason: document.substitution.reason })
+    }
+  })
 })

@@ -29,6 +29,7 @@ import { partyElement } from "./DpsParties.js"
 import { foreignTradeElement, type SimplesNacionalOption, valuesElement } from "./DpsValues.js"
 
 export { formatRateForXml, type SimplesNacionalOption } from "./DpsValues.js"
+import { type DpsSubstitution, substitutionGroup } from "./SubstitutionDps.js"
 
 /** Written in `verAplic` (1–20 characters): which software produced the DPS. */
 export const DPS_APPLICATION_VERSION = "etd-service_0.1.0"
@@ -84,6 +85,8 @@ export interface DpsInput {
   readonly tax?: TaxDetails | undefined
   /** serv/infoCompl/xInfComp when present. */
   readonly notes: string | null
+  /** The `subst` group of a substitute (SubstitutionDps.ts). */
+  readonly substitution?: DpsSubstitution | undefined
   /**
    * The tax reform group `IBSCBS` as written by its own module (src/authority/sefin/IbsCbs.ts), the
    * last child of `infDPS`; absent while the document declares none.
@@ -153,6 +156,7 @@ export const buildDps = (input: DpsInput): { readonly id: string; readonly xml: 
     leaf("dCompet", input.competence) +
     leaf("tpEmit", "1") +
     leaf("cLocEmi", input.issuer.municipalityCode) +
+    substitutionGroup(input.substitution) +
     prest +
     partyElement("toma", input.taker) +
     partyElement("interm", input.intermediary) +

@@ -6,6 +6,7 @@ import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { NFSE_NAMESPACE, nfseChildren, nfseElement, nfseText, optionalField, parseXml } from "../xml/XmlText.js"
+import { type DpsSubstitution, readSubstitution } from "./SubstitutionDps.js"
 
 export class DpsUnreadable extends Schema.TaggedError<DpsUnreadable>()("DpsUnreadable", {
   message: Schema.String
@@ -86,6 +87,8 @@ export interface ParsedDps {
   }
   /** xInfComp, or null. */
   readonly notes: string | null
+  /** The `subst` group, when the DPS replaces a note. */
+  readonly substitution?: DpsSubstitution
 }
 
 export interface ParsedParty {
@@ -97,6 +100,9 @@ export interface ParsedParty {
   readonly email?: string
   readonly address?: ParsedAddress
 }
+
+const withSubstitution = (substitution: DpsSubstitution | undefined) =>
+  substitution === undefined ? {} : { substitution }
 
 const unreadable = (message: string) => Result.fail(new DpsUnreadable({ message }))
 
@@ -231,6 +237,7 @@ export const readInfDps = (dpsElement: Element): Result.Result<ParsedDps, DpsUnr
         ["vTotTrib", "pTotTrib", "indTotTrib", "pTotTribSN"].find((kind) => nfseElement(totTrib, kind) !== undefined)
       )
     },
-    notes: notes ?? null
+    notes: notes ?? null,
+    ...withSubstitution(readSubstitution(nfseElement(inf, "subst")))
   })
 }

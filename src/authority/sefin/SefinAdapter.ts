@@ -11,8 +11,9 @@
  *
  * Reconciliation asks `GET /dps/{id}` by the deterministic DPS id (the submission id) and fetches
  * the note with `GET /nfse/{chave}`. A duplicate DPS (E0014) is adopted the same way. Cancellation
- * is the signed event e101101; a note already cancelled (E0840) is what a retried cancellation
- * finds after the first attempt's answer was lost, so it counts as cancelled.
+ * is the signed event e101101 (or the analysis request e101103), SefinEvents.ts; a note already
+ * cancelled (E0840) is what a retried cancellation finds after the first attempt's answer was lost,
+ * so it counts as cancelled. A substitute is a DPS with the `subst` group: nothing to send besides it.
  */
 import { Clock, type Duration, Effect, Option, Redacted, Result, type Scope } from "effect"
 import { CredentialVault } from "../../credentials/CredentialVault.js"
@@ -26,7 +27,6 @@ import {
   AuthorityTimeout,
   AuthorityUnavailable,
   type Authorization,
-  type CancellationRequest,
   environmentCode,
   RequestNotSent,
   type SubmissionDocument,
@@ -34,7 +34,6 @@ import {
 } from "../TaxAuthority.js"
 import { signEnveloped } from "../xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../xml/Xsd.js"
-import { buildCancellationRequest, cancellationReasonCode, readEvento } from "./CancellationEvent.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
 import { dpsIdPattern } from "./DpsId.js"
@@ -42,6 +41,7 @@ import { dpsRefusalOf, type Refusal, refused } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
 import { makeSefinClient, type SefinEndpoints } from "./SefinClient.js"
 import type { SefinRefused, SefinTimeout, SefinUnavailable } from "./SefinErrors.js"
+import { makeSefinEvents } from "./SefinEvents.js"
 import type { ClientIdentity } from "./SefinTransport.js"
 
 /** Where a DANFSe comes from (`TAX_AUTHORITY_*_DANFSE_SOURCE`). */
@@ -268,35 +268,16 @@ export const makeSefinAuthority = (
         })
       )
 
-    const cancellationEventOf = (request: CancellationRequest) =>
-      buildCancellationRequest({
-        tpAmb,
-        requestedAt: request.requestedAt,
-        issuerTaxId: request.issuerTaxId,
-        accessKey: request.accessKey,
-        reasonCode: cancellationReasonCode[request.reasonCode],
-        reason: request.reason
-      })
-
-    const cancel: TaxAuthority["cancel"] = (request) =>
-      Effect.gen(function*() {
-        const identity = yield* identityOf(request.tenantId)
-        const { requestedAt } = request
-        // The event checked when the tenant asked (cancellationRequirementsFor), rebuilt the same.
-        const event = cancellationEventOf(request)
-        const signed = yield* sign(event.xml, "infPedReg", identity)
-        const sent = yield* Effect.result(client.registerEvent(identity, request.accessKey, signed))
-        if (Result.isSuccess(sent)) {
-          const registered = readEvento(sent.success.eventXml)
-          return Result.isSuccess(registered)
-            ? { protocol: registered.success.id, cancelledAt: new Date(registered.success.processedAt) }
-            : { protocol: null, cancelledAt: requestedAt }
-        }
-        const error = sent.failure
-        if (error._tag !== "SefinRefused") return yield* transportError(error)
-        if (refusedWith(error, SefinCodes.alreadyCancelled)) return { protocol: null, cancelledAt: requestedAt }
-        return yield* rejectionOf(error)
-      })
+    const events = makeSefinEvents({
+      environment: options.environment,
+      tpAmb,
+      client,
+      identityOf,
+      sign: (xml, identity) => sign(xml, "infPedReg", identity),
+      transportError,
+      rejectionOf,
+      alreadyCancelledCode: SefinCodes.alreadyCancelled
+    })
 
     const relayDanfse: TaxAuthority["danfse"] = (request) =>
       Effect.flatMap(identityOf(request.tenantId), (identity) => client.getDanfse(identity, request.accessKey)).pipe(
@@ -364,21 +345,15 @@ export const makeSefinAuthority = (
         if (refusals.length > 0) return yield* refused(refusals)
       })
 
-    /** The event this cancellation would be, checked against the official schema (its signature comes later). */
-    const cancellationRequirementsFor: TaxAuthority["cancellationRequirementsFor"] = (request) =>
-      Result.match(validateXml("pedRegEvento", cancellationEventOf(request).xml), {
-        onSuccess: () => Effect.void,
-        onFailure: (violation) => Effect.fail(refused(violation.messages.map(dpsRefusalOf)))
-      })
-
     return {
       system,
       submissionIdOf: dpsIdPattern,
       requirementsFor,
-      cancellationRequirementsFor,
       submit,
       lookup,
-      cancel,
-      danfse
+      cancel: events.cancel,
+      cancellationRequirementsFor: events.cancellationRequirementsFor,
+      danfse,
+      analysisDecision: events.analysisDecision
     } satisfies TaxAuthority
   })

@@ -60,6 +60,16 @@ export interface SefinClient {
     accessKey: string,
     signedPedRegEventoXml: string
   ) => Effect.Effect<{ readonly eventXml: string }, SefinError>
+  /**
+   * `GET /nfse/{chave}/eventos/{tipo}/{seq}`: the registered event's XML; None when the authority
+   * says it has none (a JSON 404, `{}` as produção restrita answers, or with an error list).
+   */
+  readonly findEvent: (
+    identity: ClientIdentity,
+    accessKey: string,
+    eventType: string,
+    sequence: number
+  ) => Effect.Effect<Option.Option<{ readonly eventXml: string }>, SefinError>
   /** `GET {danfseUrl}/{chave}`: the DANFSe PDF. */
   readonly getDanfse: (identity: ClientIdentity, accessKey: string) => Effect.Effect<Uint8Array, SefinError>
 }
@@ -98,6 +108,14 @@ const SubmitAnswer = Schema.Struct({
 const DpsAnswer = Schema.Struct({ chaveAcesso: Schema.String })
 const NfseAnswer = Schema.Struct({ nfseXmlGZipB64: Schema.String })
 const EventAnswer = Schema.Struct({ eventoXmlGZipB64: Schema.String })
+/**
+ * An event query's answer: the Swagger's `eventoXmlGZipB64`, or the list produção restrita answers
+ * with (`eventos[].arquivoXml`, gzip + base64), whichever comes.
+ */
+const FoundEvents = Schema.Union([
+  EventAnswer,
+  Schema.Struct({ eventos: Schema.NonEmptyArray(Schema.Struct({ arquivoXml: Schema.String })) })
+])
 
 export const makeSefinClient = (options: {
   readonly endpoints: SefinEndpoints
@@ -120,7 +138,9 @@ export const makeSefinClient = (options: {
         readonly accept?: string
       },
       onSuccess: (answer: Answer) => Effect.Effect<A, SefinUnavailable>,
-      absentCodes: ReadonlyArray<string> = []
+      absentCodes: ReadonlyArray<string> = [],
+      /** A JSON 404 without errors (`{}`) means absent too: the event query's answer. */
+      emptyNotFoundIsAbsent = false
     ): Effect.Effect<Option.Option<A>, SefinError> =>
       Effect.flatMap(currentTraceparent, (traceparent) =>
         exchange(identity, { accept: "application/json", ...request, traceparent })).pipe(
@@ -135,6 +155,9 @@ export const makeSefinClient = (options: {
             }
             const json = jsonOf(answer)
             const errors = readSefinErrors(json)
+            if (emptyNotFoundIsAbsent && answer.status === 404 && json !== undefined && errors.length === 0) {
+              return Effect.succeedNone
+            }
             if (answer.status >= 500 || answer.status === 429) {
               const codes = errors.map((e) =>
                 e.code
@@ -242,6 +265,28 @@ export const makeSefinClient = (options: {
       }
     )
 
+    const findEvent = Effect.fn("SefinClient.findEvent")(
+      function*(identity: ClientIdentity, accessKey: string, eventType: string, sequence: number) {
+        const operation = "GET /nfse/{chave}/eventos/{tipo}/{seq}"
+        const answer = yield* call(
+          operation,
+          identity,
+          {
+            method: "GET",
+            url: `${sefinUrl}/nfse/${encodeURIComponent(accessKey)}/eventos/${eventType}/${sequence}`
+          },
+          decode(FoundEvents, operation),
+          ["E2401"],
+          true
+        )
+        if (Option.isNone(answer)) return Option.none<{ readonly eventXml: string }>()
+        const packed = "eventoXmlGZipB64" in answer.value
+          ? answer.value.eventoXmlGZipB64
+          : answer.value.eventos[0].arquivoXml
+        return Option.some({ eventXml: yield* gunzipBase64("an event", packed) })
+      }
+    )
+
     const getDanfse = Effect.fn("SefinClient.getDanfse")(function*(identity: ClientIdentity, accessKey: string) {
       const answer = yield* call("GET /danfse/{chave}", identity, {
         method: "GET",
@@ -259,5 +304,5 @@ export const makeSefinClient = (options: {
       return required(answer)
     })
 
-    return { submitDps, findDps, getNfse, registerEvent, getDanfse } satisfies SefinClient
+    return { submitDps, findDps, getNfse, registerEvent, findEvent, getDanfse } satisfies SefinClient
   })

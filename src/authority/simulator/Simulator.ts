@@ -24,6 +24,7 @@ import { type SqlClient, SqlError } from "effect/sql"
 import { dpsIdPattern } from "../sefin/DpsId.js"
 import {
   AlreadyAuthorized,
+  type AnalysisDecision,
   type AuthorityRecord,
   type AuthorityRejected,
   AuthorityTimeout,
@@ -53,6 +54,9 @@ export interface SimulatorOptions {
   /** How many submits of a `simulate:unavailable` document fail before it is authorized. Default 2. */
   readonly unavailableTimes?: number | undefined
 }
+
+/** The record's last outcome while the municipality has an analysis request to decide. */
+const ANALYSIS_REQUESTED = "analysis requested"
 
 const NotesOnly = Schema.Struct({ notes: Schema.NullishOr(Schema.String) })
 /**
@@ -276,10 +280,29 @@ export const makeSimulator = (
               // Idempotent: the cancellation already registered is the answer.
               return [
                 unchanged,
-                Result.succeed({ protocol: record.cancelProtocol, cancelledAt: record.cancelledAt })
+                Result.succeed({
+                  protocol: record.cancelProtocol,
+                  status: "cancelled" as const,
+                  cancelledAt: record.cancelledAt
+                })
               ] as const
             }
             const at = yield* now
+            if (request.analysis === true) {
+              // The municipality decides later: `analysisDecision` finds its answer.
+              const protocol = yield* protocolNumber(system, at)
+              return [
+                Option.some<SimulatorRecord>({
+                  ...record,
+                  cancelProtocol: protocol,
+                  cancelReasonCode: request.reasonCode,
+                  cancelReason: request.reason,
+                  lastOutcome: ANALYSIS_REQUESTED,
+                  updatedAt: at
+                }),
+                Result.succeed({ protocol, status: "in_analysis" as const, cancelledAt: at })
+              ] as const
+            }
             if (notesOf(record.document).includes(MagicValues.cancelReject)) {
               return [
                 Option.some({
@@ -302,8 +325,37 @@ export const makeSimulator = (
                 lastOutcome: "cancelled",
                 updatedAt: at
               }),
-              Result.succeed({ protocol, cancelledAt: at })
+              Result.succeed({ protocol, status: "cancelled" as const, cancelledAt: at })
             ] as const
+          })
+      ))
+    })
+
+    /** The municipality decides an analysis request when first asked: granted, unless `simulate:analysis-refuse`. */
+    const analysisDecision = Effect.fn("TaxAuthoritySimulator.analysisDecision")(function*(ref: SubmissionRef) {
+      yield* travel
+      return yield* handle(withRecord(
+        repo.lock(keyOf(ref)),
+        (current): Effect.Effect<Decision<Option.Option<AnalysisDecision>, never>> =>
+          Effect.gen(function*() {
+            if (Option.isNone(current) || current.value.lastOutcome !== ANALYSIS_REQUESTED) {
+              return [Option.none(), Result.succeed(Option.none())] as const
+            }
+            const record = current.value
+            const at = yield* now
+            const granted = !notesOf(record.document).includes(MagicValues.analysisRefuse)
+            const decision: AnalysisDecision = {
+              granted,
+              decidedAt: at,
+              code: granted ? SimulatorCodes.analysisGranted : SimulatorCodes.analysisRefused,
+              message: granted
+                ? "Cancelamento de NFS-e Deferido por Análise Fiscal"
+                : "Cancelamento de NFS-e Indeferido por Análise Fiscal"
+            }
+            const next: SimulatorRecord = granted
+              ? { ...record, status: "cancelled", cancelledAt: at, lastOutcome: "cancelled (analysis)", updatedAt: at }
+              : { ...record, lastOutcome: "analysis refused", updatedAt: at }
+            return [Option.some(next), Result.succeed(Option.some(decision))] as const
           })
       ))
     })
@@ -328,6 +380,7 @@ export const makeSimulator = (
       submit,
       lookup,
       cancel,
-      danfse
+      danfse,
+      analysisDecision
     } satisfies TaxAuthority
   })

@@ -13,6 +13,7 @@ import securityAlertsByKey from "./0011_security_alerts_by_key.js"
 import providerRegistration from "./0012_provider_registration.js"
 import documentTaxContent from "./0013_document_tax_content.js"
 import credentialChain from "./0014_credential_chain.js"
+import substitutionAndAnalysis from "./0015_substitution_and_analysis.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -29,5 +30,6 @@ export const migrations = Migrator.fromRecord({
   "0011_security_alerts_by_key": securityAlertsByKey,
   "0012_provider_registration": providerRegistration,
   "0013_document_tax_content": documentTaxContent,
-  "0014_credential_chain": credentialChain
+  "0014_credential_chain": credentialChain,
+  "0015_substitution_and_analysis": substitutionAndAnalysis
 })
