@@ -27,7 +27,8 @@
  */
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
-import type { TaxClass } from "./IbsCbsTables.js"
+import type { IbsCbs } from "./IbsCbs.js"
+import { NFSE_TAX_CLASSES, type TaxClass } from "./IbsCbsTables.js"
 
 /** Rates in hundredths of a percent (90 = 0.90 %). */
 export interface IbsCbsRates {
@@ -173,4 +174,26 @@ export const computeIbsCbs = (input: IbsCbsInput): Result.Result<IbsCbsComputati
 export const percentToHundredths = (percent: string): number => {
   const [whole, fraction = ""] = percent.split(".")
   return Number(whole) * 100 + Number(fraction.padEnd(2, "0"))
+}
+
+/**
+ * The computation for a decoded `ibs_cbs` group (its class from the shipped table, its deferral in
+ * hundredths): what the simulator and the local authority call with the note's values.
+ */
+export const computeIbsCbsForGroup = (
+  group: IbsCbs,
+  values: IbsCbsBaseInput & { readonly netValue: number }
+): Result.Result<IbsCbsComputation, IbsCbsComputationError> => {
+  const taxClass = NFSE_TAX_CLASSES.get(group.class_code)
+  if (taxClass === undefined) return fail(`class ${group.class_code} is not in the NFS-e classification table`)
+  const deferral = group.deferral
+  return computeIbsCbs({
+    ...values,
+    taxClass,
+    deferral: deferral === undefined ? undefined : {
+      stateIbs: percentToHundredths(deferral.state_ibs_percent),
+      municipalIbs: percentToHundredths(deferral.municipal_ibs_percent),
+      cbs: percentToHundredths(deferral.cbs_percent)
+    }
+  })
 }

@@ -20,7 +20,7 @@ import { signEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { nfseElement, parseXml } from "../../src/authority/xml/XmlText.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { decodeIbsCbs, type IbsCbs } from "../../src/domain/IbsCbs.js"
-import { computeIbsCbs, percentToHundredths } from "../../src/domain/IbsCbsAmounts.js"
+import { computeIbsCbs, computeIbsCbsForGroup } from "../../src/domain/IbsCbsAmounts.js"
 import { NFSE_TAX_CLASSES } from "../../src/domain/IbsCbsTables.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { hasXmllint, realisticDpsInput, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
@@ -189,18 +189,13 @@ describe("the NFS-e's IBSCBS group", () => {
 
   it("is valid inside a signed note for a taxed, a reduced, an immune and a deferred class, and reads back", () => {
     for (const [name, group] of groups) {
-      const computation = Result.getOrThrow(computeIbsCbs({
-        ...amounts,
-        taxClass: NFSE_TAX_CLASSES.get(group.class_code)!,
-        deferral: group.deferral === undefined ? undefined : {
-          stateIbs: percentToHundredths(group.deferral.state_ibs_percent),
-          municipalIbs: percentToHundredths(group.deferral.municipal_ibs_percent),
-          cbs: percentToHundredths(group.deferral.cbs_percent)
-        }
-      }))
+      const computation = Result.getOrThrow(computeIbsCbsForGroup(group, amounts))
       const fragment = buildNfseIbsCbs({ localityCode: "3550308", localityName: "São Paulo", computation })
       const xml = nfseWith(group, fragment)
       expect(validateXml("NFSe", xml), name).toEqual(Result.void)
+      if (group.deferral !== undefined) {
+        expect(fragment, name).toMatch(/<gIBSUFTot><vDifUF>[0-9.]+<\/vDifUF><vIBSUF>0.00<\/vIBSUF>/)
+      }
       const infNfse = nfseElement(Result.getOrThrow(parseXml(xml)).documentElement!, "infNFSe")!
       expect(readNfseIbsCbs(infNfse), name).toEqual(
         Result.succeed({ localityCode: "3550308", localityName: "São Paulo", computation })

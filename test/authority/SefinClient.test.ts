@@ -437,7 +437,7 @@ describe("SefinClient answers", () => {
   it.live("registerEvent posts {pedidoRegistroEventoXmlGZipB64} to /nfse/{chave}/eventos and unpacks eventoXmlGZipB64", () =>
     Effect.gen(function*() {
       const pedido =
-        `<pedRegEvento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infPedReg Id="PRE${ACCESS_KEY}101101001"/></pedRegEvento>`
+        `<pedRegEvento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infPedReg Id="PRE${ACCESS_KEY}101101"/></pedRegEvento>`
       const evento =
         `<evento xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infEvento Id="EVT${ACCESS_KEY}101101001"/></evento>`
       replyWith = () => ({
