@@ -69,7 +69,8 @@ export const extensionsOf = (der: Uint8Array): CertificateExtensions | null => {
   if (tbs === undefined) return null
   // extensions [3] EXPLICIT SEQUENCE OF Extension; a v1 certificate has none.
   const wrapper = childrenOf(tbs).find((node) => node.tagClass === Class.CONTEXT_SPECIFIC && node.type === 3)
-  const list = wrapper === undefined ? [] : childrenOf(childrenOf(wrapper)[0] ?? wrapper)
+  const sequence = wrapper === undefined ? undefined : childrenOf(wrapper)[0]
+  const list = sequence === undefined ? [] : childrenOf(sequence)
   let result: CertificateExtensions = { ca: false, pathLength: null, keyCertSign: null, unknownCritical: false }
   for (const extension of list) {
     const [oidNode, ...rest] = childrenOf(extension)

@@ -56,6 +56,22 @@ describe("validatePath", () => {
     expect(at(20)).toBe(false)
   })
 
+  it("respects a CA's path length: one that allows no CA below it cannot have a second one under it", () => {
+    const trusted = (pathLength: number) => {
+      const upper = makeTestIntermediate(`AC SUPERIOR ${pathLength}`, testRoot(), { pathLength })
+      const lower = makeTestIntermediate(`AC INFERIOR ${pathLength}`, upper)
+      const p12 = makePkcs12({ cn: `EMPRESA LTDA:${cnpj()}`, password: "x", issuer: lower })
+      return validatePath({
+        leafPem: p12.certificatePem,
+        intermediatePems: [lower.certPem, upper.certPem],
+        anchorPems: [testRoot().certPem],
+        at: now()
+      }).trusted
+    }
+    expect(trusted(1)).toBe(true)
+    expect(trusted(0)).toBe(false)
+  })
+
   it("refuses a root offered as the tenant's own certificate", () => {
     const verdict = validatePath({
       leafPem: testRoot().certPem,

@@ -153,7 +153,13 @@ export const makeTestRoot = (cn: string): TestCa => {
 export const makeTestIntermediate = (
   cn: string,
   issuer: TestCa,
-  valid: { readonly notBefore?: Date; readonly notAfter?: Date; readonly ca?: boolean } = {}
+  valid: {
+    readonly notBefore?: Date
+    readonly notAfter?: Date
+    readonly ca?: boolean
+    /** basicConstraints pathLenConstraint: how many CAs may follow it. */
+    readonly pathLength?: number
+  } = {}
 ): TestCa => {
   const dir = scratch()
   try {
@@ -175,7 +181,9 @@ export const makeTestIntermediate = (
       join(dir, "ext.cnf"),
       valid.ca === false
         ? "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
-        : "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+        : `basicConstraints=critical,CA:TRUE${
+          valid.pathLength === undefined ? "" : `,pathlen:${valid.pathLength}`
+        }\nkeyUsage=critical,keyCertSign,cRLSign\n`
     )
     const notBefore = valid.notBefore ?? new Date(Date.now() - 3_600_000)
     const certPem = signWithCa(dir, issuer, "sub.csr", {
