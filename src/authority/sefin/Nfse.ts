@@ -195,7 +195,7 @@ export interface ParsedNfse {
   readonly processedAt: string
   /** The embedded DPS's tpAmb. */
   readonly tpAmb: 1 | 2
-  /** cStat: 100 issued, 101 replacing another note, … */
+  /** cStat: 100 issued, 102 by court decision, 103 issued by the tax office (avulsa), 107 by a MEI. */
   readonly status: string
   readonly issuer: {
     readonly taxId: string
