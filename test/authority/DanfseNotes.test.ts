@@ -148,7 +148,7 @@ describe.skipIf(!POPPLER)("the DANFSe read back with pdftotext (needs poppler-ut
   it("says '-' where the note has nothing: the real note has no federal group, no intermediary, no ISS computed", async () => {
     const text = pdfText(await renderNfseXml(manaus, plain))
     expect(text).toContain("SEM TRIBUTAÇÃO FEDERAL INFORMADA NA NFS-e")
-    expect(text).toContain("INTERMEDIÁRIO DO SERVIÇO NÃO IDENTIFICADO NA NFS-e")
+    expect(text).toContain("INTERMEDIÁRIO NÃO IDENTIFICADO NA NFS-e")
     expect(text).not.toContain("Não informado")
     expect(text).toMatch(/ISSQN APURADO\s*\n(.*\s)?-\s*$/m)
   })

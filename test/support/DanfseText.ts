@@ -24,8 +24,8 @@ export const pdfText = (pdf: Uint8Array): string => {
   }
 }
 
-/** Technical fields no DANFSe prints (software versions, generator, emission process, status code). */
-const NOT_PRINTED = new Set(["verAplic", "ambGer", "tpEmis", "procEmi", "tpEmit", "tpAmb", "cStat"])
+/** Technical fields no DANFSe prints (software versions, emission type and process); tpAmb is the band's. */
+const NOT_PRINTED = new Set(["verAplic", "tpEmis", "procEmi", "tpAmb"])
 
 const MONEY = new Set([
   "vServ",
@@ -78,6 +78,9 @@ const MUNICIPALITY_CODES = new Set(["cMun", "cLocPrestacao", "cLocIncid", "cLocE
 
 /** The words expected for the codes the test notes use. */
 const WORDS: Record<string, Record<string, string>> = {
+  cStat: { "100": "NFS-e gerada", "101": "NFS-e de substituição gerada" },
+  tpEmit: { "1": "Prestador" },
+  ambGer: { "2": "Sistema Nacional da NFS-e" },
   tribISSQN: { "1": "Operação tributável", "2": "Imunidade", "3": "Exportação de serviço" },
   tpRetISSQN: { "1": "Não retido", "2": "Retido pelo tomador" },
   opSimpNac: { "1": "Não optante", "2": "(MEI)", "3": "(ME/EPP)" },

@@ -242,7 +242,12 @@ export const readNote = (xml: string): Result.Result<ReadNote, string> => {
   const data: DanfseData = {
     accessKey: accessKey!,
     nfseNumber: text(inf, "nNFSe")!,
-    ...compact({ dfseNumber: text(inf, "nDFSe") }),
+    ...compact({
+      dfseNumber: text(inf, "nDFSe"),
+      status: text(inf, "cStat"),
+      emitter: text(dps, "tpEmit"),
+      generator: text(inf, "ambGer")
+    }),
     processedAt: text(inf, "dhProc")!,
     issuer: { ...issuer, taxId: issuerTaxId! },
     ...compact({
