@@ -4,7 +4,8 @@
  * real production note of Manaus and our own notes in danfse-notes/, each signed here as the
  * authority signs and checked against the official XSD (our validator and xmllint): ISS withheld
  * with federal retentions, discounts, deductions, a municipal benefit and an intermediary; an
- * export to a foreign taker with IBS/CBS, replacing another note; an immune note of a CPF with a
+ * export to a foreign taker with IBS/CBS, replacing another note (and a variant for a recipient
+ * other than the taker); an immune note of a CPF with a
  * percentage deduction and a taker without NIF.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
@@ -25,8 +26,8 @@ const POPPLER = hasTool("pdftotext")
 
 const authority = makePkcs12({ cn: "SEFIN LOCAL:00394460005887", cnpjOid: "00394460005887", password: "x" })
 
-const signed = (name: string) =>
-  signEnveloped(readFileSync(new URL(`danfse-notes/${name}`, import.meta.url), "utf8"), {
+const signed = (name: string, edit: (xml: string) => string = (xml) => xml) =>
+  signEnveloped(edit(readFileSync(new URL(`danfse-notes/${name}`, import.meta.url), "utf8")), {
     element: "infNFSe",
     privateKeyPem: authority.privateKeyPem,
     certificatePem: authority.certificatePem,
@@ -44,7 +45,16 @@ const b2b = signed("b2b-withheld.xml")
 const exportNote = signed("export-ibscbs-substitute.xml")
 const immune = signed("immune-deduction.xml")
 
-const notes = { manaus, b2b, export: exportNote, immune } as const
+// The export for a recipient other than the taker (IBSCBS/dest).
+const forAnother = signed("export-ibscbs-substitute.xml", (xml) =>
+  xml.replace(
+    "<indDest>0</indDest>",
+    "<indDest>1</indDest><dest><CNPJ>11444777000161</CNPJ><xNome>Filial Brasileira da Acme Ltda.</xNome><end><endNac>" +
+      "<cMun>3304557</cMun><CEP>20040002</CEP></endNac><xLgr>Avenida Rio Branco</xLgr><nro>1</nro>" +
+      "<xBairro>Centro</xBairro></end><email>fiscal@acme-br.example</email></dest>"
+  ))
+
+const notes = { manaus, b2b, export: exportNote, immune, forAnother } as const
 const plain = { cancelled: false, substituted: false } as const
 
 describe("the test notes", () => {
@@ -113,6 +123,14 @@ describe.skipIf(!POPPLER)("the DANFSe read back with pdftotext (needs poppler-ut
       expect(text).not.toContain("NFS-e SUBSTITUÍDA por outra")
     })
   }
+
+  it("shows the recipient of a note with IBS/CBS: the taker itself, or the one the note names", async () => {
+    expect(pdfText(await renderNfseXml(exportNote, plain))).toContain("O DESTINATÁRIO É O PRÓPRIO TOMADOR / ADQUIRENTE")
+    const text = pdfText(await renderNfseXml(forAnother, plain))
+    expect(text).toMatch(/DESTINATÁRIO\s+CNPJ/)
+    expect(text).toContain("Rio de Janeiro - RJ")
+    expect(pdfText(await renderNfseXml(b2b, plain))).not.toContain("DESTINATÁRIO")
+  })
 
   it("names the environment the note itself says", async () => {
     expect(pdfText(await renderNfseXml(manaus, plain))).not.toContain("SEM VALIDADE JURÍDICA")

@@ -94,7 +94,7 @@ const WORDS: Record<string, Record<string, string>> = {
   movTempBens: { "1": "Não" },
   mdic: { "1": "Enviar ao MDIC" },
   cNaoNIF: { "2": "NIF não exigido" },
-  indDest: { "0": "O próprio tomador" },
+  indDest: { "0": "O próprio tomador", "1": "Outra pessoa ou estabelecimento" },
   indFinal: { "0": "Não" },
   finNFSe: { "0": "NFS-e regular" },
   indTotTrib: { "0": "Não informado (Decreto 8.264/2014)" },

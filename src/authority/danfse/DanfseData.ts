@@ -180,6 +180,8 @@ export interface DanfseData {
   readonly issuer: DanfseIssuer
   readonly taker?: DanfseParty | undefined
   readonly intermediary?: DanfseParty | undefined
+  /** dest of the DPS's IBSCBS group: who the service is for, when not the taker. */
+  readonly recipient?: DanfseParty | undefined
   readonly service: DanfseService
   readonly municipalTax?: DanfseMunicipalTax | undefined
   readonly federalTax?: DanfseFederalTax | undefined

@@ -253,6 +253,7 @@ export const readNote = (xml: string): Result.Result<ReadNote, string> => {
     ...compact({
       taker: readParty(nfseElement(dps, "toma"), "end"),
       intermediary: readParty(nfseElement(dps, "interm"), "end"),
+      recipient: readParty(nfseElement(dps, "IBSCBS", "dest"), "end"),
       municipalTax: readMunicipalTax(inf, nfseElement(trib, "tribMun")),
       federalTax: readFederalTax(nfseElement(trib, "tribFed")),
       approximateTaxes: readApproximateTaxes(nfseElement(trib, "totTrib")),
