@@ -5,7 +5,8 @@
  * authority signs and checked against the official XSD (our validator and xmllint): ISS withheld
  * with federal retentions, discounts, deductions, a municipal benefit and an intermediary; an
  * export to a foreign taker with IBS/CBS, replacing another note (and a variant for a recipient
- * other than the taker); an immune note of a CPF with a
+ * other than the taker); the ISS-withheld note with its deduction proved by a document, for an
+ * event; an immune note of a CPF with a
  * percentage deduction and a taker without NIF.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
@@ -54,7 +55,21 @@ const forAnother = signed("export-ibscbs-substitute.xml", (xml) =>
       "<xBairro>Centro</xBairro></end><email>fiscal@acme-br.example</email></dest>"
   ))
 
-const notes = { manaus, b2b, export: exportNote, immune, forAnother } as const
+// The B2B note with its deduction proved by a document, for an event.
+const withDocuments = signed("b2b-withheld.xml", (xml) =>
+  xml.replace(
+    "<vDedRed><vDR>1000.00</vDR></vDedRed>",
+    "<vDedRed><documentos><docDedRed><chNFe>35260311444777000161550010000012341000012345</chNFe><tpDedRed>2</tpDedRed>" +
+      "<dtEmiDoc>2026-03-01</dtEmiDoc><vDedutivelRedutivel>1200.00</vDedutivelRedutivel>" +
+      "<vDeducaoReducao>1000.00</vDeducaoReducao><fornec><CNPJ>45997418000153</CNPJ>" +
+      "<xNome>Fornecedora de Materiais Ltda.</xNome></fornec></docDedRed></documentos></vDedRed>"
+  ).replace(
+    "<infoCompl>",
+    "<atvEvento><xNome>Feira de Tecnologia 2026</xNome><dtIni>2026-03-05</dtIni><dtFim>2026-03-08</dtFim>" +
+      "<idAtvEvt>EVT2026001</idAtvEvt></atvEvento><infoCompl>"
+  ))
+
+const notes = { manaus, b2b, export: exportNote, immune, forAnother, withDocuments } as const
 const plain = { cancelled: false, substituted: false } as const
 
 describe("the test notes", () => {

@@ -53,7 +53,9 @@ const MONEY = new Set([
   "vIBSTot",
   "vIBSUF",
   "vIBSMun",
-  "vCBS"
+  "vCBS",
+  "vDedutivelRedutivel",
+  "vDeducaoReducao"
 ])
 const RATES = new Set([
   "pAliq",
@@ -99,7 +101,8 @@ const WORDS: Record<string, Record<string, string>> = {
   finNFSe: { "0": "NFS-e regular" },
   indTotTrib: { "0": "Não informado (Decreto 8.264/2014)" },
   tpBM: { "3": "Redução da BC em R$" },
-  tpSusp: { "1": "Suspensa por decisão judicial" }
+  tpSusp: { "1": "Suspensa por decisão judicial" },
+  tpDedRed: { "2": "Materiais" }
 }
 
 const ptBr = (decimal: string): string => {
@@ -155,6 +158,9 @@ const expectedFor = (name: string, parent: string, value: string): ReadonlyArray
     case "dhEmi":
       return [brasilia.format(new Date(value)).replace(",", "")]
     case "dCompet":
+    case "dtEmiDoc":
+    case "dtIni":
+    case "dtFim":
       return [value.split("-").reverse().join("/")]
     case "cTribNac":
       return [value.replace(/^(\d{2})(\d{2})(\d{2})$/, "$1.$2.$3")]

@@ -8,6 +8,17 @@ import { EMPTY, present } from "./Format.js"
 const table = (entries: Record<string, string>) => (code: string | undefined): string =>
   !present(code) ? EMPTY : entries[code] ?? code
 
+/** tpDedRed of a deduction document. */
+export const deductionKind = table({
+  "1": "Alimentação e bebidas/frigobar",
+  "2": "Materiais",
+  "5": "Repasse consorciado",
+  "6": "Repasse plano de saúde",
+  "7": "Serviços",
+  "8": "Subempreitada de mão de obra",
+  "99": "Outras deduções"
+})
+
 /** cStat of the NFS-e. */
 export const noteStatus = table({
   "100": "NFS-e gerada",
