@@ -19,7 +19,7 @@ export type AuthorityTarget = "simulator" | "sefin"
  *   `TAX_AUTHORITY_LIVE_DANFSE_URL`, `TAX_AUTHORITY_SANDBOX_DANFSE_URL`: the national DANFSe API.
  * - `TAX_AUTHORITY_LIVE_DANFSE_SOURCE`, `TAX_AUTHORITY_SANDBOX_DANFSE_SOURCE`: where a `sefin`
  *   environment's DANFSe comes from, `local` (default: rendered by the service from the authorized
- *   NFS-e XML) or `national` (relayed from the national DANFSe API, reported withdrawn in 2026).
+ *   NFS-e XML) or `national` (relayed from the national DANFSe API, retired by NT 008/2026).
  * - `TAX_AUTHORITY_LIVE_CA_FILE`, `TAX_AUTHORITY_SANDBOX_CA_FILE` (or `TAX_AUTHORITY_CA_FILE` for
  *   both): a PEM bundle of certificate authorities trusted for the authority's TLS in addition to
  *   the default ones, Node's public roots and the shipped ICP-Brasil roots (produção restrita chains

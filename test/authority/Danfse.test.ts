@@ -183,7 +183,7 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
 
   it("prints the access key, the parties with their accents, amounts, ids and dates in pt-BR", async () => {
     const text = pdfToText(await renderDanfse(note, production))
-    expect(text).toContain("DANFSe v1.0")
+    expect(text).toContain("DANFSe v2.0")
     expect(text).toContain("Documento Auxiliar da NFS-e")
     expect(text).toContain("3550 3082 2112 2233 3000 1810 0000 0000 0123 2611 9876 5432 15")
     expect(text).toContain("Clínica São João da Conceição Ltda.")
@@ -226,7 +226,7 @@ describe.skipIf(!hasPoppler)("DANFSe rendering, read back with poppler (pdftoppm
       await renderDanfse({ ...note, issuer: { ...note.issuer, taxId: "12ABC34501DE35" }, taker: undefined }, production)
     )
     expect(text).toContain("12.ABC.345/01DE-35")
-    expect(text).toContain("TOMADOR DO SERVIÇO NÃO IDENTIFICADO NA NFS-e")
+    expect(text).toContain("TOMADOR / ADQUIRENTE NÃO IDENTIFICADO NA NFS-e")
   })
 
   it("draws the QR code of the public consultation address, module for module", async () => {

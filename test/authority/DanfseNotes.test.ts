@@ -4,7 +4,9 @@
  * real production note of Manaus and our own notes in danfse-notes/, each signed here as the
  * authority signs and checked against the official XSD (our validator and xmllint): ISS withheld
  * with federal retentions, discounts, deductions, a municipal benefit and an intermediary; an
- * export to a foreign taker with IBS/CBS, replacing another note; an immune note of a CPF with a
+ * export to a foreign taker with IBS/CBS, replacing another note (and a variant for a recipient
+ * other than the taker); the ISS-withheld note with its deduction proved by a document, for an
+ * event; an immune note of a CPF with a
  * percentage deduction and a taker without NIF.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
@@ -25,8 +27,8 @@ const POPPLER = hasTool("pdftotext")
 
 const authority = makePkcs12({ cn: "SEFIN LOCAL:00394460005887", cnpjOid: "00394460005887", password: "x" })
 
-const signed = (name: string) =>
-  signEnveloped(readFileSync(new URL(`danfse-notes/${name}`, import.meta.url), "utf8"), {
+const signed = (name: string, edit: (xml: string) => string = (xml) => xml) =>
+  signEnveloped(edit(readFileSync(new URL(`danfse-notes/${name}`, import.meta.url), "utf8")), {
     element: "infNFSe",
     privateKeyPem: authority.privateKeyPem,
     certificatePem: authority.certificatePem,
@@ -44,7 +46,30 @@ const b2b = signed("b2b-withheld.xml")
 const exportNote = signed("export-ibscbs-substitute.xml")
 const immune = signed("immune-deduction.xml")
 
-const notes = { manaus, b2b, export: exportNote, immune } as const
+// The export for a recipient other than the taker (IBSCBS/dest).
+const forAnother = signed("export-ibscbs-substitute.xml", (xml) =>
+  xml.replace(
+    "<indDest>0</indDest>",
+    "<indDest>1</indDest><dest><CNPJ>11444777000161</CNPJ><xNome>Filial Brasileira da Acme Ltda.</xNome><end><endNac>" +
+      "<cMun>3304557</cMun><CEP>20040002</CEP></endNac><xLgr>Avenida Rio Branco</xLgr><nro>1</nro>" +
+      "<xBairro>Centro</xBairro></end><email>fiscal@acme-br.example</email></dest>"
+  ))
+
+// The B2B note with its deduction proved by a document, for an event.
+const withDocuments = signed("b2b-withheld.xml", (xml) =>
+  xml.replace(
+    "<vDedRed><vDR>1000.00</vDR></vDedRed>",
+    "<vDedRed><documentos><docDedRed><chNFe>35260311444777000161550010000012341000012345</chNFe><tpDedRed>2</tpDedRed>" +
+      "<dtEmiDoc>2026-03-01</dtEmiDoc><vDedutivelRedutivel>1200.00</vDedutivelRedutivel>" +
+      "<vDeducaoReducao>1000.00</vDeducaoReducao><fornec><CNPJ>45997418000153</CNPJ>" +
+      "<xNome>Fornecedora de Materiais Ltda.</xNome></fornec></docDedRed></documentos></vDedRed>"
+  ).replace(
+    "<infoCompl>",
+    "<atvEvento><xNome>Feira de Tecnologia 2026</xNome><dtIni>2026-03-05</dtIni><dtFim>2026-03-08</dtFim>" +
+      "<idAtvEvt>EVT2026001</idAtvEvt></atvEvento><infoCompl>"
+  ))
+
+const notes = { manaus, b2b, export: exportNote, immune, forAnother, withDocuments } as const
 const plain = { cancelled: false, substituted: false } as const
 
 describe("the test notes", () => {
@@ -114,6 +139,14 @@ describe.skipIf(!POPPLER)("the DANFSe read back with pdftotext (needs poppler-ut
     })
   }
 
+  it("shows the recipient of a note with IBS/CBS: the taker itself, or the one the note names", async () => {
+    expect(pdfText(await renderNfseXml(exportNote, plain))).toContain("O DESTINATÁRIO É O PRÓPRIO TOMADOR / ADQUIRENTE")
+    const text = pdfText(await renderNfseXml(forAnother, plain))
+    expect(text).toMatch(/DESTINATÁRIO\s+CNPJ/)
+    expect(text).toContain("Rio de Janeiro - RJ")
+    expect(pdfText(await renderNfseXml(b2b, plain))).not.toContain("DESTINATÁRIO")
+  })
+
   it("names the environment the note itself says", async () => {
     expect(pdfText(await renderNfseXml(manaus, plain))).not.toContain("SEM VALIDADE JURÍDICA")
     expect(pdfText(await renderNfseXml(b2b, plain))).toContain("SEM VALIDADE JURÍDICA")
@@ -148,7 +181,7 @@ describe.skipIf(!POPPLER)("the DANFSe read back with pdftotext (needs poppler-ut
   it("says '-' where the note has nothing: the real note has no federal group, no intermediary, no ISS computed", async () => {
     const text = pdfText(await renderNfseXml(manaus, plain))
     expect(text).toContain("SEM TRIBUTAÇÃO FEDERAL INFORMADA NA NFS-e")
-    expect(text).toContain("INTERMEDIÁRIO DO SERVIÇO NÃO IDENTIFICADO NA NFS-e")
+    expect(text).toContain("INTERMEDIÁRIO NÃO IDENTIFICADO NA NFS-e")
     expect(text).not.toContain("Não informado")
     expect(text).toMatch(/ISSQN APURADO\s*\n(.*\s)?-\s*$/m)
   })

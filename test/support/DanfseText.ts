@@ -24,8 +24,8 @@ export const pdfText = (pdf: Uint8Array): string => {
   }
 }
 
-/** Technical fields no DANFSe prints (software versions, generator, emission process, status code). */
-const NOT_PRINTED = new Set(["verAplic", "ambGer", "tpEmis", "procEmi", "tpEmit", "tpAmb", "cStat"])
+/** Technical fields no DANFSe prints (software versions, emission type and process); tpAmb is the band's. */
+const NOT_PRINTED = new Set(["verAplic", "tpEmis", "procEmi", "tpAmb"])
 
 const MONEY = new Set([
   "vServ",
@@ -53,7 +53,9 @@ const MONEY = new Set([
   "vIBSTot",
   "vIBSUF",
   "vIBSMun",
-  "vCBS"
+  "vCBS",
+  "vDedutivelRedutivel",
+  "vDeducaoReducao"
 ])
 const RATES = new Set([
   "pAliq",
@@ -78,6 +80,9 @@ const MUNICIPALITY_CODES = new Set(["cMun", "cLocPrestacao", "cLocIncid", "cLocE
 
 /** The words expected for the codes the test notes use. */
 const WORDS: Record<string, Record<string, string>> = {
+  cStat: { "100": "NFS-e gerada", "101": "NFS-e de substituição gerada" },
+  tpEmit: { "1": "Prestador" },
+  ambGer: { "2": "Sistema Nacional da NFS-e" },
   tribISSQN: { "1": "Operação tributável", "2": "Imunidade", "3": "Exportação de serviço" },
   tpRetISSQN: { "1": "Não retido", "2": "Retido pelo tomador" },
   opSimpNac: { "1": "Não optante", "2": "(MEI)", "3": "(ME/EPP)" },
@@ -91,12 +96,13 @@ const WORDS: Record<string, Record<string, string>> = {
   movTempBens: { "1": "Não" },
   mdic: { "1": "Enviar ao MDIC" },
   cNaoNIF: { "2": "NIF não exigido" },
-  indDest: { "0": "O próprio tomador" },
+  indDest: { "0": "O próprio tomador", "1": "Outra pessoa ou estabelecimento" },
   indFinal: { "0": "Não" },
   finNFSe: { "0": "NFS-e regular" },
   indTotTrib: { "0": "Não informado (Decreto 8.264/2014)" },
   tpBM: { "3": "Redução da BC em R$" },
-  tpSusp: { "1": "Suspensa por decisão judicial" }
+  tpSusp: { "1": "Suspensa por decisão judicial" },
+  tpDedRed: { "2": "Materiais" }
 }
 
 const ptBr = (decimal: string): string => {
@@ -152,6 +158,9 @@ const expectedFor = (name: string, parent: string, value: string): ReadonlyArray
     case "dhEmi":
       return [brasilia.format(new Date(value)).replace(",", "")]
     case "dCompet":
+    case "dtEmiDoc":
+    case "dtIni":
+    case "dtFim":
       return [value.split("-").reverse().join("/")]
     case "cTribNac":
       return [value.replace(/^(\d{2})(\d{2})(\d{2})$/, "$1.$2.$3")]

@@ -2,7 +2,8 @@
  * The DANFSe (Documento Auxiliar da NFS-e): the printable rendering of an authorized NFS-e, made by
  * the service from the note's XML in every mode (the national DANFSe API is only an optional
  * source, `…_DANFSE_SOURCE=national`), and by the local authority for its DANFSe endpoint. It
- * follows the national layout ("DANFSe v1.0", NT 008 of the Sistema Nacional NFS-e): header with
+ * follows the national layout, "DANFSe v2.0" of NT 008/2026 (SE/CGNFS-e, v1.0 of 2026-05-05,
+ * v1.02 of 2026-07-14, which also retires the national DANFSe API from July 2026): header with
  * the access key and its QR code, NFS-e and DPS identification, issuer, taker, intermediary,
  * service, municipal taxation (ISSQN), federal taxation, the note's total with retentions and net
  * value, approximate taxes, IBS/CBS when the note has them, complementary information; every date

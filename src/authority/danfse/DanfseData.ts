@@ -173,9 +173,15 @@ export interface DanfseData {
   readonly dfseNumber?: string | undefined
   /** dhProc as written in the XML, "YYYY-MM-DDThh:mm:ss[.fff]±hh:mm". */
   readonly processedAt: string
+  /** cStat (100 generated, 101 replacing another, …), tpEmit of the DPS (who emitted it) and ambGer. */
+  readonly status?: string | undefined
+  readonly emitter?: string | undefined
+  readonly generator?: string | undefined
   readonly issuer: DanfseIssuer
   readonly taker?: DanfseParty | undefined
   readonly intermediary?: DanfseParty | undefined
+  /** dest of the DPS's IBSCBS group: who the service is for, when not the taker. */
+  readonly recipient?: DanfseParty | undefined
   readonly service: DanfseService
   readonly municipalTax?: DanfseMunicipalTax | undefined
   readonly federalTax?: DanfseFederalTax | undefined

@@ -8,6 +8,32 @@ import { EMPTY, present } from "./Format.js"
 const table = (entries: Record<string, string>) => (code: string | undefined): string =>
   !present(code) ? EMPTY : entries[code] ?? code
 
+/** tpDedRed of a deduction document. */
+export const deductionKind = table({
+  "1": "Alimentação e bebidas/frigobar",
+  "2": "Materiais",
+  "5": "Repasse consorciado",
+  "6": "Repasse plano de saúde",
+  "7": "Serviços",
+  "8": "Subempreitada de mão de obra",
+  "99": "Outras deduções"
+})
+
+/** cStat of the NFS-e. */
+export const noteStatus = table({
+  "100": "NFS-e gerada",
+  "101": "NFS-e de substituição gerada",
+  "102": "NFS-e de decisão judicial",
+  "103": "NFS-e avulsa",
+  "107": "NFS-e MEI"
+})
+
+/** tpEmit of the DPS. */
+export const emitter = table({ "1": "Prestador", "2": "Tomador", "3": "Intermediário" })
+
+/** ambGer of the NFS-e. */
+export const generator = table({ "1": "Prefeitura", "2": "Sistema Nacional da NFS-e" })
+
 /** tribISSQN. */
 export const issTaxation = table({
   "1": "Operação tributável",

@@ -20,6 +20,7 @@ import type {
   DanfseParty,
   DanfseService
 } from "./DanfseData.js"
+import { dpsDetailLines } from "./DpsDetails.js"
 
 export interface ReadNote {
   readonly data: DanfseData
@@ -194,7 +195,8 @@ const notesOf = (inf: Element, infoCompl: Element | undefined): string | undefin
       : `Documento de responsabilidade técnica: ${text(infoCompl, "idDocTec")}`,
     text(infoCompl, "docRef") === undefined ? undefined : `Documento de referência: ${text(infoCompl, "docRef")}`,
     text(infoCompl, "xPed") === undefined ? undefined : `Pedido: ${text(infoCompl, "xPed")}`,
-    items.length === 0 ? undefined : `Itens do pedido: ${items.join(", ")}`
+    items.length === 0 ? undefined : `Itens do pedido: ${items.join(", ")}`,
+    ...dpsDetailLines(nfseElement(inf, "DPS", "infDPS"))
   ].filter((part): part is string => part !== undefined)
   return parts.length === 0 ? undefined : parts.join("\n")
 }
@@ -242,12 +244,18 @@ export const readNote = (xml: string): Result.Result<ReadNote, string> => {
   const data: DanfseData = {
     accessKey: accessKey!,
     nfseNumber: text(inf, "nNFSe")!,
-    ...compact({ dfseNumber: text(inf, "nDFSe") }),
+    ...compact({
+      dfseNumber: text(inf, "nDFSe"),
+      status: text(inf, "cStat"),
+      emitter: text(dps, "tpEmit"),
+      generator: text(inf, "ambGer")
+    }),
     processedAt: text(inf, "dhProc")!,
     issuer: { ...issuer, taxId: issuerTaxId! },
     ...compact({
       taker: readParty(nfseElement(dps, "toma"), "end"),
       intermediary: readParty(nfseElement(dps, "interm"), "end"),
+      recipient: readParty(nfseElement(dps, "IBSCBS", "dest"), "end"),
       municipalTax: readMunicipalTax(inf, nfseElement(trib, "tribMun")),
       federalTax: readFederalTax(nfseElement(trib, "tribFed")),
       approximateTaxes: readApproximateTaxes(nfseElement(trib, "totTrib")),

@@ -10,6 +10,7 @@
 import QRCode from "qrcode"
 import type { DanfseData, DanfseOptions } from "./DanfseData.js"
 import { EMPTY, formatDate, formatDateTime, formatMunicipality, groupAccessKey, present } from "./Format.js"
+import * as Labels from "./Labels.js"
 import {
   ALERT,
   BLOCK_GAP,
@@ -35,6 +36,9 @@ import {
   wrapText
 } from "./Layout.js"
 
+/** NT 008's grey for the CANCELADA / SUBSTITUÍDA mark (K35). */
+const MARK_GREY = "#a6a6a6"
+
 /** The public consultation address the QR code carries. */
 const danfseConsultationUrl = (accessKey: string): string =>
   `https://www.nfse.gov.br/ConsultaPublica/?tpc=1&chave=${accessKey}`
@@ -46,7 +50,7 @@ const QR_ERROR_CORRECTION = "M" as const
 const HEADER_HEIGHT = 46
 const CONTINUATION_HEADER_HEIGHT = 30
 const IDENTIFICATION_TOP = MARGIN + HEADER_HEIGHT + 4
-const IDENTIFICATION_HEIGHT = 122
+const IDENTIFICATION_HEIGHT = 126
 const QR_COLUMN_WIDTH = 132
 const QR_SIZE = 80
 const HOMOLOGATION_BAND_HEIGHT = 16
@@ -74,7 +78,7 @@ const drawHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions) => {
   // Centre: the document's name.
   const centreX = MARGIN + 150
   const centreWidth = CONTENT_WIDTH - 300
-  drawAligned(doc, "DANFSe v1.0", centreX, centreWidth, top + 11, FONT_BOLD, 12, "center")
+  drawAligned(doc, "DANFSe v2.0", centreX, centreWidth, top + 11, FONT_BOLD, 12, "center")
   drawAligned(doc, "Documento Auxiliar da NFS-e", centreX, centreWidth, top + 27, FONT, 9, "center")
   // Right: where it was issued and in which environment.
   const rightX = MARGIN + CONTENT_WIDTH - 146
@@ -113,8 +117,8 @@ const drawQrCode = (doc: Doc, url: string) => {
 }
 
 /** What the marks say: a replaced note is shown as such even when its cancellation is recorded too. */
-const situationOf = (options: DanfseOptions): string =>
-  options.substituted === true ? "SUBSTITUÍDA" : options.cancelled ? "CANCELADA" : "Normal"
+const markOf = (options: DanfseOptions): string =>
+  options.substituted === true ? "SUBSTITUÍDA" : options.cancelled ? "CANCELADA" : ""
 
 const drawIdentification = (doc: Doc, nfse: DanfseData, options: DanfseOptions) => {
   const top = IDENTIFICATION_TOP
@@ -157,25 +161,21 @@ const drawIdentification = (doc: Doc, nfse: DanfseData, options: DanfseOptions) 
     FONT,
     9
   )
-  drawLabel(doc, "SITUAÇÃO DA NFS-e", left, top + 102)
-  drawLine(
-    doc,
-    situationOf(options),
-    left,
-    top + 102 + LABEL_HEIGHT + 0.5,
-    FONT_BOLD,
-    8,
-    options.cancelled || options.substituted ? ALERT : INK
-  )
-  drawLine(
-    doc,
-    "Datas e horas no horário de Brasília (UTC-3).",
-    left + columnWidth,
-    top + 102 + LABEL_HEIGHT + 0.5,
-    FONT,
-    6.5,
-    LABEL_INK
-  )
+  const marked = options.cancelled || options.substituted === true
+  const row4: ReadonlyArray<readonly [string, string]> = [
+    ["SITUAÇÃO DA NFS-e", [markOf(options), Labels.noteStatus(nfse.status)].filter((part) => part !== "").join(" - ")],
+    ["EMITENTE DA NFS-e", Labels.emitter(nfse.emitter)],
+    ["AMBIENTE GERADOR", Labels.generator(nfse.generator)]
+  ]
+  row4.forEach(([label, value], c) => {
+    drawLabel(doc, label, left + c * columnWidth, top + 102)
+    const color = c === 0 && marked ? ALERT : INK
+    const font = c === 0 ? FONT_BOLD : FONT
+    const lines = clampLines(doc, wrapText(doc, value, columnWidth - 6, font, 7), 2, columnWidth - 6, font, 7)
+    lines.forEach((line, i) =>
+      drawLine(doc, line, left + c * columnWidth, top + 102 + LABEL_HEIGHT + 0.5 + i * lineHeight(7), font, 7, color)
+    )
+  })
 
   drawQrCode(doc, danfseConsultationUrl(nfse.accessKey))
   const authenticity = wrapText(
@@ -221,7 +221,7 @@ export const continuationTop = (options: DanfseOptions): number =>
 
 export const drawContinuationHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions): number => {
   doc.lineWidth(0.6).rect(MARGIN, MARGIN, CONTENT_WIDTH, CONTINUATION_HEADER_HEIGHT).stroke(RULE)
-  drawLine(doc, "DANFSe v1.0 - Documento Auxiliar da NFS-e (continuação)", INNER_LEFT, MARGIN + 5, FONT_BOLD, 9)
+  drawLine(doc, "DANFSe v2.0 - Documento Auxiliar da NFS-e (continuação)", INNER_LEFT, MARGIN + 5, FONT_BOLD, 9)
   drawLabel(doc, "CHAVE DE ACESSO DA NFS-e", INNER_LEFT, MARGIN + 17)
   drawLine(doc, groupAccessKey(nfse.accessKey), INNER_LEFT + 90, MARGIN + 16, FONT_BOLD, 8)
   drawLine(doc, `NFS-e nº ${nfse.nfseNumber}`, MARGIN + CONTENT_WIDTH - 110, MARGIN + 16, FONT, 8)
@@ -252,7 +252,8 @@ export const drawFooter = (doc: Doc, page: number, pages: number) => {
   doc.lineWidth(0.4).moveTo(MARGIN, FOOTER_TOP - 2).lineTo(MARGIN + CONTENT_WIDTH, FOOTER_TOP - 2).stroke(RULE)
   drawLine(
     doc,
-    "Documento auxiliar da NFS-e: a NFS-e é o arquivo XML autorizado pelo Sistema Nacional NFS-e.",
+    "Documento auxiliar da NFS-e: a NFS-e é o arquivo XML autorizado pelo Sistema Nacional NFS-e. " +
+      "Datas e horas no horário de Brasília (UTC-3).",
     MARGIN,
     FOOTER_TOP,
     FONT,
@@ -269,13 +270,13 @@ export const drawFooter = (doc: Doc, page: number, pages: number) => {
  */
 export const drawMark = (doc: Doc, options: DanfseOptions) => {
   if (!options.cancelled && options.substituted !== true) return
-  const word = situationOf(options)
+  const word = markOf(options)
   const size = word.length > 9 ? 80 : 96
   doc.save()
   doc.rotate(-35, { origin: [PAGE_WIDTH / 2, PAGE_HEIGHT / 2] })
   doc.font(FONT_BOLD).fontSize(size)
   const width = doc.widthOfString(word)
-  doc.lineWidth(1.6).strokeOpacity(0.55).strokeColor(ALERT)
+  doc.lineWidth(1.6).strokeOpacity(0.8).strokeColor(MARK_GREY)
   doc.text(word, PAGE_WIDTH / 2 - width / 2, PAGE_HEIGHT / 2 - size / 2, {
     lineBreak: false,
     stroke: true,

@@ -1,7 +1,9 @@
 /**
- * The blocks of the note's people: the issuer (emitente/prestador, from the NFS-e's `emit` and the
- * DPS's `prest`), the taker (`toma`) and the intermediary (`interm`), each with a national or a
- * foreign address. A taker or intermediary the note does not name is one line saying so.
+ * The blocks of the note's people, titled as NT 008's DANFSe v2.0: the provider (prestador /
+ * fornecedor, from the NFS-e's `emit` and the DPS's `prest`), the taker (tomador / adquirente,
+ * `toma`), the recipient of a note with IBS/CBS (destinatário, `IBSCBS/dest`) and the
+ * intermediary (`interm`), each with a national or a foreign address. One the note does not name
+ * is one line saying so.
  */
 import type { DanfseAddress, DanfseData, DanfseParty } from "./DanfseData.js"
 import {
@@ -73,7 +75,7 @@ const partyBlock = (doc: Doc, title: string, party: DanfseParty | undefined): Bl
 /** Issuer, taker and intermediary. */
 export const partyBlocks = (doc: Doc, nfse: DanfseData): Array<Block> => {
   const issuer = nfse.issuer
-  const issuerBlock = prepareBlock(doc, "EMITENTE DA NFS-e - PRESTADOR DO SERVIÇO", [
+  const issuerBlock = prepareBlock(doc, "PRESTADOR / FORNECEDOR", [
     ...identificationRows({
       ...issuer,
       address: issuer.address === undefined
@@ -94,9 +96,18 @@ export const partyBlocks = (doc: Doc, nfse: DanfseData): Array<Block> => {
       { label: "REGIME ESPECIAL DE TRIBUTAÇÃO", value: Labels.specialRegime(issuer.specialRegime), span: 3 }
     )
   ])
+  // The recipient exists with the IBS/CBS group only: the taker itself (indDest 0), or another.
+  const recipient = nfse.ibsCbs === undefined
+    ? []
+    : nfse.ibsCbs.destinationIndicator === "0" && !named(nfse.recipient)
+    ? [
+      prepareBlock(doc, "DESTINATÁRIO", [{ kind: "centered", text: "O DESTINATÁRIO É O PRÓPRIO TOMADOR / ADQUIRENTE" }])
+    ]
+    : [partyBlock(doc, "DESTINATÁRIO", nfse.recipient)]
   return [
     issuerBlock,
-    partyBlock(doc, "TOMADOR DO SERVIÇO", nfse.taker),
-    partyBlock(doc, "INTERMEDIÁRIO DO SERVIÇO", nfse.intermediary)
+    partyBlock(doc, "TOMADOR / ADQUIRENTE", nfse.taker),
+    ...recipient,
+    partyBlock(doc, "INTERMEDIÁRIO", nfse.intermediary)
   ]
 }

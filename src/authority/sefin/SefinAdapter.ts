@@ -54,7 +54,7 @@ export interface SefinAuthorityOptions {
   readonly timeout: Duration.Duration
   /**
    * Where the DANFSe comes from: rendered by the service from the stored NFS-e XML (`local`, the
-   * default), or relayed from the national DANFSe API (`national`), reported withdrawn in 2026.
+   * default), or relayed from the national DANFSe API (`national`), retired by NT 008/2026.
    */
   readonly danfseSource?: DanfseSource | undefined
 }
