@@ -13,6 +13,7 @@ import {
   Taker,
   visibleText
 } from "../domain/Document.js"
+import { b2bWithRetentionsExample, exportExample } from "../domain/DocumentExamples.js"
 import {
   Conflict,
   CredentialRequired,
@@ -54,7 +55,10 @@ export const NewDocument = Schema.Struct({
   approximate_taxes: Schema.optionalKey(ApproximateTaxes),
   foreign_trade: Schema.optionalKey(ForeignTrade),
   notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), visibleText))
-}).annotate({ identifier: "NewDocument" })
+}).annotate({
+  identifier: "NewDocument",
+  examples: [b2bWithRetentionsExample, exportExample]
+})
 export type NewDocument = typeof NewDocument.Type
 
 export const CancelDocument = Schema.Struct({

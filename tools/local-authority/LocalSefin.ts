@@ -62,6 +62,7 @@ import {
   submitRefused,
   UNAVAILABLE_PAGE
 } from "./SefinAnswers.js"
+import { valueRefusals } from "./ValueRules.js"
 
 export interface Cancellation {
   /** The signed pedRegEvento as received. */
@@ -266,6 +267,8 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuseDps(400, [refusal(LocalAuthorityCodes.environmentMismatch)])
     }
     if (byDpsId.has(dps.id)) return refuseDps(400, [refusal(LocalAuthorityCodes.duplicateDps)])
+    const broken = valueRefusals(dps, options.issRate)
+    if (broken.length > 0) return refuseDps(400, broken)
 
     const notes = dps.notes ?? ""
     if (notes.includes(MagicValues.reject)) return refuseDps(400, [refusal(LocalAuthorityCodes.rejected)])
