@@ -223,7 +223,15 @@ for (const database of testDatabases) {
               "amounts.unconditional_discount"
             ]
           ]
-          for (const [body, field] of cases) {
+          // What only the national schema refuses (pAliqPis takes at most 99.99) is named by our field too.
+          const schemaCase = {
+            ...b2bWithRetentionsExample,
+            federal: {
+              ...b2bWithRetentionsExample.federal,
+              pis_cofins: { ...b2bWithRetentionsExample.federal.pis_cofins, pis_rate: "100" }
+            }
+          }
+          for (const [body, field] of [...cases, [schemaCase, "federal.pis_cofins.pis_rate"] as const]) {
             const response = yield* rawRequest("POST", "/v1/documents", { token: tenant.token, body })
             expect(response.status, response.text).toBe(400)
             expect(response.json?.["code"]).toBe("invalid_request")
