@@ -14,6 +14,7 @@ import {
   Taker,
   visibleText
 } from "../domain/Document.js"
+import { b2bWithRetentionsExample, exportExample } from "../domain/DocumentExamples.js"
 import {
   Conflict,
   CredentialRequired,
@@ -56,7 +57,10 @@ export const NewDocument = Schema.Struct({
   approximate_taxes: Schema.optionalKey(ApproximateTaxes),
   foreign_trade: Schema.optionalKey(ForeignTrade),
   notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), visibleText))
-}).annotate({ identifier: "NewDocument" })
+}).annotate({
+  identifier: "NewDocument",
+  examples: [b2bWithRetentionsExample, exportExample]
+})
 export type NewDocument = typeof NewDocument.Type
 
 /** `xMotivo` of the events and of the `subst` group (TSMotivo): 15 to 255 characters. */

@@ -2,9 +2,9 @@
  * The tenant's Simples Nacional option reaches the national system (issue 9): set with
  * `PATCH /v1/tenants/{id}`, it decides what every DPS the `sefin` adapter sends declares, checked on
  * what the protocol-faithful local authority received over mutual TLS. ME/EPP: `opSimpNac` 3 with
- * `regApTribSN` and the ISS rate (`pAliq`); MEI: `opSimpNac` 2 and `indTotTrib` 0, no rate; outside
- * the Simples (the default): `opSimpNac` 1, no rate, the approximate taxes. A change applies to the
- * next document sent.
+ * `regApTribSN`, the ISS rate (`pAliq`) only when the ISS is withheld; MEI: `opSimpNac` 2 and
+ * `indTotTrib` 0, no rate; outside the Simples (the default): `opSimpNac` 1, no rate, the
+ * approximate taxes. A change applies to the next document sent.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
@@ -44,11 +44,17 @@ const invoice = {
   amounts: { services: 150000, deductions: 0, iss_rate: "2.00" }
 }
 
+/** The same note without a rate: what a provider of the Simples sends when nothing is withheld. */
+const withoutRate = { ...invoice, amounts: { services: 150000 } }
+
+/** The taker withholds the ISS: the rate is informed. */
+const withheld = { ...invoice, iss: { withheld_by: "taker" } }
+
 /** Issues one document with the test key and waits for it to be authorized; its number and the DPS the authority received. */
-const issue = (tenant: { taxId: string; token: string }) =>
+const issue = (tenant: { taxId: string; token: string }, body: object = invoice) =>
   Effect.gen(function*() {
     const local = yield* Authority
-    const accepted = yield* rawRequest("POST", "/v1/documents", { token: tenant.token, body: invoice })
+    const accepted = yield* rawRequest("POST", "/v1/documents", { token: tenant.token, body })
     expect(accepted.status, accepted.text).toBe(202)
     const id = String(accepted.json?.["id"])
     const document = yield* settle(tenant.token, id, ["authorized", "rejected", "failed"])
@@ -86,11 +92,18 @@ for (const database of testDatabases) {
   layer(appOn(database), { timeout: 300_000, excludeTestServices: true })(
     `the tenant's Simples Nacional option in the DPS (${database})`,
     (it) => {
-      it.effect("ME/EPP: opSimpNac 3, regApTribSN 1, the ISS rate in pAliq and the approximate taxes", () =>
+      it.effect("ME/EPP: opSimpNac 3, regApTribSN 1, the ISS rate in pAliq when withheld, and the approximate taxes", () =>
         Effect.gen(function*() {
           const tenant = yield* certifiedTenant("meepp")
           yield* setRegime(tenant.owner, "me_epp")
-          const { dps, nfse } = yield* issue(tenant)
+          // Not withheld, the rate is refused on our field: the ISS is paid in the DAS.
+          const refused = yield* rawRequest("POST", "/v1/documents", { token: tenant.token, body: invoice })
+          expect(refused.status, refused.text).toBe(400)
+          expect(refused.text).toContain("amounts.iss_rate")
+          const plain = yield* issue(tenant, withoutRate)
+          expect(regimeOf(plain.dps).pAliq).toBeUndefined()
+          expect(plain.nfse).toContain("<valores><vLiq>1500.00</vLiq></valores>")
+          const { dps, nfse } = yield* issue(tenant, withheld)
           expect(regimeOf(dps)).toEqual({
             regTrib: "<opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib>",
             pAliq: "2.00",
@@ -106,7 +119,7 @@ for (const database of testDatabases) {
         Effect.gen(function*() {
           const tenant = yield* certifiedTenant("mei")
           yield* setRegime(tenant.owner, "mei")
-          const { dps, nfse } = yield* issue(tenant)
+          const { dps, nfse } = yield* issue(tenant, withoutRate)
           expect(regimeOf(dps)).toEqual({
             regTrib: "<opSimpNac>2</opSimpNac><regEspTrib>0</regEspTrib>",
             pAliq: undefined,
@@ -128,7 +141,7 @@ for (const database of testDatabases) {
           })
 
           yield* setRegime(tenant.owner, "me_epp")
-          const second = yield* issue(tenant)
+          const second = yield* issue(tenant, withheld)
           expect(regimeOf(second.dps).regTrib).toBe(
             "<opSimpNac>3</opSimpNac><regApTribSN>1</regApTribSN><regEspTrib>0</regEspTrib>"
           )

@@ -85,8 +85,8 @@ const refused = await etd.documents.issueForKey({ headers: {}, payload: invoice(
 const unreachable = await createClient({ baseUrl: "http://127.0.0.1:1" }).system.healthz().then(() => null, (error) => error)
 console.log(JSON.stringify({
   tenant: { name: registration.tenant.name, tax_id: registration.tenant.tax_id, email: registration.user.email },
-  issued: { id: issued.id, status: issued.status, tax_id: issued.taker.tax_id, created_at_is_date: issued.created_at instanceof Date },
-  read: { id: read.id, tax_id: read.taker.tax_id, iss_amount: read.amounts.iss_amount },
+  issued: { id: issued.id, status: issued.status, tax_id: issued.taker?.tax_id, created_at_is_date: issued.created_at instanceof Date },
+  read: { id: read.id, tax_id: read.taker?.tax_id, iss_amount: read.amounts.iss_amount },
   notFound: { instance: missing instanceof NotFound, code: missing instanceof NotFound ? missing.code : null },
   parseError: { instance: refused instanceof ParseError, tag: refused instanceof ParseError ? refused._tag : null },
   requestError: { instance: unreachable instanceof RequestError, reason: unreachable instanceof RequestError ? unreachable.reason._tag : null }

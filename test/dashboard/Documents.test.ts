@@ -283,6 +283,11 @@ describe.runIf(hasChromium)("dashboard documents", () => {
         "R$1,400.00",
         "2.00 %",
         "R$28.00",
+        // The taxation kind, the retentions and the net value, as the authorized note states them.
+        "Taxable, not withheld",
+        "as stated on the authorized note",
+        "Total withheld",
+        "Net value",
         server.authority!.protocol
       ]
     ) {

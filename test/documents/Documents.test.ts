@@ -10,6 +10,7 @@ import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
 import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
 import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
+import { backfillAmounts } from "../../src/db/migrations/0013_document_tax_content.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { allScopes, type Environment, type Scope } from "../../src/domain/Principal.js"
@@ -245,6 +246,30 @@ for (const database of testDatabases) {
           const live = accepted(yield* issueRaw(t.live.token, t.tenantId, invoice()))
           expect(live).toMatchObject({ environment: "live", status: "queued", number: 1 })
           expect((yield* waitFor(t.live, t.tenantId, live.id)).status).toBe("authorized")
+        }))
+
+      it.effect("a document stored before the tax content (migration 0013) reads as the plain note it was", () =>
+        Effect.gen(function*() {
+          const t = yield* tenant("olddoc")
+          const document = yield* issue(t.test, t.tenantId)
+          const sql = yield* SqlClient.SqlClient
+          // The row as 0003 stored it: only services, deductions, base, rate, ISS and total.
+          yield* sql`
+            UPDATE documents SET amounts = amounts - 'source' - 'unconditional_discount' - 'conditional_discount'
+              - 'benefit_reduction' - 'iss_withheld' - 'federal_withheld' - 'total_withheld' - 'net'
+            WHERE id = ${document.id}`
+          yield* backfillAmounts(sql)
+          const read = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
+          expect(read.amounts).toMatchObject({
+            services: 150000,
+            unconditional_discount: 0,
+            conditional_discount: 0,
+            total_withheld: 0,
+            net: 150000,
+            iss_amount: 3000
+          })
+          expect(read.tax).toEqual({})
+          expect(read.intermediary).toBeNull()
         }))
 
       it.effect("computes base and ISS with deductions, rounding the ISS half up to the centavo", () =>

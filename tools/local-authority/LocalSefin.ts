@@ -68,6 +68,7 @@ import {
   submitRefused,
   UNAVAILABLE_PAGE
 } from "./SefinAnswers.js"
+import { valueRefusals } from "./ValueRules.js"
 
 export interface Cancellation {
   /** The signed pedRegEvento as received. */
@@ -316,6 +317,8 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuseDps(400, [refusal(LocalAuthorityCodes.environmentMismatch)])
     }
     if (byDpsId.has(dps.id)) return refuseDps(400, [refusal(LocalAuthorityCodes.duplicateDps)])
+    const broken = valueRefusals(dps, options.issRate)
+    if (broken.length > 0) return refuseDps(400, broken)
     const substitutionRefused = substitutionRefusal(dps)
     if (substitutionRefused !== null) return refuseDps(400, [substitutionRefused])
 

@@ -7,12 +7,9 @@ import { SqlClient } from "effect/sql"
  * deductions) are stored with it, and the amounts gain discounts, retentions and the net value.
  * Existing documents had none of these: no discount, nothing withheld, net value = services.
  */
-export default Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE documents ALTER COLUMN taker DROP NOT NULL`
-  yield* sql`ALTER TABLE documents ADD COLUMN intermediary jsonb`
-  yield* sql`ALTER TABLE documents ADD COLUMN tax jsonb NOT NULL DEFAULT '{}'::jsonb`
-  yield* sql`
+/** The amounts of documents stored before: no discount, nothing withheld, net value = services. */
+export const backfillAmounts = (sql: SqlClient.SqlClient) =>
+  sql`
     UPDATE documents SET amounts = jsonb_build_object(
       'source', 'computed',
       'unconditional_discount', 0,
@@ -24,4 +21,11 @@ export default Effect.gen(function*() {
       'net', amounts->'services'
     ) || amounts
     WHERE NOT amounts ? 'net'`
+
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE documents ALTER COLUMN taker DROP NOT NULL`
+  yield* sql`ALTER TABLE documents ADD COLUMN intermediary jsonb`
+  yield* sql`ALTER TABLE documents ADD COLUMN tax jsonb NOT NULL DEFAULT '{}'::jsonb`
+  yield* backfillAmounts(sql)
 })

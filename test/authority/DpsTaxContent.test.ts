@@ -1,0 +1,186 @@
+/**
+ * The DPS's tax content group by group, each checked against the official schema (libxml2 with the
+ * shipped XSDs), read back as the local authority reads it, and, where the national rules forbid
+ * it, refused by the local authority's value rules even when a DPS reaches it without our checks.
+ */
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { Result } from "effect"
+import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
+import { readDps } from "../../src/authority/sefin/DpsRead.js"
+import { nfseValues } from "../../src/authority/sefin/NfseValues.js"
+import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
+import type { Amounts } from "../../src/domain/Money.js"
+import { computeTaxes } from "../../src/domain/TaxComputation.js"
+import { valueRefusals } from "../../tools/local-authority/ValueRules.js"
+import { realisticDpsInput } from "../support/NfseXml.js"
+
+beforeAll(() => loadSchemas())
+
+const amounts = (input: Parameters<typeof computeTaxes>[0]): Amounts => Result.getOrThrow(computeTaxes(input))
+
+const valid = (input: Partial<DpsInput>) => {
+  const { xml } = buildDps({ ...realisticDpsInput, ...input })
+  expect(validateXml("DPS", xml), xml).toEqual(Result.void)
+  const read = readDps(xml)
+  if (Result.isFailure(read)) throw new Error(read.failure.message)
+  return { xml, dps: read.success }
+}
+
+describe("DPS v1.01 tax content", () => {
+  it("writes deductions by percentage and by documents, a municipal benefit, a suspension and cTribMun", () => {
+    const byRate = valid({
+      amounts: amounts({
+        services: 100_000,
+        deductionRate: "12.5",
+        issRate: "2",
+        issComputed: true,
+        issWithheld: false
+      }),
+      tax: { deduction_rate: "12.5" }
+    })
+    expect(byRate.xml).toContain("<vDedRed><pDR>12.50</pDR></vDedRed>")
+    expect(byRate.dps.amounts.deductionRate).toBe("12.50")
+
+    const documents = [
+      {
+        nfe_key: "35261111222333000181550010000012341000012345",
+        kind: "materials" as const,
+        issued_on: "2026-11-02",
+        deductible_amount: 40_000,
+        amount: 30_000
+      },
+      {
+        document_number: "Recibo 77",
+        kind: "other" as const,
+        description: "Locação de andaimes",
+        issued_on: "2026-11-03",
+        deductible_amount: 5_000,
+        amount: 5_000
+      }
+    ]
+    const byDocuments = valid({
+      amounts: amounts({
+        services: 100_000,
+        deductionDocuments: [30_000, 5_000],
+        issComputed: true,
+        issWithheld: false
+      }),
+      tax: { deduction_documents: documents },
+      service: { ...realisticDpsInput.service, municipalCode: "100" }
+    })
+    expect(byDocuments.xml).toContain(
+      "<docDedRed><chNFe>35261111222333000181550010000012341000012345</chNFe><tpDedRed>2</tpDedRed>" +
+        "<dtEmiDoc>2026-11-02</dtEmiDoc><vDedutivelRedutivel>400.00</vDedutivelRedutivel>" +
+        "<vDeducaoReducao>300.00</vDeducaoReducao></docDedRed>"
+    )
+    expect(byDocuments.xml).toContain("<tpDedRed>99</tpDedRed><xDescOutDed>Locação de andaimes</xDescOutDed>")
+    expect(byDocuments.xml).toContain("<cTribNac>010701</cTribNac><cTribMun>100</cTribMun>")
+    expect(byDocuments.dps.amounts.deductionDocuments).toEqual(["300.00", "50.00"])
+
+    const benefit = valid({
+      amounts: amounts({
+        services: 100_000,
+        benefitReductionRate: "10",
+        issRate: "2",
+        issComputed: true,
+        issWithheld: false
+      }),
+      tax: {
+        iss: {
+          suspension: { kind: "judicial", process_number: "0".repeat(29) + "1" },
+          municipal_benefit: { id: "35503080100001", reduction_rate: "10" }
+        }
+      }
+    })
+    expect(benefit.xml).toContain(
+      "<exigSusp><tpSusp>1</tpSusp><nProcesso>000000000000000000000000000001</nProcesso></exigSusp>" +
+        "<BM><nBM>35503080100001</nBM><pRedBCBM>10.00</pRedBCBM></BM><tpRetISSQN>1</tpRetISSQN>"
+    )
+    // The authority's note: the benefit's reduction in reais, then base and ISS after it.
+    expect(nfseValues(benefit.dps, "2.00")).toBe(
+      "<valores><tpBM>2</tpBM><vCalcBM>100.00</vCalcBM><vBC>900.00</vBC><pAliqAplic>2.00</pAliqAplic>" +
+        "<vISSQN>18.00</vISSQN><vLiq>1000.00</vLiq></valores>"
+    )
+  })
+
+  it("writes approximate taxes as percentages, and a service provided abroad by its country", () => {
+    const { dps, xml } = valid({
+      tax: { approximate_taxes: { rates: { federal: "13.45", state: "0", municipal: "2" } } },
+      service: { ...realisticDpsInput.service, countryCode: "AR" }
+    })
+    expect(xml).toContain(
+      "<totTrib><pTotTrib><pTotTribFed>13.45</pTotTribFed><pTotTribEst>0.00</pTotTribEst>" +
+        "<pTotTribMun>2.00</pTotTribMun></pTotTrib></totTrib>"
+    )
+    expect(xml).toContain("<locPrest><cPaisPrestacao>AR</cPaisPrestacao></locPrest>")
+    expect(dps.service.countryCode).toBe("AR")
+    expect(dps.amounts.totalTaxesKind).toBe("pTotTrib")
+  })
+
+  it("writes a taker without NIF by its reason, with a foreign address, and no taker at all", () => {
+    const { dps, xml } = valid({
+      taker: {
+        no_nif_reason: "not_required",
+        name: "John Smith",
+        foreign_address: {
+          country: "GB",
+          postal_code: "SW1A 1AA",
+          city: "London",
+          region: "Greater London",
+          street: "Downing Street",
+          number: "10",
+          district: "Westminster"
+        }
+      }
+    })
+    expect(xml).toContain(
+      "<toma><cNaoNIF>2</cNaoNIF><xNome>John Smith</xNome><end><endExt><cPais>GB</cPais><cEndPost>SW1A 1AA</cEndPost>" +
+        "<xCidade>London</xCidade><xEstProvReg>Greater London</xEstProvReg></endExt><xLgr>Downing Street</xLgr>"
+    )
+    expect(dps.taker?.idKind).toBe("cNaoNIF")
+    const anonymous = valid({ taker: null })
+    expect(anonymous.xml).not.toContain("<toma>")
+    expect(anonymous.dps.taker).toBeUndefined()
+  })
+
+  it("a rate outside the Simples is refused by the local authority with E0617, as the national system does", () => {
+    const { dps } = valid({})
+    expect(valueRefusals(dps, "2.00")).toEqual([])
+    const withRate = readDps(
+      buildDps(realisticDpsInput).xml.replace(
+        "<tpRetISSQN>1</tpRetISSQN>",
+        "<tpRetISSQN>1</tpRetISSQN><pAliq>2.00</pAliq>"
+      )
+    )
+    expect(valueRefusals(Result.getOrThrow(withRate), "2.00").map((r) => r.code)).toEqual(["E0617"])
+  })
+
+  it("the local authority refuses what our checks refuse before sending, if it reaches it", () => {
+    const codes = (input: Partial<DpsInput>) => valueRefusals(valid(input).dps, "2.00").map((r) => r.code)
+    // ISS withheld by a taker who is identified by NIF only.
+    expect(codes({
+      taker: { nif: "X1", name: "Foreign", foreign_address: realisticForeign },
+      tax: { iss: { withheld_by: "taker" } }
+    })).toEqual(["E0620"])
+    // Immune without its kind; an export to a Brazilian taker without foreign-trade data.
+    expect(codes({ tax: { iss: { taxation: "immune" } } })).toEqual(["E0622"])
+    expect(codes({ tax: { iss: { taxation: "export" } } })).toEqual(["E0623"])
+    // indTotTrib from a provider outside the Simples.
+    const noTotals = readDps(
+      buildDps(realisticDpsInput).xml.replace(/<totTrib>.*<\/totTrib>/, "<totTrib><indTotTrib>0</indTotTrib></totTrib>")
+    )
+    expect(valueRefusals(Result.getOrThrow(noTotals), "2.00").map((r) => r.code)).toEqual(["E0713"])
+    // Retentions above the services' value.
+    expect(codes({ tax: { federal: { irrf_withheld: 200_000 } } })).toEqual(["E0624"])
+  })
+})
+
+const realisticForeign = {
+  country: "US",
+  postal_code: "10001",
+  city: "New York",
+  region: "NY",
+  street: "5th Avenue",
+  number: "1",
+  district: "Manhattan"
+}

@@ -1,0 +1,258 @@
+/**
+ * The whole tax content of a note, end to end (issue 27): each kind of note a business issues is
+ * accepted as it is, sent by the `sefin` adapter over mutual TLS to the protocol-faithful local
+ * authority, authorized, and its NFS-e passes the official schema (xmllint) and its signature an
+ * independent verifier (xmlsec1); the document then shows the note's own figures. The contract's
+ * examples are also issued as they are on the simulator (live keys).
+ */
+import { expect, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
+import { b2bWithRetentionsExample, exportExample } from "../../src/domain/DocumentExamples.js"
+import type { SimplesNacional } from "../../src/domain/Tenant.js"
+import { createKey } from "../support/fixtures.js"
+import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
+import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
+import { hasTool } from "../support/tools.js"
+
+const XMLLINT = hasTool("xmllint")
+const XMLSEC1 = hasTool("xmlsec1")
+
+const appOn = (database: TestDatabase) => nationalApp(database, { callTimeout: Duration.seconds(5) })
+
+const service = {
+  code: "010101",
+  nbs_code: "115013000",
+  description: "Análise e desenvolvimento de sistemas",
+  municipality_code: "3550308"
+}
+const person = { tax_id: "52998224725", name: "Maria José da Conceição" }
+
+const setRegime = (owner: { session: string; tenantId: string }, option: SimplesNacional) =>
+  Effect.gen(function*() {
+    const response = yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
+      token: owner.session,
+      body: { simples_nacional: option }
+    })
+    expect(response.status, response.text).toBe(200)
+  })
+
+/** The NFS-e checked by tools we did not write: the official schema, and the authority's signature. */
+const expectOfficial = (nfse: string) => {
+  const dir = mkdtempSync(join(tmpdir(), "etd-tax-"))
+  writeFileSync(join(dir, "nfse.xml"), nfse)
+  if (XMLLINT) {
+    const schemas = writePatchedSchemas(join(dir, "xsd"))
+    execFileSync("xmllint", ["--noout", "--schema", join(schemas, "NFSe_v1.01.xsd"), join(dir, "nfse.xml")], {
+      stdio: "pipe"
+    })
+  }
+  if (XMLSEC1) {
+    // The note's own signature (over infNFSe), with the certificate it carries.
+    const certificates = [...nfse.matchAll(/<X509Certificate>([^<]+)<\/X509Certificate>/g)].map((m) => m[1]!)
+    const pem = `-----BEGIN CERTIFICATE-----\n${certificates.at(-1)}\n-----END CERTIFICATE-----\n`
+    writeFileSync(join(dir, "authority.pem"), pem)
+    execFileSync("xmlsec1", [
+      "--verify",
+      "--id-attr:Id",
+      "infNFSe",
+      "--node-xpath",
+      "/*[local-name()='NFSe']/*[local-name()='Signature']",
+      "--pubkey-cert-pem",
+      join(dir, "authority.pem"),
+      join(dir, "nfse.xml")
+    ], { stdio: "pipe" })
+  }
+}
+
+/** Issues `body` with the token, waits for the authority's answer and returns the document and its NFS-e. */
+const issue = (token: string, body: object) =>
+  Effect.gen(function*() {
+    const accepted = yield* rawRequest("POST", "/v1/documents", { token, body })
+    expect(accepted.status, accepted.text).toBe(202)
+    const document = yield* settle(token, String(accepted.json?.["id"]), ["authorized", "rejected", "failed"])
+    expect(document.status, JSON.stringify(document.rejection ?? document.last_error)).toBe("authorized")
+    const xml = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
+    expect(xml.status).toBe(200)
+    return { document, nfse: xml.text, dps: /<DPS [\s\S]*<\/DPS>/.exec(xml.text)![0] }
+  })
+
+const valores = (nfse: string) => /<valores>(?:(?!<valores>).)*?<vLiq>[^<]*<\/vLiq><\/valores>/.exec(nfse)?.[0]
+
+for (const database of testDatabases) {
+  layer(appOn(database), { timeout: 300_000, excludeTestServices: true })(
+    `the tax content of a note, against the local authority (${database})`,
+    (it) => {
+      it.effect("a B2B note with ISS withheld by the taker and federal retentions (the contract's example)", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("btob")
+          const { document, dps, nfse } = yield* issue(tenant.token, b2bWithRetentionsExample)
+          expect(dps).toContain("<tpRetISSQN>2</tpRetISSQN></tribMun>")
+          expect(dps).toContain(
+            "<tribFed><piscofins><CST>01</CST><vBCPisCofins>10000.00</vBCPisCofins><pAliqPis>0.65</pAliqPis>" +
+              "<pAliqCofins>3.00</pAliqCofins><vPis>65.00</vPis><vCofins>300.00</vCofins><tpRetPisCofins>1</tpRetPisCofins>" +
+              "</piscofins><vRetCP>1100.00</vRetCP><vRetIRRF>150.00</vRetIRRF><vRetCSLL>100.00</vRetCSLL></tribFed>"
+          )
+          expect(dps).toContain("<vDescCondIncond><vDescIncond>100.00</vDescIncond></vDescCondIncond>")
+          expect(valores(nfse)).toBe(
+            "<valores><vBC>9900.00</vBC><pAliqAplic>2.00</pAliqAplic><vISSQN>198.00</vISSQN>" +
+              "<vTotalRet>1913.00</vTotalRet><vLiq>7987.00</vLiq></valores>"
+          )
+          expectOfficial(nfse)
+          expect(document.amounts).toMatchObject({
+            source: "note",
+            base: 990_000,
+            iss_amount: 19_800,
+            iss_withheld: 19_800,
+            federal_withheld: 171_500,
+            total_withheld: 191_300,
+            net: 798_700
+          })
+        }))
+
+      it.effect("an export to a foreign taker (the contract's example): no ISS, the net value is the service's", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("export")
+          const { document, dps, nfse } = yield* issue(tenant.token, exportExample)
+          expect(dps).toContain("<toma><NIF>94-1234567</NIF><xNome>Acme Software Inc.</xNome><end><endExt>")
+          expect(dps).toContain("<comExt><mdPrestacao>1</mdPrestacao><vincPrest>0</vincPrest><tpMoeda>220</tpMoeda>")
+          expect(dps).toContain("<tribISSQN>3</tribISSQN><cPaisResult>US</cPaisResult>")
+          expect(valores(nfse)).toBe("<valores><vLiq>25000.00</vLiq></valores>")
+          expectOfficial(nfse)
+          expect(document.amounts).toMatchObject({ source: "note", iss_amount: null, net: 2_500_000 })
+        }))
+
+      it.effect("a Simples ME/EPP note (no pAliq, pTotTribSN) and a MEI note (indTotTrib 0)", () =>
+        Effect.gen(function*() {
+          const meEpp = yield* certifiedTenant("smallco")
+          yield* setRegime(meEpp.owner, "me_epp")
+          const small = yield* issue(meEpp.token, {
+            type: "service_invoice",
+            taker: person,
+            service,
+            amounts: { services: 50_000 },
+            approximate_taxes: { simples_rate: "18.83" }
+          })
+          expect(small.dps).not.toContain("pAliq")
+          expect(small.dps).toContain("<totTrib><pTotTribSN>18.83</pTotTribSN></totTrib>")
+          expect(valores(small.nfse)).toBe("<valores><vLiq>500.00</vLiq></valores>")
+          expectOfficial(small.nfse)
+          expect(small.document.amounts).toMatchObject({ iss_rate: null, iss_amount: null, net: 50_000 })
+
+          const mei = yield* certifiedTenant("mei")
+          yield* setRegime(mei.owner, "mei")
+          const micro = yield* issue(mei.token, {
+            type: "service_invoice",
+            taker: person,
+            service,
+            amounts: { services: 20_000 }
+          })
+          expect(micro.dps).toContain("<totTrib><indTotTrib>0</indTotTrib></totTrib>")
+          expectOfficial(micro.nfse)
+          // A MEI sends no rate: the refusal names our field.
+          const refused = yield* rawRequest("POST", "/v1/documents", {
+            token: mei.token,
+            body: { type: "service_invoice", taker: person, service, amounts: { services: 20_000, iss_rate: "2.00" } }
+          })
+          expect(refused.status).toBe(400)
+          expect(JSON.stringify(refused.json?.["issues"])).toContain("iss_rate")
+        }))
+
+      it.effect("a note with an intermediary that withholds the ISS, and an immune note", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("interm")
+          const withIntermediary = yield* issue(tenant.token, {
+            type: "service_invoice",
+            taker: person,
+            intermediary: { tax_id: "60701190000104", name: "Agência Intermediária Ltda" },
+            service,
+            amounts: { services: 100_000, iss_rate: "5" },
+            iss: { withheld_by: "intermediary" }
+          })
+          expect(withIntermediary.dps).toContain(
+            "<interm><CNPJ>60701190000104</CNPJ><xNome>Agência Intermediária Ltda</xNome></interm>"
+          )
+          expect(withIntermediary.dps).toContain("<tpRetISSQN>3</tpRetISSQN>")
+          expectOfficial(withIntermediary.nfse)
+          // The local authority applies its municipal rate (2 %): the note's figures are shown.
+          expect(withIntermediary.document.amounts).toMatchObject({
+            source: "note",
+            iss_rate: "2.00",
+            iss_amount: 2_000
+          })
+          expect(withIntermediary.document.amounts.net).toBe(98_000)
+
+          const immune = yield* issue(tenant.token, {
+            type: "service_invoice",
+            taker: person,
+            service,
+            amounts: { services: 30_000 },
+            iss: { taxation: "immune", immunity: "temples" }
+          })
+          expect(immune.dps).toContain("<tribISSQN>2</tribISSQN><tpImunidade>2</tpImunidade><tpRetISSQN>1</tpRetISSQN>")
+          expect(valores(immune.nfse)).toBe("<valores><vLiq>300.00</vLiq></valores>")
+          expectOfficial(immune.nfse)
+        }))
+
+      it.effect("what the national rules refuse is a 400 on our fields, nothing taken", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("refused")
+          const local = yield* Authority
+          const before = local.received.length
+          const cases: ReadonlyArray<readonly [object, string]> = [
+            [{ ...exportExample, foreign_trade: undefined }, "foreign_trade"],
+            [{ ...exportExample, taker: person }, "taker.nif"],
+            [{
+              type: "service_invoice",
+              taker: person,
+              service,
+              amounts: { services: 100 },
+              iss: { taxation: "immune" }
+            }, "iss.immunity"],
+            [{ ...b2bWithRetentionsExample, taker: { ...exportExample.taker } }, "taker.tax_id"],
+            [{ ...b2bWithRetentionsExample, federal: { irrf_withheld: 2_000_000 } }, "federal"],
+            [
+              {
+                ...b2bWithRetentionsExample,
+                amounts: { services: 100, unconditional_discount: 101, iss_rate: "2.00" }
+              },
+              "amounts.unconditional_discount"
+            ]
+          ]
+          // What only the national schema refuses (pAliqPis takes at most 99.99) is named by our field too.
+          const schemaCase = {
+            ...b2bWithRetentionsExample,
+            federal: {
+              ...b2bWithRetentionsExample.federal,
+              pis_cofins: { ...b2bWithRetentionsExample.federal.pis_cofins, pis_rate: "100" }
+            }
+          }
+          for (const [body, field] of [...cases, [schemaCase, "federal.pis_cofins.pis_rate"] as const]) {
+            const response = yield* rawRequest("POST", "/v1/documents", { token: tenant.token, body })
+            expect(response.status, response.text).toBe(400)
+            expect(response.json?.["code"]).toBe("invalid_request")
+            const paths = (response.json?.["issues"] as ReadonlyArray<{ path: ReadonlyArray<string> }>).map((i) =>
+              i.path.join(".")
+            )
+            expect(paths, response.text).toContain(field)
+          }
+          expect(local.received.length).toBe(before)
+        }))
+
+      it.effect("the contract's examples are accepted as they are by the simulator (live keys)", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("simulated")
+          const live = yield* createKey(tenant.owner, "live")
+          for (const example of [b2bWithRetentionsExample, exportExample]) {
+            const { document, nfse } = yield* issue(live.token, { ...example, reference: undefined })
+            expect(document.amounts.source).toBe("note")
+            if (XMLLINT) expect(nfse).toContain("<vLiq>")
+          }
+        }))
+    }
+  )
+}
