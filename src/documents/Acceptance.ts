@@ -104,7 +104,9 @@ export const makeAcceptance = Effect.gen(function*() {
         })
       }
       const municipalityCode = tenant.registration.address!.municipality_code
-      const { amounts, tax } = yield* Effect.fromResult(taxContentOf(input, tenant.simplesNacional ?? "not_opted"))
+      const { amounts, tax } = yield* Effect.fromResult(
+        taxContentOf(input, tenant.simplesNacional ?? "not_opted", input.issue_date ?? brazilianDate(at))
+      )
       const authority = authorities.for(issuer.environment)
       // One clock reading for the id, created_at and the default issue date: list filters on
       // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.

@@ -27,6 +27,7 @@ import {
   ServiceUnavailable,
   TenantSuspended
 } from "../domain/Errors.js"
+import { IbsCbs } from "../domain/IbsCbs.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
@@ -54,6 +55,10 @@ export const NewDocument = Schema.Struct({
   amounts: AmountsInput,
   iss: Schema.optionalKey(IssDetails),
   federal: Schema.optionalKey(FederalTaxes),
+  ibs_cbs: Schema.optionalKey(IbsCbs.annotate({
+    description: "The tax reform's IBS/CBS group: becomes `IBSCBS`. Optional in 2026, validated in full when sent " +
+      "(docs/tax-reform.md)."
+  })),
   approximate_taxes: Schema.optionalKey(ApproximateTaxes),
   foreign_trade: Schema.optionalKey(ForeignTrade),
   notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), visibleText))

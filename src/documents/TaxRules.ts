@@ -9,6 +9,8 @@
  */
 import * as Result from "effect/Result"
 import { InvalidRequest } from "../domain/Errors.js"
+import { ibsCbsIssues } from "../domain/IbsCbs.js"
+import { computeIbsCbsForGroup } from "../domain/IbsCbsAmounts.js"
 import type { Amounts } from "../domain/Money.js"
 import { computeTaxes, issIsComputed } from "../domain/TaxComputation.js"
 import type { Party, TaxDetails } from "../domain/TaxContent.js"
@@ -235,13 +237,44 @@ const taxDetailsOf = (input: NewDocument): TaxDetails => ({
   ...(input.approximate_taxes === undefined ? {} : { approximate_taxes: input.approximate_taxes }),
   ...(input.foreign_trade === undefined ? {} : { foreign_trade: input.foreign_trade }),
   ...(input.amounts.deduction_rate === undefined ? {} : { deduction_rate: input.amounts.deduction_rate }),
-  ...(input.amounts.deduction_documents === undefined ? {} : { deduction_documents: input.amounts.deduction_documents })
+  ...(input.amounts.deduction_documents === undefined
+    ? {}
+    : { deduction_documents: input.amounts.deduction_documents }),
+  ...(input.ibs_cbs === undefined ? {} : { ibs_cbs: input.ibs_cbs })
 })
+
+/**
+ * The tax reform group, when sent: the official tables' rules (IbsCbs.ts), then the computation the
+ * authority will make of it for the note's competence, which refuses a year without published rates
+ * and a class it cannot compute, here rather than at the authority.
+ */
+const ibsCbsRefusals = (input: NewDocument, competence: string, amounts: Amounts): ReadonlyArray<Refusal> => {
+  const group = input.ibs_cbs
+  if (group === undefined) return []
+  const issues = ibsCbsIssues(group)
+  if (issues.length > 0) return issues
+  const pisCofins = input.federal?.pis_cofins
+  const computed = computeIbsCbsForGroup(group, {
+    competence,
+    services: amounts.services,
+    unconditionalDiscount: amounts.unconditional_discount,
+    reimbursements: 0,
+    iss: amounts.iss_amount ?? 0,
+    pis: pisCofins?.pis_amount ?? 0,
+    cofins: pisCofins?.cofins_amount ?? 0,
+    netValue: amounts.net
+  })
+  return Result.isFailure(computed)
+    ? [{ path: ["ibs_cbs"], message: `ibs_cbs cannot be computed for this note: ${computed.failure.message}.` }]
+    : []
+}
 
 /** The rules, then the computation: the document's amounts and tax content, or the 400 naming every field. */
 export const taxContentOf = (
   input: NewDocument,
-  regime: SimplesNacional
+  regime: SimplesNacional,
+  /** dCompet: the IBS/CBS rates are the competence year's. */
+  competence: string
 ): Result.Result<TaxContent, InvalidRequest> => {
   const refusals = [...partiesRefusals(input), ...issRefusals(input, regime), ...valueRefusals(input, regime)]
   if (refusals.length > 0) return Result.fail(refused(refusals))
@@ -272,5 +305,7 @@ export const taxContentOf = (
   if (Result.isFailure(computed)) {
     return Result.fail(refused([{ path: computed.failure.path, message: computed.failure.message }]))
   }
+  const reform = ibsCbsRefusals(input, competence, computed.success)
+  if (reform.length > 0) return Result.fail(refused(reform))
   return Result.succeed({ amounts: computed.success, tax: taxDetailsOf(input) })
 }

@@ -10,10 +10,10 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { boundedText } from "./Document.js"
 import { emailAddress } from "./Email.js"
 import { NFSE_TAX_CLASSES, TAX_SITUATIONS } from "./IbsCbsTables.js"
 import { TaxId } from "./TaxId.js"
+import { boundedText } from "./Text.js"
 
 const digits = (n: number, field: string, what: string) =>
   Schema.String.check(Schema.isPattern(new RegExp(`^[0-9]{${n}}$`, "u"), { message: `${field} must be ${what}` }))

@@ -10,6 +10,7 @@
  */
 import * as Schema from "effect/Schema"
 import { emailAddress } from "./Email.js"
+import { IbsCbs } from "./IbsCbs.js"
 import { Centavos, Rate } from "./Money.js"
 import { MunicipalityCode, TaxId } from "./TaxId.js"
 import { boundedText } from "./Text.js"
@@ -272,11 +273,12 @@ export const TaxDetails = Schema.Struct({
   approximate_taxes: Schema.optionalKey(ApproximateTaxes),
   foreign_trade: Schema.optionalKey(ForeignTrade),
   deduction_rate: Schema.optionalKey(Percentage.annotate({ description: "Becomes `vDedRed/pDR`." })),
-  deduction_documents: Schema.optionalKey(Schema.Array(DeductionDocument))
+  deduction_documents: Schema.optionalKey(Schema.Array(DeductionDocument)),
+  ibs_cbs: Schema.optionalKey(IbsCbs)
 }).annotate({
   identifier: "TaxDetails",
   description: "The tax content declared with the document (the payload's `iss`, `federal`, `approximate_taxes`, " +
-    "`foreign_trade`, `amounts.deduction_rate` and `amounts.deduction_documents`)."
+    "`foreign_trade`, `ibs_cbs`, `amounts.deduction_rate` and `amounts.deduction_documents`)."
 })
 export type TaxDetails = typeof TaxDetails.Type
 

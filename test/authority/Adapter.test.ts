@@ -21,8 +21,8 @@ import { CredentialVault } from "../../src/credentials/CredentialVault.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
 import type { Environment } from "../../src/domain/Principal.js"
-import { registeredIssuer } from "../support/registration.js"
 import { plainAmounts } from "../support/amounts.js"
+import { registeredIssuer } from "../support/registration.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")

@@ -12,8 +12,8 @@ import { makeSimulator, type SimulatorOptions } from "../../src/authority/simula
 import type { Submission, SubmissionDocument, TaxAuthority } from "../../src/authority/TaxAuthority.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId } from "../../src/domain/Ids.js"
-import { registeredIssuer } from "../support/registration.js"
 import { plainAmounts } from "../support/amounts.js"
+import { registeredIssuer } from "../support/registration.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
 const NOW = Date.parse("2026-11-10T12:00:00Z")

@@ -16,6 +16,7 @@ import { apportionmentCode, specialRegimeCode } from "../../domain/Registration.
 import { normalizeTaxId } from "../../domain/TaxId.js"
 import { environmentCode, type SubmissionDocument } from "../TaxAuthority.js"
 import type { DpsInput } from "./Dps.js"
+import { buildDpsIbsCbs } from "./IbsCbs.js"
 
 const issuerOf = (issuer: SubmissionDocument["issuer"]): DpsInput["issuer"] => {
   const registration = issuer.registration
@@ -54,6 +55,7 @@ export const dpsInputOf = (document: SubmissionDocument, environment: Environmen
   },
   amounts: document.amounts,
   tax: document.tax,
+  ...(document.tax.ibs_cbs === undefined ? {} : { ibsCbsXml: buildDpsIbsCbs(document.tax.ibs_cbs) }),
   notes: document.notes,
   ...(document.substitution == null ? {} : {
     substitution: {

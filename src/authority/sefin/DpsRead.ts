@@ -5,7 +5,9 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type { IbsCbs } from "../../domain/IbsCbs.js"
 import { NFSE_NAMESPACE, nfseChildren, nfseElement, nfseText, optionalField, parseXml } from "../xml/XmlText.js"
+import { readDpsIbsCbs } from "./IbsCbs.js"
 import { type DpsSubstitution, readSubstitution } from "./SubstitutionDps.js"
 
 export class DpsUnreadable extends Schema.TaggedError<DpsUnreadable>()("DpsUnreadable", {
@@ -89,6 +91,8 @@ export interface ParsedDps {
   readonly notes: string | null
   /** The `subst` group, when the DPS replaces a note. */
   readonly substitution?: DpsSubstitution
+  /** The tax reform group (`IBSCBS`), when the DPS declares it. */
+  readonly ibsCbs?: IbsCbs
 }
 
 export interface ParsedParty {
@@ -187,6 +191,8 @@ export const readInfDps = (dpsElement: Element): Result.Result<ParsedDps, DpsUnr
   const notes = nfseText(inf, "serv", "infoCompl", "xInfComp")
   const taker = readParty(nfseElement(inf, "toma"))
   const intermediary = readParty(nfseElement(inf, "interm"))
+  const ibsCbs = readDpsIbsCbs(inf)
+  if (Result.isFailure(ibsCbs)) return unreadable(ibsCbs.failure.message)
   return Result.succeed({
     id,
     tpAmb: tpAmb === "1" ? 1 : 2,
@@ -238,6 +244,7 @@ export const readInfDps = (dpsElement: Element): Result.Result<ParsedDps, DpsUnr
       )
     },
     notes: notes ?? null,
-    ...withSubstitution(readSubstitution(nfseElement(inf, "subst")))
+    ...withSubstitution(readSubstitution(nfseElement(inf, "subst"))),
+    ...(ibsCbs.success === undefined ? {} : { ibsCbs: ibsCbs.success })
   })
 }

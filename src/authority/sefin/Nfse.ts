@@ -8,8 +8,8 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { ufOfMunicipality } from "../../domain/Registration.js"
 import { municipalityOf } from "../../domain/Municipalities.js"
+import { ufOfMunicipality } from "../../domain/Registration.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -25,7 +25,7 @@ import {
   XML_DECLARATION
 } from "../xml/XmlText.js"
 import { type ParsedDps, readAddress, readInfDps, readPersonTaxId } from "./DpsRead.js"
-import { nfseValues } from "./NfseValues.js"
+import { nfseIbsCbs, nfseValues } from "./NfseValues.js"
 
 /** The UF of an IBGE municipality code, or undefined for an unknown prefix. */
 export const stateOfMunicipality = ufOfMunicipality
@@ -161,6 +161,7 @@ export const buildNfse = (input: BuildNfseInput): string => {
     leaf("nDFSe", String(input.dfseNumber ?? input.nfseNumber)) +
     issuerElement(input) +
     nfseValues(input.dps, input.issRate) +
+    nfseIbsCbs(input.dps, input.issRate, { code: emission, name: nameOf(emission) }) +
     withoutXmlDeclaration(input.signedDpsXml) +
     "</infNFSe>"
   return `${XML_DECLARATION}<NFSe versao="1.01" xmlns="${NFSE_NAMESPACE}">${infNfse}</NFSe>`

@@ -4,10 +4,12 @@
  * layout's formulas, so a real note and ours carry the same elements for the same DPS.
  */
 import * as Result from "effect/Result"
+import { computeIbsCbsForGroup } from "../../domain/IbsCbsAmounts.js"
 import { computeTaxes, issIsComputed } from "../../domain/TaxComputation.js"
 import { formatCentavos, leaf, node } from "../xml/XmlText.js"
 import type { ParsedDps } from "./DpsRead.js"
 import { formatRateForXml } from "./DpsValues.js"
+import { buildNfseIbsCbs } from "./IbsCbs.js"
 
 /** "1500.00" → 150000; undefined for anything that is not a TSDec15V2 amount. */
 export const centavosOf = (amount: string): number | undefined => {
@@ -76,4 +78,34 @@ export const nfseValues = (dps: ParsedDps, municipalRate: string | undefined): s
     amounts.total_withheld > 0 ? leaf("vTotalRet", formatCentavos(amounts.total_withheld)) : "",
     leaf("vLiq", formatCentavos(amounts.net))
   )
+}
+
+/**
+ * The NFS-e's `IBSCBS` (the authority's computation of the tax reform group), exactly when the DPS
+ * declares one (E1515/E1517: both or neither), after `valores`. The place of incidence is the one
+ * the note's ISS is due in. A DPS whose group cannot be computed is refused before (acceptance and
+ * the local authority's rules), so a failure here leaves the group out rather than inventing one.
+ */
+export const nfseIbsCbs = (
+  dps: ParsedDps,
+  municipalRate: string | undefined,
+  locality: { readonly code: string; readonly name: string }
+): string => {
+  if (dps.ibsCbs === undefined) return ""
+  const computed = noteAmountsOf(dps, municipalRate)
+  if (Result.isFailure(computed)) return ""
+  const amounts = computed.success
+  const due = (value: string | undefined) => (value === undefined ? undefined : centavosOf(value)) ?? 0
+  const reform = computeIbsCbsForGroup(dps.ibsCbs, {
+    competence: dps.competence,
+    services: amounts.services,
+    unconditionalDiscount: amounts.unconditional_discount,
+    reimbursements: 0,
+    iss: amounts.iss_amount ?? 0,
+    pis: due(dps.amounts.pis),
+    cofins: due(dps.amounts.cofins),
+    netValue: amounts.net
+  })
+  if (Result.isFailure(reform)) return ""
+  return buildNfseIbsCbs({ localityCode: locality.code, localityName: locality.name, computation: reform.success })
 }
