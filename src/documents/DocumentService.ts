@@ -30,7 +30,6 @@ import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { Idempotency, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
-import type { SubstituteDocument } from "./SubstitutionApi.js"
 
 export type { Issuer } from "./Acceptance.js"
 
@@ -158,7 +157,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const substitute = Effect.fn("DocumentService.substitute")(function*(
       issuer: Issuer,
       original: DocumentId,
-      request: SubstituteDocument,
+      request: {
+        readonly document: NewDocument
+        readonly reason_code: SubstitutionRequest["reason_code"]
+        readonly reason?: string | undefined
+      },
       idempotencyKey: string | undefined,
       onReplay: Effect.Effect<void> = Effect.void
     ) {
