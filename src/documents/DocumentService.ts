@@ -336,7 +336,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         tenantId: note.row.tenantId,
         accessKey: note.authority.access_key,
         nfseXml: note.nfseXml,
-        cancelled: note.row.status === "cancelled"
+        cancelled: note.row.status === "cancelled" || note.row.status === "substituted"
       }).pipe(
         Effect.catchTags({
           RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
