@@ -11,7 +11,6 @@ import { AuthApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentFilesApi, DocumentsApi, UsageApi } from "./documents/Api.js"
-import { SubstitutionApi } from "./documents/SubstitutionApi.js"
 import {
   ApiKeyInBrowser,
   ApiKeyInUrl,
@@ -22,6 +21,7 @@ import {
   ServiceUnavailable
 } from "./domain/Errors.js"
 import { KeysApi } from "./keys/Api.js"
+import { SubstitutionApi } from "./substitution/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"

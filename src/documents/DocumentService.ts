@@ -30,7 +30,6 @@ import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { Idempotency, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
-import type { SubstituteDocument } from "./SubstitutionApi.js"
 
 export type { Issuer } from "./Acceptance.js"
 
@@ -159,7 +158,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const substitute = Effect.fn("DocumentService.substitute")(function*(
       issuer: Issuer,
       original: DocumentId,
-      request: SubstituteDocument,
+      request: {
+        readonly document: NewDocument
+        readonly reason_code: SubstitutionRequest["reason_code"]
+        readonly reason?: string | undefined
+      },
       idempotencyKey: string | undefined,
       onReplay: Effect.Effect<void> = Effect.void
     ) {
@@ -335,8 +338,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         accessKey: note.authority.access_key,
         nfseXml: note.nfseXml,
         cancelled: note.row.status === "cancelled",
-        // No status says a note was replaced until substitution (e105102) is recorded on documents.
-        substituted: false
+        substituted: note.row.status === "substituted"
       }).pipe(
         Effect.catchTags({
           RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),

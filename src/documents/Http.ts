@@ -7,13 +7,15 @@ import { asId } from "../domain/Ids.js"
 import { CurrentApiKey, pathTenant, reachOf } from "../domain/Principal.js"
 import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
 import { DocumentService, type Issuer } from "./DocumentService.js"
-import type { SubstituteDocument } from "./SubstitutionApi.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
-const issuer = Effect.map(CurrentApiKey, (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment }))
+export const issuer = Effect.map(
+  CurrentApiKey,
+  (key): Issuer => ({ tenantId: key.tenantId, environment: key.environment })
+)
 
 /** The path's `{docId}`, validated by its `IdOf("document")` schema. */
-const docId = (params: { readonly docId: string }) => asId("document", params.docId)
+export const docId = (params: { readonly docId: string }) => asId("document", params.docId)
 
 /** A file answer: named by the note's access key, and saying whether the note still stands. */
 const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
@@ -35,7 +37,7 @@ const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
  * pre-response handler, because a replayed error's response is built later, by the API. The
  * request is captured here so the mark is a plain effect for the service, which knows no HTTP.
  */
-const markReplayed = Effect.map(
+export const markReplayed = Effect.map(
   HttpServerRequest.HttpServerRequest,
   (request) =>
     HttpEffect.appendPreResponseHandler((_, response) =>
@@ -81,24 +83,6 @@ export const DocumentsHttpLive = HttpApiBuilder.group(
       )
       .handle("xmlForKey", xml)
       .handle("pdfForKey", pdf)
-  })
-)
-
-export const SubstitutionHttpLive = HttpApiBuilder.group(
-  Api,
-  "substitution",
-  Effect.fn(function*(handlers) {
-    const documents = yield* DocumentService
-    const substitute = ({ headers, params, payload }: {
-      readonly headers: { readonly "idempotency-key"?: string | undefined }
-      readonly params: { readonly docId: string }
-      readonly payload: SubstituteDocument
-    }) =>
-      Effect.flatMap(
-        Effect.zip(issuer, markReplayed),
-        ([by, onReplay]) => documents.substitute(by, docId(params), payload, headers["idempotency-key"], onReplay)
-      )
-    return handlers.handle("substitute", substitute).handle("substituteForKey", substitute)
   })
 )
 

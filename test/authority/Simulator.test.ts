@@ -298,6 +298,38 @@ for (const database of testDatabases) {
         expect((yield* Effect.flip(authority.submit(sub)))._tag).toBe("AlreadyAuthorized")
       }))
 
+    it.effect("takes the analysis of a late cancellation and decides it when asked: granted, or refused", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const authority = yield* simulator()
+        for (
+          const [notes, granted] of [["simulate:cancel-reject", true], [
+            "simulate:cancel-reject simulate:analysis-refuse",
+            false
+          ]] as const
+        ) {
+          const sub = submission(notes)
+          const authorization = yield* authority.submit(sub)
+          const ref = { tenantId: sub.tenantId, submissionId: sub.submissionId, accessKey: authorization.accessKey }
+          expect(yield* authority.analysisDecision(ref)).toEqual(Option.none())
+          const asked = yield* authority.cancel({
+            ...ref,
+            environment: "test",
+            issuerTaxId: "11222333000181",
+            reasonCode: "issue_error",
+            reason: "Nota emitida com o tomador errado",
+            requestedAt: new Date(NOW),
+            analysis: true
+          })
+          expect(asked.status).toBe("in_analysis")
+          const decision = Option.getOrThrow(yield* authority.analysisDecision(ref))
+          expect(decision).toMatchObject({ granted, code: granted ? "E105104" : "E105105" })
+          expect(Option.getOrThrow(yield* authority.lookup(sub)).status).toBe(granted ? "cancelled" : "authorized")
+          // Decided once: asked again, nothing new.
+          expect(yield* authority.analysisDecision(ref)).toEqual(Option.none())
+        }
+      }))
+
     it.effect("refuses simulate:cancel-reject (E0822, past the deadline), unknown ids (E1200) and foreign access keys (E1201)", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(NOW)

@@ -156,6 +156,33 @@ describe("decideIssuance", () => {
     expect(decision).toEqual(settled(cancelRequested, change, "document.cancellation_failed"))
   })
 
+  describe("a late cancellation's analysis", () => {
+    const analysed = { ...cancelRequested, cancellation: { ...requested, analysis: true } }
+
+    it("registered: cancellation_in_analysis, its event, and the job goes on after the poll interval", () => {
+      const decision = decideIssuance(
+        IssuanceOutcome.AnalysisRequested({ protocol: "EVT1" }),
+        cancel,
+        analysed,
+        facts({ analysisPoll: Duration.minutes(5) })
+      )
+      expect(decision).toMatchObject({
+        _tag: "Settle",
+        event: "document.cancellation_in_analysis",
+        change: { status: "cancellation_in_analysis", cancellation: { analysis: true, protocol: "EVT1", error: null } },
+        continueAt: new Date(AT.getTime() + 5 * 60_000)
+      })
+    })
+
+    it("undecided: asked again after the poll interval, whatever the retry window, nothing written", () => {
+      const inAnalysis = { ...analysed, status: "cancellation_in_analysis" as const }
+      const long = { ...cancel, firstAttemptAt: new Date(AT.getTime() - 30 * 24 * 3_600_000) }
+      expect(decideIssuance(IssuanceOutcome.AnalysisPending(), long, inAnalysis, facts())).toEqual(
+        IssuanceDecision.Poll({ runAt: new Date(AT.getTime() + 5 * 60_000) })
+      )
+    })
+  })
+
   describe("a request that never left", () => {
     const notSent = IssuanceOutcome.NotSent({
       code: "credential_unusable",

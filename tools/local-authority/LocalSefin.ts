@@ -13,18 +13,25 @@
  *  5. the signing certificate's CNPJ/CPF is the DPS issuer's (400 E0718), and so is the TLS client
  *     certificate's (403 E0718: the transmission certificate is not the issuer's);
  *  6. tpAmb is this system's environment (E0006);
- *  7. the DPS id was not authorized before (E0014, with `idDPS`);
+ *  7. the DPS id was not authorized before (E0014, with `idDPS`); a substitute's `subst` names a
+ *     note of this system (E0901), of the same issuer (E0902), neither cancelled nor replaced (E0903);
  *  8. the magic values of SPEC §7 in the DPS's notes (xInfComp): `simulate:reject` → E0310,
  *     `simulate:unavailable` → 503 for the first `unavailableTimes` submits of that DPS id,
  *     `simulate:timeout` → authorized, but the answer is held back (the transport's `timeoutAfter`);
  *  9. authorize: NFS-e number, access key, the NFS-e built around the signed DPS and signed with the
  *     authority's own certificate (exclusive C14N with comments, RSA-SHA256), 201.
  *
- * `POST /nfse/{chave}/eventos` (cancellation, e101101): JSON, decode (E1226), pedRegEvento XSD
- * (E1235), signature over infPedReg (E0714), a cancellation (e101101) and nothing else (E0801), the request's chNFSe is the path's (E0829), the NFS-e
- * exists (E2401), signer is its issuer (E0718) and so is the client (401 E2403), tpAmb (E0006),
- * not cancelled yet (E0840), `simulate:cancel-reject` in the note's notes → E0822; then the event is
- * built, signed by the authority and recorded.
+ * Authorizing a substitute registers e105102 on the original, as the national system does.
+ *
+ * `POST /nfse/{chave}/eventos` (cancellation e101101, analysis request e101103): JSON, decode
+ * (E1226), the request's form (`eventForm`, the other is E1235 naming `nPedRegEvento`), the
+ * pedRegEvento XSD (E1235), signature over infPedReg (E0714), one of those two events (E0801), the
+ * request's chNFSe is the path's (E0829), the NFS-e exists (E2401), signer is its issuer (E0718) and
+ * so is the client (401 E2403), tpAmb (E0006), not cancelled or replaced yet (E0840); a
+ * cancellation past the deadline (`cancellationDeadlineMs`, or `simulate:cancel-reject` in the
+ * note's notes) → E0822; an analysis request only past it (E0905) and once (E0904). Then the event
+ * is built, signed by the authority and recorded. `GET /nfse/{chave}/eventos/{tipo}/{seq}` answers
+ * the note's events, and decides a pending analysis when its decision is asked for.
  *
  * Queries answer only the taxpayer whose document it is (403 E2403 otherwise), as the real
  * system lets a certificate see its own documents only.

@@ -87,7 +87,8 @@ export const validateEventRequest = (
     /(<\/chNFSe>)/,
     "$1<nPedRegEvento>001</nPedRegEvento>"
   )
-  return Result.isSuccess(validateXml(schema, equivalent)) ? Result.succeed(undefined) : asIs
+  // Its own failures, not the form's: those are what is wrong with the request.
+  return validateXml(schema, equivalent)
 }
 
 /** Which form a request is in: by the element, as the national system tells them apart. */

@@ -1,6 +1,8 @@
 /**
- * Substitution (SPEC §6): an authorized note replaced by a corrected one. Its own group, next to
- * the documents' (Api.ts), so the new note's payload is exactly the create endpoint's `NewDocument`.
+ * Substitution (SPEC §6): an authorized note replaced by a corrected one. The contract of its own
+ * group (the documents module serves it: src/documents/Http.ts, DocumentService.substitute), kept
+ * apart from src/documents/Api.ts only for size; the new note's payload is exactly the create
+ * endpoint's `NewDocument`.
  *
  * Scope `documents:write`, not `documents:cancel`: the request issues a new note (numbered, counted
  * against the quota), and the original's end is the national system's consequence of that note, not
@@ -8,11 +10,18 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import {
+  DocumentPath,
+  IdempotencyHeaders,
+  issueErrors,
+  KeyDocumentPath,
+  NewDocument,
+  ReasonText
+} from "../documents/Api.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
 import { Document, SubstitutionReasonCode } from "../domain/Document.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import { RequiredScope } from "../domain/Principal.js"
-import { DocumentPath, IdempotencyHeaders, issueErrors, KeyDocumentPath, NewDocument, ReasonText } from "./Api.js"
 
 export const SubstituteDocument = Schema.Struct({
   document: NewDocument.annotate({
