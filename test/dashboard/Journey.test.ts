@@ -104,6 +104,27 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
     await addEndpoint.getByRole("button", { name: "Done" }).click()
     await screenshot("journey-3-webhook-added")
 
+    // The company's registration, filled here: a refusal is shown at the field it names, then it saves.
+    await section(page, "Company")
+    await page.getByLabel("Legal name (razão social)").fill(tenant.name)
+    await page.getByLabel("Street").fill("Avenida Paulista")
+    await page.getByLabel("Number", { exact: true }).fill("1000")
+    await page.getByLabel("District").fill("Bela Vista")
+    await page.getByLabel("Municipality (7-digit IBGE code)").fill("3550308")
+    await page.getByLabel("State (UF)").fill("RJ")
+    await page.getByLabel("CEP").fill("01310-100")
+    await page.getByRole("button", { name: "Save registration" }).click()
+    await page.locator("#company-address-state-error").filter({ hasText: "3550308" }).waitFor()
+    expect(await page.locator("#company-address-state").getAttribute("aria-invalid")).toBe("true")
+    await page.locator("#company-address-state").fill("SP")
+    await page.getByLabel("Phone (area code and number)").fill("(11) 3333-4444")
+    await page.getByRole("button", { name: "Save registration" }).click()
+    await page.getByRole("status").filter({ hasText: "Registration saved." }).waitFor()
+    expect(await page.getByLabel("Phone (area code and number)").inputValue()).toBe("1133334444")
+    expect(await page.locator("#company-address-state-error").count()).toBe(0)
+    expect(await accessibilityViolations(page)).toEqual([])
+    await screenshot("journey-3-company")
+
     // The tenant's backend issues a document with the copied token.
     const issued = await run.api(token).documents.issueForKey({
       payload: {
@@ -193,6 +214,10 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
     expect(await developer.getByRole("button", { name: "Add endpoint" }).count()).toBe(0)
     await section(developer, "Members")
     expect(await developer.getByRole("button", { name: /Add member|Change role|^Remove/ }).count()).toBe(0)
+    await section(developer, "Company")
+    expect(await developer.locator("#company-legal_name").inputValue()).toBe(tenant.name)
+    expect(await developer.locator("#company-legal_name").isDisabled()).toBe(true)
+    expect(await developer.getByRole("button", { name: "Save registration" }).count()).toBe(0)
     await section(developer, "Certificate")
     expect(await developer.getByLabel("Certificate password").count()).toBe(0)
     expect(await accessibilityViolations(developer)).toEqual([])

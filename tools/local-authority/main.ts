@@ -10,17 +10,21 @@
  * - `--ca-file` / `LOCAL_AUTHORITY_CA_FILE`: where to write its CA certificate (public PEM, what the
  *   service must trust), default `local-authority-<port>-ca.pem` in the system's temporary directory;
  * - `--timeout-after` / `LOCAL_AUTHORITY_TIMEOUT_AFTER`: how long a `simulate:timeout` answer is
- *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds.
+ *   held back, as an Effect duration ("30 seconds", "500 millis"), default 30 seconds;
+ * - `--taxpayers` / `LOCAL_AUTHORITY_TAXPAYERS_FILE`: a JSON file with the providers' register (the
+ *   real system's CNC), `{"<CNPJ or CPF, digits>": {"name", "tradeName"?, "address"?: {"street",
+ *   "number", "complement"?, "district", "municipalityCode", "state", "postalCode"}, "email"?,
+ *   "phone"?}}`: the name and address its NFS-e print for that provider ("Não informado" without one).
  *
  * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
  * Its CA and keys are new at every start, so the CA file is rewritten each time.
  */
 import { Duration, Option } from "effect"
-import { rmSync, writeFileSync } from "node:fs"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { startLocalAuthority } from "./LocalAuthority.js"
+import { type RegisteredTaxpayer, startLocalAuthority } from "./LocalAuthority.js"
 
 const fail = (message: string): never => {
   process.stderr.write(`authority:local: ${message}\n`)
@@ -33,7 +37,8 @@ const { values } = parseArgs({
     host: { type: "string" },
     environment: { type: "string" },
     "ca-file": { type: "string" },
-    "timeout-after": { type: "string" }
+    "timeout-after": { type: "string" },
+    taxpayers: { type: "string" }
   },
   strict: true
 })
@@ -63,9 +68,20 @@ const timeoutAfter = timeoutText === undefined
     () => fail(`timeout-after "${timeoutText}" is not a duration (e.g. "30 seconds")`)
   )
 
-const authority = await startLocalAuthority({ port, host, environment, timeoutAfter }).catch((error: unknown) =>
-  fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
-)
+const taxpayersFile = setting(values.taxpayers, "LOCAL_AUTHORITY_TAXPAYERS_FILE")
+const taxpayers = taxpayersFile === undefined ? undefined : (() => {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(taxpayersFile, "utf8"))
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not a JSON object")
+    return parsed as Readonly<Record<string, RegisteredTaxpayer>>
+  } catch (error) {
+    return fail(`taxpayers "${taxpayersFile}": ${error instanceof Error ? error.message : String(error)}`)
+  }
+})()
+
+const authority = await startLocalAuthority({ port, host, environment, timeoutAfter, taxpayers }).catch((
+  error: unknown
+) => fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`))
 // Named by port: a second local authority never overwrites the CA a service trusts for the first.
 const caFile = resolve(caFileSetting ?? join(tmpdir(), `local-authority-${authority.port}-ca.pem`))
 // A fresh file of our own: a file or link someone else left at that path is replaced, never written through.
