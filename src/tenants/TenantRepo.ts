@@ -24,7 +24,12 @@ const StoredRegistration = Schema.toCodecJson(RegistrationChanges).pipe(
   Schema.decodeTo(
     Schema.toType(Registration),
     SchemaTransformation.transform({
-      decode: (stored): Registration => ({ ...emptyRegistration, ...stored }),
+      // Every field shown, null when not declared, the address's complement included.
+      decode: (stored): Registration => ({
+        ...emptyRegistration,
+        ...stored,
+        address: stored.address == null ? null : { complement: null, ...stored.address }
+      }),
       encode: (registration) => registration
     })
   )

@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url"
 import { makeApp } from "../../src/App.js"
 import { createClient, Redacted } from "../../src/client/index.js"
 import { cnpj, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { completeRegistration } from "../support/registration.js"
 import { databaseLayer, testConfig } from "../support/TestApp.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -280,6 +281,10 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
           payload: { email, password: Redacted.make(PASSWORD), tenant: { name: "Readme Ltda", tax_id: cnpj() } }
         })
         const { token } = await anonymous.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
+        await createClient({ baseUrl: url, token }).tenants.update({
+          params: { tenantId: tenant!.id },
+          payload: { registration: completeRegistration }
+        })
         const created = await createClient({ baseUrl: url, token }).apiKeys.create({
           params: { tenantId: tenant!.id },
           payload: { name: "readme", environment: "test", scopes: ["documents:read", "documents:write"] }

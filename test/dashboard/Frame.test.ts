@@ -17,6 +17,7 @@ import {
   startDashboard
 } from "../support/Dashboard.js"
 import { cnpj } from "../support/fixtures.js"
+import { completeRegistration } from "../support/registration.js"
 
 const sessionToken = (page: Page) =>
   page.evaluate(() => JSON.parse(sessionStorage.getItem("etd.session") ?? "null")?.token as string | undefined)
@@ -125,6 +126,7 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     const session = await sessionToken(page)
     const memberships = await run.api(session).auth.myTenants({ query: {} })
     const tenantId = memberships.data[0]!.tenant.id
+    await run.api(session).tenants.update({ params: { tenantId }, payload: { registration: completeRegistration } })
     const key = await run.api(session).apiKeys.create({
       params: { tenantId },
       payload: { name: "backend", environment: "test", scopes: ["documents:write"] }

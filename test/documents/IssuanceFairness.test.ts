@@ -20,6 +20,7 @@ import { Readiness } from "../../src/runtime/Readiness.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
+import { completeRegistration } from "../support/registration.js"
 import { makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
 import { cnpj } from "../support/taxIds.js"
 
@@ -39,8 +40,9 @@ const newTenant = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const id = asId("tenant", `ten_issuefair${Math.random().toString(36).slice(2, 12)}`)
   yield* sql`
-    INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
-    VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${1000}, ${new Date()})`
+    INSERT INTO tenants (id, name, tax_id, monthly_quota, registration, created_at)
+    VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${1000}, ${JSON.stringify(completeRegistration)}::jsonb,
+      ${new Date()})`
   return id
 })
 

@@ -28,6 +28,7 @@ import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { claimOne } from "../support/claimOne.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
+import { completeRegistration } from "../support/registration.js"
 import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
 import { cnpj } from "../support/taxIds.js"
 
@@ -93,8 +94,9 @@ const newTenant = Effect.gen(function*() {
     `ten_pipeline${String(tenantCounter).padStart(6, "0")}${Math.random().toString(36).slice(2, 10)}`
   )
   yield* sql`
-    INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
-    VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${100}, ${new Date(START)})`
+    INSERT INTO tenants (id, name, tax_id, monthly_quota, registration, created_at)
+    VALUES (${id}, ${"Prestadora Ltda"}, ${cnpj()}, ${100}, ${JSON.stringify(completeRegistration)}::jsonb,
+      ${new Date(START)})`
   return id
 })
 

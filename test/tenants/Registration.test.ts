@@ -102,6 +102,7 @@ for (const database of testDatabases) {
           address: {
             street: "Rua da Assembleia",
             number: "10",
+            complement: null,
             district: "Centro",
             municipality_code: "3304557",
             state: "RJ",
@@ -154,7 +155,7 @@ for (const database of testDatabases) {
             { address: { ...address, district: undefined } },
             "registration.address.district"
           ],
-          ["unknown field is ignored, a wrong type is not", { legal_name: 42 }, "registration.legal_name"]
+          ["a legal name that is not text", { legal_name: 42 }, "registration.legal_name"]
         ]
         for (const [label, registration, path] of cases) {
           const response = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), {

@@ -16,7 +16,11 @@
  * - `--event-form` / `LOCAL_AUTHORITY_EVENT_FORM`: the event request form it takes,
  *   `without_sequence` (production's, default) or `with_sequence` (the published v1.01 schema's);
  * - `CREDENTIALS_EXTRA_CA_FILE`: the same file the service reads; client certificates must chain to
- *   the shipped ICP-Brasil roots or to its certificates (which may include intermediates).
+ *   the shipped ICP-Brasil roots or to its certificates (which may include intermediates);
+ * - `--taxpayers` / `LOCAL_AUTHORITY_TAXPAYERS_FILE`: a JSON file with the providers' register (the
+ *   real system's CNC), `{"<CNPJ or CPF, digits>": {"name", "tradeName"?, "address"?: {"street",
+ *   "number", "complement"?, "district", "municipalityCode", "state", "postalCode"}, "email"?,
+ *   "phone"?}}`: the name and address its NFS-e print for that provider ("Não informado" without one).
  *
  * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
  * Its CA and keys are new at every start, so the CA file is rewritten each time.
@@ -27,7 +31,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { icpBrasilRootPems, pemCertificates } from "../../src/credentials/IcpBrasilRoots.js"
-import { startLocalAuthority } from "./LocalAuthority.js"
+import { type RegisteredTaxpayer, startLocalAuthority } from "./LocalAuthority.js"
 
 const fail = (message: string): never => {
   process.stderr.write(`authority:local: ${message}\n`)
@@ -42,7 +46,8 @@ const { values } = parseArgs({
     "ca-file": { type: "string" },
     "timeout-after": { type: "string" },
     "cancellation-deadline": { type: "string" },
-    "event-form": { type: "string" }
+    "event-form": { type: "string" },
+    taxpayers: { type: "string" }
   },
   strict: true
 })
@@ -95,6 +100,17 @@ const eventForm = eventFormText === "without_sequence" || eventFormText === "wit
   ? eventFormText
   : fail(`event-form "${eventFormText}" is not without_sequence or with_sequence`)
 
+const taxpayersFile = setting(values.taxpayers, "LOCAL_AUTHORITY_TAXPAYERS_FILE")
+const taxpayers = taxpayersFile === undefined ? undefined : (() => {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(taxpayersFile, "utf8"))
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not a JSON object")
+    return parsed as Readonly<Record<string, RegisteredTaxpayer>>
+  } catch (error) {
+    return fail(`taxpayers "${taxpayersFile}": ${error instanceof Error ? error.message : String(error)}`)
+  }
+})()
+
 const authority = await startLocalAuthority({
   port,
   host,
@@ -102,7 +118,8 @@ const authority = await startLocalAuthority({
   timeoutAfter,
   cancellationDeadline,
   eventForm,
-  clientRoots
+  clientRoots,
+  taxpayers
 }).catch((error: unknown) =>
   fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
 )
