@@ -1,8 +1,8 @@
 /**
  * The cancellation request (pedRegEvento with e101101) and the authority's registered event
- * (evento): ids as the v1.01 schemas have them (the `with_sequence` form), both valid against the
- * official XSDs (checked by our validator and by xmllint), and read back on the other side; then the
- * form production takes (no nPedRegEvento, a 59-character Id) and the other event types.
+ * (evento): ids as the shipped v1.01 schemas (27/07/2026) and production have them (no
+ * nPedRegEvento, a 59-character Id), both valid against the official XSDs (checked by our validator
+ * and by xmllint), and read back on the other side; then the earlier form and the other event types.
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
@@ -38,8 +38,8 @@ const request: CancellationRequestInput = {
   accessKey: sampleAccessKey,
   reasonCode: cancellationReasonCode.service_not_provided,
   reason: "Serviço não prestado: contrato <rescindido> & valores devolvidos",
-  // The published v1.01 schema's form; production's is tested below.
-  form: "with_sequence"
+  // The form the shipped schemas and production take; the earlier one is tested below.
+  form: "without_sequence"
 }
 
 const issuer = makePkcs12({ cn: "EMPRESA TESTE LTDA:11222333000181", cnpjOid: "11222333000181", password: "x" })
@@ -130,7 +130,7 @@ describe("cancellation request (pedRegEvento e101101)", () => {
       authorTaxId: "11222333000181",
       accessKey: sampleAccessKey,
       sequence: 1,
-      form: "with_sequence",
+      form: "without_sequence",
       eventType: "101101",
       cancellation: { reasonCode: "2", reason: request.reason }
     }))
@@ -148,7 +148,7 @@ describe("cancellation request (pedRegEvento e101101)", () => {
     const substitution = buildCancellationRequest(request).xml
       .replace(
         /<e101101>.*<\/e101101>/,
-        "<e105102><xDesc>Cancelamento de NFS-e por Substituicao</xDesc><cMotivo>01</cMotivo></e105102>"
+        "<e105102><xDesc>Cancelamento de NFS-e por Substituição</xDesc><cMotivo>01</cMotivo></e105102>"
       )
     const parsed = readCancellationRequest(substitution)
     expect(Result.isSuccess(parsed) && parsed.success.eventType).toBe("105102")
@@ -221,7 +221,7 @@ describe("registered event (evento)", () => {
 describe("the form production takes, and the other events", () => {
   const production = { ...request, form: undefined }
 
-  it("is the default: no nPedRegEvento and a 59-character Id, checked as its one-sequence equivalent", () => {
+  it("is the default: no nPedRegEvento and a 59-character Id; the earlier form is checked as its equivalent", () => {
     expect(PRODUCTION_EVENT_FORM).toBe("without_sequence")
     const { id, xml } = buildCancellationRequest(production)
     expect(id).toBe(`PRE${sampleAccessKey}101101`)
@@ -229,9 +229,12 @@ describe("the form production takes, and the other events", () => {
     expect(xml).not.toContain("nPedRegEvento")
     expect(xml).toContain(`<chNFSe>${sampleAccessKey}</chNFSe><e101101>`)
     expect(eventFormOf(xml)).toBe("without_sequence")
-    // The published schema refuses it as it is; its one-sequence equivalent is valid, so it is.
-    expect(Result.isFailure(validateXml("pedRegEvento", xml))).toBe(true)
+    // The shipped schema takes it as it is; the earlier form is refused as it is, and valid as its equivalent.
+    expect(validateXml("pedRegEvento", xml)).toEqual(Result.void)
     expect(validateEventRequest(xml)).toEqual(Result.void)
+    const earlier = buildCancellationRequest({ ...production, form: "with_sequence" }).xml
+    expect(Result.isFailure(validateXml("pedRegEvento", earlier))).toBe(true)
+    expect(validateEventRequest(earlier)).toEqual(Result.void)
     // Anything else wrong in it is still refused (a reason under 15 characters).
     const short = validateEventRequest(buildCancellationRequest({ ...production, reason: "curto demais" }).xml)
     expect(Result.isFailure(short)).toBe(true)
@@ -247,9 +250,9 @@ describe("the form production takes, and the other events", () => {
 
   it("builds the analysis request (e101103), the substitution (e105102) and the decisions (e105104/e105105)", () => {
     const analysis = buildCancellationRequest({ ...request, analysis: true })
-    expect(analysis.id).toBe(`PRE${sampleAccessKey}101103001`)
+    expect(analysis.id).toBe(`PRE${sampleAccessKey}101103`)
     expect(analysis.xml).toContain(
-      "<e101103><xDesc>Solicitacao de Analise Fiscal para Cancelamento de NFS-e</xDesc><cMotivo>2</cMotivo>"
+      "<e101103><xDesc>Solicitação de Análise Fiscal para Cancelamento de NFS-e</xDesc><cMotivo>2</cMotivo>"
     )
     expect(validateXml("pedRegEvento", analysis.xml)).toEqual(Result.void)
 
@@ -261,7 +264,7 @@ describe("the form production takes, and the other events", () => {
       reasonCode: "99",
       reason: "Valor informado a menor na nota",
       substituteAccessKey: sampleAccessKey.replace(/^3/, "4"),
-      form: "with_sequence"
+      form: "without_sequence"
     })
     expect(validateXml("pedRegEvento", substitution.xml)).toEqual(Result.void)
     const read = readCancellationRequest(substitution.xml)
@@ -275,10 +278,10 @@ describe("the form production takes, and the other events", () => {
         accessKey: sampleAccessKey,
         granted,
         reason: "Cancelamento analisado pelo fisco municipal",
-        form: "with_sequence"
+        form: "without_sequence"
       })
       expect(validateXml("pedRegEvento", decision.xml), decision.xml).toEqual(Result.void)
-      expect(decision.id).toBe(`PRE${sampleAccessKey}${granted ? "105104" : "105105"}001`)
+      expect(decision.id).toBe(`PRE${sampleAccessKey}${granted ? "105104" : "105105"}`)
     }
   })
 })

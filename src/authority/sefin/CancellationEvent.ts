@@ -45,8 +45,8 @@ export const ANALYSIS_REFUSED_EVENT_TYPE = "105105"
 /** The fixed xDesc of each event (an enumeration of one value in the schema). */
 const descriptions = {
   [CANCELLATION_EVENT_TYPE]: "Cancelamento de NFS-e",
-  [ANALYSIS_REQUEST_EVENT_TYPE]: "Solicitacao de Analise Fiscal para Cancelamento de NFS-e",
-  [SUBSTITUTION_EVENT_TYPE]: "Cancelamento de NFS-e por Substituicao"
+  [ANALYSIS_REQUEST_EVENT_TYPE]: "Solicitação de Análise Fiscal para Cancelamento de NFS-e",
+  [SUBSTITUTION_EVENT_TYPE]: "Cancelamento de NFS-e por Substituição"
 } as const
 
 const threeDigits = (n: number) => String(n).padStart(3, "0")

@@ -6,8 +6,8 @@
  * - `without_sequence` (what production takes, docs/architecture.md "Event requests as production
  *   takes them"): no `nPedRegEvento`, and the Id is "PRE" + access key (50) + event type (6), 59
  *   characters. SefinNacional 1.6.0 refuses the other form with E1235.
- * - `with_sequence` (the published v1.01 schema we ship): `nPedRegEvento` (3 digits) after
- *   `chNFSe`, and the Id ends with it, 62 characters.
+ * - `with_sequence` (the first v1.01 schema package, and municipalities reported to demand it in
+ *   2026): `nPedRegEvento` (3 digits) after `chNFSe`, and the Id ends with it, 62 characters.
  *
  * The adapter sends the first and falls back to the second, once, when the system names the
  * element or the Id in an E1235 (SefinAdapter.ts); the local authority takes either, as configured.
@@ -68,27 +68,31 @@ export const buildEventRequest = (input: EventRequestInput): { readonly id: stri
   }
 }
 
-const FIFTY_NINE_CHARACTER_ID = /(<infPedReg Id="PRE[0-9]{56})(")/
+const FIFTY_NINE_CHARACTER_ID = /(<infPedReg Id="PRE[0-9A-Z]{56})(")/
+const SIXTY_TWO_CHARACTER_ID = /(<infPedReg Id="PRE[0-9A-Z]{56})[0-9]{3}(")/
+
+/** The same request in the other form: what tells the two apart is the element and the Id's end. */
+const inOtherForm = (xml: string): string =>
+  eventFormOf(xml) === "with_sequence"
+    ? xml.replace(SIXTY_TWO_CHARACTER_ID, "$1$2").replace(/<nPedRegEvento>[0-9]+<\/nPedRegEvento>/, "")
+    : xml.replace(FIFTY_NINE_CHARACTER_ID, "$1001$2").replace(/(<\/chNFSe>)/, "$1<nPedRegEvento>001</nPedRegEvento>")
 
 /**
- * Checks a request against the schema we ship. That schema (v1.01 as published) knows only the
- * `with_sequence` form, so a `without_sequence` request is checked as its one-sequence equivalent:
- * the same document with `nPedRegEvento` 001, which is all that tells the two apart. A schema
- * release that drops the element validates the request as it is. The same for a registered event
- * (`evento`) that embeds such a request.
+ * Checks a request against the schema we ship, in either form. The shipped package (27/07/2026)
+ * knows only the `without_sequence` form, so a request in the other one, which some authorities
+ * still demand, is checked as its equivalent in the shipped form. A failure that is not the form's
+ * is reported as the request's own. The same for a registered event (`evento`) that embeds one.
  */
 export const validateEventRequest = (
   xml: string,
   schema: "pedRegEvento" | "evento" = "pedRegEvento"
 ): Result.Result<void, SchemaViolation> => {
   const asIs = validateXml(schema, xml)
-  if (Result.isSuccess(asIs) || !FIFTY_NINE_CHARACTER_ID.test(xml) || xml.includes("nPedRegEvento>")) return asIs
-  const equivalent = xml.replace(FIFTY_NINE_CHARACTER_ID, "$1001$2").replace(
-    /(<\/chNFSe>)/,
-    "$1<nPedRegEvento>001</nPedRegEvento>"
-  )
-  // Its own failures, not the form's: those are what is wrong with the request.
-  return validateXml(schema, equivalent)
+  if (Result.isSuccess(asIs)) return asIs
+  const equivalent = validateXml(schema, inOtherForm(xml))
+  if (Result.isSuccess(equivalent)) return equivalent
+  // Both fail: the failures of the form the schema knows say what is wrong with the request itself.
+  return asIs.failure.messages.some(refusalBlamesEventForm) ? equivalent : asIs
 }
 
 /** Which form a request is in: by the element, as the national system tells them apart. */
