@@ -27,7 +27,8 @@ const invoice = (notes: string) => ({
     description: "Consultoria em sistemas",
     municipality_code: "3304557"
   },
-  amounts: { services: 100_000, iss_rate: "2.00" },
+  // An ME/EPP informs no rate when nothing is withheld: the ISS is paid in the DAS.
+  amounts: { services: 100_000 },
   notes
 })
 

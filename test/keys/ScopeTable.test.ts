@@ -394,6 +394,9 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "POST  /v1/documents/:docId/cancel  api_key  documents:cancel  -",
   "GET  /v1/documents/:docId/xml  api_key  documents:read  -",
   "GET  /v1/documents/:docId/pdf  api_key  documents:read  -",
+  // A substitute is a new note: issuing is for API keys, with documents:write (SPEC §5, §6).
+  "POST  /v1/tenants/:tenantId/documents/:docId/substitute  api_key  documents:write  -",
+  "POST  /v1/documents/:docId/substitute  api_key  documents:write  -",
   "GET  /v1/tenants/:tenantId/documents/:docId/xml  session_or_api_key  documents:read  owner|admin|developer",
   "GET  /v1/tenants/:tenantId/documents/:docId/pdf  session_or_api_key  documents:read  owner|admin|developer",
   "GET  /v1/tenants/:tenantId/usage  session  -  owner|admin|developer",
