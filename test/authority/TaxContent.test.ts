@@ -2,11 +2,13 @@
  * The whole tax content of a note, end to end (issue 27): each kind of note a business issues is
  * accepted as it is, sent by the `sefin` adapter over mutual TLS to the protocol-faithful local
  * authority, authorized, and its NFS-e passes the official schema (xmllint) and its signature an
- * independent verifier (xmlsec1); the document then shows the note's own figures. The contract's
- * examples are also issued as they are on the simulator (live keys).
+ * independent verifier (xmlsec1), and its DANFSe read back with pdftotext shows every value of the
+ * XML; the document then shows the note's own figures. The contract's examples are also issued as
+ * they are on the simulator (live keys).
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,6 +16,7 @@ import { join } from "node:path"
 import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
 import { b2bWithRetentionsExample, exportExample } from "../../src/domain/DocumentExamples.js"
 import type { SimplesNacional } from "../../src/domain/Tenant.js"
+import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
 import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
@@ -21,6 +24,7 @@ import { hasTool } from "../support/tools.js"
 
 const XMLLINT = hasTool("xmllint")
 const XMLSEC1 = hasTool("xmlsec1")
+const POPPLER = hasTool("pdftotext")
 
 const appOn = (database: TestDatabase) => nationalApp(database, { callTimeout: Duration.seconds(5) })
 
@@ -78,6 +82,14 @@ const issue = (token: string, body: object) =>
     expect(document.status, JSON.stringify(document.rejection ?? document.last_error)).toBe("authorized")
     const xml = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
     expect(xml.status).toBe(200)
+    if (POPPLER) {
+      // The DANFSe the service renders from that XML shows every one of its values.
+      const http = yield* HttpClient.HttpClient
+      const pdf = yield* http.execute(
+        HttpClientRequest.get(`/v1/documents/${document.id}/pdf`).pipe(HttpClientRequest.bearerToken(token))
+      ).pipe(Effect.flatMap((response) => response.arrayBuffer), Effect.scoped)
+      expect(missingValues(xml.text, pdfText(new Uint8Array(pdf)))).toEqual([])
+    }
     return { document, nfse: xml.text, dps: /<DPS [\s\S]*<\/DPS>/.exec(xml.text)![0] }
   })
 
@@ -196,6 +208,42 @@ for (const database of testDatabases) {
           expect(immune.dps).toContain("<tribISSQN>2</tribISSQN><tpImunidade>2</tpImunidade><tpRetISSQN>1</tpRetISSQN>")
           expect(valores(immune.nfse)).toBe("<valores><vLiq>300.00</vLiq></valores>")
           expectOfficial(immune.nfse)
+        }))
+
+      it.effect("a note with the tax reform's IBS/CBS group: declared in the DPS, computed by the authority", () =>
+        Effect.gen(function*() {
+          const tenant = yield* certifiedTenant("reform")
+          const { dps, nfse } = yield* issue(tenant.token, {
+            type: "service_invoice",
+            issue_date: "2026-11-10",
+            taker: person,
+            service,
+            amounts: { services: 100_000, iss_rate: "2.00" },
+            ibs_cbs: { operation_indicator: "100301", cst: "000", class_code: "000001" }
+          })
+          // The group closes the DPS, after valores.
+          expect(dps).toMatch(
+            /<\/valores><IBSCBS>.*<cIndOp>100301<\/cIndOp>.*<CST>000<\/CST><cClassTrib>000001<\/cClassTrib>/
+          )
+          // 2026: CBS 0.9 % and state IBS 0.1 % over the value less the ISS (R$ 1.000,00 − R$ 20,00).
+          expect(nfse).toContain("<IBSCBS><cLocalidadeIncid>3550308</cLocalidadeIncid>")
+          expect(nfse).toMatch(/<IBSCBS>.*<vBC>980\.00<\/vBC>/)
+          expect(nfse).toContain("<vCBS>8.82</vCBS>")
+          expect(nfse).toContain("<vIBSUF>0.98</vIBSUF>")
+          expectOfficial(nfse)
+          // A class the official table does not allow on an NFS-e is refused on our field.
+          const refused = yield* rawRequest("POST", "/v1/documents", {
+            token: tenant.token,
+            body: {
+              type: "service_invoice",
+              taker: person,
+              service,
+              amounts: { services: 100_000 },
+              ibs_cbs: { operation_indicator: "100301", cst: "000", class_code: "999999" }
+            }
+          })
+          expect(refused.status, refused.text).toBe(400)
+          expect(JSON.stringify(refused.json?.["issues"])).toContain("class_code")
         }))
 
       it.effect("what the national rules refuse is a 400 on our fields, nothing taken", () =>
