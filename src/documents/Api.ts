@@ -1,4 +1,4 @@
-import { Schema, SchemaTransformation } from "effect"
+import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import {
@@ -34,6 +34,7 @@ import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/P
 import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { AmountsInput, ApproximateTaxes, FederalTaxes, ForeignTrade, IssDetails } from "../domain/TaxContent.js"
 import { Timestamp } from "../domain/Time.js"
+import { Usage, UsageParams } from "../domain/Usage.js"
 
 export const NewDocument = Schema.Struct({
   // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
@@ -112,39 +113,6 @@ export const ListTenantDocumentsParams = Schema.Struct({
 }).check(oneCursor)
 /** What the service's list takes: the tenant path's filters (the shorthand's are the same less `environment`). */
 export type ListDocumentsParams = typeof ListTenantDocumentsParams.Type
-
-/** `?days=`: text on the wire holding an integer, documented as that integer (see `PageLimit`). */
-export const UsageDays = Schema.String.annotate({
-  expected: "a string that will be decoded as a number",
-  contentMediaType: "application/json",
-  contentSchema: { type: "integer", minimum: 1, maximum: 90, default: 30 }
-}).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString)).check(
-  Schema.makeFilter((n) => Number.isInteger(n) && n >= 1 && n <= 90, {
-    message: "days must be an integer from 1 to 90"
-  })
-)
-
-export const DEFAULT_USAGE_DAYS = 30
-
-export const UsageParams = Schema.Struct({ days: Schema.optionalKey(UsageDays) })
-
-export const DailyUsage = Schema.Struct({
-  date: Schema.String.annotate({ format: "date", description: "The UTC day, YYYY-MM-DD." }),
-  live: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
-    description: "Live documents created that day, whatever their status."
-  }),
-  test: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
-    description: "Test documents created that day, whatever their status."
-  })
-}).annotate({ identifier: "DailyUsage" })
-
-export const Usage = Schema.Struct({
-  object: Schema.Literal("usage"),
-  days: Schema.Array(DailyUsage).annotate({
-    description: "One entry per UTC day, oldest first, ending today; days without documents count 0."
-  })
-}).annotate({ identifier: "Usage" })
-export type Usage = typeof Usage.Type
 
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optionalKey(

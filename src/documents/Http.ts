@@ -5,7 +5,8 @@ import { Api } from "../Api.js"
 import type { Document } from "../domain/Document.js"
 import { asId } from "../domain/Ids.js"
 import { CurrentApiKey, pathTenant, reachOf } from "../domain/Principal.js"
-import { DEFAULT_USAGE_DAYS, type NewDocument } from "./Api.js"
+import { DEFAULT_USAGE_DAYS } from "../domain/Usage.js"
+import type { NewDocument } from "./Api.js"
 import { DocumentService, type Issuer } from "./DocumentService.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */

@@ -165,8 +165,10 @@ const nfseWith = (group: IbsCbs, fragment: string) => {
     nationalServiceName: "Suporte técnico em informática",
     issRate: "2.00"
   })
-  // The authority's group goes into infNFSe right before the embedded DPS.
-  const withGroup = nfse.replace("<DPS ", `${fragment}<DPS `)
+  // The authority's group is in infNFSe right before the embedded DPS (buildNfse computes its own
+  // from the DPS's values); the one under test takes its place.
+  expect(nfse).toMatch(/<\/valores><IBSCBS><cLocalidadeIncid>3550308<\/cLocalidadeIncid>.*<\/IBSCBS><DPS /)
+  const withGroup = nfse.replace(/<IBSCBS><cLocalidadeIncid>.*?<\/IBSCBS>(?=<DPS )/, fragment)
   return signEnveloped(withGroup, {
     element: "infNFSe",
     privateKeyPem: authority.privateKeyPem,
