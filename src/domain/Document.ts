@@ -74,10 +74,12 @@ export const ServiceDescription = Schema.Struct({
 export const Series = Schema.String.check(
   Schema.isPattern(/^[0-9]{1,5}$/u, { message: "series must have 1 to 5 digits" }),
   // The national schema refuses an all-zero series; refused here, it never becomes a failed document.
-  Schema.makeFilter((s) => !/^0+$/u.test(s), { message: "series must not be zero" })
+  Schema.makeFilter((s) => !/^0+$/u.test(s), { message: "series must not be zero" }),
+  // The schema package of 27/07/2026 refuses series 90000 and above (TSSerieDPS).
+  Schema.makeFilter((s) => Number(s) < 90_000, { message: "series must be below 90000" })
 ).pipe(
   Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s) => String(Number(s)), encode: (s) => s }))
-).annotate({ description: "1 to 5 digits; leading zeros are not significant. Default \"1\"." })
+).annotate({ description: "1 to 89999 (1 to 5 digits); leading zeros are not significant. Default \"1\"." })
 
 const ISSUE_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/u
 
