@@ -7,10 +7,13 @@ import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
 import { readDps } from "../../src/authority/sefin/DpsRead.js"
+import { buildDpsIbsCbs } from "../../src/authority/sefin/IbsCbs.js"
 import { nfseValues } from "../../src/authority/sefin/NfseValues.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
+import type { IbsCbs } from "../../src/domain/IbsCbs.js"
 import type { Amounts } from "../../src/domain/Money.js"
 import { computeTaxes } from "../../src/domain/TaxComputation.js"
+import { reformRefusals } from "../../tools/local-authority/ReformRules.js"
 import { valueRefusals } from "../../tools/local-authority/ValueRules.js"
 import { realisticDpsInput } from "../support/NfseXml.js"
 
@@ -172,6 +175,18 @@ describe("DPS v1.01 tax content", () => {
     expect(valueRefusals(Result.getOrThrow(noTotals), "2.00").map((r) => r.code)).toEqual(["E0713"])
     // Retentions above the services' value.
     expect(codes({ tax: { federal: { irrf_withheld: 200_000 } } })).toEqual(["E0624"])
+  })
+
+  it("the local authority refuses an IBS/CBS group the official tables or the competence's rates refuse", () => {
+    const reform = (ibsCbs: IbsCbs, competence = realisticDpsInput.competence) =>
+      reformRefusals(valid({ competence, ibsCbsXml: buildDpsIbsCbs(ibsCbs) }).dps, "2.00").map((r) => r.code)
+    const group: IbsCbs = { operation_indicator: "100301", cst: "000", class_code: "000001" }
+    expect(reform(group)).toEqual([])
+    // A class of another CST, and one the table does not allow on an NFS-e.
+    expect(reform({ ...group, class_code: "200029" })).toEqual(["E0958"])
+    expect(reform({ ...group, class_code: "000999" })).toEqual(["E0969"])
+    // 2025 had no IBS/CBS.
+    expect(reform(group, "2025-12-01")).toEqual(["E0980"])
   })
 })
 

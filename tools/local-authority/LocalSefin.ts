@@ -58,6 +58,7 @@ import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { validateXml } from "../../src/authority/xml/Xsd.js"
 import type { IssuedCertificate } from "./LocalAuthorityKeys.js"
+import { reformRefusals } from "./ReformRules.js"
 import {
   APPLICATION_VERSION,
   dpsFound,
@@ -324,7 +325,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuseDps(400, [refusal(LocalAuthorityCodes.environmentMismatch)])
     }
     if (byDpsId.has(dps.id)) return refuseDps(400, [refusal(LocalAuthorityCodes.duplicateDps)])
-    const broken = valueRefusals(dps, options.issRate)
+    const broken = [...valueRefusals(dps, options.issRate), ...reformRefusals(dps, options.issRate)]
     if (broken.length > 0) return refuseDps(400, broken)
     const substitutionRefused = substitutionRefusal(dps)
     if (substitutionRefused !== null) return refuseDps(400, [substitutionRefused])
