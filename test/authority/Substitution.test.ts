@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Result, Schema } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,6 +15,7 @@ import { validateEventRequest } from "../../src/authority/sefin/EventRequest.js"
 import { writePatchedSchemas } from "../../src/authority/xml/Xsd.js"
 import { WebhookEvent } from "../../src/domain/Events.js"
 import { expectError } from "../support/accounts.js"
+import { missingValues, pdfText } from "../support/DanfseText.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
 import { client, rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
@@ -21,6 +23,18 @@ import { startReceiver, waitFor } from "../webhooks/receiver.js"
 
 const XMLSEC1 = hasTool("xmlsec1")
 const XMLLINT = hasTool("xmllint")
+const POPPLER = hasTool("pdftotext")
+
+/** A note's DANFSe as the API serves it, read back with pdftotext. */
+const danfseText = (token: string, id: string) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const response = yield* http.execute(
+      HttpClientRequest.get(`/v1/documents/${id}/pdf`).pipe(HttpClientRequest.bearerToken(token))
+    )
+    expect(response.status).toBe(200)
+    return pdfText(new Uint8Array(yield* response.arrayBuffer))
+  }).pipe(Effect.scoped)
 
 const webhooks = {
   allowPrivateTargets: true,
@@ -174,6 +188,14 @@ for (const database of testDatabases) {
           if (XMLSEC1) expectValid(e105102.eventXml, null, "infEvento", local.signingCertificatePem)
           // In production's request form, so valid as the published schema's one-sequence equivalent.
           expect(validateEventRequest(e105102.eventXml, "evento")).toEqual(Result.void)
+
+          if (POPPLER) {
+            // The substitute's DANFSe shows every value of its XML (the note it replaces included); the
+            // original's is marked SUBSTITUÍDA.
+            const substituteXml = yield* rawRequest("GET", `/v1/documents/${substitute.id}/xml`, { token })
+            expect(missingValues(substituteXml.text, yield* danfseText(token, substitute.id))).toEqual([])
+            expect(yield* danfseText(token, original.id)).toContain("SUBSTITUÍDA")
+          }
 
           // The webhook: the original, with the link.
           yield* waitFor(() => receiver.received.length >= 1)
