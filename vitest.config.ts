@@ -8,6 +8,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     // PGlite boots a WASM Postgres per test file; two cores, so two forks at a time.
     pool: "forks",
-    maxWorkers: 2
+    maxWorkers: 2,
+    // Node 24's V8 can abort a process (SIGTRAP, "jit_page_->allocations_.erase(addr) == 1") when
+    // its WebAssembly code collector frees code that tier-up replaced; PGlite and libxml2 are
+    // WebAssembly. Keeping that code avoids the path (docs/operations.md, "Memory").
+    execArgv: ["--no-wasm-code-gc"]
   }
 })

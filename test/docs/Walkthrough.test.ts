@@ -58,7 +58,12 @@ const startService = async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   serviceOutput = ""
-  const child = spawn(process.execPath, ["--min-semi-space-size=16", "--max-semi-space-size=16", "dist/main.js"], {
+  const child = spawn(process.execPath, [
+    "--min-semi-space-size=16",
+    "--max-semi-space-size=16",
+    "--no-wasm-code-gc",
+    "dist/main.js"
+  ], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"]
