@@ -4,7 +4,7 @@
  */
 import * as Result from "effect/Result"
 import type { NoteAmounts } from "../domain/NoteAmounts.js"
-import { readNfse } from "./sefin/Nfse.js"
+import { type ParsedNfse, readNfse } from "./sefin/Nfse.js"
 import { centavosOf } from "./sefin/NfseValues.js"
 
 const money = (value: string | undefined): number | null => value === undefined ? null : centavosOf(value) ?? null
@@ -12,8 +12,12 @@ const money = (value: string | undefined): number | null => value === undefined 
 /** The note's own figures; undefined when the XML is not a readable NFS-e or has no net value. */
 export const noteAmountsOf = (nfseXml: string): NoteAmounts | undefined => {
   const read = readNfse(nfseXml)
-  if (Result.isFailure(read)) return undefined
-  const amounts = read.success.amounts
+  return Result.isFailure(read) ? undefined : noteAmountsOfNote(read.success)
+}
+
+/** The same, from a note already read (an adapter that read it to check it need not read it twice). */
+export const noteAmountsOfNote = (note: ParsedNfse): NoteAmounts | undefined => {
+  const amounts = note.amounts
   const net = money(amounts.net)
   if (net === null) return undefined
   return {

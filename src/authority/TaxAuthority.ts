@@ -11,6 +11,7 @@ import type { SubstitutionInfo } from "../domain/Document.js"
 import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Amounts } from "../domain/Money.js"
+import type { NoteAmounts } from "../domain/NoteAmounts.js"
 import type { Environment } from "../domain/Principal.js"
 import type { Registration } from "../domain/Registration.js"
 import type { Party, TaxDetails } from "../domain/TaxContent.js"
@@ -111,6 +112,11 @@ export interface Authorization {
   readonly nfseNumber: string
   /** The NFS-e XML exactly as the authority returned it (unpacked), kept for the document's files. */
   readonly nfseXml: string
+  /**
+   * The note's own figures (its `valores`), when the adapter has them at hand: read from the XML
+   * it already parsed, or known to the simulator that wrote it. Absent, they are read from `nfseXml`.
+   */
+  readonly amounts?: NoteAmounts | undefined
 }
 
 export interface CancellationRequest extends SubmissionRef {

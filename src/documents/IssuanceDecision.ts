@@ -118,7 +118,7 @@ export const decideIssuance = (
       return IssuanceDecision.Complete()
     case "Authorized": {
       const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
-      const amounts = noteAmountsOf(nfseXml)
+      const amounts = outcome.authorization.amounts ?? noteAmountsOf(nfseXml)
       return settle(
         {
           status: "authorized",

@@ -8,14 +8,16 @@ import { Result } from "effect"
 import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
 import { readDps } from "../../src/authority/sefin/DpsRead.js"
 import { buildDpsIbsCbs } from "../../src/authority/sefin/IbsCbs.js"
-import { nfseValues } from "../../src/authority/sefin/NfseValues.js"
+import { buildNfse } from "../../src/authority/sefin/Nfse.js"
+import { nfseValues, noteFiguresOf } from "../../src/authority/sefin/NfseValues.js"
+import { noteAmountsOf as noteAmountsOfXml } from "../../src/authority/TaxAuthority.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import type { IbsCbs } from "../../src/domain/IbsCbs.js"
 import type { Amounts } from "../../src/domain/Money.js"
 import { computeTaxes } from "../../src/domain/TaxComputation.js"
 import { reformRefusals } from "../../tools/local-authority/ReformRules.js"
 import { valueRefusals } from "../../tools/local-authority/ValueRules.js"
-import { realisticDpsInput } from "../support/NfseXml.js"
+import { realisticDpsInput, sampleAccessKey } from "../support/NfseXml.js"
 
 beforeAll(() => loadSchemas())
 
@@ -175,6 +177,30 @@ describe("DPS v1.01 tax content", () => {
     expect(valueRefusals(Result.getOrThrow(noTotals), "2.00").map((r) => r.code)).toEqual(["E0713"])
     // Retentions above the services' value.
     expect(codes({ tax: { federal: { irrf_withheld: 200_000 } } })).toEqual(["E0624"])
+  })
+
+  it("the figures the simulator tells with its note are the ones a reader gets back from the XML", () => {
+    const cases: ReadonlyArray<Partial<DpsInput>> = [
+      {},
+      { tax: { iss: { withheld_by: "taker" } } },
+      { tax: { iss: { taxation: "immune", immunity: "temples" } } },
+      { tax: { federal: { irrf_withheld: 1_500, csll_withheld: 1_000 } } },
+      { issuer: { ...realisticDpsInput.issuer, simplesNacional: "me_epp" } },
+      { issuer: { ...realisticDpsInput.issuer, simplesNacional: "mei" } }
+    ]
+    for (const input of cases) {
+      const { dps, xml } = valid(input)
+      const nfse = buildNfse({
+        signedDpsXml: xml,
+        dps,
+        accessKey: sampleAccessKey,
+        nfseNumber: 1,
+        processedAt: new Date("2026-11-10T14:00:00Z"),
+        tpAmb: 2,
+        issRate: "2.00"
+      })
+      expect(noteFiguresOf(dps, "2.00"), JSON.stringify(input)).toEqual(noteAmountsOfXml(nfse))
+    }
   })
 
   it("the local authority refuses an IBS/CBS group the official tables or the competence's rates refuse", () => {

@@ -5,6 +5,7 @@
  */
 import * as Result from "effect/Result"
 import { computeIbsCbsForGroup } from "../../domain/IbsCbsAmounts.js"
+import type { NoteAmounts } from "../../domain/NoteAmounts.js"
 import { computeTaxes, issIsComputed } from "../../domain/TaxComputation.js"
 import { formatCentavos, leaf, node } from "../xml/XmlText.js"
 import type { ParsedDps } from "./DpsRead.js"
@@ -78,6 +79,30 @@ export const nfseValues = (dps: ParsedDps, municipalRate: string | undefined): s
     amounts.total_withheld > 0 ? leaf("vTotalRet", formatCentavos(amounts.total_withheld)) : "",
     leaf("vLiq", formatCentavos(amounts.net))
   )
+}
+
+/**
+ * The figures `nfseValues` writes, as a reader of the note gets them back (NoteValues.ts): what the
+ * simulator, which wrote them, tells without parsing its own XML again.
+ */
+export const noteFiguresOf = (dps: ParsedDps, municipalRate: string | undefined): NoteAmounts | undefined => {
+  const computed = noteAmountsOf(dps, municipalRate)
+  if (Result.isFailure(computed)) {
+    const net = centavosOf(dps.amounts.services)
+    return net === undefined
+      ? undefined
+      : { deductions: 0, base: null, iss_rate: null, iss_amount: null, total_withheld: 0, net }
+  }
+  const amounts = computed.success
+  const issued = amounts.iss_amount !== null
+  return {
+    deductions: amounts.deductions,
+    base: issued ? amounts.base : null,
+    iss_rate: issued ? formatRateForXml(amounts.iss_rate ?? "0") : null,
+    iss_amount: amounts.iss_amount,
+    total_withheld: amounts.total_withheld,
+    net: amounts.net
+  }
 }
 
 /**

@@ -21,6 +21,7 @@ import { CredentialRequired, InvalidRequest } from "../../domain/Errors.js"
 import type { TenantId } from "../../domain/Ids.js"
 import type { Environment } from "../../domain/Principal.js"
 import { brazilianDate } from "../../domain/Time.js"
+import { noteAmountsOfNote } from "../NoteValues.js"
 import {
   AlreadyAuthorized,
   AuthorityRejected,
@@ -211,7 +212,8 @@ export const makeSefinAuthority = (
             // The national system registers every note under a document number (nDFSe): our protocol.
             protocol: note.dfseNumber ?? note.accessKey,
             authorizedAt,
-            nfseXml
+            nfseXml,
+            amounts: noteAmountsOfNote(note)
           })
         }
       })

@@ -3,11 +3,13 @@
  * 50-digit access key, the protocol) and the NFS-e XML the national system would have issued.
  */
 import { Effect, Option, Random, Result } from "effect"
+import type { NoteAmounts } from "../../domain/NoteAmounts.js"
 import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
 import { dpsInputOf } from "../sefin/DocumentDps.js"
 import { buildDps } from "../sefin/Dps.js"
 import { readDps } from "../sefin/DpsRead.js"
 import { buildNfse } from "../sefin/Nfse.js"
+import { noteFiguresOf } from "../sefin/NfseValues.js"
 import type { Authorization, SubmissionDocument, TaxAuthority } from "../TaxAuthority.js"
 import type { SimulatorRecord } from "./SimulatorRepo.js"
 
@@ -30,24 +32,27 @@ export const protocolNumber = (system: AuthoritySystem, at: Date) =>
   )
 
 /**
- * The NFS-e XML of an authorized record, as the national system's would read: the DPS built from
- * the submitted document, inside the note. Built from the record on every read (it is a pure
+ * The NFS-e XML of an authorized record, as the national system's would read (the DPS built from
+ * the submitted document, inside the note), and its figures as a reader gets them back from it. Built from the record on every read (it is a pure
  * function of it), so nothing extra is stored. The simulator holds no certificate of the tenant or
  * of its own, so neither the DPS nor the note carries a signature.
  */
-const nfseXmlOf = (
+const noteOf = (
   system: AuthoritySystem,
   record: SimulatorRecord & { readonly accessKey: string; readonly nfseNumber: number; readonly authorizedAt: Date }
-): string => {
+): { readonly nfseXml: string; readonly amounts: NoteAmounts | undefined } => {
   const document = sentDocument(record.document)
   const environment = system === "production" ? "live" : "test"
   // Emitted when authorized: the simulator's records keep the document as sent, not when it was accepted.
   const dps = buildDps(dpsInputOf({ ...document, createdAt: record.authorizedAt }, environment))
   const registration = document.issuer.registration
   const address = registration?.address ?? null
-  return buildNfse({
+  const parsed = Result.getOrThrow(readDps(dps.xml))
+  // The simulator stands for every municipality: the rate the document expects is the municipality's.
+  const issRate = document.amounts.iss_rate ?? undefined
+  const xml = buildNfse({
     signedDpsXml: dps.xml,
-    dps: Result.getOrThrow(readDps(dps.xml)),
+    dps: parsed,
     accessKey: record.accessKey,
     nfseNumber: record.nfseNumber,
     processedAt: record.authorizedAt,
@@ -65,9 +70,9 @@ const nfseXmlOf = (
       state: address.state,
       postalCode: address.postal_code
     },
-    // The simulator stands for every municipality: the rate the document expects is the municipality's.
-    issRate: document.amounts.iss_rate ?? undefined
+    issRate
   })
+  return { nfseXml: xml, amounts: noteFiguresOf(parsed, issRate) }
 }
 
 /**
@@ -89,7 +94,7 @@ export const authorizationOf = (system: AuthoritySystem, record: SimulatorRecord
       protocol: record.protocol,
       authorizedAt: record.authorizedAt,
       nfseNumber: String(record.nfseNumber),
-      nfseXml: nfseXmlOf(system, {
+      ...noteOf(system, {
         ...record,
         accessKey: record.accessKey,
         nfseNumber: record.nfseNumber,
