@@ -4,7 +4,7 @@
  * Pipeline.test.ts covers the same rules against the real queue on both databases.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Logger, Option } from "effect"
 import { Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
 import {
@@ -212,5 +212,41 @@ describe("IssuanceWorker (neighbours mocked)", () => {
         updated_at: new Date(START)
       })
     }).pipe(Effect.provide(layer))
+  })
+  it.effect("a note whose figures differ from the service's computation is shown as it is, and a warning says so", () => {
+    const authorizedAt = new Date(START - 1000)
+    // The municipality applied 5 % where the document expected 2 %.
+    const note = { deductions: 0, base: 150_000, iss_rate: "5.00", iss_amount: 7_500, total_withheld: 0, net: 150_000 }
+    const authorization = (amounts: typeof note) => ({
+      accessKey: "3".repeat(50),
+      protocol: "P-1",
+      authorizedAt,
+      nfseNumber: "7",
+      nfseXml: "<NFSe/>",
+      amounts
+    })
+    const warnings = (amounts: typeof note) => {
+      const { changes, layer } = workerWith({ submit: () => Effect.succeed(authorization(amounts)) })
+      const lines: Array<{ readonly level: string; readonly message: string }> = []
+      const capture = Logger.layer([
+        Logger.make(({ logLevel, message }) => void lines.push({ level: logLevel, message: String(message) }))
+      ])
+      return Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const worker = yield* makeIssuanceWorker
+        yield* worker.process(job(1))
+        return { changes, warnings: lines.filter((line) => line.level === "Warn") }
+      }).pipe(Effect.provide(layer), Effect.provide(capture))
+    }
+    return Effect.gen(function*() {
+      const differing = yield* warnings(note)
+      expect(differing.changes[0]).toMatchObject({ status: "authorized", authority: { amounts: note } })
+      expect(differing.warnings.map((line) => line.message).join("\n")).toContain(
+        "amounts differ from the service's computation"
+      )
+      // The same figures as the computation (plainAmounts(150000, "2.00")): nothing to say.
+      const agreeing = yield* warnings({ ...note, iss_rate: "2.00", iss_amount: 3_000 })
+      expect(agreeing.warnings).toEqual([])
+    })
   })
 })
