@@ -445,81 +445,87 @@ for (const database of testDatabases) {
         expect(Option.getOrThrow(yield* healthy.lookup(authorized)).status).toBe("authorized")
       }))
 
+    // Each database has its own answer to a call from inside a caller's transaction, so each of the
+    // two tests below is registered for its database only (both run in CI, on both databases).
     // A pool gives the simulator a connection of its own; the embedded database has only one.
-    it.effect.skipIf(database === "embedded")(
-      "keeps its records when the caller's transaction rolls back, without deadlocking",
-      () =>
-        Effect.gen(function*() {
-          yield* TestClock.setTime(NOW)
-          const sql = yield* SqlClient.SqlClient
-          const authority = yield* simulator()
-          const sub = submission()
-          const twin = submission()
+    if (database !== "embedded") {
+      it.effect(
+        "keeps its records when the caller's transaction rolls back, without deadlocking",
+        () =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(NOW)
+            const sql = yield* SqlClient.SqlClient
+            const authority = yield* simulator()
+            const sub = submission()
+            const twin = submission()
 
-          yield* sql`CREATE TABLE IF NOT EXISTS caller_scratch (id text PRIMARY KEY)`
-          const inCallerTransaction = Effect.gen(function*() {
-            // The caller's own work, which the rollback must undo.
-            yield* sql`INSERT INTO caller_scratch (id) VALUES (${sub.submissionId})`
-            const authorization = yield* authority.submit(sub)
-            // Concurrent calls inside one transaction still authorize an id once.
-            const twins = yield* Effect.all([1, 2, 3].map(() => Effect.result(authority.submit(twin))), {
-              concurrency: "unbounded"
+            yield* sql`CREATE TABLE IF NOT EXISTS caller_scratch (id text PRIMARY KEY)`
+            const inCallerTransaction = Effect.gen(function*() {
+              // The caller's own work, which the rollback must undo.
+              yield* sql`INSERT INTO caller_scratch (id) VALUES (${sub.submissionId})`
+              const authorization = yield* authority.submit(sub)
+              // Concurrent calls inside one transaction still authorize an id once.
+              const twins = yield* Effect.all([1, 2, 3].map(() => Effect.result(authority.submit(twin))), {
+                concurrency: "unbounded"
+              })
+              expect(twins.filter(Result.isSuccess)).toHaveLength(1)
+              // Visible to the simulator at once, before the caller's transaction has ended.
+              expect(Option.isSome(yield* authority.lookup(sub))).toBe(true)
+              return yield* Effect.fail({ _tag: "CallerFailed" as const, authorization })
             })
-            expect(twins.filter(Result.isSuccess)).toHaveLength(1)
-            // Visible to the simulator at once, before the caller's transaction has ended.
-            expect(Option.isSome(yield* authority.lookup(sub))).toBe(true)
-            return yield* Effect.fail({ _tag: "CallerFailed" as const, authorization })
-          })
-          const outcome = yield* Effect.flip(sql.withTransaction(inCallerTransaction))
-          expect(outcome._tag).toBe("CallerFailed")
-          if (outcome._tag !== "CallerFailed") return
+            const outcome = yield* Effect.flip(sql.withTransaction(inCallerTransaction))
+            expect(outcome._tag).toBe("CallerFailed")
+            if (outcome._tag !== "CallerFailed") return
 
-          const scratch = yield* sql<{ readonly n: number }>`
+            const scratch = yield* sql<{ readonly n: number }>`
           SELECT count(*)::int AS n FROM caller_scratch WHERE id = ${sub.submissionId}`
-          expect(scratch[0]!.n).toBe(0)
+            expect(scratch[0]!.n).toBe(0)
 
-          // The simulator's records outlive the caller's rollback.
-          const found = Option.getOrThrow(yield* authority.lookup(sub))
-          expect(found.authorization.accessKey).toBe(outcome.authorization.accessKey)
-          yield* eventually(Effect.map(recordOf("homologation", sub.submissionId), Option.isSome))
-          yield* eventually(Effect.map(recordOf("homologation", twin.submissionId), Option.isSome))
-          const stored = Option.getOrThrow(yield* recordOf("homologation", sub.submissionId))
-          expect(stored.status).toBe("authorized")
-          expect(stored.accessKey).toBe(outcome.authorization.accessKey)
-          yield* eventually(Effect.map(attemptsOf(twin.submissionId), (n) => n === 3))
+            // The simulator's records outlive the caller's rollback.
+            const found = Option.getOrThrow(yield* authority.lookup(sub))
+            expect(found.authorization.accessKey).toBe(outcome.authorization.accessKey)
+            yield* eventually(Effect.map(recordOf("homologation", sub.submissionId), Option.isSome))
+            yield* eventually(Effect.map(recordOf("homologation", twin.submissionId), Option.isSome))
+            const stored = Option.getOrThrow(yield* recordOf("homologation", sub.submissionId))
+            expect(stored.status).toBe("authorized")
+            expect(stored.accessKey).toBe(outcome.authorization.accessKey)
+            yield* eventually(Effect.map(attemptsOf(twin.submissionId), (n) => n === 3))
 
-          const duplicate = yield* Effect.flip(authority.submit(sub))
-          expect(duplicate._tag === "AlreadyAuthorized" ? duplicate.accessKey : duplicate._tag)
-            .toBe(outcome.authorization.accessKey)
-          yield* sql`DROP TABLE caller_scratch`
-        }),
-      { timeout: 30_000 }
-    )
+            const duplicate = yield* Effect.flip(authority.submit(sub))
+            expect(duplicate._tag === "AlreadyAuthorized" ? duplicate.accessKey : duplicate._tag)
+              .toBe(outcome.authorization.accessKey)
+            yield* sql`DROP TABLE caller_scratch`
+          }),
+        { timeout: 30_000 }
+      )
+    }
 
-    it.effect.skipIf(database !== "embedded")(
-      "on the single-connection database, refuses a call from inside a caller's transaction instead of deadlocking",
-      () =>
-        Effect.gen(function*() {
-          yield* TestClock.setTime(NOW)
-          const sql = yield* SqlClient.SqlClient
-          const authority = yield* simulator()
-          const sub = submission()
-          const calls: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
-            authority.submit(sub),
-            authority.lookup(sub)
-          ]
-          for (const call of calls) {
-            const exit = yield* Effect.exit(sql.withTransaction(call))
-            const defect = Exit.isFailure(exit) ? Cause.findDefect(exit.cause) : undefined
-            expect(defect !== undefined && Result.isSuccess(defect) ? String(defect.success) : exit._tag)
-              .toContain("inside a caller's transaction")
-          }
-          expect(Option.isNone(yield* recordOf("homologation", sub.submissionId))).toBe(true)
-          // Outside the transaction the same call goes through.
-          expect((yield* authority.submit(sub)).accessKey).toMatch(/^[0-9]{50}$/)
-        }),
-      { timeout: 30_000 }
-    )
+    if (database === "embedded") {
+      it.effect(
+        "on the single-connection database, refuses a call from inside a caller's transaction instead of deadlocking",
+        () =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(NOW)
+            const sql = yield* SqlClient.SqlClient
+            const authority = yield* simulator()
+            const sub = submission()
+            const calls: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
+              authority.submit(sub),
+              authority.lookup(sub)
+            ]
+            for (const call of calls) {
+              const exit = yield* Effect.exit(sql.withTransaction(call))
+              const defect = Exit.isFailure(exit) ? Cause.findDefect(exit.cause) : undefined
+              expect(defect !== undefined && Result.isSuccess(defect) ? String(defect.success) : exit._tag)
+                .toContain("inside a caller's transaction")
+            }
+            expect(Option.isNone(yield* recordOf("homologation", sub.submissionId))).toBe(true)
+            // Outside the transaction the same call goes through.
+            expect((yield* authority.submit(sub)).accessKey).toMatch(/^[0-9]{50}$/)
+          }),
+        { timeout: 30_000 }
+      )
+    }
 
     it.effect("answers a storage failure as the authority's internal error (500, transient)", () =>
       Effect.gen(function*() {
