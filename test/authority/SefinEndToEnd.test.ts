@@ -12,7 +12,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -22,21 +21,19 @@ import { expectError } from "../support/accounts.js"
 import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
-import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
+import { bytesRequest, rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
 
 const XMLSEC1 = hasTool("xmlsec1")
 const XMLLINT = hasTool("xmllint")
 const PDFTOTEXT = hasTool("pdftotext")
 
-/** A binary answer, byte for byte (rawRequest decodes bodies as text). */
+/** A binary answer that must be there, byte for byte. */
 const bytesOf = (token: string, path: string) =>
-  Effect.gen(function*() {
-    const http = yield* HttpClient.HttpClient
-    const response = yield* http.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
-    expect(response.status).toBe(200)
-    return new Uint8Array(yield* response.arrayBuffer)
-  }).pipe(Effect.scoped)
+  Effect.map(bytesRequest(path, token), (answer) => {
+    expect(answer.status).toBe(200)
+    return answer.bytes
+  })
 
 /** Short timeout so `simulate:timeout` is reconciled within the test. */
 const appOn = (database: TestDatabase) =>

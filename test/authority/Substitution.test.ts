@@ -5,7 +5,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Result, Schema } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -17,7 +16,7 @@ import { WebhookEvent } from "../../src/domain/Events.js"
 import { expectError } from "../support/accounts.js"
 import { missingValues, pdfText } from "../support/DanfseText.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
-import { client, rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
+import { bytesRequest, client, rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
 import { startReceiver, waitFor } from "../webhooks/receiver.js"
 
@@ -27,14 +26,10 @@ const POPPLER = hasTool("pdftotext")
 
 /** A note's DANFSe as the API serves it, read back with pdftotext. */
 const danfseText = (token: string, id: string) =>
-  Effect.gen(function*() {
-    const http = yield* HttpClient.HttpClient
-    const response = yield* http.execute(
-      HttpClientRequest.get(`/v1/documents/${id}/pdf`).pipe(HttpClientRequest.bearerToken(token))
-    )
-    expect(response.status).toBe(200)
-    return pdfText(new Uint8Array(yield* response.arrayBuffer))
-  }).pipe(Effect.scoped)
+  Effect.map(bytesRequest(`/v1/documents/${id}/pdf`, token), (answer) => {
+    expect(answer.status).toBe(200)
+    return pdfText(answer.bytes)
+  })
 
 const webhooks = {
   allowPrivateTargets: true,

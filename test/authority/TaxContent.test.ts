@@ -8,7 +8,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -19,7 +18,7 @@ import type { SimplesNacional } from "../../src/domain/Tenant.js"
 import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
-import { rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
+import { bytesRequest, rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
 
 const XMLLINT = hasTool("xmllint")
@@ -84,11 +83,9 @@ const issue = (token: string, body: object) =>
     expect(xml.status).toBe(200)
     if (POPPLER) {
       // The DANFSe the service renders from that XML shows every one of its values.
-      const http = yield* HttpClient.HttpClient
-      const pdf = yield* http.execute(
-        HttpClientRequest.get(`/v1/documents/${document.id}/pdf`).pipe(HttpClientRequest.bearerToken(token))
-      ).pipe(Effect.flatMap((response) => response.arrayBuffer), Effect.scoped)
-      expect(missingValues(xml.text, pdfText(new Uint8Array(pdf)))).toEqual([])
+      const pdf = yield* bytesRequest(`/v1/documents/${document.id}/pdf`, token)
+      expect(pdf.status).toBe(200)
+      expect(missingValues(xml.text, pdfText(pdf.bytes))).toEqual([])
     }
     return { document, nfse: xml.text, dps: /<DPS [\s\S]*<\/DPS>/.exec(xml.text)![0] }
   })

@@ -6,7 +6,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Schema } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
@@ -19,6 +18,7 @@ import { addMember, expectError } from "../support/accounts.js"
 import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import {
+  bytesRequest,
   client,
   databaseLayer,
   httpServerTest,
@@ -95,13 +95,7 @@ const pdfPage = (pdf: Uint8Array) => {
   return { png, text }
 }
 
-/** A binary answer, byte for byte (rawRequest decodes bodies as text). */
-const bytesOf = (token: string, path: string) =>
-  Effect.gen(function*() {
-    const http = yield* HttpClient.HttpClient
-    const response = yield* http.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
-    return { status: response.status, bytes: new Uint8Array(yield* response.arrayBuffer) }
-  }).pipe(Effect.scoped)
+const bytesOf = (token: string, path: string) => bytesRequest(path, token)
 
 for (const database of testDatabases) {
   layer(appOn(database), { timeout: 120_000, excludeTestServices: true })(

@@ -49,6 +49,14 @@ export const client = (token?: string) =>
     transformClient: token === undefined ? undefined : HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
   })
 
+/** A GET whose answer is binary (a note's PDF), byte for byte: rawRequest decodes bodies as text. */
+export const bytesRequest = (url: string, token: string) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const response = yield* http.execute(HttpClientRequest.get(url).pipe(HttpClientRequest.bearerToken(token)))
+    return { status: response.status, headers: response.headers, bytes: new Uint8Array(yield* response.arrayBuffer) }
+  }).pipe(Effect.scoped)
+
 /**
  * A raw request, for what the typed client would refuse to send (malformed bodies, tokens in
  * URLs, oversized payloads) and for checking headers.
