@@ -12,8 +12,8 @@
  * how a dual-stack socket reports an IPv4 peer). Rate limits group IPv6 clients per /64, the block
  * one subscriber usually holds whole (`limitKeyOf`).
  */
-import type { HttpServerRequest } from "effect/http"
 import { Option } from "effect"
+import type { HttpServerRequest } from "effect/http"
 import ipaddr from "ipaddr.js"
 import { isIP } from "node:net"
 
@@ -88,9 +88,7 @@ export const parseTrustedProxies = (
 }
 
 const isTrusted = (trusted: TrustedProxies, address: IpAddress) =>
-  trusted.some((network) =>
-    network.address.kind() === address.kind() && address.match(network.address, network.prefix)
-  )
+  trusted.some((network) => network.address.kind() === address.kind() && address.match(network.address, network.prefix))
 
 const PORT = /^(\d{1,5}|_[A-Za-z0-9._-]+)$/
 

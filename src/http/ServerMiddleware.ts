@@ -24,28 +24,31 @@ export const serverMiddleware = <Id extends string, Groups extends HttpApiGroup.
 ) => {
   const routing = makeRouting(api)
   return HttpRouter.middleware(
-    Effect.map(Effect.all([requestGuards, TraceSampler, AppConfig]), ([refusal, sampler, config]) => (app) =>
-      Effect.gen(function*() {
-        // Real time, not the Clock: a duration is only measured where real I/O takes real time.
-        const started = performance.now()
-        const received = yield* HttpServerRequest.HttpServerRequest
-        // The one place the client is named: everything after reads `request.remoteAddress`.
-        const request = withClientAddress(config.trustedProxies, received)
-        const url = routing.aliasOf(request.url)
-        const template = routing.templateOf(request.method, url)
-        const handled = Effect.gen(function*() {
-          const target = url === request.url ? request : request.modify({ url })
-          const refused = yield* refusal(request, target)
-          if (refused !== null) return refused
-          const routed = request === received && target === request
-            ? app
-            : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
-          return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
-            Effect.catchIf(isRouteNotFound, () => Effect.succeed(routing.unrouted(request.method, url)))
-          )
+    Effect.map(
+      Effect.all([requestGuards, TraceSampler, AppConfig]),
+      ([refusal, sampler, config]) => (app) =>
+        Effect.gen(function*() {
+          // Real time, not the Clock: a duration is only measured where real I/O takes real time.
+          const started = performance.now()
+          const received = yield* HttpServerRequest.HttpServerRequest
+          // The one place the client is named: everything after reads `request.remoteAddress`.
+          const request = withClientAddress(config.trustedProxies, received)
+          const url = routing.aliasOf(request.url)
+          const template = routing.templateOf(request.method, url)
+          const handled = Effect.gen(function*() {
+            const target = url === request.url ? request : request.modify({ url })
+            const refused = yield* refusal(request, target)
+            if (refused !== null) return refused
+            const routed = request === received && target === request
+              ? app
+              : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
+            return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
+              Effect.catchIf(isRouteNotFound, () => Effect.succeed(routing.unrouted(request.method, url)))
+            )
+          })
+          return yield* withServerSpan(sampler, { request, started, template }, handled)
         })
-        return yield* withServerSpan(sampler, { request, started, template }, handled)
-      })),
+    ),
     { global: true }
   )
 }

@@ -46,15 +46,16 @@ describe("TRUSTED_PROXIES", () => {
   })
 
   it("an invalid entry stops the start with that message; unset, no proxy is trusted", () => {
-    const parse = (env: Record<string, string>) =>
-      Effect.runSyncExit(appConfig.parse(ConfigProvider.fromEnv({ env })))
+    const parse = (env: Record<string, string>) => Effect.runSyncExit(appConfig.parse(ConfigProvider.fromEnv({ env })))
     const refused = parse({ TRUSTED_PROXIES: "10.0.0.0/8, lb.example" })
     expect(Exit.isFailure(refused)).toBe(true)
     expect(String(refused)).toContain("TRUSTED_PROXIES: \"lb.example\" is not an IPv4 or IPv6 address")
     const defaults = Effect.runSync(appConfig.parse(ConfigProvider.fromEnv({ env: {} })))
     expect(defaults.trustedProxies).toEqual([])
     expect(defaults.loginRateLimit.attemptsPerHour).toBeUndefined()
-    const set = Effect.runSync(appConfig.parse(ConfigProvider.fromEnv({ env: { RATE_LIMIT_LOGIN_ATTEMPTS_PER_HOUR: "12" } })))
+    const set = Effect.runSync(
+      appConfig.parse(ConfigProvider.fromEnv({ env: { RATE_LIMIT_LOGIN_ATTEMPTS_PER_HOUR: "12" } }))
+    )
     expect(set.loginRateLimit.attemptsPerHour).toBe(12)
     expect(Exit.isFailure(parse({ RATE_LIMIT_LOGIN_ATTEMPTS_PER_HOUR: "0" }))).toBe(true)
   })
@@ -81,7 +82,9 @@ describe("Forwarded (RFC 7239)", () => {
     expect(parseHop("[2001:db8:cafe::17]")?.toString()).toBe("2001:db8:cafe::17")
     expect(parseHop("2001:db8:cafe::17")?.toString()).toBe("2001:db8:cafe::17")
     expect(parseHop("::ffff:198.51.100.7")?.toString()).toBe("198.51.100.7")
-    for (const junk of ["unknown", "_hidden", "[192.0.2.43]", "[2001:db8::1", "example.com", "1.2.3", "1.2.3.4:x", ""]) {
+    for (
+      const junk of ["unknown", "_hidden", "[192.0.2.43]", "[2001:db8::1", "example.com", "1.2.3", "1.2.3.4:x", ""]
+    ) {
       expect(parseHop(junk), junk).toBeUndefined()
     }
   })

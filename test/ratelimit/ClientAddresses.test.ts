@@ -64,7 +64,8 @@ layer(makeTestApp("embedded", behindProxy), { timeout: 60_000, excludeTestServic
           // also writes an address of its choosing first; the proxy appends the one it saw.
           const junk = yield* untilLimited(
             60,
-            () => login(PROXY, uniqueEmail("junk"), "wrong password", { "x-forwarded-for": `${randomIPv4()}, 192.0.2.66` })
+            () =>
+              login(PROXY, uniqueEmail("junk"), "wrong password", { "x-forwarded-for": `${randomIPv4()}, 192.0.2.66` })
           )
           expect(junk.at(-1)).toBe(429)
           expect(junk.length).toBeGreaterThan(30)
@@ -152,7 +153,9 @@ layer(makeTestApp("embedded", behindProxy), { timeout: 60_000, excludeTestServic
           })
           expect(refused.status).toBe(403)
           const alert = yield* eventually(
-            Effect.sync(() => records().filter((r) => r.alert === "api_key.exposed" && r.api_key_id === key.api_key.id)),
+            Effect.sync(() =>
+              records().filter((r) => r.alert === "api_key.exposed" && r.api_key_id === key.api_key.id)
+            ),
             (found) => found.length > 0
           )
           expect(alert[0]).toMatchObject({ source: "browser", "client.address": "198.51.100.77" })

@@ -30,8 +30,10 @@ export const fromAddress = (
           },
           (response) => {
             let text = ""
-            response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk)).on("end", () =>
-              resolve({ status: response.statusCode!, headers: response.headers as Record<string, string>, text }))
+            response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk)).on(
+              "end",
+              () => resolve({ status: response.statusCode!, headers: response.headers as Record<string, string>, text })
+            )
           }
         )
         request.on("error", reject).end(body === undefined ? undefined : JSON.stringify(body))
