@@ -5,6 +5,7 @@ import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redac
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import type { Environment } from "./domain/Principal.js"
+import { parseTrustedProxies, type TrustedProxies } from "./http/ClientAddress.js"
 
 /** What an environment's authority talks to: the built-in simulator, or the national system (SEFIN Nacional). */
 export type AuthorityTarget = "simulator" | "sefin"
@@ -153,7 +154,17 @@ export interface AppConfigShape {
   readonly sessionTtl: Duration.Duration
   readonly defaultMonthlyQuota: number
   readonly rateLimit: { readonly perSecond: number; readonly burst: number }
-  readonly loginRateLimit: { readonly perMinute: number }
+  /**
+   * Logins and registrations. `attemptsPerHour` (RATE_LIMIT_LOGIN_ATTEMPTS_PER_HOUR) caps every
+   * login attempt per email whatever the address; unset, three times `perMinute`
+   * (`auth/LoginLimits.ts`), so one setting scales both.
+   */
+  readonly loginRateLimit: { readonly perMinute: number; readonly attemptsPerHour?: number | undefined }
+  /**
+   * TRUSTED_PROXIES: the load balancers and proxies in front of the service; only their
+   * `Forwarded`/`X-Forwarded-For` headers are believed (`http/ClientAddress.ts`). Empty by default.
+   */
+  readonly trustedProxies: TrustedProxies
   /** All of a tenant's keys together, so more keys do not buy more throughput. */
   readonly tenantRateLimit: { readonly perSecond: number; readonly burst: number }
   /** Per user session, on the endpoints a session calls. */
@@ -268,7 +279,19 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     perSecond: positiveInt("RATE_LIMIT_PER_SECOND", 100),
     burst: positiveInt("RATE_LIMIT_BURST", 200)
   }),
-  loginRateLimit: Config.all({ perMinute: positiveInt("RATE_LIMIT_LOGIN_PER_MINUTE", 10) }),
+  loginRateLimit: Config.all({
+    perMinute: positiveInt("RATE_LIMIT_LOGIN_PER_MINUTE", 10),
+    attemptsPerHour: Config.option(checkedInt(
+      "RATE_LIMIT_LOGIN_ATTEMPTS_PER_HOUR",
+      "RATE_LIMIT_LOGIN_ATTEMPTS_PER_HOUR must be a positive integer",
+      (n) => n > 0
+    )).pipe(Config.map(Option.getOrUndefined))
+  }),
+  // An entry that is no address or network stops the start, naming it.
+  trustedProxies: Config.schema(
+    Schema.String.check(Schema.makeFilter((text) => parseTrustedProxies(text).problem)),
+    "TRUSTED_PROXIES"
+  ).pipe(Config.withDefault(""), Config.map((text) => parseTrustedProxies(text).networks)),
   tenantRateLimit: Config.all({
     perSecond: positiveInt("RATE_LIMIT_TENANT_PER_SECOND", 200),
     burst: positiveInt("RATE_LIMIT_TENANT_BURST", 400)

@@ -1,14 +1,11 @@
-import { Effect, Option } from "effect"
-import type { HttpServerRequest } from "effect/http"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { CurrentSession } from "../domain/Principal.js"
+import { clientAddressOf } from "../http/ClientAddress.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { AuthService } from "./AuthService.js"
 import { makeLoginLimits } from "./LoginLimits.js"
-
-const clientAddress = (request: HttpServerRequest.HttpServerRequest) =>
-  Option.getOrElse(request.remoteAddress, () => "unknown")
 
 export const AuthHttpLive = HttpApiBuilder.group(
   Api,
@@ -22,12 +19,12 @@ export const AuthHttpLive = HttpApiBuilder.group(
       .handle(
         "register",
         ({ payload, request }) =>
-          Effect.andThen(limits.register(payload.email, clientAddress(request)), auth.register(payload))
+          Effect.andThen(limits.register(payload.email, clientAddressOf(request)), auth.register(payload))
       )
       .handle(
         "login",
         ({ payload, request }) =>
-          limits.login(payload.email, clientAddress(request), auth.login(payload.email, payload.password))
+          limits.login(payload.email, clientAddressOf(request), auth.login(payload.email, payload.password))
       )
       .handle("logout", () => Effect.flatMap(CurrentSession, (session) => auth.logout(session.sessionId)))
       .handle("me", () => Effect.flatMap(CurrentSession, (session) => auth.me(session.userId)))

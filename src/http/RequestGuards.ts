@@ -3,7 +3,7 @@
  * browser (SPEC §4), a body over 1 MiB, and a JSON body nested too deep or that is not text
  * (SPEC §11, `JsonText.ts`).
  */
-import { ByteSize, Effect } from "effect"
+import { ByteSize, Effect, Option } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { ApiKeyInBrowser, ApiKeyInUrl, InvalidRequest, PayloadTooLarge } from "../domain/Errors.js"
 import { apiKeyTokenPattern, embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
@@ -97,12 +97,12 @@ export const requestGuards = Effect.map(ExposureReports, (exposure) =>
   Effect.gen(function*() {
     const leaked = tokensIn(request.url)
     if (leaked.length > 0) {
-      yield* exposure.report(findTokensInUrl(request.url), "url")
+      yield* exposure.report(findTokensInUrl(request.url), "url", Option.getOrUndefined(request.remoteAddress))
       return errorResponse(new ApiKeyInUrl())
     }
     const fromBrowser = apiKeyFromBrowser(request.headers)
     if (fromBrowser !== undefined) {
-      yield* exposure.report([fromBrowser], "browser")
+      yield* exposure.report([fromBrowser], "browser", Option.getOrUndefined(request.remoteAddress))
       return errorResponse(new ApiKeyInBrowser())
     }
     if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {

@@ -48,6 +48,8 @@ const observe = (
     "http.response.status_code": status,
     duration_ms: Math.round(elapsedMs * 100) / 100
   }
+  // The client as `ClientAddress.ts` named it (behind a trusted proxy, the one it forwarded for).
+  if (Option.isSome(request.remoteAddress)) fields["client.address"] = request.remoteAddress.value
   for (const name of PRINCIPAL_ATTRIBUTES) {
     const value = span.attributes.get(name)
     if (value !== undefined) fields[name] = value
@@ -100,6 +102,8 @@ export const withServerSpan = <E, R>(
         span.attribute("user_agent.original", redactTokens(request.headers["user-agent"]))
       }
       if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
+      // The socket's peer: behind a proxy, the proxy (semantic conventions).
+      if (Option.isSome(request.peerAddress)) span.attribute("network.peer.address", request.peerAddress.value)
       // A fresh trace is this request's alone: its id is the request id. A continued trace
       // may be the caller's for many requests, so our span id is added to keep the id unique.
       const requestId = parent !== undefined ? `${span.traceId}-${span.spanId}` : span.traceId

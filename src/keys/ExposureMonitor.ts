@@ -35,8 +35,20 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     const unknown = (source: ExposureSource) =>
       Metric.update(Metric.withAttributes(exposureCandidates, { outcome: "unknown", source }), 1)
 
+    /**
+     * The alert line names the client that sent the token (a URL's, a browser's), so an operator can
+     * find its requests in the access log; the record keeps no address: it is the tenant's, and the
+     * sender is often a visitor of the tenant's site, not the tenant.
+     */
+    const clientOf = (clientAddress: string | undefined) =>
+      clientAddress === undefined ? {} : { "client.address": clientAddress }
+
     /** A leaked session is revoked at once: unlike an API key, no integration depends on it. */
-    const handleSession = Effect.fn("ExposureMonitor.handleSession")(function*(token: string, source: ExposureSource) {
+    const handleSession = Effect.fn("ExposureMonitor.handleSession")(function*(
+      token: string,
+      source: ExposureSource,
+      clientAddress: string | undefined
+    ) {
       const at = yield* now
       const revoked = yield* auth.revokeExposedSession(token)
       if (Option.isNone(revoked)) return yield* unknown(source)
@@ -45,21 +57,32 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
           alert: "session.exposed",
           source,
           session_id: revoked.value.id,
-          user_id: revoked.value.userId
+          user_id: revoked.value.userId,
+          ...clientOf(clientAddress)
         })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "session" }), 1)
       yield* alerts.insert({ kind: "session.exposed", tenantId: null, apiKeyId: null, detail: source, createdAt: at })
     })
 
-    const handle = Effect.fn("ExposureMonitor.handle")(function*(token: string, source: ExposureSource) {
-      if (token.startsWith("etd_sess_")) return yield* handleSession(token, source)
+    const handle = Effect.fn("ExposureMonitor.handle")(function*(
+      token: string,
+      source: ExposureSource,
+      clientAddress?: string
+    ) {
+      if (token.startsWith("etd_sess_")) return yield* handleSession(token, source, clientAddress)
       const owner = yield* keys.identify(token)
       if (Option.isNone(owner)) return yield* unknown(source)
       const { keyId, tenantId } = owner.value
       const at = yield* now
       yield* Effect.logWarning("security alert: API key exposed").pipe(
-        Effect.annotateLogs({ alert: "api_key.exposed", source, api_key_id: keyId, tenant_id: tenantId })
+        Effect.annotateLogs({
+          alert: "api_key.exposed",
+          source,
+          api_key_id: keyId,
+          tenant_id: tenantId,
+          ...clientOf(clientAddress)
+        })
       )
       yield* Metric.update(Metric.withAttributes(exposureAlerts, { source, kind: "api_key" }), 1)
       yield* Effect.gen(function*() {
@@ -75,7 +98,7 @@ export class ExposureMonitor extends Context.Service<ExposureMonitor>()("etd/Exp
     })
 
     const lookUp = (candidate: Candidate) =>
-      handle(candidate.token, candidate.source).pipe(
+      handle(candidate.token, candidate.source, candidate.clientAddress).pipe(
         Effect.andThen(reports.settle(candidate)),
         Effect.catchCause((cause) =>
           Effect.andThen(

@@ -39,6 +39,8 @@ export interface Candidate {
   readonly token: string
   readonly hash: string
   readonly source: ExposureSource
+  /** The client of the request that first reported it (url, browser); a log line has none. */
+  readonly clientAddress: string | undefined
 }
 
 /**
@@ -63,7 +65,11 @@ export class ExposureReports extends Context.Service<ExposureReports>()("etd/Exp
     }
 
     /** The report's new candidates, marked as queued; the rest counted. */
-    const admit = (tokens: ReadonlyArray<string>, source: ExposureSource): Array<Candidate> => {
+    const admit = (
+      tokens: ReadonlyArray<string>,
+      source: ExposureSource,
+      clientAddress: string | undefined
+    ): Array<Candidate> => {
       const taken = tokens.slice(0, MAX_TOKENS_PER_REPORT)
       count("over_cap", source, tokens.length - taken.length)
       const fresh: Array<Candidate> = []
@@ -71,7 +77,7 @@ export class ExposureReports extends Context.Service<ExposureReports>()("etd/Exp
         const hash = hashToken(token)
         if (queued.has(hash) || lookedUp.has(hash)) continue
         queued.add(hash)
-        fresh.push({ token, hash, source })
+        fresh.push({ token, hash, source, clientAddress })
       }
       count("duplicate", source, taken.length - fresh.length)
       return fresh
@@ -83,15 +89,15 @@ export class ExposureReports extends Context.Service<ExposureReports>()("etd/Exp
      * interrupted: a candidate marked as queued must reach the queue, or it would be skipped as a
      * duplicate forever. The monitor drains the queues until the server has stopped.
      */
-    const report = (tokens: ReadonlyArray<string>, source: ExposureSource) =>
+    const report = (tokens: ReadonlyArray<string>, source: ExposureSource, clientAddress?: string) =>
       Effect.suspend(() => {
-        const fresh = admit(tokens, source)
+        const fresh = admit(tokens, source, clientAddress)
         return fresh.length === 0 ? Effect.void : Effect.uninterruptible(Queue.offerAll(queues[source], fresh))
       }).pipe(Effect.asVoid)
 
     /** For the logger, which cannot wait: what finds no room is counted as an overflow. */
     const reportUnsafe = (tokens: ReadonlyArray<string>, source: ExposureSource) => {
-      const left = Queue.offerAllUnsafe(queues[source], admit(tokens, source))
+      const left = Queue.offerAllUnsafe(queues[source], admit(tokens, source, undefined))
       for (const candidate of left) queued.delete(candidate.hash)
       count("overflow", source, left.length)
     }

@@ -1,19 +1,19 @@
 /**
  * Rate limits as a client sees them (SPEC §2 429 row, §3, §11): per tenant across its keys, per
- * session, per tenant's certificate uploads, login failures per email and attempts per address;
+ * session, per tenant's certificate uploads, login failures per email and attempts per address
+ * (proxies and the hourly cap per email: ClientAddresses.test.ts);
  * shared by two instances through Redis, and served from memory while Redis is out (issue 16 items
  * 8 and 14). The rules do not touch the database, so they run on the embedded one only.
  */
 import { describe, expect, it, layer, vi, type Vitest } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Metric, Scope } from "effect"
-import { HttpServer } from "effect/http"
-import http from "node:http"
 import net from "node:net"
 import type { AppConfigShape } from "../../src/Config.js"
 import { rateLimitFallbacks } from "../../src/ratelimit/RateLimiter.js"
 import { redisKey } from "../../src/ratelimit/RedisBuckets.js"
 import { expectError, type RawResponse } from "../http/helpers.js"
 import { createKey, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
+import { fromAddress } from "../support/fromAddress.js"
 import { inspectRedis, redisProxy, redisSettings, redisSuite, testKeyPrefix, testRedisUrl } from "../support/Redis.js"
 import { makeTestApp, rawRequest } from "../support/TestApp.js"
 
@@ -26,26 +26,6 @@ const startApp = (overrides: Partial<AppConfigShape>) =>
     const scope = yield* Scope.Scope
     const app = yield* Layer.buildWithMemoMap(makeTestApp("embedded", overrides), Layer.makeMemoMapUnsafe(), scope)
     return <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideContext(effect, app)
-  })
-
-/** A JSON request from the given local address (127.0.0.0/8 is all loopback), to tell clients apart. */
-const fromAddress = (localAddress: string, method: "GET" | "POST", path: string, body?: unknown) =>
-  Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const port = (server.address as { readonly port: number }).port
-    return yield* Effect.promise(() =>
-      new Promise<RawResponse>((resolve, reject) => {
-        const request = http.request(
-          { host: "127.0.0.1", port, method, path, localAddress, headers: { "content-type": "application/json" } },
-          (response) => {
-            let text = ""
-            response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk)).on("end", () =>
-              resolve({ status: response.statusCode!, headers: response.headers as Record<string, string>, text }))
-          }
-        )
-        request.on("error", reject).end(body === undefined ? undefined : JSON.stringify(body))
-      })
-    )
   })
 
 const login = (address: string, email: string, password: string) =>
@@ -214,7 +194,8 @@ const ruleTests = (it: Vitest.MethodsNonLive<Layer.Success<ReturnType<typeof mak
       // … and that success forgives the failures, everywhere.
       expect((yield* login("127.0.0.3", owner.email, PASSWORD)).status).toBe(200)
 
-      // Successful logins spend nothing of the email's budget: twelve in a row from a new address.
+      // Successful logins spend nothing of the email's failure budget: twelve in a row from a new
+      // address (they count in the hourly cap on attempts, ClientAddresses.test.ts).
       const successes = []
       for (let i = 0; i < 12; i++) successes.push((yield* login("127.0.0.4", owner.email, PASSWORD)).status)
       expect(successes).toEqual(Array(12).fill(200))

@@ -250,6 +250,12 @@ describe("observability end to end", () => {
         const request = spans.find((span) => span.name === "POST /v1/documents")!
         expect(request).toBeDefined()
         expect(outcome.requestId).toBe(request.traceId)
+        // The client as the access log names it (no proxy is trusted here: the socket's peer, IPv4
+        // without its IPv6 mapping), beside the socket's own peer address.
+        const spanAttribute = (span: ExportedSpan, key: string) =>
+          span.attributes.find((a) => a.key === key)?.value["stringValue"]
+        expect(["127.0.0.1", "::1"]).toContain(spanAttribute(request, "client.address"))
+        expect(spanAttribute(request, "network.peer.address")).toBeDefined()
         const worker = spans.find((span) => span.name === "IssuanceWorker.submit")!
         expect(worker.traceId).not.toBe(request.traceId)
         expect(worker.parentSpanId ?? "").toBe("")
@@ -378,7 +384,8 @@ describe("observability end to end", () => {
           "http.request.method": "POST",
           "http.response.status_code": 202,
           "tenant.id": outcome.tenantId,
-          "api_key.id": outcome.keyId
+          "api_key.id": outcome.keyId,
+          "client.address": spanAttribute(request, "client.address")
         })
         expect(typeof access[0].duration_ms).toBe("number")
         expect(Date.parse(access[0].time)).not.toBeNaN()
