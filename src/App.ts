@@ -48,6 +48,7 @@ import { TraceSamplerLive } from "./telemetry/Sampler.js"
 import { TracingLive } from "./telemetry/Tracing.js"
 import { TenantsHttpLive } from "./tenants/Http.js"
 import { MemberService } from "./tenants/MemberService.js"
+import { TaxIdOwnership } from "./tenants/TaxIdOwnership.js"
 import { TenantService } from "./tenants/TenantService.js"
 import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
 import { EventLogLive } from "./webhooks/FanOut.js"
@@ -88,6 +89,8 @@ const ServicesLive = Layer.mergeAll(
   AuthService.layer,
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
+  // The operator's undoing of a verification (src/operator.ts), for an admin endpoint to come.
+  TaxIdOwnership.layer,
   KeyService.layer,
   ExposureMonitor.layer,
   RateLimiterLive,
