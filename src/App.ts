@@ -29,6 +29,7 @@ import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./docum
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
+import { AuditLog } from "./events/AuditLog.js"
 import { ApiErrorsLive } from "./http/ApiErrors.js"
 import { serverMiddleware } from "./http/ServerMiddleware.js"
 import { BuiltInTracerDisabled } from "./http/ServerSpan.js"
@@ -89,8 +90,9 @@ const ServicesLive = Layer.mergeAll(
   AuthService.layer,
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
-  // The operator's undoing of a verification (src/operator.ts), for an admin endpoint to come.
+  // Tax id ownership and the audit log, for handlers and tests too (the operator command builds its own).
   TaxIdOwnership.layer,
+  AuditLog.layer,
   KeyService.layer,
   ExposureMonitor.layer,
   RateLimiterLive,

@@ -7,7 +7,7 @@
 import { Effect, Layer, References } from "effect"
 import { hostname, userInfo } from "node:os"
 import { parseArgs } from "node:util"
-import { AppConfig } from "./Config.js"
+import type { AppConfig } from "./Config.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { asId } from "./domain/Ids.js"
@@ -48,7 +48,9 @@ export const parseCommand = (
   if (verb === "tax-id unverify") {
     const missing = (["tenant", "reason", "operator"] as const).filter((name) => text(name) === "")
     if (missing.length > 0) return { problem: `missing ${missing.map((name) => `--${name}`).join(", ")}` }
-    return { command: { _tag: "Unverify", tenantId: text("tenant"), reason: text("reason"), operator: text("operator") } }
+    return {
+      command: { _tag: "Unverify", tenantId: text("tenant"), reason: text("reason"), operator: text("operator") }
+    }
   }
   if (verb === "audit list") {
     if (text("tenant") === "") return { problem: "missing --tenant" }

@@ -46,8 +46,7 @@ export type TaxIdStatus = typeof TaxIdStatus.Type
 /** The status a tenant's two flags make. */
 export const taxIdStatusOf = (
   flags: { readonly verified: boolean; readonly taxIdVerifiedByAnother: boolean }
-): TaxIdStatus =>
-  flags.verified ? "verified" : flags.taxIdVerifiedByAnother ? "verified_by_another" : "unverified"
+): TaxIdStatus => flags.verified ? "verified" : flags.taxIdVerifiedByAnother ? "verified_by_another" : "unverified"
 
 const TenantName = trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 

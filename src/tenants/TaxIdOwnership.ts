@@ -11,8 +11,8 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
-import type { EventType } from "../domain/Events.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
+import type { EventType } from "../domain/Events.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import type { TaxIdStatus } from "../domain/Tenant.js"
@@ -50,7 +50,13 @@ export class TaxIdOwnership extends Context.Service<TaxIdOwnership>()("etd/TaxId
             tenantId,
             environment,
             type,
-            object: { object: "tax_id_status", tenant_id: tenantId, tax_id: taxId, status, changed_at: at.toISOString() }
+            object: {
+              object: "tax_id_status",
+              tenant_id: tenantId,
+              tax_id: taxId,
+              status,
+              changed_at: at.toISOString()
+            }
           }),
         { discard: true }
       )

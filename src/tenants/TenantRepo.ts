@@ -156,7 +156,8 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       )
 
     /** Takes the proof of its tax id away from the tenant: the tax id is open to every tenant that names it. */
-    const unmarkVerified = (id: TenantId) => sql`UPDATE tenants SET verified = false WHERE id = ${id}`.pipe(Effect.asVoid)
+    const unmarkVerified = (id: TenantId) =>
+      sql`UPDATE tenants SET verified = false WHERE id = ${id}`.pipe(Effect.asVoid)
 
     /** The other tenants that name this tax id (ids and names), in id order. */
     const namingTaxId = (taxId: string, except: TenantId) =>
