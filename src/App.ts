@@ -29,6 +29,7 @@ import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./docum
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
+import { AuditLog } from "./events/AuditLog.js"
 import { ApiErrorsLive } from "./http/ApiErrors.js"
 import { serverMiddleware } from "./http/ServerMiddleware.js"
 import { BuiltInTracerDisabled } from "./http/ServerSpan.js"
@@ -48,6 +49,7 @@ import { TraceSamplerLive } from "./telemetry/Sampler.js"
 import { TracingLive } from "./telemetry/Tracing.js"
 import { TenantsHttpLive } from "./tenants/Http.js"
 import { MemberService } from "./tenants/MemberService.js"
+import { TaxIdOwnership } from "./tenants/TaxIdOwnership.js"
 import { TenantService } from "./tenants/TenantService.js"
 import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
 import { EventLogLive } from "./webhooks/FanOut.js"
@@ -88,6 +90,9 @@ const ServicesLive = Layer.mergeAll(
   AuthService.layer,
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
+  // Tax id ownership and the audit log, for handlers and tests too (the operator command builds its own).
+  TaxIdOwnership.layer,
+  AuditLog.layer,
   KeyService.layer,
   ExposureMonitor.layer,
   RateLimiterLive,

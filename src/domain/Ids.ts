@@ -16,7 +16,8 @@ export const idPrefixes = {
   webhookEndpoint: "whe",
   event: "evt",
   delivery: "dlv",
-  session: "ses"
+  session: "ses",
+  audit: "aud"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -52,6 +53,7 @@ interface IdTypes {
   readonly event: string
   readonly delivery: DeliveryId
   readonly session: string
+  readonly audit: string
 }
 export type Id<K extends IdKind> = IdTypes[K]
 

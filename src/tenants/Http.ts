@@ -21,10 +21,11 @@ export const TenantsHttpLive = HttpApiBuilder.group(
     return handlers
       .handle("get", ({ params }) => tenants.get(pathTenant(params)))
       .handle("update", ({ params, payload }) => tenants.update(pathTenant(params), payload))
-      .handle("addMember", ({ params, payload }) =>
-        Effect.flatMap(CurrentSession, (session) =>
-          // The middleware resolved the caller's role on this tenant; it is always present here.
-          members.addMember(pathTenant(params), session.role ?? "developer", payload)))
+      .handle(
+        "addMember",
+        ({ params, payload }) =>
+          Effect.flatMap(CurrentSession, (session) => members.addMember(pathTenant(params), session.userId, payload))
+      )
       .handle("listMembers", ({ params, query }) => members.listMembers(pathTenant(params), query))
       .handle(
         "changeMemberRole",
