@@ -161,7 +161,11 @@ export interface AppConfigShape {
   /** Per tenant, all of its members' sessions together, on the tenant's paths. */
   readonly sessionTenantRateLimit: { readonly perSecond: number; readonly burst: number }
   /** Certificate uploads per tenant, per user and over the whole service: opening a PKCS#12 is expensive. */
-  readonly uploadRateLimit: { readonly perMinute: number; readonly perUserPerMinute: number; readonly globalPerMinute: number }
+  readonly uploadRateLimit: {
+    readonly perMinute: number
+    readonly perUserPerMinute: number
+    readonly globalPerMinute: number
+  }
   /** The pool that opens uploaded PKCS#12 files (src/credentials/Pkcs12Opener.ts), per instance. */
   readonly pkcs12Pool: {
     readonly threads: number

@@ -42,7 +42,9 @@ describe("Pkcs12Opener", () => {
       const opener = yield* Pkcs12Opener
       const slow = yield* Effect.flip(opener.open(realBundle().pfx, Redacted.make(PASSWORD)))
       expect(slow.reason).toBe("too_costly")
-    }).pipe(Effect.provide(Pkcs12Opener.layerWith({ ...defaultOpenerOptions, threads: 1, timeLimit: Duration.millis(1) }))))
+    }).pipe(
+      Effect.provide(Pkcs12Opener.layerWith({ ...defaultOpenerOptions, threads: 1, timeLimit: Duration.millis(1) }))
+    ))
 
   it.live("queues uploads beyond its threads and reuses them", () =>
     Effect.gen(function*() {
@@ -54,7 +56,13 @@ describe("Pkcs12Opener", () => {
       expect(opened.map((c) => c.fingerprintSha256)).toEqual(Array(3).fill(realBundle().fingerprintSha256))
       const wrong = yield* Effect.flip(opener.open(realBundle().pfx, Redacted.make("not the password")))
       expect(wrong.reason).toBe("wrong_password")
-    }).pipe(Effect.provide(Pkcs12Opener.layerWith({ ...defaultOpenerOptions, threads: 1, timeLimit: Duration.seconds(10) }))))
+    }).pipe(Effect.provide(Pkcs12Opener.layerWith({
+      ...defaultOpenerOptions,
+      threads: 1,
+      timeLimit: Duration.seconds(10),
+      // The third waits for both others: on a loaded machine longer than the default bound.
+      maxWait: Duration.seconds(60)
+    }))))
 })
 
 /** Runs `work` while polling /healthz; answers its result and the slowest health check in ms. */

@@ -171,10 +171,16 @@ layer(makeTestApp("embedded", limits), { timeout: 60_000, excludeTestServices: t
 )
 
 if (testRedisUrl === undefined) {
-  describe.skip(redisSuite("limits by user and by tenant's members (buckets in Redis)"), () => it("needs Redis", () => {}))
+  describe.skip(
+    redisSuite("limits by user and by tenant's members (buckets in Redis)"),
+    () => it("needs Redis", () => {})
+  )
 } else {
   const redisApp = Layer.unwrap(
-    Effect.map(testKeyPrefix, (prefix) => makeTestApp("embedded", { ...limits, ...redisSettings(testRedisUrl!, prefix) }))
+    Effect.map(
+      testKeyPrefix,
+      (prefix) => makeTestApp("embedded", { ...limits, ...redisSettings(testRedisUrl!, prefix) })
+    )
   )
   layer(redisApp, { timeout: 60_000, excludeTestServices: true })(
     "limits by user and by tenant's members (buckets in Redis)",
