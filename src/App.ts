@@ -78,10 +78,11 @@ const VaultLive = CredentialVault.layer.pipe(Layer.provideMerge(MasterKeysLive))
  * Tenant account: credentials and billing, over their secrets. The PKCS#12 pool is the very instance
  * `CredentialService.layer` uses (a layer is built once per app), exposed so its load can be read.
  */
-const AccountServicesLive = Layer.mergeAll(CredentialService.layer, Pkcs12Opener.layerConfig, BillingService.layer)
-  .pipe(
-    Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive))
-  )
+const AccountServicesLive = Layer.mergeAll(
+  CredentialService.layer,
+  Pkcs12Opener.layerConfig,
+  BillingService.layer
+).pipe(Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive)))
 
 /** Background work of the tenant account: credential expiry, and re-wrapping after a master-key rotation. */
 const AccountWorkersLive = Layer.merge(ExpiryMonitorLive, MasterKeyRewrapLive)

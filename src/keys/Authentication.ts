@@ -2,8 +2,8 @@
  * The authentication middleware. Each request is verified against the database (no cache), then
  * the endpoint's declared requirements are enforced: the `{tenantId}` of the path, the key's scope
  * or the member's role, and the rate limits of the key and its tenant, or of the session's user and
- * the tenant of its path. (An API key
- * sent with a browser's request marks never gets here: the server middleware refuses it, SPEC §4.)
+ * the tenant of its path. (An API key sent with a browser's request marks never gets here: the
+ * server middleware refuses it, SPEC §4.)
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
