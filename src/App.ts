@@ -21,6 +21,7 @@ import { CredentialService } from "./credentials/CredentialService.js"
 import { CredentialVault, MasterKeyRewrapLive, MasterKeysLive } from "./credentials/CredentialVault.js"
 import { ExpiryMonitorLive } from "./credentials/ExpiryMonitor.js"
 import { CredentialsHttpLive } from "./credentials/Http.js"
+import { Pkcs12Opener } from "./credentials/Pkcs12Opener.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
@@ -75,10 +76,15 @@ const RateLimiterLive = Layer.unwrap(
  */
 const VaultLive = CredentialVault.layer.pipe(Layer.provideMerge(MasterKeysLive))
 
-/** Tenant account: credentials and billing, over their secrets. */
-const AccountServicesLive = Layer.mergeAll(CredentialService.layer, BillingService.layer).pipe(
-  Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive))
-)
+/**
+ * Tenant account: credentials and billing, over their secrets. The PKCS#12 pool is the very instance
+ * `CredentialService.layer` uses (a layer is built once per app), exposed so its load can be read.
+ */
+const AccountServicesLive = Layer.mergeAll(
+  CredentialService.layer,
+  Pkcs12Opener.layerConfig,
+  BillingService.layer
+).pipe(Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive)))
 
 /** Background work of the tenant account: credential expiry, and re-wrapping after a master-key rotation. */
 const AccountWorkersLive = Layer.merge(ExpiryMonitorLive, MasterKeyRewrapLive)

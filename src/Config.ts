@@ -167,10 +167,26 @@ export interface AppConfigShape {
   readonly trustedProxies: TrustedProxies
   /** All of a tenant's keys together, so more keys do not buy more throughput. */
   readonly tenantRateLimit: { readonly perSecond: number; readonly burst: number }
-  /** Per user session, on the endpoints a session calls. */
+  /** Per user, all of their sessions together, on the endpoints a session calls: logging in again buys nothing. */
   readonly sessionRateLimit: { readonly perSecond: number; readonly burst: number }
-  /** Certificate uploads per tenant: opening a PKCS#12 is expensive. */
-  readonly uploadRateLimit: { readonly perMinute: number }
+  /** Per tenant, all of its members' sessions together, on the tenant's paths. */
+  readonly sessionTenantRateLimit: { readonly perSecond: number; readonly burst: number }
+  /** Certificate uploads per tenant, per user and over the whole service: opening a PKCS#12 is expensive. */
+  readonly uploadRateLimit: {
+    readonly perMinute: number
+    readonly perUserPerMinute: number
+    readonly globalPerMinute: number
+  }
+  /** The pool that opens uploaded PKCS#12 files (src/credentials/Pkcs12Opener.ts), per instance. */
+  readonly pkcs12Pool: {
+    readonly threads: number
+    /** Past it the thread is terminated and the file refused as too costly. */
+    readonly timeLimit: Duration.Duration
+    /** Openings that may wait for a thread; one more is answered 503 at once. */
+    readonly queue: number
+    /** The longest an opening waits for a thread before 503. */
+    readonly maxWait: Duration.Duration
+  }
   /** `REDIS_URL` set: rate-limit buckets in Redis, shared by every instance; unset: in each instance's memory. */
   readonly redis: {
     readonly url: Option.Option<Redacted.Redacted<string>>
@@ -300,7 +316,23 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     perSecond: positiveInt("RATE_LIMIT_SESSION_PER_SECOND", 10),
     burst: positiveInt("RATE_LIMIT_SESSION_BURST", 50)
   }),
-  uploadRateLimit: Config.all({ perMinute: positiveInt("RATE_LIMIT_UPLOADS_PER_MINUTE", 10) }),
+  sessionTenantRateLimit: Config.all({
+    perSecond: positiveInt("RATE_LIMIT_SESSION_TENANT_PER_SECOND", 20),
+    burst: positiveInt("RATE_LIMIT_SESSION_TENANT_BURST", 100)
+  }),
+  uploadRateLimit: Config.all({
+    perMinute: positiveInt("RATE_LIMIT_UPLOADS_PER_MINUTE", 10),
+    perUserPerMinute: positiveInt("RATE_LIMIT_UPLOADS_PER_USER_PER_MINUTE", 10),
+    globalPerMinute: positiveInt("RATE_LIMIT_UPLOADS_GLOBAL_PER_MINUTE", 120)
+  }),
+  pkcs12Pool: Config.all({
+    threads: positiveInt("CREDENTIALS_OPEN_THREADS", 2),
+    timeLimit: Config.Duration("CREDENTIALS_OPEN_TIME_LIMIT").pipe(Config.withDefault(Duration.seconds(10))),
+    queue: checkedInt("CREDENTIALS_OPEN_QUEUE", "CREDENTIALS_OPEN_QUEUE must be an integer >= 0", (n) => n >= 0).pipe(
+      Config.withDefault(8)
+    ),
+    maxWait: Config.Duration("CREDENTIALS_OPEN_MAX_WAIT").pipe(Config.withDefault(Duration.seconds(5)))
+  }),
   redis: Config.all({
     url: Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), "REDIS_URL")),
     keyPrefix: Config.String("REDIS_KEY_PREFIX").pipe(Config.withDefault("etd:")),

@@ -113,7 +113,10 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
           "another tenant has proven it first. Any other certificate (self-signed, a test CA) is stored with " +
           "`verified_chain: false` for test documents: it proves nothing and cannot sign live documents for the " +
           "national system. The private key is stored encrypted; the password is used once to open the file and is " +
-          "not stored."
+          "not stored. Uploads are limited per tenant, per user and over the whole service (`429 rate_limited`), and " +
+          "a tenant or user has one file being opened at a time (`429`); when every thread that opens files is busy " +
+          "and its short queue is full, or the wait for one runs out, the answer is `503 service_unavailable`. Both " +
+          "carry `Retry-After`."
       ),
     HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {
       params: { tenantId: TenantIdParam },

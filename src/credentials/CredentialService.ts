@@ -15,9 +15,11 @@ import {
   InvalidCertificate,
   InvalidRequest,
   NotFound,
-  PayloadTooLarge
+  PayloadTooLarge,
+  RateLimited,
+  ServiceUnavailable
 } from "../domain/Errors.js"
-import { makeId, type TenantId } from "../domain/Ids.js"
+import { makeId, type TenantId, type UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
 import { TaxIdOwnership } from "../tenants/TaxIdOwnership.js"
@@ -26,6 +28,7 @@ import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
 import { CertificateTrust } from "./CertificateTrust.js"
 import { type CredentialRecord, CredentialRepo, type NewCredential } from "./CredentialRepo.js"
 import { CredentialVault } from "./CredentialVault.js"
+import { OpenerBusy } from "./OpeningTurns.js"
 import { checkCertificate } from "./Pkcs12.js"
 import { Pkcs12Opener } from "./Pkcs12Opener.js"
 
@@ -62,6 +65,21 @@ const fileBytes = (payload: UploadCredential): Effect.Effect<Uint8Array, Invalid
         : new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"))
     }).pipe(Effect.flatMap((bytes) => (bytes === null ? Effect.fail(tooLarge) : Effect.succeed(bytes))))
 
+/**
+ * No thread to open the file now (SPEC §11): the pool is full, a 503 like any capacity shortage; the
+ * same tenant or user already has a file being opened, a 429, since waiting for it is theirs to do.
+ */
+const busyAnswer = (busy: OpenerBusy): RateLimited | ServiceUnavailable =>
+  busy.reason === "already_opening"
+    ? new RateLimited({
+      message: "Another certificate of this tenant or user is being opened; retry once it is done.",
+      retry_after: busy.retryAfterSeconds
+    })
+    : new ServiceUnavailable({
+      message: "Too many certificates are being opened right now. Retry after the number of seconds in Retry-After.",
+      retry_after: busy.retryAfterSeconds
+    })
+
 export class CredentialService extends Context.Service<CredentialService>()("etd/CredentialService", {
   make: Effect.gen(function*() {
     const repo = yield* CredentialRepo
@@ -72,7 +90,11 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     const ownership = yield* TaxIdOwnership
     const inTransaction = yield* makeTransaction
 
-    const upload = Effect.fn("CredentialService.upload")(function*(tenantId: TenantId, payload: UploadCredential) {
+    const upload = Effect.fn("CredentialService.upload")(function*(
+      tenantId: TenantId,
+      payload: UploadCredential,
+      uploader: UserId
+    ) {
       const bytes = yield* fileBytes(payload)
       if (bytes.length === 0) {
         return yield* new InvalidRequest({
@@ -82,9 +104,11 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
       }
       if (bytes.length > MAX_PKCS12_BYTES) return yield* tooLarge
 
-      const parsed = yield* opener.open(bytes, payload.password).pipe(
+      const parsed = yield* opener.open(bytes, payload.password, [`tenant:${tenantId}`, `user:${uploader}`]).pipe(
         Effect.mapError((error) =>
-          error.reason === "wrong_password"
+          error instanceof OpenerBusy
+            ? busyAnswer(error)
+            : error.reason === "wrong_password"
             ? new CertificatePasswordIncorrect()
             // Pkcs12Error messages are fixed texts (they never pass forge's own errors through).
             : new InvalidCertificate({ message: `${error.message}.` })
@@ -185,7 +209,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
       CredentialRepo.layer,
       CredentialVault.layer,
       CertificateTrust.layer,
-      Pkcs12Opener.layer,
+      Pkcs12Opener.layerConfig,
       TenantService.layer,
       Transaction.layer
     ])

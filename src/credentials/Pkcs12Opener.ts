@@ -6,11 +6,14 @@
  * - a time limit on the worker thread (`Pkcs12Thread.ts`) covers whatever stays hidden (counts
  *   inside encrypted layers, parser paths nobody foresaw): past it the thread is terminated.
  * A small pool keeps threads warm between uploads; a thread that timed out, crashed or was
- * abandoned by an interrupted request is thrown away rather than reused.
+ * abandoned by an interrupted request is thrown away rather than reused. Who gets a thread, and how
+ * long anyone may wait for one, is `OpeningTurns.ts`.
  */
-import { Context, Duration, Effect, Layer, Option, Redacted, Semaphore } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Worker } from "node:worker_threads"
+import { AppConfig } from "../Config.js"
 import type { ParsedCertificate } from "./CertificateFields.js"
+import { makeOpeningTurns, type OpenerBusy, type OpeningLoad } from "./OpeningTurns.js"
 import { type Pkcs12Error, pkcs12Error, type Pkcs12ErrorReason } from "./Pkcs12Error.js"
 import { iterationCounts, withinWorkBudget } from "./Pkcs12Limits.js"
 
@@ -32,14 +35,23 @@ export interface Pkcs12OpenerOptions {
   readonly threads: number
   /** Past this, the thread is terminated and the file refused as too costly. */
   readonly timeLimit: Duration.Input
+  /** Openings that may wait for a thread; one more gets `OpenerBusy` at once. */
+  readonly queue: number
+  /** The longest an opening waits for a thread before `OpenerBusy`. */
+  readonly maxWait: Duration.Input
 }
 
 /**
  * A genuine A1 bundle (2 048 to 10 000 iterations) opens in well under a second; a file at the edge
  * of the derivation budget takes forge about four seconds on an idle core, so the limit leaves room
- * for a busy machine.
+ * for a busy machine. The same figures are `AppConfig.pkcs12Pool`'s defaults.
  */
-export const defaultOpenerOptions: Pkcs12OpenerOptions = { threads: 2, timeLimit: Duration.seconds(10) }
+export const defaultOpenerOptions: Pkcs12OpenerOptions = {
+  threads: 2,
+  timeLimit: Duration.seconds(10),
+  queue: 8,
+  maxWait: Duration.seconds(5)
+}
 
 /** Under tsx (development, tests) the thread needs the same loader to read TypeScript. */
 const threadUrl = new URL(`./Pkcs12Thread${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
@@ -49,7 +61,7 @@ const make = (options: Pkcs12OpenerOptions) =>
   Effect.gen(function*() {
     const idle: Array<Worker> = []
     const live = new Set<Worker>()
-    const turns = yield* Semaphore.make(options.threads)
+    const turns = yield* makeOpeningTurns(options)
 
     /** A new thread, once it has loaded its code; failing to start at all is this service's defect. */
     const spawn = Effect.callback<Worker>((resume) => {
@@ -118,13 +130,15 @@ const make = (options: Pkcs12OpenerOptions) =>
 
     const open = (
       pfx: Uint8Array,
-      password: Redacted.Redacted<string>
-    ): Effect.Effect<ParsedCertificate, Pkcs12Error> =>
+      password: Redacted.Redacted<string>,
+      claimants: ReadonlyArray<string> = []
+    ): Effect.Effect<ParsedCertificate, Pkcs12Error | OpenerBusy> =>
       Effect.gen(function*() {
+        // The budget costs no thread: a file refused by it never waits in the queue.
         const counts = iterationCounts(pfx)
         if (counts === null) return yield* pkcs12Error("malformed")
         if (!withinWorkBudget(counts)) return yield* pkcs12Error("too_costly")
-        const reply = yield* Semaphore.withPermits(turns, 1)(onThread({ pfx, password: Redacted.value(password) }))
+        const reply = yield* turns.withTurn(claimants, onThread({ pfx, password: Redacted.value(password) }))
         if (Option.isNone(reply)) return yield* pkcs12Error("too_costly")
         switch (reply.value._tag) {
           case "Opened": {
@@ -140,12 +154,31 @@ const make = (options: Pkcs12OpenerOptions) =>
         }
       }).pipe(Effect.withSpan("Pkcs12Opener.open"))
 
-    return { open } as const
+    return { open, load: turns.load } as const
   })
 
 export class Pkcs12Opener extends Context.Service<Pkcs12Opener, {
-  readonly open: (pfx: Uint8Array, password: Redacted.Redacted<string>) => Effect.Effect<ParsedCertificate, Pkcs12Error>
+  /**
+   * Opens a bundle on a thread of the pool. `claimants` (a tenant, a user) may each have one
+   * opening running or waiting at a time; a second fails with `OpenerBusy`, as does a full queue
+   * or a wait past its bound.
+   */
+  readonly open: (
+    pfx: Uint8Array,
+    password: Redacted.Redacted<string>,
+    claimants?: ReadonlyArray<string>
+  ) => Effect.Effect<ParsedCertificate, Pkcs12Error | OpenerBusy>
+  /** Openings on a thread and waiting for one, now. */
+  readonly load: Effect.Effect<OpeningLoad>
 }>()("etd/Pkcs12Opener") {
   static readonly layerWith = (options: Pkcs12OpenerOptions) => Layer.effect(this, make(options))
   static readonly layer = this.layerWith(defaultOpenerOptions)
+  /** The pool as configured (`CREDENTIALS_OPEN_*`). */
+  static readonly layerConfig = Layer.effect(
+    this,
+    Effect.gen(function*() {
+      const { pkcs12Pool } = yield* AppConfig
+      return yield* make(pkcs12Pool)
+    })
+  )
 }

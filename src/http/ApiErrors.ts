@@ -21,6 +21,7 @@ import {
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
+  RateLimited,
   ServiceUnavailable,
   statusOf
 } from "../domain/Errors.js"
@@ -135,9 +136,12 @@ const toContractError = <E>(
   if (undeclared || Cause.hasDies(cause) || (!Cause.hasFails(cause) && !Cause.hasInterruptsOnly(cause))) {
     return Effect.andThen(Effect.logError("unexpected failure", cause), Effect.fail(new InternalError()))
   }
-  // Contract errors declared on the endpoint pass through unchanged; the API encodes them. A 503
-  // names its wait in the body and, as SPEC §2 wants, in `Retry-After` (e.g. the tax authority away).
-  if (Option.isSome(failure) && failure.value instanceof ServiceUnavailable) {
+  // Contract errors declared on the endpoint pass through unchanged; the API encodes them. A 503 or
+  // a 429 names its wait in the body and, as SPEC §2 wants, in `Retry-After` (e.g. the tax authority
+  // away, or a limit that is no bucket, such as one certificate opening at a time).
+  if (
+    Option.isSome(failure) && (failure.value instanceof ServiceUnavailable || failure.value instanceof RateLimited)
+  ) {
     return withRetryAfter(failure.value.retry_after).pipe(Effect.andThen(Effect.failCause(cause)))
   }
   return Effect.failCause(cause)

@@ -1,8 +1,9 @@
 /**
  * The authentication middleware. Each request is verified against the database (no cache), then
  * the endpoint's declared requirements are enforced: the `{tenantId}` of the path, the key's scope
- * or the member's role, and the rate limits of the key and its tenant, or of the session. (An API key
- * sent with a browser's request marks never gets here: the server middleware refuses it, SPEC §4.)
+ * or the member's role, and the rate limits of the key and its tenant, or of the session's user and
+ * the tenant of its path. (An API key sent with a browser's request marks never gets here: the
+ * server middleware refuses it, SPEC §4.)
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -84,7 +85,11 @@ const make = Effect.gen(function*() {
   const policyOf = yield* Effect.orDie(policyTable(Api))
   const keyBucket = { capacity: config.rateLimit.burst, refillPerSecond: config.rateLimit.perSecond }
   const tenantBucket = { capacity: config.tenantRateLimit.burst, refillPerSecond: config.tenantRateLimit.perSecond }
-  const sessionBucket = { capacity: config.sessionRateLimit.burst, refillPerSecond: config.sessionRateLimit.perSecond }
+  const userBucket = { capacity: config.sessionRateLimit.burst, refillPerSecond: config.sessionRateLimit.perSecond }
+  const membersBucket = {
+    capacity: config.sessionTenantRateLimit.burst,
+    refillPerSecond: config.sessionTenantRateLimit.perSecond
+  }
 
   // Fails closed: only an endpoint of another API than the one checked above can have no policy.
   const currentPolicy = (endpoint: HttpApiEndpoint.Top) =>
@@ -117,21 +122,30 @@ const make = Effect.gen(function*() {
       if (!sessionTokenPattern.test(token)) return yield* new InvalidSession()
       const principal = yield* auth.verifySession(token)
       yield* Effect.annotateCurrentSpan({ "user.id": principal.userId })
-      yield* limiter.consume([{ key: `session:${principal.sessionId}`, policy: sessionBucket }])
+      // Per user, not per session: every session of the user draws from one bucket, so logging in
+      // again buys no more throughput (SPEC §11).
+      const user = { key: `user:${principal.userId}`, policy: userBucket }
       const { pathTenantId, policy } = yield* currentPolicy(endpoint)
-      if (pathTenantId === undefined) return { principal, policy }
-      // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.
+      if (pathTenantId === undefined) {
+        yield* limiter.consume([user])
+        return { principal, policy }
+      }
       // The path's schema has not checked the id yet; it is only looked up, and a malformed one is no
-      // tenant's (that same 404).
-      const role = yield* Effect.flatMap(
-        tenants.roleOf(asId("tenant", pathTenantId), principal.userId),
-        Option.match({
-          onNone: () => Effect.fail(new NotFound()),
-          onSome: Effect.succeed
-        })
-      )
+      // tenant's (the 404 below). Membership comes before the tenant's bucket, so that a stranger
+      // cannot spend a tenant's budget; the price is this lookup even for a request then refused.
+      const role = yield* tenants.roleOf(asId("tenant", pathTenantId), principal.userId)
+      if (Option.isNone(role)) {
+        yield* limiter.consume([user])
+        // A non-member learns nothing about the tenant: the same 404 as for a tenant that does not exist.
+        return yield* new NotFound()
+      }
+      // All members' sessions together have a budget on the tenant's paths, so more members buy no
+      // more throughput either. It is not the `tenant:` bucket of the tenant's API keys: a runaway or
+      // leaked key that empties that one must not lock its owners out of the dashboard where they
+      // revoke it, and people browsing must not slow the tenant's integration down.
+      yield* limiter.consume([user, { key: `tenant-sessions:${pathTenantId}`, policy: membersBucket }])
       yield* Effect.annotateCurrentSpan({ "tenant.id": pathTenantId })
-      return { principal: { ...principal, role } satisfies SessionPrincipal, policy }
+      return { principal: { ...principal, role: role.value } satisfies SessionPrincipal, policy }
     })
 
   const apiKey = ApiKeyAuth.of({

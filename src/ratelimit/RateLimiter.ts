@@ -1,6 +1,7 @@
 /**
- * Rate limits (SPEC §11) as token buckets: per API key and per tenant, per session, per login
- * email and client address, per tenant's certificate uploads. With `REDIS_URL` the buckets live in
+ * Rate limits (SPEC §11) as token buckets: per API key and per tenant, per user and per tenant's
+ * members for sessions, per login email and client address, and certificate uploads per tenant, per
+ * user and over the whole service. With `REDIS_URL` the buckets live in
  * Redis and hold across instances (`RateLimiter.redis`); without it in this instance's memory
  * (`RateLimiter.memory`). A Redis that is down or slow never fails or holds up a request: each
  * decision falls back to this instance's memory until Redis answers again.

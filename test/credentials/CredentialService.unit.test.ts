@@ -93,7 +93,11 @@ const upload = (pfx: Uint8Array) =>
   Effect.flatMap(
     CredentialService,
     (service) =>
-      service.upload(TENANT, { pkcs12: Buffer.from(pfx).toString("base64"), password: Redacted.make(PASSWORD) })
+      service.upload(
+        TENANT,
+        { pkcs12: Buffer.from(pfx).toString("base64"), password: Redacted.make(PASSWORD) },
+        asId("user", "usr_unit")
+      )
   )
 
 describe("CredentialService", () => {

@@ -58,7 +58,7 @@ const credentialExpiringIn = (days: number) =>
     const credential = yield* service.upload(tenantId, {
       pkcs12: Buffer.from(p12.pfx).toString("base64"),
       password: Redacted.make(password)
-    })
+    }, asId("user", "usr_expiry"))
     return { tenantId, credentialId: credential.id }
   })
 

@@ -50,7 +50,7 @@ const newTenantWithCredential = (keys: string) =>
         service.upload(tenantId, {
           pkcs12: Buffer.from(p12.pfx).toString("base64"),
           password: Redacted.make(password)
-        })),
+        }, asId("user", "usr_vault"))),
       vaultWith(keys)
     )
     return { tenantId, credentialId: credential.id, p12 }

@@ -8,7 +8,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Duration, Effect, Redacted } from "effect"
 import { performance } from "node:perf_hooks"
 import { iterationCounts, MAX_PKCS12_TOTAL_ITERATIONS } from "../../src/credentials/Pkcs12Limits.js"
-import { Pkcs12Opener } from "../../src/credentials/Pkcs12Opener.js"
+import { defaultOpenerOptions, Pkcs12Opener } from "../../src/credentials/Pkcs12Opener.js"
 import { expectError, field } from "../support/accounts.js"
 import { makePkcs12, reexportWithIterations } from "../support/certificates.js"
 import { registerOwner } from "../support/fixtures.js"
@@ -42,7 +42,9 @@ describe("Pkcs12Opener", () => {
       const opener = yield* Pkcs12Opener
       const slow = yield* Effect.flip(opener.open(realBundle().pfx, Redacted.make(PASSWORD)))
       expect(slow.reason).toBe("too_costly")
-    }).pipe(Effect.provide(Pkcs12Opener.layerWith({ threads: 1, timeLimit: Duration.millis(1) }))))
+    }).pipe(
+      Effect.provide(Pkcs12Opener.layerWith({ ...defaultOpenerOptions, threads: 1, timeLimit: Duration.millis(1) }))
+    ))
 
   it.live("queues uploads beyond its threads and reuses them", () =>
     Effect.gen(function*() {
@@ -54,7 +56,13 @@ describe("Pkcs12Opener", () => {
       expect(opened.map((c) => c.fingerprintSha256)).toEqual(Array(3).fill(realBundle().fingerprintSha256))
       const wrong = yield* Effect.flip(opener.open(realBundle().pfx, Redacted.make("not the password")))
       expect(wrong.reason).toBe("wrong_password")
-    }).pipe(Effect.provide(Pkcs12Opener.layerWith({ threads: 1, timeLimit: Duration.seconds(10) }))))
+    }).pipe(Effect.provide(Pkcs12Opener.layerWith({
+      ...defaultOpenerOptions,
+      threads: 1,
+      timeLimit: Duration.seconds(10),
+      // The third waits for both others: on a loaded machine longer than the default bound.
+      maxWait: Duration.seconds(60)
+    }))))
 })
 
 /** Runs `work` while polling /healthz; answers its result and the slowest health check in ms. */

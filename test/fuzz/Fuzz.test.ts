@@ -33,8 +33,9 @@ const fuzzConfig = {
   rateLimit: unlimited,
   tenantRateLimit: unlimited,
   sessionRateLimit: unlimited,
+  sessionTenantRateLimit: unlimited,
   loginRateLimit: { perMinute: 1_000_000 },
-  uploadRateLimit: { perMinute: 1_000_000 },
+  uploadRateLimit: { perMinute: 1_000_000, perUserPerMinute: 1_000_000, globalPerMinute: 1_000_000 },
   paymentProviderWebhookSecret: Option.some(Redacted.make(providerSecret))
 }
 
