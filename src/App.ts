@@ -9,6 +9,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { SqlClient, SqlError } from "effect/sql"
 import { Api } from "./Api.js"
 import { ApiDocument } from "./ApiDocument.js"
+import { AccountLinks } from "./auth/AccountLinks.js"
 import { AuthService } from "./auth/AuthService.js"
 import { UserDirectoryLive } from "./auth/Directory.js"
 import { AuthHttpLive } from "./auth/Http.js"
@@ -21,6 +22,7 @@ import { CredentialService } from "./credentials/CredentialService.js"
 import { CredentialVault, MasterKeyRewrapLive, MasterKeysLive } from "./credentials/CredentialVault.js"
 import { ExpiryMonitorLive } from "./credentials/ExpiryMonitor.js"
 import { CredentialsHttpLive } from "./credentials/Http.js"
+import { MailSealingLive } from "./credentials/MailSealingLive.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
@@ -36,6 +38,9 @@ import { AuthenticationLive } from "./keys/Authentication.js"
 import { ExposureMonitor } from "./keys/ExposureMonitor.js"
 import { KeysHttpLive } from "./keys/Http.js"
 import { KeyService } from "./keys/KeyService.js"
+import { MailSenderLive } from "./mail/MailSender.js"
+import { Outbox } from "./mail/Outbox.js"
+import { MailTransportLive } from "./mail/Transport.js"
 import { RateLimiter } from "./ratelimit/RateLimiter.js"
 import { Readiness } from "./runtime/Readiness.js"
 import { SubstitutionHttpLive } from "./substitution/Http.js"
@@ -73,6 +78,9 @@ const RateLimiterLive = Layer.unwrap(
  */
 const VaultLive = CredentialVault.layer.pipe(Layer.provideMerge(MasterKeysLive))
 
+/** The outbox any service queues mail on, its payloads sealed under the credentials master key. */
+const MailLive = Outbox.layer.pipe(Layer.provideMerge(MailSealingLive), Layer.provide(MasterKeysLive))
+
 /** Tenant account: credentials and billing, over their secrets. */
 const AccountServicesLive = Layer.mergeAll(CredentialService.layer, BillingService.layer).pipe(
   Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive))
@@ -86,6 +94,8 @@ const ServicesLive = Layer.mergeAll(
   DocumentService.layer,
   WebhookService.layer,
   AuthService.layer,
+  AccountLinks.layer,
+  UserDirectoryLive,
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
   KeyService.layer,
@@ -130,11 +140,12 @@ const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableList
   Layer.provide(BuiltInTracerDisabled)
 )
 
-/** Background work: the issuance workers, the idempotency-key purge and the webhook dispatcher. */
+/** Background work: the issuance workers, the idempotency-key purge, the webhook dispatcher and the mail sender. */
 const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
-  WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer]))
+  WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer])),
+  MailSenderLive.pipe(Layer.provide(MailTransportLive))
 )
 
 /**
@@ -152,6 +163,7 @@ export const makeApp = (
 ) =>
   Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive, MetricsServerLive).pipe(
     Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(MailLive),
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(authorities.pipe(Layer.provide(VaultLive))),
     Layer.provideMerge(Transaction.layer),

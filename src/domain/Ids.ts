@@ -16,7 +16,9 @@ export const idPrefixes = {
   webhookEndpoint: "whe",
   event: "evt",
   delivery: "dlv",
-  session: "ses"
+  session: "ses",
+  mail: "eml",
+  userToken: "utk"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -52,6 +54,8 @@ interface IdTypes {
   readonly event: string
   readonly delivery: DeliveryId
   readonly session: string
+  readonly mail: string
+  readonly userToken: string
 }
 export type Id<K extends IdKind> = IdTypes[K]
 
