@@ -18,6 +18,7 @@ import { problemsOf } from "./oracle.js"
 import { send } from "./send.js"
 import { fuzzSettings, replayHint } from "./settings.js"
 import { changedTables, makeFingerprint } from "./state.js"
+import { markEmailVerified } from "../support/fixtures.js"
 import { checkWorld, keepSession, makeWorld, type World } from "./world.js"
 
 const settings = fuzzSettings()
@@ -70,7 +71,10 @@ for (const database of settings.databases) {
         const server = yield* HttpServer.HttpServer
         const port = (server.address as { readonly port: number }).port
         const fingerprint = yield* makeFingerprint
-        world ??= makeWorld(port, providerSecret, settings.long)
+        const sql = yield* SqlClient.SqlClient
+        const verifyEmail = (userId: string) =>
+          Effect.runPromise(markEmailVerified(userId).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+        world ??= makeWorld(port, providerSecret, settings.long, verifyEmail)
         return { port, fingerprint, world: yield* Effect.promise(() => world!) }
       })
 
