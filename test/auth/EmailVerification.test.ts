@@ -98,7 +98,11 @@ for (const database of testDatabases) {
       it.effect("resending needs a session; the confirmation takes no token in the URL", () =>
         Effect.gen(function*() {
           expectError(yield* rawRequest("POST", "/me/email-verification", { body: {} }), 401, "missing_credentials")
-          expectError(yield* rawRequest("POST", "/auth/email-verification/confirm", { body: {} }), 400, "invalid_request")
+          expectError(
+            yield* rawRequest("POST", "/auth/email-verification/confirm", { body: {} }),
+            400,
+            "invalid_request"
+          )
         }))
 
       it.effect("until verified: live keys and certificate uploads are 403 email_unverified; test keys work", () =>

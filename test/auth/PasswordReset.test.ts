@@ -17,8 +17,7 @@ const requestReset = (email: string, locale?: "pt-BR" | "en") =>
   rawRequest("POST", "/auth/password-reset", { body: { email, ...(locale === undefined ? {} : { locale }) } })
 const confirmReset = (token: string, password = NEW_PASSWORD) =>
   rawRequest("POST", "/auth/password-reset/confirm", { body: { token, password } })
-const login = (email: string, password: string) =>
-  rawRequest("POST", "/auth/login", { body: { email, password } })
+const login = (email: string, password: string) => rawRequest("POST", "/auth/login", { body: { email, password } })
 
 for (const database of testDatabases) {
   layer(makeMailTestApp(database), { timeout: 60_000, excludeTestServices: true })(

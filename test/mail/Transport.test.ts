@@ -13,12 +13,17 @@ import { redactSecrets } from "../../src/telemetry/Logger.js"
 import { mailSettings } from "../support/Mailbox.js"
 
 const link = "http://localhost:3000/#/reset-password/etd_reset_abcdefghijklmnopqrstuvwxyz234567"
-const envelope = { to: "ana@example.com", template: "password_reset", link, ...render("en", {
+const envelope = {
+  to: "ana@example.com",
   template: "password_reset",
-  name: "Ana",
   link,
-  expiresAt: new Date("2030-01-01T00:00:00Z")
-}) }
+  ...render("en", {
+    template: "password_reset",
+    name: "Ana",
+    link,
+    expiresAt: new Date("2030-01-01T00:00:00Z")
+  })
+}
 
 const withoutSmtp = (production: boolean, lines: Array<string>) =>
   MailTransportLive.pipe(
@@ -79,7 +84,9 @@ describe("mail templates", () => {
 
   it("the two languages differ, word for word", () => {
     for (const message of messages) expect(render("pt-BR", message).subject).not.toBe(render("en", message).subject)
-    expect(render("pt-BR", messages[2]!).text).toContain("Bia convidou você para participar de Ana & Filhos como desenvolvedor.")
+    expect(render("pt-BR", messages[2]!).text).toContain(
+      "Bia convidou você para participar de Ana & Filhos como desenvolvedor."
+    )
     expect(render("en", messages[2]!).text).toContain("Bia invited you to join Ana & Filhos as developer.")
   })
 })
