@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { SessionAuth } from "../domain/Authentication.js"
-import { Conflict, InvalidCredentials, RateLimited } from "../domain/Errors.js"
+import { Conflict, InvalidCredentials, InvalidToken, RateLimited } from "../domain/Errors.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
@@ -23,12 +23,27 @@ export const Password = Schema.RedactedFromValue(
   ).annotate({ description: "At least 12 characters." })
 )
 
+export const MailLocale = Schema.Literals(["pt-BR", "en"]).annotate({
+  description: "The language of the mail sent (default `pt-BR`)."
+})
+
 export const RegisterPayload = Schema.Struct({
   email: Email,
   password: Password,
   name: Schema.optionalKey(trimmedString(Schema.String.check(Schema.isMaxLength(200)))),
-  tenant: Schema.optionalKey(NewTenant)
+  tenant: Schema.optionalKey(NewTenant),
+  locale: Schema.optionalKey(MailLocale)
 })
+
+// A link's token: bounded, and never echoed by a message (it is a secret until used).
+const LinkToken = Schema.String.annotate({ message: "token must be a string" }).check(
+  Schema.isMaxLength(200, { message: "token must have at most 200 characters" })
+).annotate({ description: "The token of the mailed link (the part after the last `/` of its fragment)." })
+
+export const ResendVerificationPayload = Schema.Struct({ locale: Schema.optionalKey(MailLocale) })
+export const ConfirmEmailPayload = Schema.Struct({ token: LinkToken })
+export const PasswordResetRequest = Schema.Struct({ email: Email, locale: Schema.optionalKey(MailLocale) })
+export const PasswordResetConfirm = Schema.Struct({ token: LinkToken, password: Password })
 
 export class Registration extends Schema.Class<Registration>("Registration")({
   user: PublicUser,
@@ -92,6 +107,61 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .annotate(OpenApi.Summary, "List the current user's tenants")
       .annotate(OpenApi.Description, "The tenants the session's user belongs to, each with the user's role.")
       .middleware(SessionAuth)
+  )
+  .add(
+    HttpApiEndpoint.post("resendVerification", "/me/email-verification", {
+      payload: ResendVerificationPayload,
+      success: HttpApiSchema.Accepted,
+      error: RateLimited
+    })
+      .annotate(OpenApi.Summary, "Send the e-mail verification link again")
+      .annotate(
+        OpenApi.Description,
+        "Mails the session's user a new verification link (the older ones stop working). Nothing is sent when the " +
+          "address is already verified. Rate limited per user."
+      )
+      .middleware(SessionAuth)
+  )
+  .add(
+    HttpApiEndpoint.post("confirmEmail", "/auth/email-verification/confirm", {
+      payload: ConfirmEmailPayload,
+      success: HttpApiSchema.NoContent,
+      error: [InvalidToken, RateLimited]
+    })
+      .annotate(OpenApi.Summary, "Confirm an e-mail address")
+      .annotate(
+        OpenApi.Description,
+        "Marks the address verified with the token of the mailed link (`#/verify-email/<token>`), sent in the body, " +
+          "never in the URL. A token works once, for 24 hours by default, and only while it is the newest sent; " +
+          "anything else is `400 invalid_token`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("requestPasswordReset", "/auth/password-reset", {
+      payload: PasswordResetRequest,
+      success: HttpApiSchema.Accepted,
+      error: RateLimited
+    })
+      .annotate(OpenApi.Summary, "Ask for a password reset link")
+      .annotate(
+        OpenApi.Description,
+        "Always `202`, whether or not a user has this address (no account enumeration); a user who has gets a " +
+          "link (`#/reset-password/<token>`) by mail. Rate limited per address and per client."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("confirmPasswordReset", "/auth/password-reset/confirm", {
+      payload: PasswordResetConfirm,
+      success: HttpApiSchema.NoContent,
+      error: [InvalidToken, RateLimited]
+    })
+      .annotate(OpenApi.Summary, "Set a new password with a reset link")
+      .annotate(
+        OpenApi.Description,
+        "Sets the password with the token of the mailed link, ends every session of the user, and marks the " +
+          "address verified. A token works once, for 1 hour by default, and only while it is the newest sent; " +
+          "anything else is `400 invalid_token`."
+      )
   )
   .annotate(OpenApi.Title, "Users and sessions")
   .annotate(

@@ -4,8 +4,10 @@ import { Api } from "../Api.js"
 import { CurrentSession } from "../domain/Principal.js"
 import { clientAddressOf } from "../http/ClientAddress.js"
 import { TenantService } from "../tenants/TenantService.js"
+import { AccountLinks } from "./AccountLinks.js"
 import { AuthService } from "./AuthService.js"
 import { makeLoginLimits } from "./LoginLimits.js"
+import { makeMailLimits } from "./MailLimits.js"
 
 export const AuthHttpLive = HttpApiBuilder.group(
   Api,
@@ -14,6 +16,8 @@ export const AuthHttpLive = HttpApiBuilder.group(
     const auth = yield* AuthService
     const tenants = yield* TenantService
     const limits = yield* makeLoginLimits
+    const links = yield* AccountLinks
+    const mailLimits = yield* makeMailLimits
 
     return handlers
       .handle(
@@ -28,6 +32,27 @@ export const AuthHttpLive = HttpApiBuilder.group(
       )
       .handle("logout", () => Effect.flatMap(CurrentSession, (session) => auth.logout(session.sessionId)))
       .handle("me", () => Effect.flatMap(CurrentSession, (session) => auth.me(session.userId)))
+      .handle("resendVerification", ({ payload }) =>
+        Effect.gen(function*() {
+          const session = yield* CurrentSession
+          yield* mailLimits.resendVerification(session.userId)
+          yield* links.resendVerification(session.userId, payload.locale ?? "pt-BR")
+        }))
+      .handle(
+        "confirmEmail",
+        ({ payload, request }) =>
+          Effect.andThen(mailLimits.confirm(clientAddressOf(request)), links.confirmVerification(payload.token))
+      )
+      .handle("requestPasswordReset", ({ payload, request }) =>
+        Effect.andThen(
+          mailLimits.requestReset(payload.email, clientAddressOf(request)),
+          links.requestReset(payload.email, payload.locale ?? "pt-BR")
+        ))
+      .handle("confirmPasswordReset", ({ payload, request }) =>
+        Effect.andThen(
+          mailLimits.confirm(clientAddressOf(request)),
+          links.confirmReset(payload.token, payload.password)
+        ))
       .handle(
         "myTenants",
         ({ query }) => Effect.flatMap(CurrentSession, (session) => tenants.tenantsOfUser(session.userId, query))

@@ -13,6 +13,7 @@ import {
   CertificatePasswordIncorrect,
   CertificateTaxIdMismatch,
   Conflict,
+  EmailUnverified,
   Forbidden,
   InvalidCertificate,
   NotFound
@@ -96,7 +97,8 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
         CertificateNotYetValid,
         CertificateTaxIdMismatch,
         Conflict,
-        Forbidden
+        Forbidden,
+        EmailUnverified
       ]
     })
       .annotate(OpenApi.Summary, "Upload an A1 certificate")
@@ -116,7 +118,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
           "not stored. Uploads are limited per tenant, per user and over the whole service (`429 rate_limited`), and " +
           "a tenant or user has one file being opened at a time (`429`); when every thread that opens files is busy " +
           "and its short queue is full, or the wait for one runs out, the answer is `503 service_unavailable`. Both " +
-          "carry `Retry-After`."
+          "carry `Retry-After`. The uploader's e-mail address must be verified (`403 email_unverified` until then)."
       ),
     HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {
       params: { tenantId: TenantIdParam },

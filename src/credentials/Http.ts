@@ -4,6 +4,7 @@ import { Api } from "../Api.js"
 import { AppConfig } from "../Config.js"
 import { CurrentSession, pathTenant } from "../domain/Principal.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
+import { requireVerifiedEmail, UserDirectory } from "../tenants/UserDirectory.js"
 import { CredentialService } from "./CredentialService.js"
 
 const perMinute = (count: number) => ({ capacity: count, refillPerSecond: count / 60 })
@@ -14,6 +15,7 @@ export const CredentialsHttpLive = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const credentials = yield* CredentialService
     const limiter = yield* RateLimiter
+    const directory = yield* UserDirectory
     const { uploadRateLimit } = yield* AppConfig
     // Opening a PKCS#12 is the most expensive work a request can ask for: uploads are counted per
     // tenant (whoever uploads), per user (whatever the tenant: an accountant's many clients give no
@@ -24,7 +26,9 @@ export const CredentialsHttpLive = HttpApiBuilder.group(
     return handlers
       .handle("upload", ({ params, payload }) =>
         Effect.gen(function*() {
+          // An upload verifies the tenant's tax id: only someone whose own address is proven may do it.
           const { userId } = yield* CurrentSession
+          yield* requireVerifiedEmail(userId).pipe(Effect.provideService(UserDirectory, directory))
           yield* limiter.consume([
             { key: `upload:${params.tenantId}`, policy: perTenant },
             { key: `upload-user:${userId}`, policy: perUser },

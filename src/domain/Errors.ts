@@ -112,6 +112,18 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
  * SPEC §4, keys stay on backends: an API key arrived with a browser's request marks. Like a key in
  * a URL, the key is then treated as exposed (the tenant is alerted).
  */
+export class EmailUnverified extends Schema.TaggedError<EmailUnverified>()("EmailUnverified", {
+  code: Schema.tag("email_unverified"),
+  message: message("Confirm your e-mail address first: follow the link we sent you, or ask for a new one.")
+}, { httpApiStatus: 403 }) {}
+
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
+  code: Schema.tag("invalid_token"),
+  message: message(
+    "The link is not valid: it was already used, it expired, or a newer one was sent. Ask for a new one."
+  )
+}, { httpApiStatus: 400 }) {}
+
 export class ApiKeyInBrowser extends Schema.TaggedError<ApiKeyInBrowser>()("ApiKeyInBrowser", {
   code: Schema.tag("api_key_in_browser"),
   message: message(

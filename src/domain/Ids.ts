@@ -17,7 +17,9 @@ export const idPrefixes = {
   event: "evt",
   delivery: "dlv",
   session: "ses",
-  audit: "aud"
+  audit: "aud",
+  mail: "eml",
+  userToken: "utk"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -54,6 +56,8 @@ interface IdTypes {
   readonly delivery: DeliveryId
   readonly session: string
   readonly audit: string
+  readonly mail: string
+  readonly userToken: string
 }
 export type Id<K extends IdKind> = IdTypes[K]
 
