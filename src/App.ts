@@ -22,8 +22,8 @@ import { CredentialService } from "./credentials/CredentialService.js"
 import { CredentialVault, MasterKeyRewrapLive, MasterKeysLive } from "./credentials/CredentialVault.js"
 import { ExpiryMonitorLive } from "./credentials/ExpiryMonitor.js"
 import { CredentialsHttpLive } from "./credentials/Http.js"
+import { OutboxLive } from "./credentials/MailSealingLive.js"
 import { Pkcs12Opener } from "./credentials/Pkcs12Opener.js"
-import { MailSealingLive } from "./credentials/MailSealingLive.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
@@ -41,7 +41,6 @@ import { ExposureMonitor } from "./keys/ExposureMonitor.js"
 import { KeysHttpLive } from "./keys/Http.js"
 import { KeyService } from "./keys/KeyService.js"
 import { MailSenderLive } from "./mail/MailSender.js"
-import { Outbox } from "./mail/Outbox.js"
 import { MailTransportLive } from "./mail/Transport.js"
 import { RateLimiter } from "./ratelimit/RateLimiter.js"
 import { Readiness } from "./runtime/Readiness.js"
@@ -81,9 +80,6 @@ const RateLimiterLive = Layer.unwrap(
  */
 const VaultLive = CredentialVault.layer.pipe(Layer.provideMerge(MasterKeysLive))
 
-/** The outbox any service queues mail on, its payloads sealed under the credentials master key. */
-const MailLive = Outbox.layer.pipe(Layer.provideMerge(MailSealingLive), Layer.provide(MasterKeysLive))
-
 /**
  * Tenant account: credentials and billing, over their secrets. The PKCS#12 pool is the very instance
  * `CredentialService.layer` uses (a layer is built once per app), exposed so its load can be read.
@@ -103,9 +99,8 @@ const ServicesLive = Layer.mergeAll(
   WebhookService.layer,
   AuthService.layer,
   AccountLinks.layer,
-  UserDirectoryLive,
   TenantService.layer,
-  MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
+  MemberService.layer,
   // Tax id ownership and the audit log, for handlers and tests too (the operator command builds its own).
   TaxIdOwnership.layer,
   AuditLog.layer,
@@ -113,6 +108,9 @@ const ServicesLive = Layer.mergeAll(
   ExposureMonitor.layer,
   RateLimiterLive,
   Readiness.layer
+).pipe(
+  // The auth module's side of the tenants' port, for every service that reads users through it.
+  Layer.provideMerge(UserDirectoryLive)
 )
 
 const HandlersLive = Layer.mergeAll(
@@ -174,7 +172,7 @@ export const makeApp = (
 ) =>
   Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive, MetricsServerLive).pipe(
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(MailLive),
+    Layer.provideMerge(OutboxLive),
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(authorities.pipe(Layer.provide(VaultLive))),
     Layer.provideMerge(Transaction.layer),

@@ -7,7 +7,9 @@
 import { Effect, Layer, References } from "effect"
 import { hostname, userInfo } from "node:os"
 import { parseArgs } from "node:util"
+import { UserDirectoryLive } from "./auth/Directory.js"
 import type { AppConfig } from "./Config.js"
+import { OutboxLive } from "./credentials/MailSealingLive.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { asId } from "./domain/Ids.js"
@@ -62,6 +64,7 @@ export const parseCommand = (
 /** The service's layers an operator command needs; the migrations run first, as at the service's start. */
 export const operatorLayer = (config: Layer.Layer<AppConfig>) =>
   Layer.mergeAll(TaxIdOwnership.layer, AuditLog.layer).pipe(
+    Layer.provide([UserDirectoryLive, OutboxLive]),
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, SqlLive)),

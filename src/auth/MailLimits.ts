@@ -25,6 +25,7 @@ export const makeMailLimits = Effect.gen(function*() {
         { key: `reset-address:${limitKeyOf(address)}`, policy: perClient },
         { key: `reset-email:${normalizeEmail(email)}`, policy: perMailbox }
       ]),
-    confirm: (address: string) => limiter.consume([{ key: `link-confirm:${limitKeyOf(address)}`, policy: confirmations }])
+    confirm: (address: string) =>
+      limiter.consume([{ key: `link-confirm:${limitKeyOf(address)}`, policy: confirmations }])
   } as const
 })

@@ -3,8 +3,9 @@
  * envelopes as stored certificates, so a rotated key reads older mail until it is sent.
  */
 import { Effect, Layer } from "effect"
+import { Outbox } from "../mail/Outbox.js"
 import { MailSealing, MailUnreadable } from "../mail/Sealing.js"
-import { MasterKeys } from "./CredentialVault.js"
+import { MasterKeys, MasterKeysLive } from "./CredentialVault.js"
 import { open, parseEnvelope, seal, serializeEnvelope } from "./Envelope.js"
 
 const aad = (context: string) => `mail:${context}`
@@ -22,3 +23,6 @@ export const MailSealingLive = Layer.effect(
         )
     }))
 )
+
+/** The outbox any service queues mail on, its payloads sealed under the credentials master key. */
+export const OutboxLive = Outbox.layer.pipe(Layer.provideMerge(MailSealingLive), Layer.provide(MasterKeysLive))

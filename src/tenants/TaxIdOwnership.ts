@@ -1,7 +1,8 @@
 /**
  * Who holds a tax id (SPEC §5). A tenant proves the tax id it names with an ICP-Brasil certificate
  * issued to it (the credentials module calls `verify` in the upload's transaction); every other
- * tenant that named it is told then, by an event, since it loses its claim for live issuing. An
+ * tenant that named it is told then, by an event and a mail to its owners, since it loses its claim
+ * for live issuing. An
  * operator can undo a verification (`revoke`, the operator command): audited, and told to the
  * tenant.
  *
@@ -9,7 +10,7 @@
  * which operator undid it. Both go to the endpoints of both environments: the standing is the
  * tenant's, whatever environment its integration listens in.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import type { EventType } from "../domain/Events.js"
@@ -19,7 +20,9 @@ import type { TaxIdStatus } from "../domain/Tenant.js"
 import { now } from "../domain/Time.js"
 import { AuditLog } from "../events/AuditLog.js"
 import { EventLog } from "../events/EventLog.js"
+import { Outbox } from "../mail/Outbox.js"
 import { TenantRepo } from "./TenantRepo.js"
+import { UserDirectory } from "./UserDirectory.js"
 
 const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
 
@@ -39,6 +42,8 @@ export class TaxIdOwnership extends Context.Service<TaxIdOwnership>()("etd/TaxId
     const tenants = yield* TenantRepo
     const events = yield* EventLog
     const audit = yield* AuditLog
+    const directory = yield* UserDirectory
+    const outbox = yield* Outbox
     const inTransaction = yield* makeTransaction
 
     /** Records the tenant's new standing on its tax id as `type`, for both environments. */
@@ -79,7 +84,32 @@ export class TaxIdOwnership extends Context.Service<TaxIdOwnership>()("etd/TaxId
         (other) => tell(other.id, "tenant.tax_id_verified_elsewhere", proven.value, "verified_by_another", at),
         { discard: true }
       )
+      yield* mailOwners(others, proven.value)
     })
+
+    /**
+     * The owners of the tenants that lost their claim hear of it by mail too, queued in the same
+     * transaction. Users keep no language of their own, so the mail is in Portuguese, the
+     * service's default.
+     */
+    const mailOwners = (claimants: ReadonlyArray<{ readonly id: TenantId; readonly name: string }>, taxId: string) =>
+      Effect.gen(function*() {
+        if (!Arr.isReadonlyArrayNonEmpty(claimants)) return
+        const owners = yield* tenants.ownersOf(Arr.map(claimants, (claimant) => claimant.id))
+        const users = new Map(
+          (yield* directory.findByIds(owners.map((owner) => owner.userId))).map((user) => [user.id, user])
+        )
+        const names = new Map(claimants.map((claimant) => [claimant.id, claimant.name]))
+        yield* Effect.forEach(owners, (owner) => {
+          const user = users.get(owner.userId)
+          const tenantName = names.get(owner.tenantId)
+          return user === undefined || tenantName === undefined ? Effect.void : outbox.send({
+            to: user.email,
+            locale: "pt-BR",
+            message: { template: "tax_id_verified_elsewhere", tenantName, taxId }
+          })
+        }, { discard: true })
+      })
 
     /**
      * An operator undoes the tenant's verification: the tenant is unverified, so the tax id is open
@@ -112,6 +142,9 @@ export class TaxIdOwnership extends Context.Service<TaxIdOwnership>()("etd/TaxId
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
-  /** Still needs the `EventLog` (the application's fans out to the webhooks: webhooks/FanOut.ts). */
+  /**
+   * Still needs the `EventLog` (the application's fans out to the webhooks: webhooks/FanOut.ts), the
+   * `Outbox` and the auth module's `UserDirectory`.
+   */
   static readonly layer = this.layerNoDeps.pipe(Layer.provide([TenantRepo.layer, AuditLog.layer, Transaction.layer]))
 }

@@ -8,16 +8,19 @@ import { Duration, Effect, Exit, Layer, Metric, Redacted, Schema, Scope } from "
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
+import { UserDirectoryLive } from "../../src/auth/Directory.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { CredentialRepo } from "../../src/credentials/CredentialRepo.js"
 import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault, MasterKeys } from "../../src/credentials/CredentialVault.js"
 import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelope.js"
 import { dueWarning, ExpiryMonitorLive, makeExpirySweep } from "../../src/credentials/ExpiryMonitor.js"
+import { MailSealingLive } from "../../src/credentials/MailSealingLive.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { CredentialExpiryObject } from "../../src/domain/Events.js"
 import { asId } from "../../src/domain/Ids.js"
+import { Outbox } from "../../src/mail/Outbox.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
 import { credentialTimeToExpiry } from "../../src/telemetry/Metrics.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
@@ -31,6 +34,8 @@ const HOUR = 3_600_000
 const START = Math.floor(Date.now() / 1000) * 1000
 
 const services = Layer.mergeAll(CredentialService.layer, CredentialVault.layer, CredentialRepo.layer).pipe(
+  // A first proof of a tax id mails the other claimants' owners (none here).
+  Layer.provide([UserDirectoryLive, Outbox.layer.pipe(Layer.provide(MailSealingLive))]),
   Layer.provideMerge(Transaction.layer),
   Layer.provideMerge(EventLogLive),
   Layer.provide(AppConfigTest()),

@@ -11,14 +11,17 @@ import { createPrivateKey, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { UserDirectoryLive } from "../../src/auth/Directory.js"
 import { PaymentProviderSecret, PaymentProviderSecretLive } from "../../src/billing/BillingService.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { CredentialService } from "../../src/credentials/CredentialService.js"
 import { CredentialVault, MASTER_KEY_FILE, MasterKeys, MasterKeysLive } from "../../src/credentials/CredentialVault.js"
 import { generateMasterKey, parseMasterKeys } from "../../src/credentials/Envelope.js"
+import { MailSealingLive } from "../../src/credentials/MailSealingLive.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
+import { Outbox } from "../../src/mail/Outbox.js"
 import { secretFilePath } from "../../src/runtime/Secrets.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { makePkcs12 } from "../support/certificates.js"
@@ -30,6 +33,8 @@ const K2 = generateMasterKey("k2")
 
 const vaultWith = (keys: string) =>
   Layer.mergeAll(CredentialService.layer, CredentialVault.layer).pipe(
+    // A first proof of a tax id mails the other claimants' owners (none here).
+    Layer.provide([UserDirectoryLive, Outbox.layer.pipe(Layer.provide(MailSealingLive))]),
     Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(keys))),
     Layer.provide(EventLogLive),
     Layer.provide([AppConfigTest(), Transaction.layer])

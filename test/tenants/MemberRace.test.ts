@@ -39,7 +39,8 @@ const HookedTenantRepo = Layer.effect(
   }))
 )
 
-const publicUser = (id: string) => new PublicUser({ id, email: `${id}@example.com`, name: null, created_at: joined, email_verified: true })
+const publicUser = (id: string) =>
+  new PublicUser({ id, email: `${id}@example.com`, name: null, created_at: joined, email_verified: true })
 
 /** Users are the auth module's: the directory answers from the ids alone. */
 const Directory = Layer.succeed(UserDirectory, {

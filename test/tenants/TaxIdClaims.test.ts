@@ -1,7 +1,7 @@
 /**
  * What the tenants that share a tax id are told (SPEC §5), over HTTP on both databases: when one
- * proves it, the others get `tenant.tax_id_verified_elsewhere` and show why they lost their live
- * claim (`tax_id_status`); an operator's undoing of a verification is audited, told to the tenant,
+ * proves it, the others get `tenant.tax_id_verified_elsewhere`, their owners a mail (read from a
+ * real SMTP server), and they show why they lost their live claim (`tax_id_status`); an operator's undoing of a verification is audited, told to the tenant,
  * and opens the tax id to the others' proof again.
  */
 import { expect, layer } from "@effect/vitest"
@@ -10,13 +10,13 @@ import { SqlClient } from "effect/sql"
 import { TaxIdStatusChangeObject } from "../../src/domain/Events.js"
 import { asId, type TenantId } from "../../src/domain/Ids.js"
 import { AuditLog } from "../../src/events/AuditLog.js"
-import { MemberService } from "../../src/tenants/MemberService.js"
 import { TaxIdOwnership } from "../../src/tenants/TaxIdOwnership.js"
 import { addMember, expectError, field } from "../support/accounts.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
-import { cnpj, createKey, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { cnpj, createKey, markEmailVerified, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { makeMailTestApp, TestMailbox } from "../support/Mailbox.js"
 import { completeRegistration } from "../support/registration.js"
-import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
+import { client, rawRequest, testDatabases } from "../support/TestApp.js"
 
 const PFX_PASSWORD = "claims-test-pass"
 
@@ -33,6 +33,8 @@ const tenantNaming = (taxId: string) =>
         tenant: { name: "Empresa Ltda", tax_id: taxId }
       }
     })
+    // Proving a tax id needs a proven address (SPEC §5).
+    yield* markEmailVerified(registration.user.id)
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     const tenantId = asId("tenant", registration.tenant!.id)
     yield* (yield* client(login.token)).tenants.update({
@@ -77,7 +79,7 @@ const taxIdEvents = (tenantIds: ReadonlyArray<TenantId>) =>
   })
 
 for (const database of testDatabases) {
-  const app = makeTestApp(database, { loginRateLimit: { perMinute: 100_000 } })
+  const app = makeMailTestApp(database, { loginRateLimit: { perMinute: 100_000 } })
 
   layer(app, { timeout: 120_000, excludeTestServices: true })(`tax id claims (${database})`, (it) => {
     it.effect("the first proof tells every other tenant naming the tax id, in both environments; they show why", () =>
@@ -132,28 +134,34 @@ for (const database of testDatabases) {
         expect(String(field(refused.json, "message"))).toContain("Another tenant has proven this tax id")
       }))
 
-    it.effect("claimantsOf: the other tenants naming the tax id with their owners' e-mails", () =>
+    it.effect("the owners of every other tenant naming the tax id get a mail; nobody else does", () =>
       Effect.gen(function*() {
+        const mailbox = yield* TestMailbox
         const taxId = cnpj()
         const holder = yield* tenantNaming(taxId)
         const first = yield* tenantNaming(taxId)
         const coOwner = yield* addMember(first, "owner", "co-owner")
-        yield* addMember(first, "admin", "not-an-owner")
+        const admin = yield* addMember(first, "admin", "not-an-owner")
         const second = yield* tenantNaming(taxId)
-        yield* tenantNaming(cnpj())
+        const unrelated = yield* tenantNaming(cnpj())
 
-        const members = yield* MemberService
-        const claimants = yield* members.claimantsOf(taxId, holder.tenantId)
-        const byEmail = (owners: ReadonlyArray<{ email: string }>) => owners.map((owner) => owner.email).sort()
-        expect(claimants.map((claimant) => claimant.tenantId)).toEqual([first.tenantId, second.tenantId].sort())
-        const firstClaim = claimants.find((claimant) => claimant.tenantId === first.tenantId)!
-        expect(firstClaim.name).toBe("Empresa Ltda")
-        expect(byEmail(firstClaim.owners)).toEqual([first.email, coOwner.email].sort())
-        expect(firstClaim.owners.map((owner) => owner.userId).sort()).toEqual([first.userId, coOwner.userId].sort())
-        expect(byEmail(claimants.find((claimant) => claimant.tenantId === second.tenantId)!.owners)).toEqual([
-          second.email
-        ])
-        expect(yield* members.claimantsOf(cnpj(), holder.tenantId)).toEqual([])
+        expect((yield* upload(holder, certificateOf(taxId))).status).toBe(201)
+        const subject = "O CNPJ/CPF de Empresa Ltda foi verificado por outra conta"
+        for (const owner of [first.email, coOwner.email, second.email]) {
+          const mail = yield* mailbox.waitFor(owner, (received) => received.subject === subject)
+          expect(mail.text).toContain(taxId)
+        }
+        // Every mail the proof queued has gone out by now: a bystander's would be in the mailbox.
+        const sql = yield* SqlClient.SqlClient
+        const unsent = () =>
+          Effect.map(
+            sql<{ count: number }>`SELECT count(*)::int AS count FROM mail_jobs WHERE state = 'pending'`,
+            (rows) => rows[0]?.count ?? 0
+          )
+        while ((yield* unsent()) > 0) yield* Effect.sleep("50 millis")
+        for (const bystander of [holder.email, admin.email, unrelated.email]) {
+          expect(mailbox.to(bystander).filter((received) => received.subject === subject)).toEqual([])
+        }
       }))
 
     it.effect("an operator undoes a verification: audited, told to the tenant, and the tax id is open again", () =>
