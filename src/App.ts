@@ -11,7 +11,8 @@ import { Api } from "./Api.js"
 import { ApiDocument } from "./ApiDocument.js"
 import { AuthService } from "./auth/AuthService.js"
 import { UserDirectoryLive } from "./auth/Directory.js"
-import { AuthHttpLive } from "./auth/Http.js"
+import { AuthHttpLive, InvitationAcceptanceHttpLive } from "./auth/Http.js"
+import { InvitationAcceptanceService } from "./auth/InvitationAcceptance.js"
 import { TaxAuthoritiesLive } from "./authority/Authorities.js"
 import type { TaxAuthorities } from "./authority/TaxAuthority.js"
 import { BillingService, PaymentProviderSecretLive } from "./billing/BillingService.js"
@@ -46,7 +47,8 @@ import { LoggerLive } from "./telemetry/Logger.js"
 import { MetricsRouteLive, MetricsServerLive } from "./telemetry/MetricsEndpoint.js"
 import { TraceSamplerLive } from "./telemetry/Sampler.js"
 import { TracingLive } from "./telemetry/Tracing.js"
-import { TenantsHttpLive } from "./tenants/Http.js"
+import { InvitationsHttpLive, TenantsHttpLive } from "./tenants/Http.js"
+import { InvitationService } from "./tenants/InvitationService.js"
 import { MemberService } from "./tenants/MemberService.js"
 import { TenantService } from "./tenants/TenantService.js"
 import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
@@ -88,6 +90,7 @@ const ServicesLive = Layer.mergeAll(
   AuthService.layer,
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
+  InvitationAcceptanceService.layer.pipe(Layer.provideMerge(InvitationService.layer), Layer.provide(UserDirectoryLive)),
   KeyService.layer,
   ExposureMonitor.layer,
   RateLimiterLive,
@@ -96,7 +99,9 @@ const ServicesLive = Layer.mergeAll(
 
 const HandlersLive = Layer.mergeAll(
   AuthHttpLive,
+  InvitationAcceptanceHttpLive,
   TenantsHttpLive,
+  InvitationsHttpLive,
   KeysHttpLive,
   DocumentsHttpLive,
   SubstitutionHttpLive,

@@ -148,6 +148,15 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   message: message("The resource already exists.")
 }, { httpApiStatus: 409 }) {}
 
+/**
+ * A one-time token sent in a body (an invitation's link) that does not name anything usable: unknown,
+ * expired, revoked, or already used. One answer for all, so a token holder learns nothing more.
+ */
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
+  code: Schema.tag("invalid_token"),
+  message: message("This link is not valid: it may have expired, been replaced or already been used.")
+}, { httpApiStatus: 400 }) {}
+
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   code: Schema.tag("payload_too_large"),
   message: message("The request body is larger than 1 MiB.")

@@ -16,7 +16,8 @@ export const idPrefixes = {
   webhookEndpoint: "whe",
   event: "evt",
   delivery: "dlv",
-  session: "ses"
+  session: "ses",
+  invitation: "inv"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -40,6 +41,8 @@ export const WebhookEndpointId = Schema.String.pipe(Schema.brand("WebhookEndpoin
 export type WebhookEndpointId = typeof WebhookEndpointId.Type
 export const DeliveryId = Schema.String.pipe(Schema.brand("DeliveryId"))
 export type DeliveryId = typeof DeliveryId.Type
+export const InvitationId = Schema.String.pipe(Schema.brand("InvitationId"))
+export type InvitationId = typeof InvitationId.Type
 
 /** The type of an id of each kind; the kinds without a type of their own are plain strings. */
 interface IdTypes {
@@ -52,6 +55,7 @@ interface IdTypes {
   readonly event: string
   readonly delivery: DeliveryId
   readonly session: string
+  readonly invitation: InvitationId
 }
 export type Id<K extends IdKind> = IdTypes[K]
 
