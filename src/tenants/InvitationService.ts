@@ -21,15 +21,15 @@ import { now } from "../domain/Time.js"
 import { base32, cryptoRandom, hashToken } from "../domain/Tokens.js"
 import { normalizeEmail } from "../domain/User.js"
 import { type InvitationFilter, type InvitationRecord, InvitationRepo } from "./InvitationRepo.js"
+import { memberChangeRefusal } from "./MemberRules.js"
 import { TenantRepo } from "./TenantRepo.js"
 import { UserDirectory } from "./UserDirectory.js"
 
 /** A link's token: `etd_inv_` and 160 random bits, shown only in the mail. */
 const newToken = () => `etd_inv_${base32(cryptoRandom(20))}`
 
-/** Who may hand out a role: an owner any, an admin any but owner, a developer none. */
-export const mayGrant = (granter: Role, role: Role) =>
-  granter === "owner" || (granter === "admin" && role !== "owner")
+/** Whether `granter` may hand out `role`: the members' own rule for an addition. */
+const mayGrant = (granter: Role, role: Role) => memberChangeRefusal(granter, { _tag: "Add", role }) === undefined
 
 /** What an acceptance did: who joined which tenant with which role. */
 export interface Accepted {

@@ -3,19 +3,21 @@
  * removing a member (SPEC §5). Memberships are the tenants module's; the users behind them come
  * from the `UserDirectory` the auth module provides.
  *
- * A role change or a removal runs under the tenant's row lock, and reads the caller's own role
- * again under it: two owners demoting or removing each other at once are serialized, so the second
- * sees the first's outcome (it is no longer an owner, or the other is the last one) and the tenant
- * never ends up without an owner.
+ * Every member change runs under the tenant's row lock and applies the whole rule of who may do it
+ * (MemberRules.ts) to the caller's role read again under that lock: the route checked the role
+ * before, and a demotion or removal committed since must count. Two owners demoting or removing each
+ * other at once are serialized too, so the second sees the first's outcome (it is no longer an
+ * owner, or the other is the last one) and the tenant never ends up without an owner.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
-import { Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
+import { InvalidState, NotFound } from "../domain/Errors.js"
 import type { TenantId, UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { Member } from "./Api.js"
+import { checkMemberChange } from "./MemberRules.js"
 import { TenantRepo } from "./TenantRepo.js"
 import { UserDirectory } from "./UserDirectory.js"
 
@@ -25,21 +27,41 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     const directory = yield* UserDirectory
     const inTransaction = yield* makeTransaction
 
+    const noSuchMember = new NotFound({ message: "No such member." })
+
+    /**
+     * Locks the tenant's row for the surrounding transaction and reads the caller's role under it:
+     * `NotFound` when the caller is no longer a member. Every member change starts with it and then
+     * applies `checkMemberChange` to the role it returns.
+     */
+    const lockForChange = (tenantId: TenantId, actorId: UserId) =>
+      Effect.andThen(
+        tenants.lock(tenantId),
+        Effect.flatMap(
+          tenants.roleOf(tenantId, actorId),
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: Effect.succeed
+          })
+        )
+      )
+
     const addMember = Effect.fn("MemberService.addMember")(function*(
       tenantId: TenantId,
-      actorRole: Role,
+      actorId: UserId,
       input: { email: string; role: Role }
     ) {
-      if (input.role === "owner" && actorRole !== "owner") {
-        return yield* new Forbidden({ message: "Only an owner can add another owner." })
-      }
-      const found = yield* directory.findByEmail(input.email)
-      if (Option.isNone(found)) {
-        return yield* new NotFound({ message: "No registered user has this email. Ask them to register first." })
-      }
       const createdAt = yield* now
-      yield* tenants.addMember({ tenantId, userId: found.value.id, role: input.role, createdAt })
-      return new Member({ user: found.value.user, role: input.role, created_at: createdAt })
+      const found = yield* Effect.gen(function*() {
+        yield* checkMemberChange(yield* lockForChange(tenantId, actorId), { _tag: "Add", role: input.role })
+        const found = yield* directory.findByEmail(input.email)
+        if (Option.isNone(found)) {
+          return yield* new NotFound({ message: "No registered user has this email. Ask them to register first." })
+        }
+        yield* tenants.addMember({ tenantId, userId: found.value.id, role: input.role, createdAt })
+        return found.value
+      }).pipe(inTransaction)
+      return new Member({ user: found.user, role: input.role, created_at: createdAt })
     })
 
     const listMembers = Effect.fn("MemberService.listMembers")(function*(tenantId: TenantId, page: PageParams) {
@@ -62,24 +84,6 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       return { ...result, data }
     })
 
-    const noSuchMember = new NotFound({ message: "No such member." })
-
-    /**
-     * The caller's role, read under the tenant's lock (call inside the transaction that took it).
-     * The middleware checked it before the lock; a concurrent change may have lowered or ended it.
-     */
-    const lockedActorRole = (tenantId: TenantId, actorId: UserId) =>
-      Effect.andThen(
-        tenants.lock(tenantId),
-        Effect.flatMap(
-          tenants.roleOf(tenantId, actorId),
-          Option.match({
-            onNone: () => Effect.fail(new NotFound()),
-            onSome: Effect.succeed
-          })
-        )
-      )
-
     /** Fails when the owner about to be demoted or removed is the tenant's only one (call under the tenant's lock). */
     const keepAnOwner = (tenantId: TenantId, action: string) =>
       Effect.flatMap(tenants.countOwners(tenantId), (owners) =>
@@ -96,14 +100,14 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       role: Role
     ) {
       const membership = yield* Effect.gen(function*() {
-        const actorRole = yield* lockedActorRole(tenantId, actorId)
+        const actorRole = yield* lockForChange(tenantId, actorId)
+        // A developer changes no role, and learns nothing of user ids: refused before the lookup.
+        if (actorRole === "developer") yield* checkMemberChange(actorRole, { _tag: "ChangeRole", from: role, to: role })
         // A malformed user id names no membership either: the same 404 (SPEC §2).
         const found = yield* tenants.findMember(tenantId, userId)
         if (Option.isNone(found)) return yield* noSuchMember
         const current = found.value
-        if ((current.role === "owner" || role === "owner") && actorRole !== "owner") {
-          return yield* new Forbidden({ message: "Only an owner can grant or take away the owner role." })
-        }
+        yield* checkMemberChange(actorRole, { _tag: "ChangeRole", from: current.role, to: role })
         if (current.role === role) return current
         if (current.role === "owner") yield* keepAnOwner(tenantId, "demoted")
         yield* tenants.setRole(tenantId, userId, role)
@@ -121,22 +125,22 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
     const removeMember = Effect.fn("MemberService.removeMember")(
       function*(tenantId: TenantId, actorId: UserId, userId: UserId) {
         yield* Effect.gen(function*() {
-          const actorRole = yield* lockedActorRole(tenantId, actorId)
-          if (actorId !== userId && actorRole === "developer") {
-            return yield* new Forbidden({ message: "A developer may remove only themselves." })
+          const actorRole = yield* lockForChange(tenantId, actorId)
+          const self = actorId === userId
+          // A developer learns nothing of other user ids: refused before the lookup.
+          if (!self && actorRole === "developer") {
+            yield* checkMemberChange(actorRole, { _tag: "Remove", role: "developer", self })
           }
           const target = yield* tenants.roleOf(tenantId, userId)
           if (Option.isNone(target)) return yield* noSuchMember
-          if (target.value === "owner") {
-            if (actorRole !== "owner") return yield* new Forbidden({ message: "Only an owner can remove an owner." })
-            yield* keepAnOwner(tenantId, "removed")
-          }
+          yield* checkMemberChange(actorRole, { _tag: "Remove", role: target.value, self })
+          if (target.value === "owner") yield* keepAnOwner(tenantId, "removed")
           yield* tenants.removeMember(tenantId, userId)
         }).pipe(inTransaction)
       }
     )
 
-    return { addMember, listMembers, changeRole, removeMember } as const
+    return { addMember, listMembers, changeRole, removeMember, lockForChange } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
