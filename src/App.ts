@@ -9,6 +9,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { SqlClient, SqlError } from "effect/sql"
 import { Api } from "./Api.js"
 import { ApiDocument } from "./ApiDocument.js"
+import { AccountLinks } from "./auth/AccountLinks.js"
 import { AuthService } from "./auth/AuthService.js"
 import { UserDirectoryLive } from "./auth/Directory.js"
 import { AuthHttpLive, InvitationAcceptanceHttpLive } from "./auth/Http.js"
@@ -22,6 +23,7 @@ import { CredentialService } from "./credentials/CredentialService.js"
 import { CredentialVault, MasterKeyRewrapLive, MasterKeysLive } from "./credentials/CredentialVault.js"
 import { ExpiryMonitorLive } from "./credentials/ExpiryMonitor.js"
 import { CredentialsHttpLive } from "./credentials/Http.js"
+import { MailSealingLive } from "./credentials/MailSealingLive.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
@@ -37,6 +39,9 @@ import { AuthenticationLive } from "./keys/Authentication.js"
 import { ExposureMonitor } from "./keys/ExposureMonitor.js"
 import { KeysHttpLive } from "./keys/Http.js"
 import { KeyService } from "./keys/KeyService.js"
+import { MailSenderLive } from "./mail/MailSender.js"
+import { Outbox } from "./mail/Outbox.js"
+import { MailTransportLive } from "./mail/Transport.js"
 import { RateLimiter } from "./ratelimit/RateLimiter.js"
 import { Readiness } from "./runtime/Readiness.js"
 import { SubstitutionHttpLive } from "./substitution/Http.js"
@@ -75,6 +80,9 @@ const RateLimiterLive = Layer.unwrap(
  */
 const VaultLive = CredentialVault.layer.pipe(Layer.provideMerge(MasterKeysLive))
 
+/** The outbox any service queues mail on, its payloads sealed under the credentials master key. */
+const MailLive = Outbox.layer.pipe(Layer.provideMerge(MailSealingLive), Layer.provide(MasterKeysLive))
+
 /** Tenant account: credentials and billing, over their secrets. */
 const AccountServicesLive = Layer.mergeAll(CredentialService.layer, BillingService.layer).pipe(
   Layer.provideMerge(Layer.merge(VaultLive, PaymentProviderSecretLive))
@@ -88,6 +96,8 @@ const ServicesLive = Layer.mergeAll(
   DocumentService.layer,
   WebhookService.layer,
   AuthService.layer,
+  AccountLinks.layer,
+  UserDirectoryLive,
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
   InvitationAcceptanceService.layer.pipe(Layer.provideMerge(InvitationService.layer), Layer.provide(UserDirectoryLive)),
@@ -135,11 +145,12 @@ const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableList
   Layer.provide(BuiltInTracerDisabled)
 )
 
-/** Background work: the issuance workers, the idempotency-key purge and the webhook dispatcher. */
+/** Background work: the issuance workers, the idempotency-key purge, the webhook dispatcher and the mail sender. */
 const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
-  WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer]))
+  WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer])),
+  MailSenderLive.pipe(Layer.provide(MailTransportLive))
 )
 
 /**
@@ -157,6 +168,7 @@ export const makeApp = (
 ) =>
   Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive, MetricsServerLive).pipe(
     Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(MailLive),
     Layer.provideMerge(EventLogLive),
     Layer.provideMerge(authorities.pipe(Layer.provide(VaultLive))),
     Layer.provideMerge(Transaction.layer),

@@ -5,6 +5,7 @@ import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redac
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import type { Environment } from "./domain/Principal.js"
+import { mailConfig, type MailConfigShape } from "./mail/MailConfig.js"
 
 /** What an environment's authority talks to: the built-in simulator, or the national system (SEFIN Nacional). */
 export type AuthorityTarget = "simulator" | "sefin"
@@ -232,6 +233,8 @@ export interface AppConfigShape {
   readonly credentialExpiryCheckInterval: Duration.Duration
   /** The tax authority each environment's documents go to. */
   readonly authority: Readonly<Record<Environment, AuthorityAdapterConfig>>
+  /** Outgoing mail and the one-time links it carries (src/mail/MailConfig.ts). */
+  readonly mail: MailConfigShape
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("etd/AppConfig") {}
@@ -326,7 +329,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   credentialExpiryCheckInterval: Config.Duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
     Config.withDefault(Duration.hours(1))
   ),
-  authority: Config.all({ live: authorityConfig("live"), test: authorityConfig("test") })
+  authority: Config.all({ live: authorityConfig("live"), test: authorityConfig("test") }),
+  mail: mailConfig
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, Effect.orDie(appConfig))

@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { SessionAuth } from "../domain/Authentication.js"
 import {
   Conflict,
+  EmailUnverified,
   Forbidden,
   InvalidCredentials,
   InvalidSession,
@@ -34,12 +35,27 @@ export const Password = Schema.RedactedFromValue(
   ).annotate({ description: "At least 12 characters." })
 )
 
+export const MailLocale = Schema.Literals(["pt-BR", "en"]).annotate({
+  description: "The language of the mail sent (default `pt-BR`)."
+})
+
 export const RegisterPayload = Schema.Struct({
   email: Email,
   password: Password,
   name: Schema.optionalKey(trimmedString(Schema.String.check(Schema.isMaxLength(200)))),
-  tenant: Schema.optionalKey(NewTenant)
+  tenant: Schema.optionalKey(NewTenant),
+  locale: Schema.optionalKey(MailLocale)
 })
+
+// A link's token: bounded, and never echoed by a message (it is a secret until used).
+const LinkToken = Schema.String.annotate({ message: "token must be a string" }).check(
+  Schema.isMaxLength(200, { message: "token must have at most 200 characters" })
+).annotate({ description: "The token of the mailed link (the part after the last `/` of its fragment)." })
+
+export const ResendVerificationPayload = Schema.Struct({ locale: Schema.optionalKey(MailLocale) })
+export const ConfirmEmailPayload = Schema.Struct({ token: LinkToken })
+export const PasswordResetRequest = Schema.Struct({ email: Email, locale: Schema.optionalKey(MailLocale) })
+export const PasswordResetConfirm = Schema.Struct({ token: LinkToken, password: Password })
 
 export class Registration extends Schema.Class<Registration>("Registration")({
   user: PublicUser,
@@ -104,6 +120,61 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .annotate(OpenApi.Description, "The tenants the session's user belongs to, each with the user's role.")
       .middleware(SessionAuth)
   )
+  .add(
+    HttpApiEndpoint.post("resendVerification", "/me/email-verification", {
+      payload: ResendVerificationPayload,
+      success: HttpApiSchema.Accepted,
+      error: RateLimited
+    })
+      .annotate(OpenApi.Summary, "Send the e-mail verification link again")
+      .annotate(
+        OpenApi.Description,
+        "Mails the session's user a new verification link (the older ones stop working). Nothing is sent when the " +
+          "address is already verified. Rate limited per user."
+      )
+      .middleware(SessionAuth)
+  )
+  .add(
+    HttpApiEndpoint.post("confirmEmail", "/auth/email-verification/confirm", {
+      payload: ConfirmEmailPayload,
+      success: HttpApiSchema.NoContent,
+      error: [InvalidToken, RateLimited]
+    })
+      .annotate(OpenApi.Summary, "Confirm an e-mail address")
+      .annotate(
+        OpenApi.Description,
+        "Marks the address verified with the token of the mailed link (`#/verify-email/<token>`), sent in the body, " +
+          "never in the URL. A token works once, for 24 hours by default, and only while it is the newest sent; " +
+          "anything else is `400 invalid_token`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("requestPasswordReset", "/auth/password-reset", {
+      payload: PasswordResetRequest,
+      success: HttpApiSchema.Accepted,
+      error: RateLimited
+    })
+      .annotate(OpenApi.Summary, "Ask for a password reset link")
+      .annotate(
+        OpenApi.Description,
+        "Always `202`, whether or not a user has this address (no account enumeration); a user who has gets a " +
+          "link (`#/reset-password/<token>`) by mail. Rate limited per address and per client."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("confirmPasswordReset", "/auth/password-reset/confirm", {
+      payload: PasswordResetConfirm,
+      success: HttpApiSchema.NoContent,
+      error: [InvalidToken, RateLimited]
+    })
+      .annotate(OpenApi.Summary, "Set a new password with a reset link")
+      .annotate(
+        OpenApi.Description,
+        "Sets the password with the token of the mailed link, ends every session of the user, and marks the " +
+          "address verified. A token works once, for 1 hour by default, and only while it is the newest sent; " +
+          "anything else is `400 invalid_token`."
+      )
+  )
   .annotate(OpenApi.Title, "Users and sessions")
   .annotate(
     OpenApi.Description,
@@ -163,12 +234,15 @@ export class InvitationAcceptanceApi extends HttpApiGroup.make("invitationAccept
   .add(
     HttpApiEndpoint.get("listMine", "/me/invitations", {
       query: PageParams,
-      success: Page(Invitation)
+      success: Page(Invitation),
+      error: [EmailUnverified]
     })
       .annotate(OpenApi.Summary, "List the current user's invitations")
       .annotate(
         OpenApi.Description,
-        "The invitations the session's user can still accept, addressed to their e-mail, newest first."
+        "The invitations the session's user can still accept, addressed to their e-mail, newest first. The " +
+          "address must be verified (`403 email_unverified`): an account that only claims an address sees nothing " +
+          "sent to it."
       )
       .middleware(SessionAuth)
   )
@@ -176,7 +250,7 @@ export class InvitationAcceptanceApi extends HttpApiGroup.make("invitationAccept
     HttpApiEndpoint.post("acceptMine", "/me/invitations/:invitationId/accept", {
       params: myInvitationParams,
       success: InvitationAcceptance,
-      error: [NotFound, InvalidState, Conflict]
+      error: [EmailUnverified, NotFound, InvalidState, Conflict]
     })
       .annotate(OpenApi.Summary, "Accept one of the current user's invitations")
       .annotate(
@@ -190,7 +264,7 @@ export class InvitationAcceptanceApi extends HttpApiGroup.make("invitationAccept
     HttpApiEndpoint.post("declineMine", "/me/invitations/:invitationId/decline", {
       params: myInvitationParams,
       success: Invitation,
-      error: [NotFound, InvalidState]
+      error: [EmailUnverified, NotFound, InvalidState]
     })
       .annotate(OpenApi.Summary, "Decline one of the current user's invitations")
       .annotate(OpenApi.Description, "Turns the invitation down; its link stops working.")

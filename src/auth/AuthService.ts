@@ -10,7 +10,9 @@ import type { SessionPrincipal } from "../domain/Principal.js"
 import type { NewTenant } from "../domain/Tenant.js"
 import { now } from "../domain/Time.js"
 import { generateToken, hashToken } from "../domain/Tokens.js"
+import type { MailLocale } from "../mail/Outbox.js"
 import { TenantService } from "../tenants/TenantService.js"
+import { AccountLinks } from "./AccountLinks.js"
 import { LoginResult, Registration } from "./Api.js"
 import { Passwords } from "./Passwords.js"
 import { SessionRepo } from "./SessionRepo.js"
@@ -21,6 +23,7 @@ export interface RegisterInput {
   readonly password: Redacted.Redacted<string>
   readonly name?: string | undefined
   readonly tenant?: NewTenant | undefined
+  readonly locale?: MailLocale | undefined
 }
 
 export class AuthService extends Context.Service<AuthService>()("etd/AuthService", {
@@ -31,15 +34,23 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
     const sessions = yield* SessionRepo
     const tenants = yield* TenantService
     const inTransaction = yield* makeTransaction
+    const links = yield* AccountLinks
 
-    /** The user, the tenant and the owner's membership are created together or not at all. */
     const register = Effect.fn("AuthService.register")(function*(input: RegisterInput) {
       // Hash before the transaction: the KDF is slow and must not hold a connection.
       const passwordHash = yield* passwords.hash(input.password)
       const createdAt = yield* now
-      const user = { id: yield* makeId("user"), email: input.email, name: input.name ?? null, createdAt }
+      const user = {
+        id: yield* makeId("user"),
+        email: input.email,
+        name: input.name ?? null,
+        emailVerifiedAt: null,
+        createdAt
+      }
+      /** The user, the tenant, the owner's membership and the verification mail commit together or not at all. */
       return yield* Effect.gen(function*() {
         yield* users.insert({ ...user, passwordHash })
+        yield* links.sendVerification(user, input.locale ?? "pt-BR")
         if (input.tenant === undefined) return new Registration({ user: toPublicUser(user) })
         const tenant = yield* tenants.create(input.tenant, user.id, createdAt)
         return new Registration({ user: toPublicUser(user), tenant })
@@ -102,6 +113,13 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
   static readonly layer = this.layerNoDeps.pipe(
-    Layer.provide([Passwords.layer, UserRepo.layer, SessionRepo.layer, TenantService.layer, Transaction.layer])
+    Layer.provide([
+      Passwords.layer,
+      UserRepo.layer,
+      SessionRepo.layer,
+      TenantService.layer,
+      Transaction.layer,
+      AccountLinks.layer
+    ])
   )
 }

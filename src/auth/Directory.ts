@@ -13,7 +13,8 @@ export const UserDirectoryLive = Layer.effect(
     return UserDirectory.of({
       findByEmail: (email) =>
         Effect.map(users.findByEmail(email), Option.map((user) => ({ id: user.id, user: toPublicUser(user) }))),
-      findByIds: (ids) => Effect.map(users.findByIds(ids), (found) => found.map(toPublicUser))
+      findByIds: (ids) => Effect.map(users.findByIds(ids), (found) => found.map(toPublicUser)),
+      emailVerified: users.isVerified
     })
   })
 ).pipe(Layer.provide(UserRepo.layer))

@@ -7,9 +7,11 @@ import { TenantService } from "../tenants/TenantService.js"
 import { AppConfig } from "../Config.js"
 import { asId } from "../domain/Ids.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
+import { AccountLinks } from "./AccountLinks.js"
 import { AuthService } from "./AuthService.js"
 import { InvitationAcceptanceService } from "./InvitationAcceptance.js"
 import { makeLoginLimits } from "./LoginLimits.js"
+import { makeMailLimits } from "./MailLimits.js"
 
 const clientAddress = (request: HttpServerRequest.HttpServerRequest) =>
   Option.getOrElse(request.remoteAddress, () => "unknown")
@@ -21,6 +23,8 @@ export const AuthHttpLive = HttpApiBuilder.group(
     const auth = yield* AuthService
     const tenants = yield* TenantService
     const limits = yield* makeLoginLimits
+    const links = yield* AccountLinks
+    const mailLimits = yield* makeMailLimits
 
     return handlers
       .handle(
@@ -35,6 +39,27 @@ export const AuthHttpLive = HttpApiBuilder.group(
       )
       .handle("logout", () => Effect.flatMap(CurrentSession, (session) => auth.logout(session.sessionId)))
       .handle("me", () => Effect.flatMap(CurrentSession, (session) => auth.me(session.userId)))
+      .handle("resendVerification", ({ payload }) =>
+        Effect.gen(function*() {
+          const session = yield* CurrentSession
+          yield* mailLimits.resendVerification(session.userId)
+          yield* links.resendVerification(session.userId, payload.locale ?? "pt-BR")
+        }))
+      .handle(
+        "confirmEmail",
+        ({ payload, request }) =>
+          Effect.andThen(mailLimits.confirm(clientAddress(request)), links.confirmVerification(payload.token))
+      )
+      .handle("requestPasswordReset", ({ payload, request }) =>
+        Effect.andThen(
+          mailLimits.requestReset(payload.email, clientAddress(request)),
+          links.requestReset(payload.email, payload.locale ?? "pt-BR")
+        ))
+      .handle("confirmPasswordReset", ({ payload, request }) =>
+        Effect.andThen(
+          mailLimits.confirm(clientAddress(request)),
+          links.confirmReset(payload.token, payload.password)
+        ))
       .handle(
         "myTenants",
         ({ query }) => Effect.flatMap(CurrentSession, (session) => tenants.tenantsOfUser(session.userId, query))

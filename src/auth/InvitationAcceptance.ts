@@ -9,7 +9,7 @@
  * module's, checked under the tenant's lock; the account is created inside that same transaction.
  */
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
-import { InvalidSession, invalidField, MissingCredentials, Forbidden } from "../domain/Errors.js"
+import { EmailUnverified, Forbidden, invalidField, InvalidSession, MissingCredentials } from "../domain/Errors.js"
 import { type InvitationId, makeId, type UserId } from "../domain/Ids.js"
 import { InvitationAcceptance, InvitationLookup } from "../domain/Invitation.js"
 import type { PageParams } from "../domain/Pagination.js"
@@ -85,19 +85,26 @@ export class InvitationAcceptanceService
                 message: "This invitation is for another account's address: sign in to that account to accept it."
               })
             }
-            const accepted = yield* invitations.acceptByToken(input.token, () => Effect.succeed(account.value.id))
-            return yield* answer(accepted, account.value, null)
+            const accepted = yield* invitations.acceptByToken(
+              input.token,
+              // The link proves the mailbox and the session the account: the address is now verified too.
+              () => Effect.as(Effect.flatMap(now, (at) => users.markVerified(account.value.id, at)), account.value.id)
+            )
+            return yield* answer(accepted, Option.getOrThrow(yield* users.findById(account.value.id)), null)
           }
           if (input.password === undefined) {
             return yield* invalidField(["password"], "a new account needs a password of at least 12 characters")
           }
           // Hashed before the transaction: the KDF is slow and must not hold a connection.
           const passwordHash = yield* passwords.hash(input.password)
+          const createdAt = yield* now
+          // The link proved the mailbox: the address is verified from the start, no verification mail.
           const user: UserProfile = {
             id: yield* makeId("user"),
             email: invitation.email,
             name: input.name ?? null,
-            createdAt: yield* now
+            emailVerifiedAt: createdAt,
+            createdAt
           }
           const accepted = yield* invitations.acceptByToken(
             input.token,
@@ -107,10 +114,16 @@ export class InvitationAcceptanceService
           return yield* answer(accepted, user, { token: session.token, expiresAt: session.expires_at })
         }).pipe(Effect.withSpan("InvitationAcceptance.acceptByLink"))
 
-      /** The signed-in user, whose address the invitations must name. */
+      /**
+       * The signed-in user, whose address the invitations must name: verified (`403 email_unverified`
+       * otherwise), or whoever registered someone else's address first would be handed their invitations.
+       */
       const profile = (userId: UserId) =>
-        // A session always belongs to an existing user; users are never deleted.
-        Effect.map(users.findById(userId), Option.getOrThrow)
+        Effect.flatMap(
+          // A session always belongs to an existing user; users are never deleted.
+          Effect.map(users.findById(userId), Option.getOrThrow),
+          (user) => user.emailVerifiedAt === null ? Effect.fail(new EmailUnverified()) : Effect.succeed(user)
+        )
 
       const listMine = Effect.fn("InvitationAcceptance.listMine")(function*(userId: UserId, page: PageParams) {
         const user = yield* profile(userId)

@@ -39,7 +39,11 @@ export class SessionRepo extends Context.Service<SessionRepo>()("etd/SessionRepo
         WHERE token_hash = ${tokenHash} AND revoked_at IS NULL
         RETURNING id, user_id`).pipe(Effect.map(Arr.head))
 
-    return repository("SessionRepo", { insert, findByTokenHash, revoke, revokeByTokenHash })
+    /** Ends every live session of the user (a password reset). */
+    const revokeAllOf = (userId: UserId, at: Date) =>
+      sql`UPDATE sessions SET revoked_at = ${at} WHERE user_id = ${userId} AND revoked_at IS NULL`.pipe(Effect.asVoid)
+
+    return repository("SessionRepo", { insert, findByTokenHash, revoke, revokeByTokenHash, revokeAllOf })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

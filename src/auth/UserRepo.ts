@@ -12,6 +12,7 @@ const UserProfile = Schema.Struct({
   id: UserId,
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
+  emailVerifiedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date
 })
 export type UserProfile = typeof UserProfile.Type
@@ -22,7 +23,13 @@ export type UserRecord = typeof UserRecord.Type
 
 /** The one mapping from a stored user to the API's. */
 export const toPublicUser = (user: UserProfile) =>
-  new PublicUser({ id: user.id, email: user.email, name: user.name, created_at: user.createdAt })
+  new PublicUser({
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    email_verified: user.emailVerifiedAt !== null,
+    created_at: user.createdAt
+  })
 
 const users = decodeRows(UserRecord)
 const profiles = decodeRows(UserProfile)
@@ -43,20 +50,42 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
 
     const findByEmail = (email: string) =>
       users(sql`
-        SELECT id, email, name, password_hash, created_at FROM users
+        SELECT id, email, name, password_hash, email_verified_at, created_at FROM users
         WHERE email_normalized = ${normalizeEmail(email)}`).pipe(Effect.map(Arr.head))
 
     const findById = (id: UserId) =>
-      profiles(sql`SELECT id, email, name, created_at FROM users WHERE id = ${id}`).pipe(
+      profiles(sql`SELECT id, email, name, email_verified_at, created_at FROM users WHERE id = ${id}`).pipe(
         Effect.map(Arr.head)
       )
 
     /** The users with these ids, in no particular order; unknown ids are left out. */
     const findByIds = (ids: ReadonlyArray<UserId>) => (ids.length === 0
       ? Effect.succeed([])
-      : profiles(sql`SELECT id, email, name, created_at FROM users WHERE id IN ${sql.in(ids)}`))
+      : profiles(sql`SELECT id, email, name, email_verified_at, created_at FROM users WHERE id IN ${sql.in(ids)}`))
 
-    return repository("UserRepo", { insert, findByEmail, findById, findByIds })
+    /** Marks the address proven, keeping the first proof's time. */
+    const markVerified = (id: UserId, at: Date) =>
+      sql`UPDATE users SET email_verified_at = COALESCE(email_verified_at, ${at}) WHERE id = ${id}`.pipe(
+        Effect.asVoid
+      )
+
+    const isVerified = (id: UserId) =>
+      sql<{ verified: boolean }>`SELECT email_verified_at IS NOT NULL AS verified FROM users WHERE id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]?.verified === true)
+      )
+
+    const setPasswordHash = (id: UserId, passwordHash: string) =>
+      sql`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${id}`.pipe(Effect.asVoid)
+
+    return repository("UserRepo", {
+      insert,
+      findByEmail,
+      findById,
+      findByIds,
+      markVerified,
+      isVerified,
+      setPasswordHash
+    })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

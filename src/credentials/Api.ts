@@ -13,6 +13,7 @@ import {
   CertificatePasswordIncorrect,
   CertificateTaxIdMismatch,
   Conflict,
+  EmailUnverified,
   Forbidden,
   InvalidCertificate,
   NotFound
@@ -96,7 +97,8 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
         CertificateNotYetValid,
         CertificateTaxIdMismatch,
         Conflict,
-        Forbidden
+        Forbidden,
+        EmailUnverified
       ]
     })
       .annotate(OpenApi.Summary, "Upload an A1 certificate")
@@ -113,7 +115,7 @@ export class CredentialsApi extends HttpApiGroup.make("credentials")
           "another tenant has proven it first. Any other certificate (self-signed, a test CA) is stored with " +
           "`verified_chain: false` for test documents: it proves nothing and cannot sign live documents for the " +
           "national system. The private key is stored encrypted; the password is used once to open the file and is " +
-          "not stored."
+          "not stored. The uploader's e-mail address must be verified (`403 email_unverified` until then)."
       ),
     HttpApiEndpoint.get("list", "/tenants/:tenantId/credentials", {
       params: { tenantId: TenantIdParam },

@@ -112,6 +112,18 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
  * SPEC §4, keys stay on backends: an API key arrived with a browser's request marks. Like a key in
  * a URL, the key is then treated as exposed (the tenant is alerted).
  */
+export class EmailUnverified extends Schema.TaggedError<EmailUnverified>()("EmailUnverified", {
+  code: Schema.tag("email_unverified"),
+  message: message("Confirm your e-mail address first: follow the link we sent you, or ask for a new one.")
+}, { httpApiStatus: 403 }) {}
+
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
+  code: Schema.tag("invalid_token"),
+  message: message(
+    "The link is not valid: it was already used, it expired, or a newer one was sent. Ask for a new one."
+  )
+}, { httpApiStatus: 400 }) {}
+
 export class ApiKeyInBrowser extends Schema.TaggedError<ApiKeyInBrowser>()("ApiKeyInBrowser", {
   code: Schema.tag("api_key_in_browser"),
   message: message(
@@ -147,15 +159,6 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   code: Schema.tag("conflict"),
   message: message("The resource already exists.")
 }, { httpApiStatus: 409 }) {}
-
-/**
- * A one-time token sent in a body (an invitation's link) that does not name anything usable: unknown,
- * expired, revoked, or already used. One answer for all, so a token holder learns nothing more.
- */
-export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
-  code: Schema.tag("invalid_token"),
-  message: message("This link is not valid: it may have expired, been replaced or already been used.")
-}, { httpApiStatus: 400 }) {}
 
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   code: Schema.tag("payload_too_large"),

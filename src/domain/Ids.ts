@@ -17,6 +17,8 @@ export const idPrefixes = {
   event: "evt",
   delivery: "dlv",
   session: "ses",
+  mail: "eml",
+  userToken: "utk",
   invitation: "inv"
 } as const
 
@@ -55,6 +57,8 @@ interface IdTypes {
   readonly event: string
   readonly delivery: DeliveryId
   readonly session: string
+  readonly mail: string
+  readonly userToken: string
   readonly invitation: InvitationId
 }
 export type Id<K extends IdKind> = IdTypes[K]

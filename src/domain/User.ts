@@ -9,6 +9,10 @@ export class PublicUser extends Schema.Class<PublicUser>("User")({
   object: Schema.tag("user"),
   email: Schema.String,
   name: Schema.NullOr(Schema.String),
+  email_verified: Schema.Boolean.annotate({
+    description: "Whether the user proved they read the mailbox (a verification or password-reset link). Until " +
+      "then they can sign in, but not create live API keys, upload certificates or join tenants."
+  }),
   created_at: DateTime
 }) {}
 

@@ -1,7 +1,7 @@
 import { Schema, SchemaGetter } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { SessionAuth } from "../domain/Authentication.js"
-import { InvalidState, NotFound } from "../domain/Errors.js"
+import { EmailUnverified, InvalidState, NotFound } from "../domain/Errors.js"
 import { ExposureSource } from "../domain/Events.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
@@ -95,12 +95,13 @@ export class KeysApi extends HttpApiGroup.make("apiKeys")
     HttpApiEndpoint.post("create", "/tenants/:tenantId/api-keys", {
       params: { tenantId: TenantIdParam },
       payload: CreateApiKey,
-      success: CreatedApiKey.pipe(HttpApiSchema.status(201))
+      success: CreatedApiKey.pipe(HttpApiSchema.status(201)),
+      error: EmailUnverified
     })
       .annotate(OpenApi.Summary, "Create an API key")
       .annotate(
         OpenApi.Description,
-        "Creates a key for one environment (`live` or `test`) with a non-empty set of scopes. The token (`etd_live_…` / `etd_test_…`) is in this response only: the service keeps its hash, not the token."
+        "Creates a key for one environment (`live` or `test`) with a non-empty set of scopes. The token (`etd_live_…` / `etd_test_…`) is in this response only: the service keeps its hash, not the token. A `live` key needs the creator's e-mail address verified (`403 email_unverified` until then); `test` keys do not."
       )
   )
   .add(

@@ -71,6 +71,11 @@ export const webhookDeliveries = counter(
   "{attempt}",
   "Webhook delivery attempts by outcome (succeeded, retrying, failed, disabled)"
 )
+export const mailMessages = counter(
+  "etd.mail.messages",
+  "{attempt}",
+  "Mail sending attempts by outcome (sent, retrying, failed)"
+)
 export const webhookDuration = histogram(
   "etd.webhook.delivery.duration",
   "s",

@@ -18,15 +18,15 @@ import { Invitation, type InvitationStatus, type NewInvitation } from "../domain
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
-import { base32, cryptoRandom, hashToken } from "../domain/Tokens.js"
+import { generateLinkToken, hashToken, invitationTokenPattern } from "../domain/Tokens.js"
+import { linkTo } from "../mail/MailConfig.js"
+import { Outbox } from "../mail/Outbox.js"
 import { normalizeEmail } from "../domain/User.js"
 import { type InvitationFilter, type InvitationRecord, InvitationRepo } from "./InvitationRepo.js"
 import { memberChangeRefusal } from "./MemberRules.js"
 import { TenantRepo } from "./TenantRepo.js"
 import { UserDirectory } from "./UserDirectory.js"
 
-/** A link's token: `etd_inv_` and 160 random bits, shown only in the mail. */
-const newToken = () => `etd_inv_${base32(cryptoRandom(20))}`
 
 /** Whether `granter` may hand out `role`: the members' own rule for an addition. */
 const mayGrant = (granter: Role, role: Role) => memberChangeRefusal(granter, { _tag: "Add", role }) === undefined
@@ -50,6 +50,7 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
     const tenants = yield* TenantRepo
     const directory = yield* UserDirectory
     const config = yield* AppConfig
+    const outbox = yield* Outbox
     const inTransaction = yield* makeTransaction
 
     const expiry = (at: Date) => new Date(at.getTime() + Duration.toMillis(config.invitationTtl))
@@ -77,6 +78,33 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
 
     const presentOne = (record: InvitationRecord, at: Date) =>
       Effect.map(present([record], at), (all) => all[0]!)
+
+    /**
+     * Queues the invitation's mail with its link, in the transaction that wrote the invitation (both
+     * land or neither). The token is in the link's fragment: it never reaches a server or a Referer.
+     */
+    const mail = (invitation: Invitation, token: string) =>
+      outbox.send({
+        to: invitation.email,
+        locale: invitation.locale,
+        message: {
+          template: "invitation",
+          tenantName: invitation.tenant.name,
+          role: invitation.role,
+          inviterName: invitation.invited_by.name,
+          link: linkTo(config.mail, `invitation/${token}`),
+          expiresAt: invitation.expires_at
+        }
+      })
+
+    /** The invitation as written in this transaction, presented, with its mail queued. */
+    const written = (id: InvitationId, token: string, at: Date) =>
+      Effect.gen(function*() {
+        // The row was written in this transaction.
+        const invitation = yield* presentOne(Option.getOrThrow(yield* repo.findById(id)), at)
+        yield* mail(invitation, token)
+        return invitation
+      })
 
     /**
      * The caller's role, read under the tenant's lock (call inside the transaction that takes it):
@@ -111,10 +139,10 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
       actorId: UserId,
       input: NewInvitation
     ) {
-      const token = newToken()
+      const token = generateLinkToken("inv")
       const id = yield* makeId("invitation")
       const at = yield* now
-      const record = yield* Effect.gen(function*() {
+      const invitation = yield* Effect.gen(function*() {
         const actorRole = yield* lockedManager(tenantId, actorId)
         if (!mayGrant(actorRole, input.role)) {
           return yield* new Forbidden({ message: "Only an owner can invite an owner." })
@@ -142,11 +170,10 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
           expiresAt: expiry(at),
           createdAt: at
         })
-        // The row was written in this transaction.
-        return Option.getOrThrow(yield* repo.findById(id))
+        return yield* written(id, token, at)
       }).pipe(inTransaction)
       yield* Effect.annotateCurrentSpan({ "invitation.id": id })
-      return yield* presentOne(record, at)
+      return invitation
     })
 
     const list = Effect.fn("InvitationService.list")(
@@ -162,17 +189,16 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
     /** A new link (the old one stops working) and a fresh expiry; the resender now vouches for it. */
     const resend = Effect.fn("InvitationService.resend")(
       function*(tenantId: TenantId, actorId: UserId, id: InvitationId) {
-        const token = newToken()
+        const token = generateLinkToken("inv")
         const at = yield* now
-        const record = yield* Effect.gen(function*() {
+        return yield* Effect.gen(function*() {
           const found = yield* managed(tenantId, actorId, id)
           const renewed = yield* repo.renew(id, { tokenHash: hashToken(token), expiresAt: expiry(at), invitedBy: actorId })
           if (!renewed) {
             return yield* new InvalidState({ message: `The invitation was ${found.status}: invite the address again.` })
           }
-          return Option.getOrThrow(yield* repo.findById(id))
+          return yield* written(id, token, at)
         }).pipe(inTransaction)
-        return yield* presentOne(record, at)
       }
     )
 
@@ -193,14 +219,14 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
     /** The invitation a link's token names, while it can be accepted; `InvalidToken` otherwise. */
     const lookup = Effect.fn("InvitationService.lookup")(function*(token: string) {
       const at = yield* now
-      const found = yield* repo.findByTokenHash(hashToken(token))
-      if (Option.isNone(found) || !open(found.value, at)) return yield* new InvalidToken()
-      return yield* presentOne(found.value, at)
+      return yield* presentOne(yield* byToken(token)(at), at)
     })
 
     /** The invitation a link's token names, while it can be accepted. */
     const byToken = (token: string) => (at: Date) =>
-      Effect.flatMap(repo.findByTokenHash(hashToken(token)), (found) =>
+      Effect.flatMap(
+        invitationTokenPattern.test(token) ? repo.findByTokenHash(hashToken(token)) : Effect.succeedNone,
+        (found) =>
         Option.isSome(found) && open(found.value, at) ? Effect.succeed(found.value) : Effect.fail(new InvalidToken()))
 
     /** One of the signed-in person's own invitations (to `email`), while it can be accepted. */
@@ -298,7 +324,7 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
-  /** Still needs a `UserDirectory`: the auth module provides it (src/auth/Directory.ts). */
+  /** Still needs a `UserDirectory` (the auth module's, src/auth/Directory.ts) and the `Outbox`. */
   static readonly layer = this.layerNoDeps.pipe(
     Layer.provide([InvitationRepo.layer, TenantRepo.layer, Transaction.layer])
   )

@@ -2,7 +2,8 @@
  * What the tenants module needs to know of users, who belong to the auth module. Tenants define
  * the port and auth implements it (src/auth/Directory.ts), so tenants never import auth.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, type Option } from "effect"
+import { EmailUnverified } from "../domain/Errors.js"
 import type { UserId } from "../domain/Ids.js"
 import type { PublicUser } from "../domain/User.js"
 
@@ -17,4 +18,15 @@ export class UserDirectory extends Context.Service<UserDirectory, {
   readonly findByEmail: (email: string) => Effect.Effect<Option.Option<DirectoryUser>>
   /** The users with these ids, in no particular order; unknown ids are left out. */
   readonly findByIds: (ids: ReadonlyArray<UserId>) => Effect.Effect<ReadonlyArray<PublicUser>>
+  /** Whether the user proved they read their mailbox (false for an unknown id). */
+  readonly emailVerified: (id: UserId) => Effect.Effect<boolean>
 }>()("etd/UserDirectory") {}
+
+/** Fails with `403 email_unverified` unless the user proved their address (live keys, certificate uploads). */
+export const requireVerifiedEmail = (id: UserId) =>
+  Effect.flatMap(
+    UserDirectory,
+    (directory) =>
+      Effect.flatMap(directory.emailVerified(id), (verified) =>
+        verified ? Effect.void : Effect.fail(new EmailUnverified()))
+  )

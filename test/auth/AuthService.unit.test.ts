@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { TestClock } from "effect/testing"
+import { AccountLinks } from "../../src/auth/AccountLinks.js"
 import { AuthService } from "../../src/auth/AuthService.js"
 import { Passwords } from "../../src/auth/Passwords.js"
 import { SessionRepo } from "../../src/auth/SessionRepo.js"
@@ -28,6 +29,7 @@ const serviceWith = (mocks: {
   readonly users?: Mock<typeof UserRepo>
   readonly sessions?: Mock<typeof SessionRepo>
   readonly tenants?: Mock<typeof TenantService>
+  readonly links?: Mock<typeof AccountLinks>
   readonly transaction?: Layer.Layer<Transaction>
 }) =>
   AuthService.layerNoDeps.pipe(
@@ -36,17 +38,19 @@ const serviceWith = (mocks: {
       Layer.mock(UserRepo)(mocks.users ?? {}),
       Layer.mock(SessionRepo)(mocks.sessions ?? {}),
       Layer.mock(TenantService)(mocks.tenants ?? {}),
+      Layer.mock(AccountLinks)(mocks.links ?? {}),
       mocks.transaction ?? Transaction.layerTest,
       AppConfigTest()
     ])
   )
 
 describe("AuthService (neighbours mocked)", () => {
-  it.effect("hashes the password first, then writes the user and the tenant in one transaction that a taken tax id rolls back", () => {
+  it.effect("hashes the password first, then writes the user, its verification mail and the tenant in one transaction that a taken tax id rolls back", () => {
     const log: Array<string> = []
     const layer = serviceWith({
       passwords: { hash: () => Effect.sync(() => log.push("hash")).pipe(Effect.as("scrypt$hash")) },
       users: { insert: (user) => Effect.sync(() => void log.push(`insert ${user.email}`)) },
+      links: { sendVerification: (user) => Effect.sync(() => void log.push(`verification mail to ${user.email}`)) },
       tenants: {
         create: (tenant, ownerId) =>
           Effect.sync(() => log.push(`create ${tenant.tax_id} owned by ${ownerId.slice(0, 4)}`)).pipe(
@@ -68,6 +72,7 @@ describe("AuthService (neighbours mocked)", () => {
         "hash",
         "BEGIN",
         "insert ana@example.com",
+        "verification mail to ana@example.com",
         "create 11222333000181 owned by usr_",
         "ROLLBACK"
       ])
@@ -90,6 +95,7 @@ describe("AuthService (neighbours mocked)", () => {
                 email,
                 name: null,
                 passwordHash: "scrypt$hash",
+                emailVerifiedAt: null,
                 createdAt: new Date(0)
               })
               : Option.none()

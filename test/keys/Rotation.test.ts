@@ -11,6 +11,7 @@ import { AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { asId, type TenantId, type UserId } from "../../src/domain/Ids.js"
 import { KeyService } from "../../src/keys/KeyService.js"
+import { Outbox } from "../../src/mail/Outbox.js"
 import { cnpj, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { databaseLayer, testDatabases } from "../support/TestApp.js"
 
@@ -89,6 +90,8 @@ for (const database of testDatabases) {
     sessionTtl: Duration.hours(12)
   })
   const services = Layer.mergeAll(KeyService.layer, AuthService.layer).pipe(
+    // Registration queues a verification mail; these tests are about keys and sessions.
+    Layer.provideMerge(Layer.succeed(Outbox, Outbox.of({ send: () => Effect.void }))),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, databaseLayer(database))),
     Layer.provideMerge(config)
   )

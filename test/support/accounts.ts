@@ -2,10 +2,10 @@
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import type { Role } from "../../src/domain/Principal.js"
-import { PASSWORD, uniqueEmail } from "./fixtures.js"
+import { markEmailVerified, PASSWORD, uniqueEmail } from "./fixtures.js"
 import { client } from "./TestApp.js"
 
-/** A registered, logged-in user that belongs to no tenant yet. */
+/** A registered, logged-in user (address verified) that belongs to no tenant yet. */
 export const registerUser = (label = "user") =>
   Effect.gen(function*() {
     const email = uniqueEmail(label)
@@ -13,6 +13,7 @@ export const registerUser = (label = "user") =>
     const registration = yield* api.auth.register({
       payload: { email, password: Redacted.make(PASSWORD), name: label }
     })
+    yield* markEmailVerified(registration.user.id)
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     return { email, userId: registration.user.id, session: login.token }
   })

@@ -1,5 +1,6 @@
 /** Shortcuts for HTTP tests: a registered owner with a tenant (its registration complete), and API keys for it. */
 import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { asId } from "../../src/domain/Ids.js"
 import type { Environment, Scope } from "../../src/domain/Principal.js"
@@ -14,6 +15,17 @@ export const PASSWORD = "correct horse battery staple"
 
 export const uniqueEmail = (label = "user") => `${label}-${randomBytes(5).toString("hex")}@example.com`
 
+/**
+ * Marks the user's address verified directly in the database, as following the mailed link would:
+ * the many tests about other things start from a verified user; the real flow is tested on its own
+ * (test/auth/EmailVerification.test.ts).
+ */
+export const markEmailVerified = (userId: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE users SET email_verified_at = now() WHERE id = ${userId}`.pipe(Effect.orDie, Effect.asVoid)
+  )
+
 export const registerOwner = (label = "owner") =>
   Effect.gen(function*() {
     const email = uniqueEmail(label)
@@ -26,6 +38,7 @@ export const registerOwner = (label = "owner") =>
         tenant: { name: `${label} Ltda`, tax_id: cnpj() }
       }
     })
+    yield* markEmailVerified(registration.user.id)
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     // A tenant that declared its registration issues; tests of an incomplete one clear it.
     yield* (yield* client(login.token)).tenants.update({

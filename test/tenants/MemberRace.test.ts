@@ -39,13 +39,15 @@ const HookedTenantRepo = Layer.effect(
   }))
 )
 
-const publicUser = (id: string) => new PublicUser({ id, email: `${id}@example.com`, name: null, created_at: joined })
+const publicUser = (id: string) =>
+  new PublicUser({ id, email: `${id}@example.com`, name: null, email_verified: true, created_at: joined })
 
 /** Users are the auth module's: the directory answers from the ids alone. */
 const Directory = Layer.succeed(UserDirectory, {
   findByEmail: (email) =>
     Effect.succeed(Option.some({ id: email.split("@")[0] as UserId, user: publicUser(email.split("@")[0]!) })),
-  findByIds: (ids) => Effect.succeed(ids.map(publicUser))
+  findByIds: (ids) => Effect.succeed(ids.map(publicUser)),
+  emailVerified: () => Effect.succeed(true)
 })
 
 /** A tenant with an owner, an admin and a developer, and a registered user who is not a member. */

@@ -20,7 +20,13 @@ const serviceWith = (repo: Mock<typeof TenantRepo>, directory: Mock<typeof UserD
   )
 
 const user = (id: string) =>
-  new PublicUser({ id, email: `${id}@example.com`, name: null, created_at: new Date("2026-01-01T00:00:00Z") })
+  new PublicUser({
+    id,
+    email: `${id}@example.com`,
+    name: null,
+    email_verified: true,
+    created_at: new Date("2026-01-01T00:00:00Z")
+  })
 
 describe("MemberService (neighbours mocked)", () => {
   it.effect("adding checks the caller's role read under the lock: only an owner adds an owner; an unknown email is not_found; nothing is written", () => {

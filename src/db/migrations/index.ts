@@ -14,6 +14,7 @@ import providerRegistration from "./0012_provider_registration.js"
 import documentTaxContent from "./0013_document_tax_content.js"
 import credentialChain from "./0014_credential_chain.js"
 import substitutionAndAnalysis from "./0015_substitution_and_analysis.js"
+import mail from "./0016_mail.js"
 import invitations from "./0017_invitations.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
@@ -33,5 +34,6 @@ export const migrations = Migrator.fromRecord({
   "0013_document_tax_content": documentTaxContent,
   "0014_credential_chain": credentialChain,
   "0015_substitution_and_analysis": substitutionAndAnalysis,
+  "0016_mail": mail,
   "0017_invitations": invitations
 })
