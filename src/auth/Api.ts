@@ -13,7 +13,13 @@ import {
   NotFound,
   RateLimited
 } from "../domain/Errors.js"
-import { Invitation, InvitationAcceptance, InvitationLookup, InvitationToken, InvitationTokenPayload } from "../domain/Invitation.js"
+import {
+  Invitation,
+  InvitationAcceptance,
+  InvitationLookup,
+  InvitationToken,
+  InvitationTokenPayload
+} from "../domain/Invitation.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"

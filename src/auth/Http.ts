@@ -2,11 +2,11 @@ import { Effect, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
-import { CurrentSession } from "../domain/Principal.js"
-import { TenantService } from "../tenants/TenantService.js"
 import { AppConfig } from "../Config.js"
 import { asId } from "../domain/Ids.js"
+import { CurrentSession } from "../domain/Principal.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
+import { TenantService } from "../tenants/TenantService.js"
 import { AccountLinks } from "./AccountLinks.js"
 import { AuthService } from "./AuthService.js"
 import { InvitationAcceptanceService } from "./InvitationAcceptance.js"
@@ -96,11 +96,19 @@ export const InvitationAcceptanceHttpLive = HttpApiBuilder.group(
           // Then registration's limits, per address and per the invited e-mail.
           acceptance.acceptByLink(payload, bearerOf(request), (email) => limits.register(email, clientAddress(request)))
         ))
-      .handle("listMine", ({ query }) =>
-        Effect.flatMap(CurrentSession, (session) => acceptance.listMine(session.userId, query)))
-      .handle("acceptMine", ({ params }) =>
-        Effect.flatMap(CurrentSession, (session) => acceptance.acceptMine(session.userId, invitationId(params))))
-      .handle("declineMine", ({ params }) =>
-        Effect.flatMap(CurrentSession, (session) => acceptance.declineMine(session.userId, invitationId(params))))
+      .handle(
+        "listMine",
+        ({ query }) => Effect.flatMap(CurrentSession, (session) => acceptance.listMine(session.userId, query))
+      )
+      .handle(
+        "acceptMine",
+        ({ params }) =>
+          Effect.flatMap(CurrentSession, (session) => acceptance.acceptMine(session.userId, invitationId(params)))
+      )
+      .handle(
+        "declineMine",
+        ({ params }) =>
+          Effect.flatMap(CurrentSession, (session) => acceptance.declineMine(session.userId, invitationId(params)))
+      )
   })
 )

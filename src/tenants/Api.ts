@@ -172,7 +172,10 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
       success: Page(Invitation)
     })
       .annotate(OpenApi.Summary, "List invitations")
-      .annotate(OpenApi.Description, "The tenant's invitations, newest first; pending ones unless `status` says otherwise. Any member may list them.")
+      .annotate(
+        OpenApi.Description,
+        "The tenant's invitations, newest first; pending ones unless `status` says otherwise. Any member may list them."
+      )
       .middleware(SessionAuth)
       .annotate(RequiredRoles, memberRoles)
   )

@@ -26,8 +26,11 @@ export const TenantsHttpLive = HttpApiBuilder.group(
     return handlers
       .handle("get", ({ params }) => tenants.get(pathTenant(params)))
       .handle("update", ({ params, payload }) => tenants.update(pathTenant(params), payload))
-      .handle("addMember", ({ params, payload }) =>
-        Effect.flatMap(CurrentSession, (session) => invitations.invite(pathTenant(params), session.userId, payload)))
+      .handle(
+        "addMember",
+        ({ params, payload }) =>
+          Effect.flatMap(CurrentSession, (session) => invitations.invite(pathTenant(params), session.userId, payload))
+      )
       .handle("listMembers", ({ params, query }) => members.listMembers(pathTenant(params), query))
       .handle(
         "changeMemberRole",
@@ -54,8 +57,11 @@ export const InvitationsHttpLive = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const invitations = yield* InvitationService
     return handlers
-      .handle("create", ({ params, payload }) =>
-        Effect.flatMap(CurrentSession, (session) => invitations.invite(pathTenant(params), session.userId, payload)))
+      .handle(
+        "create",
+        ({ params, payload }) =>
+          Effect.flatMap(CurrentSession, (session) => invitations.invite(pathTenant(params), session.userId, payload))
+      )
       .handle("list", ({ params, query }) => invitations.list(pathTenant(params), query.status ?? "pending", query))
       .handle("resend", ({ params }) =>
         Effect.flatMap(

@@ -19,14 +19,13 @@ import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Paginatio
 import type { Role } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { generateLinkToken, hashToken, invitationTokenPattern } from "../domain/Tokens.js"
+import { normalizeEmail } from "../domain/User.js"
 import { linkTo } from "../mail/MailConfig.js"
 import { Outbox } from "../mail/Outbox.js"
-import { normalizeEmail } from "../domain/User.js"
 import { type InvitationFilter, type InvitationRecord, InvitationRepo } from "./InvitationRepo.js"
 import { memberChangeRefusal } from "./MemberRules.js"
 import { TenantRepo } from "./TenantRepo.js"
 import { UserDirectory } from "./UserDirectory.js"
-
 
 /** Whether `granter` may hand out `role`: the members' own rule for an addition. */
 const mayGrant = (granter: Role, role: Role) => memberChangeRefusal(granter, { _tag: "Add", role }) === undefined
@@ -76,8 +75,7 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
         )
       })
 
-    const presentOne = (record: InvitationRecord, at: Date) =>
-      Effect.map(present([record], at), (all) => all[0]!)
+    const presentOne = (record: InvitationRecord, at: Date) => Effect.map(present([record], at), (all) => all[0]!)
 
     /**
      * Queues the invitation's mail with its link, in the transaction that wrote the invitation (both
@@ -193,7 +191,11 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
         const at = yield* now
         return yield* Effect.gen(function*() {
           const found = yield* managed(tenantId, actorId, id)
-          const renewed = yield* repo.renew(id, { tokenHash: hashToken(token), expiresAt: expiry(at), invitedBy: actorId })
+          const renewed = yield* repo.renew(id, {
+            tokenHash: hashToken(token),
+            expiresAt: expiry(at),
+            invitedBy: actorId
+          })
           if (!renewed) {
             return yield* new InvalidState({ message: `The invitation was ${found.status}: invite the address again.` })
           }
@@ -227,7 +229,8 @@ export class InvitationService extends Context.Service<InvitationService>()("etd
       Effect.flatMap(
         invitationTokenPattern.test(token) ? repo.findByTokenHash(hashToken(token)) : Effect.succeedNone,
         (found) =>
-        Option.isSome(found) && open(found.value, at) ? Effect.succeed(found.value) : Effect.fail(new InvalidToken()))
+          Option.isSome(found) && open(found.value, at) ? Effect.succeed(found.value) : Effect.fail(new InvalidToken())
+      )
 
     /** One of the signed-in person's own invitations (to `email`), while it can be accepted. */
     const byId = (id: InvitationId, email: string) => (at: Date) =>

@@ -11,6 +11,7 @@ import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { randomBytes } from "node:crypto"
+import { markEmailVerified } from "../support/fixtures.js"
 import { makeTestApp } from "../support/TestApp.js"
 import { type AuthKind, authKinds, materialize, planArbitrary, poolsOf } from "./cases.js"
 import { contractEndpoints } from "./contract.js"
@@ -70,7 +71,10 @@ for (const database of settings.databases) {
         const server = yield* HttpServer.HttpServer
         const port = (server.address as { readonly port: number }).port
         const fingerprint = yield* makeFingerprint
-        world ??= makeWorld(port, providerSecret, settings.long)
+        const sql = yield* SqlClient.SqlClient
+        const verifyEmail = (userId: string) =>
+          Effect.runPromise(markEmailVerified(userId).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+        world ??= makeWorld(port, providerSecret, settings.long, verifyEmail)
         return { port, fingerprint, world: yield* Effect.promise(() => world!) }
       })
 

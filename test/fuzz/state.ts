@@ -13,7 +13,10 @@
  *   endpoint's failure tracking;
  * - the refusals an Idempotency-Key records on purpose: SPEC §6 replays "the original status and
  *   body" to a retry with the same key, errors included, so such a refusal stores its answer. A
- *   claim left behind (no answer) or a stored success is still a change.
+ *   claim left behind (no answer) or a stored success is still a change;
+ * - outgoing mail (written with the change that causes it, then moved by the mail sender), and the
+ *   password-reset links, which a reset request makes after its answer (so that a known and an
+ *   unknown address take the same time): a later request's fingerprint may see them land.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -25,6 +28,7 @@ const BACKGROUND_TABLES = new Set([
   "webhook_deliveries",
   "webhook_delivery_attempts",
   "security_alerts",
+  "mail_jobs",
   "etd_migrations"
 ])
 
@@ -35,7 +39,8 @@ const BACKGROUND_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 const RECORDED_REFUSALS: Readonly<Record<string, string>> = {
-  idempotency_keys: "response_status IS NULL OR response_status < 400"
+  idempotency_keys: "response_status IS NULL OR response_status < 400",
+  user_tokens: "purpose <> 'password_reset'"
 }
 
 export type Fingerprint = ReadonlyMap<string, string>

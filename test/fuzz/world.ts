@@ -80,6 +80,7 @@ const makeTenant = async (
   port: number,
   label: string,
   taxId: string,
+  verifyEmail: (userId: string) => Promise<void>,
   certificate?: { pkcs12: Uint8Array; password: string }
 ) => {
   const email = uniqueEmail(label)
@@ -90,6 +91,8 @@ const makeTenant = async (
     tenant: { name: `${label} Ltda`, tax_id: taxId }
   })
   const tenantId: string = registered.tenant.id
+  // As a followed verification link would: an unverified owner could not upload the certificate.
+  await verifyEmail(registered.user.id)
   const session: string = (await call(port, "POST", "/v1/auth/login", undefined, { email, password: PASSWORD })).token
   const tenantPath = `/v1/tenants/${tenantId}`
   await call(port, "PATCH", tenantPath, session, { registration: completeRegistration })
@@ -100,7 +103,20 @@ const makeTenant = async (
   const spare = await createKey("spare")
   const memberEmail = uniqueEmail(`${label}-member`)
   const member = await call(port, "POST", "/v1/auth/register", undefined, { email: memberEmail, password: PASSWORD })
-  await call(port, "POST", `${tenantPath}/members`, session, { email: memberEmail, role: "developer" })
+  await verifyEmail(member.user.id)
+  // Members join by invitation: the member accepts from their own list (address verified above).
+  const joining = await call(port, "POST", `${tenantPath}/invitations`, session, {
+    email: memberEmail,
+    role: "developer"
+  })
+  const memberSession: string =
+    (await call(port, "POST", "/v1/auth/login", undefined, { email: memberEmail, password: PASSWORD })).token
+  await call(port, "POST", `/v1/me/invitations/${joining.id}/accept`, memberSession)
+  // One left pending, for the fuzz to resend, revoke and accept.
+  const invitation = await call(port, "POST", `${tenantPath}/invitations`, session, {
+    email: uniqueEmail(`${label}-invited`),
+    role: "admin"
+  })
   const endpoint = await call(port, "POST", `${tenantPath}/webhook-endpoints`, key.token, {
     url: WEBHOOK_URL,
     events: ["*"]
@@ -123,6 +139,7 @@ const makeTenant = async (
     ids: {
       tenantId: [tenantId],
       userId: [member.user.id],
+      invitationId: [invitation.id],
       keyId: [spare.api_key.id],
       docId: [document.id],
       endpointId: [endpoint.id],
@@ -133,14 +150,19 @@ const makeTenant = async (
   return tenant
 }
 
-export const makeWorld = async (port: number, providerSecret: string, withCertificate: boolean): Promise<World> => {
+export const makeWorld = async (
+  port: number,
+  providerSecret: string,
+  withCertificate: boolean,
+  verifyEmail: (userId: string) => Promise<void>
+): Promise<World> => {
   const taxId = cnpj()
   const password = randomBytes(9).toString("base64url")
   const certificate = withCertificate
     ? { pkcs12: makePkcs12({ cn: `FUZZ LTDA:${taxId}`, cnpjOid: taxId, password }).pfx, password }
     : undefined
-  const a = await makeTenant(port, "fuzz-a", taxId, certificate)
-  const b = await makeTenant(port, "fuzz-b", cnpj())
+  const a = await makeTenant(port, "fuzz-a", taxId, verifyEmail, certificate)
+  const b = await makeTenant(port, "fuzz-b", cnpj(), verifyEmail)
   const known: Known = [
     ["url", [WEBHOOK_URL]],
     ["email", [a.email, a.memberEmail, b.email, b.memberEmail]],

@@ -100,7 +100,9 @@ for (const database of testDatabases) {
         expect(listed.data[0]!.accepted_at).not.toBeNull()
         // Used: it is no longer the person's to accept.
         expectError(yield* acceptMine(user.session, idOf(response)), 409, "invalid_state")
-        expect(field((yield* rawRequest("GET", "/v1/me/invitations", { token: user.session })).json, "data")).toEqual([])
+        expect(field((yield* rawRequest("GET", "/v1/me/invitations", { token: user.session })).json, "data")).toEqual(
+          []
+        )
       }))
 
     it.effect("who may invite: a developer nobody (403), an admin no owner (403), an owner anyone; any member lists", () =>
@@ -120,7 +122,11 @@ for (const database of testDatabases) {
         // Not a member: the tenant is not there.
         const stranger = yield* registerOwner("stranger")
         expectError(yield* invite(stranger.session, owner.tenantId, "x@example.com"), 404, "not_found")
-        expectError(yield* rawRequest("GET", invitationsUrl(owner.tenantId), { token: stranger.session }), 404, "not_found")
+        expectError(
+          yield* rawRequest("GET", invitationsUrl(owner.tenantId), { token: stranger.session }),
+          404,
+          "not_found"
+        )
         expectError(yield* rawRequest("GET", invitationsUrl(owner.tenantId)), 401, "missing_credentials")
       }))
 
@@ -169,7 +175,10 @@ for (const database of testDatabases) {
         const api = yield* client(owner.session)
         const pending = yield* api.invitations.list({ params: { tenantId: owner.tenantId }, query: {} })
         expect(pending.data).toEqual([])
-        const listed = yield* api.invitations.list({ params: { tenantId: owner.tenantId }, query: { status: "revoked" } })
+        const listed = yield* api.invitations.list({
+          params: { tenantId: owner.tenantId },
+          query: { status: "revoked" }
+        })
         expect(listed.data.map((invitation) => invitation.id)).toEqual([idOf(created)])
         // A revoked invitation no longer blocks a new one.
         expect((yield* invite(owner.session, owner.tenantId, user.email, "admin")).status).toBe(201)
@@ -211,7 +220,9 @@ for (const database of testDatabases) {
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const ids: Array<string> = []
-        for (let i = 0; i < 5; i++) ids.push(idOf(yield* invite(owner.session, owner.tenantId, `page-${i}@example.com`)))
+        for (let i = 0; i < 5; i++) {
+          ids.push(idOf(yield* invite(owner.session, owner.tenantId, `page-${i}@example.com`)))
+        }
         const api = yield* client(owner.session)
         const first = yield* api.invitations.list({ params: { tenantId: owner.tenantId }, query: { limit: 3 } })
         expect(first.data.map((invitation) => invitation.id)).toEqual(ids.slice(2).reverse())
@@ -235,7 +246,9 @@ for (const database of testDatabases) {
         const ana = yield* registerUser("ana")
         const bruno = yield* registerUser("bruno")
         const forAna = yield* invite(owner.session, owner.tenantId, ana.email)
-        expect(field((yield* rawRequest("GET", "/v1/me/invitations", { token: bruno.session })).json, "data")).toEqual([])
+        expect(field((yield* rawRequest("GET", "/v1/me/invitations", { token: bruno.session })).json, "data")).toEqual(
+          []
+        )
         expectError(yield* acceptMine(bruno.session, idOf(forAna)), 404, "not_found")
         expectError(yield* acceptMine(bruno.session, UNKNOWN_INVITATION_ID), 404, "not_found")
         expectError(
@@ -327,7 +340,10 @@ for (const database of testDatabases) {
         expect(field((yield* rawRequest("GET", "/v1/me/invitations", { token: ana.session })).json, "data")).toEqual([])
         const api = yield* client(owner.session)
         expect((yield* api.invitations.list({ params: { tenantId: owner.tenantId }, query: {} })).data).toEqual([])
-        const expired = yield* api.invitations.list({ params: { tenantId: owner.tenantId }, query: { status: "expired" } })
+        const expired = yield* api.invitations.list({
+          params: { tenantId: owner.tenantId },
+          query: { status: "expired" }
+        })
         expect(expired.data.map((invitation) => invitation.status)).toEqual(["expired", "expired"])
 
         // Resent: a fresh expiry, acceptable again.
@@ -338,7 +354,10 @@ for (const database of testDatabases) {
         expect(again.status, again.text).toBe(201)
         expect((yield* acceptMine(bruno.session, idOf(again))).status).toBe(200)
         expectError(yield* acceptMine(bruno.session, idOf(forBruno)), 409, "invalid_state")
-        const after = yield* api.invitations.list({ params: { tenantId: owner.tenantId }, query: { status: "expired" } })
+        const after = yield* api.invitations.list({
+          params: { tenantId: owner.tenantId },
+          query: { status: "expired" }
+        })
         expect(after.data.map((invitation) => invitation.id)).toEqual([idOf(forBruno)])
       }))
   })

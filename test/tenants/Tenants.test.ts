@@ -294,7 +294,10 @@ for (const database of testDatabases) {
         const member = yield* addMember(owner, "developer")
         for (const role of ["developer", "admin"] as const) {
           for (const url of [membersUrl(owner.tenantId), `${tenantUrl(owner.tenantId)}/invitations`]) {
-            const response = yield* rawRequest("POST", url, { token: owner.session, body: { email: member.email, role } })
+            const response = yield* rawRequest("POST", url, {
+              token: owner.session,
+              body: { email: member.email, role }
+            })
             expectError(response, 409, "conflict")
           }
         }
@@ -315,11 +318,18 @@ for (const database of testDatabases) {
         const owner = yield* registerOwner()
         const user = yield* registerUser()
         const responses = yield* Effect.all(
-          Array.from({ length: 5 }, (_, i) =>
-            rawRequest("POST", i % 2 === 0 ? membersUrl(owner.tenantId) : `${tenantUrl(owner.tenantId)}/invitations`, {
-              token: owner.session,
-              body: { email: user.email, role: "developer" }
-            })),
+          Array.from(
+            { length: 5 },
+            (_, i) =>
+              rawRequest(
+                "POST",
+                i % 2 === 0 ? membersUrl(owner.tenantId) : `${tenantUrl(owner.tenantId)}/invitations`,
+                {
+                  token: owner.session,
+                  body: { email: user.email, role: "developer" }
+                }
+              )
+          ),
           { concurrency: "unbounded" }
         )
         expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409])
