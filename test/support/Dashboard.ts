@@ -15,7 +15,7 @@ import { makeApp } from "../../src/App.js"
 import { createClient, type PromiseClient, Redacted } from "../../src/client/index.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import { databaseLayer, testDatabases } from "./Databases.js"
-import { cnpj, PASSWORD, uniqueEmail } from "./fixtures.js"
+import { cnpj, markEmailVerified, PASSWORD, uniqueEmail } from "./fixtures.js"
 import { completeRegistration } from "./registration.js"
 import { testConfig } from "./TestApp.js"
 
@@ -47,6 +47,8 @@ export interface DashboardRun {
   readonly api: (token?: string) => PromiseClient
   /** A fresh browser context (its own sessionStorage) at the dashboard, phone-sized when asked. */
   readonly open: (options?: { readonly phone?: boolean; readonly lang?: "en" | "pt" }) => Promise<WatchedPage>
+  /** Marks a user's address verified in the service's database, as following the mailed link would. */
+  readonly verifyEmail: (userId: string) => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -115,6 +117,7 @@ export const startDashboard = async (overrides: Partial<AppConfigShape> = {}): P
     browser,
     api: (token) => createClient({ baseUrl: base, token }),
     open,
+    verifyEmail: (userId) => runtime.runPromise(markEmailVerified(userId)),
     close: async () => {
       await browser.close()
       await runtime.dispose()
@@ -204,4 +207,22 @@ export const accessibilityViolations = async (page: Page): Promise<ReadonlyArray
   return violations
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
     .map((violation) => `${violation.id}: ${violation.targets.join(", ")}`)
+}
+
+/**
+ * A registered user joins the inviter's tenant with `role` through the API, as people do: invited,
+ * then accepting from their own list (their address marked verified first, as its link would).
+ */
+export const joinByInvitation = async (
+  run: DashboardRun,
+  inviter: { readonly session: string; readonly tenantId: string },
+  member: { readonly email: string; readonly session: string; readonly userId: string },
+  role: "owner" | "admin" | "developer"
+) => {
+  await run.verifyEmail(member.userId)
+  const invitation = await run.api(inviter.session).invitations.create({
+    params: { tenantId: inviter.tenantId },
+    payload: { email: member.email, role }
+  })
+  await run.api(member.session).invitationAcceptance.acceptMine({ params: { invitationId: invitation.id } })
 }
