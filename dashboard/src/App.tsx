@@ -6,6 +6,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { type Api, apiFor, failureOf, type StoredSession, storedSession, storeSession } from "./api.js"
 import { initialLang, type Lang, LangContext, saveLang, texts, useTexts } from "./i18n.js"
 import { href, useRoute } from "./router.js"
+import { ResetPasswordScreen, VerificationBanner, VerifyEmailScreen } from "./screens/AccountLinks.js"
 import { CertificateScreen } from "./screens/Certificate.js"
 import { CompanyScreen } from "./screens/Company.js"
 import { DocumentsScreen } from "./screens/Documents.js"
@@ -113,6 +114,13 @@ export const App = () => {
     setExpired(becauseExpired)
     setSession(undefined)
   }
+  const route = useRoute()
+  // The pages of the mailed links open whether or not this tab is signed in.
+  const page = route[0] === "verify-email"
+    ? <VerifyEmailScreen token={route[1]} />
+    : route[0] === "reset-password"
+    ? <ResetPasswordScreen token={route[1]} onPasswordChanged={() => signOut(false)} />
+    : undefined
   const invitationToken = useInvitationLink()
   const [invitation, setInvitation] = useState<string | undefined>(invitationToken)
   useEffect(() => setInvitation(invitationToken), [invitationToken])
@@ -125,7 +133,7 @@ export const App = () => {
   }
   return (
     <LangContext.Provider value={{ lang, setLang }}>
-      {invitation !== undefined
+      {page ?? (invitation !== undefined
         ? (
           <InvitationScreen
             token={invitation}
@@ -139,7 +147,7 @@ export const App = () => {
         )
         : session === undefined
         ? <SignInScreen onSignedIn={signIn} expired={expired} />
-        : <SignedIn session={session} onSignOut={signOut} />}
+        : <SignedIn session={session} onSignOut={signOut} />)}
     </LangContext.Provider>
   )
 }
@@ -260,6 +268,7 @@ const Frame = ({ api, user, memberships, onSignOut }: {
         </nav>
       )}
       <main id="main" ref={main} tabIndex={-1}>
+        {!user.email_verified && <VerificationBanner api={api} email={user.email} />}
         {membership === undefined
           ? (
             <>

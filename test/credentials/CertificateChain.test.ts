@@ -16,7 +16,7 @@ import {
   type TestPkcs12,
   testRoot
 } from "../support/certificates.js"
-import { cnpj, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { cnpj, markEmailVerified, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
 const PFX_PASSWORD = "chain-test-pass"
@@ -29,6 +29,7 @@ const register = (taxId: string) =>
       body: { email, password: PASSWORD, name: "owner", tenant: { name: "Empresa Ltda", tax_id: taxId } }
     })
     expect(registration.status, registration.text).toBe(201)
+    yield* markEmailVerified(String(field(field(registration.json, "user"), "id")))
     const login = yield* (yield* client()).auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     return { tenantId: String(field(field(registration.json, "tenant"), "id")), session: login.token }
   })

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, it as vitestIt } from "vitest"
 import { packWithForge } from "../support/certificates.js"
-import { PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { markEmailVerified, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { alphanumericCnpj, cnpj } from "../support/taxIds.js"
 import { client, makeTestApp, testDatabases } from "../support/TestApp.js"
 
@@ -586,6 +586,7 @@ const ownerOf = (taxId: string) =>
         tenant: { name: "Empresa Exemplo Ltda", tax_id: taxId }
       }
     })
+    yield* markEmailVerified(registration.user.id)
     const login = yield* api.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     return { tenantId: registration.tenant!.id, session: login.token }
   })

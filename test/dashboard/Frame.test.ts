@@ -104,7 +104,7 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     await joinByInvitation(
       run,
       { session: other.session, tenantId: other.tenantId! },
-      { email: person.email, session: (await sessionToken(page))!, userId: me.id },
+      { email: person.email, session: (await sessionToken(page))! },
       "developer"
     )
     const otherTenant = await run.api(other.session).tenants.get({ params: { tenantId: other.tenantId! } })

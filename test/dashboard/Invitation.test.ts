@@ -7,7 +7,6 @@
  */
 import { Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Redacted } from "../../src/client/index.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -104,10 +103,7 @@ describe.runIf(hasChromium)("dashboard: invitations", () => {
       params: { tenantId: ownerAccount.tenantId! },
       payload: { email: person.email, role: "developer" }
     })
-    const registered = await run.api().auth.login({
-      payload: { email: person.email, password: Redacted.make(person.password) }
-    })
-    await run.verifyEmail(registered.user.id)
+    await run.verifyEmail(person.email)
     await page.reload()
     await page.getByRole("heading", { level: 2, name: "Convites para você" }).waitFor()
     await page.getByText("agency Ltda, como desenvolvedor").waitFor()

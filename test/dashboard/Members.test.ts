@@ -47,7 +47,6 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const tenantId = (await api.auth.myTenants({ query: {} })).data[0]!.tenant.id
     const alice = newPerson("alice")
     const aliceAccount = await registerByApi(run, alice, false)
-    await run.verifyEmail(aliceAccount.userId)
 
     await openMembers(page)
     const me = rowOf(page, owner.email)

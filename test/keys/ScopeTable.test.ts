@@ -358,8 +358,11 @@ for (const database of testDatabases) {
 }
 
 const EXPECTED_PUBLIC = [
+  "auth.confirmEmail",
+  "auth.confirmPasswordReset",
   "auth.login",
   "auth.register",
+  "auth.requestPasswordReset",
   "billing.paymentProviderWebhook",
   "system.healthz",
   "system.readyz"
@@ -374,6 +377,11 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "POST  /v1/auth/logout  session  -  -",
   "GET  /v1/me  session  -  -",
   "GET  /v1/me/tenants  session  -  -",
+  // The links mailed to prove a mailbox or reset a password: the token in the body is the credential.
+  "POST  /v1/me/email-verification  session  -  -",
+  "POST  /v1/auth/email-verification/confirm  public  -  -",
+  "POST  /v1/auth/password-reset  public  -  -",
+  "POST  /v1/auth/password-reset/confirm  public  -  -",
   "GET  /v1/tenants/:tenantId  session_or_api_key  -  owner|admin|developer",
   "PATCH  /v1/tenants/:tenantId  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/members  session  -  owner|admin",

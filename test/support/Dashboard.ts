@@ -7,6 +7,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { createRequire } from "node:module"
@@ -15,7 +16,7 @@ import { makeApp } from "../../src/App.js"
 import { createClient, type PromiseClient, Redacted } from "../../src/client/index.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import { databaseLayer, testDatabases } from "./Databases.js"
-import { cnpj, markEmailVerified, PASSWORD, uniqueEmail } from "./fixtures.js"
+import { cnpj, PASSWORD, uniqueEmail } from "./fixtures.js"
 import { completeRegistration } from "./registration.js"
 import { testConfig } from "./TestApp.js"
 
@@ -47,10 +48,13 @@ export interface DashboardRun {
   readonly api: (token?: string) => PromiseClient
   /** A fresh browser context (its own sessionStorage) at the dashboard, phone-sized when asked. */
   readonly open: (options?: { readonly phone?: boolean; readonly lang?: "en" | "pt" }) => Promise<WatchedPage>
-  /** Marks a user's address verified in the service's database, as following the mailed link would. */
-  readonly verifyEmail: (userId: string) => Promise<void>
+  /** Marks the address verified in the database, as following the mailed link would. */
+  readonly verifyEmail: (email: string) => Promise<void>
   readonly close: () => Promise<void>
 }
+
+/** The running dashboard's `verifyEmail`, for the helpers that take only a page. */
+let verifyActive: ((email: string) => Promise<void>) | undefined
 
 export const startDashboard = async (overrides: Partial<AppConfigShape> = {}): Promise<DashboardRun> => {
   const database = testDatabases.includes("postgres") ? "postgres" : "embedded"
@@ -112,12 +116,21 @@ export const startDashboard = async (overrides: Partial<AppConfigShape> = {}): P
       }
     }
   }
+  const verifyEmail = (email: string) =>
+    runtime.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`UPDATE users SET email_verified_at = now() WHERE email_normalized = ${email.trim().toLowerCase()}`).pipe(
+          Effect.orDie,
+          Effect.asVoid
+        )
+    )
+  verifyActive = verifyEmail
   return {
     base,
     browser,
     api: (token) => createClient({ baseUrl: base, token }),
     open,
-    verifyEmail: (userId) => runtime.runPromise(markEmailVerified(userId)),
+    verifyEmail,
     close: async () => {
       await browser.close()
       await runtime.dispose()
@@ -137,11 +150,15 @@ export interface Person {
 
 export const newPerson = (label = "person"): Person => ({ email: uniqueEmail(label), password: PASSWORD, name: label })
 
-/** Registers through the dashboard's form, with a new tenant; the page ends signed in. */
+/**
+ * Registers through the dashboard's form, with a new tenant; the page ends signed in, the address
+ * verified (as its mailed link would) unless `verified` is false.
+ */
 export const registerInPage = async (
   page: Page,
   person: Person,
-  tenant = { name: `${person.name} Ltda`, taxId: cnpj() }
+  tenant = { name: `${person.name} Ltda`, taxId: cnpj() },
+  verified = true
 ) => {
   await page.getByRole("button", { name: /^(Create an account|Criar conta)$/ }).click()
   await page.getByLabel(/^(Email|E-mail)$/).fill(person.email)
@@ -151,6 +168,12 @@ export const registerInPage = async (
   await page.getByLabel(/(Company tax id|CNPJ ou CPF da empresa)/).fill(tenant.taxId)
   await page.getByRole("button", { name: /^(Create account|Criar conta)$/ }).last().click()
   await page.getByRole("navigation").waitFor()
+  if (verified) {
+    await verifyActive!(person.email)
+    // Read again: the page no longer asks to confirm the address.
+    await page.reload()
+    await page.getByRole("navigation").waitFor()
+  }
   return tenant
 }
 
@@ -171,6 +194,7 @@ export const registerByApi = async (run: DashboardRun, person: Person, withTenan
       ...(withTenant ? { tenant: { name: `${person.name} Ltda`, tax_id: cnpj() } } : {})
     }
   })
+  await run.verifyEmail(person.email)
   const login = await run.api().auth.login({
     payload: { email: person.email, password: Redacted.make(person.password) }
   })
@@ -216,10 +240,10 @@ export const accessibilityViolations = async (page: Page): Promise<ReadonlyArray
 export const joinByInvitation = async (
   run: DashboardRun,
   inviter: { readonly session: string; readonly tenantId: string },
-  member: { readonly email: string; readonly session: string; readonly userId: string },
+  member: { readonly email: string; readonly session: string },
   role: "owner" | "admin" | "developer"
 ) => {
-  await run.verifyEmail(member.userId)
+  await run.verifyEmail(member.email)
   const invitation = await run.api(inviter.session).invitations.create({
     params: { tenantId: inviter.tenantId },
     payload: { email: member.email, role }

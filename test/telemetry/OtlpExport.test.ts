@@ -11,6 +11,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeApp } from "../../src/App.js"
 import { databaseLayer } from "../support/Databases.js"
+import { markEmailVerified } from "../support/fixtures.js"
 import { cnpj } from "../support/taxIds.js"
 import { testConfig } from "../support/TestApp.js"
 
@@ -56,6 +57,7 @@ describe("OTLP export", () => {
           tenant: { name: "Otel", tax_id: cnpj() }
         })
         const tenantId = (registration["tenant"] as { id: string }).id
+        await runtime.runPromise(markEmailVerified((registration["user"] as { id: string }).id))
         const session = String((await post("/v1/auth/login", { email: "otel@example.com", password }))["token"])
         const key = String(
           (await post(`/v1/tenants/${tenantId}/api-keys`, {

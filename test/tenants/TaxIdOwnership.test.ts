@@ -9,7 +9,7 @@ import { Duration, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { expectError, field } from "../support/accounts.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
-import { cnpj, createKey, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { cnpj, createKey, markEmailVerified, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { completeRegistration } from "../support/registration.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
@@ -30,6 +30,7 @@ const tenantNaming = (taxId: string) =>
     const email = uniqueEmail("taxid")
     const registration = yield* register(email, taxId)
     expect(registration.status, registration.text).toBe(201)
+    yield* markEmailVerified(String(field(field(registration.json, "user"), "id")))
     const login = yield* (yield* client()).auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
     const tenantId = String(field(field(registration.json, "tenant"), "id"))
     yield* (yield* client(login.token)).tenants.update({

@@ -13,7 +13,7 @@ import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestA
 // Not the default of 100, so the test shows the limit comes from the configuration.
 const MONTHLY_QUOTA = 250
 const UNKNOWN_TENANT_ID = `ten_${"0".repeat(26)}`
-const USER_FIELDS = ["created_at", "email", "id", "name", "object"]
+const USER_FIELDS = ["created_at", "email", "email_verified", "id", "name", "object"]
 
 const tenantUrl = (tenantId: string) => `/v1/tenants/${tenantId}`
 const membersUrl = (tenantId: string) => `/v1/tenants/${tenantId}/members`

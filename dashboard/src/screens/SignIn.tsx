@@ -4,8 +4,9 @@
  */
 import { useState } from "preact/hooks"
 import { apiFor, Redacted, type StoredSession } from "../api.js"
-import { texts, useTexts } from "../i18n.js"
+import { texts, useLang, useTexts } from "../i18n.js"
 import { ErrorNotice, LanguageSelect, useAction } from "../ui.js"
+import { mailLocale } from "./AccountLinks.js"
 
 const text = texts({
   en: {
@@ -28,7 +29,13 @@ const text = texts({
     expired: "Your session has ended. Sign in again.",
     invalid_credentials: "Email or password is incorrect.",
     conflict: "That email is already registered. Sign in instead.",
-    modes: "Sign in or create an account"
+    modes: "Sign in or create an account",
+    forgot: "Forgot password?",
+    forgotTitle: "Reset your password",
+    forgotLead: "Enter your account's e-mail address: we will send it a link to set a new password.",
+    submitForgot: "Send link",
+    forgotSent: "If an account uses {email}, a link is on its way there. It works once, for one hour.",
+    back: "Back to sign in"
   },
   pt: {
     title: "Painel ETD",
@@ -50,7 +57,13 @@ const text = texts({
     expired: "Sua sessão terminou. Entre novamente.",
     invalid_credentials: "E-mail ou senha incorretos.",
     conflict: "Este e-mail já está cadastrado. Entre com ele.",
-    modes: "Entrar ou criar conta"
+    modes: "Entrar ou criar conta",
+    forgot: "Esqueceu a senha?",
+    forgotTitle: "Redefinir a senha",
+    forgotLead: "Informe o e-mail da sua conta: enviaremos um link para definir uma nova senha.",
+    submitForgot: "Enviar link",
+    forgotSent: "Se houver uma conta com {email}, um link está a caminho. Ele vale uma vez, por uma hora.",
+    back: "Voltar para entrar"
   }
 })
 
@@ -59,7 +72,9 @@ export const SignInScreen = ({ onSignedIn, expired }: {
   readonly expired: boolean
 }) => {
   const t = useTexts(text)
-  const [mode, setMode] = useState<"signIn" | "register">("signIn")
+  const { lang } = useLang()
+  const [mode, setMode] = useState<"signIn" | "register" | "forgot">("signIn")
+  const [sentTo, setSentTo] = useState<string | undefined>(undefined)
   const action = useAction()
   const api = apiFor()
 
@@ -75,6 +90,11 @@ export const SignInScreen = ({ onSignedIn, expired }: {
     const email = field("email")
     const password = field("password")
     void action.run(async () => {
+      if (mode === "forgot") {
+        await api.auth.requestPasswordReset({ payload: { email, locale: mailLocale(lang) } })
+        setSentTo(email)
+        return
+      }
       if (mode === "register") {
         const name = field("name").trim()
         await api.auth.register({
@@ -85,7 +105,8 @@ export const SignInScreen = ({ onSignedIn, expired }: {
             // Both company fields empty: a person without a company (the server refuses half of one).
             ...(field("tenant_name").trim() === "" && field("tax_id").trim() === ""
               ? {}
-              : { tenant: { name: field("tenant_name"), tax_id: field("tax_id") } })
+              : { tenant: { name: field("tenant_name"), tax_id: field("tax_id") } }),
+            locale: mailLocale(lang)
           }
         })
       }
@@ -119,55 +140,85 @@ export const SignInScreen = ({ onSignedIn, expired }: {
             {t("register")}
           </button>
         </div>
-        <form onSubmit={submit} aria-label={mode === "signIn" ? t("signIn") : t("register")}>
-          <label>
-            {t("email")}
-            <input name="email" type="email" autoComplete="username" required />
-          </label>
-          <label>
-            {t("password")}
-            <input
-              name="password"
-              type="password"
-              autoComplete={mode === "signIn" ? "current-password" : "new-password"}
-              minLength={mode === "register" ? 12 : undefined}
-              required
-              aria-describedby={mode === "register" ? "password-hint" : undefined}
-            />
-            {mode === "register" && <small id="password-hint">{t("passwordHint")}</small>}
-          </label>
-          {mode === "register" && (
-            <>
+        {mode === "forgot"
+          ? (
+            <form onSubmit={submit} aria-label={t("forgotTitle")}>
+              <h2>{t("forgotTitle")}</h2>
+              <p>{t("forgotLead")}</p>
               <label>
-                {t("name")}
-                <input name="name" autoComplete="name" />
+                {t("email")}
+                <input name="email" type="email" autoComplete="username" required />
               </label>
-              <fieldset aria-describedby="company-hint">
-                <legend>{t("company")}</legend>
-                <small id="company-hint">{t("companyHint")}</small>
-                <label>
-                  {t("tenantName")}
-                  <input name="tenant_name" autoComplete="organization" />
-                </label>
-                <label>
-                  {t("taxId")}
-                  <input name="tax_id" inputMode="numeric" aria-describedby="taxid-hint" />
-                  <small id="taxid-hint">{t("taxIdHint")}</small>
-                </label>
-              </fieldset>
-            </>
+              {sentTo !== undefined && <p class="notice ok" role="status">{t("forgotSent", { email: sentTo })}</p>}
+              {action.failure && <ErrorNotice failure={action.failure} />}
+              <button type="submit" class="primary" disabled={action.busy}>
+                {action.busy ? t("working") : t("submitForgot")}
+              </button>
+              <button
+                type="button"
+                class="link"
+                onClick={() => (setMode("signIn"), setSentTo(undefined), action.clear())}
+              >
+                {t("back")}
+              </button>
+            </form>
+          )
+          : (
+            <form onSubmit={submit} aria-label={mode === "signIn" ? t("signIn") : t("register")}>
+              <label>
+                {t("email")}
+                <input name="email" type="email" autoComplete="username" required />
+              </label>
+              <label>
+                {t("password")}
+                <input
+                  name="password"
+                  type="password"
+                  autoComplete={mode === "signIn" ? "current-password" : "new-password"}
+                  minLength={mode === "register" ? 12 : undefined}
+                  required
+                  aria-describedby={mode === "register" ? "password-hint" : undefined}
+                />
+                {mode === "register" && <small id="password-hint">{t("passwordHint")}</small>}
+              </label>
+              {mode === "register" && (
+                <>
+                  <label>
+                    {t("name")}
+                    <input name="name" autoComplete="name" />
+                  </label>
+                  <fieldset aria-describedby="company-hint">
+                    <legend>{t("company")}</legend>
+                    <small id="company-hint">{t("companyHint")}</small>
+                    <label>
+                      {t("tenantName")}
+                      <input name="tenant_name" autoComplete="organization" />
+                    </label>
+                    <label>
+                      {t("taxId")}
+                      <input name="tax_id" inputMode="numeric" aria-describedby="taxid-hint" />
+                      <small id="taxid-hint">{t("taxIdHint")}</small>
+                    </label>
+                  </fieldset>
+                </>
+              )}
+              {action.failure && (failureText
+                ? (
+                  <div class="notice error" role="alert">
+                    <p>{failureText}</p>
+                  </div>
+                )
+                : <ErrorNotice failure={action.failure} />)}
+              <button type="submit" class="primary" disabled={action.busy}>
+                {action.busy ? t("working") : mode === "signIn" ? t("submitSignIn") : t("submitRegister")}
+              </button>
+              {mode === "signIn" && (
+                <button type="button" class="link" onClick={() => (setMode("forgot"), action.clear())}>
+                  {t("forgot")}
+                </button>
+              )}
+            </form>
           )}
-          {action.failure && (failureText
-            ? (
-              <div class="notice error" role="alert">
-                <p>{failureText}</p>
-              </div>
-            )
-            : <ErrorNotice failure={action.failure} />)}
-          <button type="submit" class="primary" disabled={action.busy}>
-            {action.busy ? t("working") : mode === "signIn" ? t("submitSignIn") : t("submitRegister")}
-          </button>
-        </form>
       </div>
     </main>
   )
