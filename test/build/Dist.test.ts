@@ -103,10 +103,9 @@ describe("the built service (dist/, as npm start runs it)", () => {
     const tenantId = registered.json["tenant"].id as string
     // Without SMTP_URL in development, the verification mail is a log line that shows its link.
     const deadline = Date.now() + 10_000
-    let link: RegExpExecArray | null = null
-    while ((link = /#\/verify-email\/(etd_verify_[a-z2-7]{32})/u.exec(output)) === null && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    const linkIn = () => /#\/verify-email\/(etd_verify_[a-z2-7]{32})/u.exec(output)
+    while (linkIn() === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    const link = linkIn()
     expect(link, output).not.toBeNull()
     const confirmed = await call("POST", "/v1/auth/email-verification/confirm", { body: { token: link![1] } })
     expect(confirmed.status).toBe(204)
