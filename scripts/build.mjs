@@ -40,6 +40,8 @@ const external = [
 await build({
   entryPoints: {
     main: "src/main.ts",
+    // The operator's commands (npm run operator), over the same layers as the service.
+    operator: "src/operator.ts",
     // Started as a worker thread by Pkcs12Opener, from beside the chunk that holds it.
     Pkcs12Thread: "src/credentials/Pkcs12Thread.ts"
   },

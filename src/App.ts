@@ -32,6 +32,7 @@ import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./docum
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
+import { AuditLog } from "./events/AuditLog.js"
 import { ApiErrorsLive } from "./http/ApiErrors.js"
 import { serverMiddleware } from "./http/ServerMiddleware.js"
 import { BuiltInTracerDisabled } from "./http/ServerSpan.js"
@@ -55,6 +56,7 @@ import { TracingLive } from "./telemetry/Tracing.js"
 import { InvitationsHttpLive, TenantsHttpLive } from "./tenants/Http.js"
 import { InvitationService } from "./tenants/InvitationService.js"
 import { MemberService } from "./tenants/MemberService.js"
+import { TaxIdOwnership } from "./tenants/TaxIdOwnership.js"
 import { TenantService } from "./tenants/TenantService.js"
 import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
 import { EventLogLive } from "./webhooks/FanOut.js"
@@ -101,6 +103,9 @@ const ServicesLive = Layer.mergeAll(
   TenantService.layer,
   MemberService.layer.pipe(Layer.provide(UserDirectoryLive)),
   InvitationAcceptanceService.layer.pipe(Layer.provideMerge(InvitationService.layer), Layer.provide(UserDirectoryLive)),
+  // Tax id ownership and the audit log, for handlers and tests too (the operator command builds its own).
+  TaxIdOwnership.layer,
+  AuditLog.layer,
   KeyService.layer,
   ExposureMonitor.layer,
   RateLimiterLive,

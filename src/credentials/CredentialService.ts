@@ -20,6 +20,7 @@ import {
 import { makeId, type TenantId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { now } from "../domain/Time.js"
+import { TaxIdOwnership } from "../tenants/TaxIdOwnership.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { MAX_PKCS12_BYTES, type UploadCredential } from "./Api.js"
 import { CertificateTrust } from "./CertificateTrust.js"
@@ -68,6 +69,7 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
     const opener = yield* Pkcs12Opener
     const trust = yield* CertificateTrust
     const tenants = yield* TenantService
+    const ownership = yield* TaxIdOwnership
     const inTransaction = yield* makeTransaction
 
     const upload = Effect.fn("CredentialService.upload")(function*(tenantId: TenantId, payload: UploadCredential) {
@@ -133,8 +135,9 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
       }
       yield* Effect.andThen(repo.replaceActive(tenantId, at), repo.insert(row)).pipe(
         // Only an ICP-Brasil certificate proves the tenant's tax id (SPEC §5): `Conflict` when another
-        // tenant proved it first. Any other is stored for test documents and proves nothing.
-        Effect.andThen(chain.trusted ? tenants.markVerified(tenantId) : Effect.void),
+        // tenant proved it first; the tenants that named it before are told. Any other is stored for test
+        // documents and proves nothing.
+        Effect.andThen(chain.trusted ? ownership.verify(tenantId) : Effect.void),
         inTransaction,
         // Two uploads at once: the unique index on the active credential lets one commit first and
         // the other retry, so it replaces the first instead of failing.
@@ -175,9 +178,10 @@ export class CredentialService extends Context.Service<CredentialService>()("etd
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
-  /** The vault still needs its `MasterKeys` (`MasterKeysLive`). */
+  /** The vault still needs its `MasterKeys` (`MasterKeysLive`), the tax id's ownership the `EventLog`. */
   static readonly layer = this.layerNoDeps.pipe(
     Layer.provide([
+      TaxIdOwnership.layer,
       CredentialRepo.layer,
       CredentialVault.layer,
       CertificateTrust.layer,

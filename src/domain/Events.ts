@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { Document } from "./Document.js"
 import { TenantId } from "./Ids.js"
 import { Environment } from "./Principal.js"
+import { TaxIdStatus } from "./Tenant.js"
 
 export const eventTypes = [
   "document.authorized",
@@ -18,7 +19,9 @@ export const eventTypes = [
   "document.substituted",
   "api_key.exposed",
   "credential.expiring",
-  "quota.threshold"
+  "quota.threshold",
+  "tenant.tax_id_verified_elsewhere",
+  "tenant.verification_revoked"
 ] as const
 
 export const EventType = Schema.Literals(eventTypes)
@@ -71,6 +74,18 @@ export const CredentialExpiryObject = Schema.Struct({
   days_remaining: Schema.Literals([30, 7, 1])
 }).annotate({ identifier: "CredentialExpiry" })
 
+/**
+ * `tenant.tax_id_verified_elsewhere` and `tenant.verification_revoked`: the tenant's standing on its
+ * tax id changed. It names neither the other tenant nor the operator.
+ */
+export const TaxIdStatusChangeObject = Schema.Struct({
+  object: Schema.Literal("tax_id_status"),
+  tenant_id: Schema.String,
+  tax_id: Schema.String,
+  status: TaxIdStatus,
+  changed_at: Schema.String.annotate({ description: "RFC 3339 time of the change.", format: "date-time" })
+}).annotate({ identifier: "TaxIdStatusChange" })
+
 /** The `data.object` of each event type. */
 const eventObjects = {
   "document.authorized": Document,
@@ -82,7 +97,9 @@ const eventObjects = {
   "document.substituted": Document,
   "api_key.exposed": ApiKeyExposureObject,
   "credential.expiring": CredentialExpiryObject,
-  "quota.threshold": QuotaThresholdObject
+  "quota.threshold": QuotaThresholdObject,
+  "tenant.tax_id_verified_elsewhere": TaxIdStatusChangeObject,
+  "tenant.verification_revoked": TaxIdStatusChangeObject
 } as const satisfies Record<EventType, Schema.Top>
 
 const descriptions: Record<EventType, string> = {
@@ -100,7 +117,15 @@ const descriptions: Record<EventType, string> = {
     "object is the original, `substituted`, with `substituted_by` naming the new document.",
   "api_key.exposed": "A token of one of the tenant's API keys was exposed; rotate the key.",
   "credential.expiring": "A digital certificate expires in 30, 7 or 1 days.",
-  "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota."
+  "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota.",
+  "tenant.tax_id_verified_elsewhere":
+    "Another tenant proved the tax id this tenant names with its ICP-Brasil certificate (`status` is " +
+    "`verified_by_another`): this tenant can no longer issue live documents for it; test documents are unaffected. " +
+    "Sent to the endpoints of both environments.",
+  "tenant.verification_revoked":
+    "An operator undid this tenant's proof of its tax id (`status` is `unverified`): live documents need a new " +
+    "upload of its ICP-Brasil certificate, and other tenants may prove the tax id meanwhile. Sent to the endpoints " +
+    "of both environments."
 }
 
 /** The webhook body of one event type: `{id, type, created_at, environment, tenant_id, data: {object}}`. */

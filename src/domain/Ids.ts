@@ -19,7 +19,8 @@ export const idPrefixes = {
   session: "ses",
   mail: "eml",
   userToken: "utk",
-  invitation: "inv"
+  invitation: "inv",
+  audit: "aud"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -60,6 +61,7 @@ interface IdTypes {
   readonly mail: string
   readonly userToken: string
   readonly invitation: InvitationId
+  readonly audit: string
 }
 export type Id<K extends IdKind> = IdTypes[K]
 

@@ -30,6 +30,24 @@ export const SimplesNacional = Schema.Literals(["not_opted", "mei", "me_epp"]).a
 })
 export type SimplesNacional = typeof SimplesNacional.Type
 
+/** Where the tenant stands on its tax id (SPEC §5), the reason behind `verified` and live issuing's answers. */
+export const TaxIdStatus = Schema.Literals(["unverified", "verified", "verified_by_another"]).annotate({
+  identifier: "TaxIdStatus",
+  description: "`unverified`: the tenant names the tax id but has not proven it; it may issue live documents only " +
+    "once it uploads an ICP-Brasil A1 certificate issued to it. `verified`: the tenant proved the tax id with such " +
+    "a certificate and holds it alone. `verified_by_another`: another tenant proved this tax id with its " +
+    "certificate; this tenant keeps its test documents, but cannot issue live documents for the tax id " +
+    "(`422 credential_required`) nor upload a certificate of it (`409 conflict`). The event " +
+    "`tenant.tax_id_verified_elsewhere` announces that change, `tenant.verification_revoked` an operator's undoing " +
+    "of this tenant's verification."
+})
+export type TaxIdStatus = typeof TaxIdStatus.Type
+
+/** The status a tenant's two flags make. */
+export const taxIdStatusOf = (
+  flags: { readonly verified: boolean; readonly taxIdVerifiedByAnother: boolean }
+): TaxIdStatus => flags.verified ? "verified" : flags.taxIdVerifiedByAnother ? "verified_by_another" : "unverified"
+
 const TenantName = trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
@@ -41,6 +59,7 @@ export class Tenant extends Schema.Class<Tenant>("Tenant")({
     description: "Whether this tenant proved its tax id with an A1 certificate issued to it (SPEC §5). A verified " +
       "tenant holds the tax id alone: no other tenant may register with it or issue live documents for it."
   }),
+  tax_id_status: TaxIdStatus,
   status: TenantStatus,
   plan: Schema.String,
   quota: Quota,

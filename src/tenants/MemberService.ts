@@ -9,7 +9,7 @@
  * other at once are serialized too, so the second sees the first's outcome (it is no longer an
  * owner, or the other is the last one) and the tenant never ends up without an owner.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import type { TenantId, UserId } from "../domain/Ids.js"
@@ -140,7 +140,28 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       }
     )
 
-    return { addMember, listMembers, changeRole, removeMember, lockForChange } as const
+    /**
+     * The tenants other than `exceptTenant` that name `taxId`, each with its owners (user id and
+     * e-mail), in tenant id order: whom to write to when one tenant proves the tax id (SPEC §5).
+     */
+    const claimantsOf = Effect.fn("MemberService.claimantsOf")(function*(taxId: string, exceptTenant: TenantId) {
+      const claimants = yield* tenants.namingTaxId(taxId, exceptTenant)
+      if (!Arr.isReadonlyArrayNonEmpty(claimants)) return []
+      const owners = yield* tenants.ownersOf(Arr.map(claimants, (claimant) => claimant.id))
+      const users = new Map(
+        (yield* directory.findByIds(owners.map((owner) => owner.userId))).map((user) => [user.id, user])
+      )
+      return claimants.map((claimant) => ({
+        tenantId: claimant.id,
+        name: claimant.name,
+        owners: owners.flatMap((owner) => {
+          const user = owner.tenantId === claimant.id ? users.get(owner.userId) : undefined
+          return user === undefined ? [] : [{ userId: owner.userId, email: user.email }]
+        })
+      }))
+    })
+
+    return { addMember, listMembers, changeRole, removeMember, lockForChange, claimantsOf } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

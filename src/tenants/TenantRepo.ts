@@ -43,6 +43,8 @@ const TenantRecord = Schema.Struct({
   name: Schema.String,
   taxId: Schema.String,
   verified: Schema.Boolean,
+  /** Whether another tenant has proven this tenant's tax id. */
+  taxIdVerifiedByAnother: Schema.Boolean,
   status: TenantStatus,
   plan: Schema.String,
   monthlyQuota: Schema.Number,
@@ -101,13 +103,21 @@ const roles = decodeRows(Schema.Struct({ role: Role }))
 const owners = decodeRows(Schema.Struct({ owners: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ found: Schema.Boolean }))
 const ids = decodeRows(Schema.Struct({ id: TenantId }))
+const taxIds = decodeRows(Schema.Struct({ taxId: Schema.String }))
+const verifications = decodeRows(Schema.Struct({ taxId: Schema.String, verified: Schema.Boolean }))
+const named = decodeRows(Schema.Struct({ id: TenantId, name: Schema.String }))
+const owned = decodeRows(Schema.Struct({ tenantId: TenantId, userId: UserId }))
 const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const tenantColumns =
-      sql`t.id, t.name, t.tax_id, t.verified, t.status, t.plan, t.monthly_quota, t.simples_nacional, t.registration, t.created_at`
+    /** Whether another tenant proved `t`'s tax id: one probe of the verified tax ids' index. */
+    const verifiedByAnother =
+      sql`EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id)`
+    const tenantColumns = sql`
+      t.id, t.name, t.tax_id, t.verified, ${verifiedByAnother} AS tax_id_verified_by_another, t.status, t.plan,
+      t.monthly_quota, t.simples_nacional, t.registration, t.created_at`
 
     /** The tenant as stored, with the defaults the table gives a new one (status, plan, unverified). */
     const insert = (tenant: NewTenantRecord) =>
@@ -123,12 +133,13 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       )
 
     /**
-     * Marks the tenant as the proven holder of its tax id. The unique index on verified tax ids makes
-     * a concurrent verification by another tenant wait for this transaction and fail if it commits.
+     * Marks the tenant as the proven holder of its tax id: the tax id when it was not already (None
+     * when it was, or there is no such tenant). The unique index on verified tax ids makes a
+     * concurrent verification by another tenant wait for this transaction and fail if it commits.
      */
     const markVerified = (id: TenantId) =>
-      sql`UPDATE tenants SET verified = true WHERE id = ${id} AND NOT verified`.pipe(
-        Effect.asVoid,
+      taxIds(sql`UPDATE tenants SET verified = true WHERE id = ${id} AND NOT verified RETURNING tax_id`).pipe(
+        Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.taxId)),
         Effect.catchIf(
           (error) => isUniqueViolation(error, "tenants_verified_tax_id"),
           () =>
@@ -137,6 +148,27 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
             )
         )
       )
+
+    /** The tenant's tax id and whether it proved it, locking the row for the caller's transaction (None: no such tenant). */
+    const lockVerification = (id: TenantId) =>
+      verifications(sql`SELECT tax_id, verified FROM tenants WHERE id = ${id} FOR NO KEY UPDATE`).pipe(
+        Effect.map(Arr.head)
+      )
+
+    /** Takes the proof of its tax id away from the tenant: the tax id is open to every tenant that names it. */
+    const unmarkVerified = (id: TenantId) =>
+      sql`UPDATE tenants SET verified = false WHERE id = ${id}`.pipe(Effect.asVoid)
+
+    /** The other tenants that name this tax id (ids and names), in id order. */
+    const namingTaxId = (taxId: string, except: TenantId) =>
+      named(sql`SELECT id, name FROM tenants WHERE tax_id = ${taxId} AND id <> ${except} ORDER BY id`)
+
+    /** The owners of these tenants, as (tenant, user) pairs in that order. */
+    const ownersOf = (tenantIds: Arr.NonEmptyReadonlyArray<TenantId>) =>
+      owned(sql`
+        SELECT tenant_id, user_id FROM memberships
+        WHERE tenant_id IN ${sql.in(tenantIds)} AND role = 'owner'
+        ORDER BY tenant_id, user_id`)
 
     const findById = (id: TenantId, at: Date) =>
       tenantsWithUsage(sql`
@@ -150,7 +182,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      */
     const issuerColumns = sql`
       t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional, t.registration,
-      EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS tax_id_verified_by_another`
+      ${verifiedByAnother} AS tax_id_verified_by_another`
 
     const findIssuer = (id: TenantId) =>
       issuers(sql`SELECT ${issuerColumns} FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
@@ -255,6 +287,10 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       insert,
       isTaxIdVerified,
       markVerified,
+      lockVerification,
+      unmarkVerified,
+      namingTaxId,
+      ownersOf,
       findById,
       findIssuer,
       findIssuers,

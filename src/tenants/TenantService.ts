@@ -9,7 +9,7 @@ import { Conflict, invalidField, NotFound } from "../domain/Errors.js"
 import { makeId, type TenantId, type UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import { addressProblem } from "../domain/Registration.js"
-import { type NewTenant, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
+import { type NewTenant, taxIdStatusOf, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
 import { type BillingChange, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
 
@@ -20,6 +20,7 @@ const toTenant = (row: TenantUsageRecord, period: string) =>
     name: row.name,
     tax_id: row.taxId,
     verified: row.verified,
+    tax_id_status: taxIdStatusOf(row),
     status: row.status,
     plan: row.plan,
     quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
@@ -90,12 +91,6 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
     const issuers = (tenantIds: Arr.NonEmptyReadonlyArray<TenantId>) =>
       Effect.map(tenants.findIssuers(tenantIds), (rows) => new Map(rows.map(({ id, ...issuer }) => [id, issuer])))
 
-    /**
-     * Records that the tenant proved its tax id with a certificate issued to it (call in the
-     * transaction that stores the certificate): `Conflict` when another tenant proved it first.
-     */
-    const markVerified = (tenantId: TenantId) => tenants.markVerified(tenantId)
-
     /** Serializes per-tenant limits (call inside the transaction that checks the limit). */
     const lock = (tenantId: TenantId) => tenants.lock(tenantId)
 
@@ -126,7 +121,6 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       update,
       issuer,
       issuers,
-      markVerified,
       lock,
       lockBillingState,
       applyBilling,

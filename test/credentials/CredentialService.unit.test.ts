@@ -14,6 +14,7 @@ import { ActiveCredentialTaken } from "../../src/domain/Credential.js"
 import { Conflict } from "../../src/domain/Errors.js"
 import { asId } from "../../src/domain/Ids.js"
 import { emptyRegistration } from "../../src/domain/Registration.js"
+import { TaxIdOwnership } from "../../src/tenants/TaxIdOwnership.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { makePkcs12, type TestPkcs12, testRoot } from "../support/certificates.js"
 import { recordingTransaction } from "../support/recordingTransaction.js"
@@ -54,8 +55,10 @@ const setup = (
                 simplesNacional: "not_opted" as const,
                 taxIdVerifiedByAnother: false
               })
-          ),
-        markVerified: () =>
+          )
+      }),
+      Layer.mock(TaxIdOwnership, {
+        verify: () =>
           Effect.suspend(() => {
             log.push("mark verified")
             return options.taxIdTaken ? Effect.fail(new Conflict()) : Effect.void

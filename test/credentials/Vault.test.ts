@@ -20,6 +20,7 @@ import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
 import { secretFilePath } from "../../src/runtime/Secrets.js"
+import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { cnpj } from "../support/taxIds.js"
@@ -30,6 +31,7 @@ const K2 = generateMasterKey("k2")
 const vaultWith = (keys: string) =>
   Layer.mergeAll(CredentialService.layer, CredentialVault.layer).pipe(
     Layer.provide(Layer.effect(MasterKeys, parseMasterKeys(keys))),
+    Layer.provide(EventLogLive),
     Layer.provide([AppConfigTest(), Transaction.layer])
   )
 

@@ -24,6 +24,7 @@ const stored = {
   name: "Ana Ltda",
   taxId: "11222333000181",
   verified: false,
+  taxIdVerifiedByAnother: false,
   status: "active" as const,
   plan: "free",
   monthlyQuota: 100,
@@ -63,6 +64,7 @@ describe("TenantService (repository mocked)", () => {
           Effect.as({
             ...tenant,
             verified: false,
+            taxIdVerifiedByAnother: false,
             status: "active" as const,
             plan: "free",
             simplesNacional: "not_opted" as const,
@@ -86,6 +88,7 @@ describe("TenantService (repository mocked)", () => {
       expect(tenant.quota).toEqual({ period: "2026-03", limit: 250, used: 0 })
       expect(tenant.created_at).toEqual(at)
       expect(tenant.verified).toBe(false)
+      expect(tenant.tax_id_status).toBe("unverified")
       expect(tenant.simples_nacional).toBe("not_opted")
     }).pipe(Effect.provide(layer))
   })

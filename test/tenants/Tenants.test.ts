@@ -41,6 +41,7 @@ for (const database of testDatabases) {
           "simples_nacional",
           "status",
           "tax_id",
+          "tax_id_status",
           "verified"
         ])
         expect(response.json).toMatchObject({

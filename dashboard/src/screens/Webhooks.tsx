@@ -255,7 +255,9 @@ const eventText = texts<EventType>({
     "document.substituted": "a document was replaced by a corrected one",
     "api_key.exposed": "an API key's token was exposed",
     "credential.expiring": "the certificate expires in 30, 7 or 1 days",
-    "quota.threshold": "live documents reached 80 % or 100 % of the quota"
+    "quota.threshold": "live documents reached 80 % or 100 % of the quota",
+    "tenant.tax_id_verified_elsewhere": "another tenant proved this tax id: no more live documents",
+    "tenant.verification_revoked": "an operator undid the proof of the tax id"
   },
   pt: {
     "document.authorized": "a autoridade autorizou um documento",
@@ -267,7 +269,9 @@ const eventText = texts<EventType>({
     "document.substituted": "um documento foi substituído por outro corrigido",
     "api_key.exposed": "o token de uma chave de API foi exposto",
     "credential.expiring": "o certificado vence em 30, 7 ou 1 dia",
-    "quota.threshold": "os documentos de produção atingiram 80 % ou 100 % da cota"
+    "quota.threshold": "os documentos de produção atingiram 80 % ou 100 % da cota",
+    "tenant.tax_id_verified_elsewhere": "outra empresa comprovou este CNPJ/CPF: sem documentos de produção",
+    "tenant.verification_revoked": "um operador desfez a comprovação do CNPJ/CPF"
   }
 })
 
