@@ -7,7 +7,7 @@
  * the server needs, such as the OpenAPI document's rewriting, is added in ApiDocument.ts.
  */
 import { HttpApi, HttpApiMiddleware, OpenApi } from "effect/http-api"
-import { AuthApi } from "./auth/Api.js"
+import { AuthApi, InvitationAcceptanceApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentFilesApi, DocumentsApi, UsageApi } from "./documents/Api.js"
@@ -23,7 +23,7 @@ import {
 import { KeysApi } from "./keys/Api.js"
 import { SubstitutionApi } from "./substitution/Api.js"
 import { SystemApi } from "./system/Api.js"
-import { TenantsApi } from "./tenants/Api.js"
+import { InvitationsApi, TenantsApi } from "./tenants/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
 /**
@@ -40,7 +40,9 @@ export class ApiErrors extends HttpApiMiddleware.Service<ApiErrors>()("ApiErrors
  */
 const V1 = HttpApi.make("v1")
   .add(AuthApi)
+  .add(InvitationAcceptanceApi)
   .add(TenantsApi)
+  .add(InvitationsApi)
   .add(KeysApi)
   .add(DocumentsApi)
   .add(SubstitutionApi)

@@ -12,7 +12,8 @@ import { ApiDocument } from "./ApiDocument.js"
 import { AccountLinks } from "./auth/AccountLinks.js"
 import { AuthService } from "./auth/AuthService.js"
 import { UserDirectoryLive } from "./auth/Directory.js"
-import { AuthHttpLive } from "./auth/Http.js"
+import { AuthHttpLive, InvitationAcceptanceHttpLive } from "./auth/Http.js"
+import { InvitationAcceptanceService } from "./auth/InvitationAcceptance.js"
 import { TaxAuthoritiesLive } from "./authority/Authorities.js"
 import type { TaxAuthorities } from "./authority/TaxAuthority.js"
 import { BillingService, PaymentProviderSecretLive } from "./billing/BillingService.js"
@@ -52,7 +53,8 @@ import { LoggerLive } from "./telemetry/Logger.js"
 import { MetricsRouteLive, MetricsServerLive } from "./telemetry/MetricsEndpoint.js"
 import { TraceSamplerLive } from "./telemetry/Sampler.js"
 import { TracingLive } from "./telemetry/Tracing.js"
-import { TenantsHttpLive } from "./tenants/Http.js"
+import { InvitationsHttpLive, TenantsHttpLive } from "./tenants/Http.js"
+import { InvitationService } from "./tenants/InvitationService.js"
 import { MemberService } from "./tenants/MemberService.js"
 import { TaxIdOwnership } from "./tenants/TaxIdOwnership.js"
 import { TenantService } from "./tenants/TenantService.js"
@@ -101,6 +103,7 @@ const ServicesLive = Layer.mergeAll(
   AccountLinks.layer,
   TenantService.layer,
   MemberService.layer,
+  InvitationAcceptanceService.layer.pipe(Layer.provideMerge(InvitationService.layer)),
   // Tax id ownership and the audit log, for handlers and tests too (the operator command builds its own).
   TaxIdOwnership.layer,
   AuditLog.layer,
@@ -115,7 +118,9 @@ const ServicesLive = Layer.mergeAll(
 
 const HandlersLive = Layer.mergeAll(
   AuthHttpLive,
+  InvitationAcceptanceHttpLive,
   TenantsHttpLive,
+  InvitationsHttpLive,
   KeysHttpLive,
   DocumentsHttpLive,
   SubstitutionHttpLive,

@@ -153,6 +153,8 @@ export interface AppConfigShape {
   readonly dataDir: string
   readonly keyRotationGraceDays: number
   readonly sessionTtl: Duration.Duration
+  /** INVITATION_TTL: how long an invitation's link can be accepted (SPEC §5: 7 days). */
+  readonly invitationTtl: Duration.Duration
   readonly defaultMonthlyQuota: number
   readonly rateLimit: { readonly perSecond: number; readonly burst: number }
   /**
@@ -293,6 +295,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     (n) => n >= 0 && n <= 30
   ).pipe(Config.withDefault(7)),
   sessionTtl: Config.Duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
+  invitationTtl: Config.Duration("INVITATION_TTL").pipe(Config.withDefault(Duration.days(7))),
   defaultMonthlyQuota: positiveInt("DEFAULT_MONTHLY_QUOTA", 100),
   rateLimit: Config.all({
     perSecond: positiveInt("RATE_LIMIT_PER_SECOND", 100),

@@ -10,6 +10,7 @@ import { ResetPasswordScreen, VerificationBanner, VerifyEmailScreen } from "./sc
 import { CertificateScreen } from "./screens/Certificate.js"
 import { CompanyScreen } from "./screens/Company.js"
 import { DocumentsScreen } from "./screens/Documents.js"
+import { InvitationScreen, MyInvitations } from "./screens/Invitation.js"
 import { KeysScreen } from "./screens/Keys.js"
 import { MembersScreen } from "./screens/Members.js"
 import { OverviewScreen } from "./screens/Overview.js"
@@ -34,7 +35,7 @@ const text = texts({
     certificate: "Certificate",
     noTenant: "You are not a member of any tenant yet.",
     noTenantHint:
-      "Ask an owner or admin of your company's tenant to add you by your email, {email}. To start a new company, register again with its name and tax id.",
+      "Ask an owner or admin of your company's tenant to invite your email, {email}: the invitation arrives by e-mail and is listed here. To start a new company, register again with its name and tax id.",
     expired: "Your session has ended. Sign in again.",
     role_owner: "owner",
     role_admin: "admin",
@@ -56,7 +57,7 @@ const text = texts({
     certificate: "Certificado",
     noTenant: "Você ainda não é membro de nenhuma conta.",
     noTenantHint:
-      "Peça a um proprietário ou administrador da conta da sua empresa que adicione você pelo seu e-mail, {email}. Para começar uma nova empresa, cadastre-se de novo com o nome e o CNPJ dela.",
+      "Peça a um proprietário ou administrador da conta da sua empresa que convide o seu e-mail, {email}: o convite chega por e-mail e aparece aqui. Para começar uma nova empresa, cadastre-se de novo com o nome e o CNPJ dela.",
     expired: "Sua sessão terminou. Entre novamente.",
     role_owner: "proprietário",
     role_admin: "administrador",
@@ -120,13 +121,51 @@ export const App = () => {
     : route[0] === "reset-password"
     ? <ResetPasswordScreen token={route[1]} onPasswordChanged={() => signOut(false)} />
     : undefined
+  const invitationToken = useInvitationLink()
+  const [invitation, setInvitation] = useState<string | undefined>(invitationToken)
+  useEffect(() => setInvitation(invitationToken), [invitationToken])
+  /** Joined by invitation: the dashboard opens again in that tenant (its memberships read afresh). */
+  const joined = (next: StoredSession, tenantId: string) => {
+    storeSession(next)
+    sessionStorage.setItem(TENANT_KEY, tenantId)
+    location.hash = href("overview")
+    location.reload()
+  }
   return (
     <LangContext.Provider value={{ lang, setLang }}>
-      {page ?? (session === undefined
+      {page ?? (invitation !== undefined
+        ? (
+          <InvitationScreen
+            token={invitation}
+            session={session}
+            onJoined={joined}
+            onLeave={() => {
+              setInvitation(undefined)
+              location.hash = href("overview")
+            }}
+          />
+        )
+        : session === undefined
         ? <SignInScreen onSignedIn={signIn} expired={expired} />
         : <SignedIn session={session} onSignOut={signOut} />)}
     </LangContext.Provider>
   )
+}
+
+/**
+ * The token of an invitation's link (`#/invitation/<token>`), taken out of the address bar at once
+ * so it stays in no history entry or screenshot; kept in memory for the page.
+ */
+const useInvitationLink = (): string | undefined => {
+  const route = useRoute()
+  const [token, setToken] = useState<string | undefined>(undefined)
+  useEffect(() => {
+    if (route[0] === "invitation" && route[1] !== undefined) {
+      setToken(route[1])
+      history.replaceState(null, "", href("invitation"))
+    }
+  }, [route[0], route[1]])
+  return token
 }
 
 const SignedIn = ({ session, onSignOut }: {
@@ -232,9 +271,18 @@ const Frame = ({ api, user, memberships, onSignOut }: {
         {!user.email_verified && <VerificationBanner api={api} email={user.email} />}
         {membership === undefined
           ? (
-            <Empty title={t("noTenant")}>
-              <p>{t("noTenantHint", { email: user.email })}</p>
-            </Empty>
+            <>
+              <Empty title={t("noTenant")}>
+                <p>{t("noTenantHint", { email: user.email })}</p>
+              </Empty>
+              <MyInvitations
+                api={api}
+                onJoined={(joinedTenant) => {
+                  sessionStorage.setItem(TENANT_KEY, joinedTenant)
+                  location.reload()
+                }}
+              />
+            </>
           )
           : (
             <Async resource={tenantResource.resource} onRetry={tenantResource.reload}>

@@ -1,7 +1,25 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { SessionAuth } from "../domain/Authentication.js"
-import { Conflict, InvalidCredentials, InvalidToken, RateLimited } from "../domain/Errors.js"
+import {
+  Conflict,
+  EmailUnverified,
+  Forbidden,
+  InvalidCredentials,
+  InvalidSession,
+  InvalidState,
+  InvalidToken,
+  MissingCredentials,
+  NotFound,
+  RateLimited
+} from "../domain/Errors.js"
+import {
+  Invitation,
+  InvitationAcceptance,
+  InvitationLookup,
+  InvitationToken,
+  InvitationTokenPayload
+} from "../domain/Invitation.js"
 import { trimmedString } from "../domain/Normalized.js"
 import { Page, PageParams } from "../domain/Pagination.js"
 import { NewTenant, Tenant, TenantMembership } from "../domain/Tenant.js"
@@ -167,5 +185,101 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .annotate(
     OpenApi.Description,
     "Registration, login and logout, and the current user. Sessions (`etd_sess_…`) are for people and the dashboard; backends use API keys."
+  )
+{}
+
+export const AcceptInvitationPayload = Schema.Struct({
+  token: InvitationToken,
+  name: Schema.optionalKey(trimmedString(Schema.String.check(Schema.isMaxLength(200)))),
+  password: Schema.optionalKey(Password)
+})
+
+const myInvitationParams = {
+  invitationId: Schema.String.annotate({ description: "The invitation's id (`inv_…`)." })
+}
+
+/**
+ * Accepting an invitation (SPEC §5). With the link's token, which proves the mailbox: a new person
+ * registers while accepting; an existing account must also send its session, so that accepting into
+ * an account proves both the mailbox and the account. Signed in with the invited address verified,
+ * a person may also accept from their own list.
+ */
+export class InvitationAcceptanceApi extends HttpApiGroup.make("invitationAcceptance")
+  .add(
+    HttpApiEndpoint.post("lookup", "/invitations/lookup", {
+      payload: InvitationTokenPayload,
+      success: InvitationLookup,
+      error: [InvalidToken, RateLimited]
+    })
+      .annotate(OpenApi.Summary, "Look up an invitation by its link")
+      .annotate(
+        OpenApi.Description,
+        "What the invitation page shows: the tenant, the role, who invited, the address and its expiry, and " +
+          "whether an account has that address. The token goes in the body, never in a URL. An unknown, " +
+          "expired, revoked, replaced or used token is `400 invalid_token`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("accept", "/invitations/accept", {
+      payload: AcceptInvitationPayload,
+      success: InvitationAcceptance,
+      error: [InvalidToken, MissingCredentials, InvalidSession, Forbidden, Conflict, InvalidState, RateLimited]
+    })
+      .annotate(OpenApi.Summary, "Accept an invitation by its link")
+      .annotate(
+        OpenApi.Description,
+        "Joins the tenant with the invited role; the link works once. When no account has the invited " +
+          "address, one is created with `password` (at least 12 characters) and `name`, its address counts " +
+          "as verified (the link proved the mailbox), and the answer carries a session token. When an account " +
+          "has it, the request must carry that account's session (`Authorization: Bearer etd_sess_…`; " +
+          "`401 missing_credentials` without one, `403 forbidden` for another account's). `409 invalid_state` " +
+          "when whoever invited may no longer grant the role, `409 conflict` for a member already. Rate limited " +
+          "like registration."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listMine", "/me/invitations", {
+      query: PageParams,
+      success: Page(Invitation),
+      error: [EmailUnverified]
+    })
+      .annotate(OpenApi.Summary, "List the current user's invitations")
+      .annotate(
+        OpenApi.Description,
+        "The invitations the session's user can still accept, addressed to their e-mail, newest first. The " +
+          "address must be verified (`403 email_unverified`): an account that only claims an address sees nothing " +
+          "sent to it."
+      )
+      .middleware(SessionAuth)
+  )
+  .add(
+    HttpApiEndpoint.post("acceptMine", "/me/invitations/:invitationId/accept", {
+      params: myInvitationParams,
+      success: InvitationAcceptance,
+      error: [EmailUnverified, NotFound, InvalidState, Conflict]
+    })
+      .annotate(OpenApi.Summary, "Accept one of the current user's invitations")
+      .annotate(
+        OpenApi.Description,
+        "Joins the tenant with the invited role. Another address's invitation is `404 not_found`; one no " +
+          "longer pending, or whose sender may no longer grant the role, `409 invalid_state`."
+      )
+      .middleware(SessionAuth)
+  )
+  .add(
+    HttpApiEndpoint.post("declineMine", "/me/invitations/:invitationId/decline", {
+      params: myInvitationParams,
+      success: Invitation,
+      error: [EmailUnverified, NotFound, InvalidState]
+    })
+      .annotate(OpenApi.Summary, "Decline one of the current user's invitations")
+      .annotate(OpenApi.Description, "Turns the invitation down; its link stops working.")
+      .middleware(SessionAuth)
+  )
+  .annotate(OpenApi.Title, "Accepting invitations")
+  .annotate(
+    OpenApi.Description,
+    "How an invited person joins a tenant: from the e-mail's link (the dashboard's `#/invitation/<token>` " +
+      "page), registering there if new, or signed in from their own list."
   )
 {}

@@ -16,7 +16,7 @@ import { AccountLinks } from "./AccountLinks.js"
 import { LoginResult, Registration } from "./Api.js"
 import { Passwords } from "./Passwords.js"
 import { SessionRepo } from "./SessionRepo.js"
-import { toPublicUser, UserRepo } from "./UserRepo.js"
+import { toPublicUser, type UserProfile, UserRepo } from "./UserRepo.js"
 
 export interface RegisterInput {
   readonly email: string
@@ -57,6 +57,21 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
       }).pipe(inTransaction)
     })
 
+    /** A new session for a user who proved who they are (a password, or an invitation's link while registering). */
+    const openSession = Effect.fn("AuthService.openSession")(function*(user: UserProfile) {
+      const token = generateToken("sess")
+      const createdAt = yield* now
+      const expiresAt = new Date(createdAt.getTime() + Duration.toMillis(config.sessionTtl))
+      yield* sessions.insert({
+        id: yield* makeId("session"),
+        userId: user.id,
+        tokenHash: hashToken(token),
+        createdAt,
+        expiresAt
+      })
+      return new LoginResult({ token, expires_at: expiresAt, user: toPublicUser(user) })
+    })
+
     const login = Effect.fn("AuthService.login")(function*(email: string, password: Redacted.Redacted<string>) {
       const user = yield* users.findByEmail(email)
       if (Option.isNone(user)) {
@@ -65,17 +80,7 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
       }
       const valid = yield* passwords.verify(password, user.value.passwordHash)
       if (!valid) return yield* new InvalidCredentials()
-      const token = generateToken("sess")
-      const createdAt = yield* now
-      const expiresAt = new Date(createdAt.getTime() + Duration.toMillis(config.sessionTtl))
-      yield* sessions.insert({
-        id: yield* makeId("session"),
-        userId: user.value.id,
-        tokenHash: hashToken(token),
-        createdAt,
-        expiresAt
-      })
-      return new LoginResult({ token, expires_at: expiresAt, user: toPublicUser(user.value) })
+      return yield* openSession(user.value)
     })
 
     /** Checked against the database on every request: logout takes effect at once everywhere. */
@@ -103,7 +108,7 @@ export class AuthService extends Context.Service<AuthService>()("etd/AuthService
     const revokeExposedSession = (token: string) =>
       Effect.flatMap(now, (at) => sessions.revokeByTokenHash(hashToken(token), at))
 
-    return { register, login, verifySession, logout, me, revokeExposedSession } as const
+    return { register, login, openSession, verifySession, logout, me, revokeExposedSession } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -17,9 +17,10 @@ export const idPrefixes = {
   event: "evt",
   delivery: "dlv",
   session: "ses",
-  audit: "aud",
   mail: "eml",
-  userToken: "utk"
+  userToken: "utk",
+  invitation: "inv",
+  audit: "aud"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -43,6 +44,8 @@ export const WebhookEndpointId = Schema.String.pipe(Schema.brand("WebhookEndpoin
 export type WebhookEndpointId = typeof WebhookEndpointId.Type
 export const DeliveryId = Schema.String.pipe(Schema.brand("DeliveryId"))
 export type DeliveryId = typeof DeliveryId.Type
+export const InvitationId = Schema.String.pipe(Schema.brand("InvitationId"))
+export type InvitationId = typeof InvitationId.Type
 
 /** The type of an id of each kind; the kinds without a type of their own are plain strings. */
 interface IdTypes {
@@ -55,9 +58,10 @@ interface IdTypes {
   readonly event: string
   readonly delivery: DeliveryId
   readonly session: string
-  readonly audit: string
   readonly mail: string
   readonly userToken: string
+  readonly invitation: InvitationId
+  readonly audit: string
 }
 export type Id<K extends IdKind> = IdTypes[K]
 

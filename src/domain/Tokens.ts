@@ -36,20 +36,21 @@ export const generateToken = (kind: TokenKind, random: RandomSource = cryptoRand
   `etd_${kind}_${base32(random(20))}`
 
 /**
- * One-time link tokens sent by mail (`etd_verify_…`, `etd_reset_…`): same shape and storage as the
+ * One-time link tokens sent by mail (`etd_verify_…`, `etd_reset_…`, `etd_inv_…`): same shape and storage as the
  * others (only the SHA-256 is kept), but no bearer credential, so the exposure monitor ignores them;
  * the log guard still redacts them.
  */
-export type LinkTokenKind = "verify" | "reset"
+export type LinkTokenKind = "verify" | "reset" | "inv"
 export const generateLinkToken = (kind: LinkTokenKind): string => `etd_${kind}_${base32(cryptoRandom(20))}`
 export const linkTokenPattern = /^etd_(?:verify|reset)_[a-z2-7]{32}$/
+export const invitationTokenPattern = /^etd_inv_[a-z2-7]{32}$/
 
 export const apiKeyTokenPattern = /^etd_(live|test)_[a-z2-7]{32}$/
 export const sessionTokenPattern = /^etd_sess_[a-z2-7]{32}$/
 
 /** Anything shaped like one of our secrets, anywhere in a string (used by the log guard and URL check). */
 export const embeddedTokenPattern = /etd_(?:live|test|sess)_[a-z2-7]{32}/g
-export const embeddedSecretPattern = /etd_(?:live|test|sess|verify|reset)_[a-z2-7]{32}|whsec_[A-Za-z0-9+/=]{20,}/g
+export const embeddedSecretPattern = /etd_(?:live|test|sess|verify|reset|inv)_[a-z2-7]{32}|whsec_[A-Za-z0-9+/=]{20,}/g
 
 /**
  * A whole token standing on its own, worth a lookup: redaction takes anything token-like, but a

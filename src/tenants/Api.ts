@@ -3,7 +3,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
 import { Conflict, Forbidden, InvalidState, NotFound } from "../domain/Errors.js"
 import { TenantIdParam } from "../domain/Ids.js"
-import { Page, PageParams } from "../domain/Pagination.js"
+import { Invitation, InvitationStatus, NewInvitation } from "../domain/Invitation.js"
+import { oneCursor, Page, PageParams } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, Role } from "../domain/Principal.js"
 import { Tenant, TenantChanges } from "../domain/Tenant.js"
 import { DateTime } from "../domain/Time.js"
@@ -16,6 +17,7 @@ export class Member extends Schema.Class<Member>("Member")({
   created_at: DateTime
 }) {}
 
+/** The older form of `POST …/invitations`: the same invitation, in the e-mail's default language. */
 export const AddMember = Schema.Struct({ email: Email, role: Role })
 
 export const ChangeRole = Schema.Struct({ role: Role })
@@ -67,13 +69,19 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
     HttpApiEndpoint.post("addMember", "/tenants/:tenantId/members", {
       params: { tenantId: TenantIdParam },
       payload: AddMember,
-      success: Member.pipe(HttpApiSchema.status(201)),
-      error: [Conflict, NotFound, Forbidden]
+      success: Invitation.pipe(HttpApiSchema.status(201)),
+      error: [Conflict, Forbidden]
     })
-      .annotate(OpenApi.Summary, "Add a member")
+      .annotate(OpenApi.Summary, "Invite a member (older name)")
+      .annotate(OpenApi.Deprecated, true)
       .middleware(SessionAuth)
       .annotate(RequiredRoles, managerRoles)
-      .annotate(OpenApi.Description, "Adds a registered user to the tenant. Only an owner may add another owner.")
+      .annotate(
+        OpenApi.Description,
+        "The older name of `POST /v1/tenants/{tenantId}/invitations`, kept for existing integrations: it no " +
+          "longer grants the role at once but invites the address, which joins only by accepting from its " +
+          "mailbox. Answers the invitation, like the newer endpoint."
+      )
   )
   .add(
     HttpApiEndpoint.get("listMembers", "/tenants/:tenantId/members", {
@@ -123,5 +131,88 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
   .annotate(
     OpenApi.Description,
     "The tenant (its tax id, billing status, plan and quota) and its members with their roles (`owner`, `admin`, `developer`)."
+  )
+{}
+
+const invitationParams = {
+  tenantId: TenantIdParam,
+  invitationId: Schema.String.annotate({ description: "The invitation's id (`inv_…`)." })
+}
+
+export const InvitationListParams = Schema.Struct({
+  ...PageParams.fields,
+  status: Schema.optionalKey(
+    InvitationStatus.annotate({ description: "Which invitations to list; `pending` (still acceptable) by default." })
+  )
+}).check(oneCursor)
+
+export class InvitationsApi extends HttpApiGroup.make("invitations")
+  .add(
+    HttpApiEndpoint.post("create", "/tenants/:tenantId/invitations", {
+      params: { tenantId: TenantIdParam },
+      payload: NewInvitation,
+      success: Invitation.pipe(HttpApiSchema.status(201)),
+      error: [Conflict, Forbidden]
+    })
+      .annotate(OpenApi.Summary, "Invite a member")
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, managerRoles)
+      .annotate(
+        OpenApi.Description,
+        "Invites an address with a role: the person receives a link by e-mail, valid for 7 days " +
+          "(`INVITATION_TTL`), and joins only by accepting it (`POST /v1/invitations/accept`), registering " +
+          "there if new. Only an owner invites an owner (`403 forbidden`). A member's address, or one with a " +
+          "pending invitation, is `409 conflict` (resend that one instead). The link's token is never in a response."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tenants/:tenantId/invitations", {
+      params: { tenantId: TenantIdParam },
+      query: InvitationListParams,
+      success: Page(Invitation)
+    })
+      .annotate(OpenApi.Summary, "List invitations")
+      .annotate(
+        OpenApi.Description,
+        "The tenant's invitations, newest first; pending ones unless `status` says otherwise. Any member may list them."
+      )
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, memberRoles)
+  )
+  .add(
+    HttpApiEndpoint.post("resend", "/tenants/:tenantId/invitations/:invitationId/resend", {
+      params: invitationParams,
+      success: Invitation,
+      error: [NotFound, Forbidden, InvalidState]
+    })
+      .annotate(OpenApi.Summary, "Resend an invitation")
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, managerRoles)
+      .annotate(
+        OpenApi.Description,
+        "Sends a new link with a fresh expiry; the previous link stops working. The caller becomes the " +
+          "invitation's sender. A pending invitation only, lapsed or not (`409 invalid_state` otherwise)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("revoke", "/tenants/:tenantId/invitations/:invitationId/revoke", {
+      params: invitationParams,
+      success: Invitation,
+      error: [NotFound, Forbidden, InvalidState]
+    })
+      .annotate(OpenApi.Summary, "Revoke an invitation")
+      .middleware(SessionAuth)
+      .annotate(RequiredRoles, managerRoles)
+      .annotate(
+        OpenApi.Description,
+        "Its link stops working at once. A pending invitation only (`409 invalid_state` otherwise); only an " +
+          "owner revokes or resends an invitation to the owner role."
+      )
+  )
+  .annotate(OpenApi.Title, "Invitations")
+  .annotate(
+    OpenApi.Description,
+    "How people join a tenant: owners and admins invite an address with a role, and the person accepts from " +
+      "the mailbox. Invitations expire after 7 days; they are listed, resent and revoked here."
   )
 {}

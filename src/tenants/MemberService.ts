@@ -1,6 +1,6 @@
 /**
- * A tenant's members: adding a registered user with a role, listing them, changing a role and
- * removing a member (SPEC §5). Memberships are the tenants module's; the users behind them come
+ * A tenant's members: listing them, changing a role and removing a member (SPEC §5); people join
+ * by accepting an invitation (InvitationAcceptanceService). Memberships are the tenants module's; the users behind them come
  * from the `UserDirectory` the auth module provides.
  *
  * Every member change runs under the tenant's row lock and applies the whole rule of who may do it
@@ -15,7 +15,6 @@ import { InvalidState, NotFound } from "../domain/Errors.js"
 import type { TenantId, UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { Role } from "../domain/Principal.js"
-import { now } from "../domain/Time.js"
 import { Member } from "./Api.js"
 import { checkMemberChange } from "./MemberRules.js"
 import { TenantRepo } from "./TenantRepo.js"
@@ -45,24 +44,6 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
           })
         )
       )
-
-    const addMember = Effect.fn("MemberService.addMember")(function*(
-      tenantId: TenantId,
-      actorId: UserId,
-      input: { email: string; role: Role }
-    ) {
-      const createdAt = yield* now
-      const found = yield* Effect.gen(function*() {
-        yield* checkMemberChange(yield* lockForChange(tenantId, actorId), { _tag: "Add", role: input.role })
-        const found = yield* directory.findByEmail(input.email)
-        if (Option.isNone(found)) {
-          return yield* new NotFound({ message: "No registered user has this email. Ask them to register first." })
-        }
-        yield* tenants.addMember({ tenantId, userId: found.value.id, role: input.role, createdAt })
-        return found.value
-      }).pipe(inTransaction)
-      return new Member({ user: found.user, role: input.role, created_at: createdAt })
-    })
 
     const listMembers = Effect.fn("MemberService.listMembers")(function*(tenantId: TenantId, page: PageParams) {
       const cursor = cursorOf(page)
@@ -140,7 +121,7 @@ export class MemberService extends Context.Service<MemberService>()("etd/MemberS
       }
     )
 
-    return { addMember, listMembers, changeRole, removeMember, lockForChange } as const
+    return { listMembers, changeRole, removeMember, lockForChange } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

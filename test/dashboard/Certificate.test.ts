@@ -14,6 +14,7 @@ import {
   accessibilityViolations,
   type DashboardRun,
   hasChromium,
+  joinByInvitation,
   newPerson,
   registerByApi,
   signInPage,
@@ -151,10 +152,7 @@ describe.runIf(hasChromium)("dashboard certificate", () => {
   it("shows a developer the certificates without an upload form", async () => {
     const developer = newPerson("certdev")
     const registered = await registerByApi(run, developer, false)
-    await run.api(session).tenants.addMember({
-      params: { tenantId },
-      payload: { email: developer.email, role: "developer" }
-    })
+    await joinByInvitation(run, { session, tenantId }, { ...registered, email: developer.email }, "developer")
     const { page, problems, screenshot } = await openCertificate(developer)
     await page.getByText("Only owners and admins upload certificates").waitFor()
     await page.locator("article.credential").first().waitFor()

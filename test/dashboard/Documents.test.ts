@@ -15,6 +15,7 @@ import {
   accessibilityViolations,
   type DashboardRun,
   hasChromium,
+  joinByInvitation,
   newPerson,
   registerByApi,
   signInPage,
@@ -392,10 +393,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
   it("gives a developer the documents and their files, but no cancel control", async () => {
     const developer = newPerson("dev")
     const registered = await registerByApi(run, developer, false)
-    await run.api(owner.session).tenants.addMember({
-      params: { tenantId: owner.tenantId },
-      payload: { email: developer.email, role: "developer" }
-    })
+    await joinByInvitation(run, owner, { ...registered, email: developer.email }, "developer")
     const { page, problems } = await signedIn(developer)
     await openDocument(page, authorized)
     await page.getByText("Only owners and admins cancel documents").waitFor()

@@ -10,6 +10,7 @@ import {
   accessibilityViolations,
   type DashboardRun,
   hasChromium,
+  joinByInvitation,
   newPerson,
   registerByApi,
   registerInPage,
@@ -100,10 +101,12 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     const own = await registerInPage(page, person)
     const other = await registerByApi(run, newPerson("othercompany"))
     const me = await run.api(await sessionToken(page)).auth.me()
-    await run.api(other.session).tenants.addMember({
-      params: { tenantId: other.tenantId! },
-      payload: { email: person.email, role: "developer" }
-    })
+    await joinByInvitation(
+      run,
+      { session: other.session, tenantId: other.tenantId! },
+      { email: person.email, session: (await sessionToken(page))! },
+      "developer"
+    )
     const otherTenant = await run.api(other.session).tenants.get({ params: { tenantId: other.tenantId! } })
     await page.reload()
     const switcher = page.getByLabel("Tenant", { exact: true })

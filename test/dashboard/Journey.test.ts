@@ -2,7 +2,8 @@
  * A person's path through the dashboard, end to end, as the issue lists it: register → create a
  * test key and copy it → issue a document with that key from a backend → see it in the list and
  * open it → download its PDF → add a webhook endpoint → see the delivery → rotate and revoke the
- * key → add and remove a member; and a developer member who can see everything and change nothing.
+ * key → invite a member, who accepts, and remove them; and that developer member, who can see
+ * everything and change nothing.
  * The screens' own files test each screen in depth; this one checks they work together.
  */
 import { Duration } from "effect"
@@ -19,7 +20,6 @@ import {
   refusal,
   registerByApi,
   registerInPage,
-  signInPage,
   startDashboard
 } from "../support/Dashboard.js"
 
@@ -193,18 +193,29 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
       await section(page, "Members")
       await page.getByLabel("Their email").fill(colleague.email)
       await page.getByRole("combobox", { name: /^Role/ }).selectOption("developer")
-      await page.getByRole("button", { name: "Add member" }).click()
+      await page.getByRole("button", { name: "Send invitation" }).click()
       await page.getByRole("row").filter({ hasText: colleague.email }).getByText("developer", { exact: true }).waitFor()
       await screenshot("journey-8-members")
 
+      // The colleague signs in, finds the invitation sent to their address and accepts it.
       const developerPage = await context.browser()!.newContext({
         viewport: { width: 1280, height: 900 },
         locale: "en-GB"
       })
       const developer = await developerPage.newPage()
       await developer.goto(run.base)
-      await signInPage(developer, colleague)
+      await developer.getByLabel(/^(Email|E-mail)$/).fill(colleague.email)
+      await developer.getByLabel(/^(Password|Senha)/).fill(colleague.password)
+      await developer.getByRole("button", { name: "Sign in" }).last().click()
+      await developer.getByRole("heading", { level: 2, name: "Invitations for you" }).waitFor()
+      await developer.getByRole("button", { name: `Accept invitation ${tenant.name}` }).click()
       await developer.getByRole("heading", { level: 1, name: tenant.name }).waitFor()
+      await page.reload()
+      await section(page, "Members")
+      await page.getByRole("table").first().getByRole("row").filter({ hasText: colleague.email }).getByText(
+        "developer",
+        { exact: true }
+      ).waitFor()
       await section(developer, "API keys")
       await developer.getByRole("row").filter({ hasText: "erp backend" }).first().waitFor()
       expect(await developer.getByRole("button", { name: /Create a key|Rotate|Revoke/ }).count()).toBe(0)
@@ -216,7 +227,8 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
       await developer.getByRole("link", { name: url }).waitFor()
       expect(await developer.getByRole("button", { name: "Add endpoint" }).count()).toBe(0)
       await section(developer, "Members")
-      expect(await developer.getByRole("button", { name: /Add member|Change role|^Remove/ }).count()).toBe(0)
+      expect(await developer.getByRole("button", { name: /Send invitation|Change role|^Remove|Resend|Revoke/ }).count())
+        .toBe(0)
       await section(developer, "Company")
       expect(await developer.locator("#company-legal_name").inputValue()).toBe(tenant.name)
       expect(await developer.locator("#company-legal_name").isDisabled()).toBe(true)
@@ -237,7 +249,7 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
       ).toBe("forbidden")
 
       // The owner removes them; their access ends at once.
-      const colleagueRow = page.getByRole("row").filter({ hasText: colleague.email })
+      const colleagueRow = page.getByRole("table").first().getByRole("row").filter({ hasText: colleague.email })
       await colleagueRow.getByRole("button", { name: `Remove ${colleague.name}` }).click()
       await page.getByRole("dialog", { name: `Remove ${colleague.name}?` }).getByRole("button", { name: /^Remove/ })
         .click()

@@ -11,6 +11,7 @@ import {
   accessibilityViolations,
   type DashboardRun,
   hasChromium,
+  joinByInvitation,
   newPerson,
   refusal,
   registerByApi,
@@ -229,7 +230,7 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     const dev = await registerByApi(run, developer, false)
     const tenantId = owner.tenantId!
     const ownerApi = run.api(owner.session)
-    await ownerApi.tenants.addMember({ params: { tenantId }, payload: { email: developer.email, role: "developer" } })
+    await joinByInvitation(run, { session: owner.session, tenantId }, { ...dev, email: developer.email }, "developer")
     for (let index = 1; index <= 21; index++) {
       await ownerApi.apiKeys.create({
         params: { tenantId },

@@ -1,6 +1,7 @@
 /**
- * The members screen in a real browser (SPEC §5, §15): adding a registered user by email with a
- * role (an unknown email and a second add refused with a clear message), changing a role, removing
+ * The members screen in a real browser (SPEC §5, §15): inviting people by email with a role (the
+ * pending invitations listed, resent and revoked; a second invitation refused with a clear message;
+ * the person a member only once they accept), changing a role, removing
  * a member behind a confirmation that can be cancelled, the last owner kept (neither demoted nor
  * removed), an admin offered nothing about owners, a developer's read-only view (of the keys too)
  * from which they may still leave the tenant, Portuguese, a phone-width screen and accessibility.
@@ -11,6 +12,7 @@ import {
   accessibilityViolations,
   type DashboardRun,
   hasChromium,
+  joinByInvitation,
   newPerson,
   refusal,
   registerByApi,
@@ -37,7 +39,7 @@ describe.runIf(hasChromium)("dashboard: members", () => {
   }, 120_000)
   afterAll(() => run?.close())
 
-  it("adds a member, changes their role, removes them after a cancelled confirmation, and keeps the last owner", async () => {
+  it("invites a member who joins on accepting, changes their role, removes them after a cancelled confirmation, and keeps the last owner", async () => {
     const { page, problems, screenshot } = await run.open()
     const owner = newPerson("boss")
     await registerInPage(page, owner)
@@ -50,19 +52,26 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const me = rowOf(page, owner.email)
     await me.getByText("you", { exact: true }).waitFor()
     await me.getByText("owner", { exact: true }).waitFor()
+    await page.getByText("No pending invitations.").waitFor()
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("members-list")
 
-    // An email nobody registered: refused with what to do about it.
+    // An address nobody registered is invited all the same; the invitation can be resent and revoked.
     const unknown = newPerson("nobody").email
     await page.getByLabel("Their email").fill(unknown)
-    await page.getByRole("button", { name: "Add member" }).click()
-    await page.getByRole("alert").filter({
-      hasText: `No one is registered with ${unknown}. Ask them to create an account first`
-    }).waitFor()
-    await screenshot("members-unknown-email")
+    await page.getByRole("button", { name: "Send invitation" }).click()
+    await page.getByRole("status").filter({ hasText: `Invitation sent to ${unknown}.` }).waitFor()
+    const pending = rowOf(page, unknown)
+    await pending.getByText("developer", { exact: true }).waitFor()
+    await pending.getByRole("button", { name: `Resend ${unknown}` }).click()
+    await page.getByRole("status").filter({ hasText: `A new link was sent to ${unknown}` }).waitFor()
+    await pending.getByRole("button", { name: `Revoke ${unknown}` }).click()
+    const revoke = page.getByRole("dialog", { name: `Revoke the invitation to ${unknown}?` })
+    await revoke.getByRole("button", { name: "Revoke invitation" }).click()
+    await pending.waitFor({ state: "detached" })
+    await screenshot("members-invitations")
 
-    // The owner may add owners: the option is there.
+    // The owner may invite owners: the option is there.
     expect(await page.getByRole("combobox", { name: /^Role/ }).locator("option").allInnerTexts()).toEqual([
       "owner",
       "admin",
@@ -70,18 +79,31 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     ])
     await page.getByLabel("Their email").fill(alice.email)
     await page.getByRole("combobox", { name: /^Role/ }).selectOption("developer")
-    await page.getByRole("button", { name: "Add member" }).click()
-    const aliceRow = rowOf(page, alice.email)
-    await aliceRow.getByText("developer", { exact: true }).waitFor()
-    await page.getByRole("status").filter({ hasText: `${alice.email} added as developer.` }).waitFor()
+    await page.getByRole("button", { name: "Send invitation" }).click()
+    await page.getByRole("status").filter({ hasText: `Invitation sent to ${alice.email}.` }).waitFor()
     expect(await page.getByLabel("Their email").inputValue()).toBe("")
-    expect((await run.api(aliceAccount.session).auth.myTenants({ query: {} })).data.map((m) => [m.tenant.id, m.role]))
-      .toEqual([[tenantId, "developer"]])
+    await rowOf(page, alice.email).getByRole("button", { name: `Revoke ${alice.email}` }).waitFor()
+    // Invited is not joined.
+    expect((await run.api(aliceAccount.session).auth.myTenants({ query: {} })).data).toEqual([])
 
     // Twice: a clear refusal.
     await page.getByLabel("Their email").fill(alice.email)
-    await page.getByRole("button", { name: "Add member" }).click()
-    await page.getByRole("alert").filter({ hasText: `${alice.email} is already a member of this tenant.` }).waitFor()
+    await page.getByRole("button", { name: "Send invitation" }).click()
+    await page.getByRole("alert").filter({
+      hasText: `${alice.email} is already a member, or already has a pending invitation`
+    })
+      .waitFor()
+
+    // Alice accepts; the page read again shows her as a member.
+    const [invitation] = (await run.api(aliceAccount.session).invitationAcceptance.listMine({ query: {} })).data
+    await run.api(aliceAccount.session).invitationAcceptance.acceptMine({ params: { invitationId: invitation!.id } })
+    expect((await run.api(aliceAccount.session).auth.myTenants({ query: {} })).data.map((m) => [m.tenant.id, m.role]))
+      .toEqual([[tenantId, "developer"]])
+    await page.reload()
+    await openMembers(page)
+    const aliceRow = page.getByRole("table").first().getByRole("row").filter({ hasText: alice.email })
+    await aliceRow.getByText("developer", { exact: true }).waitFor()
+    await page.getByText("No pending invitations.").waitFor()
 
     // Change the role in a dialog.
     await aliceRow.getByRole("button", { name: "Change role" }).click()
@@ -138,10 +160,12 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const tenantId = ownerAccount.tenantId!
     const admin = newPerson("admin")
     const adminAccount = await registerByApi(run, admin, false)
-    await run.api(ownerAccount.session).tenants.addMember({
-      params: { tenantId },
-      payload: { email: admin.email, role: "admin" }
-    })
+    await joinByInvitation(
+      run,
+      { session: ownerAccount.session, tenantId },
+      { ...adminAccount, email: admin.email },
+      "admin"
+    )
 
     const { page, problems } = await run.open()
     await signInPage(page, admin)
@@ -174,10 +198,12 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     const developer = newPerson("dev")
     // The developer has a tenant of their own too, so the switcher has two entries.
     const devAccount = await registerByApi(run, developer, true)
-    await run.api(ownerAccount.session).tenants.addMember({
-      params: { tenantId },
-      payload: { email: developer.email, role: "developer" }
-    })
+    await joinByInvitation(
+      run,
+      { session: ownerAccount.session, tenantId },
+      { ...devAccount, email: developer.email },
+      "developer"
+    )
 
     const { page, problems, screenshot } = await run.open()
     await signInPage(page, developer)
@@ -190,9 +216,11 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     expect(await page.getByRole("button", { name: /Create a key|Rotate|Revoke/ }).count()).toBe(0)
 
     await openMembers(page)
-    await page.getByText(/only owners and admins add, change or remove them\. You may leave the tenant yourself\./)
+    await page.getByText(
+      /only owners and admins invite, change or remove members\. You may leave the tenant yourself\./
+    )
       .waitFor()
-    expect(await page.getByRole("button", { name: /Add member|Change role|Remove/ }).count()).toBe(0)
+    expect(await page.getByRole("button", { name: /Send invitation|Change role|Remove|Resend|Revoke/ }).count()).toBe(0)
     expect(await page.getByLabel("Their email").count()).toBe(0)
     expect(await rowOf(page, owner.email).getByRole("button").count()).toBe(0)
     expect(await accessibilityViolations(page)).toEqual([])
@@ -210,7 +238,7 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     // Leaving: confirmed, then the page starts again without that tenant.
     await rowOf(page, developer.email).getByRole("button", { name: "Leave tenant" }).click()
     const leave = page.getByRole("dialog", { name: "Leave lead Ltda?" })
-    await leave.getByText(/To come back, an owner or admin must add you again\./).waitFor()
+    await leave.getByText(/To come back, an owner or admin must invite you again\./).waitFor()
     await leave.getByRole("button", { name: "Leave tenant" }).click()
     // The reloaded page stays on the members screen, now of the developer's own tenant.
     await expect.poll(() => page.getByLabel("Tenant").locator("option").allInnerTexts(), { timeout: 10_000 })
@@ -226,12 +254,13 @@ describe.runIf(hasChromium)("dashboard: members", () => {
     await registerInPage(page, newPerson("socia"))
     await openMembers(page, "Membros")
     await page.getByRole("columnheader", { name: "Membro desde" }).waitFor({ state: "attached" })
-    await page.getByRole("heading", { level: 2, name: "Adicionar um membro" }).waitFor()
-    const unknown = newPerson("ninguem").email
-    await page.getByLabel("E-mail da pessoa").fill(unknown)
+    await page.getByRole("heading", { level: 2, name: "Convidar um membro" }).waitFor()
+    const invited = newPerson("convidada").email
+    await page.getByLabel("E-mail da pessoa").fill(invited)
     await page.getByRole("combobox", { name: /^Papel/ }).selectOption("admin")
-    await page.getByRole("button", { name: "Adicionar membro" }).click()
-    await page.getByRole("alert").filter({ hasText: `Ninguém está cadastrado com ${unknown}.` }).waitFor()
+    await page.getByRole("button", { name: "Enviar convite" }).click()
+    await page.getByRole("status").filter({ hasText: `Convite enviado para ${invited}.` }).waitFor()
+    await rowOf(page, invited).getByText("administrador", { exact: true }).waitFor()
     expect(await accessibilityViolations(page)).toEqual([])
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
     await screenshot("members-phone-pt")

@@ -16,6 +16,7 @@ import {
   accessibilityViolations,
   type DashboardRun,
   hasChromium,
+  joinByInvitation,
   newPerson,
   registerByApi,
   signInPage,
@@ -399,10 +400,7 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
   it("shows a developer every endpoint and delivery, with no control that changes them", async () => {
     const person = newPerson("hooks-dev")
     const developer = await registerByApi(run, person, false)
-    await run.api(owner.session).tenants.addMember({
-      params: { tenantId: owner.tenantId },
-      payload: { email: person.email, role: "developer" }
-    })
+    await joinByInvitation(run, owner, { ...developer, email: person.email }, "developer")
     const dev = await run.open({ lang: "en" })
     await signInPage(dev.page, person)
     await dev.page.getByRole("link", { name: "Webhooks" }).click()

@@ -104,7 +104,19 @@ const makeTenant = async (
   const memberEmail = uniqueEmail(`${label}-member`)
   const member = await call(port, "POST", "/v1/auth/register", undefined, { email: memberEmail, password: PASSWORD })
   await verifyEmail(member.user.id)
-  await call(port, "POST", `${tenantPath}/members`, session, { email: memberEmail, role: "developer" })
+  // Members join by invitation: the member accepts from their own list (address verified above).
+  const joining = await call(port, "POST", `${tenantPath}/invitations`, session, {
+    email: memberEmail,
+    role: "developer"
+  })
+  const memberSession: string =
+    (await call(port, "POST", "/v1/auth/login", undefined, { email: memberEmail, password: PASSWORD })).token
+  await call(port, "POST", `/v1/me/invitations/${joining.id}/accept`, memberSession)
+  // One left pending, for the fuzz to resend, revoke and accept.
+  const invitation = await call(port, "POST", `${tenantPath}/invitations`, session, {
+    email: uniqueEmail(`${label}-invited`),
+    role: "admin"
+  })
   const endpoint = await call(port, "POST", `${tenantPath}/webhook-endpoints`, key.token, {
     url: WEBHOOK_URL,
     events: ["*"]
@@ -127,6 +139,7 @@ const makeTenant = async (
     ids: {
       tenantId: [tenantId],
       userId: [member.user.id],
+      invitationId: [invitation.id],
       keyId: [spare.api_key.id],
       docId: [document.id],
       endpointId: [endpoint.id],

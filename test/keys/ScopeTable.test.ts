@@ -364,6 +364,8 @@ const EXPECTED_PUBLIC = [
   "auth.register",
   "auth.requestPasswordReset",
   "billing.paymentProviderWebhook",
+  "invitationAcceptance.accept",
+  "invitationAcceptance.lookup",
   "system.healthz",
   "system.readyz"
 ]
@@ -382,12 +384,23 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   "POST  /v1/auth/email-verification/confirm  public  -  -",
   "POST  /v1/auth/password-reset  public  -  -",
   "POST  /v1/auth/password-reset/confirm  public  -  -",
+  // An invitation's link: the token in the body proves the mailbox; accepting into an existing
+  // account also needs that account's session, which the service checks itself.
+  "POST  /v1/invitations/lookup  public  -  -",
+  "POST  /v1/invitations/accept  public  -  -",
+  "GET  /v1/me/invitations  session  -  -",
+  "POST  /v1/me/invitations/:invitationId/accept  session  -  -",
+  "POST  /v1/me/invitations/:invitationId/decline  session  -  -",
   "GET  /v1/tenants/:tenantId  session_or_api_key  -  owner|admin|developer",
   "PATCH  /v1/tenants/:tenantId  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/members  session  -  owner|admin",
   "GET  /v1/tenants/:tenantId/members  session  -  owner|admin|developer",
   "PATCH  /v1/tenants/:tenantId/members/:userId  session  -  owner|admin",
   "DELETE  /v1/tenants/:tenantId/members/:userId  session  -  owner|admin|developer",
+  "POST  /v1/tenants/:tenantId/invitations  session  -  owner|admin",
+  "GET  /v1/tenants/:tenantId/invitations  session  -  owner|admin|developer",
+  "POST  /v1/tenants/:tenantId/invitations/:invitationId/resend  session  -  owner|admin",
+  "POST  /v1/tenants/:tenantId/invitations/:invitationId/revoke  session  -  owner|admin",
   "POST  /v1/tenants/:tenantId/api-keys  session  -  owner|admin",
   "GET  /v1/tenants/:tenantId/api-keys  session  -  owner|admin|developer",
   "POST  /v1/tenants/:tenantId/api-keys/:keyId/rotate  session  -  owner|admin",

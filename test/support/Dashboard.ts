@@ -232,3 +232,21 @@ export const accessibilityViolations = async (page: Page): Promise<ReadonlyArray
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
     .map((violation) => `${violation.id}: ${violation.targets.join(", ")}`)
 }
+
+/**
+ * A registered user joins the inviter's tenant with `role` through the API, as people do: invited,
+ * then accepting from their own list (their address marked verified first, as its link would).
+ */
+export const joinByInvitation = async (
+  run: DashboardRun,
+  inviter: { readonly session: string; readonly tenantId: string },
+  member: { readonly email: string; readonly session: string },
+  role: "owner" | "admin" | "developer"
+) => {
+  await run.verifyEmail(member.email)
+  const invitation = await run.api(inviter.session).invitations.create({
+    params: { tenantId: inviter.tenantId },
+    payload: { email: member.email, role }
+  })
+  await run.api(member.session).invitationAcceptance.acceptMine({ params: { invitationId: invitation.id } })
+}

@@ -18,12 +18,18 @@ export const registerUser = (label = "user") =>
     return { email, userId: registration.user.id, session: login.token }
   })
 
-/** A new user added to the owner's tenant with the given role, logged in. */
+/**
+ * A new user who joined the owner's tenant with the given role, logged in: the owner invites the
+ * address and the user accepts from their own list (signed in, the address verified).
+ */
 export const addMember = (owner: { session: string; tenantId: string }, role: Role, label: string = role) =>
   Effect.gen(function*() {
     const user = yield* registerUser(label)
-    const api = yield* client(owner.session)
-    yield* api.tenants.addMember({ params: { tenantId: owner.tenantId }, payload: { email: user.email, role } })
+    const invitation = yield* (yield* client(owner.session)).invitations.create({
+      params: { tenantId: owner.tenantId },
+      payload: { email: user.email, role }
+    })
+    yield* (yield* client(user.session)).invitationAcceptance.acceptMine({ params: { invitationId: invitation.id } })
     return { ...user, tenantId: owner.tenantId }
   })
 

@@ -3,14 +3,13 @@
  * (Layer.mock). The HTTP suite (Tenants.test.ts) covers the contract on both databases.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
 import { PublicUser } from "../../src/domain/User.js"
 import { MemberService } from "../../src/tenants/MemberService.js"
 import { TenantRepo } from "../../src/tenants/TenantRepo.js"
 import { UserDirectory } from "../../src/tenants/UserDirectory.js"
-import { recordingTransaction } from "../support/recordingTransaction.js"
 
 type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
 
@@ -29,46 +28,6 @@ const user = (id: string) =>
   })
 
 describe("MemberService (neighbours mocked)", () => {
-  it.effect("adding checks the caller's role read under the lock: only an owner adds an owner; an unknown email is not_found; nothing is written", () => {
-    const log: Array<string> = []
-    const roles: Record<string, "owner" | "admin" | "developer"> = {
-      usr_owner: "owner",
-      usr_admin: "admin",
-      usr_dev: "developer"
-    }
-    const layer = MemberService.layerNoDeps.pipe(
-      Layer.provide([
-        Layer.mock(TenantRepo)({
-          // No `addMember`: a write would die.
-          lock: () => Effect.sync(() => void log.push("lock")),
-          roleOf: (_tenantId, userId) =>
-            Effect.sync(() => log.push(`role of ${userId}`)).pipe(Effect.as(Option.fromUndefinedOr(roles[userId])))
-        }),
-        Layer.mock(UserDirectory)({ findByEmail: () => Effect.succeed(Option.none()) }),
-        recordingTransaction(log)
-      ])
-    )
-    const add = (actor: string, role: "owner" | "admin") =>
-      Effect.gen(function*() {
-        const members = yield* MemberService
-        return yield* Effect.flip(
-          members.addMember(asId("tenant", "ten_1"), asId("user", actor), { email: "ana@example.com", role })
-        )
-      })
-    return Effect.gen(function*() {
-      const forbidden = yield* add("usr_admin", "owner")
-      expect(forbidden._tag).toBe("Forbidden")
-      expect(forbidden.message).toBe("Only an owner can add another owner.")
-      // The role is the one read after taking the lock, in the same transaction.
-      expect(log).toEqual(["BEGIN", "lock", "role of usr_admin", "ROLLBACK"])
-      expect((yield* add("usr_dev", "admin"))._tag).toBe("Forbidden")
-      expect((yield* add("usr_gone", "admin"))._tag).toBe("NotFound")
-      const unknown = yield* add("usr_owner", "owner")
-      expect(unknown._tag).toBe("NotFound")
-      expect(unknown.message).toContain("register first")
-    }).pipe(Effect.provide(layer))
-  })
-
   it.effect("lists a page of memberships in their order with the directory's users, asking only for that page", () => {
     const asked: Array<ReadonlyArray<string>> = []
     const joined = (day: number) => new Date(Date.UTC(2026, 1, day))

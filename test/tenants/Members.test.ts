@@ -185,7 +185,7 @@ for (const database of testDatabases) {
         expectError(yield* rawRequest("GET", `${tenantUrl}/members`, { token: developer.session }), 404, "not_found")
         const mine = yield* (yield* client(developer.session)).auth.myTenants({ query: { limit: 20 } })
         expect(mine.data).toEqual([])
-        // Gone: a second removal is a 404; adding the user again works.
+        // Gone: a second removal is a 404; inviting the user again works once they accept.
         expectError(yield* remove(admin.session, owner.tenantId, developer.userId), 404, "not_found")
         expect([...(yield* rolesOf(owner)).keys()].sort()).toEqual([owner.userId, admin.userId].sort())
         const readded = yield* rawRequest("POST", `${tenantUrl}/members`, {
@@ -193,6 +193,9 @@ for (const database of testDatabases) {
           body: { email: developer.email, role: "developer" }
         })
         expect(readded.status, readded.text).toBe(201)
+        yield* (yield* client(developer.session)).invitationAcceptance.acceptMine({
+          params: { invitationId: String(readded.json?.["id"]) }
+        })
         expect((yield* rawRequest("GET", tenantUrl, { token: developer.session })).status).toBe(200)
 
         // Through the typed client: an owner removes an admin, whose access ends too.

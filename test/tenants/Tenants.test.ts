@@ -1,6 +1,6 @@
 /**
  * Tenants and membership over HTTP (SPEC §5): who may read a tenant, what it shows, how owners and
- * admins change it (name, Simples Nacional option) and how they add members.
+ * admins change it (name, Simples Nacional option) and how they invite members.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -265,7 +265,7 @@ for (const database of testDatabases) {
         expect(after.json).toMatchObject({ name: "strict Ltda", simples_nacional: "not_opted" })
       }))
 
-    it.effect("an owner adds a registered user by email: 201 with the member", () =>
+    it.effect("adding a member by email (the older name of inviting) grants nothing at once: 201 with an invitation", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const user = yield* registerUser("newcomer")
@@ -275,34 +275,34 @@ for (const database of testDatabases) {
           body: { email: user.email.toUpperCase(), role: "developer" }
         })
         expect(response.status, response.text).toBe(201)
-        expect(response.json).toMatchObject({
-          object: "member",
-          role: "developer",
-          user: { id: user.userId, object: "user", email: user.email, name: "newcomer" }
-        })
-        expect(Object.keys(field(response.json, "user") ?? {}).sort()).toEqual(USER_FIELDS)
-        expect(response.text).not.toContain("password")
+        expect(response.json).toMatchObject({ object: "invitation", role: "developer", status: "pending" })
+        expect(response.text).not.toContain("etd_inv_")
 
-        // The new member sees the tenant, with the role.
+        // Not a member until they accept.
         const api = yield* client(user.session)
+        expect((yield* api.auth.myTenants({ query: { limit: 20 } })).data).toEqual([])
+        expectError(yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: user.session }), 404, "not_found")
+        const invitations = yield* api.invitationAcceptance.listMine({ query: {} })
+        expect(invitations.data.map((invitation) => invitation.id)).toEqual([field(response.json, "id")])
+        yield* api.invitationAcceptance.acceptMine({ params: { invitationId: String(field(response.json, "id")) } })
         const mine = yield* api.auth.myTenants({ query: { limit: 20 } })
         expect(mine.data.map((m) => [m.tenant.id, m.role])).toEqual([[owner.tenantId, "developer"]])
-        const tenant = yield* api.tenants.get({ params: { tenantId: owner.tenantId } })
-        expect(tenant.id).toBe(owner.tenantId)
       }))
 
-    it.effect("adding a member twice is 409 conflict, whatever the role", () =>
+    it.effect("inviting a member is 409 conflict, whatever the role", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const member = yield* addMember(owner, "developer")
         for (const role of ["developer", "admin"] as const) {
-          const response = yield* rawRequest("POST", membersUrl(owner.tenantId), {
-            token: owner.session,
-            body: { email: member.email, role }
-          })
-          expectError(response, 409, "conflict")
+          for (const url of [membersUrl(owner.tenantId), `${tenantUrl(owner.tenantId)}/invitations`]) {
+            const response = yield* rawRequest("POST", url, {
+              token: owner.session,
+              body: { email: member.email, role }
+            })
+            expectError(response, 409, "conflict")
+          }
         }
-        // The owner cannot be re-added either.
+        // The owner cannot be invited either.
         const self = yield* rawRequest("POST", membersUrl(owner.tenantId), {
           token: owner.session,
           body: { email: owner.email, role: "admin" }
@@ -314,30 +314,37 @@ for (const database of testDatabases) {
         expect(mine.data.map((m) => m.role)).toEqual(["developer"])
       }))
 
-    it.effect("concurrent adds of the same user: one 201, the rest 409 conflict", () =>
+    it.effect("concurrent invitations of the same address: one 201, the rest 409 conflict", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const user = yield* registerUser()
         const responses = yield* Effect.all(
-          Array.from({ length: 5 }, () =>
-            rawRequest("POST", membersUrl(owner.tenantId), {
-              token: owner.session,
-              body: { email: user.email, role: "developer" }
-            })),
+          Array.from(
+            { length: 5 },
+            (_, i) =>
+              rawRequest(
+                "POST",
+                i % 2 === 0 ? membersUrl(owner.tenantId) : `${tenantUrl(owner.tenantId)}/invitations`,
+                {
+                  token: owner.session,
+                  body: { email: user.email, role: "developer" }
+                }
+              )
+          ),
           { concurrency: "unbounded" }
         )
         expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409])
         for (const response of responses.filter((r) => r.status === 409)) expectError(response, 409, "conflict")
       }))
 
-    it.effect("an unknown email is 404 not_found; an invalid email or role is 400 invalid_request", () =>
+    it.effect("an address without an account is invited too; an invalid email or role is 400 invalid_request", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const unknown = yield* rawRequest("POST", membersUrl(owner.tenantId), {
           token: owner.session,
           body: { email: "nobody-here@example.com", role: "developer" }
         })
-        expectError(unknown, 404, "not_found")
+        expect(unknown.status, unknown.text).toBe(201)
         const user = yield* registerUser()
         for (
           const body of [{ email: "not-an-email", role: "developer" }, { email: user.email, role: "superuser" }, {
@@ -349,7 +356,7 @@ for (const database of testDatabases) {
         }
       }))
 
-    it.effect("an admin adds admins and developers but not owners (403); an owner adds owners", () =>
+    it.effect("an admin invites admins and developers but not owners (403); an owner invites owners", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
         const admin = yield* addMember(owner, "admin")
@@ -363,7 +370,7 @@ for (const database of testDatabases) {
         })
         expectError(refused, 403, "forbidden")
         const typed = yield* Effect.flip(
-          adminApi.tenants.addMember({ params: path, payload: { email: candidate.email, role: "owner" } })
+          adminApi.invitations.create({ params: path, payload: { email: candidate.email, role: "owner" } })
         )
         expect(typed._tag).toBe("Forbidden")
 
@@ -373,23 +380,16 @@ for (const database of testDatabases) {
         })
         expect(asDeveloper.role).toBe("developer")
         const another = yield* registerUser("another")
-        const asAdmin = yield* adminApi.tenants.addMember({
+        const asAdmin = yield* adminApi.invitations.create({
           params: path,
           payload: { email: another.email, role: "admin" }
         })
         expect(asAdmin.role).toBe("admin")
 
-        const coOwner = yield* registerUser("coowner")
-        const ownerApi = yield* client(owner.session)
-        const added = yield* ownerApi.tenants.addMember({
-          params: path,
-          payload: { email: coOwner.email, role: "owner" }
-        })
-        expect(added.role).toBe("owner")
-        // A co-owner is a full owner: it may add owners too.
+        const coOwner = yield* addMember(owner, "owner", "coowner")
+        // A co-owner is a full owner: it may invite owners too.
         const third = yield* registerUser("third")
-        const coOwnerApi = yield* client(coOwner.session)
-        const byCoOwner = yield* coOwnerApi.tenants.addMember({
+        const byCoOwner = yield* (yield* client(coOwner.session)).invitations.create({
           params: path,
           payload: { email: third.email, role: "owner" }
         })

@@ -1,6 +1,6 @@
 /**
- * The tenant's members (SPEC §5, §15): who they are and their roles; owners and admins add
- * registered users by email, change roles and remove members; every member may leave. The server
+ * The tenant's members (SPEC §5, §15): who they are and their roles; owners and admins invite people
+ * by email (MemberInvitations.tsx), change roles and remove members; every member may leave. The server
  * decides who may do what (only an owner touches the owner role; the last owner stays): the page
  * offers what the person's role allows and shows the server's refusal when it comes anyway.
  */
@@ -9,6 +9,7 @@ import { type Api, type Failure, failureOf } from "../api.js"
 import { formatDate, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
 import { Async, Badge, Confirm, Dialog, Empty, ErrorNotice, MoreButton, useAction, usePages } from "../ui.js"
 import { type Role, useWorkspace } from "../workspace.js"
+import { MemberInvitations } from "./MemberInvitations.js"
 import "./Members.css"
 
 type Member = Awaited<ReturnType<Api["tenants"]["listMembers"]>>["data"][number]
@@ -21,7 +22,7 @@ const text = texts({
     title: "Members",
     lead: "The people who can use this dashboard for {tenant}, and what each may do.",
     readOnly:
-      "Your role in this tenant is developer: you can see the members, but only owners and admins add, change or remove them. You may leave the tenant yourself.",
+      "Your role in this tenant is developer: you can see the members and invitations, but only owners and admins invite, change or remove members. You may leave the tenant yourself.",
     name: "Name",
     email: "Email",
     role: "Role",
@@ -36,16 +37,7 @@ const text = texts({
     roleHelp_owner: "Everything an admin does, and grants or takes away the owner role.",
     roleHelp_admin: "Manages API keys, members, webhooks and the certificate; cancels documents.",
     roleHelp_developer: "Reads everything, changes nothing.",
-    addTitle: "Add a member",
-    addLead:
-      "The person must already have an account: ask them to register first (without a company) and then add them by that email.",
-    addEmail: "Their email",
-    addRole: "Role",
-    addSubmit: "Add member",
     working: "Working…",
-    added: "{email} added as {role}.",
-    unknownEmail: "No one is registered with {email}. Ask them to create an account first, then add them here.",
-    alreadyMember: "{email} is already a member of this tenant.",
     ownerOnly: "Only an owner can do this with the owner role.",
     lastOwner: "This is the tenant's last owner: make another member an owner first.",
     changeRole: "Change role",
@@ -60,7 +52,7 @@ const text = texts({
     removeConfirm: "Remove member",
     removed: "{name} removed.",
     leaveTitle: "Leave {tenant}?",
-    leaveBody: "You lose access to {tenant} at once. To come back, an owner or admin must add you again.",
+    leaveBody: "You lose access to {tenant} at once. To come back, an owner or admin must invite you again.",
     leaveConfirm: "Leave tenant",
     ownerProtected: "Only an owner can change or remove an owner.",
     emptyTitle: "No members to show."
@@ -69,7 +61,7 @@ const text = texts({
     title: "Membros",
     lead: "As pessoas que podem usar este painel por {tenant} e o que cada uma pode fazer.",
     readOnly:
-      "Seu papel nesta conta é desenvolvedor: você vê os membros, mas só proprietários e administradores os adicionam, alteram ou removem. Você pode sair da conta por conta própria.",
+      "Seu papel nesta conta é desenvolvedor: você vê os membros e os convites, mas só proprietários e administradores convidam, alteram ou removem membros. Você pode sair da conta por conta própria.",
     name: "Nome",
     email: "E-mail",
     role: "Papel",
@@ -84,17 +76,7 @@ const text = texts({
     roleHelp_owner: "Tudo o que um administrador faz, e concede ou retira o papel de proprietário.",
     roleHelp_admin: "Gerencia chaves de API, membros, webhooks e o certificado; cancela documentos.",
     roleHelp_developer: "Consulta tudo, não altera nada.",
-    addTitle: "Adicionar um membro",
-    addLead:
-      "A pessoa precisa já ter uma conta: peça que ela se cadastre antes (sem empresa) e depois adicione-a por esse e-mail.",
-    addEmail: "E-mail da pessoa",
-    addRole: "Papel",
-    addSubmit: "Adicionar membro",
     working: "Processando…",
-    added: "{email} adicionado como {role}.",
-    unknownEmail:
-      "Ninguém está cadastrado com {email}. Peça que a pessoa crie uma conta primeiro e depois adicione-a aqui.",
-    alreadyMember: "{email} já é membro desta conta.",
     ownerOnly: "Só um proprietário pode fazer isso com o papel de proprietário.",
     lastOwner: "Este é o último proprietário da conta: torne outro membro proprietário antes.",
     changeRole: "Alterar papel",
@@ -111,7 +93,7 @@ const text = texts({
     removed: "{name} removido.",
     leaveTitle: "Sair de {tenant}?",
     leaveBody:
-      "Você perde o acesso a {tenant} na hora. Para voltar, um proprietário ou administrador precisa adicionar você de novo.",
+      "Você perde o acesso a {tenant} na hora. Para voltar, um proprietário ou administrador precisa convidar você de novo.",
     leaveConfirm: "Sair da conta",
     ownerProtected: "Só um proprietário pode alterar ou remover um proprietário.",
     emptyTitle: "Nenhum membro para mostrar."
@@ -124,16 +106,8 @@ type Key = keyof typeof text.en
  * The refusals this screen can explain better than the API's English message, in the person's
  * language: what the attempt was about says which rule refused it.
  */
-const explain = (
-  failure: Failure,
-  t: Translate<Key>,
-  about: { readonly email?: string; readonly ownerRole: boolean }
-): Failure => {
+const explain = (failure: Failure, t: Translate<Key>, about: { readonly ownerRole: boolean }): Failure => {
   switch (failure.code) {
-    case "not_found":
-      return about.email === undefined ? failure : { ...failure, message: t("unknownEmail", { email: about.email }) }
-    case "conflict":
-      return about.email === undefined ? failure : { ...failure, message: t("alreadyMember", { email: about.email }) }
     case "invalid_state":
       return { ...failure, message: t("lastOwner") }
     case "forbidden":
@@ -219,15 +193,7 @@ export const MembersScreen = () => {
               </>
             )}
       </Async>
-      {canManage && (
-        <AddMember
-          offerOwner={role === "owner"}
-          onAdded={(member) => {
-            pages.reload()
-            notify(t("added", { email: member.user.email, role: t(`role_${member.role}`) }))
-          }}
-        />
-      )}
+      <MemberInvitations />
       <RoleHelp t={t} />
       {open?.dialog === "role" && (
         <RoleDialog
@@ -346,69 +312,6 @@ const MemberRow = ({ member, self, mayChange, mayRemove, protectedOwner, onChang
         </div>
       </td>
     </tr>
-  )
-}
-
-const AddMember = ({ offerOwner, onAdded }: {
-  readonly offerOwner: boolean
-  readonly onAdded: (member: Member) => void
-}) => {
-  const t = useTexts(text)
-  const { api, tenant } = useWorkspace()
-  const action = useAction()
-  const [email, setEmail] = useState("")
-  const [role, setRole] = useState<Role>("developer")
-  // The address the last attempt named, for its error message (the field may have changed since).
-  const [tried, setTried] = useState<{ readonly email: string; readonly ownerRole: boolean }>({
-    email: "",
-    ownerRole: false
-  })
-  const submit = (event: Event) => {
-    event.preventDefault()
-    const address = email.trim()
-    setTried({ email: address, ownerRole: role === "owner" })
-    void action.run(async () => {
-      const member = await api.tenants.addMember({ params: { tenantId: tenant.id }, payload: { email: address, role } })
-      setEmail("")
-      setRole("developer")
-      onAdded(member)
-    })
-  }
-  return (
-    <form class="add-member" onSubmit={submit} aria-labelledby="add-member-title">
-      <h2 id="add-member-title">{t("addTitle")}</h2>
-      <p class="hint">{t("addLead")}</p>
-      <div class="filters">
-        <label>
-          {t("addEmail")}
-          <input
-            type="email"
-            name="email"
-            required
-            autoComplete="off"
-            value={email}
-            onInput={(event) => {
-              setEmail(event.currentTarget.value)
-              action.clear()
-            }}
-          />
-        </label>
-        <label>
-          {t("addRole")}
-          <select name="role" value={role} onChange={(event) => setRole(event.currentTarget.value as Role)}>
-            {ROLES.filter((candidate) => offerOwner || candidate !== "owner").map((candidate) => (
-              <option key={candidate} value={candidate}>{t(`role_${candidate}`)}</option>
-            ))}
-          </select>
-        </label>
-        <div class="actions">
-          <button type="submit" class="primary" disabled={action.busy}>
-            {action.busy ? t("working") : t("addSubmit")}
-          </button>
-        </div>
-      </div>
-      {action.failure && <ErrorNotice failure={explain(action.failure, t, tried)} />}
-    </form>
   )
 }
 

@@ -1,5 +1,6 @@
 /**
- * Sign in, or register a user with their company's tenant (SPEC §5), then sign in at once.
+ * Sign in, or register a user, with their company's tenant or without one (someone joining a
+ * company accepts its invitation), then sign in at once (SPEC §5).
  */
 import { useState } from "preact/hooks"
 import { apiFor, Redacted, type StoredSession } from "../api.js"
@@ -17,6 +18,8 @@ const text = texts({
     password: "Password",
     passwordHint: "At least 12 characters.",
     name: "Your name",
+    company: "Your company (optional)",
+    companyHint: "Leave it empty if you are joining a company that invites you: its invitation arrives by e-mail.",
     tenantName: "Company name",
     taxId: "Company tax id (CNPJ or CPF)",
     taxIdHint: "Digits, with or without punctuation.",
@@ -43,6 +46,8 @@ const text = texts({
     password: "Senha",
     passwordHint: "Pelo menos 12 caracteres.",
     name: "Seu nome",
+    company: "Sua empresa (opcional)",
+    companyHint: "Deixe em branco se você vai entrar numa empresa que convida você: o convite chega por e-mail.",
     tenantName: "Nome da empresa",
     taxId: "CNPJ ou CPF da empresa",
     taxIdHint: "Só números, com ou sem pontuação.",
@@ -97,7 +102,10 @@ export const SignInScreen = ({ onSignedIn, expired }: {
             email,
             password: Redacted.make(password),
             ...(name === "" ? {} : { name }),
-            tenant: { name: field("tenant_name"), tax_id: field("tax_id") },
+            // Both company fields empty: a person without a company (the server refuses half of one).
+            ...(field("tenant_name").trim() === "" && field("tax_id").trim() === ""
+              ? {}
+              : { tenant: { name: field("tenant_name"), tax_id: field("tax_id") } }),
             locale: mailLocale(lang)
           }
         })
@@ -179,15 +187,19 @@ export const SignInScreen = ({ onSignedIn, expired }: {
                     {t("name")}
                     <input name="name" autoComplete="name" />
                   </label>
-                  <label>
-                    {t("tenantName")}
-                    <input name="tenant_name" autoComplete="organization" required />
-                  </label>
-                  <label>
-                    {t("taxId")}
-                    <input name="tax_id" inputMode="numeric" required aria-describedby="taxid-hint" />
-                    <small id="taxid-hint">{t("taxIdHint")}</small>
-                  </label>
+                  <fieldset aria-describedby="company-hint">
+                    <legend>{t("company")}</legend>
+                    <small id="company-hint">{t("companyHint")}</small>
+                    <label>
+                      {t("tenantName")}
+                      <input name="tenant_name" autoComplete="organization" />
+                    </label>
+                    <label>
+                      {t("taxId")}
+                      <input name="tax_id" inputMode="numeric" aria-describedby="taxid-hint" />
+                      <small id="taxid-hint">{t("taxIdHint")}</small>
+                    </label>
+                  </fieldset>
                 </>
               )}
               {action.failure && (failureText

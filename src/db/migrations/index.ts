@@ -15,6 +15,7 @@ import documentTaxContent from "./0013_document_tax_content.js"
 import credentialChain from "./0014_credential_chain.js"
 import substitutionAndAnalysis from "./0015_substitution_and_analysis.js"
 import mail from "./0016_mail.js"
+import invitations from "./0017_invitations.js"
 import auditLog from "./0018_audit_log.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
@@ -35,5 +36,6 @@ export const migrations = Migrator.fromRecord({
   "0014_credential_chain": credentialChain,
   "0015_substitution_and_analysis": substitutionAndAnalysis,
   "0016_mail": mail,
+  "0017_invitations": invitations,
   "0018_audit_log": auditLog
 })
