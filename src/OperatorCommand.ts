@@ -4,7 +4,7 @@
  * service's own layers (configuration, database, migrations, event outbox), so it reaches the same
  * database the service does: DATABASE_URL, or the embedded one in DATA_DIR.
  */
-import { Effect, Layer, References } from "effect"
+import { Effect, Layer, Logger, References } from "effect"
 import { hostname, userInfo } from "node:os"
 import { parseArgs } from "node:util"
 import { UserDirectoryLive } from "./auth/Directory.js"
@@ -69,8 +69,10 @@ export const operatorLayer = (config: Layer.Layer<AppConfig>) =>
     Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, SqlLive)),
     Layer.provideMerge(config),
-    // The migrator's progress lines would bury the command's own output.
-    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
+    // The migrator's progress lines would bury the command's own output, and the warnings that
+    // remain (a development secret generated) go to stderr: stdout is the command's JSON only.
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")),
+    Layer.provideMerge(Layer.succeed(Logger.LogToStderr, true))
   )
 
 /** What the command prints on stdout: one JSON object per line. */

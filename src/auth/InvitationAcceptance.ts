@@ -57,7 +57,8 @@ export class InvitationAcceptanceService
         Effect.gen(function*() {
           if (Option.isNone(bearer)) {
             return yield* new MissingCredentials({
-              message: "An account has this address: sign in to it and send its session to accept."
+              message: "An account has this address: sign in to it and send its session to accept " +
+                "(if its password is unknown to you, reset it by e-mail first: that also ends its other sessions)."
             })
           }
           if (!sessionTokenPattern.test(bearer.value)) return yield* new InvalidSession()

@@ -10,7 +10,7 @@ import { describe, expect, it, layer, type Vitest } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import type { AppConfigShape } from "../../src/Config.js"
 import { expectError, type RawResponse } from "../http/helpers.js"
-import { registerUser } from "../support/accounts.js"
+import { addMember, registerUser } from "../support/accounts.js"
 import { createKey, PASSWORD, registerOwner } from "../support/fixtures.js"
 import { redisSettings, redisSuite, testKeyPrefix, testRedisUrl } from "../support/Redis.js"
 import { client, makeTestApp, rawRequest } from "../support/TestApp.js"
@@ -90,7 +90,7 @@ const ruleTests = (it: Vitest.MethodsNonLive<Layer.Success<ReturnType<typeof mak
     Effect.gen(function*() {
       const owner = yield* registerOwner() // the tenant's bucket: 5 left
       const key = yield* createKey(owner) // 4
-      const member = yield* addMemberAs(owner, "developer") // 3
+      const member = yield* addMember(owner, "developer") // the invitation: 3 (accepting is on /v1/me)
       const served = [
         yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: member.session }),
         yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}/members`, { token: owner.session }),
@@ -137,10 +137,11 @@ const ruleTests = (it: Vitest.MethodsNonLive<Layer.Success<ReturnType<typeof mak
       const first = yield* registerOwner("first")
       const second = yield* registerOwner("second")
       // The first owner administers the second tenant too (an accountant with two clients).
-      yield* (yield* client(second.session)).tenants.addMember({
+      const invitation = yield* (yield* client(second.session)).invitations.create({
         params: { tenantId: second.tenantId },
         payload: { email: first.email, role: "admin" }
       })
+      yield* (yield* client(first.session)).invitationAcceptance.acceptMine({ params: { invitationId: invitation.id } })
       expectLetIn(yield* upload(first.session, first.tenantId))
       expectLetIn(yield* upload(first.session, first.tenantId))
       expectLetIn(yield* upload(first.session, second.tenantId))
@@ -153,17 +154,6 @@ const ruleTests = (it: Vitest.MethodsNonLive<Layer.Success<ReturnType<typeof mak
       expectLimited(yield* upload(second.session, second.tenantId), 2)
     }))
 }
-
-/** A new user added to the owner's tenant, logged in. */
-const addMemberAs = (owner: { session: string; tenantId: string }, role: "admin" | "developer") =>
-  Effect.gen(function*() {
-    const user = yield* registerUser(role)
-    yield* (yield* client(owner.session)).tenants.addMember({
-      params: { tenantId: owner.tenantId },
-      payload: { email: user.email, role }
-    })
-    return user
-  })
 
 layer(makeTestApp("embedded", limits), { timeout: 60_000, excludeTestServices: true })(
   "limits by user and by tenant's members (buckets in memory)",
