@@ -213,6 +213,8 @@ export const withClientAddress = (
 ): HttpServerRequest.HttpServerRequest => {
   const peer = request.peerAddress
   if (Option.isNone(peer)) return request
+  // Without proxies to believe, an IPv4 peer is the client as it stands: the request is kept as it is.
+  if (trusted.length === 0 && isIP(peer.value) === 4) return request
   return request.modify({
     remoteAddress: Option.some(resolveClientAddress(trusted, peer.value, request.headers)),
     peerAddress: peer
