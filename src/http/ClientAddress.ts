@@ -213,17 +213,26 @@ export const withClientAddress = (
 ): HttpServerRequest.HttpServerRequest => {
   const peer = request.peerAddress
   if (Option.isNone(peer)) return request
-  // Without proxies to believe, an IPv4 peer is the client as it stands: the request is kept as it is.
-  if (trusted.length === 0 && isIP(peer.value) === 4) return request
+  // Without proxies to believe, the peer is the client: the request is kept as it is (no copy per
+  // request); the limits read its address through `limitKeyOf`, which unmaps it.
+  if (trusted.length === 0) return request
   return request.modify({
     remoteAddress: Option.some(resolveClientAddress(trusted, peer.value, request.headers)),
     peerAddress: peer
   })
 }
 
+const MAPPED = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
+
+/**
+ * An address as logs and limits show it: an IPv4-mapped IPv6 address (how a dual-stack socket
+ * reports an IPv4 peer) as its IPv4 address. A string test, cheap enough for every request.
+ */
+export const shownAddress = (address: string): string => MAPPED.exec(address)?.[1] ?? address
+
 /** The client address of a request after `withClientAddress`, `unknown` when there is none. */
 export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): string =>
-  Option.getOrElse(request.remoteAddress, () => "unknown")
+  Option.match(request.remoteAddress, { onNone: () => "unknown", onSome: shownAddress })
 
 /**
  * What rate limits count a client by: an IPv4 address itself; for IPv6 its /64 (`2001:db8:1:2::/64`),
@@ -231,7 +240,8 @@ export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): s
  */
 export const limitKeyOf = (client: string): string => {
   const address = parseIp(client)
-  if (address === undefined || address.kind() === "ipv4") return client
+  if (address === undefined) return client
+  if (address.kind() === "ipv4") return address.toString()
   const parts = (address as ipaddr.IPv6).parts.slice(0, 4)
   return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toString()}/64`
 }

@@ -9,6 +9,7 @@ import { ApiKeyInBrowser, ApiKeyInUrl, InvalidRequest, PayloadTooLarge } from ".
 import { apiKeyTokenPattern, embeddedTokenPattern, findTokensInUrl } from "../domain/Tokens.js"
 import { ExposureReports } from "../telemetry/ExposureReports.js"
 import { errorResponse } from "./ApiErrors.js"
+import { shownAddress } from "./ClientAddress.js"
 import { jsonTextProblem, MAX_JSON_DEPTH } from "./JsonText.js"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -97,12 +98,20 @@ export const requestGuards = Effect.map(ExposureReports, (exposure) =>
   Effect.gen(function*() {
     const leaked = tokensIn(request.url)
     if (leaked.length > 0) {
-      yield* exposure.report(findTokensInUrl(request.url), "url", Option.getOrUndefined(request.remoteAddress))
+      yield* exposure.report(
+        findTokensInUrl(request.url),
+        "url",
+        Option.getOrUndefined(Option.map(request.remoteAddress, shownAddress))
+      )
       return errorResponse(new ApiKeyInUrl())
     }
     const fromBrowser = apiKeyFromBrowser(request.headers)
     if (fromBrowser !== undefined) {
-      yield* exposure.report([fromBrowser], "browser", Option.getOrUndefined(request.remoteAddress))
+      yield* exposure.report(
+        [fromBrowser],
+        "browser",
+        Option.getOrUndefined(Option.map(request.remoteAddress, shownAddress))
+      )
       return errorResponse(new ApiKeyInBrowser())
     }
     if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {

@@ -10,6 +10,7 @@ import { embeddedTokenPattern } from "../domain/Tokens.js"
 import { httpServerDuration } from "../telemetry/Metrics.js"
 import { decide, type TraceSampler } from "../telemetry/Sampler.js"
 import { runWithin } from "../telemetry/TraceContext.js"
+import { shownAddress } from "./ClientAddress.js"
 import { pathOf } from "./Routing.js"
 
 const redactTokens = (text: string) => text.replace(embeddedTokenPattern, "[REDACTED]")
@@ -49,7 +50,7 @@ const observe = (
     duration_ms: Math.round(elapsedMs * 100) / 100
   }
   // The client as `ClientAddress.ts` named it (behind a trusted proxy, the one it forwarded for).
-  if (Option.isSome(request.remoteAddress)) fields["client.address"] = request.remoteAddress.value
+  if (Option.isSome(request.remoteAddress)) fields["client.address"] = shownAddress(request.remoteAddress.value)
   for (const name of PRINCIPAL_ATTRIBUTES) {
     const value = span.attributes.get(name)
     if (value !== undefined) fields[name] = value
@@ -101,9 +102,13 @@ export const withServerSpan = <E, R>(
       if (request.headers["user-agent"]) {
         span.attribute("user_agent.original", redactTokens(request.headers["user-agent"]))
       }
-      if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
+      if (Option.isSome(request.remoteAddress)) {
+        span.attribute("client.address", shownAddress(request.remoteAddress.value))
+      }
       // The socket's peer: behind a proxy, the proxy (semantic conventions).
-      if (Option.isSome(request.peerAddress)) span.attribute("network.peer.address", request.peerAddress.value)
+      if (Option.isSome(request.peerAddress)) {
+        span.attribute("network.peer.address", shownAddress(request.peerAddress.value))
+      }
       // A fresh trace is this request's alone: its id is the request id. A continued trace
       // may be the caller's for many requests, so our span id is added to keep the id unique.
       const requestId = parent !== undefined ? `${span.traceId}-${span.spanId}` : span.traceId
