@@ -75,7 +75,9 @@ describe("OTLP export", () => {
         return { password, session, key, tenantId }
       })
       yield* Effect.promise(() => new Promise<void>((resolve) => collector.server.close(() => resolve())))
+      // Test files share a worker process: the variables must not outlive this test.
       delete process.env["OTEL_EXPORTER_OTLP_ENDPOINT"]
+      delete process.env["OTEL_SERVICE_NAME"]
 
       const traces = collector.bodies.filter((body) => body.startsWith("/v1/traces"))
       expect(traces.length).toBeGreaterThan(0)
