@@ -69,7 +69,8 @@ export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
     connectTimeout: options.connectTimeout ?? Duration.seconds(5)
   })
 
-export const embeddedLayer = (dataDir: string | undefined) => PgliteClient.layer({ dataDir, ...names })
+export const embeddedLayer = (dataDir: string | undefined, memoryTemplate?: Blob) =>
+  PgliteClient.layer({ dataDir, memoryTemplate, ...names })
 
 export const SqlLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>

@@ -20,6 +20,11 @@ import { join } from "node:path"
 export interface PgliteClientConfig {
   /** Directory for the database files; in memory when absent (tests). */
   readonly dataDir?: string | undefined
+  /**
+   * An in-memory database's starting cluster (a `dumpDataDir` archive): loading one takes about a
+   * quarter of the time PGlite's own initdb takes, which tests that start many databases feel.
+   */
+  readonly memoryTemplate?: Blob | undefined
   readonly transformQueryNames?: ((name: string) => string) | undefined
   readonly transformResultNames?: ((name: string) => string) | undefined
   /** Whether the name transforms also apply inside JSON columns. */
@@ -92,7 +97,11 @@ export const make = (config: PgliteClientConfig) =>
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          if (config.dataDir === undefined) return PGlite.create("memory://")
+          if (config.dataDir === undefined) {
+            return config.memoryTemplate === undefined
+              ? PGlite.create("memory://")
+              : PGlite.create({ loadDataDir: config.memoryTemplate })
+          }
           await mkdir(config.dataDir, { recursive: true })
           const template = await clusterTemplateFor(config.dataDir)
           return PGlite.create({
