@@ -63,8 +63,9 @@ export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
     url: Redacted.make(url),
     ...names,
     types: pgTypes,
-    // 20 for the work, plus one each queue's LISTEN keeps for itself (src/queue/WorkerPool.ts).
-    maxConnections: 22,
+    // 20 for the work, plus one each queue's LISTEN keeps for itself (src/queue/WorkerPool.ts):
+    // issuance, webhooks and mail.
+    maxConnections: 23,
     prepare: options.prepare ?? true,
     connectTimeout: options.connectTimeout ?? Duration.seconds(5)
   })

@@ -25,8 +25,8 @@
  * run). That run's figures then include the profiler's overhead.
  *
  * Settings (environment): BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_CONNECTIONS (64),
- * BENCH_RUNS (floor,service,traced), BENCH_NODE_FLAGS (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's 22 connections less the
- * one each of its two queues keeps for LISTEN, src/db/Database.ts), BENCH_PROFILE, BENCH_PROFILE_DIR,
+ * BENCH_RUNS (floor,service,traced), BENCH_NODE_FLAGS (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's 23 connections less the
+ * one each of its three queues keeps for LISTEN, src/db/Database.ts), BENCH_PROFILE, BENCH_PROFILE_DIR,
  * DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the server on which the run's database
  * is created, and the database connected to for that).
  */
