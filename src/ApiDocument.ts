@@ -7,11 +7,12 @@
  */
 import { OpenApi } from "effect/http-api"
 import { Api } from "./Api.js"
+import { classDescriptions } from "./ClassDescriptions.js"
 import { endpointPolicies } from "./keys/Policy.js"
 import { forIntegrators } from "./openapi.js"
 
 export const ApiDocument = Api
-  .annotate(OpenApi.Transform, (spec) => forIntegrators(spec, endpointPolicies(Api)))
+  .annotate(OpenApi.Transform, (spec) => forIntegrators(spec, endpointPolicies(Api), classDescriptions(Api)))
   // A variable, not a fixed host: every deployment has its own base URL; the defaults are a local start.
   .annotate(OpenApi.Servers, [{
     url: "{scheme}://{host}",

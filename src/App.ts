@@ -5,7 +5,7 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import type { SqlClient, SqlError } from "effect/sql"
 import { Api } from "./Api.js"
 import { ApiDocument } from "./ApiDocument.js"
@@ -33,8 +33,11 @@ import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./docum
 import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
+import { NoteMailSourceLive } from "./documents/NoteMailSourceLive.js"
 import { AuditLog } from "./events/AuditLog.js"
 import { ApiErrorsLive } from "./http/ApiErrors.js"
+import { referencePageLayer } from "./http/ReferencePage.js"
+import { MaxBodySizeLive } from "./http/RequestGuards.js"
 import { serverMiddleware } from "./http/ServerMiddleware.js"
 import { BuiltInTracerDisabled } from "./http/ServerSpan.js"
 import { AuthenticationLive } from "./keys/Authentication.js"
@@ -138,9 +141,7 @@ const RoutesLive = Layer.mergeAll(
     Layer.provide(HandlersLive),
     Layer.provide([AuthenticationLive, ApiErrorsLive])
   ),
-  // The reference page is self-contained: the Scalar bundle is served inline and, without its
-  // default web fonts, the page makes no request outside this service.
-  HttpApiScalar.layer(ApiDocument, { path: "/docs", scalar: { withDefaultFonts: false } }),
+  referencePageLayer(ApiDocument, "/docs"),
   serverMiddleware(Api),
   MetricsRouteLive,
   DashboardFilesLive
@@ -148,10 +149,11 @@ const RoutesLive = Layer.mergeAll(
 
 /**
  * The HTTP API on whatever `HttpServer` is provided. The framework's per-request log line is off:
- * it cost a third of the throughput, and the service logs what an SRE needs itself.
+ * it cost a third of the throughput, and the service logs what an SRE needs itself. The body
+ * limit is in the context every request starts from.
  */
 const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provide(BuiltInTracerDisabled)
+  Layer.provide([BuiltInTracerDisabled, MaxBodySizeLive])
 )
 
 /** Background work: the issuance workers, the idempotency-key purge, the webhook dispatcher and the mail sender. */
@@ -159,7 +161,7 @@ const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
   WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer])),
-  MailSenderLive.pipe(Layer.provide(MailTransportLive))
+  MailSenderLive.pipe(Layer.provide([MailTransportLive, NoteMailSourceLive]))
 )
 
 /**

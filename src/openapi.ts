@@ -54,18 +54,60 @@ const objectAt = (parent: JsonObject, key: string): JsonObject => {
 }
 
 /**
+ * `Schema.Int` states JavaScript's safe-integer range (±9007199254740991) as `minimum`/`maximum`:
+ * a limit of the decoder's number type, not of the contract, which reference pages then show as
+ * the field's example. The contract's own bounds (`isBetween`, `isGreaterThanOrEqualTo`) stay.
+ */
+const isSafeIntegerBound = (key: string, value: unknown) =>
+  (key === "minimum" && value === Number.MIN_SAFE_INTEGER) || (key === "maximum" && value === Number.MAX_SAFE_INTEGER)
+
+/**
  * Schemas stay open for integrators (SPEC §2). `_tag` is a field of the typed client's bodies that
  * other clients may ignore, so it is never required. No object is closed with
  * `additionalProperties: false`: a response may gain fields without breaking a generated client,
  * and the server ignores unknown fields of a request body (the decoder drops them), so the
- * document does not forbid them either. A one-member `anyOf` is its member.
+ * document does not forbid them either. A one-member `anyOf` is its member, and a use site's
+ * annotations on a check are the schema's (`withCheckAnnotations`).
  */
+const ANNOTATION_KEYS = ["title", "description", "examples"]
+
+/**
+ * A check annotated where a field uses it (`Centavos.check(…).annotate(…)`, a tax id described for
+ * one field) comes out as an `allOf` member that carries the field's own description next to the
+ * schema's generic one, where readers and client generators ignore it. The member's annotations
+ * replace the generic ones, and its constraints join the schema unless the schema already states
+ * the same keyword (both must hold, so they stay apart in `allOf`).
+ */
+const withCheckAnnotations = (schema: JsonObject): JsonObject => {
+  const allOf = schema["allOf"]
+  if (!Array.isArray(allOf)) return schema
+  const { allOf: _, ...out } = schema
+  const kept: Array<unknown> = []
+  for (const member of allOf) {
+    if (!isObject(member) || "$ref" in member) {
+      kept.push(member)
+      continue
+    }
+    const constraints: JsonObject = {}
+    for (const [key, value] of Object.entries(member)) {
+      if (ANNOTATION_KEYS.includes(key)) out[key] = value
+      else constraints[key] = value
+    }
+    const keys = Object.keys(constraints)
+    if (keys.length === 0) continue
+    if (keys.every((key) => !(key in out))) Object.assign(out, constraints)
+    else kept.push(constraints)
+  }
+  return kept.length === 0 ? out : { ...out, allOf: kept }
+}
+
 const openSchemas = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(openSchemas)
   if (!isObject(node)) return node
   const out: JsonObject = {}
   for (const [key, value] of Object.entries(node)) {
     if (key === "additionalProperties" && value === false) continue
+    if (isSafeIntegerBound(key, value)) continue
     out[key] = openSchemas(value)
   }
   if (Array.isArray(out["required"]) && isObject(out["properties"]) && "_tag" in out["properties"]) {
@@ -74,9 +116,9 @@ const openSchemas = (node: unknown): unknown => {
   const anyOf = out["anyOf"]
   if (Array.isArray(anyOf) && anyOf.length === 1 && isObject(anyOf[0])) {
     const { anyOf: _, ...rest } = out
-    return { ...anyOf[0], ...rest }
+    return withCheckAnnotations({ ...anyOf[0], ...rest })
   }
-  return out
+  return withCheckAnnotations(out)
 }
 
 const METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"])
@@ -146,6 +188,13 @@ const namedSchemes = (spec: JsonObject, policies: ReadonlyArray<OperationPolicy>
         Object.fromEntries([...stacked, ...alternative].map((name) => [name, requirementOf(name, policy)]))
       )
     })
+  }
+  // The framework writes `scheme: "Bearer"`; scheme names are case-insensitive (RFC 9110 §11.1), but
+  // tools compare OpenAPI's lower-case spelling, and Scalar renders any other as `Authorization: Basic`.
+  for (const scheme of Object.values(schemes)) {
+    if (isObject(scheme) && scheme["type"] === "http" && typeof scheme["scheme"] === "string") {
+      scheme["scheme"] = scheme["scheme"].toLowerCase()
+    }
   }
   for (const [combined, alternatives] of Object.entries(SCHEME_ALTERNATIVES)) {
     if (!(combined in schemes)) continue
@@ -268,15 +317,31 @@ const documentedHeaders = (spec: JsonObject): void => {
 }
 
 /**
+ * Each component of a class the contract describes (ClassDescriptions.ts) gets its description; a
+ * class whose plain name another schema holds keeps its `Encoded` name (withContractNames).
+ */
+const describedComponents = (spec: JsonObject, descriptions: ReadonlyMap<string, string>): void => {
+  const schemas = objectAt(objectAt(spec, "components"), "schemas")
+  for (const [name, schema] of Object.entries(schemas)) {
+    const description = descriptions.get(name) ?? descriptions.get(name.replace(ENCODED, ""))
+    if (isObject(schema) && schema["description"] === undefined && description !== undefined) {
+      schema["description"] = description
+    }
+  }
+}
+
+/**
  * The document integrators generate clients from (`OpenApi.Transform` of the root API): the
  * contract's names, open schemas, typed query values, one named security scheme per kind of token
  * and the headers the middleware sets. `redocly lint` is clean on it (test/schemas/OpenApiLint.test.ts).
  */
 export const forIntegrators = (
   spec: Record<string, unknown>,
-  policies: ReadonlyArray<OperationPolicy>
+  policies: ReadonlyArray<OperationPolicy>,
+  descriptions: ReadonlyMap<string, string>
 ): Record<string, unknown> => {
   const out = openSchemas(withContractNames(spec)) as JsonObject
+  describedComponents(out, descriptions)
   typedParameters(out)
   namedSchemes(out, policies)
   documentedHeaders(out)

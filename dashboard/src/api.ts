@@ -5,7 +5,7 @@
  * localStorage, never a URL) and travels as a Bearer header like every other credential.
  */
 import { type Schema, SchemaIssue } from "effect"
-import { createClient, type PromiseClient, Redacted } from "../../src/client/index.js"
+import { createClient, InvalidArgument, type PromiseClient, Redacted } from "../../src/client/index.js"
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -40,25 +40,45 @@ export const storeSession = (session: StoredSession | undefined) => {
 /** A client for this page's origin, with the session's token when there is one. */
 export const apiFor = (token?: string): Api => createClient({ baseUrl: location.origin, token })
 
-/** What the page shows of a failed call: the API's stable `code` and its message. */
+/**
+ * What the page shows of a failed call: the API's stable `code`, its (English) message and the
+ * fields at fault, or a screen's own `explanation` in the page's language.
+ */
 export interface Failure {
   readonly code: string
   readonly message: string
   readonly issues?: ReadonlyArray<{ readonly path: ReadonlyArray<string | number>; readonly message: string }>
+  readonly explanation?: string
 }
 
 export const failureOf = (error: unknown): Failure => {
+  // The client refused the call's arguments before sending them: the server would have said
+  // invalid_request, naming the fields within the body or path (without the call's `payload.`).
+  if (error instanceof InvalidArgument) {
+    return {
+      code: "invalid_request",
+      message: error.message,
+      issues: error.issues.map((issue) => ({ path: issue.path.slice(1), message: issue.message }))
+    }
+  }
   if (typeof error === "object" && error !== null) {
-    const candidate = error as { code?: unknown; message?: unknown; issues?: unknown; _tag?: unknown }
+    const candidate = error as {
+      code?: unknown
+      message?: unknown
+      issues?: unknown
+      explanation?: unknown
+      _tag?: unknown
+    }
     if (typeof candidate.code === "string") {
       return {
         code: candidate.code,
         message: typeof candidate.message === "string" ? candidate.message : candidate.code,
-        ...(Array.isArray(candidate.issues) ? { issues: candidate.issues as Failure["issues"] } : {})
+        ...(Array.isArray(candidate.issues) ? { issues: candidate.issues as Failure["issues"] } : {}),
+        // A screen's explanation of a failure it rethrows (a stale key, a last owner).
+        ...(typeof candidate.explanation === "string" ? { explanation: candidate.explanation } : {})
       }
     }
-    // The client refused a value before sending it (the server would say invalid_request), on the
-    // same fields the server would name.
+    // A value the contract refuses that got past the argument check (an answer of another shape).
     if (candidate._tag === "SchemaError") {
       const issues = formatIssues((error as Schema.SchemaError).issue).issues.map((issue) => ({
         path: (issue.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment)),

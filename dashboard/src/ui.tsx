@@ -6,6 +6,7 @@ import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import { type Failure, failureOf } from "./api.js"
 import { type Lang, texts, useLang, useTexts } from "./i18n.js"
+import { isRefusalCode, issueText, refusalTexts } from "./refusals.js"
 
 const common = texts({
   en: {
@@ -17,22 +18,9 @@ const common = texts({
     copied: "Copied to the clipboard",
     copyFailed: "Could not copy: select the text and copy it yourself",
     loadMore: "Load more",
-    network_error: "The service cannot be reached. Check your connection and try again.",
-    forbidden: "Your role in this tenant does not allow this. Ask an owner or admin.",
-    rate_limited: "Too many requests. Wait a moment and try again.",
-    invalid_session: "Your session has ended. Sign in again.",
-    service_unavailable: "The service is briefly unavailable. Try again in a moment.",
-    internal_error: "Something went wrong on our side. Try again; if it persists, contact support.",
     secretOnce: "Copy it now: it is shown only this once and cannot be recovered.",
     working: "Working…",
-    language: "Language",
-    // In English the API's own message says it all; in Portuguese it follows a lead in Portuguese.
-    refused_invalid_request: "",
-    refused_not_found: "",
-    refused_conflict: "",
-    refused_invalid_state: "",
-    refused_payload_too_large: "",
-    refused_other: ""
+    language: "Language"
   },
   pt: {
     loading: "Carregando…",
@@ -43,48 +31,38 @@ const common = texts({
     copied: "Copiado para a área de transferência",
     copyFailed: "Não foi possível copiar: selecione o texto e copie manualmente",
     loadMore: "Carregar mais",
-    network_error: "Não foi possível alcançar o serviço. Verifique a conexão e tente de novo.",
-    forbidden: "Seu papel nesta conta não permite esta ação. Peça a um proprietário ou administrador.",
-    rate_limited: "Muitas requisições. Aguarde um instante e tente de novo.",
-    invalid_session: "Sua sessão terminou. Entre novamente.",
-    service_unavailable: "O serviço está indisponível por um instante. Tente de novo em seguida.",
-    internal_error: "Algo deu errado do nosso lado. Tente de novo; se persistir, fale com o suporte.",
     secretOnce: "Copie agora: ele é exibido só desta vez e não pode ser recuperado.",
     working: "Processando…",
-    language: "Idioma",
-    refused_invalid_request: "Dados inválidos",
-    refused_not_found: "Não encontrado",
-    refused_conflict: "Conflito com um registro existente",
-    refused_invalid_state: "Não é possível no estado atual",
-    refused_payload_too_large: "Conteúdo grande demais",
-    refused_other: "A API recusou o pedido"
+    language: "Idioma"
   }
 })
 
-const translatedCodes = [
+/** Failures the page explains better than the API's English message, even in English. */
+const pageWorded: ReadonlySet<string> = new Set([
   "network_error",
+  "unexpected",
   "forbidden",
   "rate_limited",
   "invalid_session",
   "service_unavailable",
-  "internal_error"
-] as const
-
-const refusalCodes = ["invalid_request", "not_found", "conflict", "invalid_state", "payload_too_large"] as const
+  "internal_error",
+  "not_ready"
+])
 
 /**
- * A failure in the person's language when it is a general one. Otherwise the API's own message,
- * which names the fields and values at fault (in English), after a lead in the person's language.
+ * A failure in the person's language: the screen's own explanation when it gave one, else the
+ * text of its `code` with each field at fault named in the page's words. The API's English message
+ * is shown on the English page only, where it names what clashed or what state forbade it.
  */
 export const useFailureText = () => {
-  const t = useTexts(common)
+  const { lang } = useLang()
   return (failure: Failure) => {
-    const general = translatedCodes.find((code) => code === failure.code)
-    if (general !== undefined) return t(general)
-    const issues = failure.issues?.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")
-    const detail = issues ? `${failure.message} (${issues})` : failure.message
-    const lead = t(`refused_${refusalCodes.find((code) => code === failure.code) ?? "other"}`)
-    return lead === "" ? detail : `${lead}: ${detail}`
+    if (failure.explanation !== undefined) return failure.explanation
+    const known = isRefusalCode(failure.code)
+    const lead = refusalTexts[lang][known ? failure.code : "unexpected"]
+    const issues = (failure.issues ?? []).map((issue) => issueText(issue, lang, failure.code))
+    if (issues.length > 0) return `${lead} ${issues.join("; ")}.`
+    return lang === "en" && !pageWorded.has(failure.code) ? failure.message : lead
   }
 }
 
@@ -235,13 +213,19 @@ export const Confirm = ({ title, body, confirmLabel, onConfirm, onClose }: {
   )
 }
 
-export const CopyButton = ({ text, label }: { readonly text: string; readonly label?: string }) => {
+/** `name`, when given, is the button's accessible name ("Copy access key"); it starts with its visible label. */
+export const CopyButton = ({ text, label, name }: {
+  readonly text: string
+  readonly label?: string
+  readonly name?: string
+}) => {
   const t = useTexts(common)
   const [outcome, setOutcome] = useState<"copied" | "copyFailed" | undefined>(undefined)
   return (
     <>
       <button
         type="button"
+        aria-label={name}
         onClick={() =>
           navigator.clipboard.writeText(text).then(() => setOutcome("copied"), () => setOutcome("copyFailed"))}
       >
@@ -334,6 +318,15 @@ export const Badge = (
 ) => (
   <span class={`badge ${tone}`}>{children}</span>
 )
+
+/**
+ * A document's, key's or endpoint's environment: one look on every screen, so "test" is recognised
+ * at a glance wherever it appears. `label` is the screen's word for it.
+ */
+export const EnvironmentBadge = ({ environment, label }: {
+  readonly environment: "live" | "test"
+  readonly label: string
+}) => <span class={`badge environment-${environment}`}>{label}</span>
 
 /** The language switch, on the sign-in page and in the header: the choice is remembered. */
 export const LanguageSelect = () => {

@@ -66,7 +66,7 @@ export const PasswordResetConfirm = Schema.Struct({ token: LinkToken, password: 
 export class Registration extends Schema.Class<Registration>("Registration")({
   user: PublicUser,
   tenant: Schema.optionalKey(Tenant)
-}) {}
+}, { description: "A new account: its user and, when asked, a tenant owned by the user." }) {}
 
 export const LoginPayload = Schema.Struct({
   email: Email,
@@ -77,7 +77,7 @@ export class LoginResult extends Schema.Class<LoginResult>("LoginResult")({
   token: Schema.String.annotate({ description: "Bearer session token (`etd_sess_…`). Shown once." }),
   expires_at: DateTime,
   user: PublicUser
-}) {}
+}, { description: "A session: its bearer token (`etd_sess_…`), when it expires, and the user." }) {}
 
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(

@@ -80,6 +80,10 @@ export class InvitationAcceptanceService
           yield* limit(invitation.email)
           const account = yield* users.findByEmail(invitation.email)
           if (Option.isSome(account)) {
+            // The account may be one that a concurrent acceptance of this very link just created (in
+            // the transaction that used the link): the link is looked up again, so that this request
+            // is told the link is spent, not asked to sign in to an account it did not make.
+            yield* invitations.lookup(input.token)
             const userId = yield* sessionUser(bearer)
             if (userId !== account.value.id) {
               return yield* new Forbidden({

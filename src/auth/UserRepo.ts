@@ -44,7 +44,13 @@ export class UserRepo extends Context.Service<UserRepo>()("etd/UserRepo", {
         // The id is fresh, so the only unique value that can be taken is the normalized email.
         Effect.catchIf(
           (error) => isUniqueViolation(error),
-          () => Effect.fail(new Conflict({ message: "A user with this email already exists." }))
+          () =>
+            Effect.fail(
+              new Conflict({
+                message: "A user with this email already exists.",
+                issues: [{ path: ["email"], message: "is already registered" }]
+              })
+            )
         )
       )
 

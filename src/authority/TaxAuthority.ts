@@ -10,7 +10,7 @@ import { Context, type Effect, type Option, Schema } from "effect"
 import type { SubstitutionInfo } from "../domain/Document.js"
 import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { TenantId } from "../domain/Ids.js"
-import type { Amounts } from "../domain/Money.js"
+import type { Amounts, IbsCbsFigures } from "../domain/Money.js"
 import type { NoteAmounts } from "../domain/NoteAmounts.js"
 import type { Environment } from "../domain/Principal.js"
 import type { Registration } from "../domain/Registration.js"
@@ -101,6 +101,7 @@ export interface Submission extends SubmissionRef {
 }
 
 /** The amounts an authorized note states (its `valores`), for the document to show. */
+export { noteIbsCbsOf } from "./NoteIbsCbs.js"
 export { noteAmountsOf } from "./NoteValues.js"
 
 export interface Authorization {
@@ -117,6 +118,11 @@ export interface Authorization {
    * it already parsed, or known to the simulator that wrote it. Absent, they are read from `nfseXml`.
    */
   readonly amounts?: NoteAmounts | undefined
+  /**
+   * The note's IBS/CBS figures, likewise, when the adapter has them at hand: null for a note without
+   * the group. Absent (undefined), they are read from `nfseXml`.
+   */
+  readonly ibsCbs?: IbsCbsFigures | null | undefined
 }
 
 export interface CancellationRequest extends SubmissionRef {

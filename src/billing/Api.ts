@@ -34,7 +34,11 @@ export const PaymentProviderEvent = Schema.Struct({
     plan: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))),
     monthly_quota: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000_000 })))
   })
-}).annotate({ identifier: "PaymentProviderEvent" })
+}).annotate({
+  identifier: "PaymentProviderEvent",
+  description:
+    "An event of the payment provider (Standard Webhooks envelope): a subscription or invoice of a tenant, which may change its plan, monthly quota or billing status."
+})
 export type PaymentProviderEvent = typeof PaymentProviderEvent.Type
 
 export class WebhookReceipt extends Schema.Class<WebhookReceipt>("WebhookReceipt")({
@@ -43,7 +47,7 @@ export class WebhookReceipt extends Schema.Class<WebhookReceipt>("WebhookReceipt
     description: "`duplicate`: this `webhook-id` was processed before and nothing changed; " +
       "`ignored_stale`: an event older than the last one applied to the tenant."
   })
-}) {}
+}, { description: "The payment-provider webhook was accepted; `outcome` says whether it changed anything." }) {}
 
 /**
  * The Standard Webhooks headers, documented only: the handler reads them with the raw body, so a

@@ -13,9 +13,11 @@ import { Cause, Effect, Exit, Redacted, Schema } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { Api } from "../Api.js"
+import { argumentChecks, InvalidArgument } from "./Arguments.js"
 
 export { Api }
 export * from "../domain/Errors.js"
+export { type ArgumentIssue, InvalidArgument } from "./Arguments.js"
 
 /**
  * Passwords travel as `Redacted` values, so that logging a payload never shows one:
@@ -78,9 +80,13 @@ const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     throw Cause.squash(exit.cause)
   })
 
-/** The Promise facade for code that does not use Effect. Uses the global `fetch`. */
+/**
+ * The Promise facade for code that does not use Effect. Uses the global `fetch`. A call's arguments
+ * are checked before anything is sent: one the contract refuses rejects with `InvalidArgument`.
+ */
 export const createClient = (options: ClientOptions): PromiseClient => {
   const client = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
+  const checks = argumentChecks(Api)
   const groups: Record<string, Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>>> = {}
   for (const [group, endpoints] of Object.entries(client)) {
     groups[group] = {}
@@ -89,7 +95,12 @@ export const createClient = (options: ClientOptions): PromiseClient => {
         endpoints as unknown as Record<string, (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown>>
       )
     ) {
-      groups[group][name] = (...args) => run(call(...args))
+      const method = `${group}.${name}`
+      const check = checks.get(method)
+      groups[group][name] = (...args) => {
+        const issues = check?.(args[0]) ?? []
+        return issues.length > 0 ? Promise.reject(new InvalidArgument(method, issues)) : run(call(...args))
+      }
     }
   }
   // The loop above builds exactly the shape PromiseClient describes, one method per endpoint.

@@ -48,7 +48,10 @@ export const UploadCredentialJson = Schema.Struct({
     Schema.isPattern(/^[A-Za-z0-9+/=_\s-]+$/u, { message: "pkcs12 must be the base64 of the .pfx file" })
   ).annotate({ description: "The PKCS#12 (.pfx/.p12) file, base64 (standard or URL-safe)." }),
   password: Password
-}).annotate({ identifier: "UploadCredentialJson" })
+}).annotate({
+  identifier: "UploadCredentialJson",
+  description: "An A1 certificate upload as JSON: the PKCS#12 file in base64 and its password."
+})
 
 // `Multipart.SingleFileSchema` with one fixed message for every way the `file` field can be wrong
 // (missing aside); the OpenAPI document shows it as a binary string.

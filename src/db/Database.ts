@@ -9,7 +9,6 @@ import * as path from "node:path"
 import { AppConfig } from "../Config.js"
 import { untraced } from "../telemetry/TraceContext.js"
 import { migrations } from "./migrations/index.js"
-import * as PgliteClient from "./PgliteClient.js"
 
 export const MIGRATIONS_TABLE = "etd_migrations"
 
@@ -70,8 +69,14 @@ export const postgresLayer = (url: string, options: PostgresOptions = {}) =>
     connectTimeout: options.connectTimeout ?? Duration.seconds(5)
   })
 
+/** Loaded only without DATABASE_URL: an instance on PostgreSQL carries none of PGlite. */
 export const embeddedLayer = (dataDir: string | undefined, memoryTemplate?: Blob) =>
-  PgliteClient.layer({ dataDir, memoryTemplate, ...names })
+  Layer.unwrap(
+    Effect.map(
+      Effect.promise(() => import("./PgliteClient.js")),
+      (PgliteClient) => PgliteClient.layer({ dataDir, memoryTemplate, ...names })
+    )
+  )
 
 export const SqlLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>

@@ -87,11 +87,22 @@ export const repositorySpan = (name: string, options?: Tracer.SpanOptionsNoTrace
   Effect.withSpan(name, options, { captureStackTrace: false })
 
 /**
- * Jobs to insert within another repository's statement (`LeasedQueue.enqueueing`), so that work and
- * its jobs are written in one round trip: the INSERT, to run as a data-modifying CTE, and the
- * channel the statement must notify.
+ * A job to insert within another repository's statement (`LeasedQueue.enqueueing`), so that work and
+ * its job are written in one round trip: the INSERT, to run as a data-modifying CTE gated on the
+ * work, and the channel the statement must notify.
  */
 export interface QueuedJobs {
-  readonly insert: Statement.Fragment
+  /** The INSERT, made only when `condition` (an SQL boolean, e.g. `EXISTS (SELECT 1 FROM a_cte)`) holds. */
+  readonly insertWhen: (condition: Statement.Fragment) => Statement.Fragment
   readonly channel: string
+}
+
+/**
+ * Writes another repository's statement carries (the outbox's event and its deliveries, written
+ * with the outcome that caused them): data-modifying CTE definitions, each written only where the
+ * statement's gate holds, and an expression for the statement's select list (a NOTIFY).
+ */
+export interface StatementParts {
+  readonly ctes: Statement.Fragment
+  readonly select: Statement.Fragment
 }

@@ -4,12 +4,14 @@
  * The submission itself happens in the background (IssuanceWorker).
  */
 import { Effect, Metric, Option, Schema } from "effect"
+import type { Statement } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
 import { Document, type SubstitutionReasonCode } from "../domain/Document.js"
 import {
   CredentialRequired,
+  IdempotencyConflict,
   InvalidState,
   NotFound,
   QuotaExceeded,
@@ -199,22 +201,33 @@ export const makeAcceptance = Effect.gen(function*() {
         kind: "submit" as const,
         traceparent: yield* currentTraceparent
       }
-      const numbered = yield* repo.accept(document, submissionId, jobs.enqueueing([job], document.createdAt))
-      const stored = toDocument({
-        ...document,
-        ...numbered,
-        authority: null,
-        rejection: null,
-        cancellation: null,
-        attempts: 0,
-        lastError: null,
-        substitutes: document.substitutes ?? null,
-        substitutedBy: null,
-        substitution: document.substitution ?? null
-      })
-      if (claim !== null) {
-        yield* idempotency.complete(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(stored))
-      }
+      const numberedAs = (number: number) =>
+        toDocument({
+          ...document,
+          number,
+          submissionId: "",
+          authority: null,
+          rejection: null,
+          cancellation: null,
+          attempts: 0,
+          lastError: null,
+          substitutes: document.substitutes ?? null,
+          substitutedBy: null,
+          takerNotification: null,
+          substitution: document.substitution ?? null
+        })
+      // The stored answer is written by the statement that numbers the document (it fills the number in).
+      const answer = claim === null ?
+        undefined :
+        (number: Statement.Fragment) =>
+          idempotency.answering(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(numberedAs(0)), [
+            ["number", number]
+          ])
+      const numbered = yield* repo.accept(document, submissionId, jobs.enqueueing(job, document.createdAt), answer)
+      // Another request took the key over (this one looked dead): the statement wrote nothing (and a
+      // live document's transaction rolls its quota back).
+      if (Option.isNone(numbered)) return yield* new IdempotencyConflict()
+      const stored = numberedAs(numbered.value.number)
       return { stored, quotaUsed }
     })
 
@@ -242,11 +255,10 @@ export const makeAcceptance = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const accepted = yield* rules(issuer, input, substituting)
-      // A test document without an Idempotency-Key is one statement, so no transaction holds the
-      // series' lock across round trips; quota (live) and a stored answer (a key) are written with
-      // it atomically, in a transaction.
+      // A test document is one statement, its key's stored answer included, so no transaction holds
+      // the series' lock across round trips; a live one takes its quota with it, in a transaction.
       const stored = store(accepted, claim)
-      const { quotaUsed, stored: document } = yield* (issuer.environment === "live" || claim !== null
+      const { quotaUsed, stored: document } = yield* (issuer.environment === "live"
         ? inTransaction(stored)
         : stored).pipe(
           Effect.tapError((error) =>

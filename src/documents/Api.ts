@@ -1,11 +1,11 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ApiKeyAuth, KeyOrSessionAuth, SessionAuth } from "../domain/Authentication.js"
+import { described } from "../domain/Described.js"
 import {
   boundedText,
   CancellationReasonCode,
   Document,
-  DocumentStatus,
   Intermediary,
   IssueDate,
   NbsCode,
@@ -15,6 +15,7 @@ import {
   visibleText
 } from "../domain/Document.js"
 import { b2bWithRetentionsExample, exportExample } from "../domain/DocumentExamples.js"
+import { ListDocumentsParams, ListTenantDocumentsParams } from "../domain/DocumentListParams.js"
 import {
   Conflict,
   CredentialRequired,
@@ -30,29 +31,38 @@ import {
 import { IbsCbs } from "../domain/IbsCbs.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
-import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
-import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
+import { Page } from "../domain/Pagination.js"
+import { managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { AmountsInput, ApproximateTaxes, FederalTaxes, ForeignTrade, IssDetails } from "../domain/TaxContent.js"
-import { Timestamp } from "../domain/Time.js"
 import { Usage, UsageParams } from "../domain/Usage.js"
 
 export const NewDocument = Schema.Struct({
   // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
   // literal field would make a wrong `type` a whole-body mismatch instead of an issue at `type`.
-  type: Schema.Literals(["service_invoice"]),
+  type: Schema.Literals(["service_invoice"]).annotate({
+    description: "The kind of document: a service invoice (NFS-e) is the only one. Not sent to the authority."
+  }),
   reference: Schema.optionalKey(
-    boundedText(100).annotate({ description: "Your own id; unique per tenant and environment." })
+    boundedText(100).pipe(described({
+      description: "Your own id; unique per tenant and environment. Not sent to the authority."
+    }))
   ),
   series: Schema.optionalKey(Series),
   issue_date: Schema.optionalKey(
-    IssueDate.annotate({ description: "The competence date. Defaults to today in Brasília time." })
+    IssueDate.annotate({
+      description: "The competence date, YYYY-MM-DD: becomes `dCompet`. Defaults to today in Brasília time."
+    })
   ),
   taker: Schema.optionalKey(Taker.annotate({
-    description: "The taker (`toma`). May be left out only for a note to an unidentified consumer: a taxable " +
+    description: "The taker: becomes `toma`. May be left out only for a note to an unidentified consumer: a taxable " +
       "service, nothing withheld, not an export."
   })),
   intermediary: Schema.optionalKey(Intermediary.annotate({ description: "The intermediary: becomes `interm`." })),
-  service: Schema.Struct({ ...ServiceDescription.fields, nbs_code: NbsCode }).annotate({ identifier: "NewService" }),
+  service: Schema.Struct({ ...ServiceDescription.fields, nbs_code: NbsCode }).annotate({
+    identifier: "NewService",
+    description: "The service provided (becomes `serv/cServ` and `serv/locPrest`): its NBS code, municipal " +
+      "codes, description and where it was provided."
+  }),
   amounts: AmountsInput,
   iss: Schema.optionalKey(IssDetails),
   federal: Schema.optionalKey(FederalTaxes),
@@ -62,9 +72,16 @@ export const NewDocument = Schema.Struct({
   })),
   approximate_taxes: Schema.optionalKey(ApproximateTaxes),
   foreign_trade: Schema.optionalKey(ForeignTrade),
-  notes: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), visibleText))
+  notes: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(2000), visibleText).annotate({
+      description: "Additional information printed on the note, at most 2000 characters: becomes " +
+        "`infoCompl/xInfComp`."
+    })
+  )
 }).annotate({
   identifier: "NewDocument",
+  description:
+    "A service invoice (NFS-e) to issue: taker, service, amounts and, optionally, intermediary, substitution and the tax reform's IBS/CBS.",
   examples: [b2bWithRetentionsExample, exportExample]
 })
 export type NewDocument = typeof NewDocument.Type
@@ -80,7 +97,7 @@ export const CancelDocument = Schema.Struct({
   reason_code: CancellationReasonCode.annotate({
     description: "Becomes `cMotivo` of the event: `issue_error` 1, `service_not_provided` 2, `other` 9."
   }),
-  reason: ReasonText.annotate({ description: "Becomes `xMotivo` of the event (15 to 255 characters)." }),
+  reason: ReasonText.pipe(described({ description: "Becomes `xMotivo` of the event (15 to 255 characters)." })),
   analysis: Schema.optionalKey(Schema.Boolean.annotate({
     description: "true: ask the municipality to analyse the cancellation (event e101103, \"solicitação de análise " +
       "fiscal para cancelamento\") instead of cancelling outright. Only for an `authorized` note whose last plain " +
@@ -89,30 +106,6 @@ export const CancelDocument = Schema.Struct({
   }))
 })
 export type CancelDocument = typeof CancelDocument.Type
-
-const listDocumentsFields = {
-  limit: Schema.optionalKey(PageLimit),
-  starting_after: Schema.optionalKey(IdOf("document")),
-  ending_before: Schema.optionalKey(IdOf("document").annotate({ description: endingBeforeDescription })),
-  status: Schema.optionalKey(DocumentStatus),
-  reference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(100))),
-  created_gte: Schema.optionalKey(Timestamp),
-  created_lt: Schema.optionalKey(Timestamp)
-}
-
-/** The key-scoped list (`/v1/documents`): the key's environment, always. */
-export const ListDocumentsParams = Schema.Struct(listDocumentsFields).check(oneCursor)
-
-/** The tenant path's list, which a member's session reads too, and so may narrow to one environment. */
-export const ListTenantDocumentsParams = Schema.Struct({
-  ...listDocumentsFields,
-  environment: Schema.optionalKey(Environment.annotate({
-    description: "Only this environment's documents. A member's session sees both environments without it; for an " +
-      "API key it narrows the key's own environment, so the other one gives an empty page."
-  }))
-}).check(oneCursor)
-/** What the service's list takes: the tenant path's filters (the shorthand's are the same less `environment`). */
-export type ListDocumentsParams = typeof ListTenantDocumentsParams.Type
 
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optionalKey(
@@ -237,7 +230,9 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(
         OpenApi.Description,
         "The tenant's documents, newest first, filtered by `status`, `reference`, creation time (`created_gte`, " +
-          "`created_lt`) and `environment`. An API key lists its own environment's; a member's session (any role) " +
+          "`created_lt`), the taker (`taker_tax_id`, or a part of `taker_name` ignoring case and accents), " +
+          "`nfse_number`, the DPS `number` and `series`, and `environment`; filters combine (all must hold) and " +
+          "page like the unfiltered list. An API key lists its own environment's; a member's session (any role) " +
           "lists both, or the one `environment` names."
       )
       .middleware(KeyOrSessionAuth)

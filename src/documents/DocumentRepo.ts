@@ -1,13 +1,15 @@
 /**
- * SQL for documents, their numbering and the quota counter (their jobs: IssuanceQueue).
- * Lists and filters use the (tenant, environment, id) and (tenant, environment, status, id) indexes;
- * ids are time-ordered, so creation-time filters become id bounds on the same indexes.
+ * SQL for documents, their numbering and the quota counter (their jobs: IssuanceQueue; their files:
+ * NoteFileRepo). Lists use the (tenant, environment, id) index, or the one of their filter (status,
+ * taker's tax id, NFS-e number, DPS number); ids are time-ordered, so creation-time filters become id
+ * bounds on the same indexes.
  */
 import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { isUniqueViolation } from "../db/errors.js"
 import { keyset } from "../db/Keyset.js"
-import { decodeRows, type QueuedJobs, repository } from "../db/Repository.js"
+import { decodeRows, type QueuedJobs, repository, type StatementParts } from "../db/Repository.js"
+import { containsFolded } from "../db/TextSearch.js"
 import {
   AuthorityInfo,
   CancellationInfo,
@@ -18,13 +20,15 @@ import {
   Rejection,
   ServiceDescription,
   SubstitutionInfo,
-  Taker
+  Taker,
+  TakerNotification
 } from "../domain/Document.js"
+import type { DocumentFilters } from "../domain/DocumentFilters.js"
 import { Conflict } from "../domain/Errors.js"
+import { withNoteIbsCbs } from "../domain/IbsCbsFigures.js"
 import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
 import { shownAmounts } from "../domain/NoteAmounts.js"
-import type { Cursor } from "../domain/Pagination.js"
 import { Environment } from "../domain/Principal.js"
 import { TaxDetails } from "../domain/TaxContent.js"
 
@@ -60,6 +64,7 @@ export const StoredDocument = Schema.Struct({
   substitutes: Schema.NullOr(DocumentId),
   substitutedBy: Schema.NullOr(DocumentId),
   substitution: Schema.NullOr(Schema.toCodecJson(SubstitutionInfo)),
+  takerNotification: Schema.NullOr(Schema.toCodecJson(TakerNotification)),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
 })
@@ -79,7 +84,7 @@ export const toDocument = (stored: StoredDocument) =>
     taker: stored.taker,
     intermediary: stored.intermediary,
     service: stored.service,
-    amounts: shownAmounts(stored.amounts, stored.authority?.amounts),
+    amounts: withNoteIbsCbs(shownAmounts(stored.amounts, stored.authority?.amounts), stored.authority?.ibs_cbs),
     tax: stored.tax,
     currency: "BRL",
     notes: stored.notes,
@@ -91,6 +96,7 @@ export const toDocument = (stored: StoredDocument) =>
     substitutes: stored.substitutes,
     substituted_by: stored.substitutedBy,
     substitution: stored.substitution,
+    taker_notification: stored.takerNotification,
     created_at: stored.createdAt,
     updated_at: stored.updatedAt
   })
@@ -109,6 +115,7 @@ export type UnnumberedDocument =
     | "substitutes"
     | "substitutedBy"
     | "substitution"
+    | "takerNotification"
   >
   & {
     /** A substitute: the document it replaces and why (absent for any other document). */
@@ -117,20 +124,10 @@ export type UnnumberedDocument =
   }
 
 export type DocumentChange = Partial<
-  Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError">
+  Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError" | "takerNotification">
 >
 
-export interface DocumentFilters {
-  readonly limit: number
-  readonly cursor?: Cursor | undefined
-  readonly status?: DocumentStatus | undefined
-  readonly reference?: string | undefined
-  readonly createdGte?: Date | undefined
-  readonly createdLt?: Date | undefined
-}
-
 const documents = decodeRows(StoredDocument)
-const nfseXmls = decodeRows(Schema.Struct({ nfseXml: Schema.String }))
 const numbered = decodeRows(Schema.Struct({ number: Schema.Number, submissionId: Schema.String }))
 const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ held: Schema.Boolean }))
@@ -152,6 +149,7 @@ const rejectionJson = jsonOf(Rejection)
 const cancellationJson = jsonOf(CancellationInfo)
 const lastErrorJson = jsonOf(LastError)
 const substitutionJson = jsonOf(SubstitutionInfo)
+const notificationJson = jsonOf(TakerNotification)
 type SubstitutionInfo = typeof SubstitutionInfo.Type
 
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
@@ -166,19 +164,24 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
      * document (its submission id: the prefix, then the number zero-padded to `width`), the jobs and
      * the workers' wake-up (sent at commit). The series' row lock serializes a tenant's issuers; in
      * one statement it is held for as long as the database takes to run it, not across round trips.
-     * Returns the number and the submission id; fails with `Conflict` when the tenant already used the reference in this
-     * environment (then nothing is written, the number included). In an outer transaction, the lock
-     * is held until that one ends.
+     * `answering` adds the stored answer of an Idempotency-Key (given the number), and the statement
+     * writes only while the key's claim is held, so one whose claim was taken over writes nothing (the
+     * number included) with no transaction around it: then None. Fails with `Conflict` when the tenant
+     * already used the reference in this environment (nothing written). In an outer transaction, the
+     * lock is held until that one ends.
      */
     const accept = (
       row: UnnumberedDocument,
       submissionId: { readonly prefix: string; readonly width: number },
-      queued: QueuedJobs
-    ) =>
-      numbered(sql`
-        WITH numbered AS (
+      queued: QueuedJobs,
+      answering?: (number: Statement.Fragment) => Record<"held" | "update", Statement.Fragment>
+    ) => {
+      const answer = answering?.(sql`(SELECT number FROM stored)`)
+      return numbered(sql`
+        WITH ${answer === undefined ? sql`` : sql`held AS (${answer.held}),`} numbered AS (
           INSERT INTO document_series (tenant_id, environment, series, last_number)
-          VALUES (${row.tenantId}, ${row.environment}, ${row.series}, 1)
+          SELECT ${row.tenantId}, ${row.environment}, ${row.series}, 1
+          ${answer === undefined ? sql`` : sql`WHERE EXISTS (SELECT 1 FROM held)`}
           ON CONFLICT (tenant_id, environment, series)
           DO UPDATE SET last_number = document_series.last_number + 1
           RETURNING last_number
@@ -186,19 +189,20 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
             taker, intermediary, service, amounts, tax, notes, submission_id, issuer_municipality_code, substitutes,
             substitution, created_at, updated_at)
-          VALUES (${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
-            ${row.series}, (SELECT last_number FROM numbered), ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
+          SELECT ${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
+            ${row.series}, last_number, ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
             ${intermediaryJson(row.intermediary)}::jsonb, ${serviceJson(row.service)}::jsonb,
             ${amountsJson(row.amounts)}::jsonb, ${taxJson(row.tax)}::jsonb, ${row.notes},
-            ${submissionId.prefix} || lpad((SELECT last_number FROM numbered)::text, ${submissionId.width}, '0'),
+            ${submissionId.prefix} || lpad(last_number::text, ${submissionId.width}, '0'),
             ${row.issuerMunicipalityCode}, ${row.substitutes ?? null},
             ${row.substitution === undefined ? null : substitutionJson(row.substitution)}::jsonb, ${row.createdAt},
-            ${row.updatedAt})
+            ${row.updatedAt}
+          FROM numbered
           RETURNING number, submission_id
-        ), queued AS (${queued.insert} RETURNING 1)
+        ), queued AS (${queued.insertWhen(sql`EXISTS (SELECT 1 FROM stored)`)} RETURNING 1)
+        ${answer === undefined ? sql`` : sql`, answered AS (${answer.update})`}
         SELECT number, submission_id, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(
-        // The insert of a VALUES row returns it, or fails the statement.
-        Effect.map((rows) => rows[0]!),
+        Effect.map(first),
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
@@ -208,6 +212,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           () => Effect.fail(new Conflict({ message: "The document is already being substituted by another document." }))
         )
       )
+    }
 
     /**
      * Takes one unit of the month's quota in one statement (the month's row is created by its first
@@ -260,6 +265,11 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           sql`environment = ${environment}`,
           ...(filters.status ? [sql`status = ${filters.status}`] : []),
           ...(filters.reference ? [sql`reference = ${filters.reference}`] : []),
+          ...(filters.takerTaxId ? [sql`taker->>'tax_id' = ${filters.takerTaxId}`] : []),
+          ...(filters.takerName ? [containsFolded(sql, sql`taker->>'name'`, filters.takerName)] : []),
+          ...(filters.nfseNumber ? [sql`authority->>'nfse_number' = ${filters.nfseNumber}`] : []),
+          ...(filters.number === undefined ? [] : [sql`number = ${filters.number}`]),
+          ...(filters.series ? [sql`series = ${filters.series}`] : []),
           ...page.where,
           ...(filters.createdGte ? [sql`id >= ${idAt(filters.createdGte)}`] : []),
           ...(filters.createdLt ? [sql`id < ${idAt(filters.createdLt)}`] : [])
@@ -290,22 +300,50 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           AND created_at >= ${from} AND created_at < ${until}
         GROUP BY 1, 2`)
 
+    /** What happened to a document: only the given fields change (and `updated_at`). */
+    const assignmentsOf = (change: DocumentChange, at: Date) => [
+      sql`updated_at = ${at}`,
+      ...(change.status === undefined ? [] : [sql`status = ${change.status}`]),
+      ...(change.authority == null ? [] : [sql`authority = ${authorityJson(change.authority)}::jsonb`]),
+      ...(change.rejection == null ? [] : [sql`rejection = ${rejectionJson(change.rejection)}::jsonb`]),
+      ...(change.cancellation == null ? [] : [sql`cancellation = ${cancellationJson(change.cancellation)}::jsonb`]),
+      ...(change.lastError == null ? [] : [sql`last_error = ${lastErrorJson(change.lastError)}::jsonb`]),
+      ...(change.takerNotification == null
+        ? []
+        : [sql`taker_notification = ${notificationJson(change.takerNotification)}::jsonb`])
+    ]
+
+    const update = (id: DocumentId, change: DocumentChange, at: Date) =>
+      sql`UPDATE documents SET ${sql.csv(assignmentsOf(change, at))} WHERE id = ${id}`.pipe(Effect.asVoid)
+
     /**
-     * Records what happened to a document: only the given fields change (and `updated_at`). The
-     * NFS-e XML of an authorization is kept in the same statement (`storeNfseXml`).
+     * A job's outcome in one statement, with no transaction around it: the job's end (`ending`,
+     * LeasedQueue), and only when that returned the job (its lease held) the document's change,
+     * its NFS-e XML and what `alongside` writes (the event the outcome causes and its deliveries,
+     * the taker's mail). Returns whether the lease held.
      */
-    const update = (id: DocumentId, change: DocumentChange, at: Date, nfseXml?: string) => {
-      const assignments = [
-        sql`updated_at = ${at}`,
-        ...(change.status === undefined ? [] : [sql`status = ${change.status}`]),
-        ...(change.authority == null ? [] : [sql`authority = ${authorityJson(change.authority)}::jsonb`]),
-        ...(change.rejection == null ? [] : [sql`rejection = ${rejectionJson(change.rejection)}::jsonb`]),
-        ...(change.cancellation == null ? [] : [sql`cancellation = ${cancellationJson(change.cancellation)}::jsonb`]),
-        ...(change.lastError == null ? [] : [sql`last_error = ${lastErrorJson(change.lastError)}::jsonb`])
-      ]
-      const updated = sql`UPDATE documents SET ${sql.csv(assignments)} WHERE id = ${id}`
-      return (nfseXml === undefined ? updated : sql`WITH updated AS (${updated}) ${storedXml(id, nfseXml, at)}`).pipe(
-        Effect.asVoid
+    const settle = (
+      id: DocumentId,
+      change: DocumentChange,
+      at: Date,
+      nfseXml: string | undefined,
+      ending: Statement.Fragment,
+      alongside: ReadonlyArray<(gate: Statement.Fragment) => StatementParts> = []
+    ) => {
+      const held = sql`EXISTS (SELECT 1 FROM ended)`
+      const parts = alongside.map((part) => part(held))
+      const each = (fragment: (part: StatementParts, i: number) => Statement.Fragment) =>
+        parts.length === 0 ? sql`` : sql.join("", false)(parts.map(fragment))
+      const xml = nfseXml === undefined ? sql`` : sql`, stored_xml AS (
+          INSERT INTO document_files (document_id, nfse_xml, stored_at)
+          SELECT ${id}::text, ${nfseXml}::text, ${at}::timestamptz WHERE ${held}
+          ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at)`
+      return flags(sql`
+        WITH ended AS (${ending}),
+          updated AS (UPDATE documents SET ${sql.csv(assignmentsOf(change, at))} WHERE id = ${id} AND ${held}) ${xml}
+          ${each((part) => sql`, ${part.ctes}`)}
+        SELECT ${held} AS held ${each((part, i) => sql`, ${part.select} AS ${sql(`notified_${i}`)}`)}`).pipe(
+        Effect.map((rows) => rows[0]!.held)
       )
     }
 
@@ -322,20 +360,6 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           RETURNING 1
         )
         SELECT EXISTS (SELECT 1 FROM held) AS held`).pipe(Effect.map((rows) => rows[0]!.held))
-
-    const storedXml = (documentId: DocumentId, nfseXml: string, at: Date) =>
-      sql`
-        INSERT INTO document_files (document_id, nfse_xml, stored_at) VALUES (${documentId}, ${nfseXml}, ${at})
-        ON CONFLICT (document_id) DO UPDATE SET nfse_xml = excluded.nfse_xml, stored_at = excluded.stored_at`
-
-    /** Keeps the NFS-e XML of an authorized document; a later answer for the same note replaces it. */
-    const storeNfseXml = (documentId: DocumentId, nfseXml: string, at: Date) =>
-      storedXml(documentId, nfseXml, at).pipe(Effect.asVoid)
-
-    const findNfseXml = (documentId: DocumentId) =>
-      nfseXmls(sql`SELECT nfse_xml FROM document_files WHERE document_id = ${documentId}`).pipe(
-        Effect.map((rows) => Option.map(first(rows), (row) => row.nfseXml))
-      )
 
     /**
      * The original of an authorized substitute becomes `substituted`, linked to it; only from a
@@ -359,9 +383,8 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       list,
       dailyCounts,
       update,
-      markSubmitting,
-      storeNfseXml,
-      findNfseXml
+      settle,
+      markSubmitting
     })
   })
 }) {

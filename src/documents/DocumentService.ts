@@ -6,6 +6,7 @@
 import { Array as Arr, Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
+import type { ListDocumentsParams } from "../domain/DocumentListParams.js"
 import {
   Conflict,
   CredentialRequired,
@@ -26,10 +27,11 @@ import { now } from "../domain/Time.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { DocumentJson, type Issuer, makeAcceptance, type SubstitutionRequest } from "./Acceptance.js"
-import type { CancelDocument, ListDocumentsParams, NewDocument } from "./Api.js"
+import type { CancelDocument, NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
 import { Idempotency, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
+import { NoteFileRepo } from "./NoteFileRepo.js"
 
 export type { Issuer } from "./Acceptance.js"
 
@@ -63,6 +65,7 @@ const ContractErrorJson = Schema.toCodecJson(ContractError)
 export class DocumentService extends Context.Service<DocumentService>()("etd/DocumentService", {
   make: Effect.gen(function*() {
     const repo = yield* DocumentRepo
+    const files = yield* NoteFileRepo
     const inTransaction = yield* makeTransaction
     const idempotency = yield* Idempotency
     const jobs = yield* IssuanceQueue
@@ -193,6 +196,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           cursor,
           status: params.status,
           reference: params.reference,
+          takerTaxId: params.taker_tax_id,
+          takerName: params.taker_name,
+          nfseNumber: params.nfse_number,
+          number: params.number,
+          series: params.series,
           createdGte: params.created_gte === undefined ? undefined : new Date(params.created_gte),
           createdLt: params.created_lt === undefined ? undefined : new Date(params.created_lt)
         })
@@ -305,7 +313,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
             message: `The document's files exist once the authority has authorized it; this one is ${row.status}.`
           })
         }
-        const stored = yield* repo.findNfseXml(row.id)
+        const stored = yield* files.findNfseXml(row.id)
         if (Option.isSome(stored)) return { row, authority: row.authority, nfseXml: stored.value }
         const found = yield* authorities.for(row.environment).lookup({
           tenantId: row.tenantId,
@@ -321,7 +329,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           return yield* Effect.die(new Error(`the authority has no record of authorized document ${row.id}`))
         }
         const nfseXml = found.value.authorization.nfseXml
-        yield* repo.storeNfseXml(row.id, nfseXml, yield* now)
+        yield* files.storeNfseXml(row.id, nfseXml, yield* now)
         return { row, authority: row.authority, nfseXml }
       })
 
@@ -354,6 +362,13 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)
   static readonly layer = this.layerNoDeps.pipe(
-    Layer.provide([DocumentRepo.layer, IssuanceQueue.layer, TenantService.layer, Idempotency.layer, Transaction.layer])
+    Layer.provide([
+      DocumentRepo.layer,
+      NoteFileRepo.layer,
+      IssuanceQueue.layer,
+      TenantService.layer,
+      Idempotency.layer,
+      Transaction.layer
+    ])
   )
 }

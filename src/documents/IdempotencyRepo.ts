@@ -1,6 +1,6 @@
 /** SQL for Idempotency-Keys (`idempotency_keys`); the rules they follow are in Idempotency.ts. */
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { decodeRows, repository } from "../db/Repository.js"
 import type { TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
@@ -67,6 +67,33 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
         WHERE ${where(scope)} AND claim_token = ${token}
         RETURNING key`.pipe(Effect.map((rows) => rows.length === 1))
 
+    /**
+     * `complete` as an UPDATE the statement that does the work carries (a CTE; it returns the key
+     * when `token` still held it, else no row): the answer is written with the work, in one round
+     * trip. `filled` sets values only that statement knows (a document's number) at their paths.
+     * `held` (a SELECT for another CTE) is the key's row, locked, while `token` holds it, else no row:
+     * that statement makes its writes only when it returned one, so a lost claim writes nothing
+     * without a transaction to roll back.
+     */
+    const answering = (
+      scope: IdempotencyScope,
+      token: string,
+      status: number,
+      body: unknown,
+      filled: ReadonlyArray<readonly [path: string, value: Statement.Fragment]>
+    ) => ({
+      held: sql`SELECT 1 FROM idempotency_keys WHERE ${where(scope)} AND claim_token = ${token} FOR UPDATE`,
+      update: sql`
+        UPDATE idempotency_keys SET response_status = ${status}, locked_until = NULL, response_body = ${
+        filled.reduce(
+          (json, [path, value]) => sql`jsonb_set(${json}, ${`{${path}}`}::text[], to_jsonb(${value}))`,
+          sql`${JSON.stringify(body)}::jsonb`
+        )
+      }
+        WHERE ${where(scope)} AND claim_token = ${token}
+        RETURNING key`
+    })
+
     /** Extends a live claim held by `token`; false when it was completed, released or taken over. */
     const renew = (scope: IdempotencyScope, token: string, lockedUntil: Date) =>
       sql`
@@ -83,7 +110,16 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
 
     const purgeExpired = (at: Date) => sql`DELETE FROM idempotency_keys WHERE expires_at <= ${at}`.pipe(Effect.asVoid)
 
-    return repository("IdempotencyRepo", { insertClaim, findForUpdate, retake, complete, renew, release, purgeExpired })
+    return repository("IdempotencyRepo", {
+      insertClaim,
+      findForUpdate,
+      retake,
+      complete,
+      answering,
+      renew,
+      release,
+      purgeExpired
+    })
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -4,7 +4,8 @@
  * `IssuanceWorker` writes it. Pure, so every rule here is tested without a database or an authority.
  */
 import { Data, Duration, Option } from "effect"
-import { type Authorization, noteAmountsOf } from "../authority/TaxAuthority.js"
+import { type Authorization, noteAmountsOf, noteIbsCbsOf } from "../authority/TaxAuthority.js"
+import type { TakerNotificationKind } from "../domain/Document.js"
 import type { EventType } from "../domain/Events.js"
 import type { DocumentId } from "../domain/Ids.js"
 import type { DocumentChange, StoredDocument } from "./DocumentRepo.js"
@@ -71,6 +72,30 @@ export interface IssuanceFacts {
   readonly retryWindow: Duration.Duration
   /** How often an undecided analysis request is asked about (AppConfig `retry.maxDelay`); default 5 minutes. */
   readonly analysisPoll?: Duration.Duration | undefined
+  /** The tenant's `note_mail.enabled` (its default, true, when not given). */
+  readonly noteMailEnabled?: boolean | undefined
+}
+
+/** The events after which the taker is e-mailed the note, and which mail each is. */
+const takerMails: Partial<Record<EventType, TakerNotificationKind>> = {
+  "document.authorized": "authorized",
+  "document.cancelled": "cancelled"
+}
+
+/**
+ * The document's mail to its taker as `event` leaves it: queued (`pending`), or why none is sent.
+ * Nothing for the other events, which keep the mail as it was.
+ */
+export const takerNotificationOn = (
+  event: EventType,
+  document: Pick<StoredDocument, "taker">,
+  noteMailEnabled: boolean,
+  at: Date
+): DocumentChange => {
+  const kind = takerMails[event]
+  if (kind === undefined) return {}
+  const status = document.taker?.email === undefined ? "no_address" : noteMailEnabled ? "pending" : "disabled"
+  return { takerNotification: { kind, status, attempts: 0, sent_at: null, last_error: null, updated_at: at } }
 }
 
 /**
@@ -87,8 +112,9 @@ export const decideIssuance = (
 ): IssuanceDecision => {
   const { at } = facts
   const lastError = (code: string, message: string) => ({ code, message, at })
-  const settle = (change: DocumentChange, event: EventType, nfseXml?: string, continueAt?: Date) =>
-    IssuanceDecision.Settle({
+  const settle = (outcomeChange: DocumentChange, event: EventType, nfseXml?: string, continueAt?: Date) => {
+    const change = { ...outcomeChange, ...takerNotificationOn(event, document, facts.noteMailEnabled ?? true, at) }
+    return IssuanceDecision.Settle({
       at,
       change,
       nfseXml,
@@ -96,6 +122,7 @@ export const decideIssuance = (
       document: { ...document, ...change, updatedAt: at },
       ...(continueAt === undefined ? {} : { continueAt })
     })
+  }
   const nextPoll = () => new Date(at.getTime() + Duration.toMillis(facts.analysisPoll ?? Duration.minutes(5)))
   /** The note stays authorized; its cancellation carries `error`. */
   const cancellationFailed = (error: Problem, change: DocumentChange = {}) =>
@@ -119,6 +146,8 @@ export const decideIssuance = (
     case "Authorized": {
       const { accessKey, authorizedAt, nfseNumber, nfseXml, protocol } = outcome.authorization
       const amounts = outcome.authorization.amounts ?? noteAmountsOf(nfseXml)
+      const handed = outcome.authorization.ibsCbs
+      const ibsCbs = handed === undefined ? noteIbsCbsOf(nfseXml) : handed ?? undefined
       return settle(
         {
           status: "authorized",
@@ -127,7 +156,8 @@ export const decideIssuance = (
             nfse_number: nfseNumber,
             protocol,
             authorized_at: authorizedAt,
-            ...(amounts === undefined ? {} : { amounts })
+            ...(amounts === undefined ? {} : { amounts }),
+            ...(ibsCbs === undefined ? {} : { ibs_cbs: ibsCbs })
           }
         },
         "document.authorized",

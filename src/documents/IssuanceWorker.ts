@@ -25,15 +25,17 @@ import {
   type TaxAuthority
 } from "../authority/TaxAuthority.js"
 import { AppConfig } from "../Config.js"
+import { ibsCbsDifferences } from "../domain/IbsCbsFigures.js"
 import { amountDifferences } from "../domain/NoteAmounts.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
+import { Outbox } from "../mail/Outbox.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
 import { LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
 import { documents as documentsMetric } from "../telemetry/Metrics.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
+import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
 import { decideIssuance, type IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "./IssuanceDecision.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 
@@ -46,10 +48,11 @@ const FINAL_STATUSES = new Map<string, string>([
   ["document.cancellation_in_analysis", "cancellation_in_analysis"]
 ])
 
-/** The document a job acts on, as the job's attempt left it, and what the authority said. */
+/** The document a job acts on, as the job's attempt left it, what the authority said, and its tenant's switch. */
 interface IssuanceAttempt {
   readonly document: StoredDocument
   readonly outcome: IssuanceOutcome
+  readonly noteMailEnabled: boolean
 }
 
 export const makeIssuanceWorker = Effect.gen(function*() {
@@ -58,6 +61,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const queue = yield* IssuanceQueue
   const tenants = yield* TenantService
   const events = yield* EventLog
+  const outbox = yield* Outbox
   const authorities = yield* TaxAuthorities
   const schedule = exponentialBackoff(config.retry)
 
@@ -67,15 +71,20 @@ export const makeIssuanceWorker = Effect.gen(function*() {
    */
   const warnOnDifferences = (document: StoredDocument) => {
     const note = document.authority?.amounts
-    const differences = note === undefined || document.status !== "authorized"
-      ? []
-      : amountDifferences(document.amounts, note)
+    const authorized = document.status === "authorized"
+    const differences = [
+      ...(note === undefined || !authorized ? [] : amountDifferences(document.amounts, note)),
+      ...(authorized ? ibsCbsDifferences(document.amounts.ibs_cbs, document.authority?.ibs_cbs) : [])
+    ]
     return differences.length === 0 ? Effect.void : Effect.logWarning(
       "The authorized note's amounts differ from the service's computation; the document shows the note's"
     ).pipe(Effect.annotateLogs({ "document.id": document.id, differences: JSON.stringify(differences) }))
   }
 
-  /** Writes a decision: the job's end (or its retry), the document's change and the event it causes. */
+  /**
+   * Writes a decision: the job's end (or its retry), the document's change and the event it causes,
+   * in one statement fenced by the job's lease; a lost lease writes nothing and is LeaseLost.
+   */
   const apply = (decision: IssuanceDecision, job: IssuanceJob) =>
     Effect.gen(function*() {
       switch (decision._tag) {
@@ -83,29 +92,54 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           return yield* queue.complete(job, "done")
         case "Poll":
           return yield* queue.retryAt(job, decision.runAt)
-        case "Retry":
-          yield* queue.retryAt(job, decision.runAt)
-          return yield* repo.update(decision.documentId, decision.change, decision.at)
+        case "Retry": {
+          const ending = queue.ending(job, { runAt: decision.runAt }, decision.at)
+          if (!(yield* repo.settle(decision.documentId, decision.change, decision.at, undefined, ending))) {
+            return yield* new LeaseLost()
+          }
+          return
+        }
         case "Settle": {
           const { document } = decision
-          yield* (decision.continueAt === undefined
-            ? queue.complete(job, "done")
-            : queue.retryAt(job, decision.continueAt))
-          yield* repo.update(document.id, decision.change, decision.at, decision.nfseXml)
-          yield* warnOnDifferences(document)
+          const ending = queue.ending(
+            job,
+            decision.continueAt === undefined ? { final: "done" } : { runAt: decision.continueAt },
+            decision.at
+          )
           // The event carries the document as it now stands (built, not read back).
-          yield* events.record({
+          const event = yield* events.recording({
             tenantId: document.tenantId,
             environment: document.environment,
             type: decision.event,
             object: toDocument(document)
           })
+          // The taker's mail is queued by the statement that settles the outcome, fenced by the
+          // job's lease like the event: a crash before it commits queues nothing (the job's retake
+          // settles again), after it the mail is queued once, whoever retakes the job.
+          const mail = yield* takerMail(document, decision.change)
+          const alongside = mail === undefined ? [event] : [event, mail]
+          if (!(yield* repo.settle(document.id, decision.change, decision.at, decision.nfseXml, ending, alongside))) {
+            return yield* new LeaseLost()
+          }
+          yield* warnOnDifferences(document)
           if (decision.event === "document.authorized" && document.substitutes !== null) {
             yield* settleOriginal(document, decision.at)
           }
         }
       }
     })
+
+  /** The taker's mail the change queues, if any (IssuanceDecision.takerNotificationOn). */
+  const takerMail = (document: StoredDocument, change: DocumentChange) => {
+    const notification = change.takerNotification
+    const to = document.taker?.email
+    if (notification?.status !== "pending" || to === undefined) return Effect.succeed(undefined)
+    return outbox.queueing({
+      to,
+      locale: "pt-BR",
+      message: { template: "taker_note", documentId: document.id, kind: notification.kind }
+    })
+  }
 
   /**
    * A substitute is authorized: the national system cancelled its original by substitution
@@ -259,7 +293,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         ? ["queued", "submitting"]
         : ["cancel_requested", "cancellation_in_analysis"]
       if (!expected.includes(row.status)) {
-        return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled() })
+        return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled(), noteMailEnabled: true })
       }
       yield* Effect.annotateCurrentSpan({
         "document.id": row.id,
@@ -270,11 +304,12 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const authority = authorities.for(row.environment)
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
+      const { noteMailEnabled } = tenant
       if (job.kind === "cancel") {
         const outcome = row.status === "cancellation_in_analysis"
           ? yield* awaitAnalysis(row, authority)
           : yield* cancel(job, row, authority, tenant.taxId)
-        return Option.some({ document: row, outcome })
+        return Option.some({ document: row, outcome, noteMailEnabled })
       }
       const at = yield* now
       // Counted only by the lease holder: a stale worker must not touch the document.
@@ -287,6 +322,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const municipalityCode = row.issuerMunicipalityCode ?? row.service.municipality_code
       return Option.some({
         document: current,
+        noteMailEnabled,
         outcome: yield* submit(job, current, authority, {
           taxId,
           name,
@@ -303,20 +339,21 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     leaseLost: "lost the lease on a job; its new owner will reconcile",
     prefetch,
     attempt,
-    facts: (job, { outcome }): Effect.Effect<IssuanceFacts> =>
+    facts: (job, { noteMailEnabled, outcome }): Effect.Effect<IssuanceFacts> =>
       Effect.gen(function*() {
         return {
           at: yield* now,
           // Only a transient outcome is retried: the others need no step through the schedule.
           retryDelay: outcome._tag === "Transient" ? yield* delayAfter(schedule, job.attempts) : Option.none(),
           retryWindow: config.retry.window,
-          analysisPoll: config.retry.maxDelay
+          analysisPoll: config.retry.maxDelay,
+          noteMailEnabled
         }
       }),
     decide: ({ document, outcome }, job, facts) => decideIssuance(outcome, job, document, facts),
     apply,
-    // Ending a job whose document is already settled, or asking again later, is the one write.
-    singleWrite: ({ outcome }) => outcome._tag === "AlreadySettled" || outcome._tag === "AnalysisPending",
+    // Every decision is one statement, but for an authorized substitute: its original ends with it.
+    singleWrite: ({ document, outcome }) => outcome._tag !== "Authorized" || document.substitutes === null,
     settled: (decision, { document }) => {
       const reached = decision._tag === "Settle" ? FINAL_STATUSES.get(decision.event) : undefined
       return reached === undefined

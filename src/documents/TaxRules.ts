@@ -11,7 +11,9 @@ import * as Result from "effect/Result"
 import { InvalidRequest } from "../domain/Errors.js"
 import { ibsCbsIssues } from "../domain/IbsCbs.js"
 import { computeIbsCbsForGroup } from "../domain/IbsCbsAmounts.js"
-import type { Amounts } from "../domain/Money.js"
+import { ibsCbsFiguresOf } from "../domain/IbsCbsFigures.js"
+import type { Amounts, IbsCbsFigures } from "../domain/Money.js"
+import { declaredRetention, retentionCode, withholdsAny } from "../domain/PisCofinsRetention.js"
 import { computeTaxes, issIsComputed } from "../domain/TaxComputation.js"
 import type { Party, TaxDetails } from "../domain/TaxContent.js"
 import type { SimplesNacional } from "../domain/Tenant.js"
@@ -204,14 +206,47 @@ const valueRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refus
       })
     }
   }
-  const pisCofins = input.federal?.pis_cofins
-  if (pisCofins?.withheld === true && pisCofins.pis_amount === undefined && pisCofins.cofins_amount === undefined) {
-    refusals.push({
-      path: ["federal", "pis_cofins", "pis_amount"],
-      message: "withheld PIS/COFINS needs pis_amount or cofins_amount: what is withheld."
-    })
-  }
+  refusals.push(...retentionRefusals(input))
   return refusals
+}
+
+/**
+ * `tpRetPisCofins` (0–9): one declaration, a combination the schema has a code for, and a CSLL
+ * answer that agrees with the CSLL amount withheld (`vRetCSLL`) the same note states.
+ */
+const retentionRefusals = (input: NewDocument): Array<Refusal> => {
+  const pisCofins = input.federal?.pis_cofins
+  if (pisCofins === undefined) return []
+  const at = ["federal", "pis_cofins", "retention"]
+  if (pisCofins.retention !== undefined && pisCofins.withheld !== undefined) {
+    return [{
+      path: ["federal", "pis_cofins", "withheld"],
+      message: "federal.pis_cofins takes retention or the deprecated withheld, not both."
+    }]
+  }
+  const retention = pisCofins.retention
+  if (retention === undefined) return []
+  if (retentionCode(retention) === undefined) {
+    return [{
+      path: [...at, "csll"],
+      message: "federal.pis_cofins.retention.csll is required when only one of PIS and COFINS is withheld " +
+        "(tpRetPisCofins has no code that leaves the CSLL unsaid then)."
+    }]
+  }
+  const csllAmount = input.federal?.csll_withheld ?? 0
+  if (retention.csll === false && csllAmount > 0) {
+    return [{
+      path: [...at, "csll"],
+      message: "federal.pis_cofins.retention.csll is false but federal.csll_withheld declares CSLL withheld."
+    }]
+  }
+  if (retention.csll === true && csllAmount === 0) {
+    return [{
+      path: ["federal", "csll_withheld"],
+      message: "federal.csll_withheld is required when federal.pis_cofins.retention.csll says CSLL is withheld."
+    }]
+  }
+  return []
 }
 
 const partiesRefusals = (input: NewDocument): Array<Refusal> => {
@@ -222,7 +257,7 @@ const partiesRefusals = (input: NewDocument): Array<Refusal> => {
     const federal = input.federal
     const withholding = federal !== undefined &&
       (present(federal.inss_withheld, federal.irrf_withheld, federal.csll_withheld) > 0 ||
-        federal.pis_cofins?.withheld === true)
+        withholdsAny(federal.pis_cofins === undefined ? undefined : declaredRetention(federal.pis_cofins)))
     if (withholding) {
       refusals.push({ path: ["taker"], message: "a taker is required when federal taxes are withheld." })
     }
@@ -245,14 +280,21 @@ const taxDetailsOf = (input: NewDocument): TaxDetails => ({
 
 /**
  * The tax reform group, when sent: the official tables' rules (IbsCbs.ts), then the computation the
- * authority will make of it for the note's competence, which refuses a year without published rates
- * and a class it cannot compute, here rather than at the authority.
+ * authority will make of it for the note's competence. What the note itself breaks is refused here
+ * rather than at the authority: a competence before 2026 (E0850), a class we cannot compute, a
+ * negative base. A year whose rates are not all published is no refusal: the authority knows them
+ * and computes the amounts, so the estimate is null and the note's figures come with it.
+ * Success: the estimate, null without one, undefined without a group.
  */
-const ibsCbsRefusals = (input: NewDocument, competence: string, amounts: Amounts): ReadonlyArray<Refusal> => {
+const ibsCbsOf = (
+  input: NewDocument,
+  competence: string,
+  amounts: Amounts
+): Result.Result<IbsCbsFigures | null | undefined, ReadonlyArray<Refusal>> => {
   const group = input.ibs_cbs
-  if (group === undefined) return []
+  if (group === undefined) return Result.succeed(undefined)
   const issues = ibsCbsIssues(group)
-  if (issues.length > 0) return issues
+  if (issues.length > 0) return Result.fail(issues)
   const pisCofins = input.federal?.pis_cofins
   const computed = computeIbsCbsForGroup(group, {
     competence,
@@ -264,9 +306,12 @@ const ibsCbsRefusals = (input: NewDocument, competence: string, amounts: Amounts
     cofins: pisCofins?.cofins_amount ?? 0,
     netValue: amounts.net
   })
-  return Result.isFailure(computed)
-    ? [{ path: ["ibs_cbs"], message: `ibs_cbs cannot be computed for this note: ${computed.failure.message}.` }]
-    : []
+  if (Result.isSuccess(computed)) return Result.succeed(ibsCbsFiguresOf(computed.success))
+  if (computed.failure.reason === "unpublished") return Result.succeed(null)
+  return Result.fail([{
+    path: ["ibs_cbs"],
+    message: `ibs_cbs cannot be computed for this note: ${computed.failure.message}.`
+  }])
 }
 
 /** The rules, then the computation: the document's amounts and tax content, or the 400 naming every field. */
@@ -280,7 +325,6 @@ export const taxContentOf = (
   if (refusals.length > 0) return Result.fail(refused(refusals))
   const iss = input.iss ?? {}
   const withheld = (iss.withheld_by ?? "none") !== "none"
-  const pisCofins = input.federal?.pis_cofins
   const computed = computeTaxes({
     services: input.amounts.services,
     unconditionalDiscount: input.amounts.unconditional_discount,
@@ -296,16 +340,14 @@ export const taxContentOf = (
     federal: {
       inss: input.federal?.inss_withheld,
       irrf: input.federal?.irrf_withheld,
-      csll: input.federal?.csll_withheld,
-      pis: pisCofins?.pis_amount,
-      cofins: pisCofins?.cofins_amount,
-      pisCofinsWithheld: pisCofins?.withheld
+      csll: input.federal?.csll_withheld
     }
   })
   if (Result.isFailure(computed)) {
     return Result.fail(refused([{ path: computed.failure.path, message: computed.failure.message }]))
   }
-  const reform = ibsCbsRefusals(input, competence, computed.success)
-  if (reform.length > 0) return Result.fail(refused(reform))
-  return Result.succeed({ amounts: computed.success, tax: taxDetailsOf(input) })
+  const reform = ibsCbsOf(input, competence, computed.success)
+  if (Result.isFailure(reform)) return Result.fail(refused(reform.failure))
+  const amounts = reform.success === undefined ? computed.success : { ...computed.success, ibs_cbs: reform.success }
+  return Result.succeed({ amounts, tax: taxDetailsOf(input) })
 }

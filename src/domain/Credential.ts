@@ -33,7 +33,7 @@ export class Credential extends Schema.Class<Credential>("Credential")({
     description: "`active`: the one in use; `replaced`: a newer upload took over; `expired`: past `not_after`."
   }),
   created_at: DateTime
-}) {}
+}, { description: "A tenant's A1 certificate: its metadata only, never the content or the password." }) {}
 
 /**
  * Another upload for the same tenant committed its active credential first (one active credential

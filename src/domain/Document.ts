@@ -3,7 +3,8 @@
  * the webhook events and the typed client share.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { Amounts } from "./Money.js"
+import { described, omittedFromJsonSchema } from "./Described.js"
+import { Amounts, IbsCbsFigures } from "./Money.js"
 import { NoteAmounts } from "./NoteAmounts.js"
 import { Environment } from "./Principal.js"
 import { CountryCode, NationalAddress, Party, TaxDetails } from "./TaxContent.js"
@@ -33,11 +34,18 @@ export type Address = typeof Address.Type
  * The taker (`toma`): by CPF/CNPJ, by foreign tax id (NIF) or the reason there is none, with an
  * address in Brazil or abroad. TaxRules.ts checks which combinations the national rules accept.
  */
-export const Taker = Party.annotate({ identifier: "Taker" })
+export const Taker = Party.annotate({
+  identifier: "Taker",
+  description:
+    "The taker (`toma`): by CPF/CNPJ, by foreign tax id (NIF) or the reason there is none, with an address in Brazil or abroad."
+})
 export type Taker = typeof Taker.Type
 
 /** The intermediary (`interm`), the same shape as the taker. */
-export const Intermediary = Party.annotate({ identifier: "Intermediary" })
+export const Intermediary = Party.annotate({
+  identifier: "Intermediary",
+  description: "The intermediary (`interm`), in the taker's shape."
+})
 
 export const NbsCode = Schema.String.check(
   Schema.isPattern(/^[0-9]{9}$/u, { message: "service.nbs_code must be the 9-digit NBS code of the service" })
@@ -50,7 +58,9 @@ export const NbsCode = Schema.String.check(
 export const ServiceDescription = Schema.Struct({
   code: Schema.String.check(
     Schema.isPattern(/^[0-9]{6}$/u, { message: "service.code must be the 6-digit national service code (cTribNac)" })
-  ),
+  ).annotate({
+    description: "The national service code (código de tributação nacional), 6 digits: becomes `cTribNac`."
+  }),
   // Optional on a stored document: those accepted before it was required have none.
   nbs_code: Schema.optionalKey(NbsCode),
   municipal_code: Schema.optionalKey(
@@ -58,14 +68,19 @@ export const ServiceDescription = Schema.Struct({
       Schema.isPattern(/^[0-9]{3}$/u, { message: "service.municipal_code must have 3 digits" })
     ).annotate({ description: "The municipality's own service code: becomes `cTribMun`." })
   ),
-  description: boundedText(2000),
+  description: boundedText(2000).pipe(described({
+    description: "What was provided, as the note shows it (line breaks kept): becomes `xDescServ`."
+  })),
   municipality_code: MunicipalityCode.annotate({
     description: "Where the service was provided (IBGE code): becomes `cLocPrestacao`."
   }),
   country_code: Schema.optionalKey(CountryCode.annotate({
     description: "Set when the service was provided abroad: becomes `cPaisPrestacao` instead of `cLocPrestacao`."
   }))
-}).annotate({ identifier: "Service" })
+}).annotate({
+  identifier: "Service",
+  description: "The service provided: codes, description and where it was provided."
+})
 
 /**
  * A DPS series: 1 to 5 digits. "01" and "1" are the same series at the authority (the DPS id pads
@@ -76,10 +91,17 @@ export const Series = Schema.String.check(
   // The national schema refuses an all-zero series; refused here, it never becomes a failed document.
   Schema.makeFilter((s) => !/^0+$/u.test(s), { message: "series must not be zero" }),
   // The schema package of 27/07/2026 refuses series 90000 and above (TSSerieDPS).
-  Schema.makeFilter((s) => Number(s) < 90_000, { message: "series must be below 90000" })
+  Schema.makeFilter((s) => Number(s) < 90_000, { message: "series must be below 90000", ...omittedFromJsonSchema })
 ).pipe(
-  Schema.decodeTo(Schema.String, SchemaTransformation.transform({ decode: (s) => String(Number(s)), encode: (s) => s }))
-).annotate({ description: "1 to 89999 (1 to 5 digits); leading zeros are not significant. Default \"1\"." })
+  Schema.decodeTo(
+    Schema.String,
+    SchemaTransformation.transform({ decode: (s) => String(Number(s)), encode: (s) => s })
+  ),
+  described({
+    description: "The DPS series, 1 to 89999 (1 to 5 digits); leading zeros are not significant. Default \"1\". " +
+      "Becomes `serie`."
+  })
+)
 
 const ISSUE_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/u
 
@@ -90,7 +112,7 @@ export const IssueDate = Schema.String.check(
     (s) =>
       !ISSUE_DATE_PATTERN.test(s) ||
       (!Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s)),
-    { message: "issue_date must be a real calendar date" }
+    { message: "issue_date must be a real calendar date", ...omittedFromJsonSchema }
   )
 )
 
@@ -104,11 +126,20 @@ export const AuthorityInfo = Schema.Struct({
   amounts: Schema.optionalKey(NoteAmounts.annotate({
     description: "The authorized note's own `valores` (vCalcDR, vBC, pAliqAplic, vISSQN, vTotalRet, vLiq); the " +
       "document's `amounts` show them (`source` \"note\")."
-  }))
-}).annotate({ identifier: "AuthorityInfo" })
+  })),
+  // Annotated on the key: annotating the identified schema would publish a second copy of it.
+  ibs_cbs: Schema.optionalKey(IbsCbsFigures).annotateKey({
+    description: "The authorized note's own IBS/CBS figures (its `IBSCBS` group), when it has one; the document's " +
+      "`amounts.ibs_cbs` shows them."
+  })
+}).annotate({
+  identifier: "AuthorityInfo",
+  description: "What the authority gave an authorized document: access key, number, its amounts."
+})
 
 export const Rejection = Schema.Struct({ code: Schema.String, message: Schema.String }).annotate({
-  identifier: "Rejection"
+  identifier: "Rejection",
+  description: "The authority's refusal: its own code and message."
 })
 
 export const CancellationReasonCode = Schema.Literals(["issue_error", "service_not_provided", "other"])
@@ -127,7 +158,10 @@ export const CancellationInfo = Schema.Struct({
   error: Schema.NullOr(Rejection).annotate({
     description: "Set when the authority refused the cancellation; the document is `authorized` again."
   })
-}).annotate({ identifier: "Cancellation" })
+}).annotate({
+  identifier: "Cancellation",
+  description: "The document's cancellation: the reason given and the authority's answer."
+})
 
 /**
  * Why a note is replaced (the DPS's `subst/cMotivo`, TSCodJustSubst of the v1.01 schema): 01 left
@@ -161,23 +195,52 @@ export const SubstitutionInfo = Schema.Struct({
   original_access_key: Schema.String.annotate({
     description: "The access key of the note this one replaces: becomes `subst/chSubstda`."
   })
-}).annotate({ identifier: "Substitution" })
+}).annotate({ identifier: "Substitution", description: "The note this document replaces (`subst`), and why." })
 
 export const LastError = Schema.Struct({
   code: Schema.String,
   message: Schema.String,
   at: DateTime
-}).annotate({ identifier: "LastError" })
+}).annotate({ identifier: "LastError", description: "The last error of a submission that failed." })
+
+export const TakerNotificationKind = Schema.Literals(["authorized", "cancelled"])
+export type TakerNotificationKind = typeof TakerNotificationKind.Type
+
+export const TakerNotificationStatus = Schema.Literals(["pending", "sent", "failed", "disabled", "no_address"])
+export type TakerNotificationStatus = typeof TakerNotificationStatus.Type
+
+export const TakerNotification = Schema.Struct({
+  kind: TakerNotificationKind.annotate({
+    description: "Which mail: the note's authorization (`authorized`) or its cancellation (`cancelled`). A " +
+      "cancellation's mail takes the place of the authorization's here."
+  }),
+  status: TakerNotificationStatus.annotate({
+    description: "`pending`: queued or being retried; `sent`: the taker's mail server accepted it; `failed`: given " +
+      "up (see `last_error`); `disabled`: not sent, the tenant's `note_mail.enabled` was false; `no_address`: not " +
+      "sent, the taker has no `email`."
+  }),
+  attempts: Schema.Int.annotate({ description: "Delivery attempts so far." }),
+  sent_at: Schema.NullOr(DateTime),
+  last_error: Schema.NullOr(Schema.String).annotate({
+    description: "The mail server's last refusal, shortened, addresses left out; null once sent."
+  }),
+  updated_at: DateTime
+}).annotate({
+  identifier: "TakerNotification",
+  description: "The e-mail of the note to its taker (with the DANFSe PDF and the NFS-e XML), sent from the service's " +
+    "address in the tenant's name when the note is authorized and again when it is cancelled."
+})
+export type TakerNotification = typeof TakerNotification.Type
 
 export class Document extends Schema.Class<Document>("Document")({
-  id: Schema.String,
+  id: Schema.String.annotate({ examples: ["doc_01m8e314reqq8n7ywyftgbkv47"] }),
   object: Schema.tag("document"),
   environment: Environment,
   type: Schema.Literal("service_invoice"),
   status: DocumentStatus,
   reference: Schema.NullOr(Schema.String),
   series: Schema.String,
-  number: Schema.Int,
+  number: Schema.Int.annotate({ examples: [1042] }),
   issue_date: Schema.String,
   taker: Schema.NullOr(Taker),
   intermediary: Schema.NullOr(Intermediary),
@@ -189,7 +252,7 @@ export class Document extends Schema.Class<Document>("Document")({
   authority: Schema.NullOr(AuthorityInfo),
   rejection: Schema.NullOr(Rejection),
   cancellation: Schema.NullOr(CancellationInfo),
-  attempts: Schema.Int,
+  attempts: Schema.Int.annotate({ examples: [1] }),
   last_error: Schema.NullOr(LastError),
   substitutes: Schema.NullOr(Schema.String).annotate({
     description: "The id of the document this one replaces (set on a substitute)."
@@ -199,6 +262,12 @@ export class Document extends Schema.Class<Document>("Document")({
       "The id of the document that replaced this one, once the authority authorized it (status `substituted`)."
   }),
   substitution: Schema.NullOr(SubstitutionInfo),
+  taker_notification: Schema.NullOr(TakerNotification).annotate({
+    description: "The note's e-mail to the taker: null until the note is authorized."
+  }),
   created_at: DateTime,
   updated_at: DateTime
+}, {
+  description:
+    "An electronic tax document (NFS-e) of the tenant: what was asked, where it is in its lifecycle, and the authority's answer."
 }) {}

@@ -6,8 +6,11 @@
 
 /**
  * A B2B note: R$ 10.000,00 of IT support to a company, R$ 100,00 unconditional discount, ISS
- * (2 %) withheld by the taker, PIS/COFINS withheld and INSS, IRRF and CSLL retained. Base 9.900,00,
- * ISS 198,00; retentions 198 + 65 + 300 + 1.100 + 150 + 100 = 1.913,00; net value 7.987,00.
+ * (2 %) withheld by the taker; the taker withholds PIS, COFINS and CSLL (`tpRetPisCofins` 3),
+ * INSS and IRRF. Base 9.900,00, ISS 198,00. The retentions are the schema's vTotalRet = vRetCP +
+ * vRetIRRF + vRetCSLL + the ISS withheld = 1.100 + 150 + 100 + 198 = 1.548,00 (PIS 65,00 and
+ * COFINS 300,00 are the provider's contributions due, not counted); net value vLiq = 10.000 - 100 -
+ * 1.548 = 8.352,00.
  */
 export const b2bWithRetentionsExample = {
   type: "service_invoice" as const,
@@ -42,7 +45,7 @@ export const b2bWithRetentionsExample = {
       cofins_rate: "3.00",
       pis_amount: 6_500,
       cofins_amount: 30_000,
-      withheld: true
+      retention: { pis: true, cofins: true, csll: true }
     },
     inss_withheld: 110_000,
     irrf_withheld: 15_000,

@@ -10,6 +10,7 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { described } from "./Described.js"
 import { emailAddress } from "./Email.js"
 import { NFSE_TAX_CLASSES, TAX_SITUATIONS } from "./IbsCbsTables.js"
 import { TaxId } from "./TaxId.js"
@@ -26,15 +27,15 @@ export const Percent = Schema.String.check(
 )
 
 export const IbsCbsDestination = Schema.Struct({
-  tax_id: Schema.optionalKey(TaxId).annotate({
+  tax_id: Schema.optionalKey(TaxId.pipe(described({
     description: "The destination's CPF or CNPJ: becomes `IBSCBS/dest/CPF` or `dest/CNPJ`. Give it or `nif`."
-  }),
+  }))),
   nif: Schema.optionalKey(
-    boundedText(40).annotate({
+    boundedText(40).pipe(described({
       description: "A foreign destination's tax id (NIF), 1–40 characters: becomes `IBSCBS/dest/NIF`."
-    })
+    }))
   ),
-  name: boundedText(150).annotate({ description: "The destination's name: becomes `IBSCBS/dest/xNome`." }),
+  name: boundedText(150).pipe(described({ description: "The destination's name: becomes `IBSCBS/dest/xNome`." })),
   email: Schema.optionalKey(
     emailAddress(Schema.String).annotate({ description: "Becomes `IBSCBS/dest/email` (at most 80 characters)." })
   )

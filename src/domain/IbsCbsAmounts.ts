@@ -9,9 +9,10 @@
  * The conditional discount is not deducted; vPIS/vCOFINS are the contributions due (NT 007: never
  * the withheld amounts).
  *
- * Rates (percent with two decimals, held in hundredths of a percent): 2026, the test year of
- * LC 214/2025 — CBS 0.9 % (art. 346), IBS 0.1 % state (art. 343) and 0 % municipal (Informe Técnico
- * 2025.002, section 5). Later years' rates are not published: asking for them is an error.
+ * Rates (percent with two decimals, held in hundredths of a percent): the competence year's, from
+ * the table of published rates (IbsCbsRates.ts). A year whose rates are not all published cannot be
+ * computed here (the failure says so: `unpublished`); a stand-in for the authority passes its own
+ * rates instead.
  *
  * Effective rate (pAliqEfetUF/Mun/CBS) = rate × (1 − reduction of the class), with the reductions
  * of the official cClassTrib table (pRedIBS for both IBS parts, pRedCBS), rounded to two decimals.
@@ -28,33 +29,32 @@
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import type { IbsCbs } from "./IbsCbs.js"
+import {
+  type IbsCbsRates,
+  ibsCbsRatesFor,
+  type IbsCbsRatesProblem,
+  type IbsCbsRatesProblemReason,
+  reformCompetenceProblem,
+  yearOf
+} from "./IbsCbsRates.js"
 import { NFSE_TAX_CLASSES, type TaxClass } from "./IbsCbsTables.js"
 
-/** Rates in hundredths of a percent (90 = 0.90 %). */
-export interface IbsCbsRates {
-  readonly stateIbs: number
-  readonly municipalIbs: number
-  readonly cbs: number
-}
-
 export class IbsCbsComputationError extends Data.TaggedError("IbsCbsComputationError")<{
+  /**
+   * `before_reform`: a competence before 2026 (E0850); `unpublished`: the year's rates are not all
+   * published, so only the authority can compute; `not_computable`: the note itself cannot be.
+   */
+  readonly reason: IbsCbsRatesProblemReason | "not_computable"
   readonly message: string
 }> {}
 
-const fail = (message: string) => Result.fail(new IbsCbsComputationError({ message }))
+const fail = (message: string) => Result.fail(new IbsCbsComputationError({ reason: "not_computable", message }))
 
-/** 2026 only: LC 214/2025 arts. 343 and 346, Informe Técnico 2025.002 §5. */
-export const TEST_YEAR_RATES: IbsCbsRates = { stateIbs: 10, municipalIbs: 0, cbs: 90 }
+const computationError = (problem: IbsCbsRatesProblem) =>
+  new IbsCbsComputationError({ reason: problem.reason, message: problem.message })
 
-const yearOf = (competence: string): number => Number(competence.slice(0, 4))
-
-/** The rates of the year of the competence date (YYYY-MM-DD); only 2026's are published. */
-export const ibsCbsRatesFor = (competence: string): Result.Result<IbsCbsRates, IbsCbsComputationError> => {
-  const year = yearOf(competence)
-  if (year === 2026) return Result.succeed(TEST_YEAR_RATES)
-  if (year < 2026) return fail(`IBS/CBS can be declared from the 2026 competence on (E0850), not ${competence}`)
-  return fail(`The IBS/CBS rates of ${year} are not published yet`)
-}
+/** Where the computation takes a year's rates from: the published table, or a stand-in's. */
+export type RatesSource = (competence: string) => Result.Result<IbsCbsRates, IbsCbsRatesProblem>
 
 /** n / d rounded to the nearest integer, halves to even; n ≥ 0, d > 0. */
 export const divideHalfEven = (n: bigint, d: bigint): bigint => {
@@ -137,15 +137,23 @@ const part = (base: number, rate: number, reduction: number, taxed: boolean, def
   return { rate, reduction, effectiveRate, deferred: Number(deferred), amount: Number(gross - deferred) }
 }
 
-/** The whole computation of the NFS-e's IBS/CBS group from the note's values and the class. */
-export const computeIbsCbs = (input: IbsCbsInput): Result.Result<IbsCbsComputation, IbsCbsComputationError> => {
-  const rates = ibsCbsRatesFor(input.competence)
-  if (Result.isFailure(rates)) return Result.fail(rates.failure)
+/**
+ * The whole computation of the NFS-e's IBS/CBS group from the note's values and the class: first
+ * what the note itself allows (its competence, its class, its base), then the year's rates.
+ */
+export const computeIbsCbs = (
+  input: IbsCbsInput,
+  ratesOf: RatesSource = ibsCbsRatesFor
+): Result.Result<IbsCbsComputation, IbsCbsComputationError> => {
+  const early = reformCompetenceProblem(input.competence)
+  if (early !== undefined) return Result.fail(computationError(early))
   if (input.taxClass.rateKind === "fixed") {
     return fail(`class ${input.taxClass.code} has a fixed rate per unit, which this computation does not model`)
   }
   const base = ibsCbsBase(input)
   if (Result.isFailure(base)) return Result.fail(base.failure)
+  const rates = ratesOf(input.competence)
+  if (Result.isFailure(rates)) return Result.fail(computationError(rates.failure))
   const taxed = input.taxClass.rateKind !== "none"
   const { cbsReduction, ibsReduction } = input.taxClass
   const stateIbs = part(base.success, rates.success.stateIbs, ibsReduction, taxed, input.deferral?.stateIbs ?? 0)
@@ -182,7 +190,8 @@ export const percentToHundredths = (percent: string): number => {
  */
 export const computeIbsCbsForGroup = (
   group: IbsCbs,
-  values: IbsCbsBaseInput & { readonly netValue: number }
+  values: IbsCbsBaseInput & { readonly netValue: number },
+  ratesOf: RatesSource = ibsCbsRatesFor
 ): Result.Result<IbsCbsComputation, IbsCbsComputationError> => {
   const taxClass = NFSE_TAX_CLASSES.get(group.class_code)
   if (taxClass === undefined) return fail(`class ${group.class_code} is not in the NFS-e classification table`)
@@ -195,5 +204,5 @@ export const computeIbsCbsForGroup = (
       municipalIbs: percentToHundredths(deferral.municipal_ibs_percent),
       cbs: percentToHundredths(deferral.cbs_percent)
     }
-  })
+  }, ratesOf)
 }

@@ -33,7 +33,7 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
   created_at: DateTime,
   accepted_at: Schema.NullOr(DateTime),
   revoked_at: Schema.NullOr(DateTime)
-}) {}
+}, { description: "An invitation to join a tenant with a role, sent to an e-mail address." }) {}
 
 export const NewInvitation = Schema.Struct({
   email: Email,
@@ -59,7 +59,7 @@ export class InvitationLookup extends Schema.Class<InvitationLookup>("Invitation
     description: "Whether an account has the invited address: then accepting needs its session; else the " +
       "person registers while accepting (`name`, `password`)."
   })
-}) {}
+}, { description: "What an invitation link offers (tenant, role, address), read before accepting it." }) {}
 
 export class InvitationAcceptance extends Schema.Class<InvitationAcceptance>("InvitationAcceptance")({
   object: Schema.tag("invitation_acceptance"),
@@ -71,4 +71,4 @@ export class InvitationAcceptance extends Schema.Class<InvitationAcceptance>("In
       "when an existing account accepted with its own session."
   }),
   expires_at: Schema.NullOr(DateTime)
-}) {}
+}, { description: "What accepting an invitation did: the tenant joined and the role given." }) {}

@@ -86,6 +86,34 @@ export const RateTenThousandths = Rate.pipe(
 const nullable = <S extends Schema.Top>(schema: S, description: string) =>
   Schema.NullOr(schema).annotate({ description })
 
+const IbsCbsRate = Schema.String.check(Schema.isPattern(/^[0-9]{1,3}\.[0-9]{2}$/u)).annotate({
+  description: "Percentage with two decimals, as the NFS-e writes it (\"0.90\")."
+})
+
+/**
+ * The IBS/CBS of a note (the NFS-e's `IBSCBS`): the service's estimate before authorization, the
+ * note's own figures after (IbsCbsFigures.ts).
+ */
+export const IbsCbsFigures = Schema.Struct({
+  base: Centavos.annotate({ description: "The IBS/CBS base: `IBSCBS/valores/vBC`." }),
+  cbs_rate: IbsCbsRate.annotate({ description: "Effective CBS rate: `valores/fed/pAliqEfetCBS`." }),
+  state_ibs_rate: IbsCbsRate.annotate({ description: "Effective state IBS rate: `valores/uf/pAliqEfetUF`." }),
+  municipal_ibs_rate: IbsCbsRate.annotate({
+    description: "Effective municipal IBS rate: `valores/mun/pAliqEfetMun`."
+  }),
+  cbs: Centavos.annotate({ description: "CBS: `totCIBS/gCBS/vCBS`." }),
+  state_ibs: Centavos.annotate({ description: "State IBS: `totCIBS/gIBS/gIBSUFTot/vIBSUF`." }),
+  municipal_ibs: Centavos.annotate({ description: "Municipal IBS: `totCIBS/gIBS/gIBSMunTot/vIBSMun`." }),
+  ibs_total: Centavos.annotate({ description: "State plus municipal IBS: `totCIBS/gIBS/vIBSTot`." }),
+  note_total: Centavos.annotate({
+    description: "The note's total with IBS/CBS: `totCIBS/vTotNF` (the net value in 2026, plus CBS and IBS from 2027)."
+  })
+}).annotate({
+  identifier: "IbsCbsFigures",
+  description: "The IBS/CBS amounts of the NFS-e's `IBSCBS` group, in centavos."
+})
+export type IbsCbsFigures = typeof IbsCbsFigures.Type
+
 /**
  * A document's amounts (TaxComputation.ts): what the caller declared and what it comes to. Before
  * authorization every figure is the service's computation (`source` "computed"); once the note is
@@ -93,9 +121,11 @@ const nullable = <S extends Schema.Top>(schema: S, description: string) =>
  */
 export const Amounts = Schema.Struct({
   source: Schema.Literals(["computed", "note"]).annotate({
-    description: "`computed`: the service's computation (before authorization). `note`: `base`, `iss_rate`, " +
-      "`iss_amount`, `total_withheld` and `net` are the authorized NFS-e's `vBC`, `pAliqAplic`, `vISSQN`, " +
-      "`vTotalRet` and `vLiq`."
+    description: "`computed`: the service's computation (before authorization). `note`: every figure the " +
+      "authorized NFS-e states is its own: `base`, `iss_rate`, `iss_amount`, `total_withheld`, `net` are its " +
+      "`vBC`, `pAliqAplic`, `vISSQN`, `vTotalRet`, `vLiq`; `deductions`, `benefit_reduction` its `vCalcDR`, " +
+      "`vCalcBM`; the discounts, `iss_withheld` and `federal_withheld` come from its DPS's values as the note " +
+      "carries them."
   }),
   services: Centavos.annotate({ description: "Becomes `vServ`." }),
   unconditional_discount: Centavos.annotate({ description: "Becomes `vDescIncond`; lowers the ISS base." }),
@@ -112,12 +142,22 @@ export const Amounts = Schema.Struct({
     "ISS (`vISSQN`); null when the ISS is not computed on the note (Simples " +
       "Nacional without withholding, immunity, export, non-incidence, unknown rate)."
   ),
-  iss_withheld: Centavos.annotate({ description: "ISS withheld by the taker or intermediary (0 when not)." }),
+  iss_withheld: Centavos.annotate({
+    description: "ISS withheld by the taker or intermediary: the ISS (`vISSQN`) when `tpRetISSQN` is 2 or 3, else 0."
+  }),
   federal_withheld: Centavos.annotate({
-    description: "`vRetCP` + `vRetIRRF` + `vRetCSLL`, plus `vPis` + `vCofins` when withheld."
+    description: "`vRetCP` + `vRetIRRF` + `vRetCSLL`. PIS/COFINS (`vPis`, `vCofins`) are the contributions due, " +
+      "never counted as withheld."
   }),
   total_withheld: Centavos.annotate({ description: "All retentions: the note's `vTotalRet`." }),
   net: Centavos.annotate({ description: "What the taker pays the provider: the note's `vLiq`." }),
-  total: Centavos.annotate({ description: "The invoice total: the services' value." })
-}).annotate({ identifier: "Amounts" })
+  total: Centavos.annotate({ description: "The invoice total: the services' value." }),
+  ibs_cbs: Schema.optionalKey(
+    Schema.NullOr(IbsCbsFigures).annotate({
+      description: "The IBS/CBS, for a document with `ibs_cbs`: with `source` \"note\", the authorized NFS-e's own " +
+        "`IBSCBS` figures; before, the service's estimate, null when the competence year's rates are not all " +
+        "published (the authority computes them). Absent without the group."
+    })
+  )
+}).annotate({ identifier: "Amounts", description: "The document's amounts in centavos, with the rates used." })
 export type Amounts = typeof Amounts.Type

@@ -5,6 +5,7 @@
  * lacks is refused with `422 registration_incomplete` (see `missingForServiceInvoice`).
  */
 import { Schema } from "effect"
+import { described } from "./Described.js"
 import { boundedText } from "./Document.js"
 import { emailAddress } from "./Email.js"
 import { normalizedString } from "./Normalized.js"
@@ -53,12 +54,12 @@ export const Uf = Schema.Literals(Object.values(ufOfIbgePrefix)).annotate({
 const digitsOf = (s: string) => s.replace(/[\s().+-]/gu, "")
 
 export const RegistrationAddress = Schema.Struct({
-  street: boundedText(255).annotate({ description: "Street (logradouro). Becomes `xLgr`." }),
-  number: boundedText(60).annotate({ description: "Number, or \"S/N\". Becomes `nro`." }),
+  street: boundedText(255).pipe(described({ description: "Street (logradouro). Becomes `xLgr`." })),
+  number: boundedText(60).pipe(described({ description: "Number, or \"S/N\". Becomes `nro`." })),
   complement: Schema.optionalKey(
     Schema.NullOr(boundedText(156)).annotate({ description: "Complement. Becomes `xCpl`." })
   ),
-  district: boundedText(60).annotate({ description: "District (bairro). Becomes `xBairro`." }),
+  district: boundedText(60).pipe(described({ description: "District (bairro). Becomes `xBairro`." })),
   municipality_code: MunicipalityCode.annotate({
     description: "The 7-digit IBGE code of the provider's municipality. Becomes `cMun` of the issuer's address and " +
       "the DPS's `cLocEmi` (where the note is issued)."
@@ -67,7 +68,9 @@ export const RegistrationAddress = Schema.Struct({
   postal_code: normalizedString(
     (s) => s.replace(/[\s.-]/gu, ""),
     Schema.String.check(Schema.isPattern(/^[0-9]{8}$/u, { message: "postal_code must have 8 digits (CEP)" }))
-  ).annotate({ description: "CEP, 8 digits (\"01310-100\" is accepted and stored as \"01310100\"). Becomes `CEP`." })
+  ).pipe(described({
+    description: "CEP, 8 digits (\"01310-100\" is accepted and stored as \"01310100\"). Becomes `CEP`."
+  }))
 }).annotate({ identifier: "RegistrationAddress" })
 export type RegistrationAddress = typeof RegistrationAddress.Type
 
@@ -126,7 +129,11 @@ export const Crt = Schema.Literals(["simples_nacional", "simples_nacional_excess
     "`simples_nacional_excess` 2 (gross revenue above the sublimit), `normal` 3, `mei` 4. Not used by NFS-e."
 })
 
-/** Each field of the registration: its schema and description (shared by the tenant and its update). */
+/**
+ * Each field of the registration: its schema and description (shared by the tenant and its update).
+ * Both wrap each field in `NullOr`, which carries the field's description (`nullable`), so the
+ * OpenAPI document shows it on the property itself.
+ */
 const registrationFields = {
   legal_name: boundedText(300).annotate({
     description: "Legal name (razão social), or the person's name for a CPF. Becomes the NFS-e's `emit/xNome` " +
@@ -164,10 +171,15 @@ const registrationFields = {
 
 type Fields = typeof registrationFields
 
+const nullable = <S extends Schema.Top>(schema: S) => {
+  const description = Schema.resolveAnnotations(schema)?.description
+  return description === undefined ? Schema.NullOr(schema) : Schema.NullOr(schema).annotate({ description })
+}
+
 /** The registration as the tenant shows it: every field, null where the tenant has not declared it. */
 export const Registration = Schema.Struct(
   Object.fromEntries(
-    Object.entries(registrationFields).map(([key, schema]) => [key, Schema.NullOr(schema)])
+    Object.entries(registrationFields).map(([key, schema]) => [key, nullable(schema)])
   ) as { readonly [K in keyof Fields]: Schema.NullOr<Fields[K]> }
 ).annotate({
   identifier: "Registration",
@@ -182,7 +194,7 @@ export type Registration = typeof Registration.Type
  */
 export const RegistrationChanges = Schema.Struct(
   Object.fromEntries(
-    Object.entries(registrationFields).map(([key, schema]) => [key, Schema.optionalKey(Schema.NullOr(schema))])
+    Object.entries(registrationFields).map(([key, schema]) => [key, Schema.optionalKey(nullable(schema))])
   ) as { readonly [K in keyof Fields]: Schema.optionalKey<Schema.NullOr<Fields[K]>> }
 ).annotate({
   identifier: "RegistrationChanges",

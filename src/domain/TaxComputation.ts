@@ -1,15 +1,21 @@
 /**
  * What a note's amounts come to: ISS base, ISS, retentions and the net value, in integer centavos.
  *
- * The formulas are the national layout's own, as the NFS-e schema documents its `valores` group
- * (TCValoresNFSe in tiposComplexos_v1.01.xsd, the elements' xs:documentation):
+ * The formulas are the national layout's own, as the NFS-e schema of the package of 27/07/2026
+ * documents its `valores` group (TCValoresNFSe in tiposComplexos_v1.01.xsd, the elements'
+ * xs:documentation):
  *
  *   vCalcDR   = vDR, or vServ x pDR / 100, or the sum of the documents' vDeducaoReducao
  *   vCalcBM   = vRedBCBM, or (vServ - vDescIncond - vCalcDR) x pRedBCBM / 100
  *   vBC       = vServ - vDescIncond - vCalcDR - vCalcBM
  *   vISSQN    = vBC x pAliqAplic / 100
- *   vTotalRet = vRetCP + vRetIRRF + vRetCSLL + vISSQN (when withheld) + vPis + vCofins (when withheld)
- *   vLiq      = vServ - vDescIncond - vDescCond - vTotalRet
+ *   vTotalRet = vRetCP + vRetIRRF + vRetCSLL + vISSQN (when withheld)
+ *   vLiq      = vServ - vDescCond - vDescIncond - vTotalRet ("valores retidos")
+ *
+ * `vPis` and `vCofins` are the provider's own contributions due ("débito … apuração própria",
+ * TCTribOutrosPisCofins), not amounts withheld: they are in neither sum, whatever
+ * `tpRetPisCofins` declares. (The earlier package added them to both when withheld; NT 007 took
+ * them out.)
  *
  * The conditional discount lowers what the taker pays, never the ISS base; the unconditional one
  * lowers both. Percentages apply to the value the schema names and round once, to the centavo,
@@ -26,10 +32,6 @@ export interface FederalRetentions {
   readonly inss?: number | undefined
   readonly irrf?: number | undefined
   readonly csll?: number | undefined
-  readonly pis?: number | undefined
-  readonly cofins?: number | undefined
-  /** tpRetPisCofins 1: PIS and COFINS are withheld and count in the retentions. */
-  readonly pisCofinsWithheld?: boolean | undefined
 }
 
 export interface TaxComputationInput {
@@ -138,9 +140,7 @@ export const computeTaxes = (input: TaxComputationInput): Result.Result<Amounts,
     const inss = yield* centavos(federal.inss, at("inss_withheld"))
     const irrf = yield* centavos(federal.irrf, at("irrf_withheld"))
     const csll = yield* centavos(federal.csll, at("csll_withheld"))
-    const pis = yield* centavos(federal.pis, ["federal", "pis_cofins", "pis_amount"])
-    const cofins = yield* centavos(federal.cofins, ["federal", "pis_cofins", "cofins_amount"])
-    const federalWithheld = inss + irrf + csll + (federal.pisCofinsWithheld === true ? pis + cofins : 0)
+    const federalWithheld = inss + irrf + csll
     const totalWithheld = issWithheld + federalWithheld
 
     const payable = services - unconditional - conditional

@@ -9,9 +9,11 @@
  * `ibs_cbs`, next to `federal`.
  */
 import * as Schema from "effect/Schema"
+import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
 import { IbsCbs } from "./IbsCbs.js"
 import { Centavos, Rate } from "./Money.js"
+import { PisCofinsRetention } from "./PisCofinsRetention.js"
 import { MunicipalityCode, TaxId } from "./TaxId.js"
 import { boundedText } from "./Text.js"
 
@@ -33,28 +35,33 @@ export const Percentage = Schema.String.check(
   Schema.isPattern(/^(?:0|[1-9][0-9]{0,2})(?:\.[0-9]{1,2})?$/u, {
     message: "must be a percentage with at most 2 decimals, e.g. \"12.50\""
   }),
-  Schema.makeFilter((s) => Number(s) <= 100, { message: "must not exceed 100" })
+  Schema.makeFilter((s) => Number(s) <= 100, { message: "must not exceed 100", ...omittedFromJsonSchema })
 )
 
 export const NationalAddress = Schema.Struct({
-  street: boundedText(125),
-  number: boundedText(10),
-  complement: Schema.optionalKey(boundedText(60)),
-  district: boundedText(60),
-  municipality_code: MunicipalityCode,
-  state: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/u, { message: "state must be a 2-letter UF code" })),
+  street: boundedText(125).pipe(described({ description: "Street (logradouro): becomes `xLgr`." })),
+  number: boundedText(10).pipe(described({ description: "Number, or \"S/N\": becomes `nro`." })),
+  complement: Schema.optionalKey(boundedText(60).pipe(described({ description: "Becomes `xCpl`." }))),
+  district: boundedText(60).pipe(described({ description: "District (bairro): becomes `xBairro`." })),
+  municipality_code: MunicipalityCode.annotate({ description: "The 7-digit IBGE code: becomes `endNac/cMun`." }),
+  state: Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/u, { message: "state must be a 2-letter UF code" }))
+    .annotate({
+      description: "The state (UF), two capital letters. Not sent: the national system derives it from " +
+        "`municipality_code`."
+    }),
   postal_code: Schema.String.check(Schema.isPattern(/^[0-9]{8}$/u, { message: "postal_code must have 8 digits" }))
+    .annotate({ description: "CEP, 8 digits: becomes `endNac/CEP`." })
 }).annotate({ identifier: "Address", description: "An address in Brazil: becomes `end/endNac`." })
 
 export const ForeignAddress = Schema.Struct({
   country: CountryCode.annotate({ description: "Becomes `endExt/cPais`." }),
-  postal_code: boundedText(11).annotate({ description: "Becomes `endExt/cEndPost`." }),
-  city: boundedText(60).annotate({ description: "Becomes `endExt/xCidade`." }),
-  region: boundedText(60).annotate({ description: "State, province or region: becomes `endExt/xEstProvReg`." }),
-  street: boundedText(125).annotate({ description: "Becomes `xLgr`." }),
-  number: boundedText(10).annotate({ description: "Becomes `nro`." }),
-  complement: Schema.optionalKey(boundedText(60)),
-  district: boundedText(60).annotate({ description: "Becomes `xBairro`." })
+  postal_code: boundedText(11).pipe(described({ description: "Postal code: becomes `endExt/cEndPost`." })),
+  city: boundedText(60).pipe(described({ description: "Becomes `endExt/xCidade`." })),
+  region: boundedText(60).pipe(described({ description: "State, province or region: becomes `endExt/xEstProvReg`." })),
+  street: boundedText(125).pipe(described({ description: "Becomes `xLgr`." })),
+  number: boundedText(10).pipe(described({ description: "Becomes `nro`." })),
+  complement: Schema.optionalKey(boundedText(60).pipe(described({ description: "Becomes `xCpl`." }))),
+  district: boundedText(60).pipe(described({ description: "Becomes `xBairro`." }))
 }).annotate({ identifier: "ForeignAddress", description: "An address abroad: becomes `end/endExt`." })
 
 export const NoNifReason = Schema.Literals(["not_informed", "waived", "not_required"]).annotate({
@@ -67,9 +74,12 @@ export const NoNifReason = Schema.Literals(["not_informed", "waived", "not_requi
  * the document's rules (TaxRules.ts), so each refusal names its field.
  */
 export const Party = Schema.Struct({
-  tax_id: Schema.optionalKey(TaxId.annotate({ description: "CPF or CNPJ: becomes `CPF` or `CNPJ`." })),
+  tax_id: Schema.optionalKey(TaxId.pipe(described({
+    description: "CPF (11 digits) or CNPJ (14 characters), punctuation optional, checked with its check digits: " +
+      "becomes `CPF` or `CNPJ`."
+  }))),
   nif: Schema.optionalKey(
-    boundedText(40).annotate({ description: "Foreign tax id: becomes `NIF`. Needs `foreign_address`." })
+    boundedText(40).pipe(described({ description: "Foreign tax id: becomes `NIF`. Needs `foreign_address`." }))
   ),
   no_nif_reason: Schema.optionalKey(NoNifReason),
   municipal_registration: Schema.optionalKey(
@@ -77,7 +87,7 @@ export const Party = Schema.Struct({
       message: "municipal_registration must have 1 to 15 letters or digits"
     })).annotate({ description: "Municipal registration (inscrição municipal): becomes `IM`." })
   ),
-  name: boundedText(150).annotate({ description: "Becomes `xNome`." }),
+  name: boundedText(150).pipe(described({ description: "Name (razão social): becomes `xNome`." })),
   phone: Schema.optionalKey(
     Schema.String.check(Schema.isPattern(/^[0-9]{6,20}$/u, { message: "phone must have 6 to 20 digits" }))
       .annotate({ description: "Digits only: becomes `fone`." })
@@ -133,7 +143,7 @@ export const IssDetails = Schema.Struct({
         description: "The benefit's id in the national system (municipality 7 + kind 2 + sequence 5): becomes `BM/nBM`."
       }),
       reduction_rate: Schema.optionalKey(
-        Percentage.annotate({ description: "Base reduction: becomes `BM/pRedBCBM`." })
+        Percentage.annotate({ description: "Base reduction in percent: becomes `BM/pRedBCBM`." })
       ),
       reduction_amount: Schema.optionalKey(Centavos.annotate({ description: "Base reduction: becomes `BM/vRedBCBM`." }))
     }).annotate({ description: "A municipal tax benefit: becomes `BM`." })
@@ -141,42 +151,95 @@ export const IssDetails = Schema.Struct({
 }).annotate({ identifier: "IssDetails", description: "How the ISS is taxed: becomes `valores/trib/tribMun`." })
 export type IssDetails = typeof IssDetails.Type
 
+/** TSTipoCST of the schema package of 27/07/2026: exactly the codes it enumerates. */
+export const PIS_COFINS_CSTS = [
+  "00",
+  "01",
+  "02",
+  "03",
+  "04",
+  "05",
+  "06",
+  "07",
+  "08",
+  "09",
+  "49",
+  "50",
+  "51",
+  "52",
+  "53",
+  "54",
+  "55",
+  "56",
+  "60",
+  "61",
+  "62",
+  "63",
+  "64",
+  "65",
+  "66",
+  "67",
+  "70",
+  "71",
+  "72",
+  "73",
+  "74",
+  "75",
+  "98",
+  "99"
+] as const
+
 export const PisCofins = Schema.Struct({
-  cst: Schema.Literals(["00", "01", "02", "03", "04", "05", "06", "07", "08", "09"]).annotate({
-    description: "Tax situation code of PIS/COFINS: becomes `CST`."
+  cst: Schema.Literals(PIS_COFINS_CSTS).annotate({
+    description: "Tax situation code of PIS/COFINS (the schema's `TSTipoCST`: 00–09, 49–56, 60–67, 70–75, 98, 99): " +
+      "becomes `CST`."
   }),
-  base: Schema.optionalKey(Centavos.annotate({ description: "Becomes `vBCPisCofins`." })),
+  base: Schema.optionalKey(
+    Centavos.annotate({ description: "The provider's own PIS/COFINS base; becomes `vBCPisCofins`." })
+  ),
   pis_rate: Schema.optionalKey(Rate.annotate({ description: "Becomes `pAliqPis` (at most 99.99)." })),
   cofins_rate: Schema.optionalKey(Rate.annotate({ description: "Becomes `pAliqCofins` (at most 99.99)." })),
-  pis_amount: Schema.optionalKey(Centavos.annotate({ description: "Becomes `vPis`." })),
-  cofins_amount: Schema.optionalKey(Centavos.annotate({ description: "Becomes `vCofins`." })),
+  pis_amount: Schema.optionalKey(
+    Centavos.annotate({ description: "The PIS due by the provider (not what is withheld): becomes `vPis`." })
+  ),
+  cofins_amount: Schema.optionalKey(
+    Centavos.annotate({ description: "The COFINS due by the provider (not what is withheld): becomes `vCofins`." })
+  ),
+  retention: Schema.optionalKey(PisCofinsRetention),
   withheld: Schema.optionalKey(Schema.Boolean.annotate({
-    description: "Whether the taker withholds PIS and COFINS: becomes `tpRetPisCofins` (true 1, false 2). When true, " +
-      "`pis_amount` + `cofins_amount` count in the retentions and reduce the net value."
+    description:
+      "Deprecated: use `retention`. Becomes `tpRetPisCofins`: true is `{pis: true, cofins: true}` (1), false " +
+      "`{pis: false, cofins: false}` (2). Not together with `retention`."
   }))
 }).annotate({ identifier: "PisCofins", description: "Becomes `tribFed/piscofins`." })
 
 export const FederalTaxes = Schema.Struct({
   pis_cofins: Schema.optionalKey(PisCofins),
   inss_withheld: Schema.optionalKey(
-    Centavos.annotate({ description: "Social security (CP/INSS) withheld: `vRetCP`." })
+    Centavos.annotate({ description: "Social security (CP/INSS) withheld: becomes `vRetCP`." })
   ),
   irrf_withheld: Schema.optionalKey(Centavos.annotate({ description: "Income tax withheld: becomes `vRetIRRF`." })),
   csll_withheld: Schema.optionalKey(Centavos.annotate({ description: "CSLL withheld: becomes `vRetCSLL`." }))
 }).annotate({ identifier: "FederalTaxes", description: "The federal group: becomes `valores/trib/tribFed`." })
 export type FederalTaxes = typeof FederalTaxes.Type
 
-const TaxSplit = <S extends Schema.Top>(value: S) => Schema.Struct({ federal: value, state: value, municipal: value })
+/** Federal, state and municipal parts, each named after the element it becomes (`…Fed`, `…Est`, `…Mun`). */
+const TaxSplit = <S extends Schema.Top>(value: S, element: string, what: string) =>
+  Schema.Struct({
+    federal: value.annotate({ description: `Federal ${what}: becomes \`${element}Fed\`.` }),
+    state: value.annotate({ description: `State ${what}: becomes \`${element}Est\`.` }),
+    municipal: value.annotate({ description: `Municipal ${what}: becomes \`${element}Mun\`.` })
+  })
 
 export const ApproximateTaxes = Schema.Struct({
   amounts: Schema.optionalKey(
-    TaxSplit(Centavos).annotate({
+    TaxSplit(Centavos, "vTotTrib", "taxes, in centavos").annotate({
       description:
         "Approximate tax amounts (Lei 12.741/2012): become `totTrib/vTotTrib` (vTotTribFed, vTotTribEst, vTotTribMun)."
     })
   ),
   rates: Schema.optionalKey(
-    TaxSplit(Percentage).annotate({
+    TaxSplit(Percentage, "pTotTrib", "taxes, in percent").annotate({
       description: "Approximate tax percentages: become `totTrib/pTotTrib` (pTotTribFed, pTotTribEst, pTotTribMun)."
     })
   ),
@@ -185,7 +248,8 @@ export const ApproximateTaxes = Schema.Struct({
   )
 }).annotate({
   identifier: "ApproximateTaxes",
-  description: "At most one of `amounts`, `rates`, `simples_rate`. Absent: a MEI declares `indTotTrib` 0; others " +
+  description:
+    "The approximate taxes (Lei 12.741/2012): becomes `totTrib`. At most one of `amounts`, `rates`, `simples_rate`. Absent: a MEI declares `indTotTrib` 0; others " +
     "declare `vTotTrib` with the ISS as the municipal amount."
 })
 export type ApproximateTaxes = typeof ApproximateTaxes.Type
@@ -230,8 +294,12 @@ export const ForeignTrade = Schema.Struct({
       description: "Link to a temporary movement of goods: becomes `movTempBens` (0 to 3). Default no."
     })
   ),
-  import_declaration: Schema.optionalKey(boundedText(12).annotate({ description: "Becomes `nDI`." })),
-  export_registration: Schema.optionalKey(boundedText(12).annotate({ description: "Becomes `nRE`." })),
+  import_declaration: Schema.optionalKey(
+    boundedText(12).pipe(described({ description: "Import declaration number: becomes `nDI`." }))
+  ),
+  export_registration: Schema.optionalKey(
+    boundedText(12).pipe(described({ description: "Export registration number: becomes `nRE`." }))
+  ),
   share_with_mdic: Schema.optionalKey(
     Schema.Boolean.annotate({
       description: "Share the note with the foreign-trade secretariat: becomes `mdic`. Default false."
@@ -251,17 +319,25 @@ export const DeductionKind = Schema.Literals([
 ]).annotate({ description: "Becomes `tpDedRed`: 1, 2, 5, 6, 7, 8, other 99." })
 
 export const DeductionDocument = Schema.Struct({
-  nfse_key: Schema.optionalKey(digits(50, "nfse_key").annotate({ description: "A national NFS-e: `chNFSe`." })),
+  nfse_key: Schema.optionalKey(
+    digits(50, "nfse_key").annotate({ description: "A national NFS-e's access key: becomes `chNFSe`." })
+  ),
   nfe_key: Schema.optionalKey(digits(44, "nfe_key").annotate({ description: "An NF-e: becomes `chNFe`." })),
   fiscal_document_number: Schema.optionalKey(
-    boundedText(255).annotate({ description: "Another fiscal document: becomes `nDocFisc`." })
+    boundedText(255).pipe(described({ description: "Another fiscal document's number: becomes `nDocFisc`." }))
   ),
-  document_number: Schema.optionalKey(boundedText(255).annotate({ description: "A non-fiscal document: `nDoc`." })),
+  document_number: Schema.optionalKey(
+    boundedText(255).pipe(described({ description: "A non-fiscal document's number: becomes `nDoc`." }))
+  ),
   kind: DeductionKind,
-  description: Schema.optionalKey(boundedText(150).annotate({ description: "Required for `other`: `xDescOutDed`." })),
+  description: Schema.optionalKey(
+    boundedText(150).pipe(described({ description: "Required for `other`: becomes `xDescOutDed`." }))
+  ),
   issued_on: Schema.String.check(Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/u, { message: "issued_on must be YYYY-MM-DD" }))
     .annotate({ description: "Becomes `dtEmiDoc`." }),
-  deductible_amount: Centavos.annotate({ description: "The document's deductible total: `vDedutivelRedutivel`." }),
+  deductible_amount: Centavos.annotate({
+    description: "The document's deductible total: becomes `vDedutivelRedutivel`."
+  }),
   amount: Centavos.annotate({ description: "What this note deducts from it: becomes `vDeducaoReducao`." })
 }).annotate({ identifier: "DeductionDocument", description: "Becomes `vDedRed/documentos/docDedRed`." })
 export type DeductionDocument = typeof DeductionDocument.Type
@@ -286,7 +362,7 @@ export type TaxDetails = typeof TaxDetails.Type
 export const AmountsInput = Schema.Struct({
   // `>= 1` rather than `> 0`: the same for whole centavos, and documented as one `minimum`.
   services: Centavos.check(Schema.isGreaterThanOrEqualTo(1, { message: "services must be more than zero centavos" }))
-    .annotate({ description: "The services' value: becomes `vServPrest/vServ`." }),
+    .annotate({ description: "The services' value in centavos: becomes `vServPrest/vServ`." }),
   unconditional_discount: Schema.optionalKey(
     Centavos.annotate({
       description: "Becomes `vDescCondIncond/vDescIncond`; lowers the ISS base and the net value."
@@ -310,7 +386,10 @@ export const AmountsInput = Schema.Struct({
   iss_rate: Schema.optionalKey(Rate.annotate({
     description: "The ISS rate. Outside the Simples Nacional: optional, the municipality's rate the service " +
       "expects (used for `iss_amount`, never sent: the national system applies its own, E0617); required when the " +
-      "ISS is withheld. ME/EPP: required and sent as `pAliq` when the ISS is withheld, refused otherwise (the ISS " +
+      "ISS is withheld. ME/EPP: required and becomes `pAliq` when the ISS is withheld, refused otherwise (the ISS " +
       "is paid in the DAS). MEI: refused. Refused when `iss.taxation` is not `taxable`."
   }))
-}).annotate({ identifier: "AmountsInput" })
+}).annotate({
+  identifier: "AmountsInput",
+  description: "The service's amounts in centavos and the tax details the note needs: becomes `valores`."
+})

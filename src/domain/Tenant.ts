@@ -4,6 +4,7 @@ import { trimmedString } from "./Normalized.js"
 import { Role } from "./Principal.js"
 import { Registration, RegistrationChanges } from "./Registration.js"
 import { TaxId } from "./TaxId.js"
+import { boundedText } from "./Text.js"
 import { DateTime } from "./Time.js"
 
 export const TenantStatus = Schema.Literals(["active", "past_due", "suspended"])
@@ -11,9 +12,12 @@ export type TenantStatus = typeof TenantStatus.Type
 
 export const Quota = Schema.Struct({
   period: Schema.String.annotate({ description: "Calendar month (UTC), `YYYY-MM`." }),
-  limit: Schema.Int,
-  used: Schema.Int
-}).annotate({ identifier: "Quota" })
+  limit: Schema.Int.annotate({ examples: [100] }),
+  used: Schema.Int.annotate({ examples: [12] })
+}).annotate({
+  identifier: "Quota",
+  description: "The tenant's monthly quota of live documents: the period, its limit and how many were used."
+})
 
 /**
  * The tenant's standing in the Simples Nacional, the regime small businesses pay their taxes in: it
@@ -50,11 +54,43 @@ export const taxIdStatusOf = (
 
 const TenantName = trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 
+/** Text for one line of a mail header: a line break there would start a header of its own. */
+const oneLine = Schema.makeFilter((s: string) => !/[\r\n\t]/u.test(s), { message: "must be a single line" })
+
+const SenderName = boundedText(100).check(oneLine).annotate({
+  description: "The display name of the note mails' From (1 to 100 visible characters, one line)."
+})
+
+export const NoteMail = Schema.Struct({
+  enabled: Schema.Boolean.annotate({
+    description: "Whether authorized and cancelled notes are e-mailed to their takers (those with an `email`). " +
+      "On by default: a taker expects the note, and a document without `taker.email` sends nothing anyway."
+  }),
+  sender_name: Schema.NullOr(Schema.String).annotate({
+    description: "The From's display name; null: the registration's trade name, else its legal name, else the " +
+      "tenant's name. The address is always the service's, and Reply-To the registration's `email`."
+  })
+}).annotate({
+  identifier: "NoteMail",
+  description: "Whether and how the tenant's authorized and cancelled notes are e-mailed to their takers."
+})
+export type NoteMail = typeof NoteMail.Type
+
+export const NoteMailChanges = Schema.Struct({
+  enabled: Schema.optionalKey(Schema.Boolean),
+  sender_name: Schema.optionalKey(Schema.NullOr(SenderName))
+}).check(Schema.isMinProperties(1, { message: "enabled or sender_name is required" }))
+  .annotate({
+    identifier: "NoteMailChanges",
+    description: "Changes to the note mail settings: each field given replaces the stored one."
+  })
+export type NoteMailChanges = typeof NoteMailChanges.Type
+
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
-  id: Schema.String,
+  id: Schema.String.annotate({ examples: ["ten_01m8e314reqq8n7ywyftgbkv47"] }),
   object: Schema.tag("tenant"),
   name: Schema.String,
-  tax_id: Schema.String,
+  tax_id: Schema.String.annotate({ examples: ["11222333000181"] }),
   verified: Schema.Boolean.annotate({
     description: "Whether this tenant proved its tax id with an A1 certificate issued to it (SPEC §5). A verified " +
       "tenant holds the tax id alone: no other tenant may register with it or issue live documents for it."
@@ -65,8 +101,9 @@ export class Tenant extends Schema.Class<Tenant>("Tenant")({
   quota: Quota,
   simples_nacional: SimplesNacional,
   registration: Registration,
+  note_mail: NoteMail,
   created_at: DateTime
-}) {}
+}, { description: "A company that issues documents through the service: its tax id, registration, plan and quota." }) {}
 
 export const NewTenant = Schema.Struct({
   name: TenantName,
@@ -106,12 +143,17 @@ const registrationExample = {
 export const TenantChanges = Schema.Struct({
   name: Schema.optionalKey(TenantName),
   simples_nacional: Schema.optionalKey(SimplesNacional),
-  registration: Schema.optionalKey(RegistrationChanges)
-}).check(Schema.isMinProperties(1, { message: "name, simples_nacional or registration is required" }))
-  .annotate({ identifier: "TenantChanges", examples: [registrationExample] })
+  registration: Schema.optionalKey(RegistrationChanges),
+  note_mail: Schema.optionalKey(NoteMailChanges)
+}).check(Schema.isMinProperties(1, { message: "name, simples_nacional, registration or note_mail is required" }))
+  .annotate({
+    identifier: "TenantChanges",
+    description: "Changes to a tenant: each field given replaces the stored one.",
+    examples: [registrationExample]
+  })
 export type TenantChanges = typeof TenantChanges.Type
 
 export class TenantMembership extends Schema.Class<TenantMembership>("TenantMembership")({
   tenant: Tenant,
   role: Role
-}) {}
+}, { description: "A tenant the current user belongs to, and their role there." }) {}

@@ -2,6 +2,7 @@
  * Invoice text as the API takes it: visible characters only, trimmed and bounded.
  */
 import { Schema } from "effect"
+import { omittedFromJsonSchema } from "./Described.js"
 import { trimmedString } from "./Normalized.js"
 
 /**
@@ -18,7 +19,8 @@ const INVISIBLE_OR_CONTROL =
 /** Invoice text: no control or invisible formatting characters (tab and line breaks are fine). */
 export const visibleText = Schema.makeFilter((s: string) => !INVISIBLE_OR_CONTROL.test(s), {
   message:
-    "must not contain control characters or invisible formatting characters (such as bidi overrides or zero-width spaces)"
+    "must not contain control characters or invisible formatting characters (such as bidi overrides or zero-width spaces)",
+  ...omittedFromJsonSchema
 })
 
 /** Text the API trims, then bounds: at least one character, at most `max`, all of it visible. */

@@ -12,8 +12,21 @@ const brasiliaDate = new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_P
  */
 export const brazilianDate = (at: Date): string => brasiliaDate.format(at)
 
+/** The last period computed and the moments it spans, [from, to): nearly every call falls in it. */
+let lastPeriod = { from: 0, to: 0, period: "" }
+
 /** The quota period of a moment: its calendar month in UTC, `YYYY-MM`. */
-export const quotaPeriod = (at: Date) => at.toISOString().slice(0, 7)
+export const quotaPeriod = (at: Date): string => {
+  const millis = at.getTime()
+  if (millis >= lastPeriod.from && millis < lastPeriod.to) return lastPeriod.period
+  const from = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)
+  lastPeriod = {
+    from,
+    to: Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1),
+    period: at.toISOString().slice(0, 7)
+  }
+  return lastPeriod.period
+}
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
 
@@ -35,7 +48,11 @@ export const Timestamp = Schema.String.annotate({ format: "date-time" }).check(
 export const DateTime = Schema.Date.annotate({
   toCodecJson: () =>
     Schema.link<Date>()(
-      Schema.String.annotate({ format: "date-time", expected: "a string that will be decoded as a Date" }),
+      Schema.String.annotate({
+        format: "date-time",
+        expected: "a string that will be decoded as a Date",
+        examples: ["2026-11-27T09:30:00.000Z"]
+      }),
       SchemaTransformation.dateFromString
     )
 })

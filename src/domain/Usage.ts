@@ -27,12 +27,12 @@ export const DailyUsage = Schema.Struct({
   test: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
     description: "Test documents created that day, whatever their status."
   })
-}).annotate({ identifier: "DailyUsage" })
+}).annotate({ identifier: "DailyUsage", description: "Documents issued on one day (UTC), live and test." })
 
 export const Usage = Schema.Struct({
   object: Schema.Literal("usage"),
   days: Schema.Array(DailyUsage).annotate({
     description: "One entry per UTC day, oldest first, ending today; days without documents count 0."
   })
-}).annotate({ identifier: "Usage" })
+}).annotate({ identifier: "Usage", description: "The tenant's documents per day and environment over a period." })
 export type Usage = typeof Usage.Type

@@ -28,3 +28,14 @@ export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"]
     "`pending`: waiting for its next attempt; `succeeded`: a 2xx answer; `failed`: retries exhausted or the endpoint was disabled."
 })
 export type DeliveryStatus = typeof DeliveryStatus.Type
+
+/** How many of an endpoint's latest deliveries sent decide its health (docs/webhooks.md). */
+export const HEALTH_WINDOW = 20
+/** An endpoint is failing when none of its latest this-many deliveries sent (all, when fewer) succeeded. */
+export const FAILING_AFTER = 3
+
+export const HealthStatus = Schema.Literals(["healthy", "failing", "unknown"]).annotate({
+  description: `\`unknown\`: no delivery sent yet; \`failing\`: none of the latest ${FAILING_AFTER} deliveries sent ` +
+    `(or none at all, when fewer were sent) succeeded; \`healthy\`: otherwise.`
+})
+export type HealthStatus = typeof HealthStatus.Type

@@ -211,11 +211,11 @@ export const withClientAddress = (
   trusted: TrustedProxies,
   request: HttpServerRequest.HttpServerRequest
 ): HttpServerRequest.HttpServerRequest => {
-  const peer = request.peerAddress
-  if (Option.isNone(peer)) return request
   // Without proxies to believe, the peer is the client: the request is kept as it is (no copy per
   // request); the limits read its address through `limitKeyOf`, which unmaps it.
   if (trusted.length === 0) return request
+  const peer = request.peerAddress
+  if (Option.isNone(peer)) return request
   return request.modify({
     remoteAddress: Option.some(resolveClientAddress(trusted, peer.value, request.headers)),
     peerAddress: peer
@@ -228,7 +228,8 @@ const MAPPED = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
  * An address as logs and limits show it: an IPv4-mapped IPv6 address (how a dual-stack socket
  * reports an IPv4 peer) as its IPv4 address. A string test, cheap enough for every request.
  */
-export const shownAddress = (address: string): string => MAPPED.exec(address)?.[1] ?? address
+export const shownAddress = (address: string): string =>
+  address.charCodeAt(0) === 58 /* ":" */ ? MAPPED.exec(address)?.[1] ?? address : address
 
 /** The client address of a request after `withClientAddress`, `unknown` when there is none. */
 export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): string =>

@@ -16,13 +16,14 @@ interface RouteTemplate {
 
 /**
  * The pages `App.ts` serves at the root beside the contract: the OpenAPI document, the reference
- * page, the metrics, and the dashboard (`/` and its files under `/assets/`). They are never aliases
+ * page (and its scripts under `/docs/assets/`), the metrics, and the dashboard (`/` and its files under `/assets/`). They are never aliases
  * of a `/v1` path, and they are named like routes in spans, metrics and the access log.
  */
 const ROOT_PAGES: ReadonlyArray<RouteTemplate> = [
   { method: "GET", template: "/", pattern: /^\/$/ },
   { method: "GET", template: "/openapi.json", pattern: /^\/openapi\.json$/ },
   { method: "GET", template: "/docs", pattern: /^\/docs$/ },
+  { method: "GET", template: "/docs/assets/{file}", pattern: /^\/docs\/assets\/.+$/ },
   { method: "GET", template: "/metrics", pattern: /^\/metrics$/ },
   { method: "GET", template: "/assets/{file}", pattern: /^\/assets\/.+$/ }
 ]
@@ -55,20 +56,31 @@ const routeTemplates = <Id extends string, Groups extends HttpApiGroup.Constrain
   return routes
 }
 
-const segmentsOf = (path: string) => path.split("/").length
+/** How many `/`-separated segments a path has, counted without splitting it. */
+const segmentsOf = (path: string) => {
+  let count = 1
+  for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) count++
+  return count
+}
 
 /**
  * The template a request's path matches, for its span's name. The templates are indexed once by
  * method and number of segments, so a request tests the few of its shape, not all of them.
  */
 const routeTemplateIndex = (routes: ReadonlyArray<RouteTemplate>) => {
-  const index = new Map<string, Array<RouteTemplate>>()
+  const index = new Map<string, Map<number, Array<RouteTemplate>>>()
   for (const route of routes) {
-    const key = `${route.method} ${segmentsOf(route.template)}`
-    index.set(key, [...(index.get(key) ?? []), route])
+    const byShape = index.get(route.method) ?? new Map<number, Array<RouteTemplate>>()
+    index.set(route.method, byShape)
+    const segments = segmentsOf(route.template)
+    byShape.set(segments, [...(byShape.get(segments) ?? []), route])
   }
-  return (method: string, path: string): string | undefined =>
-    index.get(`${method} ${segmentsOf(path)}`)?.find((route) => route.pattern.test(path))?.template
+  return (method: string, path: string): string | undefined => {
+    const candidates = index.get(method)?.get(segmentsOf(path))
+    if (candidates === undefined) return undefined
+    for (const route of candidates) if (route.pattern.test(path)) return route.template
+    return undefined
+  }
 }
 
 /** `Allow` lists methods in this order (RFC 9110 gives none; the usual one reads best). */

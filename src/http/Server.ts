@@ -96,6 +96,17 @@ const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
   )
 }
 
+/**
+ * The line a newcomer reads after `npm start`: where the two pages are. The port is bound on every
+ * interface, so `localhost` reaches it from the machine itself.
+ */
+const logListening = (port: number) => {
+  const origin = `http://localhost:${port}`
+  return Effect.logInfo(`listening on port ${port}: dashboard ${origin}/, API reference ${origin}/docs`).pipe(
+    Effect.annotateLogs({ dashboard_url: `${origin}/`, reference_url: `${origin}/docs` })
+  )
+}
+
 const serverLayer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer> =>
   Layer.effect(
     HttpServer.HttpServer,
@@ -121,7 +132,7 @@ const serverLayer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer>
             )
             server.on("request", drainable(handler, () => draining))
             yield* listen(server, options.port)
-            yield* Effect.logInfo(`listening on port ${options.port}`)
+            yield* logListening(options.port)
           })
       })
     })

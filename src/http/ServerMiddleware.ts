@@ -4,14 +4,18 @@
  * address they forwarded for), refuses what the guards refuse (`RequestGuards.ts`), serves the
  * unprefixed aliases of `/v1` paths, and answers a request no route matches (`Routing.ts`).
  * Failures inside the API become the SPEC's error bodies there (`ApiErrors.ts`).
+ *
+ * It is one synchronous step per request: what it needs (the guards, the sampler, the
+ * configuration, the app with its answer to unrouted requests) is resolved once, when the server
+ * starts, and a request goes through no more effects than its answer needs.
  */
-import { Effect } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest } from "effect/http"
+import { Context, Effect } from "effect"
+import { HttpRouter, HttpServerError, HttpServerRequest } from "effect/http"
 import type { HttpApi, HttpApiGroup } from "effect/http-api"
 import { AppConfig } from "../Config.js"
 import { TraceSampler } from "../telemetry/Sampler.js"
 import { withClientAddress } from "./ClientAddress.js"
-import { maxBodySize, requestGuards } from "./RequestGuards.js"
+import { hasJsonBody, refusalOf, requestGuards } from "./RequestGuards.js"
 import { makeRouting } from "./Routing.js"
 import { withServerSpan } from "./ServerSpan.js"
 
@@ -26,28 +30,37 @@ export const serverMiddleware = <Id extends string, Groups extends HttpApiGroup.
   return HttpRouter.middleware(
     Effect.map(
       Effect.all([requestGuards, TraceSampler, AppConfig]),
-      ([refusal, sampler, config]) => (app) =>
-        Effect.gen(function*() {
+      ([guards, sampler, config]) => (app) => {
+        // The router fails a request it has no route for (the middleware's error type does not
+        // say so, hence the cast after the test); the request it saw is the routed one (the `/v1`
+        // alias), whose method and URL the answer is about.
+        const routed = Effect.catchIf(app, isRouteNotFound, (error) => {
+          const { request } = error as unknown as HttpServerError.HttpServerError
+          return Effect.succeed(routing.unrouted(request.method, request.url))
+        })
+        return Effect.withFiber((fiber) => {
           // Real time, not the Clock: a duration is only measured where real I/O takes real time.
           const started = performance.now()
-          const received = yield* HttpServerRequest.HttpServerRequest
+          const context = fiber.context
+          const received = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
           // The one place the client is named: everything after reads `request.remoteAddress`.
           const request = withClientAddress(config.trustedProxies, received)
           const url = routing.aliasOf(request.url)
           const template = routing.templateOf(request.method, url)
-          const handled = Effect.gen(function*() {
+          const refusal = refusalOf(request)
+          let handled: typeof routed
+          if (refusal !== null) {
+            handled = guards.refuse(request, refusal)
+          } else {
             const target = url === request.url ? request : request.modify({ url })
-            const refused = yield* refusal(request, target)
-            if (refused !== null) return refused
-            const routed = request === received && target === request
-              ? app
-              : Effect.provideService(app, HttpServerRequest.HttpServerRequest, target)
-            return yield* Effect.provideService(routed, HttpIncomingMessage.MaxBodySize, maxBodySize).pipe(
-              Effect.catchIf(isRouteNotFound, () => Effect.succeed(routing.unrouted(request.method, url)))
-            )
-          })
-          return yield* withServerSpan(sampler, { request, started, template }, handled)
+            const served = target === received
+              ? routed
+              : Effect.provideService(routed, HttpServerRequest.HttpServerRequest, target)
+            handled = hasJsonBody(target) ? guards.checkJsonBody(target, served) : served
+          }
+          return withServerSpan(sampler, { context, request, started, template }, handled)
         })
+      }
     ),
     { global: true }
   )

@@ -20,10 +20,13 @@ export const ApiKeyExposureSummary = Schema.Struct({
     description: "Where it was last seen: `url` (sent in a request URL), `log` (in the service's log output) or " +
       "`browser` (sent from a browser)."
   })
-}).annotate({ identifier: "ApiKeyExposureSummary" })
+}).annotate({
+  identifier: "ApiKeyExposureSummary",
+  description: "The exposure alerts raised for a key: how many, when and where last seen."
+})
 
 export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
-  id: Schema.String,
+  id: Schema.String.annotate({ examples: ["key_01m8e314reqq8n7ywyftgbkv47"] }),
   object: Schema.tag("api_key"),
   name: Schema.String,
   environment: Environment,
@@ -34,13 +37,16 @@ export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   }),
   created_at: DateTime,
   last_used_at: Schema.NullOr(DateTime).annotate({ description: "Updated at most every 30 seconds." }),
-  expires_at: Schema.NullOr(DateTime),
+  expires_at: Schema.NullOr(DateTime).annotate({
+    description: "When a rotated key stops working (its grace period ends); null for a key never rotated."
+  }),
+  revoked_at: Schema.NullOr(DateTime).annotate({ description: "When the key was revoked; null while it is not." }),
   replaced_by: Schema.NullOr(Schema.String),
   exposure: Schema.NullOr(ApiKeyExposureSummary).annotate({
     description: "The exposure alerts raised for this key (SPEC §4: its token was seen in a URL, a log line or a " +
       "browser's request), or null when none was. An exposed key should be rotated."
   })
-}) {}
+}, { description: "An API key's metadata. The token itself is shown only at creation or rotation." }) {}
 
 export const CreateApiKey = Schema.Struct({
   name: trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))),
@@ -51,7 +57,7 @@ export const CreateApiKey = Schema.Struct({
 export class CreatedApiKey extends Schema.Class<CreatedApiKey>("CreatedApiKey")({
   api_key: ApiKey,
   token: Schema.String.annotate({ description: "The secret token. Shown only in this response." })
-}) {}
+}, { description: "A new API key and its token, shown only in this response." }) {}
 
 const RotateApiKeyFields = Schema.Struct({
   // `optionalKey`: a JSON field is present or absent, never `undefined` (which would add a second issue).
@@ -86,7 +92,7 @@ export class RotatedApiKey extends Schema.Class<RotatedApiKey>("RotatedApiKey")(
   api_key: ApiKey,
   token: Schema.String,
   previous: Schema.Struct({ id: Schema.String, expires_at: DateTime })
-}) {}
+}, { description: "The new key of a rotation, its token (shown once), and when the previous key stops working." }) {}
 
 const KeyPath = { tenantId: TenantIdParam, keyId: IdOf("apiKey") }
 

@@ -31,9 +31,9 @@ import {
 } from "../domain/Principal.js"
 import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
-import { TenantService } from "../tenants/TenantService.js"
+import { AuthenticatedTenant, TenantService } from "../tenants/TenantService.js"
 import { KeyService } from "./KeyService.js"
-import { policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
+import { type EndpointPolicy, policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
 
@@ -91,31 +91,54 @@ const make = Effect.gen(function*() {
     refillPerSecond: config.sessionTenantRateLimit.perSecond
   }
 
-  // Fails closed: only an endpoint of another API than the one checked above can have no policy.
-  const currentPolicy = (endpoint: HttpApiEndpoint.Top) =>
-    Effect.flatMap(HttpRouter.params, (params) => {
-      const policy = policyOf(endpoint.method, endpoint.path)
-      return policy === undefined
-        ? Effect.die(new Error(`no endpoint policy for ${endpoint.method} ${endpoint.path}`))
-        : Effect.succeed({ pathTenantId: params["tenantId"], policy })
-    })
+  // Per endpoint, not per request: the middleware is handed the contract's own endpoint objects.
+  const policies = new WeakMap<HttpApiEndpoint.Top, EndpointPolicy>()
+  const policyFor = (endpoint: HttpApiEndpoint.Top) => {
+    let policy = policies.get(endpoint)
+    if (policy === undefined) {
+      policy = policyOf(endpoint.method, endpoint.path)
+      if (policy !== undefined) policies.set(endpoint, policy)
+    }
+    return policy
+  }
 
-  const authenticateKey = (token: string, endpoint: HttpApiEndpoint.Top) =>
-    Effect.gen(function*() {
-      const principal = yield* keys.verify(token)
-      yield* Effect.annotateCurrentSpan({
+  // Fails closed: only an endpoint of another API than the one checked above can have no policy.
+  const currentPolicy = (endpoint: HttpApiEndpoint.Top) => {
+    const policy = policyFor(endpoint)
+    return policy === undefined
+      ? Effect.die(new Error(`no endpoint policy for ${endpoint.method} ${endpoint.path}`))
+      : Effect.map(HttpRouter.params, (params) => ({ pathTenantId: params["tenantId"], policy }))
+  }
+
+  /**
+   * An API key's request: the key verified, its ids on the span, its and its tenant's buckets drawn,
+   * the path's tenant and the endpoint's scope checked, then `serve` with the principal and the
+   * tenant read with the key. A chain rather than a generator: every key-authenticated request runs it.
+   */
+  const withKey = <A, E, R>(
+    token: string,
+    endpoint: HttpApiEndpoint.Top,
+    serve: (principal: ApiKeyPrincipal, tenant: AuthenticatedTenant["Service"]) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.flatMap(keys.verify(token), ({ principal, tenant }) =>
+      Effect.annotateCurrentSpan({
         "tenant.id": principal.tenantId,
         "api_key.id": principal.keyId,
         "api_key.environment": principal.environment
-      })
-      yield* limiter.consume([
-        { key: `key:${principal.keyId}`, policy: keyBucket },
-        { key: `tenant:${principal.tenantId}`, policy: tenantBucket }
-      ])
-      const { pathTenantId, policy } = yield* currentPolicy(endpoint)
-      yield* requireSameTenant(pathTenantId, principal.tenantId)
-      return { principal, policy }
-    })
+      }).pipe(
+        Effect.andThen(limiter.consume([
+          { key: `key:${principal.keyId}`, policy: keyBucket },
+          { key: `tenant:${principal.tenantId}`, policy: tenantBucket }
+        ])),
+        Effect.andThen(currentPolicy(endpoint)),
+        Effect.flatMap(({ pathTenantId, policy }) =>
+          Effect.andThen(
+            requireSameTenant(pathTenantId, principal.tenantId),
+            requireScope(policy.scope, principal.scopes)
+          )
+        ),
+        Effect.andThen(() => serve(principal, tenant))
+      ))
 
   const authenticateSession = (token: string, endpoint: HttpApiEndpoint.Top) =>
     Effect.gen(function*() {
@@ -150,40 +173,52 @@ const make = Effect.gen(function*() {
 
   const apiKey = ApiKeyAuth.of({
     apiKey: (httpEffect, { endpoint }) =>
-      Effect.gen(function*() {
-        const { policy, principal } = yield* authenticateKey(yield* bearerToken, endpoint)
-        yield* requireScope(policy.scope, principal.scopes)
-        return yield* Effect.provideService(httpEffect, CurrentApiKey, principal)
-      }).pipe(challenged)
+      Effect.flatMap(bearerToken, (token) =>
+        withKey(token, endpoint, (principal, tenant) =>
+          httpEffect.pipe(
+            Effect.provideService(CurrentApiKey, principal),
+            Effect.provideService(AuthenticatedTenant, tenant)
+          ))).pipe(challenged)
   })
+
+  /** A session's request: the session verified, the member's role checked, then `serve` with the principal. */
+  const withSession = <A, E, R>(
+    token: string,
+    endpoint: HttpApiEndpoint.Top,
+    serve: (principal: SessionPrincipal) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.flatMap(authenticateSession(token, endpoint), ({ policy, principal }) =>
+      principal.role === undefined
+        ? serve(principal)
+        : Effect.andThen(requireRole(policy.roles, principal.role), serve(principal)))
 
   const session = SessionAuth.of({
     session: (httpEffect, { endpoint }) =>
-      Effect.gen(function*() {
-        const { policy, principal } = yield* authenticateSession(yield* bearerToken, endpoint)
-        if (principal.role !== undefined) yield* requireRole(policy.roles, principal.role)
-        return yield* Effect.provideService(httpEffect, CurrentSession, principal)
-      }).pipe(challenged)
+      Effect.flatMap(
+        bearerToken,
+        (token) =>
+          withSession(token, endpoint, (principal) => Effect.provideService(httpEffect, CurrentSession, principal))
+      ).pipe(challenged)
   })
 
+  // Chains rather than generators, like `withKey`: every key-authenticated read of a tenant runs it.
   const keyOrSession = KeyOrSessionAuth.of({
     bearer: (httpEffect, { endpoint }) =>
-      Effect.gen(function*() {
-        const token = yield* bearerToken
-        let principal: ApiKeyPrincipal | SessionPrincipal
-        if (token.startsWith("etd_sess_")) {
-          // A key acts within its scopes; a member's session within its role (SPEC §5).
-          const { policy, principal: session } = yield* authenticateSession(token, endpoint)
-          if (session.role !== undefined) yield* requireRole(policy.roles, session.role)
-          principal = session
-        } else if (token.startsWith("etd_live_") || token.startsWith("etd_test_")) {
-          const { policy, principal: key } = yield* authenticateKey(token, endpoint)
-          yield* requireScope(policy.scope, key.scopes)
-          principal = key
-        } else {
-          return yield* new InvalidApiKey()
+      Effect.flatMap(bearerToken, (token): ReturnType<KeyOrSessionAuth["Service"]["bearer"]> => {
+        // A key acts within its scopes; a member's session within its role (SPEC §5).
+        if (token.startsWith("etd_live_") || token.startsWith("etd_test_")) {
+          return withKey(token, endpoint, (principal, tenant) =>
+            httpEffect.pipe(
+              Effect.provideService(CurrentPrincipal, principal),
+              Effect.provideService(AuthenticatedTenant, tenant)
+            ))
         }
-        return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
+        if (!token.startsWith("etd_sess_")) return Effect.fail(new InvalidApiKey())
+        return withSession(
+          token,
+          endpoint,
+          (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
+        )
       }).pipe(challenged)
   })
 

@@ -6,7 +6,7 @@ import { decodeRows, repository } from "../db/Repository.js"
 import { ExposureSource } from "../domain/Events.js"
 import { ApiKeyId, TenantId, type UserId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
-import { Environment, Scope } from "../domain/Principal.js"
+import { allScopes, Environment, Scope } from "../domain/Principal.js"
 
 /** A row of `api_keys` without its hash (camelCase, as the SQL client maps result names). */
 const ApiKeyRecord = Schema.Struct({
@@ -47,6 +47,50 @@ export interface NewApiKey {
   readonly createdAt: Date
 }
 
+/**
+ * A key found by its token's hash, with its tenant: the `key*` columns are the key's, the others
+ * the tenant's with its usage of the month asked for (`used`), named and typed as `TenantRepo` reads
+ * a tenant (`TenantUsageRecord`), so the tenants module decodes them as its own when a request reads
+ * that tenant. Checked here field by field, not decoded: every authenticated request reads one.
+ */
+export interface KeyWithTenant {
+  readonly keyId: ApiKeyId
+  readonly keyEnvironment: Environment
+  readonly keyScopes: ReadonlyArray<Scope>
+  readonly keyExpiresAt: Date | null
+  readonly keyRevokedAt: Date | null
+  readonly id: TenantId
+  readonly [column: string]: unknown
+}
+
+/**
+ * Camel-case names in the SQL itself, so the rows need no renaming by the client; `$1` the token's
+ * hash, `$2` the quota period. The tenant's columns are TenantRepo's (`tenantColumns`, `used`).
+ */
+const KEY_WITH_TENANT = `
+  SELECT k.id AS "keyId", k.environment AS "keyEnvironment", k.scopes AS "keyScopes",
+    k.expires_at AS "keyExpiresAt", k.revoked_at AS "keyRevokedAt",
+    t.id, t.name, t.tax_id AS "taxId", t.verified,
+    EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id)
+      AS "taxIdVerifiedByAnother",
+    t.status, t.plan, t.monthly_quota AS "monthlyQuota", t.simples_nacional AS "simplesNacional",
+    t.registration, t.note_mail_enabled AS "noteMailEnabled", t.note_mail_sender_name AS "noteMailSenderName",
+    t.created_at AS "createdAt", q.used
+  FROM api_keys k
+  JOIN tenants t ON t.id = k.tenant_id
+  LEFT JOIN quota_usage q ON q.tenant_id = k.tenant_id AND q.period = $2
+  WHERE k.token_hash = $1`
+
+const isDateOrNull = (value: unknown) => value === null || value instanceof Date
+const isScopes = (value: unknown): value is ReadonlyArray<Scope> =>
+  Array.isArray(value) && value.every((scope) => allScopes.includes(scope))
+
+/** Whether a row of KEY_WITH_TENANT holds what authentication relies on (the tenant's part is decoded by its reader). */
+const isKeyWithTenant = (row: Record<string, unknown>): row is Record<string, unknown> & KeyWithTenant =>
+  typeof row["keyId"] === "string" && typeof row["id"] === "string" &&
+  (row["keyEnvironment"] === "live" || row["keyEnvironment"] === "test") && isScopes(row["keyScopes"]) &&
+  isDateOrNull(row["keyExpiresAt"]) && isDateOrNull(row["keyRevokedAt"])
+
 const keys = decodeRows(ApiKeyRecord)
 const keysWithExposure = decodeRows(KeyWithExposure)
 const exposures = decodeRows(ExposureRecord)
@@ -68,9 +112,21 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
         Effect.asVoid
       )
 
-    const findByTokenHash = (tokenHash: string) =>
-      keys(sql`SELECT ${selectColumns} FROM api_keys WHERE token_hash = ${tokenHash}`).pipe(
-        Effect.map(Arr.head)
+    /**
+     * The key of a token's hash and its tenant with the usage of `period`, in one statement (None:
+     * no such key). Outside the repository wrapper: no span of its own around the statement's, and
+     * no schema decoding, on the path of every authenticated request.
+     */
+    const findWithTenant = (tokenHash: string, period: string) =>
+      Effect.flatMap(
+        Effect.orDie(sql.unsafe<Record<string, unknown>>(KEY_WITH_TENANT, [tokenHash, period]).withoutTransform),
+        (rows) => {
+          const row = rows[0]
+          if (row === undefined) return Effect.succeedNone
+          return isKeyWithTenant(row)
+            ? Effect.succeedSome(row)
+            : Effect.die(new Error(`api_keys row ${String(row["keyId"])} is not a key as stored`))
+        }
       )
 
     /** Locks the row for the rest of the transaction (rotation and revocation race each other). */
@@ -125,9 +181,8 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
           UPDATE api_keys SET last_used_at = ${at}
           WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${at})`, { discard: true })
 
-    return repository("KeyRepo", {
+    const methods = repository("KeyRepo", {
       insert,
-      findByTokenHash,
       findForUpdate,
       list,
       exposureOf,
@@ -135,6 +190,7 @@ export class KeyRepo extends Context.Service<KeyRepo>()("etd/KeyRepo", {
       revoke,
       touch
     })
+    return { ...methods, findWithTenant }
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

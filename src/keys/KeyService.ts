@@ -9,16 +9,17 @@ import { ApiKeyExpired, ApiKeyRevoked, InvalidApiKey, InvalidState, NotFound } f
 import { type ApiKeyId, makeId, type TenantId, type UserId } from "../domain/Ids.js"
 import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Pagination.js"
 import type { ApiKeyPrincipal, Environment, Scope } from "../domain/Principal.js"
-import { now } from "../domain/Time.js"
+import { now, quotaPeriod } from "../domain/Time.js"
 import { apiKeyTokenPattern, generateToken, hashToken, tokenHint } from "../domain/Tokens.js"
 import { untraced } from "../telemetry/TraceContext.js"
+import type { AuthenticatedTenant } from "../tenants/TenantService.js"
 import { ApiKey, CreatedApiKey, RotatedApiKey } from "./Api.js"
 import { type ApiKeyRecord, type ExposureRecord, KeyRepo } from "./KeyRepo.js"
 
 const DAY = 24 * 60 * 60 * 1000
 
-const keyStatus = (row: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, at: Date) =>
-  row.revokedAt !== null ? "revoked" : row.expiresAt === null ? "active" : row.expiresAt <= at ? "expired" : "expiring"
+const keyStatus = (revokedAt: Date | null, expiresAt: Date | null, at: Date) =>
+  revokedAt !== null ? "revoked" : expiresAt === null ? "active" : expiresAt <= at ? "expired" : "expiring"
 
 /** A key's exposure alerts as the API shows them: null when none was raised. */
 const toExposure = (exposure: ExposureRecord) =>
@@ -40,10 +41,11 @@ const toApiKey = (row: ApiKeyRecord, at: Date, exposure: ExposureRecord = noExpo
     environment: row.environment,
     scopes: row.scopes,
     hint: row.hint,
-    status: keyStatus(row, at),
+    status: keyStatus(row.revokedAt, row.expiresAt, at),
     created_at: row.createdAt,
     last_used_at: row.lastUsedAt,
     expires_at: row.expiresAt,
+    revoked_at: row.revokedAt,
     replaced_by: row.replacedBy,
     exposure: toExposure(exposure)
   })
@@ -112,7 +114,7 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such API key." })
         const old = found.value
         const at = yield* now
-        const status = keyStatus(old, at)
+        const status = keyStatus(old.revokedAt, old.expiresAt, at)
         if (status !== "active") {
           return yield* new InvalidState({
             message: `Only an active key can be rotated; this one is ${status}${
@@ -157,34 +159,49 @@ export class KeyService extends Context.Service<KeyService>()("etd/KeyService", 
     })
     yield* Effect.addFinalizer(() => flushLastUsed)
 
-    /** Every request: one indexed lookup, so a revocation is seen at once by every instance. */
-    const verify = Effect.fn("KeyService.verify")(function*(token: string) {
-      if (!apiKeyTokenPattern.test(token)) return yield* new InvalidApiKey()
-      const found = yield* repo.findByTokenHash(hashToken(token))
-      if (Option.isNone(found)) return yield* new InvalidApiKey()
-      const key = found.value
-      const at = yield* now
-      const status = keyStatus(key, at)
-      if (status === "revoked") return yield* new ApiKeyRevoked()
-      if (status === "expired") {
-        return yield* new ApiKeyExpired({
-          message: `This key was rotated and expired at ${key.expiresAt?.toISOString()}. Use its replacement.`
-        })
-      }
-      pendingUse.set(key.id, at)
-      return {
-        _tag: "ApiKey",
-        keyId: key.id,
-        tenantId: key.tenantId,
-        environment: key.environment,
-        scopes: key.scopes
-      } satisfies ApiKeyPrincipal
-    })
+    /**
+     * Every request: the key and its tenant in one indexed lookup (no cache), so a revocation is
+     * seen at once by every instance. The tenant comes as read with the key, for a handler of that
+     * tenant (`AuthenticatedTenant`), with `at`, the time its quota usage is for.
+     */
+    const verify = (token: string) => {
+      if (!apiKeyTokenPattern.test(token)) return Effect.fail(new InvalidApiKey())
+      return Effect.flatMap(
+        now,
+        (at) =>
+          Effect.flatMap(repo.findWithTenant(hashToken(token), quotaPeriod(at)), (found): Effect.Effect<
+            { readonly principal: ApiKeyPrincipal; readonly tenant: AuthenticatedTenant["Service"] },
+            InvalidApiKey | ApiKeyRevoked | ApiKeyExpired
+          > => {
+            if (Option.isNone(found)) return Effect.fail(new InvalidApiKey())
+            const row = found.value
+            const status = keyStatus(row.keyRevokedAt, row.keyExpiresAt, at)
+            if (status === "revoked") return Effect.fail(new ApiKeyRevoked())
+            if (status === "expired") {
+              return Effect.fail(
+                new ApiKeyExpired({
+                  message:
+                    `This key was rotated and expired at ${row.keyExpiresAt?.toISOString()}. Use its replacement.`
+                })
+              )
+            }
+            pendingUse.set(row.keyId, at)
+            const principal: ApiKeyPrincipal = {
+              _tag: "ApiKey",
+              keyId: row.keyId,
+              tenantId: row.id,
+              environment: row.keyEnvironment,
+              scopes: row.keyScopes
+            }
+            return Effect.succeed({ principal, tenant: { at, row } })
+          })
+      )
+    }
 
     /** Which key a leaked token belongs to, for the exposure alert (never returns the token). */
     const identify = Effect.fn("KeyService.identify")(function*(token: string) {
-      const found = yield* repo.findByTokenHash(hashToken(token))
-      return Option.map(found, (key) => ({ keyId: key.id, tenantId: key.tenantId }))
+      const found = yield* repo.findWithTenant(hashToken(token), quotaPeriod(yield* now))
+      return Option.map(found, (row) => ({ keyId: row.keyId, tenantId: row.id }))
     })
 
     return { create, list, rotate, revoke, verify, identify, flushLastUsed } as const

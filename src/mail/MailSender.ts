@@ -4,24 +4,39 @@
  * while this worker still holds the job's lease. A refused attempt is retried with exponential
  * backoff (`MAIL_RETRY_BASE_DELAY` … `MAIL_RETRY_MAX_DELAY`), until `MAIL_MAX_ATTEMPTS`; a mail
  * sent or given up has its sealed payload erased. A crash between sending and recording sends the
- * mail again once the lease runs out: delivery is at least once, as SMTP's own is.
+ * mail again once the lease runs out: delivery is at least once, as SMTP's own is. A note's mail to
+ * its taker is composed when it is sent (NoteMailSource) and carries a Message-ID made of the
+ * document and the mail's kind, the same on every attempt, so a mail sent twice is recognizably one.
  */
 import { Duration, Effect, Layer, Metric, Option } from "effect"
 import { AppConfig } from "../Config.js"
+import type { TakerNotificationKind } from "../domain/Document.js"
 import { now } from "../domain/Time.js"
 import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
+import { type JobEnd, LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
 import { mailMessages } from "../telemetry/Metrics.js"
-import { type ClaimedMail, decodeOutgoingMail, MailQueue } from "./Outbox.js"
+import { type NoteMailOutcome, NoteMailSource } from "./NoteMail.js"
+import { renderNoteMail } from "./NoteTemplates.js"
+import { type ClaimedMail, decodeOutgoingMail, MailQueue, type TakerNoteMessage } from "./Outbox.js"
 import { MailSealing } from "./Sealing.js"
 import { render } from "./Templates.js"
-import { MailTransport } from "./Transport.js"
+import { MailTransport, type MailTransportError } from "./Transport.js"
+
+/** The note a mail is about, carried from its attempt to where its outcome is recorded. */
+export interface NoteRef {
+  readonly documentId: string
+  readonly kind: TakerNotificationKind
+}
 
 /** What one attempt came to. */
 export type MailAttempt =
-  | { readonly _tag: "Sent" }
-  | { readonly _tag: "Refused"; readonly error: string; readonly permanent: boolean }
-  | { readonly _tag: "Unreadable"; readonly error: string }
+  & (
+    | { readonly _tag: "Sent" }
+    | { readonly _tag: "Refused"; readonly error: string; readonly permanent: boolean }
+    | { readonly _tag: "Unreadable"; readonly error: string }
+  )
+  & { readonly note?: NoteRef | undefined }
 
 export interface MailFacts {
   readonly at: Date
@@ -32,6 +47,10 @@ export type MailDecision =
   | { readonly _tag: "Sent"; readonly at: Date }
   | { readonly _tag: "Retrying"; readonly runAt: Date; readonly error: string }
   | { readonly _tag: "Failed"; readonly at: Date; readonly error: string }
+
+/** The Message-ID of a note's mail: one per document and kind, whatever the attempt. */
+export const noteMessageId = (note: NoteRef, fromAddress: string) =>
+  `<${note.documentId}.${note.kind}@${fromAddress.split("@").pop() || "localhost"}>`
 
 /** Pure: a refusal is retried while attempts and the schedule last, unless the server refused for good. */
 export const decideMail = (attempt: MailAttempt, job: ClaimedMail, facts: MailFacts, maxAttempts: number) => {
@@ -58,11 +77,36 @@ export const decideMail = (attempt: MailAttempt, job: ClaimedMail, facts: MailFa
 
 const firstLink = (message: Record<string, unknown>) => typeof message["link"] === "string" ? message["link"] : null
 
+/** How the document shows a note's mail after `decision`, the job's `attempts` included. */
+const noteOutcome = (decision: MailDecision, attempts: number, at: Date): NoteMailOutcome => {
+  switch (decision._tag) {
+    case "Sent":
+      return { status: "sent", attempts, sentAt: decision.at, lastError: null, at }
+    case "Retrying":
+      return { status: "pending", attempts, sentAt: null, lastError: decision.error, at }
+    case "Failed":
+      return { status: "failed", attempts, sentAt: null, lastError: decision.error, at }
+  }
+}
+
+/** The job's end for `decision`, and what the mail's row keeps of it. */
+const endOf = (decision: MailDecision): { readonly end: JobEnd; readonly fields: Record<string, unknown> } => {
+  switch (decision._tag) {
+    case "Sent":
+      return { end: { final: "sent" }, fields: { payload: null, sentAt: decision.at, lastError: null } }
+    case "Retrying":
+      return { end: { runAt: decision.runAt }, fields: { lastError: decision.error } }
+    case "Failed":
+      return { end: { final: "failed" }, fields: { payload: null, lastError: decision.error } }
+  }
+}
+
 export const makeMailSender = Effect.gen(function*() {
   const { mail: config } = yield* AppConfig
   const queue = yield* MailQueue
   const sealing = yield* MailSealing
   const transport = yield* MailTransport
+  const notes = yield* NoteMailSource
   const schedule = exponentialBackoff({ baseDelay: config.retryBaseDelay, maxDelay: config.retryMaxDelay })
 
   const attempt = (job: ClaimedMail): Effect.Effect<Option.Option<MailAttempt>> =>
@@ -76,18 +120,48 @@ export const makeMailSender = Effect.gen(function*() {
         return Option.some<MailAttempt>({ _tag: "Unreadable", error: `payload unreadable: ${opened.failure.message}` })
       }
       const mail = opened.success
-      const rendered = render(mail.locale, mail.message)
-      const outcome = yield* transport.deliver({
-        ...rendered,
-        to: mail.to,
-        template: mail.message.template,
-        link: firstLink(mail.message as unknown as Record<string, unknown>)
-      }).pipe(
-        Effect.as<MailAttempt>({ _tag: "Sent" }),
-        Effect.catchTag("MailTransportError", (error) =>
-          Effect.succeed<MailAttempt>({ _tag: "Refused", error: error.message, permanent: error.permanent }))
+      const message = mail.message
+      if (message.template === "taker_note") return Option.some(yield* sendNote(mail.to, message))
+      return Option.some(
+        yield* outcomeOf(transport.deliver({
+          ...render(mail.locale, message),
+          to: mail.to,
+          template: message.template,
+          link: firstLink(message as unknown as Record<string, unknown>)
+        }))
       )
-      return Option.some(outcome)
+    })
+
+  const outcomeOf = (delivery: Effect.Effect<void, MailTransportError>) =>
+    delivery.pipe(
+      Effect.as<MailAttempt>({ _tag: "Sent" }),
+      Effect.catchTag("MailTransportError", (error) =>
+        Effect.succeed<MailAttempt>({ _tag: "Refused", error: error.message, permanent: error.permanent }))
+    )
+
+  /** A note to its taker: composed now, from the note's files as the API serves them. */
+  const sendNote = (to: string, message: TakerNoteMessage) =>
+    Effect.gen(function*() {
+      const note: NoteRef = { documentId: message.documentId, kind: message.kind }
+      const content = yield* notes.compose(note.documentId, note.kind).pipe(Effect.result)
+      if (content._tag === "Failure") {
+        return { _tag: "Refused", error: content.failure.message, permanent: false, note } satisfies MailAttempt
+      }
+      if (Option.isNone(content.success)) {
+        return { _tag: "Unreadable", error: "the document no longer exists", note } satisfies MailAttempt
+      }
+      const { attachments, note: facts, replyTo, senderName } = content.success.value
+      const outcome = yield* outcomeOf(transport.deliver({
+        ...renderNoteMail(facts),
+        to,
+        template: message.template,
+        link: null,
+        fromName: senderName,
+        replyTo,
+        messageId: noteMessageId(note, config.fromAddress),
+        attachments
+      }))
+      return { ...outcome, note }
     })
 
   return yield* makeWorker({
@@ -106,26 +180,36 @@ export const makeMailSender = Effect.gen(function*() {
         const retryDelay = attempt._tag === "Refused" ? yield* delayAfter(schedule, job.attempts) : Option.none()
         return { at, retryDelay }
       }),
-    decide: (attempt, job, facts) => decideMail(attempt, job, facts, config.maxAttempts),
-    apply: (decision: MailDecision, job) => {
-      switch (decision._tag) {
-        case "Sent":
-          return queue.complete(job, "sent", { payload: null, sentAt: decision.at, lastError: null })
-        case "Retrying":
-          return queue.retryAt(job, decision.runAt, { lastError: decision.error })
-        case "Failed":
-          return queue.complete(job, "failed", { payload: null, lastError: decision.error })
-      }
-    },
+    decide: (attempt, job, facts) => ({ decision: decideMail(attempt, job, facts, config.maxAttempts), attempt }),
+    apply: ({ attempt, decision }, job) =>
+      Effect.gen(function*() {
+        const { end, fields } = endOf(decision)
+        if (attempt.note === undefined) {
+          return yield* "final" in end ? queue.complete(job, end.final, fields) : queue.retryAt(job, end.runAt, fields)
+        }
+        // The note's mail and the document's account of it change together, or neither does.
+        const at = yield* now
+        const held = yield* notes.recording(
+          attempt.note.documentId,
+          attempt.note.kind,
+          noteOutcome(decision, job.attempts, at),
+          queue.ending(job, end, at, fields)
+        )
+        if (!held) return yield* new LeaseLost()
+      }),
     singleWrite: () => true,
-    settled: (decision) =>
+    settled: ({ decision }, attempt) =>
       Effect.andThen(
         decision._tag === "Failed"
-          ? Effect.logWarning("mail given up").pipe(Effect.annotateLogs({ "mail.error": decision.error }))
+          ? Effect.logWarning("mail given up").pipe(Effect.annotateLogs({
+            "mail.error": decision.error,
+            ...(attempt.note === undefined ? {} : { "document.id": attempt.note.documentId })
+          }))
           : Effect.void,
         Metric.update(
           Metric.withAttributes(mailMessages, {
-            outcome: decision._tag === "Sent" ? "sent" : decision._tag === "Retrying" ? "retrying" : "failed"
+            outcome: decision._tag === "Sent" ? "sent" : decision._tag === "Retrying" ? "retrying" : "failed",
+            kind: attempt.note === undefined ? "account" : "note"
           }),
           1
         )

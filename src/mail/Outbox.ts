@@ -8,9 +8,13 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
 import { AppConfig } from "../Config.js"
+import type { StatementParts } from "../db/Repository.js"
+import type { TakerNotificationKind } from "../domain/Document.js"
 import { makeId } from "../domain/Ids.js"
 import type { Role } from "../domain/Principal.js"
+import { now } from "../domain/Time.js"
 import { normalizeEmail } from "../domain/User.js"
 import { type LeasedQueue, LeaseFields, makeLeasedQueue } from "../queue/LeasedQueue.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
@@ -40,6 +44,21 @@ export type MailMessage =
     readonly expiresAt: Date
   }
   | { readonly template: "tax_id_verified_elsewhere"; readonly tenantName: string; readonly taxId: string }
+  | TakerNoteMessage
+
+/**
+ * A note to its taker: only which document and which of its mails. The sender reads the note's
+ * files and its tenant's settings when it sends (NoteMailSource), so the queue holds no megabytes
+ * and a retry attaches the files as the API serves them then.
+ */
+export interface TakerNoteMessage {
+  readonly template: "taker_note"
+  readonly documentId: string
+  readonly kind: TakerNotificationKind
+}
+
+/** The mails whose words are all in the message (Templates.render). */
+export type AccountMessage = Exclude<MailMessage, TakerNoteMessage>
 
 export interface OutgoingMail {
   readonly to: string
@@ -105,24 +124,44 @@ export class MailQueue extends Context.Service<MailQueue, LeasedQueue<ClaimedMai
 export class Outbox extends Context.Service<Outbox, {
   /** Queues the mail, in the caller's transaction when one is open. */
   readonly send: (mail: OutgoingMail) => Effect.Effect<void>
+  /**
+   * The mail's job as parts of another repository's statement (the CTE `queued_mail`), written only
+   * where the gate it is given holds: the mail commits with the write that causes it, in its round trip.
+   */
+  readonly queueing: (mail: OutgoingMail) => Effect.Effect<(gate: Statement.Fragment) => StatementParts>
 }>()("etd/Outbox") {
   static readonly layerNoDeps = Layer.effect(
     this,
     Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
       const queue = yield* MailQueue
       const sealing = yield* MailSealing
-      return Outbox.of({
-        send: Effect.fn("Outbox.send")(function*(mail: OutgoingMail) {
+      const jobOf = (mail: OutgoingMail) =>
+        Effect.gen(function*() {
           const id = yield* makeId("mail")
           yield* Effect.annotateCurrentSpan({ "mail.id": id, "mail.template": mail.message.template })
-          yield* queue.enqueue([{
+          return {
             id,
             recipientKey: bytesToHex(sha256(new TextEncoder().encode(normalizeEmail(mail.to)))),
             template: mail.message.template,
             payload: sealing.seal(JSON.stringify(mail), id),
             traceparent: yield* currentTraceparent
-          }])
+          }
         })
+      return Outbox.of({
+        send: Effect.fn("Outbox.send")(function*(mail: OutgoingMail) {
+          yield* queue.enqueue([yield* jobOf(mail)])
+        }),
+        queueing: (mail) =>
+          Effect.gen(function*() {
+            const queued = queue.enqueueing(yield* jobOf(mail), yield* now)
+            return (gate) => ({
+              ctes: sql`queued_mail AS (${queued.insertWhen(gate)} RETURNING 1)`,
+              // PostgreSQL sends it at commit, so a sender never wakes before the row exists.
+              select:
+                sql`(SELECT pg_notify(${queued.channel}, 'queued') FROM (SELECT 1 FROM queued_mail LIMIT 1) AS one)`
+            })
+          })
       })
     })
   )

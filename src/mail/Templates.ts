@@ -3,7 +3,7 @@
  * HTML body (no images, no remote content) for each template. Pure, so every template and locale is
  * tested without a server.
  */
-import type { MailLocale, MailMessage } from "./Outbox.js"
+import type { AccountMessage, MailLocale } from "./Outbox.js"
 
 export interface RenderedMail {
   readonly subject: string
@@ -11,10 +11,10 @@ export interface RenderedMail {
   readonly html: string
 }
 
-const escapeHtml = (text: string) =>
+export const escapeHtml = (text: string) =>
   text.replace(/&/gu, "&amp;").replace(/</gu, "&lt;").replace(/>/gu, "&gt;").replace(/"/gu, "&quot;")
 
-const when = (locale: MailLocale, date: Date) =>
+export const when = (locale: MailLocale, date: Date) =>
   new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short", timeZone: "America/Sao_Paulo" })
     .format(date) + (locale === "pt-BR" ? " (horário de Brasília)" : " (Brasília time)")
 
@@ -40,7 +40,7 @@ const closing = (locale: MailLocale) =>
     ? "Se você não esperava esta mensagem, pode ignorá-la."
     : "If you did not expect this message, you can ignore it."
 
-const partsOf = (locale: MailLocale, message: MailMessage): Parts => {
+const partsOf = (locale: MailLocale, message: AccountMessage): Parts => {
   const pt = locale === "pt-BR"
   switch (message.template) {
     case "email_verification":
@@ -122,7 +122,7 @@ const partsOf = (locale: MailLocale, message: MailMessage): Parts => {
 }
 
 /** The mail in `locale`: plain text with the link on a line of its own, and the same as simple HTML. */
-export const render = (locale: MailLocale, message: MailMessage): RenderedMail => {
+export const render = (locale: MailLocale, message: AccountMessage): RenderedMail => {
   const parts = partsOf(locale, message)
   const text = [
     parts.greeting,

@@ -6,10 +6,11 @@
  * that line can never be written there.
  */
 import { Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
-import nodemailer from "nodemailer"
+import type nodemailer from "nodemailer"
 import { AppConfig } from "../Config.js"
 import { SecretUnavailable } from "../runtime/Secrets.js"
 import { serviceNameConfig } from "../telemetry/Resource.js"
+import type { MailAttachment } from "./NoteMail.js"
 import type { RenderedMail } from "./Templates.js"
 
 /** A mail the transport could not hand over. `permanent`: the server refused it for good (5xx). */
@@ -23,6 +24,12 @@ export interface Envelope extends RenderedMail {
   readonly template: string
   /** The one link the mail carries, if any: the development line shows it. */
   readonly link: string | null
+  /** The From's display name, when not the service's (`MAIL_FROM_NAME`); the address is always the service's. */
+  readonly fromName?: string | undefined
+  readonly replyTo?: string | null | undefined
+  /** A Message-ID of the mail's own, the same on every attempt, so a mail sent twice can be told apart. */
+  readonly messageId?: string | undefined
+  readonly attachments?: ReadonlyArray<MailAttachment> | undefined
 }
 
 export class MailTransport extends Context.Service<MailTransport, {
@@ -54,9 +61,11 @@ const smtpTransport = (url: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
     const { mail } = yield* AppConfig
     const timeout = Duration.toMillis(mail.timeout)
+    // Loaded only when SMTP is configured: an instance that sends no mail carries none of it.
+    const { default: smtp } = yield* Effect.promise(() => import("nodemailer"))
     const transporter = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        nodemailer.createTransport(
+        smtp.createTransport(
           {
             url: Redacted.value(url),
             connectionTimeout: timeout,
@@ -72,11 +81,18 @@ const smtpTransport = (url: Redacted.Redacted<string>) =>
         Effect.tryPromise({
           try: () =>
             transporter.sendMail({
-              from: { name: mail.fromName, address: mail.fromAddress },
+              from: { name: envelope.fromName ?? mail.fromName, address: mail.fromAddress },
               to: envelope.to,
+              ...(envelope.replyTo == null ? {} : { replyTo: envelope.replyTo }),
+              ...(envelope.messageId === undefined ? {} : { messageId: envelope.messageId }),
               subject: envelope.subject,
               text: envelope.text,
-              html: envelope.html
+              html: envelope.html,
+              attachments: (envelope.attachments ?? []).map((file) => ({
+                filename: file.filename,
+                contentType: file.contentType,
+                content: typeof file.content === "string" ? file.content : Buffer.from(file.content)
+              }))
             }),
           catch: describe
         }).pipe(

@@ -75,17 +75,20 @@ export interface QueueCap {
   readonly cap: number
 }
 
+/** How a job's lease ends: in a final state, or due again at `runAt`. */
+export type JobEnd = { readonly final: string } | { readonly runAt: Date }
+
 export interface LeasedQueue<Job extends Lease, New> {
   readonly name: string
   readonly channel: string
   /** Inserts jobs and wakes the workers at commit; call inside the transaction that causes them. */
   readonly enqueue: (jobs: ReadonlyArray<New>) => Effect.Effect<void>
   /**
-   * The enqueue as parts of another repository's statement, so that the work and its jobs are
-   * written in one round trip: the INSERT (to run as a data-modifying CTE) and the channel its
-   * statement must notify.
+   * The enqueue of one job as parts of another repository's statement, so that the work and its job
+   * are written in one round trip: the INSERT (to run as a data-modifying CTE, made only when a
+   * condition holds) and the channel its statement must notify.
    */
-  readonly enqueueing: (jobs: Arr.NonEmptyReadonlyArray<New>, at: Date) => QueuedJobs
+  readonly enqueueing: (job: New, at: Date) => QueuedJobs
   /** Wakes the workers of every instance at commit (after jobs were made due by other means). */
   readonly wake: Effect.Effect<void>
   /** Leases up to `limit` due jobs for `lease`, counting the attempt. */
@@ -94,6 +97,13 @@ export interface LeasedQueue<Job extends Lease, New> {
   readonly complete: (job: Job, state: string, fields?: Record<string, unknown>) => Effect.Effect<void, LeaseLost>
   /** Puts the job back, due at `runAt`, writing `fields` with it, if this claim still holds it. */
   readonly retryAt: (job: Job, runAt: Date, fields?: Record<string, unknown>) => Effect.Effect<void, LeaseLost>
+  /**
+   * `complete` (`final`) or `retryAt` (`runAt`) as an UPDATE another repository's statement can carry
+   * (a CTE): it returns the job's id when this claim still held the job, else no row, and the
+   * statement's other writes are made only when it returned one. The job's end and the outcome it
+   * records are then one round trip, with no transaction around them. `fields` are written with it.
+   */
+  readonly ending: (job: Job, end: JobEnd, at: Date, fields?: Record<string, unknown>) => Statement.Fragment
   /**
    * A SELECT another repository's statement can carry (a CTE) to fence its write by the lease: the
    * job's row, locked for the rest of the transaction, when this claim still holds it, else no row.
@@ -235,19 +245,29 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
     // PostgreSQL sends it at commit, so a worker never wakes before the rows exist.
     const wake = sql`SELECT pg_notify(${definition.channel}, 'queued')`.pipe(Effect.asVoid, Effect.orDie)
 
-    const enqueueing = (jobs: Arr.NonEmptyReadonlyArray<New>, at: Date): QueuedJobs => ({
-      insert: sql`INSERT INTO ${table} ${sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))}`,
-      channel: definition.channel
-    })
+    const enqueueing = (job: New, at: Date): QueuedJobs => {
+      const row = definition.row(job, at)
+      const columns = Object.keys(row)
+      return {
+        // A SELECT rather than VALUES so that a WHERE can gate it; PostgreSQL types its parameters by
+        // the columns they fill, as it does VALUES' (one row only: a UNION of rows would type them text).
+        insertWhen: (condition) =>
+          sql`INSERT INTO ${table} (${sql.csv(columns.map((column) => sql`${sql(column)}`))})
+            SELECT ${sql.csv(columns.map((column) => sql`${row[column]}`))} WHERE ${condition}`,
+        channel: definition.channel
+      }
+    }
 
     const enqueue = (jobs: ReadonlyArray<New>) =>
       Effect.gen(function*() {
         if (!Arr.isReadonlyArrayNonEmpty(jobs)) return
-        const { insert, channel } = enqueueing(jobs, yield* now)
+        const at = yield* now
         // One round trip: the insert and the wake-up (sent at commit) in a single statement.
         yield* sql`
-          WITH queued AS (${insert} RETURNING 1)
-          SELECT pg_notify(${channel}, 'queued') FROM (SELECT 1 FROM queued LIMIT 1) AS one`
+          WITH queued AS (INSERT INTO ${table} ${
+          sql.insert(Arr.map(jobs, (job) => definition.row(job, at)))
+        } RETURNING 1)
+          SELECT pg_notify(${definition.channel}, 'queued') FROM (SELECT 1 FROM queued LIMIT 1) AS one`
       }).pipe(Effect.orDie, repositorySpan(`Queue.enqueue`, { attributes: { "queue.name": definition.name } }))
 
     const claim = (limit: number, lease: Duration.Duration) =>
@@ -272,22 +292,30 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         repositorySpan("Queue.claim", { attributes: { "queue.name": definition.name, "queue.batch": limit } })
       )
 
-    /** The one fenced write: the job's row changes only while this claim holds it. */
+    /** The one fenced write: the job's row changes only while this claim holds it (then its id is returned). */
+    const releasing = (job: Job, assignments: Record<string, unknown>, at: Date) =>
+      sql`
+        UPDATE ${table} SET ${sql.update({ ...assignments, lockedBy: null, lockedUntil: null, updatedAt: at })}
+        WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
+        RETURNING id`
+
     const release = (job: Job, assignments: Record<string, unknown>) =>
       Effect.gen(function*() {
-        const at = yield* now
-        const rows = yield* sql`
-          UPDATE ${table} SET ${sql.update({ ...assignments, lockedBy: null, lockedUntil: null, updatedAt: at })}
-          WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
-          RETURNING id`
+        const rows = yield* releasing(job, assignments, yield* now)
         if (rows.length !== 1) return yield* new LeaseLost()
       }).pipe(dieOnSqlError)
 
+    const endState = (end: JobEnd) =>
+      "final" in end ? { [definition.stateColumn]: end.final } : { [definition.dueColumn]: end.runAt }
+
     const complete = (job: Job, final: string, fields: Record<string, unknown> = {}) =>
-      release(job, { ...fields, [definition.stateColumn]: final })
+      release(job, { ...fields, ...endState({ final }) })
 
     const retryAt = (job: Job, runAt: Date, fields: Record<string, unknown> = {}) =>
-      release(job, { ...fields, [definition.dueColumn]: runAt })
+      release(job, { ...fields, ...endState({ runAt }) })
+
+    const ending = (job: Job, end: JobEnd, at: Date, fields: Record<string, unknown> = {}) =>
+      releasing(job, { ...fields, ...endState(end) }, at)
 
     const holding = (job: Job) =>
       sql`
@@ -361,6 +389,7 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       claim,
       complete,
       retryAt,
+      ending,
       holding,
       renew,
       requeue,

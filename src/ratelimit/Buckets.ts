@@ -10,11 +10,11 @@ export interface BucketPolicy {
   readonly refillPerSecond: number
 }
 
-/** One bucket of a draw. `cost: 0` asks that the bucket still hold a token without taking it. */
+/** One bucket of a draw. `cost: 0` asks that the bucket still hold a token without taking it; absent, it takes one. */
 export interface Draw {
   readonly key: string
   readonly policy: BucketPolicy
-  readonly cost: 0 | 1
+  readonly cost?: 0 | 1 | undefined
 }
 
 export interface DrawResult {
@@ -42,7 +42,7 @@ export const refilled = (tokens: number, at: number, policy: BucketPolicy, now: 
 interface Bucket {
   tokens: number
   at: number
-  readonly policy: BucketPolicy
+  policy: BucketPolicy
 }
 
 const MAX_ENTRIES = 100_000
@@ -65,22 +65,33 @@ export const makeMemoryBuckets: Effect.Effect<BucketStore<never>> = Effect.sync(
     }
   }
 
+  // Loops rather than array callbacks, and a bucket updated in place: every authenticated request draws.
   const draw = (draws: ReadonlyArray<Draw>) =>
     Effect.map(Clock.currentTimeMillis, (now): DrawResult => {
-      const levels = draws.map((d) => levelOf(d.key, d.policy, now))
-      const allowed = levels.every((level) => level >= 1)
-      if (!allowed) return { allowed, levels }
-      return {
-        allowed,
-        levels: draws.map((d, i) => {
-          const level = levels[i]! - d.cost
-          if (d.cost > 0) {
-            if (!buckets.has(d.key) && buckets.size >= MAX_ENTRIES) prune(now)
-            buckets.set(d.key, { tokens: level, at: now, policy: d.policy })
-          }
-          return level
-        })
+      const levels = new Array<number>(draws.length)
+      let allowed = true
+      for (let i = 0; i < draws.length; i++) {
+        const level = levelOf(draws[i]!.key, draws[i]!.policy, now)
+        levels[i] = level
+        if (level < 1) allowed = false
       }
+      if (!allowed) return { allowed, levels }
+      for (let i = 0; i < draws.length; i++) {
+        const { cost = 1, key, policy } = draws[i]!
+        if (cost === 0) continue
+        const level = levels[i]! - cost
+        levels[i] = level
+        const bucket = buckets.get(key)
+        if (bucket !== undefined) {
+          bucket.tokens = level
+          bucket.at = now
+          bucket.policy = policy
+        } else {
+          if (buckets.size >= MAX_ENTRIES) prune(now)
+          buckets.set(key, { tokens: level, at: now, policy })
+        }
+      }
+      return { allowed, levels }
     })
 
   const reset = (key: string) => Effect.sync(() => void buckets.delete(key))

@@ -66,7 +66,7 @@ export const makeRedisBuckets = (redis: Redis, prefix: string): BucketStore<Redi
   const draw = (draws: ReadonlyArray<Draw>) =>
     attempt(async () => {
       const keys = draws.map((d) => redisKey(prefix, d.key))
-      const args = draws.flatMap((d) => [d.policy.capacity, d.policy.refillPerSecond, d.cost])
+      const args = draws.flatMap((d) => [d.policy.capacity, d.policy.refillPerSecond, d.cost ?? 1])
       // The script is sent whole only when Redis does not have it yet (after a restart or failover).
       const reply = await redis.evalsha(DRAW_SHA, keys.length, ...keys, ...args).catch((error: unknown) => {
         if (isNoScript(error)) return redis.eval(DRAW_SCRIPT, keys.length, ...keys, ...args)

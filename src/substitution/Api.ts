@@ -19,6 +19,7 @@ import {
   ReasonText
 } from "../documents/Api.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
+import { described } from "../domain/Described.js"
 import { Document, SubstitutionReasonCode } from "../domain/Document.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import { RequiredScope } from "../domain/Principal.js"
@@ -28,8 +29,15 @@ export const SubstituteDocument = Schema.Struct({
     description: "The corrected note, as `POST …/documents` takes it. Its DPS carries the `subst` group."
   }),
   reason_code: SubstitutionReasonCode,
-  reason: Schema.optionalKey(ReasonText.annotate({ description: "Becomes `subst/xMotivo` (15 to 255 characters)." }))
-}).annotate({ identifier: "SubstituteDocument" })
+  reason: Schema.optionalKey(
+    ReasonText.pipe(
+      described({ description: "Why the note is replaced: becomes `subst/xMotivo` (15 to 255 characters)." })
+    )
+  )
+}).annotate({
+  identifier: "SubstituteDocument",
+  description: "A document that replaces an authorized one (`subst`): the new note and the reason."
+})
 export type SubstituteDocument = typeof SubstituteDocument.Type
 
 const substituteErrors = [...issueErrors, NotFound, InvalidState]

@@ -2,12 +2,14 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotReady } from "../domain/Errors.js"
 
-export class Health extends Schema.Class<Health>("Health")({ status: Schema.Literal("ok") }) {}
+export class Health
+  extends Schema.Class<Health>("Health")({ status: Schema.Literal("ok") }, { description: "This instance is up." })
+{}
 
 export class Readiness extends Schema.Class<Readiness>("Readiness")({
   status: Schema.Literal("ok"),
   checks: Schema.Record(Schema.String, Schema.Literals(["ok", "failed"]))
-}) {}
+}, { description: "Readiness of this instance: each dependency's check." }) {}
 
 export class SystemApi extends HttpApiGroup.make("system")
   .add(

@@ -10,10 +10,10 @@
  */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { extname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { sendAsset, type StaticAsset, staticAsset } from "../http/StaticAsset.js"
 
 export const DASHBOARD_CSP = [
   "default-src 'none'",
@@ -28,16 +28,6 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'"
 ].join("; ")
 
-const SECURITY_HEADERS = {
-  "content-security-policy": DASHBOARD_CSP,
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-  "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=()"
-}
-
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -46,14 +36,6 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",
   ".woff2": "font/woff2",
   ".json": "application/json"
-}
-
-interface StaticFile {
-  readonly contentType: string
-  readonly etag: string
-  readonly identity: Uint8Array
-  readonly br: Uint8Array | undefined
-  readonly gzip: Uint8Array | undefined
 }
 
 /**
@@ -68,21 +50,21 @@ const dashboardDirectory = (): string | undefined =>
 const readOptional = (path: string) => (existsSync(path) ? readFileSync(path) : undefined)
 
 /** Every file the build wrote, keyed by its URL path (`/index.html`, `/assets/index-….js`). */
-const readFiles = (root: string): ReadonlyMap<string, StaticFile> => {
-  const files = new Map<string, StaticFile>()
+const readFiles = (root: string): ReadonlyMap<string, StaticAsset> => {
+  const files = new Map<string, StaticAsset>()
   const walk = (dir: string, prefix: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name)
       if (entry.isDirectory()) walk(path, `${prefix}${entry.name}/`)
       else if (CONTENT_TYPES[extname(entry.name)] !== undefined) {
         const identity = readFileSync(path)
-        files.set(`${prefix}${entry.name}`, {
-          contentType: CONTENT_TYPES[extname(entry.name)]!,
-          etag: `"${createHash("sha256").update(identity).digest("base64url").slice(0, 22)}"`,
-          identity,
-          br: readOptional(`${path}.br`),
-          gzip: readOptional(`${path}.gz`)
-        })
+        files.set(
+          `${prefix}${entry.name}`,
+          staticAsset(CONTENT_TYPES[extname(entry.name)]!, identity, {
+            br: readOptional(`${path}.br`),
+            gzip: readOptional(`${path}.gz`)
+          })
+        )
       }
     }
   }
@@ -100,29 +82,6 @@ const notFound = HttpServerResponse.text(
   { status: 404, contentType: "application/json" }
 )
 
-/** Whether `Accept-Encoding` takes the coding (listed, and not with `q=0`). */
-const accepts = (header: string | undefined, coding: string) =>
-  (header ?? "").split(",").some((part) => {
-    const [name, ...parameters] = part.split(";").map((piece) => piece.trim().toLowerCase())
-    const quality = parameters.find((parameter) => parameter.startsWith("q="))
-    return name === coding && (quality === undefined || Number(quality.slice(2)) > 0)
-  })
-
-const send = (file: StaticFile, request: HttpServerRequest.HttpServerRequest, cacheControl: string) => {
-  const headers = { ...SECURITY_HEADERS, "cache-control": cacheControl, etag: file.etag, vary: "accept-encoding" }
-  if (request.headers["if-none-match"] === file.etag) return HttpServerResponse.empty({ status: 304, headers })
-  const encoding = request.headers["accept-encoding"]
-  const [body, coding] = file.br !== undefined && accepts(encoding, "br")
-    ? [file.br, "br"]
-    : file.gzip !== undefined && accepts(encoding, "gzip")
-    ? [file.gzip, "gzip"]
-    : [file.identity, undefined]
-  return HttpServerResponse.uint8Array(body, {
-    contentType: file.contentType,
-    headers: coding === undefined ? headers : { ...headers, "content-encoding": coding }
-  })
-}
-
 export const DashboardFilesLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const router = yield* HttpRouter.HttpRouter
@@ -136,7 +95,9 @@ export const DashboardFilesLive = Layer.effectDiscard(
         const files = yield* catalogue
         if (files === undefined) return notBuilt
         const file = files.get(pathOf(request))
-        return file === undefined ? notFound : send(file, request, cacheControl)
+        return file === undefined
+          ? notFound
+          : sendAsset(file, request, { cacheControl, contentSecurityPolicy: DASHBOARD_CSP })
       })
     yield* router.add("GET", "/", serve(() => "/index.html", "no-cache"))
     yield* router.add(

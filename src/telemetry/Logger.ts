@@ -4,7 +4,7 @@
  * our secrets is replaced by `[REDACTED]`, and the well-formed tokens in it are reported as exposed
  * (SPEC §4).
  */
-import { Cause, Config, Context, Effect, Layer, Logger, LogLevel, Option, References, Schema, Tracer } from "effect"
+import { Cause, Config, Context, Effect, Layer, Logger, LogLevel, References, Schema, Tracer } from "effect"
 import { embeddedSecretPattern, findTokens } from "../domain/Tokens.js"
 import { ExposureReports } from "./ExposureReports.js"
 import { serviceNameConfig } from "./Resource.js"
@@ -47,10 +47,36 @@ const serialize = (record: Record<string, unknown>): string => {
 const loggable = (value: unknown): unknown =>
   value instanceof Error ? { name: value.name, message: value.message } : value
 
+/** Whether every field is a string, number, boolean or nothing: JSON needs no replacer for those. */
+const isFlat = (record: Record<string, unknown>) => {
+  for (const key in record) {
+    const value = record[key]
+    if ((typeof value === "object" && value !== null) || typeof value === "bigint") return false
+  }
+  return true
+}
+
+/**
+ * A line logged with its own fields and span, for a line whose fields are all known where it is
+ * written (the access log, once per request): it spares opening a scope of log annotations, and
+ * entering the span, for one line. The fields follow the fiber's annotations, under the same names
+ * rules; the span gives the line its trace and span ids.
+ */
+export class LineWithFields {
+  constructor(
+    readonly msg: string,
+    readonly fields: Readonly<Record<string, unknown>>,
+    readonly span: Tracer.AnySpan
+  ) {}
+}
+
+const lowerCase = new Map(LogLevel.values.map((level) => [level, level.toLowerCase()]))
+
 /**
  * The line for one log call, in the fields log pipelines expect: `time`, `level` (lower case),
  * `msg`, `service`, `trace_id` and `span_id` of the span the fiber is in, then the annotations as
- * fields of their own, `details` for any further logged values and `error` for a cause.
+ * fields of their own, `details` for any further logged values and `error` for a cause. A
+ * `LineWithFields` logged first gives the message, the span and more fields.
  *
  * `onTokens` hears the well-formed tokens of each line, once per line, before the line is written redacted.
  */
@@ -60,27 +86,34 @@ export const makeGuardedLogger = (
   service = "etd-service"
 ) =>
   Logger.make(({ cause, date, fiber, logLevel, message }) => {
-    const parts = Array.isArray(message) ? message : [message]
-    const [first, ...rest] = parts
+    const parts: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
+    const first = parts[0]
+    const own = first instanceof LineWithFields ? first : undefined
     const record: Record<string, unknown> = {
       time: date.toISOString(),
-      level: logLevel.toLowerCase(),
-      msg: typeof first === "string" ? first : loggable(first),
+      level: lowerCase.get(logLevel) ?? logLevel.toLowerCase(),
+      msg: own !== undefined ? own.msg : typeof first === "string" ? first : loggable(first),
       service
     }
-    const found = Context.getOption(fiber.context, Tracer.ParentSpan)
+    const found = own !== undefined ? own.span : Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
     // Under an unsampled request the spans are no-ops: the ids are those of the request's span.
-    const span = Option.isSome(found) ? realSpan(found.value) : undefined
+    const span = found !== undefined ? realSpan(found) : undefined
     if (span !== undefined) {
       record["trace_id"] = span.traceId
       record["span_id"] = span.spanId
     }
-    for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
-      if (!RESERVED.has(key)) record[key] = loggable(value)
+    const annotations = fiber.getRef(References.CurrentLogAnnotations)
+    for (const key in annotations) {
+      if (!RESERVED.has(key)) record[key] = loggable(annotations[key])
     }
-    if (rest.length > 0) record["details"] = rest.map(loggable)
+    if (own !== undefined) {
+      for (const key in own.fields) {
+        if (!RESERVED.has(key)) record[key] = loggable(own.fields[key])
+      }
+    }
+    if (parts.length > 1) record["details"] = parts.slice(1).map(loggable)
     if (cause.reasons.length > 0) record["error"] = Cause.pretty(cause)
-    const line = serialize(record)
+    const line = isFlat(record) ? JSON.stringify(record) : serialize(record)
     const tokens = findTokens(line)
     if (tokens.length > 0) onTokens(tokens)
     write(redactSecrets(line))
@@ -117,13 +150,13 @@ const stdoutLines = Effect.acquireRelease(
     let pending: Array<string> = []
     const flush = () => {
       if (pending.length === 0) return
-      const chunk = pending.join("")
+      const chunk = pending.join("\n") + "\n"
       pending = []
       process.stdout.write(chunk)
     }
     const write = (line: string) => {
       if (pending.length === 0) setImmediate(flush)
-      pending.push(line + "\n")
+      pending.push(line)
     }
     return { write, flush }
   }),

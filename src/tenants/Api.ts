@@ -15,7 +15,7 @@ export class Member extends Schema.Class<Member>("Member")({
   user: PublicUser,
   role: Role,
   created_at: DateTime
-}) {}
+}, { description: "A user's membership of the tenant, with their role." }) {}
 
 /** The older form of `POST …/invitations`: the same invitation, in the e-mail's default language. */
 export const AddMember = Schema.Struct({ email: Email, role: Role })
@@ -62,7 +62,10 @@ export class TenantsApi extends HttpApiGroup.make("tenants")
           "(`null` clears it) and the others are kept; `address` is replaced as a whole and its `state` must be " +
           "the state of its `municipality_code`. Every DPS sent from then on declares the new values, including " +
           "those of documents still queued, except the municipality of emission (`cLocEmi`), fixed when a " +
-          "document is accepted. At least one field (`400 invalid_request` otherwise)."
+          "document is accepted. `note_mail` sets whether authorized and cancelled notes are e-mailed to their " +
+          "takers (`enabled`) and the From's display name (`sender_name`, one line of at most 100 characters; " +
+          "`null` restores the default); it applies to notes authorized or cancelled from then on. At least one " +
+          "field (`400 invalid_request` otherwise)."
       )
   )
   .add(

@@ -50,6 +50,8 @@ const TenantRecord = Schema.Struct({
   monthlyQuota: Schema.Number,
   simplesNacional: SimplesNacional,
   registration: StoredRegistration,
+  noteMailEnabled: Schema.Boolean,
+  noteMailSenderName: Schema.NullOr(Schema.String),
   createdAt: Schema.Date
 })
 
@@ -74,6 +76,9 @@ export interface TenantChange {
   readonly simplesNacional?: SimplesNacional | undefined
   /** Merged into the stored registration, key by key. */
   readonly registration?: RegistrationChanges | undefined
+  readonly noteMailEnabled?: boolean | undefined
+  /** null: back to the default name; undefined: unchanged. */
+  readonly noteMailSenderName?: string | null | undefined
 }
 
 export interface BillingChange {
@@ -82,6 +87,16 @@ export interface BillingChange {
   readonly plan?: string | undefined
   readonly monthlyQuota?: number | undefined
 }
+
+/**
+ * A tenant with its usage read by another module's statement with these very columns and names
+ * (the authentication's, src/keys/KeyRepo.ts): decoded as `findById` decodes its row.
+ */
+export const decodeTenantUsage = (row: unknown) => Effect.orDie(decodeUsageRow(row))
+
+// Made once, and synchronous (the schema has no asynchronous step): every key-authenticated read
+// of a tenant decodes its row here, and an Exit is already the effect's result.
+const decodeUsageRow = Schema.decodeUnknownExit(TenantUsageRecord)
 
 const tenants = decodeRows(TenantRecord)
 const tenantsWithUsage = decodeRows(TenantUsageRecord)
@@ -94,7 +109,8 @@ const Issuer = Schema.Struct({
   verified: Schema.Boolean,
   simplesNacional: SimplesNacional,
   registration: StoredRegistration,
-  taxIdVerifiedByAnother: Schema.Boolean
+  taxIdVerifiedByAnother: Schema.Boolean,
+  noteMailEnabled: Schema.Boolean
 })
 const issuers = decodeRows(Issuer)
 const issuersWithIds = decodeRows(Schema.Struct({ id: TenantId, ...Issuer.fields }))
@@ -117,7 +133,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       sql`EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id)`
     const tenantColumns = sql`
       t.id, t.name, t.tax_id, t.verified, ${verifiedByAnother} AS tax_id_verified_by_another, t.status, t.plan,
-      t.monthly_quota, t.simples_nacional, t.registration, t.created_at`
+      t.monthly_quota, t.simples_nacional, t.registration, t.note_mail_enabled, t.note_mail_sender_name, t.created_at`
 
     /** The tenant as stored, with the defaults the table gives a new one (status, plan, unverified). */
     const insert = (tenant: NewTenantRecord) =>
@@ -182,7 +198,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
      */
     const issuerColumns = sql`
       t.name, t.tax_id, t.status, t.monthly_quota, t.verified, t.simples_nacional, t.registration,
-      ${verifiedByAnother} AS tax_id_verified_by_another`
+      ${verifiedByAnother} AS tax_id_verified_by_another, t.note_mail_enabled`
 
     const findIssuer = (id: TenantId) =>
       issuers(sql`SELECT ${issuerColumns} FROM tenants t WHERE t.id = ${id}`).pipe(Effect.map(Arr.head))
@@ -196,7 +212,11 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       ids(sql`
         UPDATE tenants SET
           name = COALESCE(${change.name ?? null}, name),
-          simples_nacional = COALESCE(${change.simplesNacional ?? null}, simples_nacional)
+          simples_nacional = COALESCE(${change.simplesNacional ?? null}, simples_nacional),
+          note_mail_enabled = COALESCE(${change.noteMailEnabled ?? null}, note_mail_enabled)
+          ${
+        change.noteMailSenderName === undefined ? sql`` : sql`, note_mail_sender_name = ${change.noteMailSenderName}`
+      }
           ${
         change.registration === undefined
           ? sql``

@@ -11,7 +11,17 @@ import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Paginatio
 import { addressProblem } from "../domain/Registration.js"
 import { type NewTenant, taxIdStatusOf, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
-import { type BillingChange, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
+import { type BillingChange, decodeTenantUsage, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
+
+/**
+ * The tenant of the request's API key as the authentication read it, in the statement that found
+ * the key: its columns as `TenantRepo` reads a tenant with its usage of the month of `at`. Reading
+ * that tenant in the same request then costs no second statement.
+ */
+export class AuthenticatedTenant extends Context.Service<AuthenticatedTenant, {
+  readonly at: Date
+  readonly row: { readonly id: TenantId }
+}>()("etd/AuthenticatedTenant") {}
 
 /** The one mapping from a stored tenant to the API's. */
 const toTenant = (row: TenantUsageRecord, period: string) =>
@@ -26,6 +36,7 @@ const toTenant = (row: TenantUsageRecord, period: string) =>
     quota: { period, limit: row.monthlyQuota, used: row.used ?? 0 },
     simples_nacional: row.simplesNacional,
     registration: row.registration,
+    note_mail: { enabled: row.noteMailEnabled, sender_name: row.noteMailSenderName },
     created_at: row.createdAt
   })
 
@@ -42,7 +53,10 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
         // A registration racing the verification sees the tax id as it was at its own statement:
         // it may still land, unverified, and has no claim on the tax id for live issuing either.
         if (yield* tenants.isTaxIdVerified(input.tax_id)) {
-          return yield* new Conflict({ message: "Another tenant has proven this tax id with its certificate." })
+          return yield* new Conflict({
+            message: "Another tenant has proven this tax id with its certificate.",
+            issues: [{ path: ["tenant", "tax_id"], message: "was proven by another tenant with its certificate" }]
+          })
         }
         const row = yield* tenants.insert({
           id,
@@ -56,15 +70,25 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }).pipe(inTransaction)
     })
 
+    /** The tenant as stored now, with the usage of this month. */
+    const read = (tenantId: TenantId) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const row = yield* tenants.findById(tenantId, at)
+        if (Option.isNone(row)) return yield* new NotFound()
+        return toTenant(row.value, quotaPeriod(at))
+      })
+
+    /** The tenant; as the request's key authentication read it when it is that tenant's key. */
     const get = Effect.fn("TenantService.get")(function*(tenantId: TenantId) {
-      const at = yield* now
-      const row = yield* tenants.findById(tenantId, at)
-      if (Option.isNone(row)) return yield* new NotFound()
-      return toTenant(row.value, quotaPeriod(at))
+      const authenticated = yield* Effect.serviceOption(AuthenticatedTenant)
+      if (Option.isNone(authenticated) || authenticated.value.row.id !== tenantId) return yield* read(tenantId)
+      const row = yield* decodeTenantUsage(authenticated.value.row)
+      return toTenant(row, quotaPeriod(authenticated.value.at))
     })
 
     /**
-     * Changes the tenant's name, Simples Nacional option or registration (the route allows owners and
+     * Changes the tenant's name, Simples Nacional option, registration or note mail settings (the route allows owners and
      * admins); the tenant as changed. The registration's fields given replace the stored ones (one
      * statement: concurrent updates of different fields both land), `address` as a whole.
      */
@@ -75,10 +99,13 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       const found = yield* tenants.update(tenantId, {
         name: changes.name,
         simplesNacional: changes.simples_nacional,
-        registration: changes.registration
+        registration: changes.registration,
+        noteMailEnabled: changes.note_mail?.enabled,
+        noteMailSenderName: changes.note_mail?.sender_name
       })
       if (!found) return yield* new NotFound()
-      return yield* get(tenantId)
+      // As changed: never a row read before the change.
+      return yield* read(tenantId)
     })
 
     /**

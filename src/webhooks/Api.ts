@@ -12,7 +12,14 @@ import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { endingBeforeDescription, oneCursor, Page, PageLimit } from "../domain/Pagination.js"
 import { Environment, managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { DateTime, Timestamp } from "../domain/Time.js"
-import { DeliveryStatus, DisabledReason, EventFilter, EventFilters } from "../domain/Webhook.js"
+import {
+  DeliveryStatus,
+  DisabledReason,
+  EventFilter,
+  EventFilters,
+  HEALTH_WINDOW,
+  HealthStatus
+} from "../domain/Webhook.js"
 
 export const MAX_ENDPOINTS = 20
 
@@ -24,8 +31,26 @@ const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048))
 
 const Description = Schema.String.check(Schema.isMaxLength(500))
 
+export const EndpointHealth = Schema.Struct({
+  status: HealthStatus,
+  last_success_at: Schema.NullOr(DateTime).annotate({
+    description: `When the latest of the last ${HEALTH_WINDOW} deliveries sent that succeeded was answered.`
+  }),
+  last_failure_at: Schema.NullOr(DateTime).annotate({
+    description: `When the latest failed attempt among the last ${HEALTH_WINDOW} deliveries sent was made.`
+  }),
+  consecutive_failures: Schema.Number.annotate({
+    description: `How many of the latest deliveries sent failed (their latest attempt) since the latest success, ` +
+      `counted up to ${HEALTH_WINDOW}.`
+  })
+}).annotate({
+  identifier: "WebhookEndpointHealth",
+  description: `Whether the endpoint receives its deliveries, from its latest ${HEALTH_WINDOW} deliveries sent, ` +
+    "each by its latest attempt."
+})
+
 export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpoint")({
-  id: Schema.String,
+  id: Schema.String.annotate({ examples: ["whe_01m8e314reqq8n7ywyftgbkv47"] }),
   object: Schema.tag("webhook_endpoint"),
   environment: Environment,
   url: Schema.String,
@@ -33,13 +58,14 @@ export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpo
   events: Schema.Array(EventFilter),
   enabled: Schema.Boolean,
   disabled_reason: Schema.NullOr(DisabledReason),
+  health: EndpointHealth,
   previous_secret_expires_at: Schema.NullOr(DateTime).annotate({
     description:
       "During a secret rotation: until when the previous secret still signs deliveries, alongside the new one."
   }),
   created_at: DateTime,
   updated_at: DateTime
-}) {}
+}, { description: "A URL of the tenant's that receives signed events (Standard Webhooks) of its environment." }) {}
 
 export class WebhookEndpointWithSecret
   extends WebhookEndpoint.extend<WebhookEndpointWithSecret>("WebhookEndpointWithSecret")({
@@ -47,6 +73,8 @@ export class WebhookEndpointWithSecret
       description:
         "The signing secret (`whsec_…`), shown only in this response. Verify deliveries with any Standard Webhooks library."
     })
+  }, {
+    description: "A webhook endpoint with its signing secret, shown only when created or when the secret is rotated."
   })
 {}
 
@@ -58,7 +86,10 @@ export const NewWebhookEndpoint = Schema.Struct({
     description: "Which environment's events the endpoint receives. Required from a member's session; an API key " +
       "may omit it (its own environment) or name its own environment, not the other one."
   }))
-}).annotate({ identifier: "NewWebhookEndpoint" })
+}).annotate({
+  identifier: "NewWebhookEndpoint",
+  description: "A webhook endpoint to create: its HTTPS URL and the events it receives."
+})
 export type NewWebhookEndpoint = typeof NewWebhookEndpoint.Type
 
 export const UpdateWebhookEndpoint = Schema.Struct({
@@ -69,40 +100,65 @@ export const UpdateWebhookEndpoint = Schema.Struct({
     description:
       "`false` stops deliveries (new events are not queued for it); `true` re-enables an endpoint disabled for any reason."
   }))
-}).annotate({ identifier: "UpdateWebhookEndpoint" })
+}).annotate({
+  identifier: "UpdateWebhookEndpoint",
+  description: "Changes to a webhook endpoint: each field given replaces the stored one."
+})
 export type UpdateWebhookEndpoint = typeof UpdateWebhookEndpoint.Type
 
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
-  id: Schema.String,
+  id: Schema.String.annotate({ examples: ["dlv_01m8e314reqq8n7ywyftgbkv47"] }),
   object: Schema.tag("webhook_delivery"),
   environment: Environment,
   endpoint_id: Schema.String,
   event_id: Schema.String.annotate({ description: "Also the `webhook-id` header of every attempt." }),
   event_type: EventType,
   status: DeliveryStatus,
-  attempt_count: Schema.Int,
+  attempt_count: Schema.Int.annotate({ examples: [1] }),
   next_attempt_at: Schema.NullOr(DateTime),
   last_attempt_at: Schema.NullOr(DateTime),
-  last_status_code: Schema.NullOr(Schema.Int),
+  last_status_code: Schema.NullOr(Schema.Int.annotate({ examples: [200] })),
   last_error: Schema.NullOr(Schema.String),
   created_at: DateTime,
   updated_at: DateTime
-}) {}
+}, { description: "One event sent to one webhook endpoint: its state and the last attempt's outcome." }) {}
 
 export const DeliveryAttempt = Schema.Struct({
-  attempt: Schema.Int,
+  attempt: Schema.Int.annotate({ examples: [1] }),
   started_at: DateTime,
-  status_code: Schema.NullOr(Schema.Int),
-  latency_ms: Schema.Int,
+  status_code: Schema.NullOr(Schema.Int.annotate({ examples: [200] })),
+  latency_ms: Schema.Int.annotate({ examples: [184] }),
   response_body: Schema.NullOr(Schema.String).annotate({ description: "The first 1 KiB of the response body." }),
   error: Schema.NullOr(Schema.String).annotate({
     description: "Why no HTTP answer was had (timeout, refused address, connection error)."
   })
-}).annotate({ identifier: "WebhookDeliveryAttempt" })
+}).annotate({
+  identifier: "WebhookDeliveryAttempt",
+  description: "One attempt of a delivery: when, the endpoint's status code, latency and the start of its answer."
+})
+
+/** The body every attempt of a delivery sends: the event. */
+const DeliveryPayload = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  created_at: Schema.String,
+  environment: Environment,
+  tenant_id: Schema.String,
+  data: Schema.Unknown.annotate({ description: "`{object}`: what the event is about, as it was then." })
+}).annotate({
+  identifier: "WebhookDeliveryPayload",
+  description: "The body of a delivery's requests: the event, as the endpoint receives it."
+})
 
 export class WebhookDeliveryDetail extends WebhookDelivery.extend<WebhookDeliveryDetail>("WebhookDeliveryDetail")({
-  attempts: Schema.Array(DeliveryAttempt)
-}) {}
+  attempts: Schema.Array(DeliveryAttempt),
+  payload: Schema.NullOr(DeliveryPayload).annotate({
+    description: "The body every attempt sends, as JSON: the event (null if the event is not found)."
+  }),
+  document_id: Schema.NullOr(Schema.String).annotate({
+    description: "The document a `document.*` event is about (its `data.object.id`); null for other events."
+  })
+}, { description: "A webhook delivery with every attempt made, the body they send and the document it is about." }) {}
 
 export const ListEndpointsParams = Schema.Struct({
   environment: Schema.optionalKey(Environment.annotate({
@@ -126,20 +182,20 @@ export type ListDeliveriesParams = typeof ListDeliveriesParams.Type
 
 export const RecoverDeliveries = Schema.Struct({
   since: Timestamp.annotate({ description: "Failed deliveries created at or after this time are sent again." })
-}).annotate({ identifier: "RecoverDeliveries" })
+}).annotate({ identifier: "RecoverDeliveries", description: "Which failed deliveries to queue again." })
 
 export const Recovery = Schema.Struct({
   object: Schema.Literal("webhook_recovery"),
   endpoint_id: Schema.String,
   since: DateTime,
   recovered: Schema.Int.annotate({ description: "How many failed deliveries were queued again." })
-}).annotate({ identifier: "WebhookRecovery" })
+}).annotate({ identifier: "WebhookRecovery", description: "How many failed deliveries were queued again." })
 
 export const DeletedEndpoint = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("webhook_endpoint"),
   deleted: Schema.Literal(true)
-}).annotate({ identifier: "DeletedWebhookEndpoint" })
+}).annotate({ identifier: "DeletedWebhookEndpoint", description: "The webhook endpoint was deleted." })
 
 const endpointParams = { tenantId: TenantIdParam, endpointId: IdOf("webhookEndpoint") }
 const deliveryParams = { tenantId: TenantIdParam, deliveryId: IdOf("delivery") }

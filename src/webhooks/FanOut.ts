@@ -1,10 +1,9 @@
 /**
  * The webhooks' side of the event outbox: every recorded event becomes one queued delivery per
- * enabled endpoint of its tenant and environment that subscribes to its type. Runs inside the
- * transaction that records the event, so an event and its deliveries commit or roll back together.
+ * enabled endpoint of its tenant and environment that subscribes to its type. Written by the
+ * statement that records the event, so an event and its deliveries commit or roll back together.
  */
 import { Effect, Layer } from "effect"
-import { makeId } from "../domain/Ids.js"
 import { EventFanOut, EventLog } from "../events/EventLog.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { DeliveryQueue } from "./DeliveryQueue.js"
@@ -14,26 +13,23 @@ export const WebhookFanOutLive = Layer.effect(
   EventFanOut,
   Effect.gen(function*() {
     const repo = yield* WebhookRepo
-    const deliveries = yield* DeliveryQueue
+    const { channel } = yield* DeliveryQueue
     return {
-      fanOut: (event) =>
-        Effect.gen(function*() {
-          const endpoints = yield* repo.subscribedEndpoints(event.tenantId, event.environment, event.type)
-          if (endpoints.length === 0) return
-          const traceparent = yield* currentTraceparent
-          yield* deliveries.enqueue(
-            yield* Effect.forEach(endpoints, (endpointId) =>
-              Effect.map(makeId("delivery"), (id) => ({
-                id,
-                eventId: event.id,
-                endpointId,
-                tenantId: event.tenantId,
-                environment: event.environment,
-                eventType: event.type,
-                traceparent
-              })))
-          )
-        }).pipe(Effect.withSpan("Webhooks.fanOut"))
+      // The deliveries continue the trace that records the event (SPEC §13).
+      fanningOut: (event) =>
+        Effect.map(currentTraceparent, (traceparent) => (written) =>
+          repo.queueingDeliveries(
+            {
+              eventId: event.id,
+              tenantId: event.tenantId,
+              environment: event.environment,
+              eventType: event.type,
+              traceparent,
+              at: event.createdAt
+            },
+            written,
+            channel
+          ))
     }
   })
 )

@@ -74,23 +74,27 @@ export const WebhookResolver = Context.Reference<{ readonly resolve: Resolver | 
   defaultValue: () => ({ resolve: undefined })
 })
 
-/** The exact body sent; `data` is the stored `{object}`. */
-export const webhookBody = (event: {
+interface SentEvent {
   readonly id: string
   readonly type: string
   readonly createdAt: Date
   readonly environment: Environment
   readonly tenantId: string
   readonly data: unknown
-}) =>
-  JSON.stringify({
-    id: event.id,
-    type: event.type,
-    created_at: event.createdAt.toISOString(),
-    environment: event.environment,
-    tenant_id: event.tenantId,
-    data: event.data
-  })
+}
+
+/** What a delivery sends, as JSON; `data` is the stored `{object}`. */
+export const webhookPayload = (event: SentEvent) => ({
+  id: event.id,
+  type: event.type,
+  created_at: event.createdAt.toISOString(),
+  environment: event.environment,
+  tenant_id: event.tenantId,
+  data: event.data
+})
+
+/** The exact body sent. */
+export const webhookBody = (event: SentEvent) => JSON.stringify(webhookPayload(event))
 
 export const makeWebhookDispatcher = Effect.gen(function*() {
   const config = yield* AppConfig

@@ -4,14 +4,21 @@
  * tenants' (and a key's other environment's) rows are simply not there (404).
  */
 import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { keyset } from "../db/Keyset.js"
-import { decodeRows, repository } from "../db/Repository.js"
+import { decodeRows, repository, type StatementParts } from "../db/Repository.js"
 import { EventType } from "../domain/Events.js"
-import { DeliveryId, TenantId, WebhookEndpointId } from "../domain/Ids.js"
+import { DeliveryId, encodeId, TenantId, WebhookEndpointId } from "../domain/Ids.js"
 import type { Cursor } from "../domain/Pagination.js"
 import { Environment, type TenantReach } from "../domain/Principal.js"
-import { DeliveryStatus, DisabledReason, EventFilter } from "../domain/Webhook.js"
+import {
+  DeliveryStatus,
+  DisabledReason,
+  EventFilter,
+  FAILING_AFTER,
+  HEALTH_WINDOW,
+  HealthStatus
+} from "../domain/Webhook.js"
 
 export const EndpointRow = Schema.Struct({
   id: WebhookEndpointId,
@@ -31,6 +38,18 @@ export const EndpointRow = Schema.Struct({
   updatedAt: Schema.Date
 })
 export type EndpointRow = typeof EndpointRow.Type
+
+/** An endpoint's health, from its latest deliveries sent (`healthOf`). */
+export const HealthRow = Schema.Struct({
+  healthStatus: HealthStatus,
+  lastSuccessAt: Schema.NullOr(Schema.Date),
+  lastFailureAt: Schema.NullOr(Schema.Date),
+  consecutiveFailures: Schema.Number
+})
+export type HealthRow = typeof HealthRow.Type
+
+export const EndpointWithHealthRow = Schema.Struct({ ...EndpointRow.fields, ...HealthRow.fields })
+export type EndpointWithHealthRow = typeof EndpointWithHealthRow.Type
 
 export const DeliveryRow = Schema.Struct({
   id: DeliveryId,
@@ -63,10 +82,11 @@ export const AttemptRow = Schema.Struct({
 export type AttemptRow = typeof AttemptRow.Type
 
 const endpoints = decodeRows(EndpointRow)
+const endpointsWithHealth = decodeRows(EndpointWithHealthRow)
+const healths = decodeRows(HealthRow)
 const deliveries = decodeRows(DeliveryRow)
 const attempts = decodeRows(AttemptRow)
 const deliveryIds = decodeRows(Schema.Struct({ id: DeliveryId }))
-const endpointIds = decodeRows(Schema.Struct({ id: WebhookEndpointId }))
 const counts = decodeRows(Schema.Struct({ count: Schema.Number }))
 const failingSinces = decodeRows(Schema.Struct({ failingSince: Schema.Date }))
 const targets = decodeRows(EndpointRow.mapFields((fields) => ({
@@ -79,6 +99,14 @@ const targets = decodeRows(EndpointRow.mapFields((fields) => ({
   previousSecretExpiresAt: fields.previousSecretExpiresAt,
   failingSince: fields.failingSince
 })))
+
+/** An endpoint that sent nothing yet. */
+export const unknownHealth: HealthRow = {
+  healthStatus: "unknown",
+  lastSuccessAt: null,
+  lastFailureAt: null,
+  consecutiveFailures: 0
+}
 
 /** Whose endpoints and deliveries a request reaches: a key's environment, or both for a member's session. */
 export type Owner = TenantReach
@@ -94,6 +122,35 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       sql`tenant_id = ${owner.tenantId}`,
       ...(owner.environment === undefined ? [] : [sql`environment = ${owner.environment}`])
     ]
+
+    /**
+     * The columns of HealthRow for the endpoint `e`, as a lateral subquery over its latest
+     * HEALTH_WINDOW deliveries that were sent (have an attempt); each delivery counts by its latest
+     * attempt: succeeded, or not (failed, or pending a retry). It walks webhook_deliveries_by_endpoint
+     * newest first and stops at the window, so a list of endpoints stays one bounded statement.
+     */
+    const healthOfEndpoint = sql`LATERAL (
+      SELECT
+        CASE
+          WHEN count(*) = 0 THEN 'unknown'
+          WHEN coalesce(min(recent.rank) FILTER (WHERE recent.status = 'succeeded'), ${HEALTH_WINDOW + 1})
+            > least(count(*), ${FAILING_AFTER}) THEN 'failing'
+          ELSE 'healthy'
+        END AS health_status,
+        max(recent.last_attempt_at) FILTER (WHERE recent.status = 'succeeded') AS last_success_at,
+        max(recent.last_attempt_at) FILTER (WHERE recent.status <> 'succeeded') AS last_failure_at,
+        (coalesce(min(recent.rank) FILTER (WHERE recent.status = 'succeeded') - 1, count(*)))::int
+          AS consecutive_failures
+      FROM (
+        SELECT d.status, d.last_attempt_at, row_number() OVER (ORDER BY d.id DESC) AS rank
+        FROM (
+          SELECT d.id, d.status, d.last_attempt_at FROM webhook_deliveries AS d
+          WHERE d.endpoint_id = e.id AND d.last_attempt_at IS NOT NULL
+            AND EXISTS (SELECT 1 FROM webhook_delivery_attempts AS a WHERE a.delivery_id = d.id)
+          ORDER BY d.id DESC LIMIT ${HEALTH_WINDOW}
+        ) AS d
+      ) AS recent
+    ) AS health ON true`
 
     const countEndpoints = (tenantId: TenantId, environment: Environment) =>
       counts(sql`
@@ -117,11 +174,18 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
         Effect.asVoid
       )
 
+    /** The endpoint with its health. */
     const findEndpoint = (owner: Owner, id: WebhookEndpointId) =>
-      endpoints(sql`
-        SELECT * FROM webhook_endpoints
-        WHERE ${sql.and([sql`id = ${id}`, ...ownedBy(owner), sql`deleted_at IS NULL`])}`).pipe(
+      endpointsWithHealth(sql`
+        SELECT e.*, health.* FROM webhook_endpoints AS e LEFT JOIN ${healthOfEndpoint}
+        WHERE ${sql.and([sql`e.id = ${id}`, ...ownedBy(owner), sql`e.deleted_at IS NULL`])}`).pipe(
         Effect.map(first)
+      )
+
+    /** One endpoint's health (after a change that answers with the endpoint). */
+    const healthOf = (id: WebhookEndpointId) =>
+      healths(sql`SELECT health.* FROM webhook_endpoints AS e LEFT JOIN ${healthOfEndpoint} WHERE e.id = ${id}`).pipe(
+        Effect.map((rows) => rows[0] ?? unknownHealth)
       )
 
     const findEndpointForUpdate = (owner: Owner, id: WebhookEndpointId) =>
@@ -137,14 +201,14 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       limit: number,
       cursor: Cursor | undefined
     ) => {
-      const page = keyset(sql, sql`id`, "desc", cursor)
-      return endpoints(sql`
-        SELECT * FROM webhook_endpoints
+      const page = keyset(sql, sql`e.id`, "desc", cursor)
+      return endpointsWithHealth(sql`
+        SELECT e.*, health.* FROM webhook_endpoints AS e LEFT JOIN ${healthOfEndpoint}
         WHERE ${
         sql.and([
-          sql`tenant_id = ${tenantId}`,
-          sql`environment IN ${sql.in(environments)}`,
-          sql`deleted_at IS NULL`,
+          sql`e.tenant_id = ${tenantId}`,
+          sql`e.environment IN ${sql.in(environments)}`,
+          sql`e.deleted_at IS NULL`,
           ...page.where
         ])
       }
@@ -226,12 +290,45 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       )
 
     /** The ids of the endpoints that receive an event of this type. */
-    const subscribedEndpoints = (tenantId: TenantId, environment: Environment, type: string) =>
-      endpointIds(sql`
-        SELECT id FROM webhook_endpoints
-        WHERE tenant_id = ${tenantId} AND environment = ${environment} AND enabled AND deleted_at IS NULL
-          AND (events @> '["*"]'::jsonb OR events @> ${json([type])}::jsonb)
-        ORDER BY id`).pipe(Effect.map((rows) => rows.map((row) => row.id)))
+    /**
+     * One delivery of an event to each enabled endpoint subscribed to it, as the CTE
+     * `queued_deliveries`, written only where `written` holds (the event was), and the NOTIFY that
+     * wakes the dispatchers when there was one. The rows are DeliveryQueue's (its `row`). A delivery's
+     * id is made here, where the endpoints are known: the time of its creation, as every id starts,
+     * then 16 characters of a digest of the event and endpoint ids (hex digits are in the ids'
+     * alphabet), unique as the pair is.
+     */
+    const queueingDeliveries = (
+      delivery: {
+        readonly eventId: string
+        readonly tenantId: TenantId
+        readonly environment: Environment
+        readonly eventType: string
+        readonly traceparent: string | null
+        readonly at: Date
+      },
+      written: Statement.Fragment,
+      channel: string
+    ): StatementParts => {
+      // The prefix and the time: the id of that time, without its 16 random characters.
+      const timed = encodeId("delivery", delivery.at.getTime(), new Uint8Array(10)).slice(0, -16)
+      return {
+        // Casts: in INSERT … SELECT the parameters' types are not taken from the columns.
+        ctes: sql`queued_deliveries AS (
+          INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, environment, event_type, traceparent,
+            status, next_attempt_at, created_at, updated_at)
+          SELECT ${timed}::text || substr(md5(${delivery.eventId}::text || e.id), 1, 16), ${delivery.eventId}::text,
+                 e.id, e.tenant_id, e.environment, ${delivery.eventType}::text, ${delivery.traceparent}::text, 'pending',
+                 ${delivery.at}::timestamptz, ${delivery.at}::timestamptz, ${delivery.at}::timestamptz
+          FROM webhook_endpoints AS e
+          WHERE ${written} AND e.tenant_id = ${delivery.tenantId}::text AND e.environment = ${delivery.environment}::text
+            AND e.enabled AND e.deleted_at IS NULL
+            AND (e.events @> '["*"]'::jsonb OR e.events @> ${json([delivery.eventType])}::jsonb)
+          RETURNING 1)`,
+        // PostgreSQL sends it at commit, so a dispatcher never wakes before the rows exist.
+        select: sql`(SELECT pg_notify(${channel}, 'queued') FROM (SELECT 1 FROM queued_deliveries LIMIT 1) AS one)`
+      }
+    }
 
     /** What sending deliveries needs of their endpoints (also when disabled or deleted meanwhile), in one statement. */
     const deliveryTargets = (ids: Arr.NonEmptyReadonlyArray<WebhookEndpointId>) =>
@@ -268,6 +365,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       countEndpoints,
       insertEndpoint,
       findEndpoint,
+      healthOf,
       findEndpointForUpdate,
       listEndpoints,
       updateEndpoint,
@@ -278,7 +376,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       findDelivery,
       attemptsOf,
       failedSince,
-      subscribedEndpoints,
+      queueingDeliveries,
       deliveryTargets,
       insertAttempt,
       clearFailing,

@@ -7,10 +7,12 @@ import { Array as Arr, Context, Duration, Effect, Layer, Option, Result } from "
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { Conflict, invalidField, InvalidState, NotFound } from "../domain/Errors.js"
+import type { RecordedEvent } from "../domain/Events.js"
 import { type DeliveryId, makeId, type WebhookEndpointId } from "../domain/Ids.js"
 import { cursorOf, pageSize, toPage } from "../domain/Pagination.js"
 import { listedEnvironments } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
+import { EventLog } from "../events/EventLog.js"
 import { TenantService } from "../tenants/TenantService.js"
 import {
   type ListDeliveriesParams,
@@ -26,12 +28,28 @@ import {
 import { DeliveryQueue, endWaitingDeliveries } from "./DeliveryQueue.js"
 import { generateWebhookSecret } from "./Signing.js"
 import { checkUrl } from "./SsrfGuard.js"
-import { type AttemptRow, type DeliveryRow, type EndpointRow, type Owner, WebhookRepo } from "./WebhookRepo.js"
+import { webhookPayload } from "./WebhookDispatcher.js"
+import {
+  type AttemptRow,
+  type DeliveryRow,
+  type EndpointRow,
+  type HealthRow,
+  type Owner,
+  unknownHealth,
+  WebhookRepo
+} from "./WebhookRepo.js"
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP = Duration.hours(24)
 
-const endpointFields = (row: EndpointRow, at: Date) => ({
+const healthFields = (health: HealthRow) => ({
+  status: health.healthStatus,
+  last_success_at: health.lastSuccessAt,
+  last_failure_at: health.lastFailureAt,
+  consecutive_failures: health.consecutiveFailures
+})
+
+const endpointFields = (row: EndpointRow & HealthRow, at: Date) => ({
   id: row.id,
   environment: row.environment,
   url: row.url,
@@ -39,6 +57,7 @@ const endpointFields = (row: EndpointRow, at: Date) => ({
   events: row.events,
   enabled: row.enabled,
   disabled_reason: row.disabledReason,
+  health: healthFields(row),
   previous_secret_expires_at: row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > at
     ? row.previousSecretExpiresAt
     : null,
@@ -46,9 +65,9 @@ const endpointFields = (row: EndpointRow, at: Date) => ({
   updated_at: row.updatedAt
 })
 
-export const toEndpoint = (row: EndpointRow, at: Date) => new WebhookEndpoint(endpointFields(row, at))
+export const toEndpoint = (row: EndpointRow & HealthRow, at: Date) => new WebhookEndpoint(endpointFields(row, at))
 
-const withSecret = (row: EndpointRow, at: Date) =>
+const withSecret = (row: EndpointRow & HealthRow, at: Date) =>
   new WebhookEndpointWithSecret({ ...endpointFields(row, at), secret: row.secret })
 
 const deliveryFields = (row: DeliveryRow) => ({
@@ -69,9 +88,20 @@ const deliveryFields = (row: DeliveryRow) => ({
 
 export const toDelivery = (row: DeliveryRow) => new WebhookDelivery(deliveryFields(row))
 
-const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>) =>
+/** The document a `document.*` event carries (`data.object`), by its id. */
+const documentIdOf = (event: RecordedEvent) => {
+  const object: unknown = (event.data as { readonly object?: unknown } | null)?.object
+  return event.type.startsWith("document.") && typeof object === "object" && object !== null && "id" in object &&
+      typeof object.id === "string"
+    ? object.id
+    : null
+}
+
+const toDetail = (row: DeliveryRow, attempts: ReadonlyArray<AttemptRow>, event: RecordedEvent | undefined) =>
   new WebhookDeliveryDetail({
     ...deliveryFields(row),
+    payload: event === undefined ? null : webhookPayload(event),
+    document_id: event === undefined ? null : documentIdOf(event),
     attempts: attempts.map((a) => ({
       attempt: a.attempt,
       started_at: a.startedAt,
@@ -91,6 +121,7 @@ const normalizeEvents = <A extends string>(events: ReadonlyArray<A>) => [...new 
 export class WebhookService extends Context.Service<WebhookService>()("etd/WebhookService", {
   make: Effect.gen(function*() {
     const repo = yield* WebhookRepo
+    const events = yield* EventLog
     const inTransaction = yield* makeTransaction
     const deliveries = yield* DeliveryQueue
     const tenants = yield* TenantService
@@ -164,7 +195,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         }
         yield* repo.insertEndpoint(row)
         yield* Effect.annotateCurrentSpan({ "webhook_endpoint.id": row.id })
-        return withSecret(row, at)
+        return withSecret({ ...row, ...unknownHealth }, at)
       }).pipe(inTransaction)
     })
 
@@ -210,7 +241,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
           }
           yield* repo.updateEndpoint(row.id, next)
           if (!enabled && row.enabled) yield* endPending(row.id, "endpoint disabled")
-          return toEndpoint({ ...row, ...next }, at)
+          return toEndpoint({ ...row, ...next, ...(yield* repo.healthOf(row.id)) }, at)
         }).pipe(inTransaction)
       }
     )
@@ -236,6 +267,7 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
         yield* repo.rotateSecret(row.id, secret, row.secret, expiresAt, at)
         return withSecret({
           ...row,
+          ...(yield* repo.healthOf(row.id)),
           secret,
           previousSecret: row.secret,
           previousSecretExpiresAt: expiresAt,
@@ -264,7 +296,8 @@ export class WebhookService extends Context.Service<WebhookService>()("etd/Webho
     const getDelivery = Effect.fn("WebhookService.getDelivery")(function*(owner: Owner, id: DeliveryId) {
       const row = yield* repo.findDelivery(owner, id)
       if (Option.isNone(row)) return yield* deliveryNotFound()
-      return toDetail(row.value, yield* repo.attemptsOf(id))
+      const [event] = yield* events.findMany([row.value.eventId])
+      return toDetail(row.value, yield* repo.attemptsOf(id), event)
     })
 
     const requireEnabled = (endpoint: EndpointRow) =>

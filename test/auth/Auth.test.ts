@@ -26,6 +26,11 @@ for (const database of testDatabases) {
             api.auth.register({ payload: { email: email.toUpperCase(), password: Redacted.make(PASSWORD) } })
           )
           expect(error._tag).toBe("Conflict")
+          // The taken field is named, so a page can say which one.
+          expect(error._tag === "Conflict" && error.issues).toEqual([{
+            path: ["email"],
+            message: "is already registered"
+          }])
         }))
 
       it.effect("answers a wrong password and an unknown email the same way", () =>

@@ -99,7 +99,7 @@ describe("the test notes", () => {
       cofinsRate: "3.00",
       pis: "61.75",
       cofins: "285.00",
-      pisCofinsRetention: "1",
+      pisCofinsRetention: "3",
       socialSecurity: "1100.00",
       incomeTax: "150.00",
       csll: "95.00"
@@ -107,8 +107,8 @@ describe("the test notes", () => {
     expect(rich.amounts).toMatchObject({
       deductions: "1000.00",
       base: "8000.00",
-      totalWithheld: "2091.75",
-      net: "7208.25"
+      totalWithheld: "1745.00",
+      net: "7555.00"
     })
     const exported = read(exportNote)
     expect(exported.taker?.address).toMatchObject({
@@ -145,6 +145,34 @@ describe.skipIf(!POPPLER)("the DANFSe read back with pdftotext (needs poppler-ut
     expect(text).toMatch(/DESTINATÁRIO\s+CNPJ/)
     expect(text).toContain("Rio de Janeiro - RJ")
     expect(pdfText(await renderNfseXml(b2b, plain))).not.toContain("DESTINATÁRIO")
+  })
+
+  it("names each tpRetPisCofins of the shipped schema in words; the federal retentions leave PIS/COFINS out", async () => {
+    const words = [
+      "PIS/COFINS/CSLL não retidos",
+      "PIS/COFINS retidos",
+      "PIS/COFINS não retidos",
+      "PIS/COFINS/CSLL retidos",
+      "PIS/COFINS retidos, CSLL não retido",
+      "PIS retido, COFINS/CSLL não retidos",
+      "COFINS retido, PIS/CSLL não retidos",
+      "PIS não retido, COFINS/CSLL retidos",
+      "PIS/COFINS não retidos, CSLL retido",
+      "COFINS não retido, PIS/CSLL retidos"
+    ]
+    for (const [code, label] of words.entries()) {
+      const xml = signed(
+        "b2b-withheld.xml",
+        (note) => note.replace("<tpRetPisCofins>3</tpRetPisCofins>", `<tpRetPisCofins>${code}</tpRetPisCofins>`)
+      )
+      const text = pdfText(await renderNfseXml(xml, plain)).replace(/\s+/g, " ")
+      // The label, whole, as the block's last value.
+      expect(text, String(code)).toContain(`3,00% ${label} VALOR TOTAL DA NFS-e`)
+    }
+    // RETENÇÕES FEDERAIS = CP 1.100,00 + IRRF 150,00 + CSLL 95,00; PIS 61,75 and COFINS 285,00 are due, not withheld.
+    // ISSQN RETIDO, RETENÇÕES FEDERAIS, TOTAL DAS RETENÇÕES (vTotalRet), VALOR LÍQUIDO (vLiq).
+    const text = pdfText(await renderNfseXml(b2b, plain)).replace(/\s+/g, " ")
+    expect(text).toContain("VALOR LÍQUIDO DA NFS-e R$ 400,00 R$ 1.345,00 R$ 1.745,00 R$ 7.555,00")
   })
 
   it("names the environment the note itself says", async () => {

@@ -14,7 +14,9 @@ import { noteAmountsOf as noteAmountsOfXml } from "../../src/authority/TaxAuthor
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import type { IbsCbs } from "../../src/domain/IbsCbs.js"
 import type { Amounts } from "../../src/domain/Money.js"
+import { type PisCofinsRetention, retentionOfCode } from "../../src/domain/PisCofinsRetention.js"
 import { computeTaxes } from "../../src/domain/TaxComputation.js"
+import type { PIS_COFINS_CSTS } from "../../src/domain/TaxContent.js"
 import { reformRefusals } from "../../tools/local-authority/ReformRules.js"
 import { valueRefusals } from "../../tools/local-authority/ValueRules.js"
 import { realisticDpsInput, sampleAccessKey } from "../support/NfseXml.js"
@@ -160,23 +162,39 @@ describe("DPS v1.01 tax content", () => {
     expect(valueRefusals(Result.getOrThrow(withRate), "2.00").map((r) => r.code)).toEqual(["E0617"])
   })
 
-  it("the local authority refuses what our checks refuse before sending, if it reaches it", () => {
+  it("the local authority refuses what our checks refuse before sending, with the national codes (Anexo I)", () => {
     const codes = (input: Partial<DpsInput>) => valueRefusals(valid(input).dps, "2.00").map((r) => r.code)
-    // ISS withheld by a taker who is identified by NIF only.
+    // ISS withheld by a taker who is identified by NIF only (row 166).
     expect(codes({
       taker: { nif: "X1", name: "Foreign", foreign_address: realisticForeign },
       tax: { iss: { withheld_by: "taker" } }
-    })).toEqual(["E0620"])
-    // Immune without its kind; an export to a Brazilian taker without foreign-trade data.
-    expect(codes({ tax: { iss: { taxation: "immune" } } })).toEqual(["E0622"])
-    expect(codes({ tax: { iss: { taxation: "export" } } })).toEqual(["E0623"])
+    })).toEqual(["E0204"])
+    // Withheld by an intermediary without one (row 204).
+    expect(codes({ tax: { iss: { withheld_by: "intermediary" } } })).toEqual(["E0264"])
+    // Immune without its kind (row 392); an export to a Brazilian taker without foreign-trade data
+    // (rows 251 and 383).
+    expect(codes({ tax: { iss: { taxation: "immune" } } })).toEqual(["E0592"])
+    expect(codes({ tax: { iss: { taxation: "export" } } })).toEqual(["E0330", "E0529"])
     // indTotTrib from a provider outside the Simples.
     const noTotals = readDps(
       buildDps(realisticDpsInput).xml.replace(/<totTrib>.*<\/totTrib>/, "<totTrib><indTotTrib>0</indTotTrib></totTrib>")
     )
     expect(valueRefusals(Result.getOrThrow(noTotals), "2.00").map((r) => r.code)).toEqual(["E0713"])
-    // Retentions above the services' value.
-    expect(codes({ tax: { federal: { irrf_withheld: 200_000 } } })).toEqual(["E0624"])
+    // Retentions above the services' value: the net value would be negative (row 61).
+    expect(codes({ tax: { federal: { irrf_withheld: 200_000 } } })).toEqual(["E1508"])
+  })
+
+  it("a discount or deduction above the services' value is refused with the code of the value named (Anexo I)", () => {
+    // A valid DPS whose vServ is then lowered below what it takes off, as a careless writer might send.
+    const shrunk = (input: Parameters<typeof computeTaxes>[0], extra: Partial<DpsInput> = {}) => {
+      const { xml } = valid({ amounts: amounts(input), ...extra })
+      const read = readDps(xml.replace(/<vServ>[^<]*<\/vServ>/, "<vServ>1.00</vServ>"))
+      return valueRefusals(Result.getOrThrow(read), "2.00").map((r) => r.code)
+    }
+    const plain = { services: 100_000, issRate: "2", issComputed: true, issWithheld: false }
+    expect(shrunk({ ...plain, unconditionalDiscount: 10_000 })).toEqual(["E0431"])
+    expect(shrunk({ ...plain, conditionalDiscount: 10_000 })).toEqual(["E0432"])
+    expect(shrunk({ ...plain, deductions: 10_000 })).toEqual(["E0476"])
   })
 
   it("the figures the simulator tells with its note are the ones a reader gets back from the XML", () => {
@@ -185,6 +203,22 @@ describe("DPS v1.01 tax content", () => {
       { tax: { iss: { withheld_by: "taker" } } },
       { tax: { iss: { taxation: "immune", immunity: "temples" } } },
       { tax: { federal: { irrf_withheld: 1_500, csll_withheld: 1_000 } } },
+      {
+        amounts: amounts({
+          services: 100_000,
+          unconditionalDiscount: 3_000,
+          conditionalDiscount: 2_000,
+          benefitReductionAmount: 1_000,
+          issRate: "2.00",
+          issComputed: true,
+          issWithheld: true
+        }),
+        tax: {
+          iss: { withheld_by: "intermediary", municipal_benefit: { id: "35503080000012", reduction_amount: 1_000 } },
+          federal: { pis_cofins: { cst: "01", pis_amount: 650, retention: { pis: true, cofins: false, csll: false } } }
+        },
+        intermediary: { tax_id: "60701190000104", name: "Agência Intermediária Ltda" }
+      },
       { issuer: { ...realisticDpsInput.issuer, simplesNacional: "me_epp" } },
       { issuer: { ...realisticDpsInput.issuer, simplesNacional: "mei" } }
     ]
@@ -203,7 +237,76 @@ describe("DPS v1.01 tax content", () => {
     }
   })
 
-  it("the local authority refuses an IBS/CBS group the official tables or the competence's rates refuse", () => {
+  it("writes each tpRetPisCofins of the shipped schema and any of its CSTs; the note's retentions leave PIS/COFINS out", () => {
+    const federal = (retention: PisCofinsRetention, cst: (typeof PIS_COFINS_CSTS)[number] = "01") => ({
+      pis_cofins: {
+        cst,
+        base: 95_000,
+        pis_rate: "0.65",
+        cofins_rate: "3.00",
+        pis_amount: 618,
+        cofins_amount: 2_850,
+        retention
+      },
+      inss_withheld: 11_000,
+      irrf_withheld: 1_500,
+      csll_withheld: 1_000
+    })
+    // R$ 1.000,00, unconditional discount 50,00, ISS 2 % of 950,00 = 19,00 withheld by the taker.
+    const computed = amounts({
+      services: 100_000,
+      unconditionalDiscount: 5_000,
+      issRate: "2.00",
+      issComputed: true,
+      issWithheld: true,
+      federal: { inss: 11_000, irrf: 1_500, csll: 1_000 }
+    })
+    for (const code of ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]) {
+      const retention = retentionOfCode(code)!
+      const { xml } = valid({ amounts: computed, tax: { iss: { withheld_by: "taker" }, federal: federal(retention) } })
+      expect(xml, code).toContain(`<vCofins>28.50</vCofins><tpRetPisCofins>${code}</tpRetPisCofins></piscofins>`)
+    }
+    for (const cst of ["49", "99"] as const) {
+      expect(valid({ tax: { federal: federal({ pis: false, cofins: false }, cst) } }).xml).toContain(
+        `<CST>${cst}</CST>`
+      )
+    }
+    // The deprecated boolean still writes 1.
+    const legacy = { pis_cofins: { cst: "01" as const, pis_amount: 618, withheld: true } }
+    expect(valid({ tax: { federal: legacy } }).xml).toContain("<vPis>6.18</vPis><tpRetPisCofins>1</tpRetPisCofins>")
+
+    const { dps, xml } = valid({
+      amounts: computed,
+      tax: { iss: { withheld_by: "taker" }, federal: federal({ pis: true, cofins: true, csll: true }) }
+    })
+    const nfse = buildNfse({
+      signedDpsXml: xml,
+      dps,
+      accessKey: sampleAccessKey,
+      nfseNumber: 1,
+      processedAt: new Date("2026-11-10T14:00:00Z"),
+      tpAmb: 2,
+      issRate: "2.00"
+    })
+    // vTotalRet = 110,00 + 15,00 + 10,00 + 19,00 = 154,00; vLiq = 1.000 - 50 - 154 = 796,00.
+    expect(nfse).toContain("<vISSQN>19.00</vISSQN><vTotalRet>154.00</vTotalRet><vLiq>796.00</vLiq></valores>")
+    expect(noteAmountsOfXml(nfse)).toEqual({
+      unconditional_discount: 5_000,
+      conditional_discount: 0,
+      deductions: 0,
+      benefit_reduction: 0,
+      base: 95_000,
+      iss_rate: "2.00",
+      iss_amount: 1_900,
+      iss_withheld: 1_900,
+      federal_withheld: 13_500,
+      total_withheld: 15_400,
+      net: 79_600
+    })
+    expect(noteFiguresOf(dps, "2.00")).toEqual(noteAmountsOfXml(nfse))
+  })
+
+  it("the local authority refuses an IBS/CBS group the official tables refuse, or before 2026 (E0850), not a later year", () => {
     const reform = (ibsCbs: IbsCbs, competence = realisticDpsInput.competence) =>
       reformRefusals(valid({ competence, ibsCbsXml: buildDpsIbsCbs(ibsCbs) }).dps, "2.00").map((r) => r.code)
     const group: IbsCbs = { operation_indicator: "100301", cst: "000", class_code: "000001" }
@@ -211,8 +314,11 @@ describe("DPS v1.01 tax content", () => {
     // A class of another CST, and one the table does not allow on an NFS-e.
     expect(reform({ ...group, class_code: "200029" })).toEqual(["E0958"])
     expect(reform({ ...group, class_code: "000999" })).toEqual(["E0969"])
-    // 2025 had no IBS/CBS.
-    expect(reform(group, "2025-12-01")).toEqual(["E0980"])
+    // 2025 had no IBS/CBS: the national rule E0850.
+    expect(reform(group, "2025-12-01")).toEqual(["E0850"])
+    // 2027's CBS rate is not published yet, yet the authority knows it: a valid group passes.
+    expect(reform(group, "2027-01-04")).toEqual([])
+    expect(reform(group, "2031-07-01")).toEqual([])
   })
 })
 

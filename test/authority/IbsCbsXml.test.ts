@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import { noteIbsCbsOf } from "../../src/authority/NoteIbsCbs.js"
 import { buildDps } from "../../src/authority/sefin/Dps.js"
 import { readDps } from "../../src/authority/sefin/DpsRead.js"
 import {
@@ -21,6 +22,8 @@ import { nfseElement, parseXml } from "../../src/authority/xml/XmlText.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { decodeIbsCbs, type IbsCbs } from "../../src/domain/IbsCbs.js"
 import { computeIbsCbs, computeIbsCbsForGroup } from "../../src/domain/IbsCbsAmounts.js"
+import { ibsCbsFiguresOf } from "../../src/domain/IbsCbsFigures.js"
+import { standInRatesFor } from "../../src/domain/IbsCbsRates.js"
 import { NFSE_TAX_CLASSES } from "../../src/domain/IbsCbsTables.js"
 import { makePkcs12 } from "../support/certificates.js"
 import { hasXmllint, realisticDpsInput, sampleAccessKey, withXmllint, xmllintValidate } from "../support/NfseXml.js"
@@ -217,6 +220,45 @@ describe("the NFS-e's IBSCBS group", () => {
         "<gIBSMunTot><vIBSMun>0.00</vIBSMun></gIBSMunTot></gIBS><gCBS><vCBS>12.74</vCBS></gCBS></totCIBS></IBSCBS>"
     )
     expect(formatPercent(6000)).toBe("60.00")
+  })
+
+  it("the document's figures are read back from the note: vBC, effective rates, vCBS, vIBSUF, vIBSMun, vIBSTot, vTotNF", () => {
+    const [, group] = groups[0]!
+    const computation = Result.getOrThrow(computeIbsCbsForGroup(group, amounts))
+    const xml = nfseWith(group, buildNfseIbsCbs({ localityCode: "3550308", localityName: "São Paulo", computation }))
+    expect(noteIbsCbsOf(xml)).toEqual({
+      base: 141_525,
+      cbs_rate: "0.90",
+      state_ibs_rate: "0.10",
+      municipal_ibs_rate: "0.00",
+      cbs: 1_274,
+      state_ibs: 142,
+      municipal_ibs: 0,
+      ibs_total: 142,
+      note_total: 150_000
+    })
+    expect(noteIbsCbsOf(xml)).toEqual(ibsCbsFiguresOf(computation))
+    // A note without the group, or no note at all: nothing, never made-up figures.
+    expect(noteIbsCbsOf(nfseWith(group, ""))).toBeUndefined()
+    expect(noteIbsCbsOf("<IBSCBS>")).toBeUndefined()
+  })
+
+  it("a stand-in's 2027 note: the IBS at 0.05 % + 0.05 %, the total with the taxes on top, valid", () => {
+    const [, group] = groups[0]!
+    const later = { ...amounts, competence: "2027-02-01" }
+    const computation = Result.getOrThrow(computeIbsCbsForGroup(group, later, standInRatesFor))
+    const xml = nfseWith(group, buildNfseIbsCbs({ localityCode: "3550308", localityName: "São Paulo", computation }))
+    expect(validateXml("NFSe", xml)).toEqual(Result.void)
+    // 1500.00 − 30.00 ISS (PIS/COFINS no longer deducted) = 1470.00: IBS 0.74 + 0.74 (0.735 each, half-even).
+    expect(noteIbsCbsOf(xml)).toMatchObject({
+      base: 147_000,
+      state_ibs_rate: "0.05",
+      municipal_ibs_rate: "0.05",
+      state_ibs: 74,
+      municipal_ibs: 74,
+      ibs_total: 148,
+      note_total: 150_000 + computation.cbs.amount + 148
+    })
   })
 
   it.skipIf(!hasXmllint)(withXmllint("xmllint accepts the note with the group"), () => {

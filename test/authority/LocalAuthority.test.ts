@@ -14,9 +14,11 @@ import { request as httpsRequest } from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync, gzipSync } from "node:zlib"
+import { noteIbsCbsOf } from "../../src/authority/NoteIbsCbs.js"
 import { buildCancellationRequest } from "../../src/authority/sefin/CancellationEvent.js"
 import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
 import { validateEventRequest } from "../../src/authority/sefin/EventRequest.js"
+import { buildDpsIbsCbs } from "../../src/authority/sefin/IbsCbs.js"
 import { type SignedElement, signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { type LocalAuthority, startLocalAuthority } from "../../tools/local-authority/LocalAuthority.js"
@@ -116,7 +118,8 @@ const cancel = (
   authority: LocalAuthority,
   accessKey: string,
   who: TestPkcs12 = issuer,
-  identity: TestPkcs12 = issuer
+  identity: TestPkcs12 = issuer,
+  alter: (signedXml: string, unsignedXml: string) => string = (signedXml) => signedXml
 ) => {
   const request = buildCancellationRequest({
     tpAmb: 2,
@@ -128,7 +131,9 @@ const cancel = (
   })
   return call(authority, {
     path: `/SefinNacional/nfse/${accessKey}/eventos`,
-    body: JSON.stringify({ pedidoRegistroEventoXmlGZipB64: gzB64(sign(request.xml, "infPedReg", who)) }),
+    body: JSON.stringify({
+      pedidoRegistroEventoXmlGZipB64: gzB64(alter(sign(request.xml, "infPedReg", who), request.xml))
+    }),
     identity
   })
 }
@@ -305,6 +310,18 @@ describe("LocalAuthority happy path", () => {
 })
 
 describe("LocalAuthority refusals", () => {
+  it("authorizes an IBS/CBS group of 2027 (rates the Senate has not fixed) and refuses one of 2025 (E0850)", async () => {
+    const ibsCbsXml = buildDpsIbsCbs({ operation_indicator: "100301", cst: "000", class_code: "000001" })
+    const created = await submit(authority, signedDps({ competence: "2027-01-15", ibsCbsXml }).xml)
+    expect(created.status, JSON.stringify(created.json)).toBe(201)
+    const nfseXml = gunzipB64(created.json.nfseXmlGZipB64)
+    expect(Result.isSuccess(validateXml("NFSe", nfseXml))).toBe(true)
+    expect(nfseXml).toContain("<dCompet>2027-01-15</dCompet>")
+    // The IBS of 2027 by LC 214 art. 344; the CBS at the latest published rate (this stand-in's choice).
+    expect(noteIbsCbsOf(nfseXml)).toMatchObject({ state_ibs_rate: "0.05", municipal_ibs_rate: "0.05" })
+    expectSubmitRefused(await submit(authority, signedDps({ competence: "2025-12-01", ibsCbsXml }).xml), 400, "E0850")
+  })
+
   it("refuses a DPS changed after it was signed (E0714)", async () => {
     const dps = signedDps()
     const tampered = dps.xml.replace("<vServ>1500.00</vServ>", "<vServ>15.00</vServ>")
@@ -314,9 +331,27 @@ describe("LocalAuthority refusals", () => {
     expect(reply.json.idDPS).toBe(dps.id)
   })
 
-  it("refuses an unsigned DPS (E0714)", async () => {
+  it("refuses an unsigned DPS (E0717, Anexo I row 472)", async () => {
     const reply = await submit(authority, buildDps(dpsInput()).xml)
-    expectSubmitRefused(reply, 400, "E0714")
+    expectSubmitRefused(reply, 400, "E0717")
+  })
+
+  it("refuses an event request changed after it was signed (E1980) or unsigned (E1989), as Anexo II says", async () => {
+    const created = await submit(authority, signedDps().xml)
+    const accessKey: string = created.json.chaveAcesso
+    const tampered = await cancel(
+      authority,
+      accessKey,
+      issuer,
+      issuer,
+      (signed) => signed.replace("Erro na emissão da nota fiscal", "Erro na emissão da nota")
+    )
+    expect(tampered.status).toBe(400)
+    expect(tampered.json.erro[0].codigo).toBe("E1980")
+    const unsigned = await cancel(authority, accessKey, issuer, issuer, (_signed, unsignedXml) => unsignedXml)
+    expect(unsigned.status).toBe(400)
+    expect(unsigned.json.erro[0].codigo).toBe("E1989")
+    expect(authority.submissions().find((s) => s.accessKey === accessKey)?.cancellation).toBeNull()
   })
 
   it("refuses a DPS signed with another CNPJ's certificate (400 E0718), and one sent over another CNPJ's TLS certificate (403 E0718)", async () => {
@@ -381,7 +416,7 @@ describe("LocalAuthority refusals", () => {
     expect(badKey.json.erro.codigo).toBe("E2406")
   })
 
-  it("keeps another taxpayer from reading or cancelling a note (403 E2403 / event refusals)", async () => {
+  it("keeps another taxpayer from reading or cancelling a note (403 E2403, E1991 for another signer)", async () => {
     const created = await submit(authority, signedDps().xml)
     const accessKey: string = created.json.chaveAcesso
     const read = await call(authority, { path: `/SefinNacional/nfse/${accessKey}`, identity: other })
@@ -389,11 +424,59 @@ describe("LocalAuthority refusals", () => {
     expect(read.json.erro.codigo).toBe("E2403")
     const foreignSigner = await cancel(authority, accessKey, other, issuer)
     expect(foreignSigner.status).toBe(400)
-    expect(foreignSigner.json.erro[0].codigo).toBe("E0718")
+    expect(foreignSigner.json.erro[0].codigo).toBe("E1991")
     const foreignClient = await cancel(authority, accessKey, issuer, other)
     expect(foreignClient.status).toBe(401)
     expect(foreignClient.json.erro[0].codigo).toBe("E2403")
     expect(authority.submissions().find((s) => s.accessKey === accessKey)?.cancellation).toBeNull()
+  })
+})
+
+describe("LocalAuthority substitution and analysis refusals (Anexo I and II codes)", () => {
+  const substitute = (accessKey: string, overrides: Partial<DpsInput> = {}, who: TestPkcs12 = issuer) =>
+    signedDps(
+      { substitution: { accessKey, reasonCode: "99", reason: "Correção do valor do serviço" }, ...overrides },
+      who
+    )
+
+  it("refuses a substitute for an unknown note (E0044), another issuer's (E0042) or a cancelled one (E0046)", async () => {
+    const created = await submit(authority, signedDps().xml)
+    const accessKey: string = created.json.chaveAcesso
+    const unknown = `${accessKey.slice(0, 40)}${
+      accessKey.slice(40) === "9".repeat(10) ? "0".repeat(10) : "9".repeat(10)
+    }`
+    expectSubmitRefused(await submit(authority, substitute(unknown).xml), 400, "E0044")
+    const otherIssuer = { ...realisticDpsInput.issuer, taxId: "44555666000199" }
+    expectSubmitRefused(
+      await submit(authority, substitute(accessKey, { issuer: otherIssuer }, other).xml, other),
+      400,
+      "E0042"
+    )
+    expect((await cancel(authority, accessKey)).status).toBe(201)
+    expectSubmitRefused(await submit(authority, substitute(accessKey).xml), 400, "E0046")
+  })
+
+  it("refuses an analysis request (e101103) for a note already cancelled with E0848", async () => {
+    const created = await submit(authority, signedDps().xml)
+    const accessKey: string = created.json.chaveAcesso
+    expect((await cancel(authority, accessKey)).status).toBe(201)
+    const analysis = buildCancellationRequest({
+      tpAmb: 2,
+      requestedAt: new Date(Date.now() - 1_000),
+      issuerTaxId: ISSUER_CNPJ,
+      accessKey,
+      reasonCode: 1,
+      reason: "Erro na emissão da nota fiscal",
+      analysis: true
+    })
+    const refused = await call(authority, {
+      path: `/SefinNacional/nfse/${accessKey}/eventos`,
+      body: JSON.stringify({ pedidoRegistroEventoXmlGZipB64: gzB64(sign(analysis.xml, "infPedReg", issuer)) }),
+      identity: issuer
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.json.erro[0].codigo).toBe("E0848")
+    expect(refused.json.erro[0].descricao).toContain("o evento de Cancelamento de NFS-e já está vinculado")
   })
 })
 

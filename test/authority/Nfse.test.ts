@@ -127,8 +127,18 @@ describe("NFS-e v1.01", () => {
         series: "900",
         number: 63,
         emittedAt: "2026-01-15T19:43:39-03:00",
-        competence: "2026-01-15"
-      }
+        competence: "2026-01-15",
+        // The DPS's own values, as the note embeds them: not withheld, nothing federal.
+        amounts: {
+          services: "500.00",
+          issTaxation: "1",
+          issRetention: "1",
+          deductionDocuments: [],
+          totalTaxesKind: "pTotTribSN"
+        }
+      },
+      // A 2026 note without the reform group.
+      ibsCbs: null
     })
   })
 
@@ -220,9 +230,11 @@ describe("NFS-e v1.01", () => {
         series: "1",
         number: 42,
         emittedAt: "2026-11-10T11:30:15-03:00",
-        competence: "2026-11-10"
+        competence: "2026-11-10",
+        amounts: expect.objectContaining({ services: "1500.00", issRetention: "1" })
       },
-      notes: "Pedido de compra 2026/0457"
+      notes: "Pedido de compra 2026/0457",
+      ibsCbs: null
     })
   })
 

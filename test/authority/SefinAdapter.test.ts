@@ -6,90 +6,20 @@
  * credential, replaced when the credential changes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { createServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { gzipSync } from "node:zlib"
 import { withTimeout } from "../../src/authority/Authorities.js"
 import { makeSefinAuthority } from "../../src/authority/sefin/SefinAdapter.js"
-import type { Submission, SubmissionDocument } from "../../src/authority/TaxAuthority.js"
-import { type CredentialMaterial, CredentialVault, NoActiveCredential } from "../../src/credentials/CredentialVault.js"
-import { asId } from "../../src/domain/Ids.js"
 import { type LocalAuthority, localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
 import { localAuthorityKeys } from "../../tools/local-authority/LocalAuthorityKeys.js"
-import { plainAmounts } from "../support/amounts.js"
-import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
 import { missingValues, pdfText } from "../support/DanfseText.js"
 import { cnpj } from "../support/fixtures.js"
-import { registeredIssuer } from "../support/registration.js"
+import { certificateFor, DAY, document, materialOf, submission, TENANT, vaultHolding } from "../support/SefinHarness.js"
 import { hasTool } from "../support/tools.js"
 
 const POPPLER = hasTool("pdftotext")
-
-const TENANT = asId("tenant", "ten_sefin")
-const PASSWORD = "senha"
-const DAY = 86_400_000
-
-const certificateFor = (taxId: string, options: { freshKey?: boolean } = {}) =>
-  makePkcs12({ cn: `EMPRESA ${taxId} LTDA:${taxId}`, cnpjOid: taxId, password: PASSWORD, ...options })
-
-const materialOf = (
-  p12: TestPkcs12,
-  credentialId: string,
-  notAfter = new Date(Date.now() + 365 * DAY)
-): CredentialMaterial => ({
-  credentialId,
-  notAfter,
-  verifiedChain: true,
-  certificatePem: p12.certificatePem,
-  privateKeyPem: Redacted.make(p12.privateKeyPem)
-})
-
-/** A vault whose answer the test changes as it goes (a new upload, none at all). */
-const vaultHolding = (initial: CredentialMaterial | null) => {
-  let current = initial
-  const layer = Layer.mock(CredentialVault, {
-    sealMaterial: () => {
-      throw new Error("not expected")
-    },
-    activeFor: (tenantId) =>
-      current === null
-        ? Effect.fail(new NoActiveCredential({ tenantId, message: "The tenant has no active credential." }))
-        : Effect.succeed(current),
-    signing: (_, at) =>
-      Effect.succeed(
-        current !== null && current.notAfter.getTime() > at.getTime()
-          ? Option.some({ verifiedChain: current.verifiedChain })
-          : Option.none()
-      )
-  })
-  return { layer, set: (material: CredentialMaterial | null) => void (current = material) }
-}
-
-let number = 0
-const document = (issuerTaxId: string, overrides: Partial<SubmissionDocument> = {}): SubmissionDocument => ({
-  environment: "test",
-  issuer: registeredIssuer(issuerTaxId, "Empresa Ltda"),
-  series: "1",
-  number: ++number,
-  issueDate: "2026-11-20",
-  createdAt: new Date(),
-  taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
-  intermediary: null,
-  tax: {},
-  amounts: plainAmounts(100000, "2.00"),
-  notes: null,
-  ...overrides
-})
-
-const submission = (doc: SubmissionDocument): Submission => ({
-  tenantId: TENANT,
-  submissionId: `DPS${doc.service.municipality_code}2${doc.issuer.taxId}${doc.series.padStart(5, "0")}${
-    String(doc.number).padStart(15, "0")
-  }`,
-  document: doc
-})
 
 const adapterOn = (
   local: LocalAuthority,

@@ -21,11 +21,10 @@ import { expectError } from "../support/accounts.js"
 import { missingValues, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
+import { expectSchemaValid, expectSignatureValid, XMLLINT, XMLSEC1 } from "../support/OfficialXml.js"
 import { bytesRequest, rawRequest, type TestDatabase, testDatabases } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
 
-const XMLSEC1 = hasTool("xmlsec1")
-const XMLLINT = hasTool("xmllint")
 const PDFTOTEXT = hasTool("pdftotext")
 
 /** A binary answer that must be there, byte for byte. */
@@ -201,12 +200,40 @@ for (const database of testDatabases) {
               join(dir, "event.xml")
             ], { stdio: "pipe" })
           }
-          expect(local.submissions().find((s) => s.accessKey === accessKey)?.cancellation).toBeTruthy()
+          // The request as sent and the event the authority registered pass the official schemas; the
+          // event's own signature is the authority's, and the request it embeds is still the tenant's.
+          const registered = local.submissions().find((s) => s.accessKey === accessKey)?.cancellation
+          expect(registered).toBeTruthy()
+          const evento = registered!.eventXml
+          expect(evento).toContain("<e101101>")
+          if (XMLLINT) {
+            expectSchemaValid(event.xml!, "pedRegEvento_v1.01.xsd")
+            expectSchemaValid(evento, "evento_v1.01.xsd")
+          }
+          if (XMLSEC1) {
+            expectSignatureValid(evento, { signed: "infEvento", parent: ["evento"], trust: { caPem: local.caPem } })
+            expectSignatureValid(evento, {
+              signed: "infPedReg",
+              parent: ["evento", "infEvento", "pedRegEvento"],
+              trust: { certificatePem: p12.certificatePem }
+            })
+          }
 
           // A cancelled note keeps its files, and they say it is cancelled.
           const afterXml = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
           expect(afterXml.status).toBe(200)
           expect(afterXml.headers["etd-document-status"]).toBe("cancelled")
+          // The cancelled note is still the authority's signed NFS-e, with the tenant's signed DPS inside.
+          expect(afterXml.text).toBe(xml.text)
+          if (XMLLINT) expectSchemaValid(afterXml.text, "NFSe_v1.01.xsd")
+          if (XMLSEC1) {
+            expectSignatureValid(afterXml.text, { signed: "infNFSe", parent: ["NFSe"], trust: { caPem: local.caPem } })
+            expectSignatureValid(afterXml.text, {
+              signed: "infDPS",
+              parent: ["NFSe", "infNFSe", "DPS"],
+              trust: { certificatePem: p12.certificatePem }
+            })
+          }
           if (PDFTOTEXT) {
             const afterPdf = pdfText(yield* bytesOf(token, `/v1/documents/${document.id}/pdf`))
             expect(afterPdf).toContain("NFS-e CANCELADA")
@@ -231,11 +258,11 @@ for (const database of testDatabases) {
           expect(local.received.length).toBe(before)
         }))
 
-      it.effect("what the national schema would refuse is a 400 at acceptance: nothing queued, no number or quota taken", () =>
+      it.effect("what the national schema would refuse is a 400 at acceptance on the caller's field: nothing queued, no number or quota taken", () =>
         Effect.gen(function*() {
           const local = yield* Authority
           const before = local.received.length
-          const { token } = yield* certifiedTenant("esquema")
+          const { owner, token } = yield* certifiedTenant("esquema")
           const base = invoice()
           const emoji = yield* rawRequest("POST", "/v1/documents", {
             token,
@@ -269,7 +296,32 @@ for (const database of testDatabases) {
             path: ["issue_date"],
             message: expect.stringContaining("after today")
           })
-          // Neither took a number: the next document is number 1, and nothing reached the authority.
+          // The same DPS element of another party is that party's field: the intermediary's e-mail
+          // (Latin-1 only in the schema), and the provider's, which comes from the registration.
+          const pathsOf = (answer: { json?: Record<string, unknown> | null }) =>
+            (answer.json?.["issues"] as Array<{ path: Array<string> }>).map((issue) => issue.path.join("."))
+          const latin1Only = "contato@łódź.example"
+          const intermediaryEmail = yield* rawRequest("POST", "/v1/documents", {
+            token,
+            body: { ...base, intermediary: { tax_id: "11444777000161", name: "Agência Ltda", email: latin1Only } }
+          })
+          expectError(intermediaryEmail, 400, "invalid_request")
+          expect(pathsOf(intermediaryEmail)).toEqual(["intermediary.email"])
+          const tenantPath = `/v1/tenants/${owner.tenantId}`
+          const withEmail = yield* rawRequest("PATCH", tenantPath, {
+            token: owner.session,
+            body: { registration: { email: latin1Only } }
+          })
+          expect(withEmail.status, withEmail.text).toBe(200)
+          const providerEmail = yield* rawRequest("POST", "/v1/documents", { token, body: base })
+          expectError(providerEmail, 400, "invalid_request")
+          expect(pathsOf(providerEmail)).toEqual(["registration.email"])
+          const cleared = yield* rawRequest("PATCH", tenantPath, {
+            token: owner.session,
+            body: { registration: { email: null } }
+          })
+          expect(cleared.status, cleared.text).toBe(200)
+          // None took a number: the next document is number 1, and nothing reached the authority.
           const accepted = yield* rawRequest("POST", "/v1/documents", { token, body: base })
           expect(accepted.status, accepted.text).toBe(202)
           expect(accepted.json?.["number"]).toBe(1)

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../load/loadgen.js"
@@ -57,10 +57,12 @@ const startService = async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   output = ""
-  child = spawn(process.execPath, ["dist/main.js"], {
+  // The module log says when the reference page's bundle (Scalar) is loaded.
+  child = spawn(process.execPath, ["--import", "./test/support/moduleLoadLog.ts", "dist/main.js"], {
     cwd: root,
     env: {
       PATH: process.env["PATH"] ?? "",
+      MODULE_LOAD_LOG: "httpApiScalar",
       PORT: String(port),
       DATA_DIR: dataDir,
       TAX_AUTHORITY_SIMULATOR_LATENCY: "0 millis"
@@ -93,7 +95,49 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
+/** The bundle's files a start loads before any dynamic import: dist/main.js and what it imports, transitively. */
+const loadedAtStart = () => {
+  const files = new Set<string>()
+  const visit = (file: string) => {
+    if (files.has(file)) return
+    files.add(file)
+    const text = readFileSync(new URL(`dist/${file}`, root), "utf8")
+    for (const [, target] of text.matchAll(/(?:^|\n)import\s*(?:[^;]*?\sfrom\s*)?"\.\/([^"]+)";/g)) visit(target!)
+  }
+  visit("main.js")
+  return [...files].map((file) => readFileSync(new URL(`dist/${file}`, root), "utf8")).join("\n")
+}
+
 describe("the built service (dist/, as npm start runs it)", () => {
+  it("loads the reference page's Scalar bundle (~9 MiB of heap) on the first request for /docs, not at start", async () => {
+    expect(output).not.toContain("module loaded:")
+    const page = await call("GET", "/docs")
+    expect(page.status).toBe(200)
+    const bundle = /src="(\/docs\/assets\/scalar\.[\w-]+\.js)"/.exec(new TextDecoder().decode(page.raw))
+    expect(bundle).not.toBeNull()
+    expect(output).toMatch(/module loaded: \S*httpApiScalar/)
+    const script = await call("GET", bundle![1]!)
+    expect(script.status).toBe(200)
+    expect(new TextDecoder().decode(script.raw)).toContain("createApiReference")
+  })
+
+  it("npm start sets no heap cap: a burst of large bodies may grow the heap, not stop the process", () => {
+    const start = (JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { scripts: { start: string } })
+      .scripts.start
+    expect(start).toMatch(/^exec node .*dist\/main\.js$/)
+    expect(start).not.toMatch(/--max-old-space-size|--max-heap-size/)
+    // Major collections come sooner instead (docs/operations.md, Memory): RSS < 250 MiB under load.
+    expect(start).toContain("--heap-growing-percent=")
+  })
+
+  it("loads PGlite, ioredis and nodemailer only when its configuration uses them (RSS of an instance)", () => {
+    const eager = loadedAtStart()
+    expect(eager).toContain("@effect/sql-pg")
+    expect(eager).not.toMatch(/from "@electric-sql\/pglite"/)
+    expect(eager).not.toMatch(/from "ioredis"/)
+    expect(eager).not.toContain("node_modules/nodemailer/")
+  })
+
   it("serves the API end to end: certificate upload, issuing, the DANFSe, and a clean stop", async () => {
     const taxId = cnpj()
     const registered = await call("POST", "/v1/auth/register", {

@@ -1,23 +1,29 @@
 /**
- * The published client as an integrator gets it (issue 12): client/ is built and packed, the
+ * The published client as an integrator gets it (issues 12 and 30): client/ is built and packed, the
  * tarball installed into a fresh project outside the repository (`effect` from the registry), a
- * TypeScript consumer type-checked under `--strict`, and plain `node` runs an ESM and a CommonJS
- * script, and the examples of client/README.md as written, against the service listening on a
- * real port in this process.
+ * TypeScript consumer and every example of client/README.md type-checked in a strict project
+ * (`strict`, `exactOptionalPropertyTypes`, `noUncheckedIndexedAccess`, NodeNext), plain `node` runs
+ * an ESM and a CommonJS script and the README's examples as written, against the service listening
+ * on a real port in this process (its mail to a test mailbox, its webhooks to a local receiver); the
+ * examples, between them, call every method the README lists; and `npm publish --dry-run` of
+ * client/ is clean.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { afterAll, expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { makeApp } from "../../src/App.js"
 import { createClient, Redacted } from "../../src/client/index.js"
+import { makePkcs12 } from "../support/certificates.js"
 import { cnpj, PASSWORD, uniqueEmail } from "../support/fixtures.js"
+import { type Mailbox, mailSettings, TestMailbox } from "../support/Mailbox.js"
 import { completeRegistration } from "../support/registration.js"
 import { databaseLayer, testConfig } from "../support/TestApp.js"
 
@@ -36,7 +42,44 @@ const run = (command: string, args: ReadonlyArray<string>, options: { cwd: strin
     })
   })
 
-const node = (cwd: string, file: string, env: Record<string, string>) => run(process.execPath, [file], { cwd, env })
+const node = (cwd: string, file: string, env: Record<string, string>, flags: ReadonlyArray<string> = []) =>
+  run(process.execPath, [...flags, file], { cwd, env })
+
+/**
+ * Loaded before a README example (`node --import`): every request the client sends, with the
+ * status it got, is appended to ETD_CALLS_FILE. Both clients go through the global fetch.
+ */
+const callRecorder = `import { appendFileSync } from "node:fs"
+const send = globalThis.fetch
+globalThis.fetch = async (input, init) => {
+  const method = init?.method ?? (input instanceof Request ? input.method : "GET")
+  const url = new URL(input instanceof Request ? input.url : String(input))
+  const response = await send(input, init)
+  appendFileSync(process.env.ETD_CALLS_FILE, \`\${method.toUpperCase()} \${url.pathname} \${response.status}\\n\`)
+  return response
+}
+`
+
+/** README method rows: the method, and a pattern of the paths its request line matches. */
+const readmeMethods = (): ReadonlyArray<{ method: string; verb: string; path: RegExp }> => {
+  const readme = readFileSync(join(root, "client/README.md"), "utf8")
+  return [...readme.matchAll(/^\| `([a-zA-Z]+\.[a-zA-Z]+)` \| [^|]* \| `([A-Z]+) (\/\S*)` \|/gm)].map((m) => ({
+    method: m[1]!,
+    verb: m[2]!,
+    path: new RegExp(`^${m[3]!.replace(/:[a-zA-Z]+/g, "[^/]+")}$`)
+  }))
+}
+
+/** Each recorded request (`POST /v1/auth/login 200`) named by the README method whose request it is. */
+const calledMethods = (recorded: string) => {
+  const methods = readmeMethods()
+  return recorded.trim().split("\n").map((line) => {
+    const [verb, path, status] = line.split(" ")
+    const matching = methods.filter((candidate) => candidate.verb === verb && candidate.path.test(path!))
+    if (matching.length !== 1) throw new Error(`${line}: ${matching.length} README methods match`)
+    return { method: matching[0]!.method, status: Number(status) }
+  })
+}
 
 /** The flow every script runs; `header` imports the client the way its module system does. */
 const flowBody = `
@@ -89,14 +132,15 @@ console.log(JSON.stringify({
   issued: { id: issued.id, status: issued.status, tax_id: issued.taker?.tax_id, created_at_is_date: issued.created_at instanceof Date },
   read: { id: read.id, tax_id: read.taker?.tax_id, iss_amount: read.amounts.iss_amount },
   notFound: { instance: missing instanceof NotFound, code: missing instanceof NotFound ? missing.code : null },
-  parseError: { instance: refused instanceof ParseError, tag: refused instanceof ParseError ? refused._tag : null },
+  invalidArgument: { instance: refused instanceof InvalidArgument, code: refused instanceof InvalidArgument ? refused.code : null, path: refused instanceof InvalidArgument ? refused.issues.map((issue) => issue.path.join(".")) : null },
   requestError: { instance: unreachable instanceof RequestError, reason: unreachable instanceof RequestError ? unreachable.reason._tag : null }
 }))
 `
 
-const esmFlow = `import { createClient, NotFound, ParseError, Redacted, RequestError } from "@etd/client"\n${flowBody}`
+const esmFlow =
+  `import { createClient, InvalidArgument, NotFound, Redacted, RequestError } from "@etd/client"\n${flowBody}`
 const cjsFlow = `"use strict"
-const { createClient, NotFound, ParseError, Redacted, RequestError } = require("@etd/client")
+const { createClient, InvalidArgument, NotFound, Redacted, RequestError } = require("@etd/client")
 ;(async () => {
 ${flowBody}
 })().catch((error) => { console.error(error); process.exitCode = 1 })
@@ -107,7 +151,7 @@ ${flowBody}
  * and what the declarations must refuse.
  */
 const typedConsumer =
-  `import { createClient, NotFound, ParseError, Redacted, RequestError, type PromiseClient } from "@etd/client"
+  `import { createClient, InvalidArgument, NotFound, Redacted, RequestError, type PromiseClient } from "@etd/client"
 ${
     flowBody
       .replace("const invoice = (taxId) =>", "const invoice = (taxId: string) =>")
@@ -127,13 +171,34 @@ const typed: PromiseClient = etd
 export { cents, status, typed, unknownStatus }
 `
 
-/** The code blocks of client/README.md marked \`<!-- consumer-test: name -->\`. */
+/**
+ * Every TypeScript block of client/README.md, each named by the \`<!-- consumer-test: name -->\` line
+ * above it: a block without one is refused, so none escapes the type check and the run.
+ */
 const readmeExamples = (): ReadonlyArray<{ name: string; code: string }> => {
   const readme = readFileSync(join(root, "client/README.md"), "utf8")
-  return [...readme.matchAll(/<!-- consumer-test: ([a-z-]+) -->\n```ts\n([\s\S]*?)```/g)].map((m) => ({
-    name: m[1]!,
-    code: m[2]!
-  }))
+  const blocks = [...readme.matchAll(/(?:<!-- consumer-test: ([a-z-]+) -->\n)?```ts\n([\s\S]*?)```/g)]
+  const unnamed = blocks.filter((m) => m[1] === undefined).map((m) => m[2]!.split("\n")[0])
+  if (unnamed.length > 0) {
+    throw new Error(`client/README.md: TypeScript blocks without a consumer-test name: ${unnamed}`)
+  }
+  return blocks.map((m) => ({ name: m[1]!, code: m[2]! }))
+}
+
+/** What an integrator's strict project sets: the examples must check under it. */
+const strictTsconfig = {
+  compilerOptions: {
+    target: "es2022",
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    noEmit: true,
+    types: ["node"],
+    typeRoots: [join(root, "node_modules/@types")]
+  },
+  include: ["*.mts"]
 }
 
 /** Formatted as printed on documents: 11.222.333/0001-81. */
@@ -144,6 +209,11 @@ interface Consumer {
   readonly dir: string
   readonly packages: ReadonlyArray<string>
   readonly bytes: number
+  /**
+   * The strict type check of the project, started once it is written: it runs while the scripts run
+   * (it needs none of them), and the test that asserts it comes last.
+   */
+  readonly typeCheck: Promise<string>
 }
 
 let consumer: Promise<Consumer> | undefined
@@ -156,6 +226,7 @@ const prepareConsumer = (): Promise<Consumer> => {
     const packed = await run("npm", ["pack", join(root, "client"), "--pack-destination", dir, "--json"], { cwd: dir })
     const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }]
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "etd-client-consumer", private: true }, null, 2))
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(strictTsconfig, null, 2))
     await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(dir, filename)], { cwd: dir })
     const modules = join(dir, "node_modules")
     const packages = readdirSync(modules).filter((name) => !name.startsWith(".")).flatMap((name) =>
@@ -168,17 +239,60 @@ const prepareConsumer = (): Promise<Consumer> => {
     writeFileSync(join(dir, "flow.mjs"), esmFlow)
     writeFileSync(join(dir, "flow.cjs"), cjsFlow)
     writeFileSync(join(dir, "consumer.mts"), typedConsumer)
+    writeFileSync(join(dir, "record-calls.mjs"), callRecorder)
     for (const example of readmeExamples()) {
       writeFileSync(join(dir, `readme-${example.name}.mts`), example.code)
-      writeFileSync(join(dir, `readme-${example.name}.mjs`), example.code)
     }
-    return { dir, packages, bytes: size(modules) }
+    const typeCheck = run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", dir], { cwd: dir })
+      .then(() => "ok", (error: Error) => error.message)
+    return { dir, packages, bytes: size(modules), typeCheck }
   })()
   return consumer
 }
 
-const app = makeApp(testConfig(), databaseLayer("embedded")).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
+/** The service on a real port, its mail to a test mailbox, its webhooks allowed to this machine's receiver. */
+const app = Layer.unwrap(Effect.map(TestMailbox, (mailbox) =>
+  makeApp(
+    testConfig({
+      mail: mailSettings(mailbox.url),
+      webhooks: {
+        allowPrivateTargets: true,
+        timeout: Duration.seconds(10),
+        concurrency: 4,
+        pollInterval: Duration.millis(50),
+        lease: Duration.seconds(60)
+      }
+    }),
+    databaseLayer("embedded")
+  ))).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })),
+    Layer.provideMerge(TestMailbox.layer)
+  )
+
+/** The token at the end of the latest link to `path` mailed to `to`, once `count` such mails arrived. */
+const latestLink = (mailbox: Mailbox, to: string, path: string, count: number) => {
+  const links = () => mailbox.to(to).map(mailbox.linkIn).filter((link) => link.includes(`/#/${path}/`))
+  return Effect.map(
+    mailbox.waitFor(to, () => links().length >= count),
+    () => links().at(-1)!.slice(links().at(-1)!.lastIndexOf("/") + 1)
+  )
+}
+
+/** A webhook receiver on this machine that accepts every delivery; closed with the scope. */
+const webhookReceiver = Effect.acquireRelease(
+  Effect.callback<{ url: string; received: () => number; server: Server }>((resume) => {
+    let received = 0
+    const server = createServer((request, response) => {
+      received++
+      request.resume()
+      request.on("end", () => response.writeHead(204).end())
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      resume(Effect.succeed({ url: `http://127.0.0.1:${port}/etd`, received: () => received, server }))
+    })
+  }),
+  ({ server }) => Effect.callback<void>((done) => void server.close(() => done(Effect.void)))
 )
 
 const baseUrl = Effect.map(
@@ -199,7 +313,7 @@ const expectFlow = (stdout: string) => {
   expect(result.issued).toMatchObject({ status: "queued", tax_id: "52998224725", created_at_is_date: true })
   expect(result.read).toEqual({ id: result.issued.id, tax_id: "52998224725", iss_amount: 3000 })
   expect(result.notFound).toEqual({ instance: true, code: "not_found" })
-  expect(result.parseError).toEqual({ instance: true, tag: "SchemaError" })
+  expect(result.invalidArgument).toEqual({ instance: true, code: "invalid_argument", path: ["payload.taker.tax_id"] })
   expect(result.requestError).toEqual({ instance: true, reason: "TransportError" })
 }
 
@@ -226,31 +340,45 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
       expect(files).toEqual(expect.arrayContaining(["index.js", "index.cjs", "types"]))
     }), PREPARE_TIMEOUT)
 
-  it.effect("type-checks a consumer under --strict, the README's examples included", () =>
-    Effect.gen(function*() {
-      const { dir } = yield* Effect.promise(prepareConsumer)
-      const sources = readdirSync(dir).filter((file) => file.endsWith(".mts"))
-      expect(sources.length).toBeGreaterThanOrEqual(3)
-      const result = yield* Effect.promise(() =>
-        run(process.execPath, [
-          join(root, "node_modules/typescript/bin/tsc"),
-          "--strict",
-          "--noEmit",
-          "--target",
-          "es2022",
-          "--module",
-          "nodenext",
-          "--moduleResolution",
-          "nodenext",
-          "--types",
-          "node",
-          "--typeRoots",
-          join(root, "node_modules/@types"),
-          ...sources
-        ], { cwd: dir }).then(() => "ok", (error: Error) => error.message)
-      )
-      expect(result).toBe("ok")
-    }), PREPARE_TIMEOUT)
+  it.effect(
+    "npm publish --dry-run: no warning; only the builds, the declarations and the README",
+    () =>
+      Effect.gen(function*() {
+        const { dir } = yield* Effect.promise(prepareConsumer)
+        // A token for the registry, so that npm does not warn about publishing while logged out.
+        const userconfig = join(dir, "publish.npmrc")
+        writeFileSync(userconfig, "//registry.npmjs.org/:_authToken=dry-run\n")
+        const { stderr, stdout } = yield* Effect.promise(() =>
+          run("npm", ["publish", "--dry-run", "--json", "--userconfig", userconfig, "--update-notifier=false"], {
+            cwd: join(root, "client")
+          })
+        )
+        expect(stderr.split("\n").filter((line) => /^npm (warn|error)/.test(line))).toEqual([])
+        const report = (JSON.parse(stdout) as Record<string, { id: string; files: ReadonlyArray<{ path: string }> }>)[
+          "@etd/client"
+        ]!
+        const service = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+        expect(report.id).toBe(`@etd/client@${service.version}`)
+        const paths = report.files.map((file) => file.path)
+        expect(paths.filter((path) => !/^dist\/(index\.(js|cjs)|types\/.+\.d\.ts)$/.test(path)).sort()).toEqual([
+          "README.md",
+          "package.json"
+        ])
+        expect(paths).toEqual(
+          expect.arrayContaining(["dist/types/client/index.d.ts", "dist/types/client/Arguments.d.ts"])
+        )
+        const manifest = JSON.parse(readFileSync(join(root, "client/package.json"), "utf8"))
+        expect(manifest).toMatchObject({
+          license: "UNLICENSED",
+          types: "./dist/types/client/index.d.ts",
+          exports: {
+            ".": { types: "./dist/types/client/index.d.ts", import: "./dist/index.js", require: "./dist/index.cjs" }
+          }
+        })
+        expect(manifest.private).toBeUndefined()
+      }),
+    PREPARE_TIMEOUT
+  )
 
   it.effect("ESM: plain node imports the package and calls the service", () =>
     Effect.gen(function*() {
@@ -268,44 +396,163 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
       expectFlow(stdout)
     }), PREPARE_TIMEOUT)
 
-  it.effect("the README's examples run as written", () =>
-    Effect.gen(function*() {
-      const { dir } = yield* Effect.promise(prepareConsumer)
-      expect(readmeExamples().map((example) => example.name)).toEqual(["promise", "effect"])
-      const url = yield* baseUrl
-      // The examples take an API key from the environment: a tenant and a test key for them.
-      const apiKey = yield* Effect.promise(async () => {
+  it.effect(
+    "the README's examples run as written, and call every method the README lists",
+    () =>
+      Effect.gen(function*() {
+        const { dir } = yield* Effect.promise(prepareConsumer)
+        expect(readmeExamples().map((example) => example.name)).toEqual([
+          "promise",
+          "retentions",
+          "login",
+          "tenant",
+          "effect",
+          "account",
+          "links",
+          "team",
+          "corrections",
+          "webhooks",
+          "credentials",
+          "lists",
+          "files"
+        ])
+        const url = yield* baseUrl
+        const mailbox = yield* TestMailbox
+        const receiver = yield* webhookReceiver
+        // The examples take their credentials from the environment: a tenant, its owner and a test key.
         const email = uniqueEmail("readme")
-        const anonymous = createClient({ baseUrl: url })
-        const { tenant } = await anonymous.auth.register({
-          payload: { email, password: Redacted.make(PASSWORD), tenant: { name: "Readme Ltda", tax_id: cnpj() } }
+        const { apiKey, invitationEmail, tenantId } = yield* Effect.promise(async () => {
+          const anonymous = createClient({ baseUrl: url })
+          const { tenant } = await anonymous.auth.register({
+            payload: { email, password: Redacted.make(PASSWORD), tenant: { name: "Readme Ltda", tax_id: cnpj() } }
+          })
+          const { token } = await anonymous.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
+          const owner = createClient({ baseUrl: url, token })
+          await owner.tenants.update({
+            params: { tenantId: tenant!.id },
+            payload: { registration: completeRegistration }
+          })
+          const created = await owner.apiKeys.create({
+            params: { tenantId: tenant!.id },
+            payload: {
+              name: "readme",
+              environment: "test",
+              scopes: ["documents:read", "documents:write", "documents:cancel", "webhooks:read", "webhooks:write"]
+            }
+          })
+          // The invitation whose link the "links" example follows.
+          const invited = uniqueEmail("invited")
+          await owner.invitations.create({
+            params: { tenantId: tenant!.id },
+            payload: { email: invited, role: "developer" }
+          })
+          return { apiKey: created.token, invitationEmail: invited, tenantId: tenant!.id }
         })
-        const { token } = await anonymous.auth.login({ payload: { email, password: Redacted.make(PASSWORD) } })
-        await createClient({ baseUrl: url, token }).tenants.update({
-          params: { tenantId: tenant!.id },
-          payload: { registration: completeRegistration }
+        const callsFile = join(dir, "calls.log")
+        rmSync(callsFile, { force: true })
+        const env = {
+          ETD_BASE_URL: url,
+          ETD_API_KEY: apiKey,
+          ETD_TENANT_ID: tenantId,
+          ETD_EMAIL: email,
+          ETD_PASSWORD: PASSWORD,
+          ETD_CALLS_FILE: callsFile
+        }
+        // Node runs the TypeScript as written (type stripping), as the README's reader may.
+        const example = (name: string, overrides: Record<string, string> = {}) =>
+          Effect.promise(() =>
+            node(dir, `readme-${name}.mts`, { ...env, ...overrides }, ["--import", "./record-calls.mjs"])
+          )
+        const promise = yield* example("promise")
+        expect(promise.stdout).toMatch(/^doc_[0-9a-z]{26} queued 52998224725\norder-1042 3000\n$/)
+        expect(promise.stderr.trim()).toBe("not_found")
+        expect((yield* example("effect")).stdout).toBe("1 documents\n")
+        expect((yield* example("effect", { ETD_API_KEY: `etd_test_${"a".repeat(32)}` })).stdout).toBe("invalid key\n")
+        expect((yield* example("lists")).stdout).toBe("1 documents\n")
+        const files = yield* example("files")
+        expect(files.stdout).toMatch(/^NFSe-[0-9]{50}\.pdf authorized true true\n$/)
+        expect((yield* example("login")).stdout).toBe(`${email} 1 1\n`)
+        expect((yield* example("tenant")).stdout).toBe("Readme Ltda 1 1 authorized 0 0 7\n")
+
+        // A second person: registers with a tenant of her own, then follows the links of her e-mails.
+        const bia = { email: uniqueEmail("bia"), cnpj: cnpj(), password: `${PASSWORD} renewed` }
+        const account = yield* example("account", { ETD_EMAIL: bia.email, ETD_CNPJ: formattedCnpj(bia.cnpj) })
+        expect(account.stdout).toBe("ok ok false Bia Serviços Ltda me_epp\n")
+        // The resent verification link (the first one no longer works), the reset link, the invitation.
+        const verification = yield* latestLink(mailbox, bia.email, "verify-email", 2)
+        const reset = yield* latestLink(mailbox, bia.email, "reset-password", 1)
+        const invitation = yield* latestLink(mailbox, invitationEmail, "invitation", 1)
+        const links = yield* example("links", {
+          ETD_VERIFICATION_TOKEN: verification,
+          ETD_RESET_TOKEN: reset,
+          ETD_INVITATION_TOKEN: invitation,
+          ETD_NEW_PASSWORD: bia.password
         })
-        const created = await createClient({ baseUrl: url, token }).apiKeys.create({
-          params: { tenantId: tenant!.id },
-          payload: { name: "readme", environment: "test", scopes: ["documents:read", "documents:write"] }
+        expect(links.stdout).toBe("false developer Readme Ltda true\n")
+        expect((yield* example("team", { ETD_MEMBER_EMAIL: bia.email, ETD_MEMBER_PASSWORD: bia.password })).stdout)
+          .toBe(
+            "declined developer admin\n"
+          )
+        expect((yield* example("corrections")).stdout).toBe(
+          "authorized true true true cancel_requested authorized cancel_requested\n"
+        )
+        expect((yield* example("webhooks", { ETD_WEBHOOK_URL: receiver.url })).stdout).toBe(
+          "true document.authorized true 0 true false true\n"
+        )
+        expect(receiver.received()).toBeGreaterThanOrEqual(2)
+        // Bia's own tenant takes the certificate of her CNPJ.
+        const pfxPassword = "pfx password"
+        const pfxFile = join(dir, "bia.pfx")
+        writeFileSync(
+          pfxFile,
+          makePkcs12({ cn: `BIA SERVICOS LTDA:${bia.cnpj}`, cnpjOid: bia.cnpj, password: pfxPassword }).pfx
+        )
+        const credentials = yield* example("credentials", {
+          ETD_EMAIL: bia.email,
+          ETD_PASSWORD: bia.password,
+          ETD_PFX_FILE: pfxFile,
+          ETD_PFX_PASSWORD: pfxPassword
         })
-        return created.token
-      })
-      const env = { ETD_BASE_URL: url, ETD_API_KEY: apiKey }
-      const promise = yield* Effect.promise(() => node(dir, "readme-promise.mjs", env))
-      expect(promise.stdout).toMatch(/^doc_[0-9a-z]{26} queued 52998224725\norder-1042 3000\n$/)
-      expect(promise.stderr.trim()).toBe("not_found")
-      const effect = yield* Effect.promise(() => node(dir, "readme-effect.mjs", env))
-      expect(effect.stdout).toBe("1 documents\n")
-      const invalid = yield* Effect.promise(() =>
-        node(dir, "readme-effect.mjs", { ...env, ETD_API_KEY: `etd_test_${"a".repeat(32)}` })
-      )
-      expect(invalid.stdout).toBe("invalid key\n")
-    }), PREPARE_TIMEOUT)
+        expect(credentials.stdout).toBe("true active true\n")
+        // Last, so the examples above count the documents they expect: the B2B note's computation.
+        expect((yield* example("retentions")).stdout).toMatch(/^PO-2026-0457 990000 19800 [1-9][0-9]* [1-9][0-9]*\n$/)
+
+        // Every method the README lists was called by its examples, and answered as they expect: a
+        // success, but for the failures the examples show on purpose.
+        const calls = calledMethods(readFileSync(callsFile, "utf8"))
+        const listed = readmeMethods().map((row) => row.method)
+        expect(listed.length).toBeGreaterThan(50)
+        expect([...new Set(calls.map((call) => call.method))].sort()).toEqual([...listed].sort())
+        for (const method of listed) {
+          const succeeded = calls.some((call) => call.method === method && call.status >= 200 && call.status < 300)
+          expect({ method, succeeded }).toEqual({ method, succeeded: method !== "billing.paymentProviderWebhook" })
+        }
+        expect(calls.filter((call) => call.status >= 300)).toEqual([
+          { method: "documents.getForKey", status: 404 },
+          { method: "documents.listForKey", status: 401 },
+          { method: "billing.paymentProviderWebhook", status: 401 }
+        ])
+      }).pipe(Effect.scoped),
+    PREPARE_TIMEOUT
+  )
+
+  it.effect(
+    "type-checks a consumer in a strict project, every example of the README included",
+    () =>
+      Effect.gen(function*() {
+        const { dir, typeCheck } = yield* Effect.promise(prepareConsumer)
+        const sources = readdirSync(dir).filter((file) => file.endsWith(".mts"))
+        expect(sources).toEqual(expect.arrayContaining(readmeExamples().map((example) => `readme-${example.name}.mts`)))
+        expect(yield* Effect.promise(() => typeCheck)).toBe("ok")
+      }),
+    PREPARE_TIMEOUT
+  )
 })
 
 // The consumer project is a temporary directory: removed when the file's tests are done.
 afterAll(async () => {
   const prepared = await consumer?.catch(() => undefined)
-  if (prepared !== undefined) rmSync(prepared.dir, { recursive: true, force: true })
+  if (prepared === undefined) return
+  await prepared.typeCheck
+  rmSync(prepared.dir, { recursive: true, force: true })
 })

@@ -53,6 +53,7 @@ const setup = (
                 verified: false,
                 registration: emptyRegistration,
                 simplesNacional: "not_opted" as const,
+                noteMailEnabled: true,
                 taxIdVerifiedByAnother: false
               })
           )

@@ -195,6 +195,31 @@ describe.runIf(hasChromium)("dashboard frame", () => {
     expect(problems()).toEqual([])
   })
 
+  it("follows an address changed while the signed-in screen first appears", async () => {
+    const { page, problems } = await run.open()
+    const person = newPerson("early-link")
+    await registerByApi(run, person)
+    await page.getByLabel("Email").fill(person.email)
+    await page.getByLabel(/^Password/).fill(person.password)
+    // The address changes in the very task that renders the frame, before the page's effects run
+    // (a link followed at once, a test's navigation): the screen must still follow it.
+    await page.evaluate(() =>
+      new Promise<void>((resolve) => {
+        const observer = new MutationObserver(() => {
+          if (document.querySelector("nav") === null) return
+          observer.disconnect()
+          location.hash = "#/keys"
+          resolve()
+        })
+        observer.observe(document.body, { childList: true, subtree: true })
+        const buttons = [...document.querySelectorAll("button")].filter((button) => button.textContent === "Sign in")
+        buttons[buttons.length - 1]!.click()
+      })
+    )
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor({ timeout: 10_000 })
+    expect(problems()).toEqual([])
+  })
+
   it("refuses a wrong password with a message that does not say which part was wrong", async () => {
     const { page, problems } = await run.open()
     const person = newPerson("wrongpassword")

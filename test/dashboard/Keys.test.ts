@@ -88,8 +88,9 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     const row = rowOf(page, "billing backend")
     await row.getByText("active").waitFor()
     expect(await row.getByRole("cell").allInnerTexts()).toEqual(
-      expect.arrayContaining(["test", "documents:read\ndocuments:write", `etd_test_…${token.slice(-4)}`, "never"])
+      expect.arrayContaining(["test", "documents:read\ndocuments:write", "never"])
     )
+    expect(await row.getByText(`etd_test_…${token.slice(-4)}`, { exact: true }).count()).toBe(1)
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("keys-list")
 
@@ -122,7 +123,7 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     await old.getByText("expired").waitFor()
     await old.getByText("Replaced by billing backend").waitFor()
     expect(await old.getAttribute("class")).toContain("inactive")
-    expect(await old.getByRole("button").count()).toBe(0)
+    expect(await old.getByRole("button").filter({ hasNotText: "Copy" }).count()).toBe(0)
     const current = rowOf(page, "billing backend", 0)
     await current.getByText("active").waitFor()
 
@@ -308,7 +309,8 @@ describe.runIf(hasChromium)("dashboard: API keys", () => {
     await rotate.getByRole("alert").filter({ hasText: "Esta chave não está mais ativa" }).waitFor()
     await rotate.getByRole("button", { name: "Cancelar" }).click()
     await row.getByText("revogada").waitFor()
-    expect(await row.getByRole("button").count()).toBe(0)
+    // Only the copy buttons are left: nothing that would change the key.
+    expect(await row.getByRole("button").filter({ hasNotText: "Copiar" }).count()).toBe(0)
     expect(problems()).toEqual([])
   })
 })

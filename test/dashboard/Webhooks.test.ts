@@ -252,6 +252,10 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     expect(await attempts.getByRole("row").count()).toBe(2) // header + one attempt
     expect(await attempts.getByRole("cell", { name: "200", exact: true }).count()).toBe(1)
     expect(await attempts.locator("pre").textContent()).toBe("thanks, received")
+    // What was sent, as the receiver got it, and a link to the document it is about.
+    expect(JSON.parse((await page.locator("pre.webhook-payload").textContent())!)).toEqual(event)
+    const documentLink = page.getByRole("link", { name: "Open document" })
+    expect(await documentLink.getAttribute("href")).toBe(`#/documents/${issued.id}`)
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("webhook-detail")
 
@@ -262,6 +266,9 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     expect(verify(secret, again).id).toBe(eventId)
     await refreshUntil(page, attempts.getByRole("row").nth(2), "the replay's attempt")
     expect(await attempts.getByRole("cell", { name: "200", exact: true }).count()).toBe(2)
+    await documentLink.click()
+    await page.getByRole("heading", { level: 1, name: `Document no. ${issued.number}, series ${issued.series}` })
+      .waitFor()
     expect(watched.problems()).toEqual([])
   })
 
@@ -308,8 +315,29 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     await attempts.waitFor()
     expect(await attempts.getByRole("cell", { name: "500", exact: true }).first().isVisible()).toBe(true)
     expect(await attempts.locator("pre").first().textContent()).toBe("failing on purpose")
+    // Every delivery sent failed: the endpoint shows as failing, in words, not by colour alone.
+    const copied = () => page.evaluate(() => navigator.clipboard.readText())
+    await page.getByRole("button", { name: "Copy the delivery id" }).click()
+    const deliveries = await run.api(owner.session).webhooks.listDeliveries({
+      params: { tenantId: owner.tenantId, endpointId: failingEndpointId },
+      query: {}
+    })
+    await expect.poll(copied).toBe(deliveries.data.find((listed) => listed.event_id === eventId)?.id)
+    await deliveryRow.getByRole("button", { name: `Copy the event id ${eventId}` }).click()
+    await expect.poll(copied).toBe(eventId)
+    await page.reload()
+    const status = page.getByRole("definition").filter({ hasText: /^(Enabled|Failing)/ })
+    await status.waitFor()
+    expect(await status.locator(".badge.bad").textContent()).toBe("Failing")
+    expect(await status.textContent()).toMatch(/failed deliveries in a row: [1-9]/)
+    await page.getByRole("button", { name: "Copy the endpoint id" }).click()
+    await expect.poll(copied).toBe(failingEndpointId)
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("webhook-detail-failing")
+    await page.getByRole("link", { name: "All endpoints" }).click()
+    const failingRow = page.getByRole("row").filter({ hasText: failing.url })
+    await failingRow.getByText("Failing", { exact: true }).waitFor()
+    expect(await page.getByRole("row").filter({ hasText: ok.url }).getByText("Failing").count()).toBe(0)
 
     // The same page at phone width, in Portuguese: the tables become cards, nothing overflows.
     const phone = await run.open({ phone: true, lang: "pt" })
@@ -321,6 +349,7 @@ describe.runIf(hasChromium)("dashboard webhooks", () => {
     await phoneRow.getByRole("button", { name: "Ver tentativas" }).click()
     await phone.page.getByRole("table", { name: "Tentativas, da primeira à última" }).waitFor()
     await phone.page.getByRole("heading", { name: "Entregas" }).waitFor()
+    expect(await phone.page.getByRole("definition").locator(".badge.bad").textContent()).toBe("Com falhas")
     // Nothing is wider than the screen, and no table needs sideways scrolling to be read.
     const overflowing = await phone.page.evaluate(() =>
       [document.documentElement, ...document.querySelectorAll(".table-wrap")]

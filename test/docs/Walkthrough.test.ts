@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { appConfig } from "../../src/Config.js"
+import { serviceNodeFlags } from "../load/children.js"
 import { freePort } from "../load/loadgen.js"
 import { hasTool } from "../support/tools.js"
 import { walkthroughBlocks } from "./markdown.js"
@@ -58,12 +59,7 @@ const startService = async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   serviceOutput = ""
-  const child = spawn(process.execPath, [
-    "--min-semi-space-size=16",
-    "--max-semi-space-size=16",
-    "--no-wasm-code-gc",
-    "dist/main.js"
-  ], {
+  const child = spawn(process.execPath, [...serviceNodeFlags, "dist/main.js"], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"]

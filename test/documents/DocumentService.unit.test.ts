@@ -12,6 +12,7 @@ import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService } from "../../src/documents/DocumentService.js"
 import { Idempotency } from "../../src/documents/Idempotency.js"
 import { IssuanceQueue, type NewIssuanceJob } from "../../src/documents/IssuanceQueue.js"
+import { NoteFileRepo } from "../../src/documents/NoteFileRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
@@ -57,6 +58,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
             verified: false,
             registration: completeRegistration,
             simplesNacional: "not_opted" as const,
+            noteMailEnabled: true,
             taxIdVerifiedByAnother: false,
             ...tenant
           })
@@ -65,15 +67,22 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
     Layer.mock(DocumentRepo, {
       takeQuota: () => Effect.sync(() => calls.push("takeQuota")).pipe(Effect.as(Option.some(1))),
       // The number, the document and its jobs: one statement.
-      accept: () => Effect.sync(() => calls.push("accept")).pipe(Effect.as({ number: 42, submissionId: "SUB-42" }))
+      accept: () =>
+        Effect.sync(() => calls.push("accept")).pipe(Effect.as(Option.some({ number: 42, submissionId: "SUB-42" })))
     }),
+    Layer.mock(NoteFileRepo, {}),
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
       holding: () => Statement.fragment([]),
-      enqueueing: (jobs) => {
-        enqueued.push(...jobs)
-        return { insert: Statement.fragment([]), channel: "etd_document_jobs" }
+      ending: () => Statement.fragment([]),
+      enqueueing: (job) => {
+        enqueued.push(job)
+        return {
+          insert: Statement.fragment([]),
+          insertWhen: () => Statement.fragment([]),
+          channel: "etd_document_jobs"
+        }
       }
     }),
     // Both environments on the simulator: no certificate needed.
@@ -82,7 +91,12 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       TaxAuthorities.fromEach({ live: acceptingAll("production"), test: acceptingAll("homologation") })
     ),
     // These tests send no Idempotency-Key.
-    Layer.mock(Idempotency, { hold: () => (effect) => effect }),
+    Layer.mock(Idempotency, {
+      hold: () => (effect) => effect,
+      answering: () => {
+        throw new Error("no Idempotency-Key, no stored answer")
+      }
+    }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })
   )
   const layer = DocumentService.layerNoDeps.pipe(Layer.provide([mocks, Transaction.layerTest]))

@@ -234,10 +234,15 @@ for (const database of testDatabases) {
             amounts: { ...queued.amounts, source: "note" }
           })
           expect(done.authority?.amounts).toEqual({
+            unconditional_discount: 0,
+            conditional_discount: 0,
             deductions: 0,
+            benefit_reduction: 0,
             base: 150000,
             iss_rate: "2.00",
             iss_amount: 3000,
+            iss_withheld: 0,
+            federal_withheld: 0,
             total_withheld: 0,
             net: 150000
           })

@@ -2,7 +2,7 @@
  * The Idempotency-Key claim itself: claims, replays, reuse, and the fence that keeps a request
  * whose claim was taken over (it looked dead) from storing an answer.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -20,6 +20,13 @@ const newTenant = Effect.gen(function*() {
   yield* sql`INSERT INTO tenants (id, name, tax_id, monthly_quota, created_at)
              VALUES (${id}, ${"T"}, ${cnpj()}, ${10}, ${new Date(START)})`
   return id
+})
+
+// Stored keys keep their hash for 24 hours, across deployments: the digest of a body must never change.
+it("a request's hash is the hex SHA-256 of its JSON with sorted keys", () => {
+  expect(requestHash({ c: "é", b: [1, 2], a: 1 })).toBe(
+    "21cba296ebfd5bdbb11add92da68725d0143d6e06156d7812fc428900eaae0d9"
+  )
 })
 
 for (const database of testDatabases) {
@@ -67,6 +74,34 @@ for (const database of testDatabases) {
         // Nor can the stale request give the key back.
         yield* idempotency.release(scope, slow.token)
         expect((yield* idempotency.claim(scope, hash))._tag).toBe("Replay")
+      }))
+
+    it.effect("the answer the work's own statement writes: fenced by the claim, with the values only it knows", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const idempotency = yield* Idempotency
+        const sql = yield* SqlClient.SqlClient
+        const scope = { tenantId: yield* newTenant, environment: "test" as const, key: "in-statement" }
+        const hash = requestHash({ n: 2 })
+        const slow = yield* idempotency.claim(scope, hash)
+        yield* TestClock.adjust("61 seconds")
+        const fresh = yield* idempotency.claim(scope, hash)
+        if (slow._tag !== "Claimed" || fresh._tag !== "Claimed") return expect.fail("both claims should hold")
+        const answer = (token: string) =>
+          sql<{ written: number }>`
+            WITH answered AS (${
+            idempotency.answering(scope, token, 202, { id: "doc_n", number: 0 }, [["number", sql`${41}::int + 1`]])
+              .update
+          })
+            SELECT count(*)::int AS written FROM answered`
+        // The request whose claim was taken over writes no answer (its statement then rolls back).
+        expect(yield* answer(slow.token)).toEqual([{ written: 0 }])
+        expect(yield* answer(fresh.token)).toEqual([{ written: 1 }])
+        expect(yield* idempotency.claim(scope, hash)).toEqual({
+          _tag: "Replay",
+          status: 202,
+          body: { id: "doc_n", number: 42 }
+        })
       }))
   })
 }

@@ -1,8 +1,9 @@
 /**
  * An Idempotency-Key claim is a lease its request keeps alive (issue 16 item 10): a holder that
- * died (its process was killed, so nothing renews the claim) is taken over within five seconds,
- * by a retry that waits for it rather than failing with 409, and a holder that is alive keeps the
- * key however long it runs.
+ * died (its process was killed, so nothing renews the claim) is taken over within one lease (two
+ * seconds, so a client's retry across a crash is answered within 5 s even if a second instance dies
+ * meanwhile), by a retry that waits for it rather than failing with 409, and a holder that is alive
+ * keeps the key however long it runs.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Schema } from "effect"
@@ -22,9 +23,9 @@ for (const database of testDatabases) {
   layer(makeTestApp(database), { timeout: 60_000, excludeTestServices: true })(
     `idempotency leases (${database})`,
     (it) => {
-      it.effect("the claim of a request whose instance died is taken over within 5 s", () =>
+      it.effect("the claim of a request whose instance died is taken over within one 2 s lease", () =>
         Effect.gen(function*() {
-          expect(Duration.toMillis(CLAIM_LEASE)).toBeLessThanOrEqual(5_000)
+          expect(Duration.toMillis(CLAIM_LEASE)).toBeLessThanOrEqual(2_000)
           const owner = yield* registerOwner("lease-dead")
           const { token } = yield* createKey(owner, "test", ["documents:write"])
           const idempotency = yield* Idempotency
@@ -44,7 +45,8 @@ for (const database of testDatabases) {
             headers: { "idempotency-key": "order-crashed" }
           })
           expect(retried.status, retried.text).toBe(202)
-          expect(Date.now() - started).toBeLessThan(5_000)
+          // The lease, a poll and the request's own work; a longer lease would take longer.
+          expect(Date.now() - started).toBeLessThan(Duration.toMillis(CLAIM_LEASE) + 1_500)
           // Afterwards the key replays that one answer.
           const replayed = yield* rawRequest("POST", "/v1/documents", {
             token,

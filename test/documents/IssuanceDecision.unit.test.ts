@@ -10,7 +10,8 @@ import {
   decideIssuance,
   IssuanceDecision,
   type IssuanceFacts,
-  IssuanceOutcome
+  IssuanceOutcome,
+  takerNotificationOn
 } from "../../src/documents/IssuanceDecision.js"
 import type { EventType } from "../../src/domain/Events.js"
 import { storedDocument } from "../support/storedDocument.js"
@@ -65,6 +66,55 @@ const settled = (document: StoredDocument, change: DocumentChange, event: EventT
     document: { ...document, ...change, updatedAt: AT }
   })
 
+/** The notification of a taker without an e-mail address. */
+const noMail = (kind: "authorized" | "cancelled") => ({
+  kind,
+  status: "no_address" as const,
+  attempts: 0,
+  sent_at: null,
+  last_error: null,
+  updated_at: AT
+})
+
+describe("takerNotificationOn", () => {
+  const withEmail = { taker: { tax_id: "52998224725", name: "Ana", email: "ana@example.com" } }
+  it("an authorization or a cancellation queues the taker's mail when the taker has an e-mail and the tenant's switch is on", () => {
+    expect(takerNotificationOn("document.authorized", withEmail, true, AT)).toEqual({
+      takerNotification: { ...noMail("authorized"), status: "pending" }
+    })
+    expect(takerNotificationOn("document.cancelled", withEmail, true, AT)).toEqual({
+      takerNotification: { ...noMail("cancelled"), status: "pending" }
+    })
+  })
+
+  it("the switch off: disabled; no address: no_address (whatever the switch)", () => {
+    expect(takerNotificationOn("document.authorized", withEmail, false, AT).takerNotification?.status).toBe(
+      "disabled"
+    )
+    expect(takerNotificationOn("document.authorized", { taker: null }, true, AT).takerNotification?.status).toBe(
+      "no_address"
+    )
+    expect(
+      takerNotificationOn("document.cancelled", { taker: { tax_id: "52998224725", name: "Ana" } }, false, AT)
+        .takerNotification?.status
+    ).toBe("no_address")
+  })
+
+  it("the other outcomes leave the taker's mail as it was", () => {
+    for (
+      const event of [
+        "document.rejected",
+        "document.failed",
+        "document.cancellation_failed",
+        "document.cancellation_in_analysis",
+        "document.substituted"
+      ] as const
+    ) {
+      expect(takerNotificationOn(event, withEmail, true, AT)).toEqual({})
+    }
+  })
+})
+
 describe("decideIssuance", () => {
   it("a document an earlier owner of the job settled: the job ends, nothing else is written", () => {
     expect(decideIssuance(IssuanceOutcome.AlreadySettled(), submit, submitting, facts())).toEqual(
@@ -87,13 +137,15 @@ describe("decideIssuance", () => {
       submitting,
       facts()
     )
+    // The taker has no e-mail address: no mail, and the document says why.
+    const takerNotification = noMail("authorized")
     expect(decision).toEqual(IssuanceDecision.Settle({
       at: AT,
-      change: { status: "authorized", authority },
+      change: { status: "authorized", authority, takerNotification },
       nfseXml: "<NFSe/>",
       event: "document.authorized",
       // This attempt counted (by the worker, before the call), the authorization in.
-      document: { ...submitting, status: "authorized", attempts: 2, authority, updatedAt: AT }
+      document: { ...submitting, status: "authorized", attempts: 2, authority, takerNotification, updatedAt: AT }
     }))
   })
 
@@ -118,7 +170,8 @@ describe("decideIssuance", () => {
     )
     const change: DocumentChange = {
       status: "cancelled",
-      cancellation: { ...requested, cancelled_at: cancelledAt, protocol: "C1", error: null }
+      cancellation: { ...requested, cancelled_at: cancelledAt, protocol: "C1", error: null },
+      takerNotification: noMail("cancelled")
     }
     expect(decision).toEqual(settled(cancelRequested, change, "document.cancelled"))
   })

@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { TaxAuthorities } from "../../src/authority/TaxAuthority.js"
 import { AppConfigTest } from "../../src/Config.js"
+import { OutboxLive } from "../../src/credentials/MailSealingLive.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import type { NewDocument } from "../../src/documents/Api.js"
@@ -72,6 +73,7 @@ for (const database of testDatabases) {
           Readiness.layer
         ).pipe(
           Layer.provideMerge(EventLogLive),
+          Layer.provideMerge(OutboxLive),
           Layer.provideMerge(Transaction.layer),
           Layer.provideMerge(Layer.succeed(
             TaxAuthorities,

@@ -4,7 +4,7 @@
  * Pipeline.test.ts covers the same rules against the real queue on both databases.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Logger, Option } from "effect"
+import { Duration, Effect, Layer, Logger, Option, References } from "effect"
 import { Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
 import {
@@ -13,13 +13,18 @@ import {
   TaxAuthorities,
   type TaxAuthority
 } from "../../src/authority/TaxAuthority.js"
+import { NFSE_NAMESPACE } from "../../src/authority/xml/XmlText.js"
 import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
-import { type DocumentChange, DocumentRepo } from "../../src/documents/DocumentRepo.js"
+import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
+import type { IbsCbsFigures } from "../../src/domain/Money.js"
+import type { NoteAmounts } from "../../src/domain/NoteAmounts.js"
 import { EventLog } from "../../src/events/EventLog.js"
+import { Outbox } from "../../src/mail/Outbox.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
+import { plainAmounts } from "../support/amounts.js"
 import { completeRegistration } from "../support/registration.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 import { storedDocument } from "../support/storedDocument.js"
@@ -40,7 +45,7 @@ const job = (attempts: number): IssuanceJob => ({
 })
 
 /** The worker over mocks; the arrays record what it wrote. */
-const workerWith = (authority: Partial<TaxAuthority>) => {
+const workerWith = (authority: Partial<TaxAuthority>, document: StoredDocument = stored) => {
   const queueWrites: Array<string> = []
   const changes: Array<DocumentChange> = []
   const events: Array<string> = []
@@ -71,15 +76,21 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
         throw new Error("the worker enqueues nothing")
       },
       complete: (_, state) => Effect.sync(() => void queueWrites.push(`complete:${state}`)),
-      retryAt: (_, runAt) => Effect.sync(() => void queueWrites.push(`retryAt:${runAt.toISOString()}`))
+      retryAt: (_, runAt) => Effect.sync(() => void queueWrites.push(`retryAt:${runAt.toISOString()}`)),
+      // The job's end within the outcome's statement: recorded when the statement is made.
+      ending: (_, end) => {
+        queueWrites.push("final" in end ? `complete:${end.final}` : `retryAt:${end.runAt.toISOString()}`)
+        return Statement.fragment([])
+      }
     }),
     Layer.mock(DocumentRepo, {
-      findByIds: () => Effect.succeed([stored]),
+      findByIds: () => Effect.succeed([document]),
       markSubmitting: () => Effect.succeed(true),
-      update: (_, change, _at, xml) =>
+      settle: (_, change, _at, xml) =>
         Effect.sync(() => {
           changes.push(change)
           if (xml !== undefined) stored_xml.push(xml)
+          return true
         })
     }),
     Layer.mock(TenantService, {
@@ -93,12 +104,21 @@ const workerWith = (authority: Partial<TaxAuthority>) => {
             monthlyQuota: 100,
             verified: false,
             simplesNacional: "not_opted" as const,
+            noteMailEnabled: true,
             taxIdVerifiedByAnother: false
           }]])
         )
     }),
+    Layer.mock(Outbox, {
+      queueing: () => Effect.succeed(() => ({ ctes: Statement.fragment([]), select: Statement.fragment([]) }))
+    }),
     Layer.mock(EventLog, {
-      record: (event) => Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt"))
+      record: (event) =>
+        Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(Effect.as("evt")),
+      recording: (event) =>
+        Effect.sync(() => (events.push(event.type), objects.push(event.object))).pipe(
+          Effect.as(() => ({ ctes: Statement.fragment([]), select: Statement.fragment([]) }))
+        )
     }),
     Layer.succeed(
       TaxAuthorities,
@@ -198,7 +218,15 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       expect(queueWrites).toEqual(["complete:done"])
       expect(changes).toEqual([{
         status: "authorized",
-        authority: { access_key: "3".repeat(50), nfse_number: "7", protocol: "P-1", authorized_at: authorizedAt }
+        authority: { access_key: "3".repeat(50), nfse_number: "7", protocol: "P-1", authorized_at: authorizedAt },
+        takerNotification: {
+          kind: "authorized",
+          status: "no_address",
+          attempts: 0,
+          sent_at: null,
+          last_error: null,
+          updated_at: new Date(START)
+        }
       }])
       // The note's XML is kept with the outcome, for the document's files.
       expect(storedXml).toEqual(["<NFSe/>"])
@@ -216,8 +244,15 @@ describe("IssuanceWorker (neighbours mocked)", () => {
   it.effect("a note whose figures differ from the service's computation is shown as it is, and a warning says so", () => {
     const authorizedAt = new Date(START - 1000)
     // The municipality applied 5 % where the document expected 2 %.
-    const note = { deductions: 0, base: 150_000, iss_rate: "5.00", iss_amount: 7_500, total_withheld: 0, net: 150_000 }
-    const authorization = (amounts: typeof note) => ({
+    const note: NoteAmounts = {
+      deductions: 0,
+      base: 150_000,
+      iss_rate: "5.00",
+      iss_amount: 7_500,
+      total_withheld: 0,
+      net: 150_000
+    }
+    const authorization = (amounts: NoteAmounts) => ({
       accessKey: "3".repeat(50),
       protocol: "P-1",
       authorizedAt,
@@ -225,11 +260,17 @@ describe("IssuanceWorker (neighbours mocked)", () => {
       nfseXml: "<NFSe/>",
       amounts
     })
-    const warnings = (amounts: typeof note) => {
+    const warnings = (amounts: NoteAmounts) => {
       const { changes, layer } = workerWith({ submit: () => Effect.succeed(authorization(amounts)) })
-      const lines: Array<{ readonly level: string; readonly message: string }> = []
+      const lines: Array<{ readonly level: string; readonly message: string; readonly differences: unknown }> = []
       const capture = Logger.layer([
-        Logger.make(({ logLevel, message }) => void lines.push({ level: logLevel, message: String(message) }))
+        Logger.make(({ fiber, logLevel, message }) =>
+          void lines.push({
+            level: logLevel,
+            message: String(message),
+            differences: fiber.getRef(References.CurrentLogAnnotations)["differences"]
+          })
+        )
       ])
       return Effect.gen(function*() {
         yield* TestClock.setTime(START)
@@ -245,8 +286,104 @@ describe("IssuanceWorker (neighbours mocked)", () => {
         "amounts differ from the service's computation"
       )
       // The same figures as the computation (plainAmounts(150000, "2.00")): nothing to say.
-      const agreeing = yield* warnings({ ...note, iss_rate: "2.00", iss_amount: 3_000 })
+      const same = { ...note, iss_rate: "2.00", iss_amount: 3_000 }
+      const agreeing = yield* warnings(same)
       expect(agreeing.warnings).toEqual([])
+      const stated = {
+        ...same,
+        unconditional_discount: 0,
+        conditional_discount: 0,
+        benefit_reduction: 0,
+        iss_withheld: 0,
+        federal_withheld: 0
+      }
+      expect((yield* warnings(stated)).warnings).toEqual([])
+      // The note withholds what the computation did not: each withheld figure is named.
+      const withholding = yield* warnings({ ...stated, iss_withheld: 3_000, federal_withheld: 1_500 })
+      expect(withholding.warnings).toHaveLength(1)
+      expect(JSON.parse(String(withholding.warnings[0]!.differences))).toEqual([
+        { field: "iss_withheld", computed: 0, note: 3_000 },
+        { field: "federal_withheld", computed: 0, note: 1_500 }
+      ])
+    })
+  })
+
+  it.effect("the note's IBS/CBS is kept as the note states it, and a difference from the estimate is a warning", () => {
+    const estimate: IbsCbsFigures = {
+      base: 147_000,
+      cbs_rate: "0.90",
+      state_ibs_rate: "0.10",
+      municipal_ibs_rate: "0.00",
+      cbs: 1_323,
+      state_ibs: 147,
+      municipal_ibs: 0,
+      ibs_total: 147,
+      note_total: 150_000
+    }
+    const withGroup = storedDocument({ amounts: { ...plainAmounts(150000, "2.00"), ibs_cbs: estimate } })
+    // The ISS figures agree with the computation, so only the IBS/CBS can raise a warning.
+    const valores = {
+      deductions: 0,
+      base: 150_000,
+      iss_rate: "2.00",
+      iss_amount: 3_000,
+      total_withheld: 0,
+      net: 150_000
+    }
+    const nfseOf = (cbs: string) =>
+      `<NFSe xmlns="${NFSE_NAMESPACE}"><infNFSe><IBSCBS><cLocalidadeIncid>3550308</cLocalidadeIncid>` +
+      "<xLocalidadeIncid>São Paulo</xLocalidadeIncid><valores><vBC>1470.00</vBC>" +
+      "<uf><pIBSUF>0.10</pIBSUF><pAliqEfetUF>0.10</pAliqEfetUF></uf>" +
+      "<mun><pIBSMun>0.00</pIBSMun><pAliqEfetMun>0.00</pAliqEfetMun></mun>" +
+      "<fed><pCBS>0.90</pCBS><pAliqEfetCBS>0.90</pAliqEfetCBS></fed></valores>" +
+      "<totCIBS><vTotNF>1500.00</vTotNF><gIBS><vIBSTot>1.47</vIBSTot><gIBSUFTot><vIBSUF>1.47</vIBSUF></gIBSUFTot>" +
+      `<gIBSMunTot><vIBSMun>0.00</vIBSMun></gIBSMunTot></gIBS><gCBS><vCBS>${cbs}</vCBS></gCBS></totCIBS></IBSCBS>` +
+      "</infNFSe></NFSe>"
+    const run = (document: StoredDocument, cbs: string, handed?: { readonly ibsCbs: IbsCbsFigures | null }) => {
+      const { changes, layer } = workerWith({
+        submit: () =>
+          Effect.succeed({
+            accessKey: "3".repeat(50),
+            protocol: "P-1",
+            authorizedAt: new Date(START - 1000),
+            nfseNumber: "7",
+            nfseXml: nfseOf(cbs),
+            amounts: valores,
+            ...handed
+          })
+      }, document)
+      const lines: Array<{ readonly level: string; readonly message: string }> = []
+      const capture = Logger.layer([
+        Logger.make(({ logLevel, message }) => void lines.push({ level: logLevel, message: String(message) }))
+      ])
+      return Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const worker = yield* makeIssuanceWorker
+        yield* worker.process(job(1))
+        return { changes, warnings: lines.filter((line) => line.level === "Warn") }
+      }).pipe(Effect.provide(layer), Effect.provide(capture))
+    }
+    return Effect.gen(function*() {
+      const differing = yield* run(withGroup, "13.24")
+      expect(differing.changes[0]).toMatchObject({
+        status: "authorized",
+        authority: { amounts: valores, ibs_cbs: { ...estimate, cbs: 1_324 } }
+      })
+      expect(differing.warnings.map((line) => line.message).join("\n")).toContain(
+        "amounts differ from the service's computation"
+      )
+      const agreeing = yield* run(withGroup, "13.23")
+      expect(agreeing.changes[0]).toMatchObject({ authority: { ibs_cbs: estimate } })
+      expect(agreeing.warnings).toEqual([])
+      // Without an estimate (a year whose rates are not published), the note's figures are the only ones.
+      const unestimated = yield* run(storedDocument({ amounts: { ...withGroup.amounts, ibs_cbs: null } }), "13.24")
+      expect(unestimated.changes[0]).toMatchObject({ authority: { ibs_cbs: { cbs: 1_324 } } })
+      expect(unestimated.warnings).toEqual([])
+      // An adapter that read the note already hands its figures over: the XML is not read again.
+      const handed = yield* run(withGroup, "99.99", { ibsCbs: { ...estimate, cbs: 1_325 } })
+      expect(handed.changes[0]).toMatchObject({ authority: { ibs_cbs: { cbs: 1_325 } } })
+      const handedNone = yield* run(withGroup, "99.99", { ibsCbs: null })
+      expect(handedNone.changes[0]!.authority).not.toHaveProperty("ibs_cbs")
     })
   })
 })

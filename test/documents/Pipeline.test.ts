@@ -4,6 +4,8 @@
  * crash recovery through leases, two worker pools sharing one queue, and graceful shutdown.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex } from "@noble/hashes/utils.js"
 import { Duration, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -14,29 +16,34 @@ import {
   TaxAuthorities
 } from "../../src/authority/TaxAuthority.js"
 import { type AppConfigShape, AppConfigTest } from "../../src/Config.js"
+import { OutboxLive } from "../../src/credentials/MailSealingLive.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
+import { makeAcceptance } from "../../src/documents/Acceptance.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { DocumentRepo } from "../../src/documents/DocumentRepo.js"
 import { DocumentService, type Issuer } from "../../src/documents/DocumentService.js"
+import { Idempotency } from "../../src/documents/Idempotency.js"
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { IssuanceWorkersLive, makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
 import { asId } from "../../src/domain/Ids.js"
+import { normalizeEmail } from "../../src/domain/User.js"
 import { delayAfter, exponentialBackoff } from "../../src/queue/Backoff.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { claimOne } from "../support/claimOne.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
+import { uniqueEmail } from "../support/fixtures.js"
 import { completeRegistration } from "../support/registration.js"
 import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
 import { cnpj } from "../support/taxIds.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
-const payload = (notes?: string): NewDocument => ({
+const payload = (notes?: string, takerEmail?: string): NewDocument => ({
   type: "service_invoice",
-  taker: { tax_id: "52998224725", name: "Maria Tomadora" },
+  taker: { tax_id: "52998224725", name: "Maria Tomadora", ...(takerEmail === undefined ? {} : { email: takerEmail }) },
   service: {
     code: "010101",
     nbs_code: "115013000",
@@ -69,6 +76,7 @@ const instance = (
     Readiness.layer
   ).pipe(
     Layer.provideMerge(EventLogLive),
+    Layer.provideMerge(OutboxLive),
     Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(
       Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: live.authority, test: sandbox.authority }))
@@ -122,6 +130,16 @@ const eventsOf = (documentId: string) =>
     const rows = yield* sql<{ type: string }>`
       SELECT type FROM events WHERE data -> 'object' ->> 'id' = ${documentId} ORDER BY id`
     return rows.map((row) => row.type)
+  })
+
+/** The note mails queued for `email` (the queue groups mail by a hash of the address; the payload is sealed). */
+const noteMailsTo = (email: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const recipientKey = bytesToHex(sha256(new TextEncoder().encode(normalizeEmail(email))))
+    const [row] = yield* sql<{ count: number }>`
+      SELECT count(*)::int AS count FROM mail_jobs WHERE template = 'taker_note' AND recipient_key = ${recipientKey}`
+    return row!.count
   })
 
 /** Wall-clock wait while the TestClock stands still (the database answers in real time). */
@@ -263,10 +281,12 @@ for (const database of testDatabases) {
         return Effect.gen(function*() {
           yield* TestClock.setTime(START)
           const tenantId = yield* newTenant
+          const takerEmail = uniqueEmail("crash")
           const doc = yield* Effect.provide(
             Effect.flatMap(
               DocumentService,
-              (documents) => documents.issue({ tenantId, environment: "live" }, payload(), undefined)
+              (documents) =>
+                documents.issue({ tenantId, environment: "live" }, payload(undefined, takerEmail), undefined)
             ),
             crashed.services
           )
@@ -296,7 +316,35 @@ for (const database of testDatabases) {
           expect(crashed.live.submissionsOf(submissionId)).toBe(1)
           expect(crashed.live.authorizedCount()).toBe(1)
           expect(yield* eventsOf(doc.id)).toEqual(["document.authorized"])
+          // The taker's mail was queued once, with the outcome that the new instance wrote.
+          expect(yield* noteMailsTo(takerEmail)).toBe(1)
         })
+      })
+
+      it.effect("an acceptance whose Idempotency-Key was taken over meanwhile (it looked dead) stores nothing", () => {
+        const { services } = instance({})
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const idempotency = yield* Idempotency
+          const scope = { tenantId, environment: "test" as const, key: "stalled" }
+          const stalled = yield* idempotency.claim(scope, "same body")
+          yield* TestClock.adjust("61 seconds")
+          expect((yield* idempotency.claim(scope, "same body"))._tag).toBe("Claimed")
+          if (stalled._tag !== "Claimed") return expect.fail("the first request claims the key")
+          const acceptance = yield* makeAcceptance
+          const refused = yield* Effect.flip(
+            acceptance.accept({ tenantId, environment: "test" }, payload(), { scope, token: stalled.token })
+          )
+          expect(refused._tag).toBe("IdempotencyConflict")
+          const sql = yield* SqlClient.SqlClient
+          // No number drawn either: the series' next document still gets the number 1.
+          const [stored] = yield* sql<{ documents: number; jobs: number; series: number }>`
+            SELECT (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId}) AS documents,
+                   (SELECT count(*)::int FROM document_jobs WHERE tenant_id = ${tenantId}) AS jobs,
+                   (SELECT count(*)::int FROM document_series WHERE tenant_id = ${tenantId}) AS series`
+          expect(stored).toEqual({ documents: 0, jobs: 0, series: 0 })
+        }).pipe(Effect.provide(Layer.provideMerge(Idempotency.layer, services)))
       })
 
       it.effect("a worker that lost its lease writes nothing", () => {
@@ -305,7 +353,12 @@ for (const database of testDatabases) {
           yield* TestClock.setTime(START)
           const tenantId = yield* newTenant
           const worker = yield* makeIssuanceWorker
-          const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "live" }, payload(), undefined)
+          const takerEmail = uniqueEmail("lost")
+          const doc = yield* (yield* DocumentService).issue(
+            { tenantId, environment: "live" },
+            payload(undefined, takerEmail),
+            undefined
+          )
           const job = Option.getOrThrow(yield* nextJob)
           const slowFiber = yield* Effect.forkChild(worker.process(job))
           // v4's TestClock.adjust no longer waits (in real time) for forked fibers to settle: wait until
@@ -319,6 +372,8 @@ for (const database of testDatabases) {
           yield* Fiber.join(slowFiber)
           expect((yield* documentStatus(doc.id)).status).toBe("submitting")
           expect(yield* eventsOf(doc.id)).toEqual([])
+          // Nor the taker's mail: it is queued by the statement the lost lease kept from writing.
+          expect(yield* noteMailsTo(takerEmail)).toBe(0)
         }).pipe(Effect.provide(slow.services))
       })
 

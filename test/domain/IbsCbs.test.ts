@@ -8,14 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import fc from "fast-check"
 import { decodeIbsCbs, type IbsCbsIssue } from "../../src/domain/IbsCbs.js"
-import {
-  computeIbsCbs,
-  divideHalfEven,
-  ibsCbsBase,
-  ibsCbsRatesFor,
-  percentToHundredths,
-  TEST_YEAR_RATES
-} from "../../src/domain/IbsCbsAmounts.js"
+import { computeIbsCbs, divideHalfEven, ibsCbsBase, percentToHundredths } from "../../src/domain/IbsCbsAmounts.js"
+import { ibsCbsRatesFor, PUBLISHED_RATES, standInRatesFor } from "../../src/domain/IbsCbsRates.js"
 import { NFSE_TAX_CLASSES, TAX_SITUATIONS } from "../../src/domain/IbsCbsTables.js"
 import { MAX_CENTAVOS } from "../../src/domain/Money.js"
 
@@ -137,11 +131,61 @@ const reference = (base: bigint, rate: bigint): bigint => {
 }
 
 describe("IBS/CBS computation", () => {
-  it("uses 2026's test rates, refuses 2025 (E0850) and the unpublished later years", () => {
+  it("uses 2026's test rates, refuses 2025 (E0850), and knows 2027's rates are not all published", () => {
     expect(ibsCbsRatesFor("2026-01-01")).toEqual(Result.succeed({ stateIbs: 10, municipalIbs: 0, cbs: 90 }))
-    expect(Result.isFailure(ibsCbsRatesFor("2025-12-31"))).toBe(true)
-    const later = ibsCbsRatesFor("2027-01-01")
-    expect(Result.isFailure(later) && later.failure.message).toBe("The IBS/CBS rates of 2027 are not published yet")
+    const early = ibsCbsRatesFor("2025-12-31")
+    expect(Result.isFailure(early) && [early.failure.reason, early.failure.message]).toEqual([
+      "before_reform",
+      "IBS/CBS can be declared from the 2026 competence on (E0850), not 2025-12-31"
+    ])
+    for (const competence of ["2027-01-01", "2028-12-31", "2031-06-01"]) {
+      const later = ibsCbsRatesFor(competence)
+      expect(Result.isFailure(later) && later.failure.reason, competence).toBe("unpublished")
+    }
+  })
+
+  it("ships the rates the law fixes: 2026's, and the IBS of 2027 and 2028 (0.05 % + 0.05 %), no CBS after 2026", () => {
+    expect([...PUBLISHED_RATES.entries()]).toEqual([
+      [2026, { stateIbs: 10, municipalIbs: 0, cbs: 90 }],
+      [2027, { stateIbs: 5, municipalIbs: 5 }],
+      [2028, { stateIbs: 5, municipalIbs: 5 }]
+    ])
+  })
+
+  it("a stand-in for the authority carries each part's latest published rate forward, never before 2026", () => {
+    expect(standInRatesFor("2026-06-01")).toEqual(Result.succeed({ stateIbs: 10, municipalIbs: 0, cbs: 90 }))
+    expect(standInRatesFor("2027-01-01")).toEqual(Result.succeed({ stateIbs: 5, municipalIbs: 5, cbs: 90 }))
+    expect(standInRatesFor("2030-01-01")).toEqual(Result.succeed({ stateIbs: 5, municipalIbs: 5, cbs: 90 }))
+    expect(Result.isFailure(standInRatesFor("2025-12-31"))).toBe(true)
+  })
+
+  it("from 2027: the base no longer deducts PIS/COFINS, the total adds the taxes, only the rates are missing", () => {
+    const input = {
+      ...base2026,
+      competence: "2027-03-01",
+      services: 100_000,
+      iss: 2_000,
+      pis: 650,
+      cofins: 3_000,
+      netValue: 98_000,
+      taxClass: NFSE_TAX_CLASSES.get("000001")!
+    }
+    const own = computeIbsCbs(input)
+    expect(Result.isFailure(own) && own.failure.reason).toBe("unpublished")
+    const stood = Result.getOrThrow(computeIbsCbs(input, standInRatesFor))
+    // vBC 980.00 (no PIS/COFINS after 2026): CBS 0.9 % 8.82, IBS 0.05 % + 0.05 % 0.49 each.
+    expect([stood.base, stood.cbs.amount, stood.stateIbs.amount, stood.municipalIbs.amount]).toEqual([
+      98_000,
+      882,
+      49,
+      49
+    ])
+    expect(stood.noteTotal).toBe(98_000 + 882 + 98)
+    // What the note itself breaks is said before the missing rates.
+    const negative = computeIbsCbs({ ...input, services: 1_000 })
+    expect(Result.isFailure(negative) && negative.failure.reason).toBe("not_computable")
+    const early = computeIbsCbs({ ...input, competence: "2025-12-01" })
+    expect(Result.isFailure(early) && early.failure.reason).toBe("before_reform")
   })
 
   it("deducts the unconditional discount, reimbursements, ISS, PIS and COFINS in 2026, only ISS after", () => {
@@ -266,8 +310,7 @@ describe("IBS/CBS computation", () => {
     )
   })
 
-  it("reads percentages as hundredths and keeps the test-year rates in one place", () => {
+  it("reads percentages as hundredths", () => {
     expect(["0", "12.5", "33.33", "100", "100.00"].map(percentToHundredths)).toEqual([0, 1250, 3333, 10000, 10000])
-    expect(TEST_YEAR_RATES).toEqual({ stateIbs: 10, municipalIbs: 0, cbs: 90 })
   })
 })

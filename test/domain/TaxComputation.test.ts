@@ -77,35 +77,40 @@ describe("computeTaxes: the plain note", () => {
 })
 
 describe("computeTaxes: worked by hand", () => {
-  it("a B2B note: ISS withheld by the taker and every federal retention", () => {
+  it("a B2B note: ISS withheld by the taker and every federal retention, the shipped schema's vTotalRet", () => {
     // R$ 10.000,00, unconditional discount 100,00 -> base 9.900,00; ISS 5 % = 495,00 (withheld).
-    // INSS 11 % of 10.000 = 1.100,00; IRRF 1,5 % = 150,00; CSLL 1 % = 100,00; PIS 0,65 % = 65,00;
-    // COFINS 3 % = 300,00 (withheld): retentions 495 + 1.100 + 150 + 100 + 65 + 300 = 2.210,00.
-    // Net value = 10.000 - 100 - 2.210 = 7.690,00.
+    // INSS 11 % of 10.000 = 1.100,00; IRRF 1,5 % = 150,00; CSLL 1 % = 100,00.
+    // vTotalRet = vRetCP + vRetIRRF + vRetCSLL + ISS withheld = 1.100 + 150 + 100 + 495 = 1.845,00.
+    // vLiq = vServ - vDescCond - vDescIncond - vTotalRet = 10.000 - 0 - 100 - 1.845 = 8.055,00.
     const amounts = ok({
       services: 1_000_000,
       unconditionalDiscount: 10_000,
       issRate: "5",
       issWithheld: true,
-      federal: { inss: 110_000, irrf: 15_000, csll: 10_000, pis: 6_500, cofins: 30_000, pisCofinsWithheld: true }
+      federal: { inss: 110_000, irrf: 15_000, csll: 10_000 }
     })
     expect(amounts).toMatchObject({
       base: 990_000,
       iss_amount: 49_500,
       iss_withheld: 49_500,
-      federal_withheld: 171_500,
-      total_withheld: 221_000,
-      net: 769_000
+      federal_withheld: 135_000,
+      total_withheld: 184_500,
+      net: 805_500
     })
   })
 
-  it("PIS/COFINS not withheld are declared but do not lower the net value", () => {
-    const amounts = ok({
-      services: 100_000,
-      issRate: "2",
-      federal: { pis: 650, cofins: 3_000, pisCofinsWithheld: false }
-    })
-    expect(amounts).toMatchObject({ federal_withheld: 0, total_withheld: 0, net: 100_000 })
+  it("both discounts and no ISS withheld: the ISS is not a retention", () => {
+    // R$ 2.000,00, unconditional 150,00, conditional 50,00; ISS 2 % of 1.850,00 = 37,00, not withheld.
+    // IRRF 30,00 and CSLL 20,00: vTotalRet 50,00; vLiq = 2.000 - 50 - 150 - 50 = 1.750,00.
+    expect(
+      ok({
+        services: 200_000,
+        unconditionalDiscount: 15_000,
+        conditionalDiscount: 5_000,
+        issRate: "2",
+        federal: { irrf: 3_000, csll: 2_000 }
+      })
+    ).toMatchObject({ base: 185_000, iss_amount: 3_700, iss_withheld: 0, total_withheld: 5_000, net: 175_000 })
   })
 
   it("a conditional discount lowers the net value, not the ISS base", () => {
@@ -173,11 +178,10 @@ const note = fc.record({
   regime: fc.constantFrom("not_opted" as const, "mei" as const, "me_epp" as const),
   taxable: fc.boolean(),
   withheld: fc.boolean(),
-  retentionShares: fc.array(fc.double({ min: 0, max: 0.03, noNaN: true }), { minLength: 5, maxLength: 5 }),
-  pisCofinsWithheld: fc.boolean()
+  retentionShares: fc.array(fc.double({ min: 0, max: 0.05, noNaN: true }), { minLength: 3, maxLength: 3 })
 }).map((n) => {
   const part = (share: number) => Math.floor(n.services * share)
-  const [inss, irrf, csll, pis, cofins] = n.retentionShares.map(part) as [number, number, number, number, number]
+  const [inss, irrf, csll] = n.retentionShares.map(part) as [number, number, number]
   const withheld = n.taxable && n.withheld
   return {
     services: n.services,
@@ -187,7 +191,7 @@ const note = fc.record({
     issRate: n.rate,
     issComputed: issIsComputed({ regime: n.regime, taxable: n.taxable, withheld }),
     issWithheld: withheld,
-    federal: { inss, irrf, csll, pis, cofins, pisCofinsWithheld: n.pisCofinsWithheld }
+    federal: { inss, irrf, csll }
   } satisfies TaxComputationInput
 })
 
@@ -207,7 +211,7 @@ describe("computeTaxes: properties across regimes and combinations", () => {
     fc.assert(fc.property(note, (input) => {
       const amounts = Result.getOrThrow(computeTaxes(input))
       const f = input.federal
-      const federal = f.inss + f.irrf + f.csll + (f.pisCofinsWithheld ? f.pis + f.cofins : 0)
+      const federal = f.inss + f.irrf + f.csll
       expect(amounts.federal_withheld).toBe(federal)
       expect(amounts.total_withheld).toBe(amounts.iss_withheld + federal)
       expect(amounts.net).toBe(

@@ -148,6 +148,10 @@ for (const database of testDatabases) {
           `/tenants/${owner.tenantId}?key=${unknown}`,
           `/v1/tenants/${owner.tenantId}?api_key=${encoded}`,
           `/v1/tenants/${encoded}`,
+          `/v1/tenants/${owner.tenantId}?api_key=${unknown.replace(/_/g, "%5F")}`,
+          // A malformed escape, or bytes that are not UTF-8, elsewhere in the URL hide no encoded token.
+          `/v1/tenants/${owner.tenantId}?bad=%E0%A4%A&api_key=${encoded}`,
+          `/v1/tenants/${owner.tenantId}?bad=%ff&api_key=${unknown.replace(/_/g, "%5F")}`,
           // Before routing and before authentication: even an unknown route with valid credentials.
           `/v1/no-such-route/${unknown}`
         ]

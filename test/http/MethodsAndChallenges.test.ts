@@ -107,7 +107,12 @@ for (const database of testDatabases) {
           > = [
             [yield* rawRequest("GET", "/v1/documents", { token: tokenShaped("test") }), "invalid_api_key"],
             [yield* rawRequest("GET", "/v1/me", { token: tokenShaped("sess") }), "invalid_session"],
-            [yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: "not-a-token" }), "invalid_api_key"]
+            [yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: "not-a-token" }), "invalid_api_key"],
+            // The session branch of a route that takes both: a session's failure, not a key's.
+            [
+              yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: tokenShaped("sess") }),
+              "invalid_session"
+            ]
           ]
           for (const [response, code] of unknown) {
             expectError(response, 401, code)

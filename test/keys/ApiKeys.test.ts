@@ -30,6 +30,7 @@ const METADATA_FIELDS = [
   "name",
   "object",
   "replaced_by",
+  "revoked_at",
   "scopes",
   "status"
 ]
@@ -97,6 +98,7 @@ for (const database of testDatabases) {
           status: "active",
           last_used_at: null,
           expires_at: null,
+          revoked_at: null,
           replaced_by: null,
           exposure: null
         })
@@ -256,6 +258,18 @@ for (const database of testDatabases) {
         }
       }))
 
+    it.effect("a stored key whose scopes are not the service's is a 500, never a principal", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const key = yield* createKey(owner, "test", ["documents:read"])
+        const sql = yield* SqlClient.SqlClient
+        // Authentication checks the row it reads rather than trusting it: a scope from nowhere is a fault.
+        yield* sql`UPDATE api_keys SET scopes = '["documents:read", "everything"]'::jsonb WHERE id = ${key.api_key.id}`
+        const response = yield* rawRequest("GET", `/v1/tenants/${owner.tenantId}`, { token: key.token })
+        expectError(response, 500, "internal_error")
+        expect(response.text).not.toContain("everything")
+      }))
+
     it.effect("revoke: the very next request gets 401 api_key_revoked; revoking twice is 200", () =>
       Effect.gen(function*() {
         const owner = yield* registerOwner()
@@ -263,11 +277,14 @@ for (const database of testDatabases) {
         const untouched = yield* createKey(owner, "live", ["documents:read"])
         expect((yield* getTenant(owner.tenantId, token)).status).toBe(200)
 
+        const before = Date.now()
         const revoked = yield* rawRequest("POST", `${keysPath(owner.tenantId)}/${api_key.id}/revoke`, {
           token: owner.session
         })
         expect(revoked.status, revoked.text).toBe(200)
         expect(revoked.json).toMatchObject({ id: api_key.id, object: "api_key", status: "revoked" })
+        const revokedAt = field(revoked.json, "revoked_at")
+        expectNear(revokedAt, before)
         expect(revoked.text).not.toContain(token)
         expect(revoked.text).not.toContain(token.slice(9))
 
@@ -280,6 +297,8 @@ for (const database of testDatabases) {
         })
         expect(again.status, again.text).toBe(200)
         expect(field(again.json, "status")).toBe("revoked")
+        // The first revocation's time stays: revoking twice changes nothing.
+        expect(field(again.json, "revoked_at")).toBe(revokedAt)
         expectError(yield* getTenant(owner.tenantId, token), 401, "api_key_revoked")
 
         // Other keys of the tenant are unaffected.
@@ -288,7 +307,9 @@ for (const database of testDatabases) {
         const api = yield* client(owner.session)
         const list = yield* api.apiKeys.list({ params: { tenantId: owner.tenantId }, query: { limit: 20 } })
         expect(list.data.find((k) => k.id === api_key.id)?.status).toBe("revoked")
+        expect(list.data.find((k) => k.id === api_key.id)?.revoked_at?.toISOString()).toBe(revokedAt)
         expect(list.data.find((k) => k.id === untouched.api_key.id)?.status).toBe("active")
+        expect(list.data.find((k) => k.id === untouched.api_key.id)?.revoked_at).toBeNull()
       }))
 
     it.effect("rotate: 201 with a new token; the old one works for the default 7 days", () =>

@@ -9,7 +9,7 @@ import { AppConfigTest } from "../../src/Config.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
 import { generateToken, hashToken } from "../../src/domain/Tokens.js"
-import { type ApiKeyRecord, KeyRepo } from "../../src/keys/KeyRepo.js"
+import { type ApiKeyRecord, KeyRepo, type KeyWithTenant } from "../../src/keys/KeyRepo.js"
 import { KeyService } from "../../src/keys/KeyService.js"
 
 type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
@@ -42,22 +42,33 @@ const key = (fields: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
   ...fields
 })
 
+/** The authentication's row of a stored key (its tenant's columns left out: KeyService never reads them). */
+const withTenant = (stored: ApiKeyRecord): KeyWithTenant => ({
+  keyId: stored.id,
+  keyEnvironment: stored.environment,
+  keyScopes: stored.scopes,
+  keyExpiresAt: stored.expiresAt,
+  keyRevokedAt: stored.revokedAt,
+  id: stored.tenantId
+})
+
 /** A repository holding one key under `token`'s hash. */
 const holding = (stored: ApiKeyRecord, touched: Array<ReadonlyArray<readonly [string, Date]>> = []) =>
   serviceWith({
-    findByTokenHash: (tokenHash) =>
-      Effect.succeed(tokenHash === hashToken(token) ? Option.some(stored) : Option.none()),
+    findWithTenant: (tokenHash) =>
+      Effect.succeed(tokenHash === hashToken(token) ? Option.some(withTenant(stored)) : Option.none()),
     touch: (usage) => Effect.sync(() => void touched.push(usage))
   })
 
-const outcome = (verify: Effect.Effect<{ readonly keyId: string }, { readonly _tag: string }>) =>
-  Effect.match(verify, { onFailure: (error) => error._tag, onSuccess: (principal) => principal.keyId })
+const outcome = (
+  verify: Effect.Effect<{ readonly principal: { readonly keyId: string } }, { readonly _tag: string }>
+) => Effect.match(verify, { onFailure: (error) => error._tag, onSuccess: ({ principal }) => principal.keyId })
 
 describe("KeyService (repository mocked)", () => {
   it.effect("a malformed token is invalid_api_key without a lookup", () =>
     Effect.gen(function*() {
       const keys = yield* KeyService
-      // No `findByTokenHash` in this mock: a lookup would die.
+      // No `findWithTenant` in this mock: a lookup would die.
       expect(yield* outcome(keys.verify("etd_live_short"))).toBe("InvalidApiKey")
       expect(yield* outcome(keys.verify(`etd_sess_${token.slice(-32)}`))).toBe("InvalidApiKey")
     }).pipe(Effect.provide(serviceWith({}))))

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex } from "@noble/hashes/utils.js"
 import { createHash } from "node:crypto"
 import {
   apiKeyTokenPattern,
@@ -132,13 +134,16 @@ describe("finding tokens worth a lookup (exposure alerts, SPEC §4)", () => {
     expect(findTokens(misses.join(" "))).toEqual([])
   })
 
-  it("in a URL, also the percent-encoded form; a malformed escape leaves the URL as sent", () => {
+  it("in a URL, also the percent-encoded form, whatever escapes surround it", () => {
     const token = generateToken("test")
     const encoded = [...token].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")
     expect(findTokensInUrl(`/v1/tenants/${encoded}?x=1`)).toEqual([token])
     expect(findTokensInUrl(`/v1/tenants?api_key=${token}&bad=%E0%A4%A`)).toEqual([token])
     expect(findTokensInUrl(`/v1/tenants?a=${token}&b=${encodeURIComponent(token)}`)).toEqual([token])
     expect(findTokensInUrl(`/v1/tenants?q=etd_test_${body}b&r=etd_prod_${body}`)).toEqual([])
+    // A malformed escape, or bytes that are not UTF-8, would make the whole URL undecodable as text.
+    expect(findTokensInUrl(`/v1/tenants?bad=%E0%A4%A&k=${encoded}`)).toEqual([token])
+    expect(findTokensInUrl(`/v1/tenants?bad=%ff%&k=${token.replace(/_/g, "%5F")}`)).toEqual([token])
   })
 })
 
@@ -181,6 +186,17 @@ describe("hashToken", () => {
       expect(hashToken(token)).toBe(createHash("sha256").update(token, "utf8").digest("hex"))
     }
     expect(hashToken("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+  })
+
+  it("gives the stored hashes: the same hex as the library SHA-256, for known tokens and non-ASCII text", () => {
+    // Hashes already stored must still match: known vectors, then the JavaScript implementation.
+    expect(hashToken("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    expect(hashToken(`etd_live_${"a".repeat(32)}`)).toBe(
+      "8fdae4d81ee6ccf6c06ce716f7ea522c8e123744c493bbb7ebba2c4d40080818"
+    )
+    for (const text of [generateToken("test"), "ação ✓ 🔑", `etd_sess_${"7".repeat(32)}`]) {
+      expect(hashToken(text)).toBe(bytesToHex(sha256(new TextEncoder().encode(text))))
+    }
   })
 
   it("differs for tokens that differ in one character", () => {

@@ -2,12 +2,12 @@
  * What the benchmarks that start the service as production does share: a scratch PostgreSQL
  * database per run, child processes (`node dist/main.js`, or a floor server) started on a free port
  * and awaited on their health paths, stopped with SIGTERM (the service drains), and their resident
- * memory read from /proc.
+ * memory and CPU time read from /proc, and the bytes they allocate counted by allocationProbe.ts.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { once } from "node:events"
-import { readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
@@ -77,18 +77,20 @@ export interface Child {
 const children = new Set<ChildProcess>()
 
 /**
- * Starts `node <args>` in the repository with only `env` (and PATH: nothing of this shell, an
- * OTEL_* or NODE_OPTIONS, leaks in) on a free port, and waits for each of `ready` to answer 200.
+ * Starts `node <args>` in the repository (or in `cwd`, another built copy of it) with only `env`
+ * (and PATH: nothing of this shell, an OTEL_* or NODE_OPTIONS, leaks in) on a free port, and waits
+ * for each of `ready` to answer 200.
  */
 export const startChild = async (
   name: string,
   args: ReadonlyArray<string>,
   env: Record<string, string>,
-  ready: ReadonlyArray<string>
+  ready: ReadonlyArray<string>,
+  cwd: string = root
 ): Promise<Child> => {
   const port = await freePort()
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { PATH: process.env["PATH"] ?? "", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -160,4 +162,94 @@ export const sampleRss = (pid: number | undefined) => {
       return Math.round(Math.max(peak, rssMiB(pid)))
     }
   }
+}
+
+const ticksPerSecond = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** CPU time (user + system, µs) a process has spent so far, from /proc/<pid>/stat (NaN where there is none). */
+export const cpuMicros = (pid: number | undefined) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticksPerSecond
+  } catch {
+    return NaN
+  }
+}
+
+/** The `node` flag and environment that load allocationProbe.ts into a child, writing to `file`. */
+export const allocationProbe = (file: string) => ({
+  flags: ["--import", resolve(root, "test/load/allocationProbe.ts")],
+  env: { ALLOCATION_PROBE_FILE: file }
+})
+
+export interface Allocation {
+  readonly allocated_bytes: number
+  readonly gcs: number
+  readonly gc_pause_ms: number
+  readonly heap_used_after_mib: number
+}
+
+/**
+ * Opens a child's allocation window (allocationProbe.ts); the returned `close` ends it and reads
+ * what the probe wrote (undefined if it wrote nothing within 5 s).
+ */
+export const openAllocationWindow = (child: ChildProcess, file: string) => {
+  rmSync(file, { force: true })
+  child.kill("SIGUSR2")
+  return async (): Promise<Allocation | undefined> => {
+    child.kill("SIGUSR2")
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      if (existsSync(file)) {
+        const text = readFileSync(file, "utf8")
+        if (text.endsWith("\n")) {
+          rmSync(file, { force: true })
+          return JSON.parse(text) as Allocation
+        }
+      }
+      await sleep(50)
+    }
+    return undefined
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 once it is gone. */
+export const cpuSeconds = (pid: number | undefined): number => {
+  const micros = cpuMicros(pid)
+  return Number.isNaN(micros) ? 0 : micros / 1e6
+}
+
+/**
+ * CPU seconds so far of every PostgreSQL process on this machine, split into the backends connected
+ * to `database` (their process title names it) and the rest (WAL writer, checkpointer, other
+ * databases' backends: other work on a shared machine shows up there).
+ */
+export const postgresCpu = (database: string) => {
+  const byPid = new Map<number, { readonly ours: boolean; readonly seconds: number }>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const title = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ")
+      if (!title.startsWith("postgres")) continue
+      byPid.set(Number(entry), { ours: title.includes(` ${database} `), seconds: cpuSeconds(Number(entry)) })
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return byPid
+}
+
+/** Busy and total CPU seconds of the whole machine so far (all cores), from /proc/stat. */
+export const machineCpu = () => {
+  const [, ...times] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).map(Number)
+  const total = times.reduce((sum, value) => sum + value, 0)
+  // idle and iowait are the idle columns.
+  return { busy: (total - times[3]! - times[4]!) / ticksPerSecond, total: total / ticksPerSecond }
 }

@@ -6,6 +6,13 @@
  *   npm run bench:documents                         # burst: both latencies, 400 documents each
  *   BENCH_RATE=20 BENCH_DOCUMENTS=200 npm run bench:documents   # paced: 20 documents/s
  *   DATABASE_URL=postgres://… WORKER_CONCURRENCY=16 npm run bench:documents
+ *   BENCH_ROUNDS=3 npm run bench:documents           # each latency 3 times, interleaved; medians
+ *
+ * The latencies are two conditions, not two variants of the code: there is no floor to divide by.
+ * To compare two trees, run this file alternately on each (a round each, ≥ 3 rounds, alternating
+ * which goes first) and compare the medians. BENCH_ROUNDS > 1 repeats the latencies in an order
+ * that rotates per round and prints each latency's medians, so drift on the machine lands on both.
+ * The service runs in this process beside the load generator (a fresh database per run).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Duration, Effect, Layer, ManagedRuntime } from "effect"
@@ -26,6 +33,7 @@ const RATE = process.env["BENCH_RATE"] ? Number(process.env["BENCH_RATE"]) : und
 const DEADLINE_MS = 120_000
 /** The service's default pool (32) unless set; the tables in the README before issue 11 used 4. */
 const WORKERS = Number(process.env["WORKER_CONCURRENCY"] ?? 32)
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 1)
 
 const digits = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 10))
 const cnpj = () => {
@@ -125,7 +133,7 @@ const run = async (latencyMs: number) => {
       .filter((row) => row.status === "authorized")
       .map((row) => row.updatedAt.getTime() - row.createdAt.getTime())
     const memory = process.memoryUsage()
-    console.log(JSON.stringify({
+    const result = {
       authority_latency_ms: latencyMs,
       mode: RATE ? `paced ${RATE}/s` : "burst",
       worker_concurrency: WORKERS,
@@ -141,7 +149,9 @@ const run = async (latencyMs: number) => {
       acceptance_to_authorized_ms: { p50: percentile(toAuthorized, 50), p99: percentile(toAuthorized, 99) },
       rss_mib: Math.round(memory.rss / 1024 / 1024),
       heap_used_mib: Math.round(memory.heapUsed / 1024 / 1024)
-    }))
+    }
+    console.log(JSON.stringify(result))
+    return result
   } finally {
     await runtime.dispose()
   }
@@ -152,4 +162,27 @@ console.log(
     process.env["DATABASE_URL"] ? "postgres" : "embedded"
   }`
 )
-for (const latency of (process.env["BENCH_LATENCIES"] ?? "0,200").split(",").map(Number)) await run(latency)
+const latencies = (process.env["BENCH_LATENCIES"] ?? "0,200").split(",").map(Number)
+const results: Array<Awaited<ReturnType<typeof run>>> = []
+for (let round = 0; round < ROUNDS; round++) {
+  for (const latency of latencies.map((_, i) => latencies[(i + round) % latencies.length]!)) {
+    results.push(await run(latency))
+  }
+}
+if (ROUNDS > 1) {
+  for (const latency of latencies) {
+    const of = results.filter((r) => r.authority_latency_ms === latency)
+    const median = (pick: (r: typeof of[number]) => number) => percentile(of.map(pick), 50)
+    console.log(JSON.stringify({
+      summary: true,
+      rounds: ROUNDS,
+      authority_latency_ms: latency,
+      accepted_per_second: of.map((r) => r.accepted_per_second),
+      median_accepted_per_second: median((r) => r.accepted_per_second),
+      median_acceptance_to_authorized_ms: {
+        p50: median((r) => r.acceptance_to_authorized_ms.p50),
+        p99: median((r) => r.acceptance_to_authorized_ms.p99)
+      }
+    }))
+  }
+}

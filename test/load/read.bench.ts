@@ -1,271 +1,218 @@
 /**
  * Read benchmark (issue 11): `GET /v1/tenants/{tenantId}` with an API key (hash the token, look the
  * key up, read the tenant and its quota), driven by autocannon at 64 connections against
- *   1. floor: the same read by plain `node:http` + `pg` (test/load/readFloor.ts),
- *   2. service: the service as production starts it (`node dist/main.js`), tracing not exported,
- *   3. service+otlp: the same with its traces and metrics exported to an OTLP receiver in this process,
- * one after the other in the same run, on one PostgreSQL database created for the run and dropped
- * afterwards. It prints req/s, latency p50/p99, non-2xx answers, errors, the server's RSS (idle and
- * peak, from /proc) and, traced, the spans received; then each service run's ratio to the floor.
+ *   floor           the same read by plain `node:http` + `pg` (test/load/readFloor.ts), each
+ *                   statement parsed on every execution,
+ *   floor-prepared  the floor with named prepared statements, as the service's client prepares,
+ *   service         the service as production starts it (`node dist/main.js`), its access log on,
+ *                   no telemetry exported,
+ *   traced          the same exporting its traces and metrics to an OTLP receiver in this process,
+ *                   sampling a tenth of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+ *                   OTEL_TRACES_SAMPLER_ARG=BENCH_TRACE_RATIO, 0.1),
+ *   traced-always   the same recording every trace (not run unless named in BENCH_RUNS),
+ * on one PostgreSQL database created for the run and dropped afterwards.
+ *
+ * The runs are interleaved: BENCH_ROUNDS rounds, each running every run once in an order that
+ * rotates by one per round, each run on a fresh child alone on the machine (warm-up BENCH_WARMUP s,
+ * not counted, then BENCH_SECONDS s measured). A shared machine drifts; interleaving spreads the
+ * drift over every run instead of charging it to one. Per run it records req/s, latency, the
+ * server's CPU time per request (µs, /proc/<pid>/stat over the measured window) and the bytes its
+ * JavaScript heap allocated per request (allocationProbe.ts), RSS and, traced, the spans received.
+ * It prints every round, then each run's medians and the medians' ratios to both floors. CPU and
+ * allocation per request depend little on the machine's load; req/s does.
  *
  *   npm run bench:read                                  # builds dist/ first, then runs this file
- *   BENCH_SECONDS=30 BENCH_CONNECTIONS=128 npm run bench:read
- *   BENCH_RUNS=floor,service npm run bench:read         # a subset, in the order given
- *   BENCH_PROFILE=1 npm run bench:read                  # a CPU profile of the untraced service
+ *   BENCH_ROUNDS=5 BENCH_SECONDS=8 npm run bench:read
+ *   BENCH_RUNS=floor,service npm run bench:read         # a subset
+ *   BENCH_PROFILE=1 npm run bench:read                  # a CPU profile of the untraced service (round 1)
  *
- * The servers under test are child processes, each alone on the machine while it is measured (the
- * setup's instance is stopped first), so autocannon, which runs here, shares no event loop with
- * them. Each run starts a fresh child: warm-up (BENCH_WARMUP s, not counted, for the JIT and the
- * pools), then the measurement (BENCH_SECONDS s). The OTLP receiver parses every export to count
- * its spans; that costs this process a little CPU in the traced run only, as a collector on the
- * same machine would.
- *
- * BENCH_PROFILE=1 starts the untraced service with `--cpu-prof`; it writes the profile when it
- * exits after SIGTERM, into BENCH_PROFILE_DIR (a temporary directory unless set, kept after the
- * run). That run's figures then include the profiler's overhead.
- *
- * Settings (environment): BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_CONNECTIONS (64),
- * BENCH_RUNS (floor,service,traced), BENCH_NODE_FLAGS (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's 23 connections less the
- * one each of its three queues keeps for LISTEN, src/db/Database.ts), BENCH_PROFILE, BENCH_PROFILE_DIR,
- * DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the server on which the run's database
- * is created, and the database connected to for that).
+ * Settings (environment): BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_CONNECTIONS
+ * (64), BENCH_RUNS (floor,floor-prepared,service,traced), BENCH_TRACE_RATIO (0.1), BENCH_NODE_FLAGS
+ * (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's
+ * 23 connections less the one each of its three queues keeps for LISTEN, src/db/Database.ts),
+ * BENCH_PROFILE, BENCH_PROFILE_DIR, DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the
+ * server on which the run's database is created).
  */
 import autocannon from "autocannon"
 import { randomBytes } from "node:crypto"
-import { once } from "node:events"
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { cpus, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
-import { gunzipSync } from "node:zlib"
-import pg from "pg"
-import { cnpj } from "../support/taxIds.js"
-import { type Child, killChildren, rssMiB, serviceNodeFlags, startChild, stopChild } from "./children.js"
+import {
+  allocationProbe,
+  type Child,
+  cpuMicros,
+  createScratchDatabase,
+  killChildren,
+  openAllocationWindow,
+  rssMiB,
+  type ScratchDatabase,
+  serviceNodeFlags,
+  startChild,
+  stopChild
+} from "./children.js"
+import { percentile } from "./loadgen.js"
+import { startOtlpReceiver } from "./otlpReceiver.js"
+import { checkRead, setUp } from "./readSetup.js"
 
-const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
-const WARMUP_SECONDS = Number(process.env["BENCH_WARMUP"] ?? 3)
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 3)
+const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 5)
+const WARMUP_SECONDS = Number(process.env["BENCH_WARMUP"] ?? 2)
 const CONNECTIONS = Number(process.env["BENCH_CONNECTIONS"] ?? 64)
 const FLOOR_POOL = Number(process.env["BENCH_FLOOR_POOL"] ?? 20)
+const TRACE_RATIO = process.env["BENCH_TRACE_RATIO"] ?? "0.1"
 const PROFILE = ["1", "true"].includes(process.env["BENCH_PROFILE"] ?? "")
-const DATABASE_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const RUN_NAMES = ["floor", "service", "traced"] as const
+const SERVER_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+const RUN_NAMES = ["floor", "floor-prepared", "service", "traced", "traced-always"] as const
 type RunName = typeof RUN_NAMES[number]
-const RUNS = (process.env["BENCH_RUNS"] ?? RUN_NAMES.join(",")).split(",").map((name) => name.trim()) as Array<RunName>
-const LABELS: Record<RunName, string> = { floor: "floor", service: "service", traced: "service+otlp" }
-
-const runId = randomBytes(4).toString("hex")
-const database = `etd_readbench_${runId}`
-const scratchUrl = (() => {
-  const url = new URL(DATABASE_URL)
-  url.pathname = `/${database}`
-  return url.toString()
-})()
-
+const RUNS = (process.env["BENCH_RUNS"] ?? "floor,floor-prepared,service,traced").split(",").map((name) =>
+  name.trim()
+) as Array<RunName>
 for (const name of RUNS) {
   if (!RUN_NAMES.includes(name)) throw new Error(`BENCH_RUNS: unknown run "${name}" (known: ${RUN_NAMES.join(", ")})`)
 }
 
-// ---------------------------------------------------------------------------------------------
-// Child processes: the floor and the service
+const runId = randomBytes(4).toString("hex")
+const scratch: { database?: ScratchDatabase; dataDir?: string } = {}
 
-let dataDir: string | undefined
-const serviceEnv = (extra: Record<string, string> = {}): Record<string, string> => {
+const serviceEnv = (extra: Record<string, string>): Record<string, string> => {
   // Limits far above the load: a 429 would measure the limiter's refusals, not the read.
   const unlimited = "10000000"
   return {
-    DATABASE_URL: scratchUrl,
+    DATABASE_URL: scratch.database!.url,
     // One directory for every start in the run, so each finds the secrets the first generated.
-    DATA_DIR: dataDir ??= mkdtempSync(join(tmpdir(), "etd-readbench-")),
+    DATA_DIR: scratch.dataDir ??= mkdtempSync(join(tmpdir(), "etd-readbench-")),
     // Only the setup's registration and login hash a password; the measured read never does.
     PASSWORD_HASH_COST: "1024",
-    RATE_LIMIT_PER_SECOND: unlimited,
-    RATE_LIMIT_BURST: unlimited,
-    RATE_LIMIT_TENANT_PER_SECOND: unlimited,
-    RATE_LIMIT_TENANT_BURST: unlimited,
-    RATE_LIMIT_SESSION_PER_SECOND: unlimited,
-    RATE_LIMIT_SESSION_BURST: unlimited,
+    ...Object.fromEntries(
+      ["PER_SECOND", "BURST", "TENANT_PER_SECOND", "TENANT_BURST", "SESSION_PER_SECOND", "SESSION_BURST"].map(
+        (name) => [`RATE_LIMIT_${name}`, unlimited]
+      )
+    ),
     ...extra
   }
 }
 
-const startService = (name: string, env: Record<string, string> = {}, nodeFlags: ReadonlyArray<string> = []) =>
-  startChild(name, [...serviceNodeFlags, ...nodeFlags, "dist/main.js"], serviceEnv(env), ["/healthz", "/readyz"])
-
-const startFloor = () =>
-  startChild("floor", ["test/load/readFloor.ts"], { DATABASE_URL: scratchUrl, POOL_MAX: String(FLOOR_POOL) }, [
-    "/healthz"
-  ])
-
-// ---------------------------------------------------------------------------------------------
-// The OTLP receiver (traced run)
-
-const otlp = { traces: 0, metrics: 0, bytes: 0, spans: 0, malformed: 0 }
-
-interface OtlpTraces {
-  readonly resourceSpans?: ReadonlyArray<
-    { readonly scopeSpans?: ReadonlyArray<{ readonly spans?: ReadonlyArray<unknown> }> }
-  >
-}
-
-const startReceiver = async (): Promise<Server> => {
-  const server = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      const raw = Buffer.concat(chunks)
-      otlp.bytes += raw.length
-      if (request.url === "/v1/traces") {
-        otlp.traces++
-        try {
-          const body = request.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw
-          const traces = JSON.parse(body.toString("utf8")) as OtlpTraces
-          for (const resource of traces.resourceSpans ?? []) {
-            for (const scope of resource.scopeSpans ?? []) otlp.spans += scope.spans?.length ?? 0
-          }
-        } catch {
-          otlp.malformed++
-        }
-      } else if (request.url === "/v1/metrics") {
-        otlp.metrics++
-      }
-      // Effect's exporter stops exporting for 60 s after a failed export: always answer 200.
-      response.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  return server
-}
-
-// ---------------------------------------------------------------------------------------------
-// Setup through the API, and the checks before measuring
-
-const call = async (base: string, method: "GET" | "POST", path: string, token?: string, body?: unknown) => {
-  const response = await fetch(base + path, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` })
-    },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> }
-}
-
-const expectOk = async (base: string, method: "GET" | "POST", path: string, token?: string, body?: unknown) => {
-  const answer = await call(base, method, path, token, body)
-  if (answer.status >= 300) {
-    throw new Error(`${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+/** Starts the child of a run, with the allocation probe loaded into it. */
+const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profileDir: string | undefined) => {
+  const probe = allocationProbe(probeFile)
+  if (run === "floor" || run === "floor-prepared") {
+    return startChild(run, [...probe.flags, "test/load/readFloor.ts"], {
+      DATABASE_URL: scratch.database!.url,
+      POOL_MAX: String(FLOOR_POOL),
+      FLOOR_PREPARED: run === "floor-prepared" ? "1" : "0",
+      ...probe.env
+    }, ["/healthz"])
   }
-  return answer.body
-}
-
-/** A tenant and a test key of it, as a user would make them (README, "With curl"). */
-const setUp = async (base: string) => {
-  const email = `readbench-${runId}@example.com`
-  const password = "correct horse battery staple"
-  const registration = await expectOk(base, "POST", "/v1/auth/register", undefined, {
-    email,
-    password,
-    name: "Read Bench",
-    tenant: { name: "Read Bench Ltda", tax_id: cnpj() }
-  })
-  const tenantId = String((registration["tenant"] as { id: string }).id)
-  const session = String((await expectOk(base, "POST", "/v1/auth/login", undefined, { email, password }))["token"])
-  // `GET /v1/tenants/{id}` asks no scope of a key (src/tenants/Api.ts): any active key of the tenant reads it.
-  const created = await expectOk(base, "POST", `/v1/tenants/${tenantId}/api-keys`, session, {
-    name: "read bench",
-    environment: "test",
-    scopes: ["documents:read"]
-  })
-  return { tenantId, token: String(created["token"]) }
-}
-
-/** The read answers 200 with the tenant, and a well-formed unknown key 401, before anything is measured. */
-const checkRead = async (child: Child, path: string, token: string) => {
-  const ok = await call(child.base, "GET", path, token)
-  if (ok.status !== 200) throw new Error(`${child.name}: GET ${path} answered ${ok.status}: ${JSON.stringify(ok.body)}`)
-  const unknown = await call(child.base, "GET", path, `etd_test_${"a".repeat(32)}`)
-  if (unknown.status !== 401) throw new Error(`${child.name}: an unknown key was answered ${unknown.status}, not 401`)
-  return ok.body
+  const exported: Record<string, string> = run === "service" ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint }
+  const sampled: Record<string, string> = run === "traced"
+    ? { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: TRACE_RATIO }
+    : run === "traced-always"
+    ? { OTEL_TRACES_SAMPLER: "always_on" }
+    : {}
+  const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+  return startChild(
+    run,
+    [...serviceNodeFlags, ...probe.flags, ...profile, "dist/main.js"],
+    serviceEnv({ ...exported, ...sampled, ...probe.env }),
+    ["/healthz", "/readyz"]
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
 // A measured run
 
 interface Measured {
-  readonly run: string
+  readonly run: RunName
+  readonly round: number
   readonly req_per_s: number
   readonly requests: number
-  readonly latency_ms: { readonly p50: number; readonly p99: number; readonly mean: number; readonly max: number }
-  readonly non_2xx: number
-  readonly errors: number
-  readonly timeouts: number
+  readonly p50_ms: number
+  readonly p99_ms: number
+  readonly cpu_us_per_request: number
+  readonly alloc_kib_per_request: number
+  readonly gcs: number
+  readonly failures: number
   readonly rss_mib: { readonly idle: number; readonly peak: number }
-  readonly otlp?: {
-    readonly spans_per_s: number
-    readonly spans_per_request: number
-    readonly trace_exports: number
-    readonly metric_exports: number
-    readonly kib_per_s: number
-    readonly malformed: number
-  }
+  readonly spans_per_request?: number
 }
 
 const load = (url: string, token: string, seconds: number) =>
   autocannon({ url, connections: CONNECTIONS, duration: seconds, headers: { authorization: `Bearer ${token}` } })
 
-const measure = async (run: RunName, child: Child, path: string, token: string): Promise<Measured> => {
+const measure = async (run: RunName, round: number, child: Child, path: string, token: string, probeFile: string) => {
   const pid = child.process.pid
   const idle = rssMiB(pid)
   let peak = idle
-  // A sample after the child's exit is NaN, and never the peak.
-  const sampler = setInterval(() => {
-    const now = rssMiB(pid)
-    if (now > peak) peak = now
-  }, 100)
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid) || 0)), 100)
   try {
-    const warmup = await load(child.base + path, token, WARMUP_SECONDS)
-    const before = { ...otlp }
-    const startedAt = performance.now()
+    await load(child.base + path, token, WARMUP_SECONDS)
+    const closeWindow = openAllocationWindow(child.process, probeFile)
+    const cpuBefore = cpuMicros(pid)
     const result = await load(child.base + path, token, SECONDS)
-    const elapsed = (performance.now() - startedAt) / 1000
-    const during = { ...otlp }
-    const traced = run === "traced"
-      ? await (async () => {
-        // Every span of the run (warm-up included) is in by the child's exit: its exporter flushes then.
-        await stopChild(child.process)
-        const requests = warmup.requests.total + result.requests.total + 2
-        return {
-          spans_per_s: Math.round((during.spans - before.spans) / elapsed),
-          spans_per_request: Number((otlp.spans / requests).toFixed(2)),
-          trace_exports: during.traces - before.traces,
-          metric_exports: during.metrics - before.metrics,
-          kib_per_s: Math.round((during.bytes - before.bytes) / 1024 / elapsed),
-          malformed: otlp.malformed
-        }
-      })()
-      : undefined
-    return {
-      run: LABELS[run],
+    const cpu = cpuMicros(pid) - cpuBefore
+    const allocation = await closeWindow()
+    const requests = result.requests.total
+    const measured: Measured = {
+      run,
+      round,
       req_per_s: Math.round(result.requests.mean),
-      requests: result.requests.total,
-      latency_ms: {
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        mean: result.latency.mean,
-        max: result.latency.max
-      },
-      non_2xx: result.non2xx,
-      errors: result.errors,
-      timeouts: result.timeouts,
-      rss_mib: { idle: Math.round(idle), peak: Math.round(peak) },
-      ...(traced === undefined ? {} : { otlp: traced })
+      requests,
+      p50_ms: result.latency.p50,
+      p99_ms: result.latency.p99,
+      cpu_us_per_request: Math.round(cpu / requests),
+      alloc_kib_per_request: allocation === undefined
+        ? NaN
+        : Number((allocation.allocated_bytes / requests / 1024).toFixed(1)),
+      gcs: allocation?.gcs ?? NaN,
+      failures: result.non2xx + result.errors + result.timeouts,
+      rss_mib: { idle: Math.round(idle), peak: Math.round(peak) }
     }
+    return measured
   } finally {
     clearInterval(sampler)
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reporting
+
+const median = (values: ReadonlyArray<number>) => percentile(values.filter(Number.isFinite), 50)
+const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "—")
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  console.log(`\n${line(header)}\n${line(widths.map((w) => "-".repeat(w)))}`)
+  for (const row of rows) console.log(line(row))
+}
+
+const summarize = (results: ReadonlyArray<Measured>) => {
+  const runs = RUNS.map((run) => {
+    const of = results.filter((r) => r.run === run)
+    return {
+      run,
+      req_per_s: median(of.map((r) => r.req_per_s)),
+      p99_ms: median(of.map((r) => r.p99_ms)),
+      cpu_us_per_request: median(of.map((r) => r.cpu_us_per_request)),
+      alloc_kib_per_request: median(of.map((r) => r.alloc_kib_per_request)),
+      peak_rss_mib: median(of.map((r) => r.rss_mib.peak))
+    }
+  })
+  const floors = runs.filter((r) => r.run === "floor" || r.run === "floor-prepared")
+  const ratio = (a: number, b: number) => Number((a / b).toFixed(2))
+  const ratios = Object.fromEntries(
+    runs.filter((r) => !floors.includes(r)).map((r) => [
+      r.run,
+      Object.fromEntries(floors.map((floor) => [floor.run, {
+        req_per_s: ratio(r.req_per_s, floor.req_per_s),
+        cpu_per_request: ratio(r.cpu_us_per_request, floor.cpu_us_per_request),
+        alloc_per_request: ratio(r.alloc_kib_per_request, floor.alloc_kib_per_request)
+      }]))
+    ])
+  )
+  return { runs, ratios }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,173 +222,137 @@ let cleaning: Promise<void> | undefined
 /** Stops every child, drops the run's database and removes DATA_DIR; once, on the way out or on Ctrl-C. */
 const cleanup = () => (cleaning ??= (async () => {
   await killChildren()
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  try {
-    await admin.connect()
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-  } catch (error) {
-    console.error(`could not drop ${database}: ${String(error)}`)
-  } finally {
-    await admin.end().catch(() => {})
-  }
-  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
+  await scratch.database?.drop()
+  if (scratch.dataDir !== undefined) rmSync(scratch.dataDir, { recursive: true, force: true })
 })())
 
-const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "—")
-
-const printTable = (results: ReadonlyArray<Measured>, floor: Measured | undefined) => {
-  const header = [
-    "run",
-    "req/s",
-    "× floor",
-    "p50 ms",
-    "p99 ms",
-    "non-2xx",
-    "errors",
-    "timeouts",
-    "RSS idle→peak MiB",
-    "spans/s"
-  ]
-  const rows = results.map((r) => [
-    r.run,
-    String(r.req_per_s),
-    floor === undefined || r === floor ? "" : fixed(r.req_per_s / floor.req_per_s, 2),
-    String(r.latency_ms.p50),
-    String(r.latency_ms.p99),
-    String(r.non_2xx),
-    String(r.errors),
-    String(r.timeouts),
-    `${r.rss_mib.idle} → ${r.rss_mib.peak}`,
-    r.otlp === undefined ? "" : `${r.otlp.spans_per_s} (${r.otlp.spans_per_request}/req)`
-  ])
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
-  console.log(`\n${line(header)}\n${line(widths.map((w) => "-".repeat(w)))}`)
-  for (const row of rows) console.log(line(row))
-}
-
 const main = async () => {
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  await admin.connect()
-  const pgVersion = String(
-    (await admin.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version
-  )
-  await admin.query(`CREATE DATABASE ${database}`)
-  await admin.end()
+  scratch.database = await createScratchDatabase(SERVER_URL, "etd_readbench")
   const machine = {
     cpus: cpus().length,
     model: cpus()[0]?.model ?? "cpu",
     memory_gib: Number((totalmem() / 1024 ** 3).toFixed(1)),
     node: process.version,
-    postgres: pgVersion
+    postgres: scratch.database.serverVersion
   }
   console.log(
-    `read bench ${runId}: machine ${machine.cpus} × ${machine.model}, ${machine.memory_gib} GiB, node ${machine.node}, ` +
-      `PostgreSQL ${machine.postgres}; ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per run; ` +
-      `runs: ${RUNS.map((r) => LABELS[r]).join(", ")}; database ${database}`
+    `read bench ${runId}: ${machine.cpus} × ${machine.model}, ${machine.memory_gib} GiB, node ${machine.node}, ` +
+      `PostgreSQL ${machine.postgres}; ${CONNECTIONS} connections; ${ROUNDS} rounds of ${RUNS.join(", ")} ` +
+      `(order rotating), each ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured; traced samples ${TRACE_RATIO}`
   )
 
   // The first start migrates the database; its instance makes the tenant and key, then stops, so
-  // the floor is measured with no service running (its workers poll even when idle).
-  const setup = await startService("setup")
-  const { tenantId, token } = await setUp(setup.base)
+  // no run is measured beside another server (the service's workers poll even when idle).
+  const setup = await startChild("setup", [...serviceNodeFlags, "dist/main.js"], serviceEnv({}), [
+    "/healthz",
+    "/readyz"
+  ])
+  const { tenantId, token } = await setUp(setup.base, runId)
   const path = `/v1/tenants/${tenantId}`
-  const expected = await checkRead(setup, path, token)
+  const expected = JSON.stringify(await checkRead(setup, path, token))
   await stopChild(setup.process)
 
+  const receiver = await startOtlpReceiver()
+  const probeDir = mkdtempSync(join(tmpdir(), "etd-readbench-probe-"))
   const results: Array<Measured> = []
-  let receiver: Server | undefined
-  for (const run of RUNS) {
-    let child: Child
-    let profileDir: string | undefined
-    if (run === "floor") {
-      child = await startFloor()
-    } else if (run === "service") {
-      profileDir = PROFILE
-        ? (process.env["BENCH_PROFILE_DIR"] ?? join(tmpdir(), `etd-read-profile-${runId}`))
-        : undefined
-      if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
-      child = await startService(
-        "service",
-        {},
-        profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
-      )
-    } else {
-      receiver ??= await startReceiver()
-      const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
-      child = await startService("service+otlp", { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })
-    }
-    try {
-      const body = await checkRead(child, path, token)
-      // The floor must do the same work: the same tenant, the same JSON, field for field.
-      if (run === "floor" && JSON.stringify(body) !== JSON.stringify(expected)) {
-        console.log(
-          `  note: the floor's body differs from the service's:\n    floor   ${JSON.stringify(body)}\n    service ${
-            JSON.stringify(expected)
-          }`
-        )
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const order = RUNS.map((_, i) => RUNS[(i + round - 1) % RUNS.length]!)
+      for (const run of order) {
+        const profileDir = PROFILE && run === "service" && round === 1
+          ? (process.env["BENCH_PROFILE_DIR"] ?? join(tmpdir(), `etd-read-profile-${runId}`))
+          : undefined
+        if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
+        const probeFile = join(probeDir, `${run}-${round}.json`)
+        const child = await startRun(run, probeFile, receiver.endpoint, profileDir)
+        const spansBefore = receiver.counts.spans
+        let measured: Measured
+        try {
+          // Every run must do the same work: the same tenant, the same JSON, field for field.
+          const body = JSON.stringify(await checkRead(child, path, token))
+          if (body !== expected) console.log(`  note: ${run}'s body differs:\n    ${body}\n    ${expected}`)
+          measured = await measure(run, round, child, path, token, probeFile)
+        } finally {
+          // The exporter flushes at the exit: every span of the run is in by then.
+          await stopChild(child.process)
+        }
+        if (run === "traced" || run === "traced-always") {
+          const total = measured.requests * (1 + WARMUP_SECONDS / SECONDS)
+          measured = {
+            ...measured,
+            spans_per_request: Number(((receiver.counts.spans - spansBefore) / total).toFixed(2))
+          }
+        }
+        results.push(measured)
+        console.log(JSON.stringify({ bench: "read", ...measured }))
+        if (profileDir !== undefined) {
+          const files = readdirSync(profileDir).filter((file) => file.endsWith(".cpuprofile"))
+          console.log(
+            `  CPU profile (with the profiler's overhead): ${files.map((f) => join(profileDir, f)).join(", ")}`
+          )
+        }
       }
-      const measured = await measure(run, child, path, token)
-      results.push(measured)
-      console.log(
-        JSON.stringify({
-          bench: "read",
-          ...measured,
-          connections: CONNECTIONS,
-          seconds: SECONDS,
-          ...(profileDir ? { profiled: true } : {})
-        })
-      )
-    } finally {
-      await stopChild(child.process)
     }
-    if (profileDir !== undefined) {
-      const profiles = readdirSync(profileDir).filter((file) => file.endsWith(".cpuprofile"))
-      console.log(
-        profiles.length === 0
-          ? `  no .cpuprofile in ${profileDir}: ${child.tail.slice(-5).join(" | ")}`
-          : `  CPU profile of the service (warm-up and measurement, with the profiler's overhead): ${
-            profiles.map((file) => join(profileDir, file)).join(", ")
-          }`
-      )
-    }
+  } finally {
+    receiver.close()
+    rmSync(probeDir, { recursive: true, force: true })
   }
-  receiver?.close()
 
-  const floor = results.find((r) => r.run === LABELS.floor)
-  const ratios: Record<string, { readonly req_per_s: number; readonly p99: number }> = floor === undefined
-    ? {}
-    : Object.fromEntries(
-      results.filter((r) => r !== floor).map((r) => [r.run, {
-        req_per_s: Number((r.req_per_s / floor.req_per_s).toFixed(3)),
-        p99: Number((r.latency_ms.p99 / floor.latency_ms.p99).toFixed(2))
-      }])
-    )
-  console.log(
-    JSON.stringify({
-      bench: "read",
-      summary: true,
-      machine,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      ratios_to_floor: ratios
-    })
+  table(
+    [
+      "round",
+      "run",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "CPU µs/req",
+      "alloc KiB/req",
+      "GCs",
+      "failed",
+      "RSS MiB",
+      "spans/req"
+    ],
+    results.map((r) => [
+      String(r.round),
+      r.run,
+      String(r.req_per_s),
+      String(r.p50_ms),
+      String(r.p99_ms),
+      String(r.cpu_us_per_request),
+      fixed(r.alloc_kib_per_request, 1),
+      fixed(r.gcs),
+      String(r.failures),
+      `${r.rss_mib.idle} → ${r.rss_mib.peak}`,
+      r.spans_per_request === undefined ? "" : String(r.spans_per_request)
+    ])
   )
-  printTable(results, floor)
-  console.log(
-    `\nmachine: ${machine.cpus} × ${machine.model}, ${machine.memory_gib} GiB, node ${machine.node}, PostgreSQL ${machine.postgres}`
+  const summary = summarize(results)
+  table(
+    ["median of " + ROUNDS, "req/s", "p99 ms", "CPU µs/req", "alloc KiB/req", "peak RSS MiB"],
+    summary.runs.map((r) => [
+      r.run,
+      fixed(r.req_per_s),
+      fixed(r.p99_ms),
+      fixed(r.cpu_us_per_request),
+      fixed(r.alloc_kib_per_request, 1),
+      fixed(r.peak_rss_mib)
+    ])
   )
-  for (const [run, ratio] of Object.entries(ratios)) {
-    console.log(
-      `${run} / floor: ${ratio.req_per_s.toFixed(2)}× req/s, ${ratio.p99.toFixed(2)}× p99 (issue 11: ≥ 0.75×)`
-    )
+  console.log("\nratios of the medians (req/s: higher is better; CPU and allocation per request: lower is better):")
+  for (const [run, byFloor] of Object.entries(summary.ratios)) {
+    for (const [floor, r] of Object.entries(byFloor)) {
+      console.log(
+        `  ${run} / ${floor}: ${fixed(r.req_per_s, 2)}× req/s, ${fixed(r.cpu_per_request, 2)}× CPU/req, ` +
+          `${fixed(r.alloc_per_request, 2)}× alloc/req`
+      )
+    }
   }
+  console.log(JSON.stringify({ bench: "read", summary: true, machine, rounds: ROUNDS, seconds: SECONDS, ...summary }))
 }
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    console.error(`\n${signal}: stopping the servers and dropping ${database}`)
+    console.error(`\n${signal}: stopping the servers and dropping the run's database`)
     void cleanup().finally(() => process.exit(130))
   })
 }

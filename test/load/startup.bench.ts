@@ -5,6 +5,11 @@
  * left (the usual restart); and the resident memory once it serves. BENCH_STARTS starts of each
  * kind (default 5); prints each run and the median.
  *
+ * The floor is a `node` process that only answers /healthz (a bare `node:http` server): spawning
+ * Node and opening a port, which no start of the service can beat. Each round makes the three
+ * starts, interleaved: the fresh start always before the restart (it makes the DATA_DIR the
+ * restart opens), the floor's place rotating per round, so drift on the machine lands on all three.
+ *
  *   npm run bench:startup                  # builds dist/ first
  *   BENCH_STARTS=10 npm run bench:startup
  */
@@ -19,13 +24,23 @@ import { freePort, percentile } from "./loadgen.js"
 
 const STARTS = Number(process.env["BENCH_STARTS"] ?? 5)
 
-/** Spawns the service on `dataDir` and returns when /healthz first answers 200 (polled every 10 ms). */
-const start = async (dataDir: string): Promise<{ ms: number; rss: number; child: ChildProcess }> => {
+const FLOOR_SERVER = `require("node:http").createServer((_, response) => response.end("ok")).listen(process.env.PORT)`
+
+/**
+ * Spawns the service on `dataDir` (the floor's server when undefined) and returns when /healthz
+ * first answers 200 (polled every 10 ms).
+ */
+const start = async (dataDir: string | undefined): Promise<{ ms: number; rss: number; child: ChildProcess }> => {
   const port = await freePort()
   const spawnedAt = performance.now()
-  const child = spawn(process.execPath, [...serviceNodeFlags, "dist/main.js"], {
+  const args = dataDir === undefined ? ["-e", FLOOR_SERVER] : [...serviceNodeFlags, "dist/main.js"]
+  const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      PORT: String(port),
+      ...(dataDir === undefined ? {} : { DATA_DIR: dataDir })
+    },
     stdio: "ignore"
   })
   for (;;) {
@@ -51,28 +66,42 @@ console.log(
 )
 const fresh: Array<number> = []
 const restart: Array<number> = []
+const floor: Array<number> = []
 const rss: Array<number> = []
+const startFloor = async () => {
+  const bare = await start(undefined)
+  floor.push(bare.ms)
+  await stop(bare.child)
+}
 for (let i = 0; i < STARTS; i++) {
   const dataDir = mkdtempSync(join(tmpdir(), "etd-startup-"))
   try {
+    if (i % 3 === 0) await startFloor()
     const first = await start(dataDir)
     fresh.push(first.ms)
     await stop(first.child)
+    if (i % 3 === 1) await startFloor()
     const again = await start(dataDir)
     restart.push(again.ms)
     // Once it serves and its start-up work has settled.
     await sleep(1000)
     rss.push(Math.round(rssMiB(again.child.pid)))
     await stop(again.child)
-    console.log(
-      JSON.stringify({ run: i + 1, fresh_data_dir_ms: first.ms, existing_data_dir_ms: again.ms, rss_mib: rss.at(-1) })
-    )
+    if (i % 3 === 2) await startFloor()
+    console.log(JSON.stringify({
+      run: i + 1,
+      floor_ms: floor.at(-1),
+      fresh_data_dir_ms: first.ms,
+      existing_data_dir_ms: again.ms,
+      rss_mib: rss.at(-1)
+    }))
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
 console.log(JSON.stringify({
   summary: true,
+  floor_ms: { p50: percentile(floor, 50), max: Math.max(...floor) },
   fresh_data_dir_ms: { p50: percentile(fresh, 50), max: Math.max(...fresh) },
   existing_data_dir_ms: { p50: percentile(restart, 50), max: Math.max(...restart) },
   rss_mib_when_serving: { p50: percentile(rss, 50), max: Math.max(...rss) }

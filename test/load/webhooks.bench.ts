@@ -9,6 +9,12 @@
  *   BENCH_EVENTS=5000 BENCH_ENDPOINTS=2 WEBHOOKS_CONCURRENCY=16 npm run bench:webhooks
  *   WEBHOOKS_ENDPOINT_CONCURRENCY=8 WEBHOOKS_TENANT_CONCURRENCY=8 npm run bench:webhooks  # caps at the pool
  *   DATABASE_URL=postgres://… npm run bench:webhooks # on PostgreSQL instead of the embedded database
+ *
+ * Its phases (a burst, a backlog's drain, a paced run) are different measures of one dispatcher,
+ * not variants of it, so nothing here is interleaved and there is no floor to divide by (a bare
+ * HTTP client posting the same bodies would measure the receiver, not delivery). To compare two
+ * trees, run this file alternately on each, ≥ 3 rounds alternating which goes first, and compare
+ * the medians.
  */
 import { Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
 import { SqlClient } from "effect/sql"

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import { AppConfigTest } from "../../src/Config.js"
-import type { MailMessage } from "../../src/mail/Outbox.js"
+import type { AccountMessage } from "../../src/mail/Outbox.js"
 import { render } from "../../src/mail/Templates.js"
 import { MailDevLog, MailTransport, MailTransportLive } from "../../src/mail/Transport.js"
 import { redactSecrets } from "../../src/telemetry/Logger.js"
@@ -60,7 +60,7 @@ describe("mail without SMTP_URL", () => {
 
 describe("mail templates", () => {
   const expiresAt = new Date("2030-03-04T15:00:00Z")
-  const messages: ReadonlyArray<MailMessage> = [
+  const messages: ReadonlyArray<AccountMessage> = [
     { template: "email_verification", name: "Ana <b>", link, expiresAt },
     { template: "password_reset", name: null, link, expiresAt },
     { template: "invitation", tenantName: "Ana & Filhos", role: "developer", inviterName: "Bia", link, expiresAt },

@@ -170,6 +170,37 @@ for (const database of testDatabases) {
           expect(retaken.every((job) => job.attempts === 2)).toBe(true)
         }).pipe(Effect.provide(config)))
 
+      it.effect("batches claimed at the same time never share a job; settles in one statement are fenced per job", () =>
+        Effect.gen(function*() {
+          const queue = yield* freshQueue
+          yield* queue.enqueue(tenantWithJobs(12).jobs)
+          // On PostgreSQL these run on two connections at once (SKIP LOCKED keeps them apart).
+          const batches = yield* Effect.all(Array.from({ length: 4 }, () => queue.claim(5, LEASE)), {
+            concurrency: "unbounded"
+          })
+          const ids = batches.flat().map((job) => job.id)
+          expect(ids).toHaveLength(12)
+          expect(new Set(ids).size).toBe(12)
+          const sql = yield* SqlClient.SqlClient
+          const [first, second] = batches.flat()
+          const ended = yield* sql`${queue.ending(first!, { final: "done" }, new Date(START))}`
+          expect(ended).toEqual([{ id: first!.id }])
+          // Ended once: the same claim's second end finds no job, as does a retry after it.
+          expect(yield* sql`${queue.ending(first!, { runAt: new Date(START) }, new Date(START))}`).toEqual([])
+          expect(yield* sql`${queue.ending(second!, { runAt: new Date(START + 5_000) }, new Date(START))}`).toEqual([
+            { id: second!.id }
+          ])
+          const stateOf = (id: number) =>
+            Effect.map(
+              sql<{ state: string; lockedBy: string | null }>`SELECT state, locked_by FROM ${
+                sql(table)
+              } WHERE id = ${id}`,
+              (rows) => rows[0]
+            )
+          expect(yield* stateOf(first!.id)).toEqual({ state: "done", lockedBy: null })
+          expect(yield* stateOf(second!.id)).toEqual({ state: "pending", lockedBy: null })
+        }).pipe(Effect.provide(config)))
+
       it.effect("its backlog for the metrics: jobs waiting or in hand, and how long the oldest due one has waited", () =>
         Effect.gen(function*() {
           const queue = yield* freshQueue
@@ -241,6 +272,11 @@ for (const database of testDatabases) {
           // The fence other repositories' statements carry: a row for the holder only.
           expect(yield* sql`${queue.holding(stale!)}`).toEqual([])
           expect(yield* sql`${queue.holding(current!)}`).toEqual([{ id: current!.id }])
+          // The end another repository's statement carries: nothing for the stale claim, so the
+          // statement's other writes (gated on it) are not made either.
+          expect(yield* sql`${queue.ending(stale!, { final: "done" }, new Date(START))}`).toEqual([])
+          const [kept] = yield* sql`SELECT state, locked_by FROM ${sql(table)} WHERE id = ${current!.id}`
+          expect(kept).toEqual({ state: "pending", lockedBy: current!.lockedBy })
           yield* queue.complete(current!, "done")
           const [row] = yield* sql`SELECT state, locked_by FROM ${sql(table)} WHERE id = ${current!.id}`
           expect(row).toEqual({ state: "done", lockedBy: null })

@@ -33,6 +33,7 @@ const queue: LeasedQueue<Job, never> = {
   complete: () => notHere,
   retryAt: () => notHere,
   holding: () => Statement.fragment([]),
+  ending: () => Statement.fragment([]),
   renew: () => notHere,
   requeue: () => notHere,
   backlog: notHere,

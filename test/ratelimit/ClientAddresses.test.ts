@@ -5,13 +5,14 @@
  * connecting directly, whose forwarding headers are its own invention. The access log and the
  * security alerts name the resolved client. The limits do not touch the database: embedded only.
  */
-import { expect, layer, vi } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { AppConfigShape } from "../../src/Config.js"
 import { parseTrustedProxies } from "../../src/http/ClientAddress.js"
 import { eventually, type RawResponse } from "../http/helpers.js"
 import { createKey, PASSWORD, registerOwner, uniqueEmail } from "../support/fixtures.js"
 import { fromAddress } from "../support/fromAddress.js"
+import { withLogRecords } from "../support/logRecords.js"
 import { makeTestApp } from "../support/TestApp.js"
 
 const PROXY = "127.0.0.1"
@@ -35,19 +36,6 @@ const untilLimited = <E, R>(max: number, attempt: (i: number) => Effect.Effect<R
     for (let i = 0; i < max && statuses.at(-1) !== 429; i++) statuses.push((yield* attempt(i)).status)
     return statuses
   })
-
-/** Lines the app wrote to stdout while `effect` ran, as JSON records. */
-const withLogRecords = <A, E, R>(effect: (records: () => ReadonlyArray<any>) => Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => vi.spyOn(process.stdout, "write")),
-    (spy) =>
-      effect(() =>
-        spy.mock.calls.flatMap(([chunk]) => String(chunk).split("\n")).filter((line) => line.startsWith("{")).map(
-          (line) => JSON.parse(line)
-        )
-      ),
-    (spy) => Effect.sync(() => spy.mockRestore())
-  )
 
 const randomIPv4 = () => `203.0.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`
 

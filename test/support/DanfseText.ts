@@ -89,7 +89,7 @@ const WORDS: Record<string, Record<string, string>> = {
   regApTribSN: { "1": "Tributos federais e municipal pelo SN", "2": "ISSQN por fora do SN" },
   regEspTrib: { "0": "Nenhum", "5": "Profissional autônomo" },
   tpImunidade: { "2": "(CF88, art. 150, VI, b)", "3": "(CF88, art. 150, VI, c)" },
-  tpRetPisCofins: { "1": "Retido" },
+  tpRetPisCofins: { "1": "PIS/COFINS retidos", "3": "PIS/COFINS/CSLL retidos" },
   cMotivo: { "99": "Outros" },
   mdPrestacao: { "1": "Transfronteiriço" },
   vincPrest: { "0": "Sem vínculo" },

@@ -2,7 +2,8 @@
  * A real SMTP server for tests (npm `smtp-server`), whose mail is parsed (`mailparser`) and kept in
  * memory. The app under test sends to it over SMTP through its real transport: point `SMTP_URL` at
  * `url` (see `mailConfigFor`). `refuseNext(n)` makes it answer the next `n` messages with a
- * temporary failure (451), as a server under load would.
+ * temporary failure (451), as a server under load would, or with another code (550: refused for good).
+ * Attachments are kept byte for byte, with the headers a test checks.
  */
 import { ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { type ParsedMail, simpleParser } from "mailparser"
@@ -12,12 +13,26 @@ import type { AppConfigShape } from "../../src/Config.js"
 import { mailConfig, type MailConfigShape } from "../../src/mail/MailConfig.js"
 import { makeTestApp, type TestDatabase } from "./TestApp.js"
 
+export interface ReceivedAttachment {
+  readonly filename: string
+  readonly contentType: string
+  readonly content: Uint8Array
+}
+
 export interface ReceivedMail {
   readonly to: ReadonlyArray<string>
   readonly from: string
+  /** The From's display name and address, as parsed. */
+  readonly fromName: string
+  readonly fromAddress: string
+  readonly replyTo: string
+  readonly messageId: string
   readonly subject: string
   readonly text: string
   readonly html: string
+  readonly attachments: ReadonlyArray<ReceivedAttachment>
+  /** Every header line's name, lower-cased, as received (a header injected by a name would show here). */
+  readonly headerNames: ReadonlyArray<string>
 }
 
 export interface Mailbox {
@@ -33,8 +48,8 @@ export interface Mailbox {
   readonly to: (to: string) => ReadonlyArray<ReceivedMail>
   /** The dashboard link in a message's text (there is one per mail). */
   readonly linkIn: (mail: ReceivedMail) => string
-  /** Answers the next `count` messages with `451` (try again later). */
-  readonly refuseNext: (count: number) => void
+  /** Answers the next `count` messages with `code`: `451` (try again later) unless told. */
+  readonly refuseNext: (count: number, code?: number) => void
   /** How many messages were refused so far. */
   readonly refused: () => number
   readonly close: Effect.Effect<void>
@@ -51,6 +66,7 @@ export const startMailbox = Effect.acquireRelease(
     const messages: Array<ReceivedMail> = []
     const waiters = new Set<() => void>()
     let toRefuse = 0
+    let refusalCode = 451
     let refusedCount = 0
     const server = new SMTPServer({
       authOptional: true,
@@ -63,17 +79,32 @@ export const startMailbox = Effect.acquireRelease(
           stream.resume()
           stream.on(
             "end",
-            () => callback(Object.assign(new Error("Mailbox busy, try again later"), { responseCode: 451 }))
+            () =>
+              callback(Object.assign(
+                new Error(refusalCode >= 500 ? "Mailbox unavailable" : "Mailbox busy, try again later"),
+                { responseCode: refusalCode }
+              ))
           )
           return
         }
         simpleParser(stream).then((parsed) => {
+          const from = parsed.from?.value[0]
           messages.push({
             to: addressesOf(parsed),
             from: parsed.from?.text ?? "",
+            fromName: from?.name ?? "",
+            fromAddress: from?.address ?? "",
+            replyTo: parsed.replyTo?.value[0]?.address ?? "",
+            messageId: parsed.messageId ?? "",
             subject: parsed.subject ?? "",
             text: parsed.text ?? "",
-            html: typeof parsed.html === "string" ? parsed.html : ""
+            html: typeof parsed.html === "string" ? parsed.html : "",
+            attachments: parsed.attachments.map((attachment) => ({
+              filename: attachment.filename ?? "",
+              contentType: attachment.contentType,
+              content: new Uint8Array(attachment.content)
+            })),
+            headerNames: parsed.headerLines.map((line) => line.key)
           })
           for (const wake of waiters) wake()
           callback()
@@ -109,8 +140,9 @@ export const startMailbox = Effect.acquireRelease(
           if (link === undefined) throw new Error(`no link in the mail "${mail.subject}"`)
           return link
         },
-        refuseNext: (count) => {
+        refuseNext: (count, code = 451) => {
           toRefuse = count
+          refusalCode = code
         },
         refused: () => refusedCount,
         close: Effect.callback<void>((done) => server.close(() => done(Effect.void)))

@@ -33,6 +33,7 @@ export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredD
   lastError: null,
   substitutes: null,
   substitutedBy: null,
+  takerNotification: null,
   substitution: null,
   createdAt: new Date("2026-11-10T12:00:00Z"),
   updatedAt: new Date("2026-11-10T12:00:00Z"),

@@ -62,6 +62,10 @@ const startReceiver = () =>
     )
   })
 
+/** Token-shaped, though no key's, and the same with its underscores percent-encoded. */
+const LEAK = `etd_test_${"q".repeat(32)}`
+const ENCODED_LEAK = LEAK.replace(/_/g, "%5F")
+
 const close = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()))
 
 interface ExportedSpan {
@@ -194,6 +198,8 @@ describe("observability end to end", () => {
             // Let the queue gauges be read once more, now that the queues are empty.
             await new Promise((r) => setTimeout(r, 300))
             expect((await fetch(`${base}/v1/nowhere`)).status).toBe(404)
+            // A token in the path, percent-encoded, is refused, and recorded nowhere, encoded or not.
+            expect((await fetch(`${base}/v1/nowhere/${ENCODED_LEAK}`)).status).toBe(400)
             // A HEAD has its GET's route; a method the conventions do not name is `_OTHER`, not a new label.
             expect(
               (await fetch(`${base}/v1/documents`, {
@@ -396,6 +402,8 @@ describe("observability end to end", () => {
           const secret of [
             outcome.token,
             outcome.session,
+            LEAK,
+            ENCODED_LEAK,
             outcome.password,
             "metrics-scrape-secret",
             "dXNlcjpwYXNzd29yZA=="

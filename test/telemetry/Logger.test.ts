@@ -1,11 +1,12 @@
 /**
  * The log line's shape (SPEC §13): the conventional fields, annotations as fields of their own,
  * further values under `details`, a cause under `error`, secrets redacted; and a log call never
- * fails its caller, whatever it logs.
+ * fails its caller, whatever it logs. A line that brings its own fields and span (the access log)
+ * is written the same way.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Logger, Tracer } from "effect"
-import { makeGuardedLogger } from "../../src/telemetry/Logger.js"
+import { Cause, Effect, Logger, References, Tracer } from "effect"
+import { LineWithFields, makeGuardedLogger } from "../../src/telemetry/Logger.js"
 
 const capture = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.gen(function*() {
@@ -61,5 +62,33 @@ describe("log lines", () => {
         Effect.logInfo("odd values", cycle).pipe(Effect.annotateLogs({ count: 10n, again: cycle }))
       )
       expect(records[0]).toMatchObject({ msg: "odd values", count: "10", again: { name: "loop", self: "[repeated]" } })
+    }))
+
+  it.effect("a line with its own fields and span: the span's ids, the fields after the annotations, the same guard", () =>
+    Effect.gen(function*() {
+      const own = Tracer.externalSpan({ traceId: "3".repeat(32), spanId: "4".repeat(16), sampled: false })
+      const current = Tracer.externalSpan({ traceId: "1".repeat(32), spanId: "2".repeat(16), sampled: true })
+      const { lines, records, tokens } = yield* capture(
+        Effect.logDebug(
+          new LineWithFields("request", { "http.response.status_code": 200, header: TOKEN, level: "not mine" }, own)
+        ).pipe(
+          Effect.annotateLogs({ queue: "issuance" }),
+          Effect.withParentSpan(current),
+          Effect.provideService(References.MinimumLogLevel, "Debug")
+        )
+      )
+      expect(records).toEqual([{
+        time: expect.any(String),
+        level: "debug",
+        msg: "request",
+        service: "etd-test",
+        trace_id: "3".repeat(32),
+        span_id: "4".repeat(16),
+        queue: "issuance",
+        "http.response.status_code": 200,
+        header: "[REDACTED]"
+      }])
+      expect(lines.join("")).not.toContain(TOKEN)
+      expect(tokens).toEqual([TOKEN])
     }))
 })

@@ -129,6 +129,9 @@ for (const database of testDatabases) {
             const refused = yield* register(email, typedAs)
             expectError(refused, 409, "conflict")
             expect(String(field(refused.json, "message"))).toContain("tax id")
+            expect(field(refused.json, "issues")).toEqual([
+              { path: ["tenant", "tax_id"], message: "was proven by another tenant with its certificate" }
+            ])
           }
           expect((yield* register(email, cnpj())).status).toBe(201)
 

@@ -10,7 +10,7 @@ import { Transaction } from "../../src/db/Repository.js"
 import { asId } from "../../src/domain/Ids.js"
 import { emptyRegistration } from "../../src/domain/Registration.js"
 import { type NewTenantRecord, TenantRepo, type TenantUsageRecord } from "../../src/tenants/TenantRepo.js"
-import { TenantService } from "../../src/tenants/TenantService.js"
+import { AuthenticatedTenant, TenantService } from "../../src/tenants/TenantService.js"
 
 type Mock<S extends { readonly Service: object }> = Layer.PartialEffectful<S["Service"]>
 
@@ -30,6 +30,8 @@ const stored = {
   monthlyQuota: 100,
   simplesNacional: "not_opted" as const,
   registration: emptyRegistration,
+  noteMailEnabled: true,
+  noteMailSenderName: null,
   createdAt: new Date("2026-01-05T10:00:00Z")
 }
 
@@ -68,7 +70,9 @@ describe("TenantService (repository mocked)", () => {
             status: "active" as const,
             plan: "free",
             simplesNacional: "not_opted" as const,
-            registration: emptyRegistration
+            registration: emptyRegistration,
+            noteMailEnabled: true,
+            noteMailSenderName: null
           })
         ),
       addMember: (member) => Effect.sync(() => void members.push(member))
@@ -131,4 +135,50 @@ describe("TenantService (repository mocked)", () => {
       expect(asked).toEqual(["11222333000181"])
     }).pipe(Effect.provide(layer))
   })
+
+  it.effect("the key's tenant as its authentication read it is shown without a lookup; any other tenant is looked up", () => {
+    const asked: Array<string> = []
+    const layer = serviceWith({
+      findById: (id) => Effect.sync(() => asked.push(id)).pipe(Effect.as(Option.some({ ...stored, id, used: 3 })))
+    })
+    // Read on the last day of January: the usage is that month's even if the clock moved on since.
+    const authenticated = { at: new Date("2026-01-31T23:59:59Z"), row: { ...stored, used: 7 } }
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      yield* TestClock.setTime(Date.parse("2026-02-01T00:00:01Z"))
+      const own = yield* tenants.get(asId("tenant", "ten_1"))
+      expect(own.quota).toEqual({ period: "2026-01", limit: 100, used: 7 })
+      expect(own.name).toBe("Ana Ltda")
+      expect(asked).toEqual([])
+      const other = yield* tenants.get(asId("tenant", "ten_2"))
+      expect(other.quota).toEqual({ period: "2026-02", limit: 100, used: 3 })
+      expect(asked).toEqual(["ten_2"])
+    }).pipe(Effect.provideService(AuthenticatedTenant, authenticated), Effect.provide(layer))
+  })
+
+  it.effect("a change answers the tenant read after it, never the one read with the key", () => {
+    const before = { ...stored, used: null }
+    const layer = serviceWith({
+      update: () => Effect.succeed(true),
+      findById: (id) => Effect.succeed(Option.some({ ...stored, id, name: "Changed Ltda", used: null }))
+    })
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      const changed = yield* tenants.update(asId("tenant", "ten_1"), { name: "Changed Ltda" })
+      expect(changed.name).toBe("Changed Ltda")
+    }).pipe(
+      Effect.provideService(AuthenticatedTenant, { at: new Date(), row: before }),
+      Effect.provide(layer)
+    )
+  })
+
+  it.effect("a row of the wrong shape handed by the authentication is a defect, not a tenant", () =>
+    Effect.gen(function*() {
+      const tenants = yield* TenantService
+      const exit = yield* Effect.exit(tenants.get(asId("tenant", "ten_1")))
+      expect(exit._tag).toBe("Failure")
+    }).pipe(
+      Effect.provideService(AuthenticatedTenant, { at: new Date(), row: { id: asId("tenant", "ten_1") } }),
+      Effect.provide(serviceWith({}))
+    ))
 })

@@ -4,6 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig, AppConfigTest } from "../../src/Config.js"
 import type { Role } from "../../src/domain/Principal.js"
 import { addMember, expectError, field, registerUser } from "../support/accounts.js"
@@ -34,6 +35,7 @@ for (const database of testDatabases) {
           "created_at",
           "id",
           "name",
+          "note_mail",
           "object",
           "plan",
           "quota",
@@ -52,7 +54,9 @@ for (const database of testDatabases) {
           status: "active",
           plan: "free",
           quota: { period: currentPeriod(), limit: MONTHLY_QUOTA, used: 0 },
-          simples_nacional: "not_opted"
+          simples_nacional: "not_opted",
+          // A new tenant e-mails its notes to their takers, in its own name.
+          note_mail: { enabled: true, sender_name: null }
         })
         expect(String(field(response.json, "tax_id"))).toMatch(/^[0-9]{14}$/)
         expect(String(field(field(response.json, "quota"), "period"))).toMatch(/^\d{4}-(0[1-9]|1[0-2])$/)
@@ -92,6 +96,35 @@ for (const database of testDatabases) {
           expect(alias.status).toBe(200)
           expect(alias.json).toEqual(response.json)
         }
+      }))
+
+    it.effect("a key reads the tenant exactly as a member's session does, this month's usage and changes included", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner()
+        const key = yield* createKey(owner, "live", ["documents:read"])
+        const sql = yield* SqlClient.SqlClient
+        // Usage of this month and of an earlier one: only this month's shows.
+        yield* sql`
+          INSERT INTO quota_usage (tenant_id, period, used)
+          VALUES (${owner.tenantId}, ${currentPeriod()}, 17), (${owner.tenantId}, '2001-01', 99)`
+        const bySession = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: owner.session })
+        const byKey = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: key.token })
+        expect(byKey.status, byKey.text).toBe(200)
+        expect(byKey.json).toEqual(bySession.json)
+        expect(field(byKey.json, "quota")).toEqual({ period: currentPeriod(), limit: MONTHLY_QUOTA, used: 17 })
+
+        // Read afresh on every request: a change and new usage show on the key's next read.
+        const changed = yield* rawRequest("PATCH", tenantUrl(owner.tenantId), {
+          token: owner.session,
+          body: { name: "Renamed Ltda" }
+        })
+        expect(changed.status, changed.text).toBe(200)
+        yield* sql`UPDATE quota_usage SET used = 18 WHERE tenant_id = ${owner.tenantId} AND period = ${currentPeriod()}`
+        const again = yield* rawRequest("GET", tenantUrl(owner.tenantId), { token: key.token })
+        expect(again.json).toEqual({
+          ...(changed.json as object),
+          quota: { period: currentPeriod(), limit: MONTHLY_QUOTA, used: 18 }
+        })
       }))
 
     it.effect("another tenant's key, a non-member's session and unknown or malformed ids are 404 not_found", () =>

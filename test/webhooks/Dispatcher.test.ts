@@ -13,7 +13,7 @@ import { type AppConfigShape, AppConfigTest } from "../../src/Config.js"
 import { MigrationsLive } from "../../src/db/Database.js"
 import { Transaction } from "../../src/db/Repository.js"
 import { type EventType, WebhookEvent } from "../../src/domain/Events.js"
-import { asId, type TenantId } from "../../src/domain/Ids.js"
+import { asId, encodeId, type TenantId } from "../../src/domain/Ids.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
@@ -387,13 +387,27 @@ for (const database of testDatabases) {
                  (SELECT count(*)::int FROM webhook_deliveries WHERE tenant_id = ${tenantId}) AS deliveries`
           expect(counted).toEqual({ events: 0, deliveries: 0 })
 
+          // Carried by another statement, written only where its gate holds: a gate that does not
+          // hold (an outcome whose lease was lost) writes neither the event nor its deliveries.
+          const gatedOff = (yield* (yield* EventLog).recording(quotaEvent(tenantId)))(sql`false`)
+          yield* sql`WITH ${gatedOff.ctes} SELECT ${gatedOff.select} AS notified`
+          const [stillNone] = yield* sql<{ events: number }>`
+          SELECT count(*)::int AS events FROM events WHERE tenant_id = ${tenantId}`
+          expect(stillNone).toEqual({ events: 0 })
+
           const eventId = yield* emit(quotaEvent(tenantId))
           const rows = yield* sql<
-            { endpointId: string }
-          >`SELECT endpoint_id FROM webhook_deliveries WHERE event_id = ${eventId}`
+            { id: string; endpointId: string; status: string; createdAt: Date }
+          >`SELECT id, endpoint_id, status, created_at FROM webhook_deliveries WHERE event_id = ${eventId}`
           expect(rows.map((r) => r.endpointId).sort()).toEqual([all.id, quota.id].sort())
           expect(rows.map((r) => r.endpointId)).not.toContain(documents.id)
           expect(rows.map((r) => r.endpointId)).not.toContain(live.id)
+          // Ids made in the statement: well formed, one per endpoint, timed by their creation as any id.
+          expect(rows.every((r) => /^dlv_[0-9a-hjkmnp-tv-z]{26}$/.test(r.id) && r.status === "pending")).toBe(true)
+          expect(new Set(rows.map((r) => r.id)).size).toBe(2)
+          expect(rows.map((r) => r.id.slice(0, 14))).toEqual(
+            rows.map((r) => encodeId("delivery", new Date(r.createdAt).getTime(), new Uint8Array(10)).slice(0, 14))
+          )
         }).pipe(Effect.provide(services())))
 
       it.effect("replay sends again now; recover requeues the failed deliveries since a time", () =>

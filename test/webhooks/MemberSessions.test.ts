@@ -5,38 +5,12 @@
  * may not; a stranger's session finds nothing. For a key, `environment` may only name its own.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
-import type { AppConfigShape } from "../../src/Config.js"
+import { Effect } from "effect"
 import { addMember, expectError, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { eventually, startReceiver, waitFor } from "./receiver.js"
-
-const overrides: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 2, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  webhooks: {
-    allowPrivateTargets: true,
-    timeout: Duration.seconds(10),
-    concurrency: 4,
-    pollInterval: Duration.millis(20),
-    lease: Duration.seconds(60)
-  }
-}
-
-const invoice = {
-  type: "service_invoice",
-  taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
-  amounts: { services: 150000, iss_rate: "2.00" }
-}
+import { invoice, webhookTestOverrides as overrides } from "./setup.js"
 
 const hooksPath = (tenantId: string) => `/v1/tenants/${tenantId}/webhook-endpoints`
 

@@ -46,12 +46,14 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
       markFailing: (_, at) => Effect.sync(() => writes.push("markFailing")).pipe(Effect.as(Option.some(at))),
       disableEndpoint: (_, reason) => Effect.sync(() => void writes.push(`disable:${reason}`)),
-      pendingOf: () => Effect.succeed([asId("delivery", "dlv_waiting")])
+      pendingOf: () => Effect.succeed([asId("delivery", "dlv_waiting")]),
+      queueingDeliveries: () => ({ ctes: Statement.fragment([]), select: Statement.fragment([]) })
     }),
     Layer.mock(DeliveryQueue, {
       name: "webhooks",
       channel: "etd_webhook_deliveries",
       holding: () => Statement.fragment([]),
+      ending: () => Statement.fragment([]),
       enqueueing: () => {
         throw new Error("the worker enqueues nothing")
       },

@@ -5,30 +5,16 @@
  * rotation; deliveries are listed, read with their attempts, replayed and recovered.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
-import type { AppConfigShape } from "../../src/Config.js"
 import { WebhookEvent } from "../../src/domain/Events.js"
 import type { Scope } from "../../src/domain/Principal.js"
 import { expectError } from "../http/helpers.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { eventually, type Received, startReceiver, waitFor } from "./receiver.js"
-
-const overrides: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 2, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  webhooks: {
-    allowPrivateTargets: true,
-    timeout: Duration.seconds(10),
-    concurrency: 4,
-    pollInterval: Duration.millis(20),
-    lease: Duration.seconds(60)
-  }
-}
+import { webhookTestOverrides as overrides } from "./setup.js"
 
 const WHE_ID = /^whe_[0-9a-hjkmnp-tv-z]{26}$/
 const UNKNOWN_DLV = `dlv_${"0".repeat(26)}`
@@ -146,6 +132,10 @@ for (const database of testDatabases) {
           const api = yield* client(test)
           const detail = yield* api.webhooks.getDelivery({ params: { tenantId, deliveryId: String(rows[0]!["id"]) } })
           expect(detail.event_id).toBe(second.headers["webhook-id"])
+          // The detail shows what was sent, and which document it is about.
+          const sent = verified(newSecret, second) as { data: { object: { id: string } } }
+          expect(detail.payload).toEqual(sent)
+          expect(detail.document_id).toBe(sent.data.object.id)
           expect(detail.attempts).toHaveLength(1)
           expect(detail.attempts[0]).toMatchObject({
             attempt: 1,

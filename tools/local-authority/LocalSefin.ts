@@ -9,12 +9,12 @@
  *  1. the body is JSON with a string `dpsXmlGZipB64` (else ASP.NET's model-binding 400);
  *  2. base64 + gzip + UTF-8 decode (E1226);
  *  3. the DPS XSD (E1235, libxml2's messages in `Complemento`);
- *  4. the enveloped signature over infDPS; an unsigned DPS fails here too (E0714);
+ *  4. the enveloped signature over infDPS (E0714; none at all: E0717);
  *  5. the signing certificate's CNPJ/CPF is the DPS issuer's (400 E0718), and so is the TLS client
  *     certificate's (403 E0718: the transmission certificate is not the issuer's);
  *  6. tpAmb is this system's environment (E0006);
  *  7. the DPS id was not authorized before (E0014, with `idDPS`); a substitute's `subst` names a
- *     note of this system (E0901), of the same issuer (E0902), neither cancelled nor replaced (E0903);
+ *     note of this system (E0044), of the same issuer (E0042), neither cancelled nor replaced (E0046);
  *  8. the magic values of SPEC §7 in the DPS's notes (xInfComp): `simulate:reject` → E0310,
  *     `simulate:unavailable` → 503 for the first `unavailableTimes` submits of that DPS id,
  *     `simulate:timeout` → authorized, but the answer is held back (the transport's `timeoutAfter`);
@@ -25,11 +25,12 @@
  *
  * `POST /nfse/{chave}/eventos` (cancellation e101101, analysis request e101103): JSON, decode
  * (E1226), the request's form (`eventForm`, the other is E1235 naming `nPedRegEvento`), the
- * pedRegEvento XSD (E1235), signature over infPedReg (E0714), one of those two events (E0801), the
- * request's chNFSe is the path's (E0829), the NFS-e exists (E2401), signer is its issuer (E0718) and
- * so is the client (401 E2403), tpAmb (E0006), not cancelled or replaced yet (E0840); a
- * cancellation past the deadline (`cancellationDeadlineMs`, or `simulate:cancel-reject` in the
- * note's notes) → E0822; an analysis request only past it (E0905) and once (E0904). Then the event
+ * pedRegEvento XSD (E1235), signature over infPedReg (E1980; none at all: E1989), one of those two
+ * events (E0801), the request's chNFSe is the path's (E0829), the NFS-e exists (E2401), signer is
+ * its issuer (E1991) and so is the client (401 E2403), tpAmb (E0006), not cancelled or replaced yet
+ * (E0840, E0848 for an analysis request); a cancellation past the deadline
+ * (`cancellationDeadlineMs`, or `simulate:cancel-reject` in the note's notes) → E0822; an analysis
+ * request only past it (E0905) and while none awaits the municipality (E0848). Then the event
  * is built, signed by the authority and recorded. `GET /nfse/{chave}/eventos/{tipo}/{seq}` answers
  * the note's events, and decides a pending analysis when its decision is asked for.
  *
@@ -202,6 +203,8 @@ const formComplaint = (taken: EventForm): string =>
 const ACCESS_KEY = /^[0-9]{50}$/
 // DPS + cLocEmi (7) + tpInsc (1 CPF, 2 CNPJ) + tax id (14) + série (5) + nDPS (15).
 const DPS_ID = /^DPS[0-9]{7}[12][0-9A-Z]{14}[0-9]{5}[0-9]{15}$/
+/** An XML-DSig Signature element, prefixed or not: without one the national system answers "obrigatória". */
+const SIGNATURE = /<(?:[\w-]+:)?Signature[\s>]/
 
 const json = (status: number, body: unknown): Answer => ({ kind: "json", status, body })
 
@@ -302,6 +305,7 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     const dps = read.success
     const refuseDps = (status: number, errors: ReadonlyArray<Refusal>) => refuse(status, errors, { dpsId: dps.id, xml })
 
+    if (!SIGNATURE.test(xml)) return refuseDps(400, [refusal(LocalAuthorityCodes.unsigned)])
     const signature = verifyEnveloped(xml, "infDPS")
     if (Result.isFailure(signature)) {
       return refuseDps(400, [refusal(LocalAuthorityCodes.signatureInvalid, signature.failure.message)])
@@ -533,9 +537,10 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
       return refuse(400, [refusal(LocalAuthorityCodes.schemaViolation, valid.failure.messages.join("; "))], xml)
     }
 
+    if (!SIGNATURE.test(xml)) return refuse(400, [refusal(LocalAuthorityCodes.eventUnsigned)], xml)
     const signature = verifyEnveloped(xml, "infPedReg")
     if (Result.isFailure(signature)) {
-      return refuse(400, [refusal(LocalAuthorityCodes.signatureInvalid, signature.failure.message)], xml)
+      return refuse(400, [refusal(LocalAuthorityCodes.eventSignatureInvalid, signature.failure.message)], xml)
     }
     const analysis = request.eventType === ANALYSIS_REQUEST_EVENT_TYPE
     if (request.eventType !== CANCELLATION_EVENT_TYPE && !analysis) {
@@ -546,14 +551,15 @@ export const makeLocalSefin = (options: LocalSefinOptions): LocalSefin => {
     if (record === undefined) return refuse(400, [refusal(LocalAuthorityCodes.accessKeyNotFound)], xml)
     if (signature.success.taxId !== record.issuerTaxId) {
       return refuse(400, [refusal(
-        LocalAuthorityCodes.signerIsNotIssuer,
+        LocalAuthorityCodes.eventSignerIsNotIssuer,
         "O CNPJ/CPF do certificado da assinatura difere do emitente da NFS-e."
       )], xml)
     }
     if (call.clientTaxId !== record.issuerTaxId) return refuse(401, [refusal(LocalAuthorityCodes.notYourDocument)], xml)
     if (request.tpAmb !== environment) return refuse(400, [refusal(LocalAuthorityCodes.environmentMismatch)], xml)
     if (record.cancellation !== null || record.substitutedBy !== null) {
-      return refuse(400, [refusal(LocalAuthorityCodes.alreadyCancelled)], xml)
+      const blocked = analysis ? LocalAuthorityCodes.analysisOnCancelled : LocalAuthorityCodes.alreadyCancelled
+      return refuse(400, [refusal(blocked)], xml)
     }
     const pastDeadline = record.notes.includes(MagicValues.cancelReject) ||
       (options.cancellationDeadlineMs !== undefined &&

@@ -1,15 +1,18 @@
 /**
  * The national rules on a DPS's tax reform group (`IBSCBS`), as the local authority applies them
- * after the schema and the signature: the official CST and cClassTrib tables (src/domain/IbsCbs.ts)
- * and the competence's rates (src/domain/IbsCbsAmounts.ts). The codes are the ones public
- * integrations record for these rules (listed in src/domain/IbsCbs.ts); a rule none of them names
- * has a code of this local authority's, marked "Not real".
+ * after the schema and the signature: the official CST and cClassTrib tables (src/domain/IbsCbs.ts),
+ * the competence (from 2026 on) and a computable base. The codes are the ones public integrations
+ * record for these rules (listed in src/domain/IbsCbs.ts and docs/tax-reform.md); a rule none of
+ * them names has a code of this local authority's, marked "Not real". Like the national system, it
+ * knows every year's rates: where the law has not published them it charges the latest published
+ * ones (standInRatesFor), so a valid 2027 group is authorized.
  */
 import * as Result from "effect/Result"
 import type { ParsedDps } from "../../src/authority/sefin/DpsRead.js"
 import { centavosOf, noteAmountsOf } from "../../src/authority/sefin/NfseValues.js"
 import { ibsCbsIssues } from "../../src/domain/IbsCbs.js"
 import { computeIbsCbsForGroup } from "../../src/domain/IbsCbsAmounts.js"
+import { standInRatesFor } from "../../src/domain/IbsCbsRates.js"
 import type { Refusal } from "./SefinAnswers.js"
 
 export const ReformRuleCodes = {
@@ -17,10 +20,13 @@ export const ReformRuleCodes = {
   classNotForNfse: { code: "E0969", description: "O cClassTrib informado não é permitido para a NFS-e." },
   regularTaxation: { code: "E0964", description: "Grupo de tributação regular (gTribRegular) indevido ou ausente." },
   deferral: { code: "E0971", description: "Diferimento (gDif) não permitido para o CST informado." },
+  /** The national rule's code; the wording is this local authority's. */
+  competence: {
+    code: "E0850",
+    description: "Grupo IBSCBS informado para competência anterior ao início da Reforma Tributária (01/01/2026)."
+  },
   /** Not real. */
-  other: { code: "E0979", description: "Grupo IBSCBS inconsistente com as tabelas oficiais." },
-  /** Not real: no rates published for the competence (2025 and before, 2027 on in this version). */
-  competence: { code: "E0980", description: "IBS/CBS não calculável para a competência informada." }
+  other: { code: "E0979", description: "Grupo IBSCBS inconsistente com as tabelas oficiais." }
 } as const
 
 const codeOf = (path: ReadonlyArray<string>, message: string) =>
@@ -53,6 +59,8 @@ export const reformRefusals = (dps: ParsedDps, municipalRate: string): ReadonlyA
     pis: due(dps.amounts.pis),
     cofins: due(dps.amounts.cofins),
     netValue: amounts.success.net
-  })
-  return Result.isFailure(computed) ? [{ ...ReformRuleCodes.competence, complement: computed.failure.message }] : []
+  }, standInRatesFor)
+  if (Result.isSuccess(computed)) return []
+  const rule = computed.failure.reason === "before_reform" ? ReformRuleCodes.competence : ReformRuleCodes.other
+  return [{ ...rule, complement: computed.failure.message }]
 }

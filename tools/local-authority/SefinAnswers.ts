@@ -12,16 +12,24 @@
  * - `dataHoraProcessamento` is Brasília time with seven fractional digits (.NET ticks) and -03:00.
  *
  * Codes the README lists keep its meaning (E0006, E0014, E0714, E0822, E0840, E1226, E1235, E2401,
- * E2404, E2406); E0718 (signature made with a certificate that is not the DPS issuer's) is the real
- * code as quoted from the national integration manual. The rest are this local authority's own
- * choices, in the national "E" + 4 digits shape, listed in `LocalAuthorityCodes` and marked "Not
- * real" there. Descriptions of the codes with a captured body (E0014 aside) are those bodies' texts;
- * the others are this module's wording.
+ * E2404, E2406). The DPS and substitution rules' codes are those of Anexo I's sheet "RN DPS_NFS-e"
+ * (ANEXO_I-SEFIN_ADN-DPS_NFSe-SNNFSe-v1.00-20251226.xlsx, 26/12/2025), the event rules' those of
+ * Anexo II's sheets "RN EVENTO_PED.REG.EVENTO" and "RN EVENTOSxEVENTOS"
+ * (ANEXO_II-SEFIN_ADN-PEDREGEVT_EVT-SNNFSe-v1.00-20251226.xlsx); each entry names its row. The
+ * entries marked "Not real" are rules neither annex has (a limit of this local authority, or an
+ * API-level check): they keep a code of their own in the national "E" + 4 digits shape.
+ * Descriptions of the codes with a captured body (E0014 aside) are those bodies' texts; the others
+ * are the annexes' messages, or this module's wording for the codes marked "Not real".
  */
 
 export const APPLICATION_VERSION = "SefinNacional_1.6.0"
 
 export type EnvironmentCode = 1 | 2
+
+/** E0848's message, with the event already on the note where the annex leaves a placeholder. */
+const analysisBlockedBy = (event: string) =>
+  "O Sistema Nacional NFS-e não pode recepecionar o EVENTO DE SOLICITAÇÃO DE ANÁLISE FISCAL PARA CANCELAMENTO DE " +
+  `NFS-e pois, o evento de ${event} já está vinculado à NFS-e indicada no evento enviado, impedindo sua recepção.`
 
 /** Refusal codes and their descriptions (Portuguese, as the national system writes them). */
 export const LocalAuthorityCodes = {
@@ -42,18 +50,33 @@ export const LocalAuthorityCodes = {
     description: "O código de tributação nacional informado não é administrado pelo município de incidência do ISSQN."
   },
   signatureInvalid: { code: "E0714", description: "Assinatura digital do documento inválida." },
+  /** Anexo I row 472. */
+  unsigned: { code: "E0717", description: "A assinatura é obrigatória quando for enviado para o Web Service." },
+  /** Anexo I row 473. */
   signerIsNotIssuer: {
     code: "E0718",
     description: "A assinatura deve ser feita com o certificado digital do emitente da DPS."
+  },
+  /** Anexo II row 102: the pedRegEvento's own signature code. */
+  eventSignatureInvalid: { code: "E1980", description: "Arquivo enviado com erro na assinatura." },
+  /** Anexo II row 105. */
+  eventUnsigned: { code: "E1989", description: "A assinatura é obrigatória quando for enviado para o Web Service." },
+  /** Anexo II row 106. */
+  eventSignerIsNotIssuer: {
+    code: "E1991",
+    description: "A assinatura deve ser feita com o certificado digital do emitente do Pedido de Registro de Evento."
   },
   /** What `simulate:cancel-reject` answers (the real code of a cancellation past its deadline). */
   cancellationRefused: {
     code: "E0822",
     description: "O prazo para o cancelamento da NFS-e expirou, conforme parametrização do município emissor da NFS-e."
   },
-  /** Not real: this local authority takes cancellations (e101101) and analysis requests (e101103) only. */
+  /**
+   * Not real: this local authority takes cancellations (e101101) and analysis requests (e101103)
+   * only; the national system takes every event type of Anexo II.
+   */
   eventTypeNotSupported: { code: "E0801", description: "Tipo de evento não suportado pela autoridade local." },
-  /** Not real: the access key in the path is not the one the event request names. */
+  /** Not real: the access key in the path is not the one the event request names (an API-level check). */
   eventKeyMismatch: {
     code: "E0829",
     description: "A chave de acesso informada no pedido de registro de evento difere da chave de acesso da requisição."
@@ -63,24 +86,36 @@ export const LocalAuthorityCodes = {
     description:
       "O Sistema Nacional NFS-e não pode recepcionar o EVENTO DE CANCELAMENTO DE NFS-e, pois o evento de Cancelamento de NFS-e já está vinculado à NFS-e indicada no evento enviado."
   },
-  /** Not real: the `subst` group names an access key this system never issued. */
-  substitutedNotFound: { code: "E0901", description: "A NFS-e a ser substituída (chSubstda) não foi encontrada." },
-  /** Not real: the substitute's issuer is not the replaced note's. */
-  substitutedOtherIssuer: {
-    code: "E0902",
-    description: "O emitente da DPS substituta difere do emitente da NFS-e a ser substituída."
+  /** Anexo I row 95: the `subst` group names an access key this system never issued. */
+  substitutedNotFound: {
+    code: "E0044",
+    description:
+      "NFS-e não existe na base de dados do autorizador de NFS-e nacional. Informe uma chave de NFS-e existente."
   },
-  /** Not real: the replaced note is cancelled or was replaced already. */
+  /**
+   * Anexo I row 94, its check 2: the replaced note's key must name the substitute's municipality,
+   * kind of registration and registration (here: its issuer).
+   */
+  substitutedOtherIssuer: { code: "E0042", description: "Chave de NFS-e a ser substituída é inválida." },
+  /** Anexo I row 96: the replaced note is cancelled, by an event or by an earlier substitution. */
   substitutedNotStanding: {
-    code: "E0903",
-    description: "A NFS-e a ser substituída está cancelada ou já foi substituída."
+    code: "E0046",
+    description: "Uma NFS-e cancelada não pode ser substituída. Informe uma chave de NFS-e não cancelada anteriormente."
   },
-  /** Not real: an analysis request (e101103) is already awaiting the municipality. */
+  /**
+   * Anexo II row 44 and "RN EVENTOSxEVENTOS" row 4: an analysis request (e101103) while one awaits
+   * the municipality, or on a note cancelled already.
+   */
   analysisPending: {
-    code: "E0904",
-    description: "Já existe solicitação de análise fiscal para cancelamento pendente para esta NFS-e."
+    code: "E0848",
+    description: analysisBlockedBy("Solicitação de Análise Fiscal para Cancelamento de NFS-e")
   },
-  /** Not real: the analysis is for a cancellation past its deadline; within it the issuer cancels. */
+  analysisOnCancelled: { code: "E0848", description: analysisBlockedBy("Cancelamento de NFS-e") },
+  /**
+   * Not real: the analysis is for a cancellation past its deadline; within it the issuer cancels.
+   * Anexo II has no such rule (its matrix lets e101103 follow no event at all): this local
+   * authority refuses it so a client is shown to cancel instead.
+   */
   analysisWithinDeadline: {
     code: "E0905",
     description: "A NFS-e ainda está no prazo de cancelamento pelo emitente; utilize o evento de cancelamento."
@@ -88,10 +123,10 @@ export const LocalAuthorityCodes = {
   malformedCompressed: { code: "E1226", description: "Estrutura descompactada mal formada." },
   schemaViolation: { code: "E1235", description: "Falha no esquema XML do DF-e." },
   accessKeyNotFound: { code: "E2401", description: "Chave de acesso não encontrada." },
-  /** Not real: a query for a document of another taxpayer than the client certificate's. */
+  /** Not real: a query for a document of another taxpayer than the client certificate's (API level). */
   notYourDocument: { code: "E2403", description: "Consulta desta NFS-e não é permitida para este usuário." },
   dpsNotFound: { code: "E2404", description: "Não foi gerada uma NFS-e com o identificador de DPS informado" },
-  /** Not real: a DPS id that is not 45 characters of the national shape. */
+  /** Not real: a DPS id that is not 45 characters of the national shape (API level). */
   malformedDpsId: { code: "E2405", description: "Identificador de DPS inválido." },
   malformedAccessKey: { code: "E2406", description: "A chave de acesso consultada deve conter 50 números." }
 } as const

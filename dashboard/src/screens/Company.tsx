@@ -6,7 +6,9 @@
  */
 import { useState } from "preact/hooks"
 import type { Failure } from "../api.js"
-import { texts, type Translate, useTexts } from "../i18n.js"
+import { type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
+import { useMunicipalities } from "../municipalities.js"
+import { problemText } from "../refusals.js"
 import { ErrorNotice, useAction } from "../ui.js"
 import { type Tenant, useWorkspace } from "../workspace.js"
 import "./Company.css"
@@ -32,6 +34,7 @@ const text = texts({
     complement: "Complement",
     district: "District",
     municipality_code: "Municipality (7-digit IBGE code)",
+    unknownMunicipality: "IBGE lists no municipality with this code.",
     state: "State (UF)",
     postal_code: "CEP",
     contact: "Contact",
@@ -60,6 +63,12 @@ const text = texts({
     crt_simples_nacional_excess: "2 Simples Nacional, above the sublimit",
     crt_normal: "3 Normal regime",
     crt_mei: "4 MEI",
+    noteMail: "Notes by e-mail",
+    noteMailEnabled:
+      "E-mail each authorized or cancelled note to its taker, with the DANFSe (PDF) and the XML, when the document has the taker's e-mail",
+    noteMailSender: "Sender name",
+    noteMailSenderHint:
+      "Shown as the sender; the address is the service's and replies go to the e-mail above. Empty: the trade name, else the legal name.",
     save: "Save registration",
     saving: "Saving…",
     saved: "Registration saved."
@@ -81,6 +90,7 @@ const text = texts({
     complement: "Complemento",
     district: "Bairro",
     municipality_code: "Município (código IBGE de 7 dígitos)",
+    unknownMunicipality: "O IBGE não lista nenhum município com este código.",
     state: "UF",
     postal_code: "CEP",
     contact: "Contato",
@@ -109,6 +119,12 @@ const text = texts({
     crt_simples_nacional_excess: "2 Simples Nacional, excesso de sublimite",
     crt_normal: "3 Regime normal",
     crt_mei: "4 MEI",
+    noteMail: "Nota por e-mail",
+    noteMailEnabled:
+      "Enviar ao tomador, por e-mail, cada nota autorizada ou cancelada, com o DANFSe (PDF) e o XML, quando o documento tiver o e-mail do tomador",
+    noteMailSender: "Nome do remetente",
+    noteMailSenderHint:
+      "Aparece como remetente; o endereço é o do serviço e as respostas vão para o e-mail acima. Em branco: o nome fantasia ou, na falta dele, a razão social.",
     save: "Salvar cadastro",
     saving: "Salvando…",
     saved: "Cadastro salvo."
@@ -157,7 +173,9 @@ const formOf = (tenant: Tenant): Form => {
     simples_nacional: tenant.simples_nacional,
     simples_nacional_apportionment: r.simples_nacional_apportionment ?? "",
     special_regime: r.special_regime ?? "",
-    crt: r.crt ?? ""
+    crt: r.crt ?? "",
+    "note_mail.enabled": tenant.note_mail.enabled ? "on" : "",
+    "note_mail.sender_name": tenant.note_mail.sender_name ?? ""
   }
 }
 
@@ -182,26 +200,41 @@ const changesOf = (form: Form) => {
       simples_nacional_apportionment: orNull(form["simples_nacional_apportionment"]),
       special_regime: orNull(form["special_regime"]),
       crt: orNull(form["crt"])
+    },
+    note_mail: {
+      enabled: form["note_mail.enabled"] === "on",
+      sender_name: orNull(form["note_mail.sender_name"])
     }
   }
 }
 
-/** The failure's message for each form field it names (`registration.address.state` → `address.state`). */
-const fieldErrors = (failure: Failure | undefined): Record<string, string> =>
+/**
+ * What is wrong with each form field the failure names (`registration.address.state` →
+ * `address.state`), in the page's language; the field's own label stands beside it.
+ */
+const fieldErrors = (failure: Failure | undefined, lang: Lang): Record<string, string> =>
   Object.fromEntries(
     (failure?.issues ?? []).map((issue) => {
       const path = issue.path.map(String)
       const name = path[0] === "registration" ? path.slice(1).join(".") : path.join(".")
-      return [name, issue.message]
+      return [name, problemText(issue, lang, failure?.code)]
     })
   )
 
 export const CompanyScreen = () => {
   const t = useTexts(text)
+  const { lang } = useLang()
   const { api, canManage, notify, refreshTenant, tenant } = useWorkspace()
   const action = useAction()
   const [form, setForm] = useState<Form>(() => formOf(tenant))
-  const errors = fieldErrors(action.failure)
+  const errors = fieldErrors(action.failure, lang)
+  const municipalities = useMunicipalities()
+  /** The place a typed code names, so a mistyped digit shows before saving. */
+  const municipalityNote = (code: string) => {
+    if (municipalities === undefined || !/^\d{7}$/.test(code.trim())) return undefined
+    const found = municipalities(code.trim())
+    return found === undefined ? t("unknownMunicipality") : `${found.name}/${found.state}`
+  }
   const unnamed = action.failure !== undefined && Object.keys(errors).length === 0
 
   const submit = async (event: Event) => {
@@ -215,10 +248,16 @@ export const CompanyScreen = () => {
     refreshTenant()
   }
 
-  const field = (name: string, label: Key, options: { hint?: Key; inputMode?: "numeric" | "tel" | "email" } = {}) => {
-    const id = `company-${name.replace(".", "-")}`
+  const field = (
+    name: string,
+    label: Key,
+    options: { hint?: Key; note?: string; inputMode?: "numeric" | "tel" | "email" } = {}
+  ) => {
+    const id = `company-${name.replaceAll(".", "-")}`
     const error = errors[name]
-    const described = [options.hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ")
+    const described = [options.hint && `${id}-hint`, options.note && `${id}-note`, error && `${id}-error`]
+      .filter(Boolean)
+      .join(" ")
     return (
       <label key={name}>
         {t(label)}
@@ -233,6 +272,7 @@ export const CompanyScreen = () => {
           onInput={(event) => setForm({ ...form, [name]: event.currentTarget.value })}
         />
         {options.hint && <small id={`${id}-hint`}>{t(options.hint)}</small>}
+        {options.note && <small id={`${id}-note`}>{options.note}</small>}
         {error && <small id={`${id}-error`} class="field-error">{error}</small>}
       </label>
     )
@@ -277,7 +317,10 @@ export const CompanyScreen = () => {
           {field("address.number", "number")}
           {field("address.complement", "complement")}
           {field("address.district", "district")}
-          {field("address.municipality_code", "municipality_code", { inputMode: "numeric" })}
+          {field("address.municipality_code", "municipality_code", {
+            inputMode: "numeric",
+            note: municipalityNote(form["address.municipality_code"] ?? "")
+          })}
           {field("address.state", "state")}
           {field("address.postal_code", "postal_code", { inputMode: "numeric" })}
         </fieldset>
@@ -292,6 +335,20 @@ export const CompanyScreen = () => {
           {select("simples_nacional_apportionment", "simples_nacional_apportionment", APPORTIONMENTS, "ap_")}
           {select("special_regime", "special_regime", SPECIAL_REGIMES, "sr_")}
           {select("crt", "crt", CRTS, "crt_")}
+        </fieldset>
+        <fieldset>
+          <legend>{t("noteMail")}</legend>
+          <label class="check">
+            <input
+              type="checkbox"
+              name="note_mail.enabled"
+              checked={form["note_mail.enabled"] === "on"}
+              disabled={!canManage}
+              onChange={(event) => setForm({ ...form, "note_mail.enabled": event.currentTarget.checked ? "on" : "" })}
+            />
+            {t("noteMailEnabled")}
+          </label>
+          {field("note_mail.sender_name", "noteMailSender", { hint: "noteMailSenderHint" })}
         </fieldset>
         {unnamed && action.failure && <ErrorNotice failure={action.failure} />}
         {canManage && (

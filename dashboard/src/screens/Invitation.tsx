@@ -234,11 +234,13 @@ export const MyInvitations = ({ api, onJoined }: {
         page.data.length > 0 && (
           <section aria-labelledby="my-invitations-title" key={declined}>
             <h2 id="my-invitations-title">{t("mineTitle")}</h2>
-            {action.failure && (
-              <div class="notice error" role="alert">
-                <p>{known[action.failure.code] ? t(known[action.failure.code]!) : action.failure.message}</p>
-              </div>
-            )}
+            {action.failure && (known[action.failure.code]
+              ? (
+                <div class="notice error" role="alert">
+                  <p>{t(known[action.failure.code]!)}</p>
+                </div>
+              )
+              : <ErrorNotice failure={action.failure} />)}
             <ul>
               {page.data.map((invitation) => (
                 <li key={invitation.id}>

@@ -11,8 +11,10 @@ import {
   Async,
   Badge,
   Confirm,
+  CopyButton,
   Dialog,
   Empty,
+  EnvironmentBadge,
   ErrorNotice,
   MoreButton,
   SecretOnce,
@@ -58,6 +60,9 @@ const text = texts({
     environment: "Environment",
     scopes: "Scopes",
     hint: "Token",
+    keyId: "Key id",
+    copyHint: "Copy the token hint of {name}",
+    copyKeyId: "Copy the key id of {name}",
     created: "Created",
     lastUsed: "Last used",
     never: "never",
@@ -71,6 +76,7 @@ const text = texts({
     status_revoked: "revoked",
     expiresAt: "until {when}",
     expiredAt: "since {when}",
+    revokedAt: "on {when}",
     replacedBy: "Replaced by {name}",
     exposed: "Exposed",
     exposureText: "Exposure alerts: {count}; the last on {when}, {source}.",
@@ -140,6 +146,9 @@ const text = texts({
     environment: "Ambiente",
     scopes: "Escopos",
     hint: "Token",
+    keyId: "Id da chave",
+    copyHint: "Copiar o final do token de {name}",
+    copyKeyId: "Copiar o id da chave {name}",
     created: "Criada em",
     lastUsed: "Último uso",
     never: "nunca",
@@ -153,6 +162,7 @@ const text = texts({
     status_revoked: "revogada",
     expiresAt: "até {when}",
     expiredAt: "desde {when}",
+    revokedAt: "em {when}",
     replacedBy: "Substituída por {name}",
     exposed: "Exposta",
     exposureText: "Alertas de exposição: {count}; o último em {when}, {source}.",
@@ -368,7 +378,7 @@ const KeyRow = ({ apiKey, nameOf, canManage, onRotate, onRevoke, t, lang }: {
         </div>
       </th>
       <td data-label={t("environment")}>
-        <EnvironmentBadge environment={apiKey.environment} t={t} />
+        <EnvironmentBadge environment={apiKey.environment} label={t(apiKey.environment)} />
       </td>
       <td data-label={t("scopes")}>
         <ul class="scopes">
@@ -380,18 +390,30 @@ const KeyRow = ({ apiKey, nameOf, canManage, onRotate, onRevoke, t, lang }: {
         </ul>
       </td>
       <td data-label={t("hint")}>
-        <span class="mono">{apiKey.hint}</span>
+        <div class="key-ids">
+          <span>
+            <span class="mono">{apiKey.hint}</span>{" "}
+            <CopyButton text={apiKey.hint} name={t("copyHint", { name: apiKey.name })} />
+          </span>
+          <small>
+            {t("keyId")}: <span class="mono">{apiKey.id}</span>{" "}
+            <CopyButton text={apiKey.id} name={t("copyKeyId", { name: apiKey.name })} />
+          </small>
+        </div>
       </td>
       <td data-label={t("created")}>{when(apiKey.created_at)}</td>
       <td data-label={t("lastUsed")}>{apiKey.last_used_at === null ? t("never") : when(apiKey.last_used_at)}</td>
       <td data-label={t("status")}>
         <div>
           <Badge tone={statusTone(apiKey.status)}>{t(`status_${apiKey.status}`)}</Badge>
-          {apiKey.expires_at !== null && (
-            <small>
-              {t(apiKey.status === "expiring" ? "expiresAt" : "expiredAt", { when: when(apiKey.expires_at) })}
-            </small>
-          )}
+          {apiKey.revoked_at !== null
+            // Revocation ends a key whatever a rotation's grace period would have allowed.
+            ? <small>{t("revokedAt", { when: when(apiKey.revoked_at) })}</small>
+            : apiKey.expires_at !== null && (
+              <small>
+                {t(apiKey.status === "expiring" ? "expiresAt" : "expiredAt", { when: when(apiKey.expires_at) })}
+              </small>
+            )}
           {apiKey.replaced_by !== null && <small>{t("replacedBy", { name: nameOf(apiKey.replaced_by) })}</small>}
         </div>
       </td>
@@ -416,10 +438,6 @@ const KeyRow = ({ apiKey, nameOf, canManage, onRotate, onRevoke, t, lang }: {
     </tr>
   )
 }
-
-const EnvironmentBadge = ({ environment, t }: { readonly environment: Environment; readonly t: Translate<Key> }) => (
-  <Badge tone={environment === "live" ? "info" : "warn"}>{t(environment)}</Badge>
-)
 
 const CreateDialog = ({ onClose, onCreated }: {
   readonly onClose: () => void
@@ -484,7 +502,7 @@ const CreateDialog = ({ onClose, onCreated }: {
             <label key={environment} class="choice">
               <input type="radio" name="environment" value={environment} defaultChecked={environment === "test"} />
               <span>
-                <EnvironmentBadge environment={environment} t={t} />
+                <EnvironmentBadge environment={environment} label={t(environment)} />
                 <small>{t(environment === "live" ? "liveExplained" : "testExplained")}</small>
               </span>
             </label>
@@ -560,7 +578,7 @@ const RotateDialog = ({ apiKey, onClose, onRotated, onStale }: {
         const failure = failureOf(error)
         if (failure.code !== "invalid_state" && failure.code !== "not_found") throw error
         onStale()
-        throw { ...failure, message: t("notActive") }
+        throw { ...failure, explanation: t("notActive") }
       })
       setRotated({ token: result.token, oldExpiresAt: result.previous.expires_at })
       onRotated()

@@ -80,9 +80,9 @@ type Key = keyof typeof text.en
 
 const explain = (failure: Failure, t: Translate<Key>, email: string): Failure =>
   failure.code === "conflict"
-    ? { ...failure, message: t("alreadyInvited", { email }) }
+    ? { ...failure, explanation: t("alreadyInvited", { email }) }
     : failure.code === "forbidden"
-    ? { ...failure, message: t("ownerOnly") }
+    ? { ...failure, explanation: t("ownerOnly") }
     : failure
 
 /** The invite form and the pending invitations, for the Members screen. */

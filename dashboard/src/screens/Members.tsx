@@ -109,9 +109,9 @@ type Key = keyof typeof text.en
 const explain = (failure: Failure, t: Translate<Key>, about: { readonly ownerRole: boolean }): Failure => {
   switch (failure.code) {
     case "invalid_state":
-      return { ...failure, message: t("lastOwner") }
+      return { ...failure, explanation: t("lastOwner") }
     case "forbidden":
-      return about.ownerRole ? { ...failure, message: t("ownerOnly") } : failure
+      return about.ownerRole ? { ...failure, explanation: t("ownerOnly") } : failure
     default:
       return failure
   }

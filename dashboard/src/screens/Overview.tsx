@@ -6,7 +6,17 @@
 import { useEffect, useRef } from "preact/hooks"
 import uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
-import { formatDate, formatNumber, formatTaxId, type Lang, texts, useLang, useTexts } from "../i18n.js"
+import {
+  formatDay,
+  formatMonth,
+  formatNumber,
+  formatTaxId,
+  type Lang,
+  texts,
+  type Translate,
+  useLang,
+  useTexts
+} from "../i18n.js"
 import { href } from "../router.js"
 import { Async, Badge, Empty, useResource } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
@@ -21,6 +31,7 @@ const text = texts({
     status_suspended: "suspended",
     suspendedHint: "Live issuing is suspended until the subscription is active again. Test keys keep working.",
     pastDueHint: "A payment failed. Live issuing continues, but update your payment details soon.",
+    plan_free: "Free",
     quota: "Live documents this month ({period})",
     quotaUse: "{used} of {limit}",
     quotaNote: "Only live documents count; test documents are free.",
@@ -49,6 +60,7 @@ const text = texts({
     suspendedHint:
       "A emissão em produção está suspensa até a assinatura voltar a ficar ativa. As chaves de teste continuam funcionando.",
     pastDueHint: "Um pagamento falhou. A emissão em produção continua, mas atualize seus dados de pagamento logo.",
+    plan_free: "Gratuito",
     quota: "Documentos de produção neste mês ({period})",
     quotaUse: "{used} de {limit}",
     quotaNote: "Só documentos de produção contam; os de teste são gratuitos.",
@@ -70,6 +82,22 @@ const text = texts({
 })
 
 const DAYS = 30
+
+/** The axes' font (uPlot's own, set here so the labels' widths are measured in it). */
+const AXIS_FONT = "12px system-ui, -apple-system, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif"
+/** Room kept between two day labels, beside the widest label itself. */
+const LABEL_GAP = 16
+
+/** The widest of these labels, in CSS pixels, as the chart's canvas draws them. */
+const widestLabel = (labels: ReadonlyArray<string>) => {
+  const context = document.createElement("canvas").getContext("2d")
+  if (context === null) return 0
+  context.font = AXIS_FONT
+  return Math.max(0, ...labels.map((label) => context.measureText(label).width))
+}
+
+/** The plans this service names itself; a plan the payment provider named is shown as it named it. */
+const planName = (plan: string, t: Translate<keyof typeof text.en>) => plan === "free" ? t("plan_free") : plan
 
 export const OverviewScreen = () => {
   const t = useTexts(text)
@@ -93,7 +121,7 @@ export const OverviewScreen = () => {
         </div>
         <div>
           <dt>{t("plan")}</dt>
-          <dd>{tenant.plan}</dd>
+          <dd>{planName(tenant.plan, t)}</dd>
         </div>
         <div>
           <dt>{t("status")}</dt>
@@ -109,7 +137,7 @@ export const OverviewScreen = () => {
           {t("unverifiedHint")} <a href={href("certificate")}>{t("uploadCertificate")}</a>
         </p>
       )}
-      <h2 id="quota-title">{t("quota", { period: quota.period })}</h2>
+      <h2 id="quota-title">{t("quota", { period: formatMonth(quota.period, lang) })}</h2>
       <div class="quota">
         <meter
           aria-labelledby="quota-title"
@@ -153,7 +181,7 @@ export const OverviewScreen = () => {
                   <tbody>
                     {value.days.map((day) => (
                       <tr key={day.date}>
-                        <th scope="row">{formatDate(day.date, lang)}</th>
+                        <th scope="row">{formatDay(day.date, lang)}</th>
                         <td>{day.live}</td>
                         <td>{day.test}</td>
                       </tr>
@@ -185,6 +213,11 @@ const DailyChart = ({ days, labels, lang }: {
       month: "short",
       timeZone: "UTC"
     })
+    // uPlot picks the days between ticks so that ticks are at least `space` apart: the widest label
+    // and a gap, so that on a phone's width fewer days are labelled instead of labels overlapping.
+    const tickSpace = Math.ceil(
+      widestLabel(days.map((day) => dayLabel.format(new Date(`${day.date}T00:00:00Z`)))) + LABEL_GAP
+    )
     const data: uPlot.AlignedData = [
       days.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
       days.map((day) => day.live),
@@ -202,7 +235,12 @@ const DailyChart = ({ days, labels, lang }: {
           y: { range: (_self, _min, max) => [0, Math.max(1, max)] }
         },
         // Days as the page's language writes them ("26 out", "26 Oct"), not uPlot's US month/day.
-        axes: [{ values: (_self, ticks) => ticks.map((tick) => dayLabel.format(new Date(tick * 1000))) }, {
+        axes: [{
+          font: AXIS_FONT,
+          space: tickSpace,
+          values: (_self, ticks) => ticks.map((tick) => dayLabel.format(new Date(tick * 1000)))
+        }, {
+          font: AXIS_FONT,
           values: (_self, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : ""))
         }],
         series: [

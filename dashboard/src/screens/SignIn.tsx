@@ -5,6 +5,7 @@
 import { useState } from "preact/hooks"
 import { apiFor, Redacted, type StoredSession } from "../api.js"
 import { texts, useLang, useTexts } from "../i18n.js"
+import { fieldOf } from "../refusals.js"
 import { ErrorNotice, LanguageSelect, useAction } from "../ui.js"
 import { mailLocale } from "./AccountLinks.js"
 
@@ -29,7 +30,8 @@ const text = texts({
     expired: "Your session has ended. Sign in again.",
     invalid_credentials: "Email or password is incorrect.",
     conflict: "That email is already registered. Sign in instead.",
-    modes: "Sign in or create an account",
+    newHere: "New here?",
+    haveAccount: "Already registered?",
     forgot: "Forgot password?",
     forgotTitle: "Reset your password",
     forgotLead: "Enter your account's e-mail address: we will send it a link to set a new password.",
@@ -57,7 +59,8 @@ const text = texts({
     expired: "Sua sessão terminou. Entre novamente.",
     invalid_credentials: "E-mail ou senha incorretos.",
     conflict: "Este e-mail já está cadastrado. Entre com ele.",
-    modes: "Entrar ou criar conta",
+    newHere: "Ainda não tem conta?",
+    haveAccount: "Já tem cadastro?",
     forgot: "Esqueceu a senha?",
     forgotTitle: "Redefinir a senha",
     forgotLead: "Informe o e-mail da sua conta: enviaremos um link para definir uma nova senha.",
@@ -114,10 +117,13 @@ export const SignInScreen = ({ onSignedIn, expired }: {
     })
   }
 
-  const failureText =
-    action.failure && (action.failure.code === "invalid_credentials" || action.failure.code === "conflict")
-      ? t(action.failure.code)
-      : undefined
+  // A conflict at registration is the e-mail's unless it names the company's tax id (proven by
+  // another company), which the common refusal text words from its field.
+  const failureText = action.failure?.code === "invalid_credentials" ||
+      (action.failure?.code === "conflict" &&
+        !(action.failure.issues ?? []).some((issue) => fieldOf(issue.path) === "tenant.tax_id"))
+    ? t(action.failure.code)
+    : undefined
 
   return (
     <main id="main" class="signin">
@@ -128,18 +134,6 @@ export const SignInScreen = ({ onSignedIn, expired }: {
         </div>
         <p>{t("lead")}</p>
         {expired && <p class="notice warning" role="status">{t("expired")}</p>}
-        <div class="tabs" role="group" aria-label={t("modes")}>
-          <button type="button" aria-pressed={mode === "signIn"} onClick={() => (setMode("signIn"), action.clear())}>
-            {t("signIn")}
-          </button>
-          <button
-            type="button"
-            aria-pressed={mode === "register"}
-            onClick={() => (setMode("register"), action.clear())}
-          >
-            {t("register")}
-          </button>
-        </div>
         {mode === "forgot"
           ? (
             <form onSubmit={submit} aria-label={t("forgotTitle")}>
@@ -217,6 +211,16 @@ export const SignInScreen = ({ onSignedIn, expired }: {
                   {t("forgot")}
                 </button>
               )}
+              {/* The other mode, offered below the form: a screen shows one "Sign in" button, never two. */}
+              <p class="mode-switch">
+                {mode === "signIn" ? t("newHere") : t("haveAccount")}{" "}
+                <button
+                  type="button"
+                  onClick={() => (setMode(mode === "signIn" ? "register" : "signIn"), action.clear())}
+                >
+                  {mode === "signIn" ? t("register") : t("signIn")}
+                </button>
+              </p>
             </form>
           )}
       </div>

@@ -13,8 +13,10 @@ import {
   Async,
   Badge,
   Confirm,
+  CopyButton,
   Dialog,
   Empty,
+  EnvironmentBadge,
   ErrorNotice,
   MoreButton,
   SecretOnce,
@@ -28,6 +30,7 @@ import "./Webhooks.css"
 type Awaited2<T> = T extends Promise<infer A> ? A : never
 type Endpoint = Awaited2<ReturnType<Api["webhooks"]["getEndpoint"]>>
 type Delivery = Awaited2<ReturnType<Api["webhooks"]["listDeliveries"]>>["data"][number]
+type DeliveryDetail = Awaited2<ReturnType<Api["webhooks"]["getDelivery"]>>
 type Environment = Endpoint["environment"]
 type EventFilter = Endpoint["events"][number]
 
@@ -55,6 +58,15 @@ const text = texts({
     reason_manual: "disabled by a member",
     reason_gone: "the endpoint answered 410 Gone",
     reason_failing: "every delivery failed for 5 days",
+    failing: "Failing",
+    failedInARow: "failed deliveries in a row: {count}",
+    lastSuccess: "Last successful delivery",
+    lastFailure: "Last failed delivery",
+    never: "Never",
+    copyEndpointId: "Copy the endpoint id",
+    copyEventId: "Copy the event id {id}",
+    deliveryId: "Delivery id",
+    copyDeliveryId: "Copy the delivery id",
     noEndpoints: "No webhook endpoints yet",
     noEndpointsHint:
       "Add an endpoint with your backend's URL to receive events such as document.authorized as they happen. Start with the test environment.",
@@ -124,6 +136,9 @@ const text = texts({
       "Events appear here when documents change state: authorized, rejected, cancelled. Issue a test document with a test API key to see one.",
     createKey: "Create an API key",
     attemptsOf: "Attempts of {event}",
+    aboutDocument: "About the document",
+    openDocument: "Open document",
+    payload: "Payload sent",
     attemptsTable: "Attempts, first to last",
     attempt: "Attempt",
     time: "Time",
@@ -160,6 +175,15 @@ const text = texts({
     reason_manual: "desativado por um membro",
     reason_gone: "o endpoint respondeu 410 Gone",
     reason_failing: "todas as entregas falharam por 5 dias",
+    failing: "Com falhas",
+    failedInARow: "entregas com falha seguidas: {count}",
+    lastSuccess: "Última entrega com sucesso",
+    lastFailure: "Última entrega com falha",
+    never: "Nunca",
+    copyEndpointId: "Copiar o id do endpoint",
+    copyEventId: "Copiar o id do evento {id}",
+    deliveryId: "Id da entrega",
+    copyDeliveryId: "Copiar o id da entrega",
     noEndpoints: "Nenhum endpoint de webhook ainda",
     noEndpointsHint:
       "Adicione um endpoint com a URL do seu backend para receber eventos como document.authorized assim que acontecem. Comece pelo ambiente de teste.",
@@ -229,6 +253,9 @@ const text = texts({
       "Os eventos aparecem aqui quando documentos mudam de situação: autorizado, rejeitado, cancelado. Emita um documento de teste com uma chave de API de teste para ver um.",
     createKey: "Criar uma chave de API",
     attemptsOf: "Tentativas de {event}",
+    aboutDocument: "Sobre o documento",
+    openDocument: "Abrir documento",
+    payload: "Conteúdo enviado",
     attemptsTable: "Tentativas, da primeira à última",
     attempt: "Tentativa",
     time: "Horário",
@@ -282,17 +309,23 @@ export const WebhooksScreen = ({ route }: { readonly route?: ReadonlyArray<strin
   return endpointId === undefined ? <EndpointList /> : <EndpointDetail endpointId={endpointId} key={endpointId} />
 }
 
-const EnvironmentBadge = ({ environment, t }: { readonly environment: Environment; readonly t: Translate }) => (
-  <Badge tone={environment === "live" ? "info" : "muted"}>{t(environment)}</Badge>
-)
-
 const EventsList = ({ events, t }: { readonly events: ReadonlyArray<EventFilter>; readonly t: Translate }) =>
   events.includes("*")
     ? <span>{t("allEvents")}</span>
     : <span class="webhook-events">{events.map((event) => <code key={event}>{event}</code>)}</span>
 
-const EndpointStatus = ({ endpoint, t }: { readonly endpoint: Endpoint; readonly t: Translate }) =>
-  endpoint.enabled
+/** Enabled, or failing while enabled (its health, docs/webhooks.md), or disabled and why. */
+const EndpointStatus = ({ endpoint, t }: { readonly endpoint: Endpoint; readonly t: Translate }) => {
+  const { lang } = useLang()
+  if (endpoint.enabled && endpoint.health.status === "failing") {
+    return (
+      <span>
+        <Badge tone="bad">{t("failing")}</Badge>
+        <small>{t("failedInARow", { count: formatNumber(endpoint.health.consecutive_failures, lang) })}</small>
+      </span>
+    )
+  }
+  return endpoint.enabled
     ? <Badge tone="ok">{t("enabled")}</Badge>
     : (
       <span>
@@ -300,6 +333,7 @@ const EndpointStatus = ({ endpoint, t }: { readonly endpoint: Endpoint; readonly
         {endpoint.disabled_reason !== null && <small>{t(`reason_${endpoint.disabled_reason}`)}</small>}
       </span>
     )
+}
 
 const EndpointList = () => {
   const t = useTexts(text)
@@ -374,7 +408,7 @@ const EndpointList = () => {
                           {endpoint.description && <small>{endpoint.description}</small>}
                         </td>
                         <td data-label={t("environment")}>
-                          <EnvironmentBadge environment={endpoint.environment} t={t} />
+                          <EnvironmentBadge environment={endpoint.environment} label={t(endpoint.environment)} />
                         </td>
                         <td data-label={t("events")}>
                           <EventsList events={endpoint.events} t={t} />
@@ -610,18 +644,36 @@ const EndpointDetail = ({ endpointId }: { readonly endpointId: string }) => {
             <dl class="facts">
               <div>
                 <dt>{t("id")}</dt>
-                <dd class="mono">{endpoint.id}</dd>
+                <dd>
+                  <span class="mono">{endpoint.id}</span> <CopyButton text={endpoint.id} name={t("copyEndpointId")} />
+                </dd>
               </div>
               <div>
                 <dt>{t("environment")}</dt>
                 <dd>
-                  <EnvironmentBadge environment={endpoint.environment} t={t} />
+                  <EnvironmentBadge environment={endpoint.environment} label={t(endpoint.environment)} />
                 </dd>
               </div>
               <div>
                 <dt>{t("status")}</dt>
                 <dd>
                   <EndpointStatus endpoint={endpoint} t={t} />
+                </dd>
+              </div>
+              <div>
+                <dt>{t("lastSuccess")}</dt>
+                <dd>
+                  {endpoint.health.last_success_at === null
+                    ? t("never")
+                    : formatDateTime(endpoint.health.last_success_at, lang)}
+                </dd>
+              </div>
+              <div>
+                <dt>{t("lastFailure")}</dt>
+                <dd>
+                  {endpoint.health.last_failure_at === null
+                    ? t("never")
+                    : formatDateTime(endpoint.health.last_failure_at, lang)}
                 </dd>
               </div>
               <div>
@@ -846,7 +898,8 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
                             <code>{delivery.event_type}</code>
                           </td>
                           <td data-label={t("eventId")}>
-                            <span class="mono">{delivery.event_id}</span>
+                            <span class="mono">{delivery.event_id}</span>{" "}
+                            <CopyButton text={delivery.event_id} name={t("copyEventId", { id: delivery.event_id })} />
                           </td>
                           <td data-label={t("status")}>
                             <Badge tone={deliveryTone[delivery.status]}>{t(`dstatus_${delivery.status}`)}</Badge>
@@ -929,7 +982,6 @@ const ReplayButton = ({ delivery, onReplayed }: { readonly delivery: Delivery; r
 
 const DeliveryAttempts = ({ delivery, version }: { readonly delivery: Delivery; readonly version: number }) => {
   const t = useTexts(text)
-  const { lang } = useLang()
   const { api, tenant } = useWorkspace()
   const { resource, reload } = useResource(
     () => api.webhooks.getDelivery({ params: { tenantId: tenant.id, deliveryId: delivery.id } }),
@@ -939,54 +991,80 @@ const DeliveryAttempts = ({ delivery, version }: { readonly delivery: Delivery; 
     <div class="webhook-attempts">
       <h3>{t("attemptsOf", { event: delivery.event_type })}</h3>
       <Async resource={resource} onRetry={reload}>
-        {(detail) =>
-          detail.attempts.length === 0
-            ? <p>{t("noAttempts")}</p>
-            : (
+        {(detail) => (
+          <>
+            <p>
+              {t("deliveryId")}: <span class="mono">{detail.id}</span>{" "}
+              <CopyButton text={detail.id} name={t("copyDeliveryId")} />
+            </p>
+            {detail.document_id !== null && (
+              <p>
+                {t("aboutDocument")}: <a href={href("documents", detail.document_id)}>{t("openDocument")}</a>{" "}
+                <span class="mono">{detail.document_id}</span>
+              </p>
+            )}
+            {detail.attempts.length === 0 ? <p>{t("noAttempts")}</p> : <AttemptsTable detail={detail} />}
+            {detail.payload !== null && (
               <>
-                <table class="cards webhook-table">
-                  <caption class="visually-hidden">{t("attemptsTable")}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t("attempt")}</th>
-                      <th scope="col">{t("time")}</th>
-                      <th scope="col">{t("statusCode")}</th>
-                      <th scope="col" class="num">{t("latency")}</th>
-                      <th scope="col">{t("error")}</th>
-                      <th scope="col">{t("response")}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {detail.attempts.map((attempt) => (
-                      <tr key={attempt.attempt}>
-                        <th scope="row" data-label={t("attempt")}>{attempt.attempt}</th>
-                        <td data-label={t("time")}>{formatDateTime(attempt.started_at, lang)}</td>
-                        <td data-label={t("statusCode")}>
-                          {attempt.status_code === null
-                            ? t("none")
-                            : (
-                              <Badge tone={attempt.status_code >= 200 && attempt.status_code < 300 ? "ok" : "bad"}>
-                                {attempt.status_code}
-                              </Badge>
-                            )}
-                        </td>
-                        <td data-label={t("latency")} class="num">
-                          {t("latencyValue", { ms: formatNumber(attempt.latency_ms, lang) })}
-                        </td>
-                        <td data-label={t("error")}>{attempt.error ?? t("none")}</td>
-                        <td data-label={t("response")} class="webhook-response">
-                          {attempt.response_body === null || attempt.response_body === ""
-                            ? t("none")
-                            : <pre>{attempt.response_body}</pre>}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-                {detail.last_error !== null && <p class="hint">{t("lastError")}: {detail.last_error}</p>}
+                <h4>{t("payload")}</h4>
+                {/* Scrolls when long; focusable so a keyboard can scroll it too. */}
+                <pre class="webhook-payload" tabIndex={0}>
+                  {JSON.stringify(detail.payload, null, 2)}
+                </pre>
               </>
             )}
+          </>
+        )}
       </Async>
     </div>
+  )
+}
+
+const AttemptsTable = ({ detail }: { readonly detail: DeliveryDetail }) => {
+  const t = useTexts(text)
+  const { lang } = useLang()
+  return (
+    <>
+      <table class="cards webhook-table">
+        <caption class="visually-hidden">{t("attemptsTable")}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t("attempt")}</th>
+            <th scope="col">{t("time")}</th>
+            <th scope="col">{t("statusCode")}</th>
+            <th scope="col" class="num">{t("latency")}</th>
+            <th scope="col">{t("error")}</th>
+            <th scope="col">{t("response")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {detail.attempts.map((attempt) => (
+            <tr key={attempt.attempt}>
+              <th scope="row" data-label={t("attempt")}>{attempt.attempt}</th>
+              <td data-label={t("time")}>{formatDateTime(attempt.started_at, lang)}</td>
+              <td data-label={t("statusCode")}>
+                {attempt.status_code === null
+                  ? t("none")
+                  : (
+                    <Badge tone={attempt.status_code >= 200 && attempt.status_code < 300 ? "ok" : "bad"}>
+                      {attempt.status_code}
+                    </Badge>
+                  )}
+              </td>
+              <td data-label={t("latency")} class="num">
+                {t("latencyValue", { ms: formatNumber(attempt.latency_ms, lang) })}
+              </td>
+              <td data-label={t("error")}>{attempt.error ?? t("none")}</td>
+              <td data-label={t("response")} class="webhook-response">
+                {attempt.response_body === null || attempt.response_body === ""
+                  ? t("none")
+                  : <pre>{attempt.response_body}</pre>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {detail.last_error !== null && <p class="hint">{t("lastError")}: {detail.last_error}</p>}
+    </>
   )
 }

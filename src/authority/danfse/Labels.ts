@@ -90,8 +90,19 @@ export const suspension = table({
   "2": "Suspensa por processo administrativo"
 })
 
-/** tpRetPisCofins. */
-export const pisCofinsRetention = table({ "1": "Retido", "2": "Não retido" })
+/** tpRetPisCofins, the ten codes of the package of 27/07/2026 (NT 007). */
+export const pisCofinsRetention = table({
+  "0": "PIS/COFINS/CSLL não retidos",
+  "1": "PIS/COFINS retidos",
+  "2": "PIS/COFINS não retidos",
+  "3": "PIS/COFINS/CSLL retidos",
+  "4": "PIS/COFINS retidos, CSLL não retido",
+  "5": "PIS retido, COFINS/CSLL não retidos",
+  "6": "COFINS retido, PIS/CSLL não retidos",
+  "7": "PIS não retido, COFINS/CSLL retidos",
+  "8": "PIS/COFINS não retidos, CSLL retido",
+  "9": "COFINS não retido, PIS/CSLL retidos"
+})
 
 /** CST of PIS/COFINS. */
 export const pisCofinsCst = table({
@@ -104,7 +115,31 @@ export const pisCofinsCst = table({
   "06": "06 - Alíquota zero",
   "07": "07 - Isenta da contribuição",
   "08": "08 - Sem incidência da contribuição",
-  "09": "09 - Suspensão da contribuição"
+  "09": "09 - Suspensão da contribuição",
+  "49": "49 - Outras operações de saída",
+  "50": "50 - Crédito: receita tributada no mercado interno",
+  "51": "51 - Crédito: receita não tributada no mercado interno",
+  "52": "52 - Crédito: receita de exportação",
+  "53": "53 - Crédito: receitas tributadas e não tributadas no mercado interno",
+  "54": "54 - Crédito: receitas tributadas no mercado interno e de exportação",
+  "55": "55 - Crédito: receitas não tributadas no mercado interno e de exportação",
+  "56": "56 - Crédito: receitas tributadas e não tributadas no mercado interno e de exportação",
+  "60": "60 - Crédito presumido: receita tributada no mercado interno",
+  "61": "61 - Crédito presumido: receita não tributada no mercado interno",
+  "62": "62 - Crédito presumido: receita de exportação",
+  "63": "63 - Crédito presumido: receitas tributadas e não tributadas no mercado interno",
+  "64": "64 - Crédito presumido: receitas tributadas no mercado interno e de exportação",
+  "65": "65 - Crédito presumido: receitas não tributadas no mercado interno e de exportação",
+  "66": "66 - Crédito presumido: receitas tributadas e não tributadas no mercado interno e de exportação",
+  "67": "67 - Crédito presumido: outras operações",
+  "70": "70 - Aquisição sem direito a crédito",
+  "71": "71 - Aquisição com isenção",
+  "72": "72 - Aquisição com suspensão",
+  "73": "73 - Aquisição a alíquota zero",
+  "74": "74 - Aquisição sem incidência da contribuição",
+  "75": "75 - Aquisição por substituição tributária",
+  "98": "98 - Outras operações de entrada",
+  "99": "99 - Outras operações"
 })
 
 /** cMotivo of subst. */

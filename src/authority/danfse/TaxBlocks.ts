@@ -153,17 +153,19 @@ export const federalTaxBlock = (doc: Doc, nfse: DanfseData): Block => {
       field("SITUAÇÃO TRIBUTÁRIA PIS/COFINS (CST)", Labels.pisCofinsCst(tax.pisCofinsCst), 4),
       field("BC PIS/COFINS", formatMoney(tax.pisCofinsBase), 2),
       field("ALÍQUOTA PIS / COFINS", joined(formatRate(tax.pisRate), formatRate(tax.cofinsRate)), 3),
-      field("PIS/COFINS", Labels.pisCofinsRetention(tax.pisCofinsRetention), 3)
+      field("TIPO DE RETENÇÃO DO PIS/COFINS", Labels.pisCofinsRetention(tax.pisCofinsRetention), 3)
     )
   ])
 }
 
-/** The federal amounts withheld: CP, IRRF, CSLL, and PIS/COFINS when their retention is said. */
+/**
+ * The federal amounts withheld, as `vTotalRet` counts them: CP, IRRF and CSLL. PIS and COFINS are
+ * the provider's contributions due, whatever tpRetPisCofins says (the package of 27/07/2026).
+ */
 const federalWithheld = (nfse: DanfseData): string | undefined => {
   const tax = nfse.federalTax
   if (tax === undefined) return undefined
-  const pisCofins = tax.pisCofinsRetention === "1" ? [tax.pis, tax.cofins] : []
-  return sumAmounts(tax.socialSecurity, tax.incomeTax, tax.csll, ...pisCofins)
+  return sumAmounts(tax.socialSecurity, tax.incomeTax, tax.csll)
 }
 
 /** The note's total: the service's value, discounts, what was withheld and the net value. */

@@ -10,6 +10,7 @@
  *   with the ISS as the municipal amount.
  */
 import type { Amounts } from "../../domain/Money.js"
+import { declaredRetention, type PisCofinsRetention, retentionCode } from "../../domain/PisCofinsRetention.js"
 import type {
   DeductionDocument,
   ForeignTrade,
@@ -115,6 +116,12 @@ const municipalTaxes = (amounts: Amounts, tax: TaxDetails, option: SimplesNacion
   )
 }
 
+/** tpRetPisCofins; a combination without a code never gets here (TaxRules refuses it). */
+const retentionLeaf = (retention: PisCofinsRetention | undefined): string => {
+  const code = retention === undefined ? undefined : retentionCode(retention)
+  return code === undefined ? "" : leaf("tpRetPisCofins", code)
+}
+
 const federalTaxes = (tax: TaxDetails): string => {
   const federal = tax.federal
   if (federal === undefined) return ""
@@ -129,7 +136,7 @@ const federalTaxes = (tax: TaxDetails): string => {
       percent("pAliqCofins", pisCofins.cofins_rate),
       money("vPis", pisCofins.pis_amount),
       money("vCofins", pisCofins.cofins_amount),
-      pisCofins.withheld === undefined ? "" : leaf("tpRetPisCofins", pisCofins.withheld ? "1" : "2")
+      retentionLeaf(declaredRetention(pisCofins))
     ),
     money("vRetCP", federal.inss_withheld),
     money("vRetIRRF", federal.irrf_withheld),

@@ -8,8 +8,10 @@
 import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type { IbsCbsFigures } from "../../domain/Money.js"
 import { municipalityOf } from "../../domain/Municipalities.js"
 import { ufOfMunicipality } from "../../domain/Registration.js"
+import { noteIbsCbsOfInf } from "../NoteIbsCbs.js"
 import {
   brasiliaDateTime,
   escapeAttribute,
@@ -230,6 +232,8 @@ export interface ParsedNfse {
   readonly amounts: {
     readonly services: string
     readonly deductions?: string
+    /** vCalcBM. */
+    readonly benefitReduction?: string
     readonly base?: string
     readonly issRate?: string
     readonly issAmount?: string
@@ -243,9 +247,13 @@ export interface ParsedNfse {
     readonly number: number
     readonly emittedAt: string
     readonly competence: string
+    /** The values the embedded DPS declares (discounts, tpRetISSQN, the federal retentions). */
+    readonly amounts: ParsedDps["amounts"]
   }
   /** The DPS's xInfComp, or the note's xOutInf. */
   readonly notes?: string
+  /** The authority's IBS/CBS figures (`IBSCBS`); null when the note has no such group or it cannot be read. */
+  readonly ibsCbs: IbsCbsFigures | null
 }
 
 const unreadable = (message: string) => Result.fail(new NfseUnreadable({ message }))
@@ -333,6 +341,7 @@ export const readNfse = (xml: string): Result.Result<ParsedNfse, NfseUnreadable>
     amounts: {
       services: dps.amounts.services,
       ...optionalField("deductions", dps.amounts.deductions ?? nfseText(values, "vCalcDR")),
+      ...optionalField("benefitReduction", nfseText(values, "vCalcBM")),
       ...optionalField("base", nfseText(values, "vBC")),
       ...optionalField("issRate", nfseText(values, "pAliqAplic") ?? dps.amounts.issRate),
       ...optionalField("issAmount", nfseText(values, "vISSQN")),
@@ -344,8 +353,10 @@ export const readNfse = (xml: string): Result.Result<ParsedNfse, NfseUnreadable>
       series: dps.series,
       number: dps.number,
       emittedAt: dps.emittedAt,
-      competence: dps.competence
+      competence: dps.competence,
+      amounts: dps.amounts
     },
-    ...optionalField("notes", notes ?? undefined)
+    ...optionalField("notes", notes ?? undefined),
+    ibsCbs: noteIbsCbsOfInf(inf)
   })
 }

@@ -4,7 +4,8 @@
  * layout's formulas, so a real note and ours carry the same elements for the same DPS.
  */
 import * as Result from "effect/Result"
-import { computeIbsCbsForGroup } from "../../domain/IbsCbsAmounts.js"
+import { computeIbsCbsForGroup, type IbsCbsComputation } from "../../domain/IbsCbsAmounts.js"
+import { standInRatesFor } from "../../domain/IbsCbsRates.js"
 import type { NoteAmounts } from "../../domain/NoteAmounts.js"
 import { computeTaxes, issIsComputed } from "../../domain/TaxComputation.js"
 import { formatCentavos, leaf, node } from "../xml/XmlText.js"
@@ -46,10 +47,7 @@ export const noteAmountsOf = (dps: ParsedDps, municipalRate: string | undefined)
     federal: {
       inss: amount(dps.amounts.inss),
       irrf: amount(dps.amounts.irrf),
-      csll: amount(dps.amounts.csll),
-      pis: amount(dps.amounts.pis),
-      cofins: amount(dps.amounts.cofins),
-      pisCofinsWithheld: dps.amounts.pisCofinsRetention === "1"
+      csll: amount(dps.amounts.csll)
     }
   })
 }
@@ -96,10 +94,15 @@ export const noteFiguresOf = (dps: ParsedDps, municipalRate: string | undefined)
   const amounts = computed.success
   const issued = amounts.iss_amount !== null
   return {
+    unconditional_discount: amounts.unconditional_discount,
+    conditional_discount: amounts.conditional_discount,
     deductions: amounts.deductions,
+    benefit_reduction: amounts.benefit_reduction,
     base: issued ? amounts.base : null,
     iss_rate: issued ? formatRateForXml(amounts.iss_rate ?? "0") : null,
     iss_amount: amounts.iss_amount,
+    iss_withheld: amounts.iss_withheld,
+    federal_withheld: amounts.federal_withheld,
     total_withheld: amounts.total_withheld,
     net: amounts.net
   }
@@ -110,15 +113,20 @@ export const noteFiguresOf = (dps: ParsedDps, municipalRate: string | undefined)
  * declares one (E1515/E1517: both or neither), after `valores`. The place of incidence is the one
  * the note's ISS is due in. A DPS whose group cannot be computed is refused before (acceptance and
  * the local authority's rules), so a failure here leaves the group out rather than inventing one.
+ * The builders of this note stand for the national system, which knows every year's rates: for a
+ * year the law has not fully published they charge the latest published rates (standInRatesFor).
  */
-export const nfseIbsCbs = (
+/**
+ * The authority's IBS/CBS computation for a DPS that declares the group (undefined without one):
+ * what the simulator and the local authority write in the note, and hand over with it.
+ */
+export const noteIbsCbsComputation = (
   dps: ParsedDps,
-  municipalRate: string | undefined,
-  locality: { readonly code: string; readonly name: string }
-): string => {
-  if (dps.ibsCbs === undefined) return ""
+  municipalRate: string | undefined
+): IbsCbsComputation | undefined => {
+  if (dps.ibsCbs === undefined) return undefined
   const computed = noteAmountsOf(dps, municipalRate)
-  if (Result.isFailure(computed)) return ""
+  if (Result.isFailure(computed)) return undefined
   const amounts = computed.success
   const due = (value: string | undefined) => (value === undefined ? undefined : centavosOf(value)) ?? 0
   const reform = computeIbsCbsForGroup(dps.ibsCbs, {
@@ -130,7 +138,17 @@ export const nfseIbsCbs = (
     pis: due(dps.amounts.pis),
     cofins: due(dps.amounts.cofins),
     netValue: amounts.net
-  })
-  if (Result.isFailure(reform)) return ""
-  return buildNfseIbsCbs({ localityCode: locality.code, localityName: locality.name, computation: reform.success })
+  }, standInRatesFor)
+  return Result.isFailure(reform) ? undefined : reform.success
+}
+
+export const nfseIbsCbs = (
+  dps: ParsedDps,
+  municipalRate: string | undefined,
+  locality: { readonly code: string; readonly name: string }
+): string => {
+  const computation = noteIbsCbsComputation(dps, municipalRate)
+  return computation === undefined
+    ? ""
+    : buildNfseIbsCbs({ localityCode: locality.code, localityName: locality.name, computation })
 }

@@ -38,7 +38,7 @@ import { loadSchemas, validateXml } from "../xml/Xsd.js"
 import { dpsInputOf } from "./DocumentDps.js"
 import { buildDps } from "./Dps.js"
 import { dpsIdPattern } from "./DpsId.js"
-import { dpsRefusalOf, type Refusal, refused } from "./DpsRefusals.js"
+import { dpsRefusalOf, oneTagPerLine, type Refusal, refused } from "./DpsRefusals.js"
 import { readNfse } from "./Nfse.js"
 import { makeSefinClient, type SefinEndpoints } from "./SefinClient.js"
 import type { SefinRefused, SefinTimeout, SefinUnavailable } from "./SefinErrors.js"
@@ -213,7 +213,8 @@ export const makeSefinAuthority = (
             protocol: note.dfseNumber ?? note.accessKey,
             authorizedAt,
             nfseXml,
-            amounts: noteAmountsOfNote(note)
+            amounts: noteAmountsOfNote(note),
+            ibsCbs: note.ibsCbs
           })
         }
       })
@@ -317,8 +318,9 @@ export const makeSefinAuthority = (
             "refuses a competence date after the note's emission."
         })
       }
-      const violation = validateXml("DPS", buildDps(dpsInputOf(document, options.environment)).xml)
-      if (Result.isFailure(violation)) refusals.push(...violation.failure.messages.map(dpsRefusalOf))
+      const xml = oneTagPerLine(buildDps(dpsInputOf(document, options.environment)).xml)
+      const violation = validateXml("DPS", xml)
+      if (Result.isFailure(violation)) refusals.push(...violation.failure.messages.map((m) => dpsRefusalOf(m, xml)))
       return refusals
     }
 

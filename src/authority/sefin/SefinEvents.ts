@@ -127,7 +127,7 @@ export const makeSefinEvents = (deps: SefinEventsDeps) => {
   const cancellationRequirementsFor: TaxAuthority["cancellationRequirementsFor"] = (request) =>
     Result.match(validateEventRequest(requestOf(request, form).xml), {
       onSuccess: () => Effect.void,
-      onFailure: (violation) => Effect.fail(refused(violation.messages.map(dpsRefusalOf)))
+      onFailure: (violation) => Effect.fail(refused(violation.messages.map((message) => dpsRefusalOf(message))))
     })
 
   /** The note's decision events, granted first: the reconciliation path, as an integrator polls. */

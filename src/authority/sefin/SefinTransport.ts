@@ -95,17 +95,21 @@ interface AgentEntry {
 const fingerprintOf = (identity: ClientIdentity): string =>
   createHash("sha256").update(identity.certificatePem).digest("hex")
 
+/**
+ * What a SEFIN connection trusts: Node's default roots (its bundle, NODE_EXTRA_CA_CERTS, the system
+ * store when enabled), the ICP-Brasil roots (produção restrita's chain) and the extra bundle. All
+ * of them, because TLS's `ca` alone would replace the roots, not add to them.
+ */
+export const sefinTrustedRoots = (extraCa: string | undefined): ReadonlyArray<string> => [
+  ...tls.getCACertificates("default"),
+  ...icpBrasilRootPems(),
+  ...(extraCa === undefined || extraCa.trim() === "" ? [] : [extraCa])
+]
+
 /** The exchange for a SEFIN client, with `extraCa` (PEM) trusted on top of Node's default roots. */
 export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<Exchange, never, Scope.Scope> =>
   Effect.gen(function*() {
-    // Node's default roots (its bundle, NODE_EXTRA_CA_CERTS, the system store when enabled), the
-    // ICP-Brasil roots (produção restrita's chain) and the extra bundle: `ca` alone would replace
-    // the roots, not add to them.
-    const ca = [
-      ...tls.getCACertificates("default"),
-      ...icpBrasilRootPems(),
-      ...(extraCa === undefined || extraCa.trim() === "" ? [] : [extraCa])
-    ]
+    const ca = [...sefinTrustedRoots(extraCa)]
 
     const agents = new Map<string, AgentEntry>()
     const retired = new Set<AgentEntry>()

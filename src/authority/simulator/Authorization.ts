@@ -3,13 +3,13 @@
  * 50-digit access key, the protocol) and the NFS-e XML the national system would have issued.
  */
 import { Effect, Option, Random, Result } from "effect"
-import type { NoteAmounts } from "../../domain/NoteAmounts.js"
+import { ibsCbsFiguresOf } from "../../domain/IbsCbsFigures.js"
 import { buildAccessKey, yearMonthOf } from "../sefin/AccessKey.js"
 import { dpsInputOf } from "../sefin/DocumentDps.js"
 import { buildDps } from "../sefin/Dps.js"
 import { readDps } from "../sefin/DpsRead.js"
 import { buildNfse } from "../sefin/Nfse.js"
-import { noteFiguresOf } from "../sefin/NfseValues.js"
+import { noteFiguresOf, noteIbsCbsComputation } from "../sefin/NfseValues.js"
 import type { Authorization, SubmissionDocument, TaxAuthority } from "../TaxAuthority.js"
 import type { SimulatorRecord } from "./SimulatorRepo.js"
 
@@ -40,7 +40,7 @@ export const protocolNumber = (system: AuthoritySystem, at: Date) =>
 const noteOf = (
   system: AuthoritySystem,
   record: SimulatorRecord & { readonly accessKey: string; readonly nfseNumber: number; readonly authorizedAt: Date }
-): { readonly nfseXml: string; readonly amounts: NoteAmounts | undefined } => {
+): Pick<Authorization, "nfseXml" | "amounts" | "ibsCbs"> => {
   const document = sentDocument(record.document)
   const environment = system === "production" ? "live" : "test"
   // Emitted when authorized: the simulator's records keep the document as sent, not when it was accepted.
@@ -72,7 +72,12 @@ const noteOf = (
     },
     issRate
   })
-  return { nfseXml: xml, amounts: noteFiguresOf(parsed, issRate) }
+  const ibsCbs = noteIbsCbsComputation(parsed, issRate)
+  return {
+    nfseXml: xml,
+    amounts: noteFiguresOf(parsed, issRate),
+    ibsCbs: ibsCbs === undefined ? null : ibsCbsFiguresOf(ibsCbs)
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ import substitutionAndAnalysis from "./0015_substitution_and_analysis.js"
 import mail from "./0016_mail.js"
 import invitations from "./0017_invitations.js"
 import auditLog from "./0018_audit_log.js"
+import noteMail from "./0019_note_mail.js"
+import documentSearch from "./0020_document_search.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -37,5 +39,7 @@ export const migrations = Migrator.fromRecord({
   "0015_substitution_and_analysis": substitutionAndAnalysis,
   "0016_mail": mail,
   "0017_invitations": invitations,
-  "0018_audit_log": auditLog
+  "0018_audit_log": auditLog,
+  "0019_note_mail": noteMail,
+  "0020_document_search": documentSearch
 })

@@ -1,0 +1,95 @@
+/**
+ * A document's e-mail to its taker (the note with its DANFSe and XML), as the document's
+ * `taker_notification` tells it: whether it went out, was given up and why, or why none is sent.
+ */
+import type { Api } from "../api.js"
+import { formatDateTime, texts, useLang, useTexts } from "../i18n.js"
+import { Badge } from "../ui.js"
+
+type Notification = NonNullable<Awaited<ReturnType<Api["documents"]["get"]>>["taker_notification"]>
+
+const text = texts({
+  en: {
+    title: "E-mail to the taker",
+    state: "State",
+    status_pending: "sending",
+    status_sent: "sent",
+    status_failed: "not delivered",
+    status_disabled: "not sent: turned off in Company",
+    status_no_address: "not sent: the taker has no e-mail",
+    which: "Mail",
+    kind_authorized: "the authorized note",
+    kind_cancelled: "the cancellation",
+    to: "To",
+    attempts: "Attempts",
+    sentAt: "Sent at",
+    lastError: "Mail server's answer"
+  },
+  pt: {
+    title: "E-mail ao tomador",
+    state: "Situação",
+    status_pending: "enviando",
+    status_sent: "enviado",
+    status_failed: "não entregue",
+    status_disabled: "não enviado: desativado em Empresa",
+    status_no_address: "não enviado: o tomador não tem e-mail",
+    which: "Mensagem",
+    kind_authorized: "a nota autorizada",
+    kind_cancelled: "o cancelamento",
+    to: "Para",
+    attempts: "Tentativas",
+    sentAt: "Enviado em",
+    lastError: "Resposta do servidor de e-mail"
+  }
+})
+
+const tones = { pending: "info", sent: "ok", failed: "bad", disabled: "muted", no_address: "muted" } as const
+
+export const TakerMail = (
+  { notification, email }: { readonly notification: Notification; readonly email: string | undefined }
+) => {
+  const t = useTexts(text)
+  const { lang } = useLang()
+  const { status } = notification
+  return (
+    <>
+      <h2>{t("title")}</h2>
+      <dl class="facts">
+        <div>
+          <dt>{t("state")}</dt>
+          <dd>
+            <Badge tone={tones[status]}>{t(`status_${status}`)}</Badge>
+          </dd>
+        </div>
+        <div>
+          <dt>{t("which")}</dt>
+          <dd>{t(`kind_${notification.kind}`)}</dd>
+        </div>
+        {email !== undefined && status !== "no_address" && (
+          <div>
+            <dt>{t("to")}</dt>
+            <dd class="mono">{email}</dd>
+          </div>
+        )}
+        {(status === "pending" || status === "sent" || status === "failed") && (
+          <div>
+            <dt>{t("attempts")}</dt>
+            <dd>{notification.attempts}</dd>
+          </div>
+        )}
+        {notification.sent_at !== null && (
+          <div>
+            <dt>{t("sentAt")}</dt>
+            <dd>{formatDateTime(notification.sent_at, lang)}</dd>
+          </div>
+        )}
+        {notification.last_error !== null && (
+          <div>
+            <dt>{t("lastError")}</dt>
+            <dd class="mono">{notification.last_error}</dd>
+          </div>
+        )}
+      </dl>
+    </>
+  )
+}

@@ -1,0 +1,244 @@
+/**
+ * Notes e-mailed to their takers, end to end on the simulator through a real SMTP server (the
+ * test's Mailbox): an authorized note's mail carries the DANFSe and the NFS-e XML byte for byte as
+ * `GET …/pdf` and `…/xml` serve them, from the service's address in the tenant's name, Reply-To the
+ * registration's e-mail; a cancelled note's mail carries the files as they are served after the
+ * cancellation (the DANFSe marked CANCELADA); the tenant's switch off and a taker without an e-mail
+ * send nothing and the document says why; refusals are retried, a permanent one is visible on the
+ * document; hostile names inject neither HTML nor headers.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Duration, Effect, Schema } from "effect"
+import type { AppConfigShape } from "../../src/Config.js"
+import { Document } from "../../src/domain/Document.js"
+import { pdfText } from "../support/DanfseText.js"
+import { createKey, registerOwner, uniqueEmail } from "../support/fixtures.js"
+import { makeMailTestApp, type ReceivedMail, TestMailbox } from "../support/Mailbox.js"
+import { completeRegistration } from "../support/registration.js"
+import { bytesRequest, rawRequest, testDatabases } from "../support/TestApp.js"
+import { hasTool } from "../support/tools.js"
+
+const fast: Partial<AppConfigShape> = {
+  loginRateLimit: { perMinute: 100_000 },
+  rateLimit: { perSecond: 100_000, burst: 100_000 },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
+  retry: { baseDelay: Duration.millis(10), maxDelay: Duration.millis(50), window: Duration.seconds(5) }
+}
+
+const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
+
+const invoice = (taker: Record<string, unknown>) => ({
+  type: "service_invoice",
+  taker: { tax_id: "52998224725", name: "João da Conceição Araújo", ...taker },
+  service: {
+    code: "010101",
+    nbs_code: "115013000",
+    description: "Consultoria em segurança da informação",
+    municipality_code: "3550308"
+  },
+  amounts: { services: 123456, iss_rate: "5.00" }
+})
+
+const issued = (token: string, taker: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const response = yield* rawRequest("POST", "/v1/documents", { token, body: invoice(taker) })
+    expect(response.status, response.text).toBe(202)
+    return String(response.json?.["id"])
+  })
+
+/** The document once `until` holds of it. */
+const documentWhen = (token: string, id: string, until: (document: Document) => boolean, what: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400; i++) {
+      const document = decodeDocument((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json)
+      if (until(document)) return document
+      yield* Effect.sleep(Duration.millis(25))
+    }
+    return yield* Effect.die(`document ${id}: ${what} never held`)
+  })
+
+const mailStatus = (token: string, id: string, status: string) =>
+  documentWhen(token, id, (document) => document.taker_notification?.status === status, `mail ${status}`)
+
+/**
+ * The owner's tenant, with a test key, as the fixtures leave it (a complete registration), once the
+ * owner's verification mail arrived: a refusal a test asks of the mailbox is then for its note.
+ */
+const tenantWithKey = (label: string) =>
+  Effect.gen(function*() {
+    const owner = yield* registerOwner(label)
+    yield* (yield* TestMailbox).waitFor(owner.email)
+    const key = yield* createKey(owner, "test")
+    return { owner, token: key.token }
+  })
+
+const patchTenant = (owner: { session: string; tenantId: string }, body: unknown) =>
+  rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, { token: owner.session, body })
+
+const attachment = (mail: ReceivedMail, extension: string) => {
+  const found = mail.attachments.find((file) => file.filename.endsWith(`.${extension}`))
+  if (found === undefined) throw new Error(`no .${extension} attached to "${mail.subject}"`)
+  return found
+}
+
+for (const database of testDatabases) {
+  layer(makeMailTestApp(database, fast), { timeout: 120_000, excludeTestServices: true })(
+    `note mail to the taker (${database})`,
+    (it) => {
+      it.effect("an authorized note is e-mailed with its PDF and XML as the API serves them; cancelled, again with the files after cancellation", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { owner, token } = yield* tenantWithKey("notamail")
+          const renamed = yield* patchTenant(owner, { note_mail: { sender_name: "Clínica Exemplo" } })
+          expect(renamed.status, renamed.text).toBe(200)
+          expect(renamed.json?.["note_mail"]).toEqual({ enabled: true, sender_name: "Clínica Exemplo" })
+
+          const to = uniqueEmail("tomador")
+          const id = yield* issued(token, { email: to })
+          const mail = yield* mailbox.waitFor(to)
+          const document = yield* mailStatus(token, id, "sent")
+          const accessKey = document.authority!.access_key
+          expect(document.taker_notification).toMatchObject({ kind: "authorized", attempts: 1, last_error: null })
+          expect(document.taker_notification?.sent_at).toBeInstanceOf(Date)
+
+          // The service's address (its SPF and DKIM), the tenant's name, answers to the tenant.
+          expect(mail.fromAddress).toBe("no-reply@localhost")
+          expect(mail.fromName).toBe("Clínica Exemplo")
+          expect(mail.replyTo).toBe(completeRegistration.email)
+          expect(mail.messageId).toBe(`<${id}.authorized@localhost>`)
+          // A test note says it is worth nothing, in the subject and the body.
+          expect(mail.subject).toBe(
+            `[HOMOLOGAÇÃO — sem valor fiscal] NFS-e nº ${
+              document.authority!.nfse_number
+            } de ${completeRegistration.legal_name}`
+          )
+          expect(mail.text).toContain("Olá, João da Conceição Araújo,")
+          expect(mail.text).toContain(`Chave de acesso: ${accessKey}`)
+          expect(mail.text).toContain("R$\u00a01.234,56")
+          expect(mail.text).toContain("(horário de Brasília)")
+          expect(mail.text).toContain("não tem valor fiscal")
+          expect(mail.html).toContain(accessKey)
+
+          const xml = yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token })
+          const pdf = yield* bytesRequest(`/v1/documents/${id}/pdf`, token)
+          expect(mail.attachments.map((file) => file.filename).sort()).toEqual([
+            `NFSe-${accessKey}.pdf`,
+            `NFSe-${accessKey}.xml`
+          ])
+          expect(attachment(mail, "pdf").contentType).toBe("application/pdf")
+          expect(attachment(mail, "pdf").content).toEqual(pdf.bytes)
+          expect(new TextDecoder().decode(attachment(mail, "pdf").content.slice(0, 5))).toBe("%PDF-")
+          expect(attachment(mail, "xml").contentType).toBe("application/xml")
+          expect(new TextDecoder().decode(attachment(mail, "xml").content)).toBe(xml.text)
+          expect(xml.text).toContain(`<NFSe`)
+          expect(xml.text).toContain(accessKey)
+
+          const cancel = yield* rawRequest("POST", `/v1/documents/${id}/cancel`, {
+            token,
+            body: { reason_code: "issue_error", reason: "Valor errado na nota, reemitindo." }
+          })
+          expect(cancel.status, cancel.text).toBe(202)
+          const cancelledMail = yield* mailbox.waitFor(to, (received) => received.subject.endsWith("cancelada"))
+          const cancelled = yield* documentWhen(
+            token,
+            id,
+            (document) => document.taker_notification?.kind === "cancelled" && document.status === "cancelled",
+            "cancelled, its mail recorded"
+          )
+          yield* mailStatus(token, id, "sent")
+          expect(cancelled.status).toBe("cancelled")
+          expect(cancelledMail.messageId).toBe(`<${id}.cancelled@localhost>`)
+          expect(cancelledMail.text).toContain("cancelou a nota fiscal")
+          expect(cancelledMail.text).toContain("Cancelada em:")
+          const pdfAfter = yield* bytesRequest(`/v1/documents/${id}/pdf`, token)
+          const xmlAfter = yield* rawRequest("GET", `/v1/documents/${id}/xml`, { token })
+          expect(attachment(cancelledMail, "pdf").content).toEqual(pdfAfter.bytes)
+          expect(new TextDecoder().decode(attachment(cancelledMail, "xml").content)).toBe(xmlAfter.text)
+          if (hasTool("pdftotext")) expect(pdfText(attachment(cancelledMail, "pdf").content)).toContain("CANCELADA")
+          expect(mailbox.to(to)).toHaveLength(2)
+        }))
+
+      it.effect("the tenant's switch off sends nothing (disabled); a taker without an e-mail is no_address", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { owner, token } = yield* tenantWithKey("semmail")
+          const off = yield* patchTenant(owner, { note_mail: { enabled: false } })
+          expect(off.status, off.text).toBe(200)
+          expect(off.json?.["note_mail"]).toEqual({ enabled: false, sender_name: null })
+          const to = uniqueEmail("desligado")
+          const disabled = yield* issued(token, { email: to })
+          const noAddress = yield* issued(token, {})
+          yield* mailStatus(token, disabled, "disabled")
+          yield* mailStatus(token, noAddress, "no_address")
+
+          // Back on: the next note goes out, and nothing was queued for the one before.
+          const on = yield* patchTenant(owner, { note_mail: { enabled: true } })
+          expect(on.status, on.text).toBe(200)
+          const later = yield* issued(token, { email: to })
+          yield* mailbox.waitFor(to)
+          yield* mailStatus(token, later, "sent")
+          yield* Effect.sleep(Duration.millis(300))
+          expect(mailbox.to(to).map((mail) => mail.messageId)).toEqual([`<${later}.authorized@localhost>`])
+        }))
+
+      it.effect("a busy mail server is retried and the mail arrives once; a permanent refusal is failed on the document", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { token } = yield* tenantWithKey("retentativa")
+          const to = uniqueEmail("ocupado")
+          mailbox.refuseNext(2)
+          const id = yield* issued(token, { email: to })
+          yield* mailbox.waitFor(to)
+          const sent = yield* mailStatus(token, id, "sent")
+          expect(sent.taker_notification).toMatchObject({ attempts: 3, last_error: null })
+          yield* Effect.sleep(Duration.millis(300))
+          expect(mailbox.to(to)).toHaveLength(1)
+
+          const refused = uniqueEmail("recusado")
+          mailbox.refuseNext(1, 550)
+          const failedId = yield* issued(token, { email: refused })
+          const failed = yield* mailStatus(token, failedId, "failed")
+          expect(failed.taker_notification?.attempts).toBe(1)
+          expect(failed.taker_notification?.sent_at).toBeNull()
+          expect(failed.taker_notification?.last_error).toContain("550")
+          // The refusal never quotes the address.
+          expect(failed.taker_notification?.last_error).not.toContain(refused)
+          expect(mailbox.to(refused)).toEqual([])
+        }))
+
+      it.effect("hostile tenant and taker names reach neither the mail's HTML nor its headers; a multi-line sender name is refused", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { owner, token } = yield* tenantWithKey("hostil")
+          for (const sender_name of ["Loja\r\nBcc: vitima@example.com", "Loja\nX-Evil: 1", "", "x".repeat(101)]) {
+            const refused = yield* patchTenant(owner, { note_mail: { sender_name } })
+            expect(refused.status, sender_name).toBe(400)
+            expect(refused.json?.["code"]).toBe("invalid_request")
+            expect(JSON.stringify(refused.json)).toContain("sender_name")
+          }
+          const empty = yield* patchTenant(owner, { note_mail: {} })
+          expect(empty.status).toBe(400)
+          const hostile = `"Loja" <script>alert(1)</script> & Cia`
+          const named = yield* patchTenant(owner, {
+            note_mail: { sender_name: hostile },
+            registration: { legal_name: "<img src=x onerror=alert(1)> Ltda" }
+          })
+          expect(named.status, named.text).toBe(200)
+          const to = uniqueEmail("alvo")
+          yield* issued(token, { email: to, name: "<b>Tomador</b> & \"Filho\"" })
+          const mail = yield* mailbox.waitFor(to)
+          expect(mail.fromName).toBe(hostile)
+          expect(mail.fromAddress).toBe("no-reply@localhost")
+          expect(mail.headerNames).not.toContain("bcc")
+          expect(mail.headerNames).not.toContain("x-evil")
+          expect(mail.html).not.toContain("<script>")
+          expect(mail.html).not.toContain("<img")
+          expect(mail.html).not.toContain("<b>Tomador")
+          expect(mail.html).toContain("&lt;b&gt;Tomador&lt;/b&gt; &amp; &quot;Filho&quot;")
+          expect(mail.html).toContain("&lt;img src=x onerror=alert(1)&gt; Ltda")
+          expect(mail.subject).toContain("<img src=x onerror=alert(1)> Ltda")
+        }))
+    }
+  )
+}
