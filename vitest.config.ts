@@ -6,6 +6,9 @@ export default defineConfig({
     exclude: ["test/load/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // A poll waits for what a loaded machine may take seconds to show (a page's fetch and render
+    // behind the other worker's test); vitest's default of one second made browser tests flaky.
+    expect: { poll: { timeout: 15_000 } },
     // PGlite boots a WASM Postgres per test file; two cores, so two forks at a time.
     pool: "forks",
     maxWorkers: 2,
