@@ -175,7 +175,14 @@ export const referencePageLayer = <Id extends string, Groups extends HttpApiGrou
 ) =>
   HttpRouter.use((router) =>
     Effect.gen(function*() {
-      const files = yield* Effect.cached(Effect.promise(() => buildFiles(api, path)))
+      // Built on the first request and kept; a failed build is not kept, so the next request tries again.
+      let built: Promise<ReferenceFiles> | undefined
+      const files = Effect.promise(() =>
+        built ??= buildFiles(api, path).catch((error: unknown) => {
+          built = undefined
+          throw error
+        })
+      )
       const policy = { contentSecurityPolicy: REFERENCE_CSP }
       yield* router.add(
         "GET",

@@ -15,6 +15,7 @@ import { AppConfig } from "../../src/Config.js"
 import { localAuthorityScoped } from "../../tools/local-authority/LocalAuthority.js"
 import { expectError, field } from "../support/accounts.js"
 import { makePkcs12, testCa, testRoot } from "../support/certificates.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { Authority, settle } from "../support/NationalApp.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
@@ -60,12 +61,7 @@ const liveOnLocalAuthority = (database: (typeof testDatabases)[number]) => {
 const invoice = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 

@@ -12,6 +12,7 @@ import { readNfse } from "../../src/authority/sefin/Nfse.js"
 import { signEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
 import { completeRegistration } from "../support/registration.js"
@@ -21,12 +22,7 @@ import { rawRequest, testDatabases } from "../support/TestApp.js"
 const invoice = (notes: string) => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3304557"
-  },
+  service: { ...consultingService, municipality_code: "3304557" },
   // An ME/EPP informs no rate when nothing is withheld: the ISS is paid in the DAS.
   amounts: { services: 100_000 },
   notes

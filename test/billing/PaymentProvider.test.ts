@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { Webhook } from "standardwebhooks"
 import { expectError, field } from "../support/accounts.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
@@ -48,12 +49,7 @@ const tenantState = (session: string, tenantId: string) =>
 const invoice = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 

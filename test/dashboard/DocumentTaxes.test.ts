@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { b2bWithRetentionsExample, exportExample } from "../../src/domain/DocumentExamples.js"
 import { allScopes } from "../../src/domain/Principal.js"
+import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -41,12 +42,7 @@ const taker = {
     postal_code: "01310100"
   }
 }
-const service = {
-  code: "010101",
-  nbs_code: "115013000",
-  description: "Consultoria em sistemas",
-  municipality_code: "3550308"
-}
+const service = consultingService
 
 /** Centavos as the page writes them: "R$1,234.56" in English, "R$ 1.234,56" in Portuguese. */
 const brl = (cents: number, lang: Lang) =>

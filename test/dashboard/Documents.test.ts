@@ -11,6 +11,7 @@ import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
+import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -39,12 +40,7 @@ const invoice = (overrides: Partial<NewDocument> = {}): NewDocument => ({
       postal_code: "01310100"
     }
   },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, deductions: 10000, iss_rate: "2.00" },
   ...overrides
 })

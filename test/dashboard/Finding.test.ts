@@ -10,6 +10,7 @@ import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
+import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -66,12 +67,7 @@ const words = {
 const invoice = (taker: { readonly tax_id: string; readonly name: string }): NewDocument => ({
   type: "service_invoice",
   taker,
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 

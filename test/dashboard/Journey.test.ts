@@ -12,6 +12,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -133,12 +134,7 @@ describe.runIf(hasChromium)("dashboard: a person's path", () => {
           type: "service_invoice",
           reference: "pedido-1001",
           taker: { tax_id: "52998224725", name: "Maria da Silva" },
-          service: {
-            code: "010101",
-            nbs_code: "115013000",
-            description: "Consultoria em sistemas",
-            municipality_code: "3550308"
-          },
+          service: consultingService,
           amounts: { services: 150_000, iss_rate: "2.00" }
         },
         headers: {}

@@ -9,6 +9,7 @@ import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
+import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -25,12 +26,7 @@ type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"][
 const invoice = (email: string | undefined): NewDocument => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva", ...(email === undefined ? {} : { email }) },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 

@@ -12,6 +12,7 @@ import type { AppConfigShape } from "../../src/Config.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { expectError, field } from "../support/accounts.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { cnpj } from "../support/taxIds.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
@@ -31,12 +32,7 @@ const invoice = (taker: { readonly tax_id: string; readonly name: string }, seri
   type: "service_invoice",
   taker,
   ...(series === undefined ? {} : { series }),
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 

@@ -16,18 +16,14 @@ import { NoteFileRepo } from "../../src/documents/NoteFileRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
+import { consultingService } from "../support/consultingService.js"
 import { completeRegistration } from "../support/registration.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 
 const payload: NewDocument = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 

@@ -15,6 +15,7 @@ import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { allScopes, type Environment, type Scope } from "../../src/domain/Principal.js"
 import { expectError, field } from "../support/accounts.js"
+import { consultingService } from "../support/consultingService.js"
 import { cnpj, createKey, registerOwner } from "../support/fixtures.js"
 import {
   client,
@@ -63,12 +64,7 @@ const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(Document))
 const invoice = (overrides: Partial<NewDocument> = {}): NewDocument => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" },
   ...overrides
 })

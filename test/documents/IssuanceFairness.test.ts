@@ -20,6 +20,7 @@ import { asId, type TenantId } from "../../src/domain/Ids.js"
 import { Readiness } from "../../src/runtime/Readiness.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
+import { consultingService } from "../support/consultingService.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { completeRegistration } from "../support/registration.js"
 import { makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
@@ -28,12 +29,7 @@ import { cnpj } from "../support/taxIds.js"
 const payload: NewDocument = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 }
 

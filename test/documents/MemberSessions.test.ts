@@ -12,6 +12,7 @@ import type { AppConfigShape } from "../../src/Config.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { addMember, expectError, field } from "../support/accounts.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import {
   client,
@@ -42,12 +43,7 @@ const invoice = (reference: string): NewDocument => ({
   type: "service_invoice",
   reference,
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 

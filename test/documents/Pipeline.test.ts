@@ -33,6 +33,7 @@ import { Readiness } from "../../src/runtime/Readiness.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
 import { EventLogLive } from "../../src/webhooks/FanOut.js"
 import { claimOne } from "../support/claimOne.js"
+import { consultingService } from "../support/consultingService.js"
 import { databaseLayer, testDatabases } from "../support/Databases.js"
 import { uniqueEmail } from "../support/fixtures.js"
 import { completeRegistration } from "../support/registration.js"
@@ -44,12 +45,7 @@ const START = Date.parse("2026-11-10T12:00:00Z")
 const payload = (notes?: string, takerEmail?: string): NewDocument => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria Tomadora", ...(takerEmail === undefined ? {} : { email: takerEmail }) },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" },
   ...(notes ? { notes } : {})
 })

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Environment } from "../../src/domain/Principal.js"
 import { addMember, expectError, field } from "../support/accounts.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
@@ -16,12 +17,7 @@ const DAY = 24 * 60 * 60 * 1000
 const invoice = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 1000, iss_rate: "2.00" }
 }
 

@@ -8,6 +8,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { addMember, field } from "../support/accounts.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { expectError, issuesOf, jsonObject } from "./helpers.js"
@@ -16,12 +17,7 @@ const invoice = (reference: string) => ({
   type: "service_invoice",
   reference,
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 

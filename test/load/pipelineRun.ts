@@ -16,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
+import { consultingService } from "../support/consultingService.js"
 import { declareRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import {
@@ -123,12 +124,7 @@ const clientNote = (order: string) => ({
   type: "service_invoice",
   reference: order,
   taker: { tax_id: "529.982.247-25", name: "Maria Tomadora", email: "maria@example.com" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 

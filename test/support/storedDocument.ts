@@ -2,6 +2,7 @@
 import type { StoredDocument } from "../../src/documents/DocumentRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { plainAmounts } from "./amounts.js"
+import { consultingService } from "./consultingService.js"
 
 export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredDocument => ({
   id: asId("document", "doc_0000000000000000000000000a"),
@@ -14,12 +15,7 @@ export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredD
   number: 7,
   issueDate: "2026-11-10",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   intermediary: null,
   tax: {},
   amounts: plainAmounts(150000, "2.00"),

@@ -9,6 +9,7 @@ import { Duration, Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { expectError, field } from "../support/accounts.js"
 import { makePkcs12, type TestPkcs12 } from "../support/certificates.js"
+import { consultingService } from "../support/consultingService.js"
 import { cnpj, createKey, markEmailVerified, PASSWORD, uniqueEmail } from "../support/fixtures.js"
 import { completeRegistration } from "../support/registration.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
@@ -65,12 +66,7 @@ const verifiedOf = (tenant: Tenant) =>
 const invoice = (notes?: string) => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" },
   ...(notes === undefined ? {} : { notes })
 })

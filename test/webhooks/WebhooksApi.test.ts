@@ -11,6 +11,7 @@ import { Webhook } from "standardwebhooks"
 import { WebhookEvent } from "../../src/domain/Events.js"
 import type { Scope } from "../../src/domain/Principal.js"
 import { expectError } from "../http/helpers.js"
+import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { eventually, type Received, startReceiver, waitFor } from "./receiver.js"
@@ -22,12 +23,7 @@ const UNKNOWN_DLV = `dlv_${"0".repeat(26)}`
 const invoice = (notes?: string) => ({
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" },
   ...(notes ? { notes } : {})
 })

@@ -4,6 +4,7 @@
  */
 import { Duration } from "effect"
 import type { AppConfigShape } from "../../src/Config.js"
+import { consultingService } from "../support/consultingService.js"
 
 export const webhookTestOverrides: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
@@ -22,11 +23,6 @@ export const webhookTestOverrides: Partial<AppConfigShape> = {
 export const invoice = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria da Silva" },
-  service: {
-    code: "010101",
-    nbs_code: "115013000",
-    description: "Consultoria em sistemas",
-    municipality_code: "3550308"
-  },
+  service: consultingService,
   amounts: { services: 150000, iss_rate: "2.00" }
 }
