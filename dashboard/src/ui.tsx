@@ -294,6 +294,51 @@ export const usePages = <A extends unknown>(
   return { resource, reload, items, hasMore, loadMore, more }
 }
 
+/** A column of a `PagedTable`: its heading, and whether it holds numbers (aligned right); `false` leaves it out. */
+export type Column = string | { readonly label: string; readonly numeric: true } | false
+
+/**
+ * A paged list as a table of cards (at phone width each row becomes a card, its cells labelled):
+ * loading and failure, what shows when the list is empty, the header row, and "load more".
+ * `row` gives an item's rows (usually one `<tr>`, keyed).
+ */
+export const PagedTable = <A extends unknown>({ pages, empty, columns, caption, labelledBy, class: className, row }: {
+  readonly pages: ReturnType<typeof usePages<A>>
+  readonly empty: ComponentChildren
+  readonly columns: ReadonlyArray<Column>
+  /** Read by screen readers only, when no heading labels the table (`labelledBy`). */
+  readonly caption?: string
+  readonly labelledBy?: string
+  readonly class?: string
+  readonly row: (item: A) => ComponentChildren
+}) => (
+  <Async resource={pages.resource} onRetry={pages.reload}>
+    {() =>
+      pages.items.length === 0 ? empty : (
+        <>
+          <div class="table-wrap">
+            <table class={className === undefined ? "cards" : `cards ${className}`} aria-labelledby={labelledBy}>
+              {caption !== undefined && <caption class="visually-hidden">{caption}</caption>}
+              <thead>
+                <tr>
+                  {columns.map((column) =>
+                    column === false
+                      ? null
+                      : typeof column === "string"
+                      ? <th scope="col" key={column}>{column}</th>
+                      : <th scope="col" class="num" key={column.label}>{column.label}</th>
+                  )}
+                </tr>
+              </thead>
+              <tbody>{pages.items.map(row)}</tbody>
+            </table>
+          </div>
+          <MoreButton pages={pages} />
+        </>
+      )}
+  </Async>
+)
+
 export const MoreButton = (
   { pages }: {
     readonly pages: { hasMore: boolean; loadMore: () => void; more: { busy: boolean; failure?: Failure | undefined } }

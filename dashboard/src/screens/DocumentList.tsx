@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { dayStart, formatDateTime, formatMoney, useLang, useTexts } from "../i18n.js"
 import { fragmentPath, fragmentQuery, href, replaceFragmentQuery } from "../router.js"
-import { Async, Empty, EnvironmentBadge, MoreButton, usePages } from "../ui.js"
+import { Empty, EnvironmentBadge, PagedTable, usePages } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
 import { PAGE_SIZE, type Status, StatusBadge, STATUSES, text, type Texts } from "./DocumentTexts.js"
 
@@ -211,63 +211,50 @@ export const DocumentList = () => {
       {searched === undefined
         ? <p class="notice error" role="alert">{t("searchDigits")}</p>
         : (
-          <Async resource={pages.resource} onRetry={pages.reload}>
-            {() =>
-              pages.items.length === 0
-                ? filtered
-                  ? (
-                    <Empty title={t("noMatch")}>
-                      <button type="button" onClick={clear}>{t("clear")}</button>
-                    </Empty>
-                  )
-                  : <NoDocuments t={t} />
-                : (
-                  <>
-                    <div class="table-wrap">
-                      <table class="cards documents">
-                        <caption class="visually-hidden">{t("list")}</caption>
-                        <thead>
-                          <tr>
-                            <th scope="col">{t("number")}</th>
-                            <th scope="col">{t("nfseColumn")}</th>
-                            <th scope="col">{t("reference")}</th>
-                            <th scope="col">{t("taker")}</th>
-                            <th scope="col" class="num">{t("total")}</th>
-                            <th scope="col">{t("status")}</th>
-                            <th scope="col">{t("environment")}</th>
-                            <th scope="col">{t("created")}</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          {pages.items.map((document) => (
-                            <tr key={document.id}>
-                              <td data-label={t("number")}>
-                                <a href={href("documents", document.id)}>
-                                  {t("numberSeries", { number: document.number, series: document.series })}
-                                </a>
-                              </td>
-                              <td data-label={t("nfseColumn")} class="mono">
-                                {document.authority?.nfse_number ?? "—"}
-                              </td>
-                              <td data-label={t("reference")} class="mono">{document.reference ?? "—"}</td>
-                              <td data-label={t("taker")}>{document.taker?.name ?? t("noTaker")}</td>
-                              <td data-label={t("total")} class="num">{formatMoney(document.amounts.total, lang)}</td>
-                              <td data-label={t("status")}>
-                                <StatusBadge status={document.status} t={t} />
-                              </td>
-                              <td data-label={t("environment")}>
-                                <EnvironmentBadge environment={document.environment} label={t(document.environment)} />
-                              </td>
-                              <td data-label={t("created")}>{formatDateTime(document.created_at, lang)}</td>
-                            </tr>
-                          ))}
-                        </tbody>
-                      </table>
-                    </div>
-                    <MoreButton pages={pages} />
-                  </>
-                )}
-          </Async>
+          <PagedTable
+            pages={pages}
+            empty={filtered
+              ? (
+                <Empty title={t("noMatch")}>
+                  <button type="button" onClick={clear}>{t("clear")}</button>
+                </Empty>
+              )
+              : <NoDocuments t={t} />}
+            class="documents"
+            caption={t("list")}
+            columns={[
+              t("number"),
+              t("nfseColumn"),
+              t("reference"),
+              t("taker"),
+              { label: t("total"), numeric: true },
+              t("status"),
+              t("environment"),
+              t("created")
+            ]}
+            row={(document) => (
+              <tr key={document.id}>
+                <td data-label={t("number")}>
+                  <a href={href("documents", document.id)}>
+                    {t("numberSeries", { number: document.number, series: document.series })}
+                  </a>
+                </td>
+                <td data-label={t("nfseColumn")} class="mono">
+                  {document.authority?.nfse_number ?? "—"}
+                </td>
+                <td data-label={t("reference")} class="mono">{document.reference ?? "—"}</td>
+                <td data-label={t("taker")}>{document.taker?.name ?? t("noTaker")}</td>
+                <td data-label={t("total")} class="num">{formatMoney(document.amounts.total, lang)}</td>
+                <td data-label={t("status")}>
+                  <StatusBadge status={document.status} t={t} />
+                </td>
+                <td data-label={t("environment")}>
+                  <EnvironmentBadge environment={document.environment} label={t(document.environment)} />
+                </td>
+                <td data-label={t("created")}>{formatDateTime(document.created_at, lang)}</td>
+              </tr>
+            )}
+          />
         )}
     </section>
   )

@@ -8,7 +8,6 @@ import { useState } from "preact/hooks"
 import { type Api, failureOf } from "../api.js"
 import { formatDateTime, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
 import {
-  Async,
   Badge,
   Confirm,
   CopyButton,
@@ -16,7 +15,7 @@ import {
   Empty,
   EnvironmentBadge,
   ErrorNotice,
-  MoreButton,
+  PagedTable,
   SecretOnce,
   useAction,
   usePages
@@ -260,55 +259,41 @@ export const KeysScreen = () => {
       <p class="hint">{t("lead")}</p>
       {!canManage && <p class="notice info">{t("readOnly")}</p>}
       {exposedInUse > 0 && <p class="notice warning">{t("exposureSummary", { count: exposedInUse })}</p>}
-      <Async resource={pages.resource} onRetry={pages.reload}>
-        {() =>
-          pages.items.length === 0
-            ? (
-              <Empty title={t("emptyTitle")}>
-                <p>{canManage ? t("emptyHint") : t("emptyHintReadOnly")}</p>
-                {canManage && (
-                  <button type="button" class="primary" onClick={() => setOpen({ dialog: "create" })}>
-                    {t("create")}
-                  </button>
-                )}
-              </Empty>
-            )
-            : (
-              <>
-                <div class="table-wrap">
-                  <table class="cards">
-                    <thead>
-                      <tr>
-                        <th scope="col">{t("name")}</th>
-                        <th scope="col">{t("environment")}</th>
-                        <th scope="col">{t("scopes")}</th>
-                        <th scope="col">{t("hint")}</th>
-                        <th scope="col">{t("created")}</th>
-                        <th scope="col">{t("lastUsed")}</th>
-                        <th scope="col">{t("status")}</th>
-                        {canManage && <th scope="col">{t("actions")}</th>}
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {pages.items.map((key) => (
-                        <KeyRow
-                          key={key.id}
-                          apiKey={key}
-                          nameOf={nameOf}
-                          canManage={canManage}
-                          onRotate={() => setOpen({ dialog: "rotate", key })}
-                          onRevoke={() => setOpen({ dialog: "revoke", key })}
-                          t={t}
-                          lang={lang}
-                        />
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-                <MoreButton pages={pages} />
-              </>
+      <PagedTable
+        pages={pages}
+        empty={
+          <Empty title={t("emptyTitle")}>
+            <p>{canManage ? t("emptyHint") : t("emptyHintReadOnly")}</p>
+            {canManage && (
+              <button type="button" class="primary" onClick={() => setOpen({ dialog: "create" })}>
+                {t("create")}
+              </button>
             )}
-      </Async>
+          </Empty>
+        }
+        columns={[
+          t("name"),
+          t("environment"),
+          t("scopes"),
+          t("hint"),
+          t("created"),
+          t("lastUsed"),
+          t("status"),
+          canManage && t("actions")
+        ]}
+        row={(key) => (
+          <KeyRow
+            key={key.id}
+            apiKey={key}
+            nameOf={nameOf}
+            canManage={canManage}
+            onRotate={() => setOpen({ dialog: "rotate", key })}
+            onRevoke={() => setOpen({ dialog: "revoke", key })}
+            t={t}
+            lang={lang}
+          />
+        )}
+      />
       {open?.dialog === "create" && (
         <CreateDialog
           onClose={close}

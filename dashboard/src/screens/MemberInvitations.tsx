@@ -7,7 +7,7 @@
 import { useState } from "preact/hooks"
 import type { Api, Failure } from "../api.js"
 import { formatDateTime, texts, type Translate, useLang, useTexts } from "../i18n.js"
-import { Async, Badge, Confirm, Empty, ErrorNotice, MoreButton, useAction, usePages } from "../ui.js"
+import { Badge, Confirm, Empty, ErrorNotice, PagedTable, useAction, usePages } from "../ui.js"
 import { type Role, useWorkspace } from "../workspace.js"
 
 type Invitation = Awaited<ReturnType<Api["invitations"]["list"]>>["data"][number]
@@ -123,57 +123,40 @@ export const MemberInvitations = () => {
       )}
       <h2 id="pending-title">{t("pendingTitle")}</h2>
       {row.failure && <ErrorNotice failure={explain(row.failure, t, failedEmail)} />}
-      <Async resource={pages.resource} onRetry={pages.reload}>
-        {() =>
-          pages.items.length === 0 ? <Empty title={t("noPending")} /> : (
-            <>
-              <div class="table-wrap">
-                <table class="cards" aria-labelledby="pending-title">
-                  <thead>
-                    <tr>
-                      <th scope="col">{t("email")}</th>
-                      <th scope="col">{t("role")}</th>
-                      <th scope="col">{t("invitedBy")}</th>
-                      <th scope="col">{t("expires")}</th>
-                      {canManage && <th scope="col">{t("actions")}</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {pages.items.map((invitation) => (
-                      <tr key={invitation.id}>
-                        <th scope="row" data-label={t("email")}>
-                          <span class="email">{invitation.email}</span>
-                        </th>
-                        <td data-label={t("role")}>
-                          <Badge tone="muted">{t(`role_${invitation.role}`)}</Badge>
-                        </td>
-                        <td data-label={t("invitedBy")}>{invitation.invited_by.name ?? "—"}</td>
-                        <td data-label={t("expires")}>{formatDateTime(invitation.expires_at, lang)}</td>
-                        {canManage && (
-                          <td data-label={t("actions")}>
-                            {mayManage(invitation) && (
-                              <div class="row-actions">
-                                <button type="button" disabled={row.busy} onClick={() => resend(invitation)}>
-                                  {t("resend")}
-                                  <span class="visually-hidden">{invitation.email}</span>
-                                </button>
-                                <button type="button" class="danger" onClick={() => setRevoking(invitation)}>
-                                  {t("revoke")}
-                                  <span class="visually-hidden">{invitation.email}</span>
-                                </button>
-                              </div>
-                            )}
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <MoreButton pages={pages} />
-            </>
-          )}
-      </Async>
+      <PagedTable
+        pages={pages}
+        empty={<Empty title={t("noPending")} />}
+        labelledBy="pending-title"
+        columns={[t("email"), t("role"), t("invitedBy"), t("expires"), canManage && t("actions")]}
+        row={(invitation) => (
+          <tr key={invitation.id}>
+            <th scope="row" data-label={t("email")}>
+              <span class="email">{invitation.email}</span>
+            </th>
+            <td data-label={t("role")}>
+              <Badge tone="muted">{t(`role_${invitation.role}`)}</Badge>
+            </td>
+            <td data-label={t("invitedBy")}>{invitation.invited_by.name ?? "—"}</td>
+            <td data-label={t("expires")}>{formatDateTime(invitation.expires_at, lang)}</td>
+            {canManage && (
+              <td data-label={t("actions")}>
+                {mayManage(invitation) && (
+                  <div class="row-actions">
+                    <button type="button" disabled={row.busy} onClick={() => resend(invitation)}>
+                      {t("resend")}
+                      <span class="visually-hidden">{invitation.email}</span>
+                    </button>
+                    <button type="button" class="danger" onClick={() => setRevoking(invitation)}>
+                      {t("revoke")}
+                      <span class="visually-hidden">{invitation.email}</span>
+                    </button>
+                  </div>
+                )}
+              </td>
+            )}
+          </tr>
+        )}
+      />
       {revoking !== undefined && (
         <Confirm
           title={t("revokeTitle", { email: revoking.email })}

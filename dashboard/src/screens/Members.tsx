@@ -7,7 +7,7 @@
 import { useState } from "preact/hooks"
 import { type Api, type Failure, failureOf } from "../api.js"
 import { formatDate, type Lang, texts, type Translate, useLang, useTexts } from "../i18n.js"
-import { Async, Badge, Confirm, Dialog, Empty, ErrorNotice, MoreButton, useAction, usePages } from "../ui.js"
+import { Badge, Confirm, Dialog, Empty, ErrorNotice, PagedTable, useAction, usePages } from "../ui.js"
 import { type Role, useWorkspace } from "../workspace.js"
 import { MemberInvitations } from "./MemberInvitations.js"
 import "./Members.css"
@@ -154,45 +154,25 @@ export const MembersScreen = () => {
       <h1 id="members-title">{t("title")}</h1>
       <p class="hint">{t("lead", { tenant: tenant.name })}</p>
       {!canManage && <p class="notice info">{t("readOnly")}</p>}
-      <Async resource={pages.resource} onRetry={pages.reload}>
-        {() =>
-          pages.items.length === 0
-            ? <Empty title={t("emptyTitle")} />
-            : (
-              <>
-                <div class="table-wrap">
-                  <table class="cards">
-                    <thead>
-                      <tr>
-                        <th scope="col">{t("name")}</th>
-                        <th scope="col">{t("email")}</th>
-                        <th scope="col">{t("role")}</th>
-                        <th scope="col">{t("since")}</th>
-                        <th scope="col">{t("actions")}</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {pages.items.map(({ member }) => (
-                        <MemberRow
-                          key={member.user.id}
-                          member={member}
-                          self={isSelf(member)}
-                          mayChange={mayChange(member)}
-                          mayRemove={mayRemove(member)}
-                          protectedOwner={canManage && !mayChange(member)}
-                          onChange={() => setOpen({ dialog: "role", member })}
-                          onRemove={() => setOpen({ dialog: "remove", member })}
-                          t={t}
-                          lang={lang}
-                        />
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-                <MoreButton pages={pages} />
-              </>
-            )}
-      </Async>
+      <PagedTable
+        pages={pages}
+        empty={<Empty title={t("emptyTitle")} />}
+        columns={[t("name"), t("email"), t("role"), t("since"), t("actions")]}
+        row={({ member }) => (
+          <MemberRow
+            key={member.user.id}
+            member={member}
+            self={isSelf(member)}
+            mayChange={mayChange(member)}
+            mayRemove={mayRemove(member)}
+            protectedOwner={canManage && !mayChange(member)}
+            onChange={() => setOpen({ dialog: "role", member })}
+            onRemove={() => setOpen({ dialog: "remove", member })}
+            t={t}
+            lang={lang}
+          />
+        )}
+      />
       <MemberInvitations />
       <RoleHelp t={t} />
       {open?.dialog === "role" && (

@@ -18,7 +18,7 @@ import {
   Empty,
   EnvironmentBadge,
   ErrorNotice,
-  MoreButton,
+  PagedTable,
   SecretOnce,
   useAction,
   usePages,
@@ -374,57 +374,40 @@ const EndpointList = () => {
           </select>
         </label>
       </div>
-      <Async resource={pages.resource} onRetry={() => pages.reload()}>
-        {() =>
-          pages.items.length === 0
-            ? environment === "all"
-              ? (
-                <Empty title={t("noEndpoints")}>
-                  <p>{t("noEndpointsHint")}</p>
-                  {canManage
-                    ? <button type="button" class="primary" onClick={() => setCreating(true)}>{t("add")}</button>
-                    : <p>{t("noEndpointsReadOnly")}</p>}
-                </Empty>
-              )
-              : <Empty title={t("noEndpointsHere")} />
-            : (
-              <div class="table-wrap">
-                <table class="cards webhook-table">
-                  <caption class="visually-hidden">{t("endpointsTable")}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t("url")}</th>
-                      <th scope="col">{t("environment")}</th>
-                      <th scope="col">{t("events")}</th>
-                      <th scope="col">{t("status")}</th>
-                      <th scope="col">{t("created")}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {pages.items.map((endpoint) => (
-                      <tr key={endpoint.id}>
-                        <td data-label={t("url")} class="webhook-url">
-                          <a href={href("webhooks", endpoint.id)} class="mono">{endpoint.url}</a>
-                          {endpoint.description && <small>{endpoint.description}</small>}
-                        </td>
-                        <td data-label={t("environment")}>
-                          <EnvironmentBadge environment={endpoint.environment} label={t(endpoint.environment)} />
-                        </td>
-                        <td data-label={t("events")}>
-                          <EventsList events={endpoint.events} t={t} />
-                        </td>
-                        <td data-label={t("status")}>
-                          <EndpointStatus endpoint={endpoint} t={t} />
-                        </td>
-                        <td data-label={t("created")}>{formatDateTime(endpoint.created_at, lang)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-      </Async>
-      <MoreButton pages={pages} />
+      <PagedTable
+        pages={pages}
+        empty={environment === "all"
+          ? (
+            <Empty title={t("noEndpoints")}>
+              <p>{t("noEndpointsHint")}</p>
+              {canManage
+                ? <button type="button" class="primary" onClick={() => setCreating(true)}>{t("add")}</button>
+                : <p>{t("noEndpointsReadOnly")}</p>}
+            </Empty>
+          )
+          : <Empty title={t("noEndpointsHere")} />}
+        class="webhook-table"
+        caption={t("endpointsTable")}
+        columns={[t("url"), t("environment"), t("events"), t("status"), t("created")]}
+        row={(endpoint) => (
+          <tr key={endpoint.id}>
+            <td data-label={t("url")} class="webhook-url">
+              <a href={href("webhooks", endpoint.id)} class="mono">{endpoint.url}</a>
+              {endpoint.description && <small>{endpoint.description}</small>}
+            </td>
+            <td data-label={t("environment")}>
+              <EnvironmentBadge environment={endpoint.environment} label={t(endpoint.environment)} />
+            </td>
+            <td data-label={t("events")}>
+              <EventsList events={endpoint.events} t={t} />
+            </td>
+            <td data-label={t("status")}>
+              <EndpointStatus endpoint={endpoint} t={t} />
+            </td>
+            <td data-label={t("created")}>{formatDateTime(endpoint.created_at, lang)}</td>
+          </tr>
+        )}
+      />
       {creating && (
         <CreateEndpoint
           onClose={(created) => {
@@ -865,92 +848,81 @@ const Deliveries = ({ endpointId }: { readonly endpointId: string }) => {
         <h2>{t("deliveries")}</h2>
         <button type="button" onClick={() => setVersion((v) => v + 1)}>{t("refresh")}</button>
       </div>
-      <Async resource={pages.resource} onRetry={() => pages.reload()}>
-        {() =>
-          pages.items.length === 0
-            ? (
-              <Empty title={t("noDeliveries")}>
-                <p>{t("noDeliveriesHint")}</p>
-                <a class="button" href={href("keys")}>{t("createKey")}</a>
-              </Empty>
+      <PagedTable
+        pages={pages}
+        empty={
+          <Empty title={t("noDeliveries")}>
+            <p>{t("noDeliveriesHint")}</p>
+            <a class="button" href={href("keys")}>{t("createKey")}</a>
+          </Empty>
+        }
+        class="webhook-table"
+        caption={t("deliveriesTable")}
+        columns={[
+          t("eventType"),
+          t("eventId"),
+          t("status"),
+          { label: t("attempts"), numeric: true },
+          t("nextAttempt"),
+          t("lastStatus"),
+          t("actions")
+        ]}
+        row={(delivery) => {
+          const expanded = open === delivery.id
+          const rows = [
+            <tr key={delivery.id}>
+              <td data-label={t("eventType")}>
+                <code>{delivery.event_type}</code>
+              </td>
+              <td data-label={t("eventId")}>
+                <span class="mono">{delivery.event_id}</span>{" "}
+                <CopyButton text={delivery.event_id} name={t("copyEventId", { id: delivery.event_id })} />
+              </td>
+              <td data-label={t("status")}>
+                <Badge tone={deliveryTone[delivery.status]}>{t(`dstatus_${delivery.status}`)}</Badge>
+              </td>
+              <td data-label={t("attempts")} class="num">{formatNumber(delivery.attempt_count, lang)}</td>
+              <td data-label={t("nextAttempt")}>{formatDateTime(delivery.next_attempt_at, lang)}</td>
+              <td data-label={t("lastStatus")}>{delivery.last_status_code ?? t("none")}</td>
+              <td data-label={t("actions")}>
+                <div class="webhook-row-actions">
+                  <button
+                    type="button"
+                    aria-expanded={expanded}
+                    aria-controls={`attempts-${delivery.id}`}
+                    onClick={() => setOpen(expanded ? undefined : delivery.id)}
+                  >
+                    {t(expanded ? "hideAttempts" : "showAttempts")}
+                  </button>
+                  {canManage && (
+                    <ReplayButton
+                      delivery={delivery}
+                      onReplayed={() => {
+                        setOpen(delivery.id)
+                        setVersion((v) => v + 1)
+                      }}
+                    />
+                  )}
+                </div>
+              </td>
+            </tr>
+          ]
+          if (expanded) {
+            rows.push(
+              <tr
+                key={`${delivery.id}-attempts`}
+                class="webhook-attempts-row"
+                id={`attempts-${delivery.id}`}
+              >
+                <td colSpan={7}>
+                  <DeliveryAttempts delivery={delivery} version={version} />
+                </td>
+              </tr>
             )
-            : (
-              <div class="table-wrap">
-                <table class="cards webhook-table">
-                  <caption class="visually-hidden">{t("deliveriesTable")}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">{t("eventType")}</th>
-                      <th scope="col">{t("eventId")}</th>
-                      <th scope="col">{t("status")}</th>
-                      <th scope="col" class="num">{t("attempts")}</th>
-                      <th scope="col">{t("nextAttempt")}</th>
-                      <th scope="col">{t("lastStatus")}</th>
-                      <th scope="col">{t("actions")}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {pages.items.flatMap((delivery) => {
-                      const expanded = open === delivery.id
-                      const rows = [
-                        <tr key={delivery.id}>
-                          <td data-label={t("eventType")}>
-                            <code>{delivery.event_type}</code>
-                          </td>
-                          <td data-label={t("eventId")}>
-                            <span class="mono">{delivery.event_id}</span>{" "}
-                            <CopyButton text={delivery.event_id} name={t("copyEventId", { id: delivery.event_id })} />
-                          </td>
-                          <td data-label={t("status")}>
-                            <Badge tone={deliveryTone[delivery.status]}>{t(`dstatus_${delivery.status}`)}</Badge>
-                          </td>
-                          <td data-label={t("attempts")} class="num">{formatNumber(delivery.attempt_count, lang)}</td>
-                          <td data-label={t("nextAttempt")}>{formatDateTime(delivery.next_attempt_at, lang)}</td>
-                          <td data-label={t("lastStatus")}>{delivery.last_status_code ?? t("none")}</td>
-                          <td data-label={t("actions")}>
-                            <div class="webhook-row-actions">
-                              <button
-                                type="button"
-                                aria-expanded={expanded}
-                                aria-controls={`attempts-${delivery.id}`}
-                                onClick={() => setOpen(expanded ? undefined : delivery.id)}
-                              >
-                                {t(expanded ? "hideAttempts" : "showAttempts")}
-                              </button>
-                              {canManage && (
-                                <ReplayButton
-                                  delivery={delivery}
-                                  onReplayed={() => {
-                                    setOpen(delivery.id)
-                                    setVersion((v) => v + 1)
-                                  }}
-                                />
-                              )}
-                            </div>
-                          </td>
-                        </tr>
-                      ]
-                      if (expanded) {
-                        rows.push(
-                          <tr
-                            key={`${delivery.id}-attempts`}
-                            class="webhook-attempts-row"
-                            id={`attempts-${delivery.id}`}
-                          >
-                            <td colSpan={7}>
-                              <DeliveryAttempts delivery={delivery} version={version} />
-                            </td>
-                          </tr>
-                        )
-                      }
-                      return rows
-                    })}
-                  </tbody>
-                </table>
-              </div>
-            )}
-      </Async>
-      <MoreButton pages={pages} />
+          }
+          return rows
+        }}
+      />
     </>
   )
 }
