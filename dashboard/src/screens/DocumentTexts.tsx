@@ -9,7 +9,8 @@ import { Badge } from "../ui.js"
 export type Document = Awaited<ReturnType<Api["documents"]["get"]>>
 export type Status = Document["status"]
 
-export const STATUSES: ReadonlyArray<Status> = [
+/** The list's status filter offers these, in the life cycle's order. */
+export const STATUSES = [
   "queued",
   "submitting",
   "authorized",
@@ -19,7 +20,10 @@ export const STATUSES: ReadonlyArray<Status> = [
   "cancelled",
   "cancellation_in_analysis",
   "substituted"
-]
+] as const satisfies ReadonlyArray<Status>
+// A status the contract adds and the filter lacks stops this build (the page could not filter by it).
+const everyStatusListed: [Exclude<Status, typeof STATUSES[number]>] extends [never] ? true : never = true
+void everyStatusListed
 /** Statuses the background work still moves on from; the detail polls while it shows one. */
 export const IN_PROGRESS: ReadonlySet<Status> = new Set([
   "queued",
