@@ -74,6 +74,26 @@ const partyRefusals = (party: Party, at: string): Array<Refusal> => {
 const isForeign = (party: Party | undefined) =>
   party !== undefined && (party.nif !== undefined || party.no_nif_reason !== undefined)
 
+/**
+ * A rate the note's field can hold: `pAliq` (TSDec1V2) takes at most 9.99 and `pAliqPis`,
+ * `pAliqCofins`, `pTotTribSN` (TSDec2V2) at most 99.99, each with two decimals. Our `Rate` takes up
+ * to four decimals (trailing zeros are fine: "2.5000" is 2.50); more would be rounded by nobody.
+ */
+const fitsNationalRate = (rate: string, below: number) =>
+  Number(rate) < below && /^[0-9]+(?:\.[0-9]{0,2}0*)?$/u.test(rate)
+
+const nationalRateRefusal = (
+  rate: string | undefined,
+  path: ReadonlyArray<string>,
+  element: string,
+  below: number
+): Array<Refusal> =>
+  rate === undefined || fitsNationalRate(rate, below) ? [] : [{
+    path,
+    message: `${path.join(".")} becomes \`${element}\`, which holds a percentage below ${below} with at most 2 ` +
+      `decimals (e.g. "${below === 10 ? "2.50" : "1.65"}").`
+  }]
+
 /** Which regime may inform the ISS rate, and when it must. */
 const rateRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refusal> => {
   const rate = input.amounts.iss_rate
@@ -102,7 +122,7 @@ const rateRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refusa
         "withheld: the ISS is paid in the DAS and the note informs no rate."
     }]
   }
-  return []
+  return nationalRateRefusal(rate, at, "pAliq", 10)
 }
 
 const issRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refusal> => {
@@ -205,7 +225,15 @@ const valueRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refus
         message: "approximate_taxes.simples_rate is for a provider of the Simples Nacional."
       })
     }
+    refusals.push(
+      ...nationalRateRefusal(approximate.simples_rate, ["approximate_taxes", "simples_rate"], "pTotTribSN", 100)
+    )
   }
+  const pisCofins = input.federal?.pis_cofins
+  refusals.push(
+    ...nationalRateRefusal(pisCofins?.pis_rate, ["federal", "pis_cofins", "pis_rate"], "pAliqPis", 100),
+    ...nationalRateRefusal(pisCofins?.cofins_rate, ["federal", "pis_cofins", "cofins_rate"], "pAliqCofins", 100)
+  )
   refusals.push(...retentionRefusals(input))
   return refusals
 }
@@ -256,7 +284,7 @@ const partiesRefusals = (input: NewDocument): Array<Refusal> => {
   if (input.taker === undefined) {
     const federal = input.federal
     const withholding = federal !== undefined &&
-      (present(federal.inss_withheld, federal.irrf_withheld, federal.csll_withheld) > 0 ||
+      ((federal.inss_withheld ?? 0) + (federal.irrf_withheld ?? 0) + (federal.csll_withheld ?? 0) > 0 ||
         withholdsAny(federal.pis_cofins === undefined ? undefined : declaredRetention(federal.pis_cofins)))
     if (withholding) {
       refusals.push({ path: ["taker"], message: "a taker is required when federal taxes are withheld." })

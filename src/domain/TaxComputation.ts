@@ -90,6 +90,17 @@ export const computeTaxes = (input: TaxComputationInput): Result.Result<Amounts,
     const services = yield* centavos(input.services, ["amounts", "services"])
     const unconditional = yield* centavos(input.unconditionalDiscount, ["amounts", "unconditional_discount"])
     const conditional = yield* centavos(input.conditionalDiscount, ["amounts", "conditional_discount"])
+    // E0431/E0432: each discount informed is less than the services' value.
+    for (
+      const [discount, field] of [[unconditional, "unconditional_discount"], [
+        conditional,
+        "conditional_discount"
+      ]] as const
+    ) {
+      if (discount > 0 && discount >= services) {
+        return yield* failAt(["amounts", field], `amounts.${field} must be less than the services' value`)
+      }
+    }
     if (unconditional + conditional > services) {
       return yield* failAt(
         ["amounts", unconditional > services ? "unconditional_discount" : "conditional_discount"],
@@ -145,8 +156,9 @@ export const computeTaxes = (input: TaxComputationInput): Result.Result<Amounts,
 
     const payable = services - unconditional - conditional
     if (totalWithheld > payable) {
+      // The field that brought the retention: the federal group, or the ISS withheld alone.
       return yield* failAt(
-        ["federal"],
+        federalWithheld > 0 ? ["federal"] : ["iss", "withheld_by"],
         "the retentions must not exceed the services' value less the discounts: the net value would be negative"
       )
     }

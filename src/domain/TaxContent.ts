@@ -197,8 +197,8 @@ export const PisCofins = Schema.Struct({
   base: Schema.optionalKey(
     Centavos.annotate({ description: "The provider's own PIS/COFINS base; becomes `vBCPisCofins`." })
   ),
-  pis_rate: Schema.optionalKey(Rate.annotate({ description: "Becomes `pAliqPis` (at most 99.99)." })),
-  cofins_rate: Schema.optionalKey(Rate.annotate({ description: "Becomes `pAliqCofins` (at most 99.99)." })),
+  pis_rate: Schema.optionalKey(Rate.annotate({ description: "Becomes `pAliqPis` (at most 99.99, 2 decimals)." })),
+  cofins_rate: Schema.optionalKey(Rate.annotate({ description: "Becomes `pAliqCofins` (at most 99.99, 2 decimals)." })),
   pis_amount: Schema.optionalKey(
     Centavos.annotate({ description: "The PIS due by the provider (not what is withheld): becomes `vPis`." })
   ),
@@ -244,7 +244,9 @@ export const ApproximateTaxes = Schema.Struct({
     })
   ),
   simples_rate: Schema.optionalKey(
-    Percentage.annotate({ description: "The Simples Nacional approximate rate: becomes `totTrib/pTotTribSN`." })
+    Percentage.annotate({
+      description: "The Simples Nacional approximate rate: becomes `totTrib/pTotTribSN` (at most 99.99)."
+    })
   )
 }).annotate({
   identifier: "ApproximateTaxes",
@@ -387,7 +389,8 @@ export const AmountsInput = Schema.Struct({
     description: "The ISS rate. Outside the Simples Nacional: optional, the municipality's rate the service " +
       "expects (used for `iss_amount`, never sent: the national system applies its own, E0617); required when the " +
       "ISS is withheld. ME/EPP: required and becomes `pAliq` when the ISS is withheld, refused otherwise (the ISS " +
-      "is paid in the DAS). MEI: refused. Refused when `iss.taxation` is not `taxable`."
+      "is paid in the DAS). MEI: refused. Refused when `iss.taxation` is not `taxable`. At most 9.99 with 2 decimals, as " +
+      "`pAliq`/`pAliqAplic` hold it."
   }))
 }).annotate({
   identifier: "AmountsInput",

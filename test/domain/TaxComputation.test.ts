@@ -151,6 +151,27 @@ describe("computeTaxes: worked by hand", () => {
     expect(negative.message).toMatch(/net value would be negative/)
     // Exactly the payable value withheld is a net value of zero, not an error.
     expect(ok({ services: 1_000, conditionalDiscount: 500, federal: { irrf: 500 } }).net).toBe(0)
+    // The ISS withheld alone (its base is not lowered by a conditional discount) names the ISS, not `federal`.
+    const issAlone = fail({
+      services: 100_000,
+      conditionalDiscount: 99_000,
+      issRate: "5",
+      issComputed: true,
+      issWithheld: true
+    })
+    expect(issAlone.path).toEqual(["iss", "withheld_by"])
+  })
+
+  it("refuses a discount as large as the services' value, each on its own (E0431, E0432)", () => {
+    expect(fail({ services: 100_000, unconditionalDiscount: 100_000 })).toMatchObject({
+      path: ["amounts", "unconditional_discount"],
+      message: "amounts.unconditional_discount must be less than the services' value"
+    })
+    expect(fail({ services: 100_000, conditionalDiscount: 100_000 }).path)
+      .toEqual(["amounts", "conditional_discount"])
+    // One centavo less is a note; two discounts that together reach the value are too (net zero).
+    expect(ok({ services: 100_000, unconditionalDiscount: 99_999 }).base).toBe(1)
+    expect(ok({ services: 100_000, unconditionalDiscount: 50_000, conditionalDiscount: 50_000 }).net).toBe(0)
   })
 })
 
