@@ -5,11 +5,13 @@
  * written on the document.
  */
 import { Effect, Layer, Option } from "effect"
+import type { TakerNotificationKind } from "../domain/Document.js"
 import type { DocumentId } from "../domain/Ids.js"
-import { NoteMailSource, NoteMailUnavailable } from "../mail/NoteMail.js"
+import type { Tenant } from "../domain/Tenant.js"
+import { type ComposedNoteMail, NoteMailSource, NoteMailUnavailable, type NoteMailWithheld } from "../mail/NoteMail.js"
 import { oneLine } from "../mail/NoteTemplates.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { DocumentRepo } from "./DocumentRepo.js"
+import { DocumentRepo, type StoredDocument } from "./DocumentRepo.js"
 import { DocumentService } from "./DocumentService.js"
 import { TakerNotificationRepo } from "./TakerNotificationRepo.js"
 
@@ -21,38 +23,53 @@ export const NoteMailSourceLive = Layer.effect(
     const documents = yield* DocumentService
     const tenants = yield* TenantService
 
-    const compose = (documentId: string, kind: "authorized" | "cancelled") =>
+    /** Why the mail must not go out now, decided before its files are read. */
+    const withheld = (row: StoredDocument, tenant: Tenant, kind: TakerNotificationKind, to: string) =>
+      Effect.gen(function*() {
+        if (!tenant.note_mail.enabled) return Option.some<NoteMailWithheld>("disabled")
+        if (kind === "authorized" && (row.status === "cancelled" || row.status === "substituted")) {
+          return Option.some<NoteMailWithheld>("superseded")
+        }
+        if (row.environment === "test" && !(yield* tenants.hasVerifiedMember(row.tenantId, to))) {
+          return Option.some<NoteMailWithheld>("test_recipient")
+        }
+        return Option.none<NoteMailWithheld>()
+      })
+
+    const compose = (documentId: string, kind: TakerNotificationKind, to: string) =>
       Effect.gen(function*() {
         const found = yield* repo.findById(documentId as DocumentId)
         if (Option.isNone(found)) return Option.none()
         const row = found.value
+        const tenant = yield* tenants.get(row.tenantId)
+        const reason = yield* withheld(row, tenant, kind, to)
+        if (Option.isSome(reason)) return Option.some<ComposedNoteMail>({ _tag: "Withhold", reason: reason.value })
         const reach = { tenantId: row.tenantId, environment: row.environment }
-        const [xml, pdf, tenant] = yield* Effect.all([
-          documents.nfseXml(reach, row.id),
-          documents.danfse(reach, row.id),
-          tenants.get(row.tenantId)
-        ])
+        const [xml, pdf] = yield* Effect.all([documents.nfseXml(reach, row.id), documents.danfse(reach, row.id)])
         const authority = xml.document.authority!
         const { legal_name, trade_name } = tenant.registration
         const file = `NFSe-${authority.access_key}`
-        return Option.some({
-          note: {
-            kind,
-            environment: row.environment,
-            providerName: legal_name ?? tenant.name,
-            takerName: row.taker?.name ?? null,
-            nfseNumber: authority.nfse_number,
-            accessKey: authority.access_key,
-            servicesAmount: row.amounts.services,
-            authorizedAt: authority.authorized_at,
-            cancelledAt: kind === "cancelled" ? row.cancellation?.cancelled_at ?? null : null
-          },
-          senderName: oneLine(tenant.note_mail.sender_name ?? trade_name ?? legal_name ?? tenant.name),
-          replyTo: tenant.registration.email,
-          attachments: [
-            { filename: `${file}.pdf`, contentType: "application/pdf", content: pdf.pdf },
-            { filename: `${file}.xml`, contentType: "application/xml", content: xml.xml }
-          ]
+        return Option.some<ComposedNoteMail>({
+          _tag: "Send",
+          content: {
+            note: {
+              kind,
+              environment: row.environment,
+              providerName: legal_name ?? tenant.name,
+              takerName: row.taker?.name ?? null,
+              nfseNumber: authority.nfse_number,
+              accessKey: authority.access_key,
+              servicesAmount: row.amounts.services,
+              authorizedAt: authority.authorized_at,
+              cancelledAt: kind === "cancelled" ? row.cancellation?.cancelled_at ?? null : null
+            },
+            senderName: oneLine(tenant.note_mail.sender_name ?? trade_name ?? legal_name ?? tenant.name),
+            replyTo: tenant.registration.email,
+            attachments: [
+              { filename: `${file}.pdf`, contentType: "application/pdf", content: pdf.pdf },
+              { filename: `${file}.xml`, contentType: "application/xml", content: xml.xml }
+            ]
+          }
         })
       }).pipe(
         // The reasons the files cannot be read now (the authority unreachable, the certificate gone)

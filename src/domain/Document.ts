@@ -206,7 +206,15 @@ export const LastError = Schema.Struct({
 export const TakerNotificationKind = Schema.Literals(["authorized", "cancelled"])
 export type TakerNotificationKind = typeof TakerNotificationKind.Type
 
-export const TakerNotificationStatus = Schema.Literals(["pending", "sent", "failed", "disabled", "no_address"])
+export const TakerNotificationStatus = Schema.Literals([
+  "pending",
+  "sent",
+  "failed",
+  "disabled",
+  "no_address",
+  "test_recipient",
+  "superseded"
+])
 export type TakerNotificationStatus = typeof TakerNotificationStatus.Type
 
 export const TakerNotification = Schema.Struct({
@@ -217,7 +225,9 @@ export const TakerNotification = Schema.Struct({
   status: TakerNotificationStatus.annotate({
     description: "`pending`: queued or being retried; `sent`: the taker's mail server accepted it; `failed`: given " +
       "up (see `last_error`); `disabled`: not sent, the tenant's `note_mail.enabled` was false; `no_address`: not " +
-      "sent, the taker has no `email`."
+      "sent, the taker has no `email`; `test_recipient`: not sent, a test note is e-mailed only to a verified address " +
+      "of one of the tenant's members (the sandbox mails no one else); `superseded`: not sent, the note was " +
+      "cancelled or substituted before its authorization mail went out."
   }),
   attempts: Schema.Int.annotate({ description: "Delivery attempts so far." }),
   sent_at: Schema.NullOr(DateTime),

@@ -16,7 +16,7 @@ import { delayAfter, exponentialBackoff } from "../queue/Backoff.js"
 import { type JobEnd, LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
 import { mailMessages } from "../telemetry/Metrics.js"
-import { type NoteMailOutcome, NoteMailSource } from "./NoteMail.js"
+import { type NoteMailOutcome, NoteMailSource, type NoteMailWithheld } from "./NoteMail.js"
 import { renderNoteMail } from "./NoteTemplates.js"
 import { type ClaimedMail, decodeOutgoingMail, MailQueue, type TakerNoteMessage } from "./Outbox.js"
 import { MailSealing } from "./Sealing.js"
@@ -35,6 +35,7 @@ export type MailAttempt =
     | { readonly _tag: "Sent" }
     | { readonly _tag: "Refused"; readonly error: string; readonly permanent: boolean }
     | { readonly _tag: "Unreadable"; readonly error: string }
+    | { readonly _tag: "Withheld"; readonly reason: NoteMailWithheld }
   )
   & { readonly note?: NoteRef | undefined }
 
@@ -47,6 +48,7 @@ export type MailDecision =
   | { readonly _tag: "Sent"; readonly at: Date }
   | { readonly _tag: "Retrying"; readonly runAt: Date; readonly error: string }
   | { readonly _tag: "Failed"; readonly at: Date; readonly error: string }
+  | { readonly _tag: "Withheld"; readonly at: Date; readonly reason: NoteMailWithheld }
 
 /** The Message-ID of a note's mail: one per document and kind, whatever the attempt. */
 export const noteMessageId = (note: NoteRef, fromAddress: string) =>
@@ -59,6 +61,8 @@ export const decideMail = (attempt: MailAttempt, job: ClaimedMail, facts: MailFa
       return { _tag: "Sent", at: facts.at } satisfies MailDecision
     case "Unreadable":
       return { _tag: "Failed", at: facts.at, error: attempt.error } satisfies MailDecision
+    case "Withheld":
+      return { _tag: "Withheld", at: facts.at, reason: attempt.reason } satisfies MailDecision
     case "Refused":
       if (attempt.permanent || job.attempts >= maxAttempts || Option.isNone(facts.retryDelay)) {
         return {
@@ -86,6 +90,8 @@ const noteOutcome = (decision: MailDecision, attempts: number, at: Date): NoteMa
       return { status: "pending", attempts, sentAt: null, lastError: decision.error, at }
     case "Failed":
       return { status: "failed", attempts, sentAt: null, lastError: decision.error, at }
+    case "Withheld":
+      return { status: decision.reason, attempts, sentAt: null, lastError: null, at }
   }
 }
 
@@ -98,6 +104,8 @@ const endOf = (decision: MailDecision): { readonly end: JobEnd; readonly fields:
       return { end: { runAt: decision.runAt }, fields: { lastError: decision.error } }
     case "Failed":
       return { end: { final: "failed" }, fields: { payload: null, lastError: decision.error } }
+    case "Withheld":
+      return { end: { final: "withheld" }, fields: { payload: null, lastError: `not sent: ${decision.reason}` } }
   }
 }
 
@@ -143,14 +151,16 @@ export const makeMailSender = Effect.gen(function*() {
   const sendNote = (to: string, message: TakerNoteMessage) =>
     Effect.gen(function*() {
       const note: NoteRef = { documentId: message.documentId, kind: message.kind }
-      const content = yield* notes.compose(note.documentId, note.kind).pipe(Effect.result)
-      if (content._tag === "Failure") {
-        return { _tag: "Refused", error: content.failure.message, permanent: false, note } satisfies MailAttempt
+      const composed = yield* notes.compose(note.documentId, note.kind, to).pipe(Effect.result)
+      if (composed._tag === "Failure") {
+        return { _tag: "Refused", error: composed.failure.message, permanent: false, note } satisfies MailAttempt
       }
-      if (Option.isNone(content.success)) {
+      if (Option.isNone(composed.success)) {
         return { _tag: "Unreadable", error: "the document no longer exists", note } satisfies MailAttempt
       }
-      const { attachments, note: facts, replyTo, senderName } = content.success.value
+      const mail = composed.success.value
+      if (mail._tag === "Withhold") return { _tag: "Withheld", reason: mail.reason, note } satisfies MailAttempt
+      const { attachments, note: facts, replyTo, senderName } = mail.content
       const outcome = yield* outcomeOf(transport.deliver({
         ...renderNoteMail(facts),
         to,
@@ -208,7 +218,13 @@ export const makeMailSender = Effect.gen(function*() {
           : Effect.void,
         Metric.update(
           Metric.withAttributes(mailMessages, {
-            outcome: decision._tag === "Sent" ? "sent" : decision._tag === "Retrying" ? "retrying" : "failed",
+            outcome: decision._tag === "Sent"
+              ? "sent"
+              : decision._tag === "Retrying"
+              ? "retrying"
+              : decision._tag === "Withheld"
+              ? "withheld"
+              : "failed",
             kind: attempt.note === undefined ? "account" : "note"
           }),
           1

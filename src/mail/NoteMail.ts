@@ -40,12 +40,25 @@ export interface NoteMailContent {
   readonly attachments: ReadonlyArray<MailAttachment>
 }
 
+/**
+ * Why a queued note mail is not sent after all, as the document then shows it: the tenant turned
+ * note mail off meanwhile (`disabled`); a test note to an address that is no verified member's
+ * (`test_recipient`: the sandbox must not mail strangers in a tenant's name); the note cancelled or
+ * substituted before its authorization mail went out (`superseded`).
+ */
+export type NoteMailWithheld = "disabled" | "test_recipient" | "superseded"
+
+/** What composing a queued note mail comes to: the mail to send, or why none is sent. */
+export type ComposedNoteMail =
+  | { readonly _tag: "Send"; readonly content: NoteMailContent }
+  | { readonly _tag: "Withhold"; readonly reason: NoteMailWithheld }
+
 /** The note's files cannot be read now (the authority is unreachable): a refusal to retry. */
 export class NoteMailUnavailable extends Data.TaggedError("NoteMailUnavailable")<{ readonly message: string }> {}
 
 /** How the taker's mail stands after an attempt, as the document shows it. */
 export interface NoteMailOutcome {
-  readonly status: "pending" | "sent" | "failed"
+  readonly status: "pending" | "sent" | "failed" | NoteMailWithheld
   readonly attempts: number
   readonly sentAt: Date | null
   readonly lastError: string | null
@@ -53,11 +66,12 @@ export interface NoteMailOutcome {
 }
 
 export class NoteMailSource extends Context.Service<NoteMailSource, {
-  /** The mail's content; None when the document no longer exists. */
+  /** The mail to `to` as it stands now, or why none is sent; None when the document no longer exists. */
   readonly compose: (
     documentId: string,
-    kind: TakerNotificationKind
-  ) => Effect.Effect<Option.Option<NoteMailContent>, NoteMailUnavailable>
+    kind: TakerNotificationKind,
+    to: string
+  ) => Effect.Effect<Option.Option<ComposedNoteMail>, NoteMailUnavailable>
   /**
    * Records the outcome on the document, with `ending` (the mail job's end, LeasedQueue.ending) in
    * one statement, unless a later mail of the note took its place there. Returns whether the job's

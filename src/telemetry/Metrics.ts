@@ -74,7 +74,7 @@ export const webhookDeliveries = counter(
 export const mailMessages = counter(
   "etd.mail.messages",
   "{attempt}",
-  "Mail sending attempts by outcome (sent, retrying, failed)"
+  "Mail sending attempts by outcome (sent, retrying, failed, withheld)"
 )
 export const webhookDuration = histogram(
   "etd.webhook.delivery.duration",

@@ -15,6 +15,7 @@ import { Role } from "../domain/Principal.js"
 import { emptyRegistration, Registration, RegistrationChanges } from "../domain/Registration.js"
 import { SimplesNacional, TenantStatus } from "../domain/Tenant.js"
 import { quotaPeriod } from "../domain/Time.js"
+import { normalizeEmail } from "../domain/User.js"
 
 /**
  * The `registration` column: the API's JSON of the fields declared so far (an update merges its keys
@@ -257,6 +258,15 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role))
       )
 
+    /** Whether `email` is the verified address of one of the tenant's members (compared as sign-in compares them). */
+    const hasVerifiedMember = (tenantId: TenantId, email: string) =>
+      flags(sql`
+        SELECT EXISTS (
+          SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id
+          WHERE m.tenant_id = ${tenantId} AND u.email_normalized = ${normalizeEmail(email)}
+            AND u.email_verified_at IS NOT NULL
+        ) AS found`).pipe(Effect.map((rows) => rows[0]?.found === true))
+
     const findMember = (tenantId: TenantId, userId: UserId) =>
       memberships(
         sql`SELECT user_id, role, created_at FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`
@@ -320,6 +330,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       applyBilling,
       addMember,
       roleOf,
+      hasVerifiedMember,
       findMember,
       countOwners,
       setRole,

@@ -131,6 +131,12 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       return yield* tenants.roleOf(tenantId, userId)
     })
 
+    const hasVerifiedMember = Effect.fn("TenantService.hasVerifiedMember")(
+      function*(tenantId: TenantId, email: string) {
+        return yield* tenants.hasVerifiedMember(tenantId, email)
+      }
+    )
+
     const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: UserId, page: PageParams) {
       const at = yield* now
       const cursor = cursorOf(page)
@@ -152,6 +158,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       lockBillingState,
       applyBilling,
       roleOf,
+      hasVerifiedMember,
       tenantsOfUser
     } as const
   })

@@ -2,8 +2,8 @@
  * The note mail in a real browser, in both languages: the Company screen turns it off and names
  * the sender (a name over 100 characters is refused next to its field), and a document's detail
  * shows its e-mail to the taker: not delivered, with the mail server's answer, or not sent because
- * the taker has no e-mail. The mail server is unreachable here and one attempt is allowed, so the
- * mail is given up at once.
+ * the taker has no e-mail or because a test note is mailed only to the team's confirmed addresses.
+ * The mail server is unreachable here and one attempt is allowed, so the mail is given up at once.
  */
 import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -37,6 +37,7 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
   let session: string
   let undelivered: Document
   let noAddress: Document
+  let toStranger: Document
 
   beforeAll(async () => {
     run = await startDashboard({
@@ -55,10 +56,15 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
       payload: { name: "backend", environment: "test", scopes: allScopes }
     })
     const mailed = await run.api(key.token).documents.issueForKey({
-      payload: invoice("maria@example.com"),
+      // A test note is e-mailed only to the team's confirmed addresses: the member's own.
+      payload: invoice(person.email),
       headers: {}
     })
     const unmailed = await run.api(key.token).documents.issueForKey({ payload: invoice(undefined), headers: {} })
+    const stranger = await run.api(key.token).documents.issueForKey({
+      payload: invoice("maria@example.com"),
+      headers: {}
+    })
     const until = async (id: string, status: string) => {
       for (let i = 0; i < 300; i++) {
         const document = await run.api(key.token).documents.getForKey({ params: { docId: id } })
@@ -69,6 +75,7 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
     }
     undelivered = await until(mailed.id, "failed")
     noAddress = await until(unmailed.id, "no_address")
+    toStranger = await until(stranger.id, "test_recipient")
   }, 120_000)
   afterAll(() => run?.close())
 
@@ -102,7 +109,7 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
     await page.getByRole("heading", { level: 2, name: "E-mail to the taker" }).waitFor()
     const facts = page.locator("h2:text('E-mail to the taker') + dl.facts")
     expect(await facts.locator(".badge").textContent()).toBe("not delivered")
-    expect(await facts.textContent()).toContain("maria@example.com")
+    expect(await facts.textContent()).toContain(person.email)
     expect(await facts.textContent()).toContain("the authorized note")
     expect(await facts.textContent()).toContain(undelivered.taker_notification!.last_error!)
     expect(await accessibilityViolations(page)).toEqual([])
@@ -110,7 +117,7 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
     expect(problems()).toEqual([])
   })
 
-  it("in Portuguese, on a phone: not delivered, and not sent for a taker without an e-mail", async () => {
+  it("in Portuguese, on a phone: not delivered, not sent for a taker without an e-mail, nor for a test note to a stranger", async () => {
     const { page, problems, screenshot } = await run.open({ lang: "pt", phone: true })
     await signInPage(page, person)
     await page.goto(`${run.base}/#/documents/${undelivered.id}`)
@@ -122,6 +129,9 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
     await page.goto(`${run.base}/#/documents/${noAddress.id}`)
     await expect.poll(() => page.locator("h2:text('E-mail ao tomador') + dl.facts .badge").textContent())
       .toBe("não enviado: o tomador não tem e-mail")
+    await page.goto(`${run.base}/#/documents/${toStranger.id}`)
+    await expect.poll(() => page.locator("h2:text('E-mail ao tomador') + dl.facts .badge").textContent())
+      .toBe("não enviado: uma nota de teste só é enviada aos e-mails confirmados da sua equipe")
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("document-taker-mail-pt")
     expect(problems()).toEqual([])

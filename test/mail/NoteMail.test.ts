@@ -4,13 +4,17 @@
  * `GET …/pdf` and `…/xml` serve them, from the service's address in the tenant's name, Reply-To the
  * registration's e-mail; a cancelled note's mail carries the files as they are served after the
  * cancellation (the DANFSe marked CANCELADA); the tenant's switch off and a taker without an e-mail
- * send nothing and the document says why; refusals are retried, a permanent one is visible on the
- * document; hostile names inject neither HTML nor headers.
+ * send nothing and the document says why; a test note goes only to a confirmed address of the
+ * tenant's team, never to a stranger; the switch turned off stops a mail being retried, and a note
+ * cancelled first never gets its authorization mail; refusals are retried, a permanent one is visible
+ * on the document; hostile names inject neither HTML nor headers.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
+import { makeId } from "../../src/domain/Ids.js"
 import { pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner, uniqueEmail } from "../support/fixtures.js"
 import { makeMailTestApp, type ReceivedMail, TestMailbox } from "../support/Mailbox.js"
@@ -73,6 +77,35 @@ const tenantWithKey = (label: string) =>
     return { owner, token: key.token }
   })
 
+/**
+ * A new member's address on the tenant's team, confirmed or not, written straight to the database
+ * (a registration would mail that address first): a test note is e-mailed only to a confirmed one.
+ */
+const teamAddress = (owner: { tenantId: string }, label: string, confirmed = true) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const email = uniqueEmail(label)
+    const id = yield* makeId("user")
+    const at = new Date()
+    yield* sql`
+      INSERT INTO users (id, email, email_normalized, name, password_hash, email_verified_at, created_at)
+      VALUES (${id}, ${email}, ${email}, ${label}, 'not-a-hash', ${confirmed ? at : null}, ${at})`
+    yield* sql`
+      INSERT INTO memberships (tenant_id, user_id, role, created_at)
+      VALUES (${owner.tenantId}, ${id}, 'developer', ${at})`
+    return email
+  }).pipe(Effect.orDie)
+
+/** How many mail jobs ended `withheld` so far (the file's tests run one after another). */
+const withheldJobs = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ count: number }>`SELECT count(*)::int AS count FROM mail_jobs WHERE state = 'withheld'`.pipe(
+      Effect.map((rows) => rows[0]!.count),
+      Effect.orDie
+    )
+)
+
 const patchTenant = (owner: { session: string; tenantId: string }, body: unknown) =>
   rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, { token: owner.session, body })
 
@@ -94,7 +127,7 @@ for (const database of testDatabases) {
           expect(renamed.status, renamed.text).toBe(200)
           expect(renamed.json?.["note_mail"]).toEqual({ enabled: true, sender_name: "Clínica Exemplo" })
 
-          const to = uniqueEmail("tomador")
+          const to = yield* teamAddress(owner, "tomador")
           const id = yield* issued(token, { email: to })
           const mail = yield* mailbox.waitFor(to)
           const document = yield* mailStatus(token, id, "sent")
@@ -166,7 +199,7 @@ for (const database of testDatabases) {
           const off = yield* patchTenant(owner, { note_mail: { enabled: false } })
           expect(off.status, off.text).toBe(200)
           expect(off.json?.["note_mail"]).toEqual({ enabled: false, sender_name: null })
-          const to = uniqueEmail("desligado")
+          const to = yield* teamAddress(owner, "desligado")
           const disabled = yield* issued(token, { email: to })
           const noAddress = yield* issued(token, {})
           yield* mailStatus(token, disabled, "disabled")
@@ -185,8 +218,8 @@ for (const database of testDatabases) {
       it.effect("a busy mail server is retried and the mail arrives once; a permanent refusal is failed on the document", () =>
         Effect.gen(function*() {
           const mailbox = yield* TestMailbox
-          const { token } = yield* tenantWithKey("retentativa")
-          const to = uniqueEmail("ocupado")
+          const { owner, token } = yield* tenantWithKey("retentativa")
+          const to = yield* teamAddress(owner, "ocupado")
           mailbox.refuseNext(2)
           const id = yield* issued(token, { email: to })
           yield* mailbox.waitFor(to)
@@ -195,7 +228,7 @@ for (const database of testDatabases) {
           yield* Effect.sleep(Duration.millis(300))
           expect(mailbox.to(to)).toHaveLength(1)
 
-          const refused = uniqueEmail("recusado")
+          const refused = yield* teamAddress(owner, "recusado")
           mailbox.refuseNext(1, 550)
           const failedId = yield* issued(token, { email: refused })
           const failed = yield* mailStatus(token, failedId, "failed")
@@ -205,6 +238,84 @@ for (const database of testDatabases) {
           // The refusal never quotes the address.
           expect(failed.taker_notification?.last_error).not.toContain(refused)
           expect(mailbox.to(refused)).toEqual([])
+        }))
+
+      it.effect("a test note is e-mailed only to a confirmed address of the tenant's team (test_recipient otherwise)", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { owner, token } = yield* tenantWithKey("sandbox")
+          // Anyone may create a test key: a stranger's address, or a member's not yet confirmed, gets nothing.
+          const stranger = uniqueEmail("estranho")
+          const unconfirmed = yield* teamAddress(owner, "naoconfirmado", false)
+          const toStranger = yield* issued(token, { email: stranger })
+          const toUnconfirmed = yield* issued(token, { email: unconfirmed })
+          for (const id of [toStranger, toUnconfirmed]) {
+            const withheld = yield* mailStatus(token, id, "test_recipient")
+            expect(withheld.taker_notification).toMatchObject({ kind: "authorized", sent_at: null, last_error: null })
+          }
+          // The owner's own address, written in another case, is the team's.
+          const own = yield* issued(token, { email: owner.email.toUpperCase() })
+          yield* mailStatus(token, own, "sent")
+          expect(mailbox.to(stranger)).toEqual([])
+          expect(mailbox.to(unconfirmed)).toEqual([])
+          expect(mailbox.to(owner.email).map((mail) => mail.messageId)).toContain(`<${own}.authorized@localhost>`)
+        }))
+
+      it.effect("turning the switch off stops a mail still being retried (disabled), and nothing is sent", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { owner, token } = yield* tenantWithKey("parar")
+          const to = yield* teamAddress(owner, "parado")
+          mailbox.refuseNext(1_000)
+          const id = yield* issued(token, { email: to })
+          yield* documentWhen(
+            token,
+            id,
+            (document) => (document.taker_notification?.attempts ?? 0) >= 1,
+            "mail attempted"
+          )
+          const off = yield* patchTenant(owner, { note_mail: { enabled: false } })
+          expect(off.status, off.text).toBe(200)
+          const stopped = yield* mailStatus(token, id, "disabled")
+          mailbox.refuseNext(0)
+          expect(stopped.taker_notification?.sent_at).toBeNull()
+          yield* Effect.sleep(Duration.millis(600))
+          expect(mailbox.to(to)).toEqual([])
+        }))
+
+      it.effect("a note cancelled before its authorization mail went out gets only the cancellation's mail", () =>
+        Effect.gen(function*() {
+          const mailbox = yield* TestMailbox
+          const { owner, token } = yield* tenantWithKey("superado")
+          const to = yield* teamAddress(owner, "superado")
+          const withheldBefore = yield* withheldJobs
+          mailbox.refuseNext(1_000)
+          const id = yield* issued(token, { email: to })
+          yield* documentWhen(
+            token,
+            id,
+            (document) => (document.taker_notification?.attempts ?? 0) >= 1,
+            "authorization mail attempted"
+          )
+          const cancel = yield* rawRequest("POST", `/v1/documents/${id}/cancel`, {
+            token,
+            body: { reason_code: "issue_error", reason: "Valor errado na nota, reemitindo." }
+          })
+          expect(cancel.status, cancel.text).toBe(202)
+          yield* documentWhen(
+            token,
+            id,
+            (document) => document.status === "cancelled" && document.taker_notification?.kind === "cancelled",
+            "cancelled"
+          )
+          mailbox.refuseNext(0)
+          yield* mailStatus(token, id, "sent")
+          // The authorization's job, retried after the cancellation, ends withheld without sending.
+          for (let i = 0; i < 200 && (yield* withheldJobs) === withheldBefore; i++) {
+            yield* Effect.sleep(Duration.millis(25))
+          }
+          expect(yield* withheldJobs).toBe(withheldBefore + 1)
+          expect(mailbox.to(to).map((mail) => mail.messageId)).toEqual([`<${id}.cancelled@localhost>`])
         }))
 
       it.effect("hostile tenant and taker names reach neither the mail's HTML nor its headers; a multi-line sender name is refused", () =>
@@ -225,7 +336,7 @@ for (const database of testDatabases) {
             registration: { legal_name: "<img src=x onerror=alert(1)> Ltda" }
           })
           expect(named.status, named.text).toBe(200)
-          const to = uniqueEmail("alvo")
+          const to = yield* teamAddress(owner, "alvo")
           yield* issued(token, { email: to, name: "<b>Tomador</b> & \"Filho\"" })
           const mail = yield* mailbox.waitFor(to)
           expect(mail.fromName).toBe(hostile)

@@ -17,6 +17,8 @@ const text = texts({
     status_failed: "not delivered",
     status_disabled: "not sent: turned off in Company",
     status_no_address: "not sent: the taker has no e-mail",
+    status_test_recipient: "not sent: a test note is e-mailed only to your team's verified addresses",
+    status_superseded: "not sent: the note was cancelled or replaced first",
     which: "Mail",
     kind_authorized: "the authorized note",
     kind_cancelled: "the cancellation",
@@ -33,6 +35,8 @@ const text = texts({
     status_failed: "não entregue",
     status_disabled: "não enviado: desativado em Empresa",
     status_no_address: "não enviado: o tomador não tem e-mail",
+    status_test_recipient: "não enviado: uma nota de teste só é enviada aos e-mails confirmados da sua equipe",
+    status_superseded: "não enviado: a nota foi cancelada ou substituída antes",
     which: "Mensagem",
     kind_authorized: "a nota autorizada",
     kind_cancelled: "o cancelamento",
@@ -43,7 +47,15 @@ const text = texts({
   }
 })
 
-const tones = { pending: "info", sent: "ok", failed: "bad", disabled: "muted", no_address: "muted" } as const
+const tones = {
+  pending: "info",
+  sent: "ok",
+  failed: "bad",
+  disabled: "muted",
+  no_address: "muted",
+  test_recipient: "muted",
+  superseded: "muted"
+} as const
 
 export const TakerMail = (
   { notification, email }: { readonly notification: Notification; readonly email: string | undefined }
