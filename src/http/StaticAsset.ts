@@ -10,6 +10,7 @@ import { brotliCompress, constants, gzip } from "node:zlib"
 
 export interface StaticAsset {
   readonly contentType: string
+  /** The content's hash: each coding's ETag is made of it (`etagOf`). */
   readonly etag: string
   readonly identity: Uint8Array
   readonly br: Uint8Array | undefined
@@ -24,7 +25,25 @@ export const staticAsset = (
   contentType: string,
   identity: Uint8Array,
   compressed: { readonly br: Uint8Array | undefined; readonly gzip: Uint8Array | undefined }
-): StaticAsset => ({ contentType, etag: `"${contentHash(identity)}"`, identity, ...compressed })
+): StaticAsset => ({ contentType, etag: contentHash(identity), identity, ...compressed })
+
+/**
+ * A strong ETag names one representation (RFC 9110 §8.8.3): the brotli and gzip bodies of a file
+ * are other bytes than the plain one, so each coding has its own tag.
+ */
+const etagOf = (asset: StaticAsset, coding: "br" | "gzip" | undefined) =>
+  coding === undefined ? `"${asset.etag}"` : `"${asset.etag}-${coding}"`
+
+/**
+ * `If-None-Match` against the tag about to be sent: a list of tags, or `*`; compared weakly, as
+ * RFC 9110 §13.1.2 says for this header, so a proxy that marked a tag weak (`W/"…"`) still gets a 304.
+ */
+const matchesNoneOf = (header: string | undefined, etag: string) =>
+  header !== undefined &&
+  header.split(",").some((tag) => {
+    const trimmed = tag.trim()
+    return trimmed === "*" || trimmed.replace(/^W\//, "") === etag
+  })
 
 const brotli = promisify(brotliCompress)
 const gzipped = promisify(gzip)
@@ -70,20 +89,21 @@ export const sendAsset = (
   request: HttpServerRequest.HttpServerRequest,
   policy: { readonly cacheControl: string; readonly contentSecurityPolicy: string }
 ) => {
+  const encoding = request.headers["accept-encoding"]
+  const [body, coding] = asset.br !== undefined && accepts(encoding, "br")
+    ? [asset.br, "br" as const]
+    : asset.gzip !== undefined && accepts(encoding, "gzip")
+    ? [asset.gzip, "gzip" as const]
+    : [asset.identity, undefined]
+  const etag = etagOf(asset, coding)
   const headers = {
     ...BROWSER_HEADERS,
     "content-security-policy": policy.contentSecurityPolicy,
     "cache-control": policy.cacheControl,
-    etag: asset.etag,
+    etag,
     vary: "accept-encoding"
   }
-  if (request.headers["if-none-match"] === asset.etag) return HttpServerResponse.empty({ status: 304, headers })
-  const encoding = request.headers["accept-encoding"]
-  const [body, coding] = asset.br !== undefined && accepts(encoding, "br")
-    ? [asset.br, "br"]
-    : asset.gzip !== undefined && accepts(encoding, "gzip")
-    ? [asset.gzip, "gzip"]
-    : [asset.identity, undefined]
+  if (matchesNoneOf(request.headers["if-none-match"], etag)) return HttpServerResponse.empty({ status: 304, headers })
   return HttpServerResponse.uint8Array(body, {
     contentType: asset.contentType,
     headers: coding === undefined ? headers : { ...headers, "content-encoding": coding }

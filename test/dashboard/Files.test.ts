@@ -53,6 +53,29 @@ layer(makeTestApp("embedded"), { timeout: 60_000, excludeTestServices: true })("
       expect(again.body.length).toBe(0)
       expect(again.headers["content-security-policy"]).toBeDefined()
       expect((yield* request("GET", "/", { "if-none-match": `"stale"` })).status).toBe(200)
+      // A list holding the tag, or the tag marked weak by a proxy, is the same page.
+      expect((yield* request("GET", "/", { "if-none-match": `"stale", ${etag}` })).status).toBe(304)
+      expect((yield* request("GET", "/", { "if-none-match": `W/${etag}` })).status).toBe(304)
+      expect((yield* request("GET", "/", { "if-none-match": "*" })).status).toBe(304)
+    }))
+
+  it.effect("each coding of a file has its own ETag, and a tag revalidates only its own coding", () =>
+    Effect.gen(function*() {
+      const tagOf = (encoding: string) =>
+        Effect.map(request("GET", "/", { "accept-encoding": encoding }), (response) => ({
+          etag: response.headers["etag"]!,
+          coding: response.headers["content-encoding"]
+        }))
+      const plain = yield* tagOf("identity")
+      const br = yield* tagOf("br")
+      const gzip = yield* tagOf("gzip")
+      expect([plain.coding, br.coding, gzip.coding]).toEqual([undefined, "br", "gzip"])
+      expect(new Set([plain.etag, br.etag, gzip.etag]).size).toBe(3)
+      const revalidated = yield* request("GET", "/", { "accept-encoding": "br", "if-none-match": br.etag })
+      expect(revalidated.status).toBe(304)
+      expect(revalidated.headers["etag"]).toBe(br.etag)
+      // The plain page's tag does not stand for its brotli body.
+      expect((yield* request("GET", "/", { "accept-encoding": "br", "if-none-match": plain.etag })).status).toBe(200)
     }))
 
   it.effect("the files the page names are cached for a year, typed, and sent compressed when accepted", () =>
