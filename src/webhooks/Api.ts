@@ -37,7 +37,8 @@ export const EndpointHealth = Schema.Struct({
     description: `When the latest of the last ${HEALTH_WINDOW} deliveries sent that succeeded was answered.`
   }),
   last_failure_at: Schema.NullOr(DateTime).annotate({
-    description: `When the latest failed attempt among the last ${HEALTH_WINDOW} deliveries sent was made.`
+    description: `When the latest of the last ${HEALTH_WINDOW} deliveries sent whose latest attempt did not ` +
+      `succeed (failed, or waiting for a retry) was tried.`
   }),
   consecutive_failures: Schema.Number.annotate({
     description: `How many of the latest deliveries sent failed (their latest attempt) since the latest success, ` +
