@@ -3,6 +3,7 @@
  * the dashboard's search uses (the taker by tax id or name, the NFS-e number, the DPS number).
  */
 import { Schema, SchemaTransformation } from "effect"
+import { omittedFromJsonSchema } from "./Described.js"
 import { boundedText, DocumentStatus, Series } from "./Document.js"
 import { IdOf } from "./Ids.js"
 import { endingBeforeDescription, oneCursor, PageLimit } from "./Pagination.js"
@@ -34,7 +35,13 @@ const listDocumentsFields = {
     description: "Only documents to this taker: a CPF or CNPJ, with or without punctuation (exact match)."
   })),
   taker_name: Schema.optionalKey(
-    boundedText(150).annotate({
+    boundedText(150).check(
+      // Accents are ignored, so a text of accents alone would search for nothing and find everything.
+      Schema.makeFilter((s) => s.normalize("NFD").replace(/[\u0300-\u036f]/gu, "").trim() !== "", {
+        message: "taker_name must hold more than accents",
+        ...omittedFromJsonSchema
+      })
+    ).annotate({
       description: "Only documents whose taker's name contains this text, ignoring case and accents " +
         "(`joao` finds \"João\")."
     })

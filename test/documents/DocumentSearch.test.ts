@@ -159,6 +159,9 @@ for (const database of testDatabases) {
             "taker_name=",
             `taker_name=${"a".repeat(151)}`,
             "taker_name=%E2%80%AE",
+            // An accent alone folds to nothing, which every name contains.
+            "taker_name=%CC%81",
+            "taker_name=%CC%81%CC%83",
             "nfse_number=abc",
             "nfse_number=0123",
             "nfse_number=12345678901234",
