@@ -136,6 +136,13 @@ const issRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refusal
   if (taxation !== "immune" && iss.immunity !== undefined) {
     refusals.push({ path: ["iss", "immunity"], message: "iss.immunity is only for iss.taxation immune." })
   }
+  if (regime === "mei" && withheldBy !== "none") {
+    refusals.push({
+      path: ["iss", "withheld_by"],
+      message: "iss.withheld_by must be none for a MEI: its ISS is the fixed monthly amount of the DAS-MEI, " +
+        "which no taker withholds (LC 123/2006, art. 18-A)."
+    })
+  }
   if (taxation !== "taxable" && withheldBy !== "none") {
     refusals.push({
       path: ["iss", "withheld_by"],

@@ -116,7 +116,8 @@ export const ImmunityKind = Schema.Literals([
 })
 
 export const IssWithholding = Schema.Literals(["none", "taker", "intermediary"]).annotate({
-  description: "Who withholds the ISS: becomes `tpRetISSQN` (none 1, taker 2, intermediary 3). Default none."
+  description: "Who withholds the ISS: becomes `tpRetISSQN` (none 1, taker 2, intermediary 3). Default none; " +
+    "always none for a MEI."
 })
 export type IssWithholding = typeof IssWithholding.Type
 

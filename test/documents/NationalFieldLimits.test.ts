@@ -83,3 +83,13 @@ describe("a retention of zero", () => {
     expect(issuesOf(withoutTaker({ inss_withheld: 0, irrf_withheld: 1 }))).toEqual(["taker"])
   })
 })
+
+describe("a MEI's ISS", () => {
+  it("is not withheld: its note would say withheld and state no amount", () => {
+    const { amounts: { iss_rate: _, ...amounts }, federal: __, ...rest } = b2bWithRetentionsExample
+    const mei = (withheld_by: "taker" | "intermediary" | "none") => ({ ...rest, amounts, iss: { withheld_by } })
+    expect(issuesOf(mei("taker"), "mei")).toEqual(["iss.withheld_by"])
+    expect(issuesOf(mei("intermediary"), "mei")).toContain("iss.withheld_by")
+    expect(issuesOf(mei("none"), "mei")).toEqual([])
+  })
+})
