@@ -18,6 +18,7 @@ import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
+  fitsTheScreen,
   hasChromium,
   newPerson,
   registerByApi,
@@ -58,10 +59,6 @@ const group = async (page: Page, name: string): Promise<Record<string, string>> 
 }
 
 const regions = (page: Page) => page.locator("main section section h2").allTextContents()
-
-/** At phone width nothing may be wider than the screen (the page would scroll sideways). */
-const fitsTheScreen = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
 
 describe.runIf(hasChromium)("dashboard: a document's tax content", () => {
   let run: DashboardRun

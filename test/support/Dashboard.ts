@@ -215,6 +215,10 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
  * each as "rule: target". The script is evaluated through the debugging protocol, which the page's
  * CSP does not govern, so the page under test keeps its real policy.
  */
+/** At phone width nothing may be wider than the screen (the page would scroll sideways). */
+export const fitsTheScreen = (page: Page) =>
+  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
 export const accessibilityViolations = async (page: Page): Promise<ReadonlyArray<string>> => {
   await page.evaluate(axeSource)
   // A string, not a function: this module is also compiled without the DOM's types.

@@ -15,10 +15,15 @@ const text = texts({
     status_pending: "sending",
     status_sent: "sent",
     status_failed: "not delivered",
-    status_disabled: "not sent: turned off in Company",
-    status_no_address: "not sent: the taker has no e-mail",
-    status_test_recipient: "not sent: a test note is e-mailed only to your team's verified addresses",
-    status_superseded: "not sent: the note was cancelled or replaced first",
+    status_disabled: "not sent",
+    status_no_address: "not sent",
+    status_test_recipient: "not sent",
+    status_superseded: "not sent",
+    why: "Why",
+    why_disabled: "turned off in Company",
+    why_no_address: "the taker has no e-mail",
+    why_test_recipient: "a test note is e-mailed only to your team's confirmed addresses",
+    why_superseded: "the note was cancelled or replaced first",
     which: "Mail",
     kind_authorized: "the authorized note",
     kind_cancelled: "the cancellation",
@@ -33,10 +38,15 @@ const text = texts({
     status_pending: "enviando",
     status_sent: "enviado",
     status_failed: "não entregue",
-    status_disabled: "não enviado: desativado em Empresa",
-    status_no_address: "não enviado: o tomador não tem e-mail",
-    status_test_recipient: "não enviado: uma nota de teste só é enviada aos e-mails confirmados da sua equipe",
-    status_superseded: "não enviado: a nota foi cancelada ou substituída antes",
+    status_disabled: "não enviado",
+    status_no_address: "não enviado",
+    status_test_recipient: "não enviado",
+    status_superseded: "não enviado",
+    why: "Motivo",
+    why_disabled: "desativado em Empresa",
+    why_no_address: "o tomador não tem e-mail",
+    why_test_recipient: "uma nota de teste só é enviada aos e-mails confirmados da sua equipe",
+    why_superseded: "a nota foi cancelada ou substituída antes",
     which: "Mensagem",
     kind_authorized: "a nota autorizada",
     kind_cancelled: "o cancelamento",
@@ -73,6 +83,13 @@ export const TakerMail = (
             <Badge tone={tones[status]}>{t(`status_${status}`)}</Badge>
           </dd>
         </div>
+        {(status === "disabled" || status === "no_address" || status === "test_recipient" || status === "superseded") &&
+          (
+            <div>
+              <dt>{t("why")}</dt>
+              <dd>{t(`why_${status}`)}</dd>
+            </div>
+          )}
         <div>
           <dt>{t("which")}</dt>
           <dd>{t(`kind_${notification.kind}`)}</dd>
