@@ -17,7 +17,7 @@ import { Document } from "../../src/domain/Document.js"
 import { makeId } from "../../src/domain/Ids.js"
 import { pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner, uniqueEmail } from "../support/fixtures.js"
-import { makeMailTestApp, type ReceivedMail, TestMailbox } from "../support/Mailbox.js"
+import { type Mailbox, makeMailTestApp, type ReceivedMail, TestMailbox } from "../support/Mailbox.js"
 import { completeRegistration } from "../support/registration.js"
 import { bytesRequest, rawRequest, testDatabases } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
@@ -95,6 +95,18 @@ const teamAddress = (owner: { tenantId: string }, label: string, confirmed = tru
       VALUES (${owner.tenantId}, ${id}, 'developer', ${at})`
     return email
   }).pipe(Effect.orDie)
+
+/**
+ * A note to `to` whose mail the mailbox refuses (451) until told otherwise, once it was tried: the
+ * mail is then being retried.
+ */
+const issuedWithMailRefused = (mailbox: Mailbox, token: string, to: string) =>
+  Effect.gen(function*() {
+    mailbox.refuseNext(1_000)
+    const id = yield* issued(token, { email: to })
+    yield* documentWhen(token, id, (document) => (document.taker_notification?.attempts ?? 0) >= 1, "mail tried")
+    return id
+  })
 
 /** How many mail jobs ended `withheld` so far (the file's tests run one after another). */
 const withheldJobs = Effect.flatMap(
@@ -266,14 +278,7 @@ for (const database of testDatabases) {
           const mailbox = yield* TestMailbox
           const { owner, token } = yield* tenantWithKey("parar")
           const to = yield* teamAddress(owner, "parado")
-          mailbox.refuseNext(1_000)
-          const id = yield* issued(token, { email: to })
-          yield* documentWhen(
-            token,
-            id,
-            (document) => (document.taker_notification?.attempts ?? 0) >= 1,
-            "mail attempted"
-          )
+          const id = yield* issuedWithMailRefused(mailbox, token, to)
           const off = yield* patchTenant(owner, { note_mail: { enabled: false } })
           expect(off.status, off.text).toBe(200)
           const stopped = yield* mailStatus(token, id, "disabled")
@@ -289,14 +294,7 @@ for (const database of testDatabases) {
           const { owner, token } = yield* tenantWithKey("superado")
           const to = yield* teamAddress(owner, "superado")
           const withheldBefore = yield* withheldJobs
-          mailbox.refuseNext(1_000)
-          const id = yield* issued(token, { email: to })
-          yield* documentWhen(
-            token,
-            id,
-            (document) => (document.taker_notification?.attempts ?? 0) >= 1,
-            "authorization mail attempted"
-          )
+          const id = yield* issuedWithMailRefused(mailbox, token, to)
           const cancel = yield* rawRequest("POST", `/v1/documents/${id}/cancel`, {
             token,
             body: { reason_code: "issue_error", reason: "Valor errado na nota, reemitindo." }
