@@ -18,6 +18,7 @@ import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
+  documentWhen,
   fitsTheScreen,
   hasChromium,
   newPerson,
@@ -71,14 +72,8 @@ describe.runIf(hasChromium)("dashboard: a document's tax content", () => {
   let substitute: Document
   let late: Document
 
-  const settled = async (id: string, until: (document: Document) => boolean) => {
-    for (let i = 0; i < 400; i++) {
-      const document = await run.api(keyToken).documents.getForKey({ params: { docId: id } })
-      if (until(document)) return document
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error(`document ${id} did not settle`)
-  }
+  const settled = (id: string, until: (document: Document) => boolean) =>
+    documentWhen(run, keyToken, id, until, "settling")
   const authorized = (document: Document) => document.status === "authorized"
   const issue = async (payload: NewDocument) =>
     settled((await run.api(keyToken).documents.issueForKey({ payload, headers: {} })).id, authorized)

@@ -15,6 +15,7 @@ import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
+  documentWhen,
   hasChromium,
   joinByInvitation,
   newPerson,
@@ -55,14 +56,8 @@ describe.runIf(hasChromium)("dashboard documents", () => {
   let rejected: Document
 
   /** Reads a document as its backend does until it reaches one of `until`. */
-  const settled = async (id: string, until: ReadonlyArray<Document["status"]>) => {
-    for (let i = 0; i < 300; i++) {
-      const document = await run.api(keyToken).documents.getForKey({ params: { docId: id } })
-      if (until.includes(document.status)) return document
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error(`document ${id} did not reach ${until.join("/")}`)
-  }
+  const settled = (id: string, until: ReadonlyArray<Document["status"]>) =>
+    documentWhen(run, keyToken, id, (document) => until.includes(document.status), until.join("/"))
 
   const issue = (overrides: Partial<NewDocument>) =>
     run.api(keyToken).documents.issueForKey({ payload: invoice(overrides), headers: {} })

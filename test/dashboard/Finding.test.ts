@@ -14,6 +14,7 @@ import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
+  documentWhen,
   hasChromium,
   newPerson,
   registerByApi,
@@ -95,12 +96,7 @@ describe.runIf(hasChromium)("dashboard finding and copying", () => {
     const backend = run.api(key.token)
     const authorized = async (body: NewDocument) => {
       const { id } = await backend.documents.issueForKey({ payload: body, headers: {} })
-      for (let i = 0; i < 300; i++) {
-        const document = await backend.documents.getForKey({ params: { docId: id } })
-        if (document.status === "authorized") return document
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      throw new Error(`document ${id} was not authorized`)
+      return documentWhen(run, key.token, id, (document) => document.status === "authorized", "authorized")
     }
     maria = await authorized(invoice({ tax_id: "52998224725", name: "Maria da Silva" }))
     joao = await authorized(invoice({ tax_id: company, name: "João Comércio Ltda" }))

@@ -13,6 +13,7 @@ import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
+  documentWhen,
   fitsTheScreen,
   hasChromium,
   newPerson,
@@ -66,14 +67,8 @@ describe.runIf(hasChromium)("dashboard: the note's e-mail to the taker", () => {
       payload: invoice("maria@example.com"),
       headers: {}
     })
-    const until = async (id: string, status: string) => {
-      for (let i = 0; i < 300; i++) {
-        const document = await run.api(key.token).documents.getForKey({ params: { docId: id } })
-        if (document.taker_notification?.status === status) return document
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      throw new Error(`document ${id}: its mail never became ${status}`)
-    }
+    const until = (id: string, status: string) =>
+      documentWhen(run, key.token, id, (document) => document.taker_notification?.status === status, `mail ${status}`)
     undelivered = await until(mailed.id, "failed")
     noAddress = await until(unmailed.id, "no_address")
     toStranger = await until(stranger.id, "test_recipient")

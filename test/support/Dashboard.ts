@@ -215,6 +215,28 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
  * each as "rule: target". The script is evaluated through the debugging protocol, which the page's
  * CSP does not govern, so the page under test keeps its real policy.
  */
+/** A document as the API answers it to a backend. */
+export type DashboardDocument = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
+
+/**
+ * Reads a document as its backend does (with the key `token`) until `until` holds of it: the
+ * simulator and the mail sender settle it in the background. Twenty seconds at most.
+ */
+export const documentWhen = async (
+  run: DashboardRun,
+  token: string,
+  id: string,
+  until: (document: DashboardDocument) => boolean,
+  what: string
+): Promise<DashboardDocument> => {
+  for (let i = 0; i < 400; i++) {
+    const document = await run.api(token).documents.getForKey({ params: { docId: id } })
+    if (until(document)) return document
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`document ${id}: ${what} never held`)
+}
+
 /** At phone width nothing may be wider than the screen (the page would scroll sideways). */
 export const fitsTheScreen = (page: Page) =>
   page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
