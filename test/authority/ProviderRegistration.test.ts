@@ -12,10 +12,10 @@ import { readNfse } from "../../src/authority/sefin/Nfse.js"
 import { signEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../../src/authority/xml/Xsd.js"
 import { makePkcs12 } from "../support/certificates.js"
-import { consultingService } from "../support/consultingService.js"
 import { createKey } from "../support/fixtures.js"
 import { Authority, certifiedTenant, nationalApp, settle } from "../support/NationalApp.js"
 import { completeRegistration } from "../support/registration.js"
+import { consultingService } from "../support/samples.js"
 import { rawRequest, testDatabases } from "../support/TestApp.js"
 
 /** A service provided in Rio de Janeiro by a provider established in São Paulo. */

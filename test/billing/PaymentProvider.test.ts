@@ -9,8 +9,8 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { Webhook } from "standardwebhooks"
 import { expectError, field } from "../support/accounts.js"
-import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { consultingService } from "../support/samples.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`

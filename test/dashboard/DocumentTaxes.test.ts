@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { b2bWithRetentionsExample, exportExample } from "../../src/domain/DocumentExamples.js"
 import { allScopes } from "../../src/domain/Principal.js"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -27,23 +26,12 @@ import {
   startDashboard,
   type WatchedPage
 } from "../support/Dashboard.js"
+import { consultingService, sampleTaker } from "../support/samples.js"
 
 type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
 type Lang = "en" | "pt"
 
-const taker = {
-  tax_id: "52998224725",
-  name: "Maria da Silva",
-  email: "maria@example.com",
-  address: {
-    street: "Avenida Paulista",
-    number: "1000",
-    district: "Bela Vista",
-    municipality_code: "3550308",
-    state: "SP",
-    postal_code: "01310100"
-  }
-}
+const taker = sampleTaker
 const service = consultingService
 
 /** Centavos as the page writes them: "R$1,234.56" in English, "R$ 1.234,56" in Portuguese. */

@@ -11,7 +11,6 @@ import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -23,24 +22,13 @@ import {
   signInPage,
   startDashboard
 } from "../support/Dashboard.js"
+import { consultingService, sampleTaker } from "../support/samples.js"
 
 type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
 
 const invoice = (overrides: Partial<NewDocument> = {}): NewDocument => ({
   type: "service_invoice",
-  taker: {
-    tax_id: "52998224725",
-    name: "Maria da Silva",
-    email: "maria@example.com",
-    address: {
-      street: "Avenida Paulista",
-      number: "1000",
-      district: "Bela Vista",
-      municipality_code: "3550308",
-      state: "SP",
-      postal_code: "01310100"
-    }
-  },
+  taker: sampleTaker,
   service: consultingService,
   amounts: { services: 150000, deductions: 10000, iss_rate: "2.00" },
   ...overrides

@@ -10,7 +10,6 @@ import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -21,6 +20,7 @@ import {
   signInPage,
   startDashboard
 } from "../support/Dashboard.js"
+import { consultingService } from "../support/samples.js"
 import { cnpj } from "../support/taxIds.js"
 
 type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>

@@ -12,7 +12,6 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -23,6 +22,7 @@ import {
   registerInPage,
   startDashboard
 } from "../support/Dashboard.js"
+import { consultingService } from "../support/samples.js"
 
 const section = async (page: Page, name: string) => {
   await page.getByRole("navigation").getByRole("link", { name }).click()

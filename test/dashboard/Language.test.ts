@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
 import { makePkcs12 } from "../support/certificates.js"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -20,6 +19,7 @@ import {
   signInPage,
   startDashboard
 } from "../support/Dashboard.js"
+import { consultingService } from "../support/samples.js"
 
 const MONTHS_PT = [
   "janeiro",

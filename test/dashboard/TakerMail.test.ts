@@ -9,7 +9,6 @@ import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -22,6 +21,7 @@ import {
   startDashboard
 } from "../support/Dashboard.js"
 import { mailSettings } from "../support/Mailbox.js"
+import { consultingService } from "../support/samples.js"
 
 type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
 

@@ -12,7 +12,6 @@ import type { AddressInfo } from "node:net"
 import type { Locator, Page } from "playwright-core"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { consultingService } from "../support/consultingService.js"
 import {
   accessibilityViolations,
   type DashboardRun,
@@ -24,6 +23,7 @@ import {
   startDashboard,
   type WatchedPage
 } from "../support/Dashboard.js"
+import { consultingService } from "../support/samples.js"
 
 interface Received {
   readonly headers: Record<string, string>

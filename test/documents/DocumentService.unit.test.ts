@@ -16,8 +16,8 @@ import { NoteFileRepo } from "../../src/documents/NoteFileRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { EventLog } from "../../src/events/EventLog.js"
 import { TenantService } from "../../src/tenants/TenantService.js"
-import { consultingService } from "../support/consultingService.js"
 import { completeRegistration } from "../support/registration.js"
+import { consultingService } from "../support/samples.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 
 const payload: NewDocument = {

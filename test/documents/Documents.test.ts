@@ -15,8 +15,8 @@ import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { allScopes, type Environment, type Scope } from "../../src/domain/Principal.js"
 import { expectError, field } from "../support/accounts.js"
-import { consultingService } from "../support/consultingService.js"
 import { cnpj, createKey, registerOwner } from "../support/fixtures.js"
+import { consultingService } from "../support/samples.js"
 import {
   client,
   databaseLayer,

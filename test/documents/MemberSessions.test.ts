@@ -12,8 +12,8 @@ import type { AppConfigShape } from "../../src/Config.js"
 import type { NewDocument } from "../../src/documents/Api.js"
 import { Document } from "../../src/domain/Document.js"
 import { addMember, expectError, field } from "../support/accounts.js"
-import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { consultingService } from "../support/samples.js"
 import {
   client,
   databaseLayer,

@@ -8,8 +8,8 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Environment } from "../../src/domain/Principal.js"
 import { addMember, expectError, field } from "../support/accounts.js"
-import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { consultingService } from "../support/samples.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 
 const DAY = 24 * 60 * 60 * 1000

@@ -8,8 +8,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { addMember, field } from "../support/accounts.js"
-import { consultingService } from "../support/consultingService.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { consultingService } from "../support/samples.js"
 import { client, makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
 import { expectError, issuesOf, jsonObject } from "./helpers.js"
 

@@ -16,8 +16,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
-import { consultingService } from "../support/consultingService.js"
 import { declareRegistration } from "../support/registration.js"
+import { consultingService } from "../support/samples.js"
 import { cnpj } from "../support/taxIds.js"
 import {
   type Child,

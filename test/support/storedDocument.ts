@@ -2,7 +2,7 @@
 import type { StoredDocument } from "../../src/documents/DocumentRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { plainAmounts } from "./amounts.js"
-import { consultingService } from "./consultingService.js"
+import { consultingService } from "./samples.js"
 
 export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredDocument => ({
   id: asId("document", "doc_0000000000000000000000000a"),

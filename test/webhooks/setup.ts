@@ -4,7 +4,7 @@
  */
 import { Duration } from "effect"
 import type { AppConfigShape } from "../../src/Config.js"
-import { consultingService } from "../support/consultingService.js"
+import { consultingService } from "../support/samples.js"
 
 export const webhookTestOverrides: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
