@@ -74,24 +74,25 @@ const partyRefusals = (party: Party, at: string): Array<Refusal> => {
 const isForeign = (party: Party | undefined) =>
   party !== undefined && (party.nif !== undefined || party.no_nif_reason !== undefined)
 
+/** The national decimal types rates are written in: one or two integer digits, two decimals. */
+const TSDEC1V2 = { below: 10, example: "2.50" } as const
+const TSDEC2V2 = { below: 100, example: "1.65" } as const
+
 /**
- * A rate the note's field can hold: `pAliq` (TSDec1V2) takes at most 9.99 and `pAliqPis`,
+ * Whether the note's field can hold the rate: `pAliq` (TSDec1V2) takes at most 9.99 and `pAliqPis`,
  * `pAliqCofins`, `pTotTribSN` (TSDec2V2) at most 99.99, each with two decimals. Our `Rate` takes up
  * to four decimals (trailing zeros are fine: "2.5000" is 2.50); more would be rounded by nobody.
  */
-const fitsNationalRate = (rate: string, below: number) =>
-  Number(rate) < below && /^[0-9]+(?:\.[0-9]{0,2}0*)?$/u.test(rate)
-
 const nationalRateRefusal = (
   rate: string | undefined,
   path: ReadonlyArray<string>,
   element: string,
-  below: number
+  type: typeof TSDEC1V2 | typeof TSDEC2V2
 ): Array<Refusal> =>
-  rate === undefined || fitsNationalRate(rate, below) ? [] : [{
+  rate === undefined || (Number(rate) < type.below && /^[0-9]+(?:\.[0-9]{0,2}0*)?$/u.test(rate)) ? [] : [{
     path,
-    message: `${path.join(".")} becomes \`${element}\`, which holds a percentage below ${below} with at most 2 ` +
-      `decimals (e.g. "${below === 10 ? "2.50" : "1.65"}").`
+    message: `${path.join(".")} becomes \`${element}\`, which holds a percentage below ${type.below} with at ` +
+      `most 2 decimals (e.g. "${type.example}").`
   }]
 
 /** Which regime may inform the ISS rate, and when it must. */
@@ -122,7 +123,7 @@ const rateRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refusa
         "withheld: the ISS is paid in the DAS and the note informs no rate."
     }]
   }
-  return nationalRateRefusal(rate, at, "pAliq", 10)
+  return nationalRateRefusal(rate, at, "pAliq", TSDEC1V2)
 }
 
 const issRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refusal> => {
@@ -233,13 +234,13 @@ const valueRefusals = (input: NewDocument, regime: SimplesNacional): Array<Refus
       })
     }
     refusals.push(
-      ...nationalRateRefusal(approximate.simples_rate, ["approximate_taxes", "simples_rate"], "pTotTribSN", 100)
+      ...nationalRateRefusal(approximate.simples_rate, ["approximate_taxes", "simples_rate"], "pTotTribSN", TSDEC2V2)
     )
   }
   const pisCofins = input.federal?.pis_cofins
   refusals.push(
-    ...nationalRateRefusal(pisCofins?.pis_rate, ["federal", "pis_cofins", "pis_rate"], "pAliqPis", 100),
-    ...nationalRateRefusal(pisCofins?.cofins_rate, ["federal", "pis_cofins", "cofins_rate"], "pAliqCofins", 100)
+    ...nationalRateRefusal(pisCofins?.pis_rate, ["federal", "pis_cofins", "pis_rate"], "pAliqPis", TSDEC2V2),
+    ...nationalRateRefusal(pisCofins?.cofins_rate, ["federal", "pis_cofins", "cofins_rate"], "pAliqCofins", TSDEC2V2)
   )
   refusals.push(...retentionRefusals(input))
   return refusals
