@@ -4,6 +4,8 @@
  *   floor           the same read by plain `node:http` + `pg` (test/load/readFloor.ts), each
  *                   statement parsed on every execution,
  *   floor-prepared  the floor with named prepared statements, as the service's client prepares,
+ *   framework       the framework floor: the same read as an Effect HttpApi with a key middleware and
+ *                   sql-pg, without the service's own layers (test/load/readFramework.ts),
  *   service         the service as production starts it (`node dist/main.js`), its access log on,
  *                   no telemetry exported,
  *   traced          the same exporting its traces and metrics to an OTLP receiver in this process,
@@ -18,7 +20,7 @@
  * drift over every run instead of charging it to one. Per run it records req/s, latency, the
  * server's CPU time per request (µs, /proc/<pid>/stat over the measured window) and the bytes its
  * JavaScript heap allocated per request (allocationProbe.ts), RSS and, traced, the spans received.
- * It prints every round, then each run's medians and the medians' ratios to both floors. CPU and
+ * It prints every round, then each run's medians and the medians' ratios to the floors. CPU and
  * allocation per request depend little on the machine's load; req/s does.
  *
  *   npm run bench:read                                  # builds dist/ first, then runs this file
@@ -27,7 +29,7 @@
  *   BENCH_PROFILE=1 npm run bench:read                  # a CPU profile of the untraced service (round 1)
  *
  * Settings (environment): BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_CONNECTIONS
- * (64), BENCH_RUNS (floor,floor-prepared,service,traced), BENCH_TRACE_RATIO (0.1), BENCH_NODE_FLAGS
+ * (64), BENCH_RUNS (floor,floor-prepared,framework,service,traced), BENCH_TRACE_RATIO (0.1), BENCH_NODE_FLAGS
  * (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's
  * 23 connections less the one each of its three queues keeps for LISTEN, src/db/Database.ts),
  * BENCH_PROFILE, BENCH_PROFILE_DIR, DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the
@@ -63,9 +65,10 @@ const FLOOR_POOL = Number(process.env["BENCH_FLOOR_POOL"] ?? 20)
 const TRACE_RATIO = process.env["BENCH_TRACE_RATIO"] ?? "0.1"
 const PROFILE = ["1", "true"].includes(process.env["BENCH_PROFILE"] ?? "")
 const SERVER_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const RUN_NAMES = ["floor", "floor-prepared", "service", "traced", "traced-always"] as const
+const RUN_NAMES = ["floor", "floor-prepared", "framework", "service", "traced", "traced-always"] as const
+const FLOORS: ReadonlyArray<RunName> = ["floor", "floor-prepared", "framework"]
 type RunName = typeof RUN_NAMES[number]
-const RUNS = (process.env["BENCH_RUNS"] ?? "floor,floor-prepared,service,traced").split(",").map((name) =>
+const RUNS = (process.env["BENCH_RUNS"] ?? "floor,floor-prepared,framework,service,traced").split(",").map((name) =>
   name.trim()
 ) as Array<RunName>
 for (const name of RUNS) {
@@ -101,6 +104,13 @@ const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profile
       DATABASE_URL: scratch.database!.url,
       POOL_MAX: String(FLOOR_POOL),
       FLOOR_PREPARED: run === "floor-prepared" ? "1" : "0",
+      ...probe.env
+    }, ["/healthz"])
+  }
+  if (run === "framework") {
+    return startChild(run, [...probe.flags, "test/load/readFramework.ts"], {
+      DATABASE_URL: scratch.database!.url,
+      POOL_MAX: String(FLOOR_POOL),
       ...probe.env
     }, ["/healthz"])
   }
@@ -200,16 +210,19 @@ const summarize = (results: ReadonlyArray<Measured>) => {
       peak_rss_mib: median(of.map((r) => r.rss_mib.peak))
     }
   })
-  const floors = runs.filter((r) => r.run === "floor" || r.run === "floor-prepared")
+  const floors = runs.filter((r) => FLOORS.includes(r.run))
   const ratio = (a: number, b: number) => Number((a / b).toFixed(2))
+  // Each run against every floor below it: the framework against the plain ones, the service against all three.
   const ratios = Object.fromEntries(
-    runs.filter((r) => !floors.includes(r)).map((r) => [
+    runs.filter((r) => r.run !== "floor" && r.run !== "floor-prepared").map((r) => [
       r.run,
-      Object.fromEntries(floors.map((floor) => [floor.run, {
-        req_per_s: ratio(r.req_per_s, floor.req_per_s),
-        cpu_per_request: ratio(r.cpu_us_per_request, floor.cpu_us_per_request),
-        alloc_per_request: ratio(r.alloc_kib_per_request, floor.alloc_kib_per_request)
-      }]))
+      Object.fromEntries(
+        floors.filter((floor) => floor !== r).map((floor) => [floor.run, {
+          req_per_s: ratio(r.req_per_s, floor.req_per_s),
+          cpu_per_request: ratio(r.cpu_us_per_request, floor.cpu_us_per_request),
+          alloc_per_request: ratio(r.alloc_kib_per_request, floor.alloc_kib_per_request)
+        }])
+      )
     ])
   )
   return { runs, ratios }

@@ -32,7 +32,8 @@ const KEY_BY_HASH = `
 const TENANT_BY_ID = `
   SELECT t.id, t.name, t.tax_id, t.verified,
     EXISTS (SELECT 1 FROM tenants o WHERE o.tax_id = t.tax_id AND o.verified AND o.id <> t.id) AS verified_by_another,
-    t.status, t.plan, t.monthly_quota, t.simples_nacional, t.registration, t.created_at, q.used
+    t.status, t.plan, t.monthly_quota, t.simples_nacional, t.registration,
+    t.note_mail_enabled, t.note_mail_sender_name, t.created_at, q.used
   FROM tenants t
   LEFT JOIN quota_usage q ON q.tenant_id = t.id AND q.period = $2
   WHERE t.id = $1`
@@ -54,6 +55,8 @@ interface TenantRow {
   readonly monthly_quota: number
   readonly simples_nacional: string
   readonly registration: { readonly address?: object | null } | null
+  readonly note_mail_enabled: boolean
+  readonly note_mail_sender_name: string | null
   readonly created_at: Date
   readonly used: number | null
 }
@@ -126,6 +129,7 @@ const server = createServer((request, response) => {
         ...tenant.registration,
         address: tenant.registration?.address == null ? null : { complement: null, ...tenant.registration.address }
       },
+      note_mail: { enabled: tenant.note_mail_enabled, sender_name: tenant.note_mail_sender_name },
       created_at: tenant.created_at.toISOString()
     })
   })().catch(() => {
