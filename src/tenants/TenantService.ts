@@ -79,13 +79,22 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
         return toTenant(row.value, quotaPeriod(at))
       })
 
-    /** The tenant; as the request's key authentication read it when it is that tenant's key. */
-    const get = Effect.fn("TenantService.get")(function*(tenantId: TenantId) {
-      const authenticated = yield* Effect.serviceOption(AuthenticatedTenant)
-      if (Option.isNone(authenticated) || authenticated.value.row.id !== tenantId) return yield* read(tenantId)
-      const row = yield* decodeTenantUsage(authenticated.value.row)
-      return toTenant(row, quotaPeriod(authenticated.value.at))
-    })
+    /**
+     * The tenant; as the request's key authentication read it when it is that tenant's key. A chain
+     * without a span of its own on that path: every key's read of its tenant runs it, and it reads
+     * nothing (the authentication's statement, traced, did). A read from the database is traced.
+     */
+    const get = (tenantId: TenantId) =>
+      Effect.flatMap(
+        Effect.serviceOption(AuthenticatedTenant),
+        (authenticated) =>
+          Option.isSome(authenticated) && authenticated.value.row.id === tenantId
+            ? Effect.map(
+              decodeTenantUsage(authenticated.value.row),
+              (row) => toTenant(row, quotaPeriod(authenticated.value.at))
+            )
+            : Effect.withSpan(read(tenantId), "TenantService.get")
+      )
 
     /**
      * Changes the tenant's name, Simples Nacional option, registration or note mail settings (the route allows owners and

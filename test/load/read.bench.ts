@@ -12,6 +12,9 @@
  *                   sampling a tenth of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
  *                   OTEL_TRACES_SAMPLER_ARG=BENCH_TRACE_RATIO, 0.1),
  *   traced-always   the same recording every trace (not run unless named in BENCH_RUNS),
+ *   base            with BENCH_BASE (another built copy of the repository, e.g. the commit before a
+ *                   change), that copy's service started as `service` is, so a change is measured in
+ *                   the same rounds as the floors,
  * on one PostgreSQL database created for the run and dropped afterwards.
  *
  * The runs are interleaved: BENCH_ROUNDS rounds, each running every run once in an order that
@@ -27,12 +30,13 @@
  *   BENCH_ROUNDS=5 BENCH_SECONDS=8 npm run bench:read
  *   BENCH_RUNS=floor,service npm run bench:read         # a subset
  *   BENCH_PROFILE=1 npm run bench:read                  # a CPU profile of the untraced service (round 1)
+ *   BENCH_BASE=/work/wt-base BENCH_RUNS=framework,service,base npm run bench:read
  *
  * Settings (environment): BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_CONNECTIONS
  * (64), BENCH_RUNS (floor,floor-prepared,framework,service,traced), BENCH_TRACE_RATIO (0.1), BENCH_NODE_FLAGS
  * (`node` flags for the service besides those of `npm start`), BENCH_FLOOR_POOL (20: the service's
  * 23 connections less the one each of its three queues keeps for LISTEN, src/db/Database.ts),
- * BENCH_PROFILE, BENCH_PROFILE_DIR, DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the
+ * BENCH_PROFILE, BENCH_PROFILE_DIR, BENCH_BASE, DATABASE_URL (postgres://postgres@127.0.0.1:5432/test: the
  * server on which the run's database is created).
  */
 import autocannon from "autocannon"
@@ -65,14 +69,18 @@ const FLOOR_POOL = Number(process.env["BENCH_FLOOR_POOL"] ?? 20)
 const TRACE_RATIO = process.env["BENCH_TRACE_RATIO"] ?? "0.1"
 const PROFILE = ["1", "true"].includes(process.env["BENCH_PROFILE"] ?? "")
 const SERVER_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const RUN_NAMES = ["floor", "floor-prepared", "framework", "service", "traced", "traced-always"] as const
+const RUN_NAMES = ["floor", "floor-prepared", "framework", "service", "traced", "traced-always", "base"] as const
 const FLOORS: ReadonlyArray<RunName> = ["floor", "floor-prepared", "framework"]
 type RunName = typeof RUN_NAMES[number]
-const RUNS = (process.env["BENCH_RUNS"] ?? "floor,floor-prepared,framework,service,traced").split(",").map((name) =>
-  name.trim()
-) as Array<RunName>
+const BASE = process.env["BENCH_BASE"]
+const RUNS = (process.env["BENCH_RUNS"] ?? `floor,floor-prepared,framework,service,traced${BASE ? ",base" : ""}`).split(
+  ","
+).map((name) => name.trim()) as Array<RunName>
 for (const name of RUNS) {
   if (!RUN_NAMES.includes(name)) throw new Error(`BENCH_RUNS: unknown run "${name}" (known: ${RUN_NAMES.join(", ")})`)
+}
+if (RUNS.includes("base") && BASE === undefined) {
+  throw new Error("BENCH_RUNS names base: set BENCH_BASE to a built tree")
 }
 
 const runId = randomBytes(4).toString("hex")
@@ -114,7 +122,9 @@ const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profile
       ...probe.env
     }, ["/healthz"])
   }
-  const exported: Record<string, string> = run === "service" ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint }
+  const exported: Record<string, string> = run === "service" || run === "base"
+    ? {}
+    : { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint }
   const sampled: Record<string, string> = run === "traced"
     ? { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: TRACE_RATIO }
     : run === "traced-always"
@@ -125,7 +135,8 @@ const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profile
     run,
     [...serviceNodeFlags, ...probe.flags, ...profile, "dist/main.js"],
     serviceEnv({ ...exported, ...sampled, ...probe.env }),
-    ["/healthz", "/readyz"]
+    ["/healthz", "/readyz"],
+    run === "base" ? BASE : undefined
   )
 }
 
@@ -212,16 +223,18 @@ const summarize = (results: ReadonlyArray<Measured>) => {
   })
   const floors = runs.filter((r) => FLOORS.includes(r.run))
   const ratio = (a: number, b: number) => Number((a / b).toFixed(2))
-  // Each run against every floor below it: the framework against the plain ones, the service against all three.
+  // Each run against every floor below it (the framework against the plain ones), and the service
+  // against the base tree when there is one.
   const ratios = Object.fromEntries(
     runs.filter((r) => r.run !== "floor" && r.run !== "floor-prepared").map((r) => [
       r.run,
       Object.fromEntries(
-        floors.filter((floor) => floor !== r).map((floor) => [floor.run, {
-          req_per_s: ratio(r.req_per_s, floor.req_per_s),
-          cpu_per_request: ratio(r.cpu_us_per_request, floor.cpu_us_per_request),
-          alloc_per_request: ratio(r.alloc_kib_per_request, floor.alloc_kib_per_request)
-        }])
+        [...floors, ...(r.run === "service" ? runs.filter((b) => b.run === "base") : [])].filter((floor) => floor !== r)
+          .map((floor) => [floor.run, {
+            req_per_s: ratio(r.req_per_s, floor.req_per_s),
+            cpu_per_request: ratio(r.cpu_us_per_request, floor.cpu_us_per_request),
+            alloc_per_request: ratio(r.alloc_kib_per_request, floor.alloc_kib_per_request)
+          }])
       )
     ])
   )
@@ -281,9 +294,12 @@ const main = async () => {
         const spansBefore = receiver.counts.spans
         let measured: Measured
         try {
-          // Every run must do the same work: the same tenant, the same JSON, field for field.
+          // Every run must do the same work: the same tenant, the same JSON, field for field. A floor
+          // that answers less than the service measures less work: the run stops, naming the difference.
           const body = JSON.stringify(await checkRead(child, path, token))
-          if (body !== expected) console.log(`  note: ${run}'s body differs:\n    ${body}\n    ${expected}`)
+          if (body !== expected && run !== "base") {
+            throw new Error(`${run}'s body differs from the service's:\n    ${body}\n    ${expected}`)
+          }
           measured = await measure(run, round, child, path, token, probeFile)
         } finally {
           // The exporter flushes at the exit: every span of the run is in by then.
