@@ -33,7 +33,7 @@ import { sessionTokenPattern } from "../domain/Tokens.js"
 import { RateLimiter } from "../ratelimit/RateLimiter.js"
 import { AuthenticatedTenant, TenantService } from "../tenants/TenantService.js"
 import { KeyService } from "./KeyService.js"
-import { type EndpointPolicy, policyTable, requireRole, requireSameTenant, requireScope } from "./Policy.js"
+import { type EndpointPolicy, keyRefusal, policyTable, requireRole } from "./Policy.js"
 
 const BEARER = /^Bearer +([^\s]+)$/i
 
@@ -103,17 +103,20 @@ const make = Effect.gen(function*() {
   }
 
   // Fails closed: only an endpoint of another API than the one checked above can have no policy.
+  const noPolicy = (endpoint: HttpApiEndpoint.Top) =>
+    Effect.die(new Error(`no endpoint policy for ${endpoint.method} ${endpoint.path}`))
   const currentPolicy = (endpoint: HttpApiEndpoint.Top) => {
     const policy = policyFor(endpoint)
     return policy === undefined
-      ? Effect.die(new Error(`no endpoint policy for ${endpoint.method} ${endpoint.path}`))
+      ? noPolicy(endpoint)
       : Effect.map(HttpRouter.params, (params) => ({ pathTenantId: params["tenantId"], policy }))
   }
 
   /**
    * An API key's request: the key verified, its ids on the span, its and its tenant's buckets drawn,
    * the path's tenant and the endpoint's scope checked, then `serve` with the principal and the
-   * tenant read with the key. A chain rather than a generator: every key-authenticated request runs it.
+   * tenant read with the key. A chain rather than a generator, its checks one synchronous step:
+   * every key-authenticated request runs it.
    */
   const withKey = <A, E, R>(
     token: string,
@@ -130,14 +133,16 @@ const make = Effect.gen(function*() {
           { key: `key:${principal.keyId}`, policy: keyBucket },
           { key: `tenant:${principal.tenantId}`, policy: tenantBucket }
         ])),
-        Effect.andThen(currentPolicy(endpoint)),
-        Effect.flatMap(({ pathTenantId, policy }) =>
-          Effect.andThen(
-            requireSameTenant(pathTenantId, principal.tenantId),
-            requireScope(policy.scope, principal.scopes)
+        Effect.andThen(Effect.withFiber((fiber): Effect.Effect<A, E | NotFound | InsufficientScope, R> => {
+          const policy = policyFor(endpoint)
+          if (policy === undefined) return noPolicy(endpoint)
+          const route = Context.getUnsafe(
+            fiber.context as Context.Context<HttpRouter.RouteContext>,
+            HttpRouter.RouteContext
           )
-        ),
-        Effect.andThen(() => serve(principal, tenant))
+          const refusal = keyRefusal(route.params["tenantId"], principal.tenantId, policy.scope, principal.scopes)
+          return refusal === undefined ? serve(principal, tenant) : Effect.fail(refusal)
+        }))
       ))
 
   const authenticateSession = (token: string, endpoint: HttpApiEndpoint.Top) =>

@@ -95,19 +95,24 @@ export const policyTable = <Id extends string, Groups extends HttpApiGroup.Const
     return Effect.succeed((method: string, path: string) => index.get(`${method} ${path}`))
   })
 
-/** Another tenant's path answers as if it did not exist, so tenants cannot be probed. */
-export const requireSameTenant = (pathTenantId: string | undefined, tenantId: string) =>
-  pathTenantId === undefined || pathTenantId === tenantId ? Effect.void : Effect.fail(new NotFound())
-
-export const requireScope = (required: Scope | null, granted: ReadonlyArray<Scope>) =>
-  required === null || granted.includes(required)
-    ? Effect.void
-    : Effect.fail(
-      new InsufficientScope({
-        message: `This endpoint requires the \`${required}\` scope.`,
-        required_scope: required
-      })
-    )
+/**
+ * Why a key may not make this request, if it may not: another tenant's path answers as if it did
+ * not exist, so tenants cannot be probed; then the endpoint's scope. A plain check, not an effect:
+ * every key-authenticated request makes it.
+ */
+export const keyRefusal = (
+  pathTenantId: string | undefined,
+  tenantId: string,
+  required: Scope | null,
+  granted: ReadonlyArray<Scope>
+): NotFound | InsufficientScope | undefined => {
+  if (pathTenantId !== undefined && pathTenantId !== tenantId) return new NotFound()
+  if (required === null || granted.includes(required)) return undefined
+  return new InsufficientScope({
+    message: `This endpoint requires the \`${required}\` scope.`,
+    required_scope: required
+  })
+}
 
 export const requireRole = (required: ReadonlyArray<Role> | null, role: Role) =>
   required === null || required.includes(role)

@@ -17,14 +17,7 @@ import {
   type Role,
   type Scope
 } from "../../src/domain/Principal.js"
-import {
-  endpointPolicies,
-  type EndpointPolicy,
-  policyTable,
-  requireRole,
-  requireSameTenant,
-  requireScope
-} from "../../src/keys/Policy.js"
+import { endpointPolicies, type EndpointPolicy, keyRefusal, policyTable, requireRole } from "../../src/keys/Policy.js"
 import { addMember, expectError, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { makeTestApp, rawRequest, testDatabases } from "../support/TestApp.js"
@@ -172,31 +165,37 @@ describe("authorization rules", () => {
   }
   const errorOf = <E>(effect: Effect.Effect<void, E>) => Effect.runSync(Effect.flip(effect))
 
-  it("requireScope passes a granted or absent scope and names a missing one", () => {
-    expect(failureOf(requireScope(null, []))).toBeUndefined()
-    expect(failureOf(requireScope("documents:read", ["documents:read"]))).toBeUndefined()
-    expect(failureOf(requireScope("webhooks:write", allScopes))).toBeUndefined()
+  it("keyRefusal passes a granted or absent scope and names a missing one", () => {
+    const refusal = (required: Scope | null, granted: ReadonlyArray<Scope>) =>
+      keyRefusal(undefined, "ten_a", required, granted)
+    expect(refusal(null, [])).toBeUndefined()
+    expect(refusal("documents:read", ["documents:read"])).toBeUndefined()
+    expect(refusal("webhooks:write", allScopes)).toBeUndefined()
     for (const scope of allScopes) {
-      const error = errorOf(requireScope(scope, allScopes.filter((s) => s !== scope)))
-      expect(error._tag).toBe("InsufficientScope")
-      expect(error.code).toBe("insufficient_scope")
-      expect(error.required_scope).toBe(scope)
-      expect(error.message).toContain(scope)
+      const error = refusal(scope, allScopes.filter((s) => s !== scope))
+      expect(error?._tag).toBe("InsufficientScope")
+      expect(error?.code).toBe("insufficient_scope")
+      expect(error?._tag === "InsufficientScope" && error.required_scope).toBe(scope)
+      expect(error?.message).toContain(scope)
     }
     // Related scopes do not stand in for each other.
-    expect(errorOf(requireScope("documents:write", ["documents:read", "documents:cancel"])).required_scope).toBe(
-      "documents:write"
-    )
-    expect(errorOf(requireScope("webhooks:read", ["webhooks:write"])).required_scope).toBe("webhooks:read")
+    const write = refusal("documents:write", ["documents:read", "documents:cancel"])
+    expect(write?._tag === "InsufficientScope" && write.required_scope).toBe("documents:write")
+    const read = refusal("webhooks:read", ["webhooks:write"])
+    expect(read?._tag === "InsufficientScope" && read.required_scope).toBe("webhooks:read")
   })
 
-  it("requireSameTenant passes the key's own tenant or a path without one, and is 404 otherwise", () => {
-    expect(failureOf(requireSameTenant(undefined, "ten_a"))).toBeUndefined()
-    expect(failureOf(requireSameTenant("ten_a", "ten_a"))).toBeUndefined()
+  it("keyRefusal passes the key's own tenant or a path without one, and is 404 otherwise, before any scope", () => {
+    expect(keyRefusal(undefined, "ten_a", null, [])).toBeUndefined()
+    expect(keyRefusal("ten_a", "ten_a", null, [])).toBeUndefined()
     for (const other of ["ten_b", "", "TEN_A", "ten_a "]) {
-      const error = errorOf(requireSameTenant(other, "ten_a"))
-      expect(error._tag).toBe("NotFound")
-      expect(error.code).toBe("not_found")
+      // Another tenant's path is the 404 of an unknown tenant even when the scope is missing too,
+      // so a key without the scope cannot tell other tenants' ids from unknown ones.
+      for (const granted of [allScopes, []]) {
+        const error = keyRefusal(other, "ten_a", "documents:read", granted)
+        expect(error?._tag).toBe("NotFound")
+        expect(error?.code).toBe("not_found")
+      }
     }
   })
 
