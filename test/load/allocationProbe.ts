@@ -5,11 +5,12 @@
  * service). The first SIGUSR2 opens the window, the second closes it and writes one JSON line to
  * ALLOCATION_PROBE_FILE:
  *
- *   { allocated_bytes, gcs, gc_pause_ms, heap_used_after_mib }
+ *   { allocated_bytes, gcs, gc_pause_ms, gc_pause_us, heap_used_after_mib }
  *
  * Allocated bytes = the heap's growth over the window plus what every collection in it freed
  * (V8's GCProfiler reports the heap before and after each), so it counts garbage too, which is
- * what the request path costs the collector. It does not depend on the machine's load.
+ * what the request path costs the collector. It does not depend on the machine's load. The pauses
+ * (`gc_pause_us`, V8's cost of each collection on the main thread) are what that garbage cost in time.
  */
 import { writeFileSync } from "node:fs"
 import { GCProfiler, getHeapStatistics } from "node:v8"
@@ -47,6 +48,7 @@ if (file !== undefined) {
         allocated_bytes: usedAtEnd - window.usedAtStart + freed,
         gcs: gcs.length,
         gc_pause_ms: Math.round(gcs.reduce((sum, gc) => sum + gc.cost, 0) / 1000),
+        gc_pause_us: Math.round(gcs.reduce((sum, gc) => sum + gc.cost, 0)),
         heap_used_after_mib: Math.round(usedAtEnd / 1048576)
       }) + "\n"
     )

@@ -194,6 +194,7 @@ export interface Allocation {
   readonly allocated_bytes: number
   readonly gcs: number
   readonly gc_pause_ms: number
+  readonly gc_pause_us: number
   readonly heap_used_after_mib: number
 }
 

@@ -22,7 +22,8 @@
  * not counted, then BENCH_SECONDS s measured). A shared machine drifts; interleaving spreads the
  * drift over every run instead of charging it to one. Per run it records req/s, latency, the
  * server's CPU time per request (µs, /proc/<pid>/stat over the measured window) and the bytes its
- * JavaScript heap allocated per request (allocationProbe.ts), RSS and, traced, the spans received.
+ * JavaScript heap allocated per request with the collector's pauses per request (allocationProbe.ts),
+ * RSS and, traced, the spans received.
  * It prints every round, then each run's medians and the medians' ratios to the floors. CPU and
  * allocation per request depend little on the machine's load; req/s does.
  *
@@ -153,6 +154,7 @@ interface Measured {
   readonly cpu_us_per_request: number
   readonly alloc_kib_per_request: number
   readonly gcs: number
+  readonly gc_us_per_request: number
   readonly failures: number
   readonly rss_mib: { readonly idle: number; readonly peak: number }
   readonly spans_per_request?: number
@@ -186,6 +188,7 @@ const measure = async (run: RunName, round: number, child: Child, path: string, 
         ? NaN
         : Number((allocation.allocated_bytes / requests / 1024).toFixed(1)),
       gcs: allocation?.gcs ?? NaN,
+      gc_us_per_request: allocation === undefined ? NaN : Number((allocation.gc_pause_us / requests).toFixed(1)),
       failures: result.non2xx + result.errors + result.timeouts,
       rss_mib: { idle: Math.round(idle), peak: Math.round(peak) }
     }
@@ -218,6 +221,7 @@ const summarize = (results: ReadonlyArray<Measured>) => {
       p99_ms: median(of.map((r) => r.p99_ms)),
       cpu_us_per_request: median(of.map((r) => r.cpu_us_per_request)),
       alloc_kib_per_request: median(of.map((r) => r.alloc_kib_per_request)),
+      gc_us_per_request: median(of.map((r) => r.gc_us_per_request)),
       peak_rss_mib: median(of.map((r) => r.rss_mib.peak))
     }
   })
@@ -336,6 +340,7 @@ const main = async () => {
       "p99 ms",
       "CPU µs/req",
       "alloc KiB/req",
+      "GC µs/req",
       "GCs",
       "failed",
       "RSS MiB",
@@ -349,6 +354,7 @@ const main = async () => {
       String(r.p99_ms),
       String(r.cpu_us_per_request),
       fixed(r.alloc_kib_per_request, 1),
+      fixed(r.gc_us_per_request, 1),
       fixed(r.gcs),
       String(r.failures),
       `${r.rss_mib.idle} → ${r.rss_mib.peak}`,
@@ -357,13 +363,14 @@ const main = async () => {
   )
   const summary = summarize(results)
   table(
-    ["median of " + ROUNDS, "req/s", "p99 ms", "CPU µs/req", "alloc KiB/req", "peak RSS MiB"],
+    ["median of " + ROUNDS, "req/s", "p99 ms", "CPU µs/req", "alloc KiB/req", "GC µs/req", "peak RSS MiB"],
     summary.runs.map((r) => [
       r.run,
       fixed(r.req_per_s),
       fixed(r.p99_ms),
       fixed(r.cpu_us_per_request),
       fixed(r.alloc_kib_per_request, 1),
+      fixed(r.gc_us_per_request, 1),
       fixed(r.peak_rss_mib)
     ])
   )
