@@ -47,8 +47,13 @@ interface Bucket {
 
 const MAX_ENTRIES = 100_000
 
+/** The memory's buckets, which can also be drawn synchronously at a time the caller read. */
+export interface MemoryBuckets extends BucketStore<never> {
+  readonly drawAt: (draws: ReadonlyArray<Draw>, now: number) => DrawResult
+}
+
 /** Buckets in this instance's memory, on the Effect clock (tests drive it), bounded in size. */
-export const makeMemoryBuckets: Effect.Effect<BucketStore<never>> = Effect.sync(() => {
+export const makeMemoryBuckets: Effect.Effect<MemoryBuckets> = Effect.sync(() => {
   const buckets = new Map<string, Bucket>()
   const marks = new Map<string, number>()
 
@@ -66,33 +71,34 @@ export const makeMemoryBuckets: Effect.Effect<BucketStore<never>> = Effect.sync(
   }
 
   // Loops rather than array callbacks, and a bucket updated in place: every authenticated request draws.
-  const draw = (draws: ReadonlyArray<Draw>) =>
-    Effect.map(Clock.currentTimeMillis, (now): DrawResult => {
-      const levels = new Array<number>(draws.length)
-      let allowed = true
-      for (let i = 0; i < draws.length; i++) {
-        const level = levelOf(draws[i]!.key, draws[i]!.policy, now)
-        levels[i] = level
-        if (level < 1) allowed = false
+  const drawAt = (draws: ReadonlyArray<Draw>, now: number): DrawResult => {
+    const levels = new Array<number>(draws.length)
+    let allowed = true
+    for (let i = 0; i < draws.length; i++) {
+      const level = levelOf(draws[i]!.key, draws[i]!.policy, now)
+      levels[i] = level
+      if (level < 1) allowed = false
+    }
+    if (!allowed) return { allowed, levels }
+    for (let i = 0; i < draws.length; i++) {
+      const { cost = 1, key, policy } = draws[i]!
+      if (cost === 0) continue
+      const level = levels[i]! - cost
+      levels[i] = level
+      const bucket = buckets.get(key)
+      if (bucket !== undefined) {
+        bucket.tokens = level
+        bucket.at = now
+        bucket.policy = policy
+      } else {
+        if (buckets.size >= MAX_ENTRIES) prune(now)
+        buckets.set(key, { tokens: level, at: now, policy })
       }
-      if (!allowed) return { allowed, levels }
-      for (let i = 0; i < draws.length; i++) {
-        const { cost = 1, key, policy } = draws[i]!
-        if (cost === 0) continue
-        const level = levels[i]! - cost
-        levels[i] = level
-        const bucket = buckets.get(key)
-        if (bucket !== undefined) {
-          bucket.tokens = level
-          bucket.at = now
-          bucket.policy = policy
-        } else {
-          if (buckets.size >= MAX_ENTRIES) prune(now)
-          buckets.set(key, { tokens: level, at: now, policy })
-        }
-      }
-      return { allowed, levels }
-    })
+    }
+    return { allowed, levels }
+  }
+
+  const draw = (draws: ReadonlyArray<Draw>) => Effect.map(Clock.currentTimeMillis, (now) => drawAt(draws, now))
 
   const reset = (key: string) => Effect.sync(() => void buckets.delete(key))
 
@@ -117,5 +123,5 @@ export const makeMemoryBuckets: Effect.Effect<BucketStore<never>> = Effect.sync(
       return false
     })
 
-  return { draw, reset, remember, remembers }
+  return { draw, drawAt, reset, remember, remembers }
 })

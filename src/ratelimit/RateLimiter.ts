@@ -11,7 +11,14 @@ import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/h
 import type { Redis } from "ioredis"
 import { RateLimited } from "../domain/Errors.js"
 import { rateLimitFallbacks } from "../telemetry/Metrics.js"
-import { type BucketPolicy, type BucketStore, type Draw, type DrawResult, makeMemoryBuckets } from "./Buckets.js"
+import {
+  type BucketPolicy,
+  type BucketStore,
+  type Draw,
+  type DrawResult,
+  makeMemoryBuckets,
+  type MemoryBuckets
+} from "./Buckets.js"
 import { makeRedisBuckets, type RedisUnavailable } from "./RedisBuckets.js"
 export { rateLimitFallbacks }
 
@@ -83,18 +90,35 @@ const headersOf = (limits: ReadonlyArray<Limit>, result: DrawResult) => {
   return { headers, retryAfter }
 }
 
+/** The request's answer to a draw: the binding bucket's headers on its response, and a refusal as `RateLimited`. */
+const settle = (context: Context.Context<never>, limits: ReadonlyArray<Limit>, result: DrawResult) => {
+  const { headers, retryAfter } = headersOf(limits, result)
+  HttpEffect.appendPreResponseHandlerUnsafe(
+    context,
+    (_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+  )
+  return result.allowed ? Effect.void : Effect.fail(new RateLimited({ retry_after: retryAfter }))
+}
+
 const makeLimiter = (store: BucketStore<never>): RateLimiterShape => ({
   consume: (limits) =>
-    Effect.flatMap(store.draw(limits), (result) => {
-      const { headers, retryAfter } = headersOf(limits, result)
-      return HttpEffect.appendPreResponseHandler((_, response) =>
-        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-      ).pipe(Effect.andThen(result.allowed ? Effect.void : Effect.fail(new RateLimited({ retry_after: retryAfter }))))
-    }),
+    Effect.flatMap(store.draw(limits), (result) => Effect.withFiber((fiber) => settle(fiber.context, limits, result))),
   record: (key, policy) => Effect.asVoid(store.draw([{ key, policy }])),
   reset: store.reset,
   remember: store.remember,
   remembers: store.remembers
+})
+
+/**
+ * Memory alone decides without waiting, so a request's draw is one step: the clock read, the
+ * buckets drawn and the answer settled in place (every authenticated request draws).
+ */
+const makeMemoryLimiter = (store: MemoryBuckets): RateLimiterShape => ({
+  ...makeLimiter(store),
+  consume: (limits) =>
+    Effect.withFiber((fiber) =>
+      settle(fiber.context, limits, store.drawAt(limits, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()))
+    )
 })
 
 const describe = (error: RedisUnavailable | Cause.TimeoutError, timeout: Duration.Duration) =>
@@ -187,7 +211,7 @@ const connectRedis = (options: RedisLimiterOptions) =>
 
 export class RateLimiter extends Context.Service<RateLimiter, RateLimiterShape>()("etd/RateLimiter") {
   /** Buckets in this instance's memory: a single instance, development and tests. */
-  static readonly memory = Layer.effect(this, Effect.map(makeMemoryBuckets, makeLimiter))
+  static readonly memory = Layer.effect(this, Effect.map(makeMemoryBuckets, makeMemoryLimiter))
 
   /** Buckets in Redis, shared by every instance, with this instance's memory as the fallback. */
   static readonly redis = (options: RedisLimiterOptions) =>
