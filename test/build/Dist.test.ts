@@ -124,10 +124,12 @@ describe("the built service (dist/, as npm start runs it)", () => {
   it("npm start sets no heap cap: a burst of large bodies may grow the heap, not stop the process", () => {
     const start = (JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { scripts: { start: string } })
       .scripts.start
-    expect(start).toMatch(/^exec node .*dist\/main\.js$/)
+    expect(start).toMatch(/^(?:[A-Z_]+=\S+ )*exec node .*dist\/main\.js$/)
     expect(start).not.toMatch(/--max-old-space-size|--max-heap-size/)
-    // Major collections come sooner instead (docs/operations.md, Memory): RSS < 250 MiB under load.
+    // Major collections come sooner instead, and the helper threads share two malloc arenas
+    // (docs/operations.md, Memory): RSS < 250 MiB under load.
     expect(start).toContain("--heap-growing-percent=")
+    expect(start).toMatch(/^MALLOC_ARENA_MAX=\d+ /)
   })
 
   it("loads PGlite, ioredis and nodemailer only when its configuration uses them (RSS of an instance)", () => {

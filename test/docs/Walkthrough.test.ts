@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { appConfig } from "../../src/Config.js"
-import { serviceNodeFlags } from "../load/children.js"
+import { serviceStart } from "../load/children.js"
 import { freePort } from "../load/loadgen.js"
 import { hasTool } from "../support/tools.js"
 import { walkthroughBlocks } from "./markdown.js"
@@ -59,9 +59,9 @@ const startService = async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   serviceOutput = ""
-  const child = spawn(process.execPath, [...serviceNodeFlags, "dist/main.js"], {
+  const child = spawn(process.execPath, [...serviceStart.flags, "dist/main.js"], {
     cwd: root,
-    env: { PATH: process.env["PATH"] ?? "", PORT: String(port), DATA_DIR: dataDir },
+    env: { PATH: process.env["PATH"] ?? "", ...serviceStart.env, PORT: String(port), DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"]
   })
   service = child

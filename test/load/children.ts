@@ -17,16 +17,27 @@ import { freePort } from "./loadgen.js"
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 
 /**
- * The `node` flags `npm start` gives the service (package.json), so the benchmarks run it with the
- * same heap settings; BENCH_NODE_FLAGS (space-separated) adds to them.
+ * How `npm start` of the tree at `tree` runs the service (its package.json): the environment it sets
+ * before `exec` and the `node` flags, so the benchmarks run each tree with its own memory settings;
+ * BENCH_NODE_FLAGS (space-separated) adds to the flags.
  */
-export const serviceNodeFlags: ReadonlyArray<string> = [
-  ...(/^exec node (.*)dist\/main\.js$/.exec(
-    (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { scripts: Record<string, string> })
-      .scripts["start"] ?? ""
-  )?.[1] ?? "").split(" "),
-  ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ")
-].filter((flag) => flag !== "")
+export const startCommand = (tree: string = root) => {
+  const script = (JSON.parse(readFileSync(resolve(tree, "package.json"), "utf8")) as {
+    scripts: Record<string, string>
+  }).scripts["start"] ?? ""
+  const parsed = /^((?:[A-Z_]+=\S+ )*)exec node (.*)dist\/main\.js$/.exec(script)
+  if (parsed === null) {
+    throw new Error(`${tree}/package.json: npm start is not "[VAR=value …] exec node … dist/main.js"`)
+  }
+  const words = (text: string | undefined) => (text ?? "").split(" ").filter((word) => word !== "")
+  return {
+    env: Object.fromEntries(words(parsed[1]).map((assignment) => assignment.split("=", 2) as [string, string])),
+    flags: [...words(parsed[2]), ...words(process.env["BENCH_NODE_FLAGS"])]
+  }
+}
+
+/** This tree's `npm start`. */
+export const serviceStart = startCommand()
 
 /** How long a child may take to answer its health paths (a busy machine starts slowly). */
 const START_MS = 120_000
@@ -182,6 +193,30 @@ export const cpuMicros = (pid: number | undefined) => {
   } catch {
     return NaN
   }
+}
+
+/**
+ * CPU microseconds so far of each thread of process `pid`, by thread name (`/proc/<pid>/task`): the
+ * JavaScript thread is named after the process, V8's and libuv's helpers have names of their own.
+ */
+export const threadCpuMicros = (pid: number | undefined) => {
+  const byName = new Map<string, number>()
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
+        const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        const micros = ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticksPerSecond
+        byName.set(name, (byName.get(name) ?? 0) + micros)
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  } catch {
+    // The process ended.
+  }
+  return byName
 }
 
 /** The `node` flag and environment that load allocationProbe.ts into a child, writing to `file`. */

@@ -12,7 +12,7 @@
  *   npm run test:crash
  *   CRASH_CLIENTS=16 CRASH_DURATION=60 CRASH_DOCUMENTS=3000 CRASH_KILL_INTERVAL=3 npm run test:crash
  *
- * The instances are child processes started as production starts them (`node dist/main.js`,
+ * The instances are child processes started as production starts them (`node dist/main.js` with `npm start`'s settings,
  * built by the npm script first), on a database created for the run and dropped afterwards. The
  * killer never kills the last instance that is serving: a client always has somewhere to retry, so its wait measures
  * the service's recovery (the dead instance's Idempotency-Key claims, 2 s leases) and not a
@@ -40,6 +40,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import { declareRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
+import { serviceStart } from "./children.js"
 import { freePort, makeChecks, percentile } from "./loadgen.js"
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000
@@ -110,9 +111,10 @@ const start = (instance: Instance, env: Record<string, string>) => {
   instance.ready = false
   instance.killedOnPurpose = false
   const startedAt = Date.now()
-  const child = spawn(process.execPath, ["dist/main.js"], {
+  const child = spawn(process.execPath, [...serviceStart.flags, "dist/main.js"], {
     env: {
       PATH: process.env["PATH"] ?? "",
+      ...serviceStart.env,
       ...env,
       PORT: String(instance.port),
       INSTANCE_ID: `crash-${instance.name}`

@@ -8,7 +8,7 @@
  *   npm run test:outage
  *   OUTAGE_CLIENTS=16 OUTAGE_SECONDS=15 OUTAGE_PHASES=postgres,both npm run test:outage
  *
- * The service runs as a child process (`node dist/main.js`, what `npm start` runs; the npm script builds it first) on a
+ * The service runs as a child process (`node dist/main.js` as `npm start` runs it; the npm script builds it first) on a
  * fresh database of its own. It reaches PostgreSQL and Redis through TCP proxies, and the outage is
  * the proxy's (`test/support/TcpProxy.ts`): every open connection is reset and new ones are
  * refused, which is what the service sees when a server stops, while the machine's servers, shared
@@ -31,6 +31,7 @@ import pg from "pg"
 import { declareRegistration } from "../support/registration.js"
 import { cnpj } from "../support/taxIds.js"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
+import { serviceStart } from "./children.js"
 import { freePort, makeChecks } from "./loadgen.js"
 
 const seconds = (name: string, fallback: number) => Number(process.env[name] ?? fallback) * 1000
@@ -130,9 +131,9 @@ let outputTail: Array<string> = []
 const redisWarnings: Array<{ phase: Phase; segment: Segment; why: string }> = []
 
 const startService = (env: Record<string, string>): ChildProcess => {
-  const child = spawn(process.execPath, ["dist/main.js"], {
+  const child = spawn(process.execPath, [...serviceStart.flags, "dist/main.js"], {
     cwd: new URL("../..", import.meta.url),
-    env: { PATH: process.env["PATH"] ?? "", ...env },
+    env: { PATH: process.env["PATH"] ?? "", ...serviceStart.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let pending = ""

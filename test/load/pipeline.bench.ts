@@ -34,7 +34,7 @@
  * WEBHOOKS_* settings are passed to the service when set.
  */
 import { cpus, totalmem } from "node:os"
-import { killChildren, root, serviceNodeFlags } from "./children.js"
+import { killChildren, root, serviceStart } from "./children.js"
 import { percentile } from "./loadgen.js"
 import { runPipeline } from "./pipelineRun.js"
 
@@ -81,7 +81,9 @@ const main = async () => {
     } GiB, node ${process.version}; simulator latency ${options.authorityLatencyMs} ms; body ${options.body}; ` +
       `limits ${options.defaultLimits ? "default" : "raised"}` +
       (Object.keys(passedThrough).length > 0 ? `; ${JSON.stringify(passedThrough)}` : "") +
-      `; node ${serviceNodeFlags.join(" ")}`
+      `; ${Object.entries(serviceStart.env).map(([name, value]) => `${name}=${value} `).join("")}node ${
+        serviceStart.flags.join(" ")
+      }`
   )
   const variants = BASE === undefined ? [["this", root] as const] : [["base", BASE] as const, ["this", root] as const]
   const results = new Map<string, Array<Awaited<ReturnType<typeof runPipeline>>>>()

@@ -26,8 +26,8 @@ import {
   machineCpu,
   postgresCpu,
   sampleRss,
-  serviceNodeFlags,
   startChild,
+  startCommand,
   stopChild
 } from "./children.js"
 import { makeChecks, percentile } from "./loadgen.js"
@@ -226,10 +226,13 @@ export const runPipeline = async (options: RunOptions) => {
       await admin.query(`ALTER DATABASE ${database.name} SET log_statement = 'all'`)
       await admin.end()
     }
+    // The tree as its own `npm start` runs it, memory settings included.
+    const start = startCommand(options.tree)
     service = await startChild(
       "service",
-      [...serviceNodeFlags, "dist/main.js"],
+      [...start.flags, "dist/main.js"],
       {
+        ...start.env,
         DATABASE_URL: database.url,
         DATA_DIR: dataDir,
         PASSWORD_HASH_COST: "1024",

@@ -21,7 +21,8 @@
  * rotates by one per round, each run on a fresh child alone on the machine (warm-up BENCH_WARMUP s,
  * not counted, then BENCH_SECONDS s measured). A shared machine drifts; interleaving spreads the
  * drift over every run instead of charging it to one. Per run it records req/s, latency, the
- * server's CPU time per request (µs, /proc/<pid>/stat over the measured window) and the bytes its
+ * server's CPU time per request (µs, /proc/<pid>/stat over the measured window) and of it the
+ * JavaScript thread's (/proc/<pid>/task: the rest is V8's and libuv's helper threads), the bytes its
  * JavaScript heap allocated per request with the collector's pauses per request (allocationProbe.ts),
  * RSS and, traced, the spans received.
  * It prints every round, then each run's medians and the medians' ratios to the floors. CPU and
@@ -54,9 +55,11 @@ import {
   openAllocationWindow,
   rssMiB,
   type ScratchDatabase,
-  serviceNodeFlags,
+  serviceStart,
   startChild,
-  stopChild
+  startCommand,
+  stopChild,
+  threadCpuMicros
 } from "./children.js"
 import { percentile } from "./loadgen.js"
 import { startOtlpReceiver } from "./otlpReceiver.js"
@@ -132,10 +135,12 @@ const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profile
     ? { OTEL_TRACES_SAMPLER: "always_on" }
     : {}
   const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+  // Each tree as its own `npm start` runs it: a change to the memory settings is measured too.
+  const start = run === "base" ? startCommand(BASE) : serviceStart
   return startChild(
     run,
-    [...serviceNodeFlags, ...probe.flags, ...profile, "dist/main.js"],
-    serviceEnv({ ...exported, ...sampled, ...probe.env }),
+    [...start.flags, ...probe.flags, ...profile, "dist/main.js"],
+    serviceEnv({ ...start.env, ...exported, ...sampled, ...probe.env }),
     ["/healthz", "/readyz"],
     run === "base" ? BASE : undefined
   )
@@ -152,6 +157,8 @@ interface Measured {
   readonly p50_ms: number
   readonly p99_ms: number
   readonly cpu_us_per_request: number
+  /** Of it, the JavaScript thread's; the rest is V8's helpers (concurrent marking, parallel scavenges, compilers) and libuv's. */
+  readonly main_thread_us_per_request: number
   readonly alloc_kib_per_request: number
   readonly gcs: number
   readonly gc_us_per_request: number
@@ -172,8 +179,10 @@ const measure = async (run: RunName, round: number, child: Child, path: string, 
     await load(child.base + path, token, WARMUP_SECONDS)
     const closeWindow = openAllocationWindow(child.process, probeFile)
     const cpuBefore = cpuMicros(pid)
+    const threadsBefore = threadCpuMicros(pid)
     const result = await load(child.base + path, token, SECONDS)
     const cpu = cpuMicros(pid) - cpuBefore
+    const mainThread = (threadCpuMicros(pid).get("main") ?? NaN) - (threadsBefore.get("main") ?? NaN)
     const allocation = await closeWindow()
     const requests = result.requests.total
     const measured: Measured = {
@@ -184,6 +193,7 @@ const measure = async (run: RunName, round: number, child: Child, path: string, 
       p50_ms: result.latency.p50,
       p99_ms: result.latency.p99,
       cpu_us_per_request: Math.round(cpu / requests),
+      main_thread_us_per_request: Math.round(mainThread / requests),
       alloc_kib_per_request: allocation === undefined
         ? NaN
         : Number((allocation.allocated_bytes / requests / 1024).toFixed(1)),
@@ -220,6 +230,7 @@ const summarize = (results: ReadonlyArray<Measured>) => {
       req_per_s: median(of.map((r) => r.req_per_s)),
       p99_ms: median(of.map((r) => r.p99_ms)),
       cpu_us_per_request: median(of.map((r) => r.cpu_us_per_request)),
+      main_thread_us_per_request: median(of.map((r) => r.main_thread_us_per_request)),
       alloc_kib_per_request: median(of.map((r) => r.alloc_kib_per_request)),
       gc_us_per_request: median(of.map((r) => r.gc_us_per_request)),
       peak_rss_mib: median(of.map((r) => r.rss_mib.peak))
@@ -273,7 +284,7 @@ const main = async () => {
 
   // The first start migrates the database; its instance makes the tenant and key, then stops, so
   // no run is measured beside another server (the service's workers poll even when idle).
-  const setup = await startChild("setup", [...serviceNodeFlags, "dist/main.js"], serviceEnv({}), [
+  const setup = await startChild("setup", [...serviceStart.flags, "dist/main.js"], serviceEnv(serviceStart.env), [
     "/healthz",
     "/readyz"
   ])
@@ -339,6 +350,7 @@ const main = async () => {
       "p50 ms",
       "p99 ms",
       "CPU µs/req",
+      "JS thread",
       "alloc KiB/req",
       "GC µs/req",
       "GCs",
@@ -353,6 +365,7 @@ const main = async () => {
       String(r.p50_ms),
       String(r.p99_ms),
       String(r.cpu_us_per_request),
+      fixed(r.main_thread_us_per_request),
       fixed(r.alloc_kib_per_request, 1),
       fixed(r.gc_us_per_request, 1),
       fixed(r.gcs),
@@ -363,12 +376,13 @@ const main = async () => {
   )
   const summary = summarize(results)
   table(
-    ["median of " + ROUNDS, "req/s", "p99 ms", "CPU µs/req", "alloc KiB/req", "GC µs/req", "peak RSS MiB"],
+    ["median of " + ROUNDS, "req/s", "p99 ms", "CPU µs/req", "JS thread", "alloc KiB/req", "GC µs/req", "peak RSS MiB"],
     summary.runs.map((r) => [
       r.run,
       fixed(r.req_per_s),
       fixed(r.p99_ms),
       fixed(r.cpu_us_per_request),
+      fixed(r.main_thread_us_per_request),
       fixed(r.alloc_kib_per_request, 1),
       fixed(r.gc_us_per_request, 1),
       fixed(r.peak_rss_mib)

@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { root, rssMiB, serviceNodeFlags } from "./children.js"
+import { root, rssMiB, serviceStart } from "./children.js"
 import { freePort, percentile } from "./loadgen.js"
 
 const STARTS = Number(process.env["BENCH_STARTS"] ?? 5)
@@ -33,13 +33,13 @@ const FLOOR_SERVER = `require("node:http").createServer((_, response) => respons
 const start = async (dataDir: string | undefined): Promise<{ ms: number; rss: number; child: ChildProcess }> => {
   const port = await freePort()
   const spawnedAt = performance.now()
-  const args = dataDir === undefined ? ["-e", FLOOR_SERVER] : [...serviceNodeFlags, "dist/main.js"]
+  const args = dataDir === undefined ? ["-e", FLOOR_SERVER] : [...serviceStart.flags, "dist/main.js"]
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: {
       PATH: process.env["PATH"] ?? "",
       PORT: String(port),
-      ...(dataDir === undefined ? {} : { DATA_DIR: dataDir })
+      ...(dataDir === undefined ? {} : { ...serviceStart.env, DATA_DIR: dataDir })
     },
     stdio: "ignore"
   })
