@@ -32,6 +32,7 @@
  *   BENCH_ROUNDS=5 BENCH_SECONDS=8 npm run bench:read
  *   BENCH_RUNS=floor,service npm run bench:read         # a subset
  *   BENCH_PROFILE=1 npm run bench:read                  # a CPU profile of the untraced service (round 1)
+ *   BENCH_PROFILE=traced npm run bench:read             # … or of another run of the service
  *   BENCH_BASE=/work/wt-base BENCH_RUNS=framework,service,base npm run bench:read
  *
  * Settings (environment): BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_CONNECTIONS
@@ -71,7 +72,10 @@ const WARMUP_SECONDS = Number(process.env["BENCH_WARMUP"] ?? 2)
 const CONNECTIONS = Number(process.env["BENCH_CONNECTIONS"] ?? 64)
 const FLOOR_POOL = Number(process.env["BENCH_FLOOR_POOL"] ?? 20)
 const TRACE_RATIO = process.env["BENCH_TRACE_RATIO"] ?? "0.1"
-const PROFILE = ["1", "true"].includes(process.env["BENCH_PROFILE"] ?? "")
+/** The run whose first round is CPU-profiled: BENCH_PROFILE=1 names the service, or name any run. */
+const PROFILED: string | undefined = ["1", "true"].includes(process.env["BENCH_PROFILE"] ?? "")
+  ? "service"
+  : process.env["BENCH_PROFILE"] || undefined
 const SERVER_URL = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const RUN_NAMES = ["floor", "floor-prepared", "framework", "service", "traced", "traced-always", "base"] as const
 const FLOORS: ReadonlyArray<RunName> = ["floor", "floor-prepared", "framework"]
@@ -300,7 +304,7 @@ const main = async () => {
     for (let round = 1; round <= ROUNDS; round++) {
       const order = RUNS.map((_, i) => RUNS[(i + round - 1) % RUNS.length]!)
       for (const run of order) {
-        const profileDir = PROFILE && run === "service" && round === 1
+        const profileDir = run === PROFILED && round === 1
           ? (process.env["BENCH_PROFILE_DIR"] ?? join(tmpdir(), `etd-read-profile-${runId}`))
           : undefined
         if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
