@@ -114,6 +114,9 @@ const Issuer = Schema.Struct({
   noteMailEnabled: Schema.Boolean
 })
 const issuers = decodeRows(Issuer)
+const decodeIssuerRow = Schema.decodeUnknownExit(Issuer)
+/** What issuing needs of a tenant (`findIssuer`), from a row that holds its columns (the key's). */
+export const decodeIssuer = (row: unknown) => Effect.orDie(decodeIssuerRow(row))
 const issuersWithIds = decodeRows(Schema.Struct({ id: TenantId, ...Issuer.fields }))
 const memberships = decodeRows(MembershipRecord)
 const roles = decodeRows(Schema.Struct({ role: Role }))

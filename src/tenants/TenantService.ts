@@ -11,7 +11,13 @@ import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Paginatio
 import { addressProblem } from "../domain/Registration.js"
 import { type NewTenant, taxIdStatusOf, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
-import { type BillingChange, decodeTenantUsage, TenantRepo, type TenantUsageRecord } from "./TenantRepo.js"
+import {
+  type BillingChange,
+  decodeIssuer,
+  decodeTenantUsage,
+  TenantRepo,
+  type TenantUsageRecord
+} from "./TenantRepo.js"
 
 /**
  * The tenant of the request's API key as the authentication read it, in the statement that found
@@ -119,9 +125,18 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
 
     /**
      * The issuer's name, tax id, status, quota, Simples Nacional option, whether it proved its tax id and
-     * whether another tenant did: None for an unknown tenant.
+     * whether another tenant did: None for an unknown tenant. As the request's key authentication
+     * read it when it is that tenant's key: every document a key issues would otherwise read its
+     * tenant a second time.
      */
-    const issuer = (tenantId: TenantId) => tenants.findIssuer(tenantId)
+    const issuer = (tenantId: TenantId) =>
+      Effect.flatMap(
+        Effect.serviceOption(AuthenticatedTenant),
+        (authenticated) =>
+          Option.isSome(authenticated) && authenticated.value.row.id === tenantId
+            ? Effect.map(decodeIssuer(authenticated.value.row), Option.some)
+            : tenants.findIssuer(tenantId)
+      )
 
     /** `issuer` for several tenants at once, by id (a tenant that does not exist is absent). */
     const issuers = (tenantIds: Arr.NonEmptyReadonlyArray<TenantId>) =>

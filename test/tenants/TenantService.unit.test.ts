@@ -156,6 +156,32 @@ describe("TenantService (repository mocked)", () => {
     }).pipe(Effect.provideService(AuthenticatedTenant, authenticated), Effect.provide(layer))
   })
 
+  it.effect("the key's tenant as its authentication read it is the issuer without a lookup; any other tenant is looked up", () => {
+    const asked: Array<string> = []
+    const layer = serviceWith({
+      findIssuer: (id) =>
+        Effect.sync(() => asked.push(id)).pipe(Effect.as(Option.some({ ...stored, name: "Other Ltda" })))
+    })
+    const authenticated = { at: new Date(), row: { ...stored, status: "suspended" as const, used: 7 } }
+    return Effect.gen(function*() {
+      const tenants = yield* TenantService
+      const own = yield* tenants.issuer(asId("tenant", "ten_1"))
+      expect(Option.map(own, (issuer) => [issuer.name, issuer.status, issuer.taxIdVerifiedByAnother])).toEqual(
+        Option.some(["Ana Ltda", "suspended", false])
+      )
+      expect(asked).toEqual([])
+      const other = yield* tenants.issuer(asId("tenant", "ten_2"))
+      expect(Option.map(other, (issuer) => issuer.name)).toEqual(Option.some("Other Ltda"))
+      expect(asked).toEqual(["ten_2"])
+      // Another tenant's row (not this tenant's key): the issuer is read.
+      yield* Effect.provideService(tenants.issuer(asId("tenant", "ten_1")), AuthenticatedTenant, {
+        at: new Date(),
+        row: { id: asId("tenant", "ten_9") }
+      })
+      expect(asked).toEqual(["ten_2", "ten_1"])
+    }).pipe(Effect.provideService(AuthenticatedTenant, authenticated), Effect.provide(layer))
+  })
+
   it.effect("a change answers the tenant read after it, never the one read with the key", () => {
     const before = { ...stored, used: null }
     const layer = serviceWith({
