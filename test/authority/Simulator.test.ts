@@ -5,7 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Result, Tracer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
 import { makeSimulator, type SimulatorOptions } from "../../src/authority/simulator/Simulator.js"
@@ -165,6 +165,35 @@ for (const database of testDatabases) {
         expect(second.accessKey).toBe(first.accessKey)
         expect(second.protocol).toBe(first.protocol)
         expect(second.authorizedAt.getTime()).toBe(NOW)
+        expect(yield* attemptsOf(sub.submissionId)).toBe(2)
+      }))
+
+    it.effect("stores an id's first submit in one statement after drawing its number; a resubmit decides under the lock", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(NOW)
+        const authority = yield* simulator()
+        const sub = submission()
+        const statements: Array<string> = []
+        const recording: Statement.Transformer = (statement) =>
+          Effect.sync(() => {
+            statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
+            return statement
+          })
+        const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.provideService(effect, Statement.CurrentTransformer, recording)
+
+        yield* counted(authority.submit(sub))
+        expect(statements).toHaveLength(2)
+        expect(statements[0]).toMatch(/^SELECT nextval\('authority_sim_nfse_numbers'\)/)
+        expect(statements[1]).toMatch(/^INSERT INTO authority_sim_records .* ON CONFLICT .* DO NOTHING RETURNING 1/)
+
+        statements.length = 0
+        expect((yield* Effect.flip(counted(authority.submit(sub))))._tag).toBe("AlreadyAuthorized")
+        // The first-submit try finds the record, then the locked path: lock (or create), then save.
+        expect(statements.slice(2).map((text) => text.slice(0, 40))).toEqual([
+          expect.stringMatching(/^INSERT INTO authority_sim_records AS r/),
+          expect.stringMatching(/^INSERT INTO authority_sim_records/)
+        ])
         expect(yield* attemptsOf(sub.submissionId)).toBe(2)
       }))
 

@@ -155,66 +155,104 @@ export const makeSimulator = (
       answer: Result.Result<SubmitSuccess, SubmitFailure>
     ): Decision<SubmitSuccess, SubmitFailure> => [Option.some(record), answer]
 
+    /** What a submit of `submission` does to its id's record as it is (`previous`), at `at`. */
+    const decideSubmit = (submission: Submission, previous: SimulatorRecord, nfseNumber: number, at: Date) =>
+      Effect.gen(function*() {
+        const received: SimulatorRecord = {
+          ...previous,
+          submitAttempts: previous.submitAttempts + 1,
+          updatedAt: at
+        }
+        if (yield* randomFailure) {
+          return submitted(
+            { ...received, lastOutcome: "unavailable (random failure)" },
+            Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          )
+        }
+        const existing = authorizationOf(system, previous)
+        if (previous.status !== "received" && Option.isSome(existing)) {
+          return submitted(
+            { ...received, lastOutcome: "duplicate" },
+            Result.fail(new AlreadyAuthorized(existing.value))
+          )
+        }
+        const document = sentFields(submission.document)
+        const withDocument: SimulatorRecord = { ...received, document }
+        const notes = document.notes ?? ""
+        if (notes.includes(MagicValues.reject)) {
+          return submitted(
+            { ...withDocument, lastOutcome: `rejected ${SimulatorCodes.rejected}` },
+            Result.fail(SimulatorRefusals.rejected())
+          )
+        }
+        if (notes.includes(MagicValues.unavailable) && received.submitAttempts <= unavailableTimes) {
+          return submitted(
+            { ...withDocument, lastOutcome: "unavailable (simulate:unavailable)" },
+            Result.fail(unavailable("The tax authority is temporarily unavailable (503)."))
+          )
+        }
+        const timesOut = notes.includes(MagicValues.timeout)
+        const issued = yield* authorize(system, document, at, nfseNumber)
+        const record: SimulatorRecord = {
+          ...withDocument,
+          status: "authorized",
+          nfseNumber: issued.nfseNumber,
+          accessKey: issued.accessKey,
+          protocol: issued.protocol,
+          authorizedAt: at,
+          lastOutcome: timesOut ? "authorized (simulate:timeout)" : "authorized"
+        }
+        // Just set above, so always Some.
+        const authorization = Option.getOrThrow(authorizationOf(system, record))
+        return submitted(record, Result.succeed({ authorization, timesOut }))
+      })
+
+    /** The record of an id the authority has not seen, at `at`. */
+    const unseen = (submission: Submission, at: Date): SimulatorRecord => ({
+      ...keyOf(submission),
+      status: "received",
+      submitAttempts: 0,
+      lookups: 0,
+      lastOutcome: null,
+      document: null,
+      nfseNumber: null,
+      accessKey: null,
+      protocol: null,
+      authorizedAt: null,
+      cancelledAt: null,
+      cancelProtocol: null,
+      cancelReasonCode: null,
+      cancelReason: null,
+      receivedAt: at,
+      updatedAt: at
+    })
+
+    /**
+     * A submit, decided first as the id's first (an id is almost always submitted once) and stored
+     * in one statement if no record exists: two statements where the locked path takes four. An
+     * id with a record (a resubmission, or a concurrent first submit that stored first) is decided
+     * again under its record's lock; the number drawn for the first try is then a gap.
+     */
+    const submitOnce = (submission: Submission) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const nfseNumber = yield* repo.drawNumber
+        const [first, firstAnswer] = yield* decideSubmit(submission, unseen(submission, at), nfseNumber, at)
+        if (Option.isSome(first) && (yield* repo.createIfAbsent(first.value))) return firstAnswer
+        return yield* withRecord(
+          Effect.flatMap(now, (lockedAt) => repo.lockOrCreate(keyOf(submission), lockedAt)),
+          ({ nextNfseNumber, record }) =>
+            Effect.flatMap(now, (decidedAt) => decideSubmit(submission, record, nextNfseNumber, decidedAt))
+        )
+      })
+
     const submit = Effect.fn("TaxAuthoritySimulator.submit")(function*(submission: Submission) {
       yield* Effect.annotateCurrentSpan({
         "authority.system": system,
         "authority.submission_id": submission.submissionId
       })
       yield* travel
-      const answer = yield* handle(withRecord(
-        Effect.flatMap(now, (at) => repo.lockOrCreate(keyOf(submission), at)),
-        ({ nextNfseNumber, record: previous }) =>
-          Effect.gen(function*() {
-            const at = yield* now
-            const received: SimulatorRecord = {
-              ...previous,
-              submitAttempts: previous.submitAttempts + 1,
-              updatedAt: at
-            }
-            if (yield* randomFailure) {
-              return submitted(
-                { ...received, lastOutcome: "unavailable (random failure)" },
-                Result.fail(unavailable("The tax authority is temporarily unavailable."))
-              )
-            }
-            const existing = authorizationOf(system, previous)
-            if (previous.status !== "received" && Option.isSome(existing)) {
-              return submitted(
-                { ...received, lastOutcome: "duplicate" },
-                Result.fail(new AlreadyAuthorized(existing.value))
-              )
-            }
-            const document = sentFields(submission.document)
-            const withDocument: SimulatorRecord = { ...received, document }
-            const notes = document.notes ?? ""
-            if (notes.includes(MagicValues.reject)) {
-              return submitted(
-                { ...withDocument, lastOutcome: `rejected ${SimulatorCodes.rejected}` },
-                Result.fail(SimulatorRefusals.rejected())
-              )
-            }
-            if (notes.includes(MagicValues.unavailable) && received.submitAttempts <= unavailableTimes) {
-              return submitted(
-                { ...withDocument, lastOutcome: "unavailable (simulate:unavailable)" },
-                Result.fail(unavailable("The tax authority is temporarily unavailable (503)."))
-              )
-            }
-            const timesOut = notes.includes(MagicValues.timeout)
-            const issued = yield* authorize(system, document, at, nextNfseNumber)
-            const record: SimulatorRecord = {
-              ...withDocument,
-              status: "authorized",
-              nfseNumber: issued.nfseNumber,
-              accessKey: issued.accessKey,
-              protocol: issued.protocol,
-              authorizedAt: at,
-              lastOutcome: timesOut ? "authorized (simulate:timeout)" : "authorized"
-            }
-            // Just set above, so always Some.
-            const authorization = Option.getOrThrow(authorizationOf(system, record))
-            return submitted(record, Result.succeed({ authorization, timesOut }))
-          })
-      ))
+      const answer = yield* handle(submitOnce(submission))
       if (answer.timesOut) {
         // The authority has the NFS-e; only the answer is lost on the way back.
         yield* Effect.sleep(timeoutAfter)

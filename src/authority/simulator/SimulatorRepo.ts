@@ -62,12 +62,11 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
     const singleConnection = isSingleConnection(sql)
 
     /**
-     * Runs `effect` in a transaction on a connection of its own, whatever transaction the caller
-     * has open: what the simulator records never depends on the caller's commit. On the
-     * single-connection database a call from inside a transaction would wait for itself forever,
-     * so it dies at once instead.
+     * Runs `effect` on a connection of its own, whatever transaction the caller has open: what the
+     * simulator records never depends on the caller's commit. On the single-connection database a
+     * call from inside a transaction would wait for itself forever, so it dies at once instead.
      */
-    const inOwnTransaction = <A, R>(effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
+    const onOwnConnection = <A, R>(effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
       Effect.flatMap(
         Effect.serviceOption(sql.transactionService),
         (ambient) =>
@@ -78,8 +77,12 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
                   "(it has one connection); call it outside the transaction."
               )
             )
-            : effect.pipe(sql.withTransaction, outsideTransaction(sql), Effect.orDie)
+            : outsideTransaction(sql)(effect)
       )
+
+    /** Runs `effect` in a transaction of its own, on a connection of its own (`onOwnConnection`). */
+    const inOwnTransaction = <A, R>(effect: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
+      onOwnConnection(effect.pipe(sql.withTransaction, Effect.orDie))
 
     const findForUpdate = (key: RecordKey) =>
       sql`SELECT * FROM authority_sim_records
@@ -137,9 +140,37 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
             updated_at = EXCLUDED.updated_at`
     })
 
+    /** An NFS-e number for the next authorization; one that is not used stays a gap. */
+    const drawNumber = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ nfseNumber: Schema.Number }),
+      execute: () => sql`SELECT nextval('authority_sim_nfse_numbers') AS nfse_number`
+    })
+
+    /**
+     * Stores the record of an id's first submission, its outcome decided: false, and nothing
+     * written, when the id has a record already (the caller then decides again under its lock).
+     * One statement, without a transaction: a first submission needs neither the lock nor a
+     * `received` row before its decision.
+     */
+    const createIfAbsent = SqlSchema.findAll({
+      Request: SimulatorRecord,
+      Result: Schema.Struct({ created: Schema.Number }),
+      execute: (record) =>
+        sql`
+          INSERT INTO authority_sim_records ${
+          sql.insert({ ...record, document: record.document === null ? null : JSON.stringify(record.document) })
+        }
+          ON CONFLICT (system, tenant_id, submission_id) DO NOTHING
+          RETURNING 1 AS created`
+    })
+
     // A row that does not decode means the table was changed behind the simulator's back: a defect too.
     return {
       inOwnTransaction,
+      drawNumber: onOwnConnection(Effect.orDie(Effect.map(drawNumber(undefined), ({ nfseNumber }) => nfseNumber))),
+      createIfAbsent: (record: SimulatorRecord) =>
+        onOwnConnection(Effect.orDie(Effect.map(createIfAbsent(record), (rows) => rows.length > 0))),
       lock: (key: RecordKey) => Effect.orDie(lock(key)),
       lockOrCreate: (key: RecordKey, at: Date) =>
         Effect.orDie(lockOrCreate({ ...key, at })).pipe(
