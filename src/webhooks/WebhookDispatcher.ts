@@ -19,6 +19,7 @@ import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
 import { delayAfter } from "../queue/Backoff.js"
+import { LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
 import { webhookDeliveries, webhookDuration } from "../telemetry/Metrics.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
@@ -36,7 +37,7 @@ import { type ClaimedDelivery, DeliveryQueue, endWaitingDeliveries } from "./Del
 import { send, type SendResult } from "./Sender.js"
 import { webhookHeaders } from "./Signing.js"
 import { checkUrl, guardedLookup, type Resolver } from "./SsrfGuard.js"
-import { WebhookRepo } from "./WebhookRepo.js"
+import { type AttemptRow, WebhookRepo } from "./WebhookRepo.js"
 
 const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.seconds(5),
@@ -96,6 +97,9 @@ export const webhookPayload = (event: SentEvent) => ({
 /** The exact body sent. */
 export const webhookBody = (event: SentEvent) => JSON.stringify(webhookPayload(event))
 
+/** An attempt as the dispatcher made it: with its row when that is still to be kept. */
+type SentAttempt = DeliveryAttempt & { readonly unkept?: AttemptRow }
+
 export const makeWebhookDispatcher = Effect.gen(function*() {
   const config = yield* AppConfig
   const repo = yield* WebhookRepo
@@ -120,17 +124,20 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
 
   const endWaiting = endWaitingDeliveries(repo, queue)
 
-  /** Writes a decision: the delivery's end or its retry, and what it does to the endpoint. */
-  const apply = (decision: DeliveryDecision, delivery: ClaimedDelivery) => {
+  /**
+   * Writes a decision: the delivery's end or its retry, and what it does to the endpoint; with the
+   * attempt when it is not kept yet (`unkept`, a success that is one write: then one statement).
+   */
+  const apply = (decision: DeliveryDecision, delivery: ClaimedDelivery, unkept: AttemptRow | undefined) => {
     /** Ends the delivery with this attempt's answer, if this claim still holds it. */
-    const settle = (status: "succeeded" | "failed", lastStatusCode: number | null, lastError: string | null) =>
-      queue.complete(delivery, status, {
-        status,
-        lastStatusCode,
-        lastError,
-        nextAttemptAt: null,
-        lastAttemptAt: decision.at
-      })
+    const settle = (status: "succeeded" | "failed", lastStatusCode: number | null, lastError: string | null) => {
+      const fields = { status, lastStatusCode, lastError, nextAttemptAt: null, lastAttemptAt: decision.at }
+      if (unkept === undefined) return queue.complete(delivery, status, fields)
+      return Effect.flatMap(
+        repo.keepAttemptEnding(unkept, queue.ending(delivery, { final: status }, decision.at, fields)),
+        (ended) => ended ? Effect.void : Effect.fail(new LeaseLost())
+      )
+    }
     switch (decision._tag) {
       case "Succeeded":
         return Effect.andThen(
@@ -159,7 +166,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     }
   }
 
-  /** Sends the delivery and keeps the attempt (every attempt that was sent is kept, on its own). */
+  /** Sends the delivery; the attempt to keep with what it came to. */
   const deliver = (
     delivery: ClaimedDelivery,
     target: { readonly url: string; readonly secrets: ReadonlyArray<string> },
@@ -218,7 +225,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         result._tag === "Answered" ? { "http.response.status_code": result.status } : { "error.type": "no_answer" }
       )
       yield* Metric.update(webhookDuration, result.latencyMs / 1000)
-      yield* repo.insertAttempt({
+      const row: AttemptRow = {
         deliveryId: delivery.id,
         attempt: delivery.attempts,
         startedAt,
@@ -226,8 +233,8 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         latencyMs: result.latencyMs,
         responseBody: result._tag === "Answered" ? result.body : null,
         error: result._tag === "NoAnswer" ? result.error : null
-      })
-      return result
+      }
+      return { result, row }
     })
 
   /** The endpoints and events of a claim's deliveries, read together (two statements per claim, not per delivery). */
@@ -244,7 +251,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
     })
 
   const abandoned = (reason: string) =>
-    Option.some<DeliveryAttempt>({ outcome: DeliveryOutcome.Abandoned({ reason }), endpointFailing: false })
+    Option.some<SentAttempt>({ outcome: DeliveryOutcome.Abandoned({ reason }), endpointFailing: false })
 
   /**
    * Sends one claimed delivery, unless its endpoint or event went away while it waited (then it
@@ -253,7 +260,7 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
   const attempt = (
     delivery: ClaimedDelivery,
     { targets, events: recorded }: Effect.Success<ReturnType<typeof prefetch>>
-  ): Effect.Effect<Option.Option<DeliveryAttempt>> =>
+  ): Effect.Effect<Option.Option<SentAttempt>> =>
     Effect.gen(function*() {
       const endpoint = targets.get(delivery.endpointId)
       const event = recorded.get(delivery.eventId)
@@ -266,8 +273,13 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
           endpoint.previousSecretExpiresAt > at
         ? [endpoint.secret, endpoint.previousSecret]
         : [endpoint.secret]
-      const outcome = yield* deliver(delivery, { url: endpoint.url, secrets }, event)
-      return Option.some({ outcome, endpointFailing: endpoint.failingSince !== null })
+      const { result, row } = yield* deliver(delivery, { url: endpoint.url, secrets }, event)
+      const sent = { outcome: result, endpointFailing: endpoint.failingSince !== null }
+      // Every attempt that was sent is kept (SPEC §9), also when its outcome is not written (the
+      // lease lost): on its own before a transaction, or in the one statement of a single write.
+      if (isSingleWrite(sent)) return Option.some({ ...sent, unkept: row })
+      yield* repo.insertAttempt(row)
+      return Option.some(sent)
     })
 
   return yield* makeWorker({
@@ -295,10 +307,10 @@ export const makeWebhookDispatcher = Effect.gen(function*() {
         const failingSince = yield* repo.markFailing(delivery.endpointId, at)
         return { at, failingSince, retryDelay: yield* nextDelay(delivery.runAttempts) }
       }),
-    decide: (attempt, _, facts) => decideDelivery(attempt, facts),
-    apply,
+    decide: (attempt, _, facts) => ({ decision: decideDelivery(attempt, facts), unkept: attempt.unkept }),
+    apply: ({ decision, unkept }, delivery) => apply(decision, delivery, unkept),
     singleWrite: isSingleWrite,
-    settled: (decision) => {
+    settled: ({ decision }) => {
       const outcome = metricOutcome(decision)
       return outcome === undefined
         ? Effect.void

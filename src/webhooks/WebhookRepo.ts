@@ -340,6 +340,17 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
     const insertAttempt = (attempt: AttemptRow) =>
       sql`INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)}`.pipe(Effect.asVoid)
 
+    /**
+     * The attempt kept and the delivery's fenced end (`ending`, the queue's) in one statement:
+     * PostgreSQL runs every write of a WITH, so the attempt is kept even when the end finds the
+     * lease lost. Whether the end was written.
+     */
+    const keepAttemptEnding = (attempt: AttemptRow, ending: Statement.Fragment) =>
+      sql<{ readonly ended: number }>`
+        WITH kept AS (INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)} RETURNING 1),
+          ended AS (${ending})
+        SELECT (SELECT count(*) FROM ended)::int AS ended`.pipe(Effect.map((rows) => rows[0]?.ended === 1))
+
     /** The endpoint answered: it is no longer failing. */
     const clearFailing = (endpointId: WebhookEndpointId) =>
       sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`
@@ -379,6 +390,7 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       queueingDeliveries,
       deliveryTargets,
       insertAttempt,
+      keepAttemptEnding,
       clearFailing,
       markFailing,
       disableEndpoint

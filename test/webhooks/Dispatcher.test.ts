@@ -322,6 +322,34 @@ for (const database of testDatabases) {
           expect((yield* deliveriesOf(hook.id))[0]).toMatchObject({ status: "succeeded", attempts: 2 })
         }).pipe(Effect.provide(services())))
 
+      it.effect("a success sent after its lease ran out keeps its attempt and leaves the delivery to its new owner", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
+          const receiver = yield* startReceiver()
+          const tenantId = yield* newTenant
+          const hook = yield* endpoint(tenantId, receiver.url())
+          yield* emit(quotaEvent(tenantId))
+          const stale = Option.getOrThrow(yield* Effect.provide(nextDelivery, services("instance-a")))
+          // A stalls past its lease; B claims the delivery.
+          yield* TestClock.adjust("61 seconds")
+          const current = Option.getOrThrow(yield* Effect.provide(nextDelivery, services("instance-b")))
+          // A wakes and sends: its attempt is kept, its end is not written.
+          yield* Effect.provide(Effect.flatMap(makeWebhookDispatcher, (d) => d.process(stale)), services("instance-a"))
+          const sql = yield* SqlClient.SqlClient
+          const attempts = () =>
+            sql<{ readonly statusCode: number | null }>`
+              SELECT status_code FROM webhook_delivery_attempts WHERE delivery_id = ${stale.id} ORDER BY id`
+          expect(yield* attempts()).toEqual([{ statusCode: 200 }])
+          expect((yield* deliveriesOf(hook.id))[0]).toMatchObject({ status: "pending", attempts: 2 })
+          yield* Effect.provide(
+            Effect.flatMap(makeWebhookDispatcher, (d) => d.process(current)),
+            services("instance-b")
+          )
+          expect(yield* attempts()).toEqual([{ statusCode: 200 }, { statusCode: 200 }])
+          expect((yield* deliveriesOf(hook.id))[0]).toMatchObject({ status: "succeeded", attempts: 2 })
+          expect(receiver.received.length).toBe(2)
+        }).pipe(Effect.provide(services())))
+
       it.effect("an endpoint that answers 410, or is disabled, ends its waiting deliveries; one in flight settles on its own", () =>
         Effect.gen(function*() {
           yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))

@@ -27,7 +27,10 @@ const delivery: ClaimedDelivery = {
 }
 
 /** The dispatcher over mocks, sending to `url`; the arrays record what it wrote. */
-const dispatcherTo = (url: string, options: { readonly failing: boolean } = { failing: true }) => {
+const dispatcherTo = (
+  url: string,
+  options: { readonly failing: boolean; readonly leaseHeld?: boolean } = { failing: true }
+) => {
   const writes: Array<string> = []
   const mocks = Layer.mergeAll(
     Layer.mock(WebhookRepo, {
@@ -43,6 +46,10 @@ const dispatcherTo = (url: string, options: { readonly failing: boolean } = { fa
           failingSince: options.failing ? new Date(0) : null
         }]),
       insertAttempt: (attempt) => Effect.sync(() => void writes.push(`attempt:${attempt.statusCode}`)),
+      keepAttemptEnding: (attempt) =>
+        Effect.sync(() => writes.push(`attempt:${attempt.statusCode} with the end`)).pipe(
+          Effect.as(options.leaseHeld ?? true)
+        ),
       clearFailing: () => Effect.sync(() => void writes.push("clearFailing")),
       markFailing: (_, at) => Effect.sync(() => writes.push("markFailing")).pipe(Effect.as(Option.some(at))),
       disableEndpoint: (_, reason) => Effect.sync(() => void writes.push(`disable:${reason}`)),
@@ -107,7 +114,17 @@ describe("WebhookDispatcher (neighbours mocked)", () => {
       yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(
         Effect.provide(layer)
       )
-      expect(writes).toEqual(["attempt:200", "complete:succeeded"])
+      expect(writes).toEqual(["attempt:200 with the end"])
+    }).pipe(Effect.scoped))
+
+  it.live("that one write keeps the attempt when the lease was lost, and settles nothing else", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver(() => 200)
+      const { layer, writes } = dispatcherTo(receiver.url(), { failing: false, leaseHeld: false })
+      yield* Effect.flatMap(makeWebhookDispatcher, (dispatcher) => dispatcher.process(delivery)).pipe(
+        Effect.provide(layer)
+      )
+      expect(writes).toEqual(["attempt:200 with the end"])
     }).pipe(Effect.scoped))
 
   it.live("a 410 fails the delivery and disables the endpoint as gone, without a retry", () =>
