@@ -341,9 +341,8 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
       sql`INSERT INTO webhook_delivery_attempts ${sql.insert(attempt)}`.pipe(Effect.asVoid)
 
     /**
-     * The attempt kept and the delivery's fenced end (`ending`, the queue's) in one statement:
-     * PostgreSQL runs every write of a WITH, so the attempt is kept even when the end finds the
-     * lease lost. Whether the end was written.
+     * The attempt kept and the delivery's fenced end (`ending`) in one statement: every write of a
+     * WITH runs, so the attempt is kept when the lease was lost. Whether the end was written.
      */
     const keepAttemptEnding = (attempt: AttemptRow, ending: Statement.Fragment) =>
       sql<{ readonly ended: number }>`
@@ -353,10 +352,9 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("etd/WebhookRepo
 
     /** The endpoint answered: it is no longer failing. */
     const clearFailing = (endpointId: WebhookEndpointId) =>
-      sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`
-        .pipe(
-          Effect.asVoid
-        )
+      Effect.asVoid(
+        sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`
+      )
 
     /** Marks the endpoint failing since `at` unless it already was; returns since when it fails. */
     const markFailing = (endpointId: WebhookEndpointId, at: Date) =>

@@ -35,13 +35,12 @@ import {
   type DanfseRequest,
   MagicValues,
   type Submission,
-  type SubmissionDocument,
   type SubmissionRef,
   type TaxAuthority
 } from "../TaxAuthority.js"
 import { type AuthoritySystem, authorizationOf, authorize, protocolNumber } from "./Authorization.js"
 import { SimulatorCodes, SimulatorRefusals } from "./SimulatorAnswers.js"
-import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
+import { sentFields, type SimulatorRecord, SimulatorRepo, unseenRecord } from "./SimulatorRepo.js"
 
 export interface SimulatorOptions {
   readonly system: AuthoritySystem
@@ -59,25 +58,6 @@ export interface SimulatorOptions {
 const ANALYSIS_REQUESTED = "analysis requested"
 
 const NotesOnly = Schema.Struct({ notes: Schema.NullishOr(Schema.String) })
-/**
- * What a submission carries that the national system would receive: its record keeps these and no
- * more, whatever else the caller's object holds (a stored document passes its whole row).
- */
-const sentFields = (document: SubmissionDocument): SubmissionDocument => ({
-  environment: document.environment,
-  issuer: document.issuer,
-  series: document.series,
-  number: document.number,
-  issueDate: document.issueDate,
-  createdAt: document.createdAt,
-  taker: document.taker,
-  intermediary: document.intermediary,
-  service: document.service,
-  amounts: document.amounts,
-  tax: document.tax,
-  notes: document.notes
-})
-
 const notesOf = (document: unknown): string =>
   Option.match(Schema.decodeUnknownOption(NotesOnly)(document), {
     onNone: () => "",
@@ -158,11 +138,7 @@ export const makeSimulator = (
     /** What a submit of `submission` does to its id's record as it is (`previous`), at `at`. */
     const decideSubmit = (submission: Submission, previous: SimulatorRecord, nfseNumber: number, at: Date) =>
       Effect.gen(function*() {
-        const received: SimulatorRecord = {
-          ...previous,
-          submitAttempts: previous.submitAttempts + 1,
-          updatedAt: at
-        }
+        const received: SimulatorRecord = { ...previous, submitAttempts: previous.submitAttempts + 1, updatedAt: at }
         if (yield* randomFailure) {
           return submitted(
             { ...received, lastOutcome: "unavailable (random failure)" },
@@ -207,37 +183,21 @@ export const makeSimulator = (
         return submitted(record, Result.succeed({ authorization, timesOut }))
       })
 
-    /** The record of an id the authority has not seen, at `at`. */
-    const unseen = (submission: Submission, at: Date): SimulatorRecord => ({
-      ...keyOf(submission),
-      status: "received",
-      submitAttempts: 0,
-      lookups: 0,
-      lastOutcome: null,
-      document: null,
-      nfseNumber: null,
-      accessKey: null,
-      protocol: null,
-      authorizedAt: null,
-      cancelledAt: null,
-      cancelProtocol: null,
-      cancelReasonCode: null,
-      cancelReason: null,
-      receivedAt: at,
-      updatedAt: at
-    })
-
     /**
-     * A submit, decided first as the id's first (an id is almost always submitted once) and stored
-     * in one statement if no record exists: two statements where the locked path takes four. An
-     * id with a record (a resubmission, or a concurrent first submit that stored first) is decided
-     * again under its record's lock; the number drawn for the first try is then a gap.
+     * A submit, decided as the id's first and stored by one insert if the id has no record (two
+     * statements, against four under the lock); else decided again under the record's lock, the
+     * number drawn for the first try left a gap.
      */
     const submitOnce = (submission: Submission) =>
       Effect.gen(function*() {
         const at = yield* now
         const nfseNumber = yield* repo.drawNumber
-        const [first, firstAnswer] = yield* decideSubmit(submission, unseen(submission, at), nfseNumber, at)
+        const [first, firstAnswer] = yield* decideSubmit(
+          submission,
+          unseenRecord(keyOf(submission), at),
+          nfseNumber,
+          at
+        )
         if (Option.isSome(first) && (yield* repo.createIfAbsent(first.value))) return firstAnswer
         return yield* withRecord(
           Effect.flatMap(now, (lockedAt) => repo.lockOrCreate(keyOf(submission), lockedAt)),

@@ -1,11 +1,13 @@
 /**
  * SQL of the authority simulator's own tables: `authority_sim_records` (one row per system, tenant
  * and submission id) and the `authority_sim_nfse_numbers` sequence. They stand for the remote
- * authority's database, so the simulator writes them in transactions of its own, never in one the
- * caller has open. Storage failures are defects here; the simulator decides what its caller sees.
+ * authority's database, so the simulator writes them on connections and in transactions of its own
+ * (an id's first submit is one statement), never in one the caller has open. Storage failures are
+ * defects here; the simulator decides what its caller sees.
  */
 import { Context, Effect, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import type { SubmissionDocument } from "../TaxAuthority.js"
 
 const AuthoritySystem = Schema.Literals(["production", "homologation"])
 
@@ -34,6 +36,45 @@ export type SimulatorRecord = typeof SimulatorRecord.Type
 
 const RecordKey = Schema.Struct({ system: AuthoritySystem, tenantId: Schema.String, submissionId: Schema.String })
 type RecordKey = typeof RecordKey.Type
+
+/**
+ * What a submission carries that the national system would receive: its record keeps these and no
+ * more, whatever else the caller's object holds (a stored document passes its whole row).
+ */
+export const sentFields = (document: SubmissionDocument): SubmissionDocument => ({
+  environment: document.environment,
+  issuer: document.issuer,
+  series: document.series,
+  number: document.number,
+  issueDate: document.issueDate,
+  createdAt: document.createdAt,
+  taker: document.taker,
+  intermediary: document.intermediary,
+  service: document.service,
+  amounts: document.amounts,
+  tax: document.tax,
+  notes: document.notes
+})
+
+/** The record of an id the authority has not seen, at `at`: what a first submit is decided on. */
+export const unseenRecord = (key: RecordKey, at: Date): SimulatorRecord => ({
+  ...key,
+  status: "received",
+  submitAttempts: 0,
+  lookups: 0,
+  lastOutcome: null,
+  document: null,
+  nfseNumber: null,
+  accessKey: null,
+  protocol: null,
+  authorizedAt: null,
+  cancelledAt: null,
+  cancelProtocol: null,
+  cancelReasonCode: null,
+  cancelReason: null,
+  receivedAt: at,
+  updatedAt: at
+})
 
 /**
  * Whether the client has a single connection (the embedded PGlite). There a second transaction
