@@ -115,6 +115,16 @@ const endpointState = (endpointId: string) =>
 /** The next due delivery, leased as the dispatcher leases them. */
 const nextDelivery = Effect.flatMap(DeliveryQueue, (queue: DeliveryQueue["Service"]) => claimOne(queue))
 
+/** A receiver, a new tenant's endpoint to it and one event for it, the clock at a fixed time. */
+const oneEventToNewEndpoint = Effect.gen(function*() {
+  yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
+  const receiver = yield* startReceiver()
+  const tenantId = yield* newTenant
+  const hook = yield* endpoint(tenantId, receiver.url())
+  yield* emit(quotaEvent(tenantId))
+  return { hook, receiver }
+})
+
 /** Claims and sends every due delivery (none of which stays in flight). */
 const drain = Effect.gen(function*() {
   const dispatcher = yield* makeWebhookDispatcher
@@ -304,11 +314,7 @@ for (const database of testDatabases) {
 
       it.effect("crash recovery: a claimed delivery whose worker died is sent once its lease runs out", () =>
         Effect.gen(function*() {
-          yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
-          const receiver = yield* startReceiver()
-          const tenantId = yield* newTenant
-          const hook = yield* endpoint(tenantId, receiver.url())
-          yield* emit(quotaEvent(tenantId))
+          const { hook, receiver } = yield* oneEventToNewEndpoint
           // Instance A claims and dies before sending.
           const crashed = yield* Effect.provide(nextDelivery, services("instance-a"))
           expect(Option.isSome(crashed)).toBe(true)
@@ -324,11 +330,7 @@ for (const database of testDatabases) {
 
       it.effect("a success sent after its lease ran out keeps its attempt and leaves the delivery to its new owner", () =>
         Effect.gen(function*() {
-          yield* TestClock.setTime(Date.parse("2026-11-10T12:00:00Z"))
-          const receiver = yield* startReceiver()
-          const tenantId = yield* newTenant
-          const hook = yield* endpoint(tenantId, receiver.url())
-          yield* emit(quotaEvent(tenantId))
+          const { hook, receiver } = yield* oneEventToNewEndpoint
           const stale = Option.getOrThrow(yield* Effect.provide(nextDelivery, services("instance-a")))
           // A stalls past its lease; B claims the delivery.
           yield* TestClock.adjust("61 seconds")
