@@ -74,6 +74,8 @@ export interface IssuanceFacts {
   readonly analysisPoll?: Duration.Duration | undefined
   /** The tenant's `note_mail.enabled` (its default, true, when not given). */
   readonly noteMailEnabled?: boolean | undefined
+  /** A test note whose taker's address is no verified member's of the tenant: its mail is not sent. */
+  readonly takerIsTestRecipient?: boolean | undefined
 }
 
 /** The events after which the taker is e-mailed the note, and which mail each is. */
@@ -83,18 +85,26 @@ const takerMails: Partial<Record<EventType, TakerNotificationKind>> = {
 }
 
 /**
- * The document's mail to its taker as `event` leaves it: queued (`pending`), or why none is sent.
- * Nothing for the other events, which keep the mail as it was.
+ * The document's mail to its taker as `event` leaves it: queued (`pending`), or why none is sent
+ * (a test note to an address that is no verified member's of the tenant is decided here, so no
+ * mail is queued only to be withheld). Nothing for the other events, which keep the mail as it was.
  */
 export const takerNotificationOn = (
   event: EventType,
   document: Pick<StoredDocument, "taker">,
   noteMailEnabled: boolean,
-  at: Date
+  at: Date,
+  testRecipient = false
 ): DocumentChange => {
   const kind = takerMails[event]
   if (kind === undefined) return {}
-  const status = document.taker?.email === undefined ? "no_address" : noteMailEnabled ? "pending" : "disabled"
+  const status = document.taker?.email === undefined
+    ? "no_address"
+    : !noteMailEnabled
+    ? "disabled"
+    : testRecipient
+    ? "test_recipient"
+    : "pending"
   return { takerNotification: { kind, status, attempts: 0, sent_at: null, last_error: null, updated_at: at } }
 }
 
@@ -113,7 +123,10 @@ export const decideIssuance = (
   const { at } = facts
   const lastError = (code: string, message: string) => ({ code, message, at })
   const settle = (outcomeChange: DocumentChange, event: EventType, nfseXml?: string, continueAt?: Date) => {
-    const change = { ...outcomeChange, ...takerNotificationOn(event, document, facts.noteMailEnabled ?? true, at) }
+    const change = {
+      ...outcomeChange,
+      ...takerNotificationOn(event, document, facts.noteMailEnabled ?? true, at, facts.takerIsTestRecipient)
+    }
     return IssuanceDecision.Settle({
       at,
       change,

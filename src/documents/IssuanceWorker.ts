@@ -53,6 +53,8 @@ interface IssuanceAttempt {
   readonly document: StoredDocument
   readonly outcome: IssuanceOutcome
   readonly noteMailEnabled: boolean
+  /** A test note whose taker is no verified member of the tenant (its mail is withheld). */
+  readonly testRecipient?: boolean
 }
 
 export const makeIssuanceWorker = Effect.gen(function*() {
@@ -268,14 +270,25 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       })
     )
 
-  /** The documents and tenants of a claim's jobs, read together (two statements per claim, not per job). */
+  /**
+   * The documents and tenants of a claim's jobs, read together (two statements per claim, not per
+   * job), and which of its test notes' takers may be mailed (a third, when there are any).
+   */
   const prefetch = (jobs: Arr.NonEmptyReadonlyArray<IssuanceJob>) =>
     Effect.gen(function*() {
       const [documents, issuers] = yield* Effect.all([
         repo.findByIds(Arr.map(jobs, (job) => job.documentId)),
         tenants.issuers(Arr.dedupe(Arr.map(jobs, (job) => job.tenantId)))
       ], { concurrency: 2 })
-      return { documents: new Map(documents.map((row) => [row.id, row])), issuers }
+      const mailedInTest = documents.flatMap((row) =>
+        row.environment === "test" && row.taker?.email !== undefined && issuers.get(row.tenantId)?.noteMailEnabled
+          ? [{ tenantId: row.tenantId, email: row.taker.email }]
+          : []
+      )
+      const isMember = Arr.isReadonlyArrayNonEmpty(mailedInTest)
+        ? yield* tenants.verifiedRecipients(mailedInTest)
+        : () => false
+      return { documents: new Map(documents.map((row) => [row.id, row])), issuers, isMember }
     })
 
   /**
@@ -284,7 +297,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
    */
   const attempt = (
     job: IssuanceJob,
-    { documents, issuers }: Effect.Success<ReturnType<typeof prefetch>>
+    { documents, isMember, issuers }: Effect.Success<ReturnType<typeof prefetch>>
   ): Effect.Effect<Option.Option<IssuanceAttempt>, LeaseLost> =>
     Effect.gen(function*() {
       const row = documents.get(job.documentId)
@@ -305,11 +318,13 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
       const { noteMailEnabled } = tenant
+      const email = row.taker?.email
+      const testRecipient = row.environment === "test" && email !== undefined && !isMember(row.tenantId, email)
       if (job.kind === "cancel") {
         const outcome = row.status === "cancellation_in_analysis"
           ? yield* awaitAnalysis(row, authority)
           : yield* cancel(job, row, authority, tenant.taxId)
-        return Option.some({ document: row, outcome, noteMailEnabled })
+        return Option.some({ document: row, outcome, noteMailEnabled, testRecipient })
       }
       const at = yield* now
       // Counted only by the lease holder: a stale worker must not touch the document.
@@ -323,6 +338,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       return Option.some({
         document: current,
         noteMailEnabled,
+        testRecipient,
         outcome: yield* submit(job, current, authority, {
           taxId,
           name,
@@ -339,7 +355,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     leaseLost: "lost the lease on a job; its new owner will reconcile",
     prefetch,
     attempt,
-    facts: (job, { noteMailEnabled, outcome }): Effect.Effect<IssuanceFacts> =>
+    facts: (job, { noteMailEnabled, outcome, testRecipient }): Effect.Effect<IssuanceFacts> =>
       Effect.gen(function*() {
         return {
           at: yield* now,
@@ -347,7 +363,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           retryDelay: outcome._tag === "Transient" ? yield* delayAfter(schedule, job.attempts) : Option.none(),
           retryWindow: config.retry.window,
           analysisPoll: config.retry.maxDelay,
-          noteMailEnabled
+          noteMailEnabled,
+          takerIsTestRecipient: testRecipient
         }
       }),
     decide: ({ document, outcome }, job, facts) => decideIssuance(outcome, job, document, facts),

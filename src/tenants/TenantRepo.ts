@@ -127,6 +127,7 @@ const taxIds = decodeRows(Schema.Struct({ taxId: Schema.String }))
 const verifications = decodeRows(Schema.Struct({ taxId: Schema.String, verified: Schema.Boolean }))
 const named = decodeRows(Schema.Struct({ id: TenantId, name: Schema.String }))
 const owned = decodeRows(Schema.Struct({ tenantId: TenantId, userId: UserId }))
+const pairs = decodeRows(Schema.Struct({ tenantId: TenantId, emailNormalized: Schema.String }))
 const billingStates = decodeRows(Schema.Struct({ billingEventAt: Schema.NullOr(Schema.Date) }))
 
 export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", {
@@ -270,6 +271,16 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
             AND u.email_verified_at IS NOT NULL
         ) AS found`).pipe(Effect.map((rows) => rows[0]?.found === true))
 
+    /** Of `candidates`, the pairs whose address is a verified member's of that tenant, as `tenant address` (normalized). */
+    const verifiedMembersAmong = (candidates: Arr.NonEmptyReadonlyArray<{ tenantId: TenantId; email: string }>) =>
+      pairs(sql`
+        SELECT DISTINCT m.tenant_id, u.email_normalized FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.tenant_id IN ${sql.in(Arr.dedupe(candidates.map((c) => c.tenantId)))}
+          AND u.email_normalized IN ${sql.in(Arr.dedupe(candidates.map((c) => normalizeEmail(c.email))))}
+          AND u.email_verified_at IS NOT NULL`).pipe(
+        Effect.map((rows) => new Set(rows.map((row) => `${row.tenantId} ${row.emailNormalized}`)))
+      )
+
     const findMember = (tenantId: TenantId, userId: UserId) =>
       memberships(
         sql`SELECT user_id, role, created_at FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId}`
@@ -334,6 +345,7 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
       addMember,
       roleOf,
       hasVerifiedMember,
+      verifiedMembersAmong,
       findMember,
       countOwners,
       setRole,

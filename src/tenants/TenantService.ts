@@ -11,6 +11,7 @@ import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Paginatio
 import { addressProblem } from "../domain/Registration.js"
 import { type NewTenant, taxIdStatusOf, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
+import { normalizeEmail } from "../domain/User.js"
 import {
   type BillingChange,
   decodeIssuer,
@@ -161,6 +162,16 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     )
 
+    /**
+     * Which of `candidates` (a tenant and an address) are a verified member's address of that
+     * tenant, in one statement: a test note is e-mailed to no one else.
+     */
+    const verifiedRecipients = (candidates: Arr.NonEmptyReadonlyArray<{ tenantId: TenantId; email: string }>) =>
+      Effect.map(
+        tenants.verifiedMembersAmong(candidates),
+        (found) => (tenantId: TenantId, email: string) => found.has(`${tenantId} ${normalizeEmail(email)}`)
+      )
+
     const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: UserId, page: PageParams) {
       const at = yield* now
       const cursor = cursorOf(page)
@@ -183,6 +194,7 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       applyBilling,
       roleOf,
       hasVerifiedMember,
+      verifiedRecipients,
       tenantsOfUser
     } as const
   })

@@ -87,6 +87,16 @@ describe("takerNotificationOn", () => {
     })
   })
 
+  it("a test note to no verified member of the tenant: test_recipient, unless the switch is off or there is no address", () => {
+    const status = (...args: Parameters<typeof takerNotificationOn>) =>
+      takerNotificationOn(...args).takerNotification?.status
+    expect(status("document.authorized", withEmail, true, AT, true)).toBe("test_recipient")
+    expect(status("document.cancelled", withEmail, true, AT, true)).toBe("test_recipient")
+    expect(status("document.authorized", withEmail, false, AT, true)).toBe("disabled")
+    expect(status("document.authorized", { taker: null }, true, AT, true)).toBe("no_address")
+    expect(status("document.authorized", withEmail, true, AT, false)).toBe("pending")
+  })
+
   it("the switch off: disabled; no address: no_address (whatever the switch)", () => {
     expect(takerNotificationOn("document.authorized", withEmail, false, AT).takerNotification?.status).toBe(
       "disabled"

@@ -12,9 +12,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
 import type { AppConfigShape } from "../../src/Config.js"
 import { Document } from "../../src/domain/Document.js"
 import { makeId } from "../../src/domain/Ids.js"
+import { normalizeEmail } from "../../src/domain/User.js"
 import { pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner, uniqueEmail } from "../support/fixtures.js"
 import { type Mailbox, makeMailTestApp, type ReceivedMail, TestMailbox } from "../support/Mailbox.js"
@@ -117,6 +119,16 @@ const withheldJobs = Effect.flatMap(
       Effect.orDie
     )
 )
+
+/** How many mail jobs were queued to `address` (jobs are keyed by a digest of the normalized address). */
+const mailJobsTo = (address: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ count: number }>`
+      SELECT count(*)::int AS count FROM mail_jobs
+      WHERE recipient_key = ${createHash("sha256").update(normalizeEmail(address)).digest("hex")}`.pipe(
+      Effect.map((rows) => rows[0]!.count),
+      Effect.orDie
+    ))
 
 const patchTenant = (owner: { session: string; tenantId: string }, body: unknown) =>
   rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, { token: owner.session, body })
@@ -262,9 +274,22 @@ for (const database of testDatabases) {
           const toStranger = yield* issued(token, { email: stranger })
           const toUnconfirmed = yield* issued(token, { email: unconfirmed })
           for (const id of [toStranger, toUnconfirmed]) {
-            const withheld = yield* mailStatus(token, id, "test_recipient")
-            expect(withheld.taker_notification).toMatchObject({ kind: "authorized", sent_at: null, last_error: null })
+            // Decided with the authorization itself: no mail is queued only to be withheld.
+            const authorized = yield* documentWhen(
+              token,
+              id,
+              (document) => document.status === "authorized",
+              "authorized"
+            )
+            expect(authorized.taker_notification).toMatchObject({
+              kind: "authorized",
+              status: "test_recipient",
+              sent_at: null,
+              last_error: null
+            })
           }
+          expect(yield* mailJobsTo(stranger)).toBe(0)
+          expect(yield* mailJobsTo(unconfirmed)).toBe(0)
           // The owner's own address, written in another case, is the team's.
           const own = yield* issued(token, { email: owner.email.toUpperCase() })
           yield* mailStatus(token, own, "sent")
