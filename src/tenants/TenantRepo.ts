@@ -262,24 +262,25 @@ export class TenantRepo extends Context.Service<TenantRepo>()("etd/TenantRepo", 
         Effect.map((rows) => Option.map(Arr.head(rows), (row) => row.role))
       )
 
-    /** Whether `email` is the verified address of one of the tenant's members (compared as sign-in compares them). */
-    const hasVerifiedMember = (tenantId: TenantId, email: string) =>
-      flags(sql`
-        SELECT EXISTS (
-          SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id
-          WHERE m.tenant_id = ${tenantId} AND u.email_normalized = ${normalizeEmail(email)}
-            AND u.email_verified_at IS NOT NULL
-        ) AS found`).pipe(Effect.map((rows) => rows[0]?.found === true))
-
-    /** Of `candidates`, the pairs whose address is a verified member's of that tenant, as `tenant address` (normalized). */
+    /**
+     * Which of `candidates` (a tenant and an address) are the verified address of one of that
+     * tenant's members (compared as sign-in compares them), in one statement: a predicate.
+     */
     const verifiedMembersAmong = (candidates: Arr.NonEmptyReadonlyArray<{ tenantId: TenantId; email: string }>) =>
       pairs(sql`
         SELECT DISTINCT m.tenant_id, u.email_normalized FROM memberships m JOIN users u ON u.id = m.user_id
         WHERE m.tenant_id IN ${sql.in(Arr.dedupe(candidates.map((c) => c.tenantId)))}
           AND u.email_normalized IN ${sql.in(Arr.dedupe(candidates.map((c) => normalizeEmail(c.email))))}
           AND u.email_verified_at IS NOT NULL`).pipe(
-        Effect.map((rows) => new Set(rows.map((row) => `${row.tenantId} ${row.emailNormalized}`)))
+        Effect.map((rows) => {
+          const found = new Set(rows.map((row) => `${row.tenantId} ${row.emailNormalized}`))
+          return (tenantId: TenantId, email: string) => found.has(`${tenantId} ${normalizeEmail(email)}`)
+        })
       )
+
+    /** Whether `email` is the verified address of one of the tenant's members. */
+    const hasVerifiedMember = (tenantId: TenantId, email: string) =>
+      Effect.map(verifiedMembersAmong([{ tenantId, email }]), (isMember) => isMember(tenantId, email))
 
     const findMember = (tenantId: TenantId, userId: UserId) =>
       memberships(

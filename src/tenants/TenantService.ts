@@ -11,7 +11,6 @@ import { cursorOf, type PageParams, pageSize, toPage } from "../domain/Paginatio
 import { addressProblem } from "../domain/Registration.js"
 import { type NewTenant, taxIdStatusOf, Tenant, type TenantChanges, TenantMembership } from "../domain/Tenant.js"
 import { now, quotaPeriod } from "../domain/Time.js"
-import { normalizeEmail } from "../domain/User.js"
 import {
   type BillingChange,
   decodeIssuer,
@@ -162,15 +161,8 @@ export class TenantService extends Context.Service<TenantService>()("etd/TenantS
       }
     )
 
-    /**
-     * Which of `candidates` (a tenant and an address) are a verified member's address of that
-     * tenant, in one statement: a test note is e-mailed to no one else.
-     */
-    const verifiedRecipients = (candidates: Arr.NonEmptyReadonlyArray<{ tenantId: TenantId; email: string }>) =>
-      Effect.map(
-        tenants.verifiedMembersAmong(candidates),
-        (found) => (tenantId: TenantId, email: string) => found.has(`${tenantId} ${normalizeEmail(email)}`)
-      )
+    /** Which of several tenants' addresses are a verified member's (a test note is e-mailed to no one else). */
+    const verifiedRecipients = tenants.verifiedMembersAmong
 
     const tenantsOfUser = Effect.fn("TenantService.tenantsOfUser")(function*(userId: UserId, page: PageParams) {
       const at = yield* now
