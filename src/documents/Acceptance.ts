@@ -45,7 +45,12 @@ export interface SubstitutionRequest {
 }
 
 /** The Idempotency-Key a request holds, if any: its answer is stored with the document. */
-export type IdempotencyClaim = { readonly scope: IdempotencyScope; readonly token: string } | null
+export type IdempotencyClaim =
+  /** Claimed by a statement of its own, held by `token` until the answer is stored. */
+  | { readonly _tag: "Claimed"; readonly scope: IdempotencyScope; readonly token: string }
+  /** Not claimed yet: the statement that stores the document takes it (`Idempotency.storing`). */
+  | { readonly _tag: "New"; readonly scope: IdempotencyScope; readonly hash: string }
+  | null
 
 // Stored answers are JSON (a jsonb column): encoded with the JSON codec, as over HTTP.
 export const DocumentJson = Schema.toCodecJson(Document)
@@ -219,13 +224,15 @@ export const makeAcceptance = Effect.gen(function*() {
       // The stored answer is written by the statement that numbers the document (it fills the number in).
       const answer = claim === null ?
         undefined :
-        (number: Statement.Fragment) =>
-          idempotency.answering(claim.scope, claim.token, 202, Schema.encodeSync(DocumentJson)(numberedAs(0)), [
-            ["number", number]
-          ])
+        (number: Statement.Fragment) => {
+          const body = Schema.encodeSync(DocumentJson)(numberedAs(0))
+          return claim._tag === "Claimed"
+            ? idempotency.answering(claim.scope, claim.token, 202, body, [["number", number]])
+            : idempotency.storing(claim.scope, claim.hash, document.createdAt, 202, body, [["number", number]])
+        }
       const numbered = yield* repo.accept(document, submissionId, jobs.enqueueing(job, document.createdAt), answer)
-      // Another request took the key over (this one looked dead): the statement wrote nothing (and a
-      // live document's transaction rolls its quota back).
+      // Another request took the key over (this one looked dead), or had it already (a new key): the
+      // statement wrote nothing (and a live document's transaction rolls its quota back).
       if (Option.isNone(numbered)) return yield* new IdempotencyConflict()
       const stored = numberedAs(numbered.value.number)
       return { stored, quotaUsed }

@@ -24,7 +24,7 @@ import {
   TakerNotification
 } from "../domain/Document.js"
 import type { DocumentFilters } from "../domain/DocumentFilters.js"
-import { Conflict } from "../domain/Errors.js"
+import { Conflict, IdempotencyConflict } from "../domain/Errors.js"
 import { withNoteIbsCbs } from "../domain/IbsCbsFigures.js"
 import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
@@ -133,6 +133,8 @@ const usage = decodeRows(Schema.Struct({ used: Schema.Number }))
 const flags = decodeRows(Schema.Struct({ held: Schema.Boolean }))
 const dailyCountRows = decodeRows(Schema.Struct({ day: Schema.String, environment: Environment, count: Schema.Number }))
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
+/** An Idempotency-Key's answer as parts of a statement (IdempotencyRepo's `answering`, `inserting`). */
+type KeyAnswer = { readonly held?: Statement.Fragment; readonly update: Statement.Fragment }
 
 // The JSON columns are written with the codecs they are read with.
 const jsonOf = <T, E>(schema: Schema.Codec<T, E>) => {
@@ -174,14 +176,15 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       row: UnnumberedDocument,
       submissionId: { readonly prefix: string; readonly width: number },
       queued: QueuedJobs,
-      answering?: (number: Statement.Fragment) => Record<"held" | "update", Statement.Fragment>
+      answering?: (number: Statement.Fragment) => KeyAnswer
     ) => {
       const answer = answering?.(sql`(SELECT number FROM stored)`)
+      const held = answer?.held
       return numbered(sql`
-        WITH ${answer === undefined ? sql`` : sql`held AS (${answer.held}),`} numbered AS (
+        WITH ${held === undefined ? sql`` : sql`held AS (${held}),`} numbered AS (
           INSERT INTO document_series (tenant_id, environment, series, last_number)
           SELECT ${row.tenantId}, ${row.environment}, ${row.series}, 1
-          ${answer === undefined ? sql`` : sql`WHERE EXISTS (SELECT 1 FROM held)`}
+          ${held === undefined ? sql`` : sql`WHERE EXISTS (SELECT 1 FROM held)`}
           ON CONFLICT (tenant_id, environment, series)
           DO UPDATE SET last_number = document_series.last_number + 1
           RETURNING last_number
@@ -206,6 +209,10 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
         Effect.catchIf(
           (error) => isUniqueViolation(error, "documents_reference"),
           () => Effect.fail(new Conflict({ message: `A document with reference "${row.reference}" already exists.` }))
+        ),
+        Effect.catchIf( // A new key that exists after all (`Idempotency.storing`): nothing was written.
+          (error) => error._tag === "SqlError" && isUniqueViolation(error, "idempotency_keys_pkey"),
+          () => Effect.fail(new IdempotencyConflict())
         ),
         Effect.catchIf(
           (error) => error._tag === "SqlError" && isUniqueViolation(error, "documents_one_substitute"),

@@ -26,10 +26,16 @@ import { listedEnvironments, type TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { DocumentJson, type Issuer, makeAcceptance, type SubstitutionRequest } from "./Acceptance.js"
+import {
+  DocumentJson,
+  type IdempotencyClaim,
+  type Issuer,
+  makeAcceptance,
+  type SubstitutionRequest
+} from "./Acceptance.js"
 import type { CancelDocument, NewDocument } from "./Api.js"
 import { DocumentRepo, toDocument } from "./DocumentRepo.js"
-import { Idempotency, requestHash } from "./Idempotency.js"
+import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { NoteFileRepo } from "./NoteFileRepo.js"
 
@@ -98,10 +104,30 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         }
         const scope = { ...issuer, key: idempotencyKey }
         // A substitution's key covers the original and the reason too: the same body for another note is another request.
-        const claim = yield* idempotency.claimPatiently(
-          scope,
-          requestHash(substituting === undefined ? input : { document: input, substitution: substituting })
+        const hash = requestHash(substituting === undefined ? input : { document: input, substitution: substituting })
+        // A new key, the common case, is taken by the statement that stores the document (a test
+        // document is one statement in all). Else the key is claimed first: a key that exists (that
+        // statement wrote nothing) is replayed, in flight, or taken over and the work done again; a
+        // refusal is the work's outcome, stored as the key's answer (or the key given back).
+        return yield* accept(issuer, input, { _tag: "New", scope, hash }, substituting).pipe(
+          Effect.catch((refusal) =>
+            claiming(scope, hash, onReplay, (owned) =>
+              refusal._tag === "IdempotencyConflict"
+                ? accept(issuer, input, owned, substituting)
+                : Effect.fail(refusal))
+          )
         )
+      })
+
+    /** An Idempotency-Key claimed, then `work` done under the claim, then its outcome stored as the key's answer. */
+    const claiming = (
+      scope: IdempotencyScope,
+      hash: string,
+      onReplay: Effect.Effect<void>,
+      work: (owned: Extract<IdempotencyClaim, { _tag: "Claimed" }>) => ReturnType<typeof accept>
+    ) =>
+      Effect.gen(function*() {
+        const claim = yield* idempotency.claimPatiently(scope, hash)
         switch (claim._tag) {
           case "InFlight":
             return yield* new IdempotencyConflict()
@@ -113,8 +139,8 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           case "Claimed":
             break
         }
-        const owned = { scope, token: claim.token }
-        const document = yield* accept(issuer, input, owned, substituting).pipe(
+        const owned = { _tag: "Claimed" as const, scope, token: claim.token }
+        const document = yield* work(owned).pipe(
           idempotency.hold(scope, claim.token),
           Effect.tapError((error) =>
             // Not an outcome worth replaying (as a refused body never is, Stripe-style): the corrected

@@ -125,6 +125,18 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
      */
     const answering = repo.answering
 
+    /**
+     * A key not seen yet, taken and answered by the statement that does the work (a CTE of it): see
+     * `IdempotencyRepo.inserting`. That statement fails with `IdempotencyConflict`, writing nothing,
+     * when the key exists.
+     */
+    const storing = (
+      scope: IdempotencyScope,
+      hash: string,
+      at: Date,
+      ...answer: [status: number, body: unknown, filled: Parameters<typeof repo.inserting>[4]]
+    ) => repo.inserting(scope, { hash, at, expiresAt: new Date(at.getTime() + RETENTION_MS) }, ...answer)
+
     /** Keeps the claim alive while `effect` runs. */
     const hold = (scope: IdempotencyScope, token: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
@@ -163,7 +175,7 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
 
     const purgeExpired = Effect.flatMap(now, repo.purgeExpired)
 
-    return { claim, claimPatiently, hold, complete, answering, release, purgeExpired } as const
+    return { claim, claimPatiently, hold, complete, answering, storing, release, purgeExpired } as const
   })
 }) {
   static readonly layerNoDeps = Layer.effect(this, this.make)

@@ -20,6 +20,9 @@ export interface KeyClaim {
   readonly expiresAt: Date
 }
 
+/** A value of an answer only the statement storing it knows (a document's number), and its path. */
+type Filled = readonly [path: string, value: Statement.Fragment]
+
 const StoredKey = Schema.Struct({
   requestHash: Schema.String,
   responseStatus: Schema.NullOr(Schema.Number),
@@ -34,6 +37,13 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
     const sql = yield* SqlClient.SqlClient
     const where = (scope: IdempotencyScope) =>
       sql`tenant_id = ${scope.tenantId} AND environment = ${scope.environment} AND key = ${scope.key}`
+
+    /** The answer as jsonb, with `filled`'s values (known only to the statement) set at their paths. */
+    const answerBody = (body: unknown, filled: ReadonlyArray<Filled>) =>
+      filled.reduce(
+        (json, [path, value]) => sql`jsonb_set(${json}, ${`{${path}}`}::text[], to_jsonb(${value}))`,
+        sql`${JSON.stringify(body)}::jsonb`
+      )
 
     /** Takes a key nobody holds; false when it exists already. */
     const insertClaim = (scope: IdempotencyScope, claim: KeyClaim) =>
@@ -80,17 +90,35 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
       token: string,
       status: number,
       body: unknown,
-      filled: ReadonlyArray<readonly [path: string, value: Statement.Fragment]>
+      filled: ReadonlyArray<Filled>
     ) => ({
       held: sql`SELECT 1 FROM idempotency_keys WHERE ${where(scope)} AND claim_token = ${token} FOR UPDATE`,
       update: sql`
         UPDATE idempotency_keys SET response_status = ${status}, locked_until = NULL, response_body = ${
-        filled.reduce(
-          (json, [path, value]) => sql`jsonb_set(${json}, ${`{${path}}`}::text[], to_jsonb(${value}))`,
-          sql`${JSON.stringify(body)}::jsonb`
-        )
+        answerBody(body, filled)
       }
         WHERE ${where(scope)} AND claim_token = ${token}
+        RETURNING key`
+    })
+
+    /**
+     * A new key with its answer, as an INSERT the statement that does the work carries (a CTE): the
+     * key is taken and answered in that one statement. When the key exists (another request's, in
+     * flight or done), the INSERT fails on the key's primary key and the whole statement with it, so
+     * nothing is written; the caller then claims the key the usual way (`answering`'s path).
+     */
+    const inserting = (
+      scope: IdempotencyScope,
+      key: Pick<KeyClaim, "hash" | "at" | "expiresAt">,
+      status: number,
+      body: unknown,
+      filled: ReadonlyArray<Filled>
+    ) => ({
+      update: sql`
+        INSERT INTO idempotency_keys
+          (tenant_id, environment, key, request_hash, response_status, response_body, created_at, expires_at)
+        VALUES (${scope.tenantId}, ${scope.environment}, ${scope.key}, ${key.hash}, ${status},
+                ${answerBody(body, filled)}, ${key.at}, ${key.expiresAt})
         RETURNING key`
     })
 
@@ -116,6 +144,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
       retake,
       complete,
       answering,
+      inserting,
       renew,
       release,
       purgeExpired

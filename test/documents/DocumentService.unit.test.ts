@@ -91,6 +91,9 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       hold: () => (effect) => effect,
       answering: () => {
         throw new Error("no Idempotency-Key, no stored answer")
+      },
+      storing: () => {
+        throw new Error("no Idempotency-Key, no stored answer")
       }
     }),
     Layer.mock(EventLog, { record: () => Effect.sync(() => calls.push("event")).pipe(Effect.as("evt")) })

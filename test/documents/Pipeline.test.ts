@@ -6,8 +6,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Duration, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
-import { SqlClient } from "effect/sql"
+import { Duration, Effect, Exit, Fiber, Layer, Option, Result, Scope } from "effect"
+import { SqlClient, Statement } from "effect/sql"
 import { TestClock } from "effect/testing"
 import {
   AuthorityRejected,
@@ -137,6 +137,10 @@ const noteMailsTo = (email: string) =>
       SELECT count(*)::int AS count FROM mail_jobs WHERE template = 'taker_note' AND recipient_key = ${recipientKey}`
     return row!.count
   })
+
+/** The queue is shared by this file's tests: one that only accepts leaves no job for the next one's worker. */
+const dropJobsOf = (tenantId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM document_jobs WHERE tenant_id = ${tenantId}`)
 
 /** Wall-clock wait while the TestClock stands still (the database answers in real time). */
 const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
@@ -330,7 +334,11 @@ for (const database of testDatabases) {
           if (stalled._tag !== "Claimed") return expect.fail("the first request claims the key")
           const acceptance = yield* makeAcceptance
           const refused = yield* Effect.flip(
-            acceptance.accept({ tenantId, environment: "test" }, payload(), { scope, token: stalled.token })
+            acceptance.accept({ tenantId, environment: "test" }, payload(), {
+              _tag: "Claimed",
+              scope,
+              token: stalled.token
+            })
           )
           expect(refused._tag).toBe("IdempotencyConflict")
           const sql = yield* SqlClient.SqlClient
@@ -340,6 +348,110 @@ for (const database of testDatabases) {
                    (SELECT count(*)::int FROM document_jobs WHERE tenant_id = ${tenantId}) AS jobs,
                    (SELECT count(*)::int FROM document_series WHERE tenant_id = ${tenantId}) AS series`
           expect(stored).toEqual({ documents: 0, jobs: 0, series: 0 })
+        }).pipe(Effect.provide(Layer.provideMerge(Idempotency.layer, services)))
+      })
+
+      it.effect("a new Idempotency-Key is taken by the statement that stores the document, and replayed after", () => {
+        const { services } = instance({})
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const documents = yield* DocumentService
+          const issuer: Issuer = { tenantId, environment: "test" }
+          const statements: Array<string> = []
+          const recording = (statement: Statement.Statement<unknown>) =>
+            Effect.sync(() => {
+              statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
+              return statement
+            })
+          let replays = 0
+          const onReplay = Effect.sync(() => void replays++)
+          const first = yield* documents.issue(issuer, payload(), "one-statement", onReplay).pipe(
+            Effect.provideService(Statement.CurrentTransformer, recording)
+          )
+          // The key, the number, the document, its job and the key's answer: one statement, no claim of its own.
+          const keyed = statements.filter((text) => text.includes("idempotency_keys"))
+          expect(keyed).toHaveLength(1)
+          expect(keyed[0]).toMatch(/^WITH .*INSERT INTO documents .*INSERT INTO idempotency_keys/)
+
+          const again = yield* documents.issue(issuer, payload(), "one-statement", onReplay)
+          expect(again).toEqual(first)
+          expect(replays).toBe(1)
+          expect((yield* Effect.flip(documents.issue(issuer, payload("another body"), "one-statement")))._tag)
+            .toBe("IdempotencyKeyReused")
+          const sql = yield* SqlClient.SqlClient
+          const [stored] = yield* sql<{ documents: number; last: number }>`
+            SELECT (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId}) AS documents,
+                   (SELECT last_number FROM document_series WHERE tenant_id = ${tenantId}) AS last`
+          expect(stored).toEqual({ documents: 1, last: 1 })
+          yield* dropJobsOf(tenantId)
+        }).pipe(Effect.provide(Layer.provideMerge(Idempotency.layer, services)))
+      })
+
+      it.effect("a refusal with a new Idempotency-Key is stored as the key's answer, the work done once", () => {
+        const { services } = instance({})
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`UPDATE tenants SET monthly_quota = 0 WHERE id = ${tenantId}`
+          const documents = yield* DocumentService
+          const issuer: Issuer = { tenantId, environment: "live" }
+          const statements: Array<string> = []
+          const recording = (statement: Statement.Statement<unknown>) =>
+            Effect.sync(() => {
+              statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
+              return statement
+            })
+          let replays = 0
+          const onReplay = Effect.sync(() => void replays++)
+          const refused = yield* Effect.flip(
+            documents.issue(issuer, payload(), "over-quota", onReplay).pipe(
+              Effect.provideService(Statement.CurrentTransformer, recording)
+            )
+          )
+          expect(refused._tag).toBe("QuotaExceeded")
+          // The quota was tried once: the refusal is the claimed key's answer, not a reason to try again.
+          expect(statements.filter((text) => text.includes("INSERT INTO quota_usage"))).toHaveLength(1)
+          expect((yield* Effect.flip(documents.issue(issuer, payload(), "over-quota", onReplay)))._tag)
+            .toBe("QuotaExceeded")
+          expect(replays).toBe(1)
+          const [key] = yield* sql<{ responseStatus: number }>`
+            SELECT response_status FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = 'over-quota'`
+          expect(key?.responseStatus).toBeGreaterThanOrEqual(400)
+        }).pipe(Effect.provide(Layer.provideMerge(Idempotency.layer, services)))
+      })
+
+      it.effect("concurrent requests with one new Idempotency-Key store one document and all get its answer", () => {
+        const { services } = instance({})
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const documents = yield* DocumentService
+          const issuer: Issuer = { tenantId, environment: "test" }
+          let replays = 0
+          const answers = yield* Effect.all(
+            Array.from(
+              { length: 8 },
+              () => documents.issue(issuer, payload(), "raced", Effect.sync(() => void replays++)).pipe(Effect.result)
+            ),
+            { concurrency: "unbounded" }
+          )
+          const ids = new Set(
+            answers.map((answer) => Result.isSuccess(answer) ? answer.success.id : answer.failure._tag)
+          )
+          // A request still in flight after a whole lease would be a 409; none is here.
+          expect([...ids]).toHaveLength(1)
+          expect([...ids][0]).toMatch(/^doc_/)
+          expect(replays).toBe(7)
+          const sql = yield* SqlClient.SqlClient
+          const [stored] = yield* sql<{ documents: number; jobs: number; last: number }>`
+            SELECT (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId}) AS documents,
+                   (SELECT count(*)::int FROM document_jobs WHERE tenant_id = ${tenantId}) AS jobs,
+                   (SELECT last_number FROM document_series WHERE tenant_id = ${tenantId}) AS last`
+          // No number drawn by the requests that found the key taken: their statement wrote nothing.
+          expect(stored).toEqual({ documents: 1, jobs: 1, last: 1 })
+          yield* dropJobsOf(tenantId)
         }).pipe(Effect.provide(Layer.provideMerge(Idempotency.layer, services)))
       })
 
