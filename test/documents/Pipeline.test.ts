@@ -138,6 +138,17 @@ const noteMailsTo = (email: string) =>
     return row!.count
   })
 
+/** The text of every statement run where `recording` is the statement transformer. */
+const statementRecorder = () => {
+  const statements: Array<string> = []
+  const recording = (statement: Statement.Statement<unknown>) =>
+    Effect.sync(() => {
+      statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
+      return statement
+    })
+  return { recording, statements }
+}
+
 /** The queue is shared by this file's tests: one that only accepts leaves no job for the next one's worker. */
 const dropJobsOf = (tenantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM document_jobs WHERE tenant_id = ${tenantId}`)
@@ -358,12 +369,7 @@ for (const database of testDatabases) {
           const tenantId = yield* newTenant
           const documents = yield* DocumentService
           const issuer: Issuer = { tenantId, environment: "test" }
-          const statements: Array<string> = []
-          const recording = (statement: Statement.Statement<unknown>) =>
-            Effect.sync(() => {
-              statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
-              return statement
-            })
+          const { recording, statements } = statementRecorder()
           let replays = 0
           const onReplay = Effect.sync(() => void replays++)
           const first = yield* documents.issue(issuer, payload(), "one-statement", onReplay).pipe(
@@ -397,12 +403,7 @@ for (const database of testDatabases) {
           yield* sql`UPDATE tenants SET monthly_quota = 0 WHERE id = ${tenantId}`
           const documents = yield* DocumentService
           const issuer: Issuer = { tenantId, environment: "live" }
-          const statements: Array<string> = []
-          const recording = (statement: Statement.Statement<unknown>) =>
-            Effect.sync(() => {
-              statements.push(statement.compile()[0].replace(/\s+/g, " ").trim())
-              return statement
-            })
+          const { recording, statements } = statementRecorder()
           let replays = 0
           const onReplay = Effect.sync(() => void replays++)
           const refused = yield* Effect.flip(
