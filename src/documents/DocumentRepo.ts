@@ -355,20 +355,6 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     }
 
     /**
-     * Counts a submission attempt, unless the document was settled meanwhile, and only while
-     * `holding` (the job's lease, `LeasedQueue.holding`) still returns the job: one round trip.
-     * Returns whether the lease held.
-     */
-    const markSubmitting = (id: DocumentId, at: Date, holding: Statement.Fragment) =>
-      flags(sql`
-        WITH held AS (${holding}), marked AS (
-          UPDATE documents SET status = 'submitting', attempts = attempts + 1, updated_at = ${at}
-          WHERE id = ${id} AND status IN ('queued', 'submitting') AND EXISTS (SELECT 1 FROM held)
-          RETURNING 1
-        )
-        SELECT EXISTS (SELECT 1 FROM held) AS held`).pipe(Effect.map((rows) => rows[0]!.held))
-
-    /**
      * The original of an authorized substitute becomes `substituted`, linked to it; only from a
      * status where the note still stands (a cancellation being asked included: the national system
      * cancelled it by the substitution). Returns the original as it now stands, or None.
@@ -390,8 +376,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       list,
       dailyCounts,
       update,
-      settle,
-      markSubmitting
+      settle
     })
   })
 }) {

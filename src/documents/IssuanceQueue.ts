@@ -43,6 +43,14 @@ export class IssuanceQueue extends Context.Service<IssuanceQueue, LeasedQueue<Is
         channel: "etd_document_jobs",
         row: (job, at) => ({ ...job, runAt: at, createdAt: at, updatedAt: at }),
         onClaim: (sql, at) => sql`first_attempt_at = COALESCE(first_attempt_at, ${at})`,
+        // A submission's attempt is counted on its document when its job is claimed (each claimed job
+        // starts at once: the pool claims only for free slots). Once submitting, a document stays so
+        // until its outcome; the job's own attempt count says whether an earlier one may have reached
+        // the authority.
+        alsoOnClaim: (sql, at) =>
+          sql`UPDATE documents SET status = 'submitting', attempts = documents.attempts + 1, updated_at = ${at}
+            FROM claimed WHERE documents.id = claimed.document_id AND claimed.kind = 'submit'
+              AND documents.status IN ('queued', 'submitting')`,
         // A tenant's burst of documents (or a slow authority for it) holds at most its cap of workers.
         fairness: { tenant: { column: "tenant_id", cap: fairness.issuancePerTenant } }
       })

@@ -326,20 +326,17 @@ export const makeIssuanceWorker = Effect.gen(function*() {
           : yield* cancel(job, row, authority, tenant.taxId)
         return Option.some({ document: row, outcome, noteMailEnabled, testRecipient })
       }
-      const at = yield* now
-      // Counted only by the lease holder: a stale worker must not touch the document.
-      if (!(yield* repo.markSubmitting(row.id, at, queue.holding(job)))) return yield* new LeaseLost()
-      // The document as this job leaves it: the outcome is written over it (and sent with its event).
-      const current: StoredDocument = { ...row, status: "submitting", attempts: row.attempts + 1, updatedAt: at }
       // The tenant as it is now: a Simples Nacional option or registration changed while the document
       // waited applies, but not the municipality of emission, part of the DPS id it was accepted with.
       const { name, registration, simplesNacional, taxId } = tenant
       const municipalityCode = row.issuerMunicipalityCode ?? row.service.municipality_code
+      // The document as the job's claim left it (`submitting`, this attempt counted: IssuanceQueue):
+      // the outcome is written over it (and sent with its event).
       return Option.some({
-        document: current,
+        document: row,
         noteMailEnabled,
         testRecipient,
-        outcome: yield* submit(job, current, authority, {
+        outcome: yield* submit(job, row, authority, {
           taxId,
           name,
           simplesNacional,

@@ -53,6 +53,12 @@ export interface QueueDefinition<Job extends Lease, New> {
   /** Extra assignments made when a job is claimed (e.g. a per-run attempt counter). */
   readonly onClaim?: (sql: SqlClient.SqlClient, at: Date) => Statement.Fragment
   /**
+   * A write to other tables made by the claim's own statement, over the rows it claimed (the CTE
+   * `claimed`, the table's columns as they are after the claim): what every claimed job needs done
+   * before its work starts, in no round trip of its own.
+   */
+  readonly alsoOnClaim?: (sql: SqlClient.SqlClient, at: Date) => Statement.Fragment
+  /**
    * Fairness between tenants. Jobs are grouped by tenant and, with `within`, by a finer key of the
    * tenant's (each value belongs to one tenant: a webhook endpoint). Claims walk the groups in turn,
    * round robin, each starting after the group the last one served, and take a group's oldest due
@@ -104,12 +110,6 @@ export interface LeasedQueue<Job extends Lease, New> {
    * records are then one round trip, with no transaction around them. `fields` are written with it.
    */
   readonly ending: (job: Job, end: JobEnd, at: Date, fields?: Record<string, unknown>) => Statement.Fragment
-  /**
-   * A SELECT another repository's statement can carry (a CTE) to fence its write by the lease: the
-   * job's row, locked for the rest of the transaction, when this claim still holds it, else no row.
-   * The fenced write is then one round trip.
-   */
-  readonly holding: (job: Job) => Statement.Fragment
   /** Extends the lease of a job that is still being worked on. */
   readonly renew: (job: Job, lease: Duration.Duration) => Effect.Effect<void, LeaseLost>
   /**
@@ -278,12 +278,14 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
         // for the old claim, even on the same instance.
         const token = `${instanceId}:${randomUUID()}`
         const extra = definition.onClaim ? sql`, ${definition.onClaim(sql, at)}` : sql``
+        const also = definition.alsoOnClaim ? sql`, also AS (${definition.alsoOnClaim(sql, at)})` : sql``
         const rows = yield* sql`
-          WITH ${inTurn(limit, yield* Ref.get(cursor), at)}
-          UPDATE ${table} SET locked_by = ${token}, locked_until = ${leaseUntil}, attempts = attempts + 1,
-                 updated_at = ${at} ${extra}
-          FROM picked WHERE ${table}.id = ANY(picked.ids)
-          RETURNING ${table}.*, picked.last[1] AS fair_g1, picked.last[2] AS fair_g2`
+          WITH ${inTurn(limit, yield* Ref.get(cursor), at)}, claimed AS (
+            UPDATE ${table} SET locked_by = ${token}, locked_until = ${leaseUntil}, attempts = attempts + 1,
+                   updated_at = ${at} ${extra}
+            FROM picked WHERE ${table}.id = ANY(picked.ids)
+            RETURNING ${table}.*, picked.last[1] AS fair_g1, picked.last[2] AS fair_g2) ${also}
+          SELECT * FROM claimed`
         // The next claim starts after the last group this one served.
         if (rows.length > 0) yield* Ref.set(cursor, [String(rows[0]!["fairG1"]), String(rows[0]!["fairG2"])])
         return yield* decode(rows)
@@ -316,12 +318,6 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
 
     const ending = (job: Job, end: JobEnd, at: Date, fields: Record<string, unknown> = {}) =>
       releasing(job, { ...fields, ...endState(end) }, at)
-
-    const holding = (job: Job) =>
-      sql`
-        SELECT id FROM ${table}
-        WHERE id = ${job.id} AND locked_by = ${job.lockedBy} AND ${state} = 'pending'
-        FOR UPDATE`
 
     const renew = (job: Job, lease: Duration.Duration) =>
       Effect.gen(function*() {
@@ -390,7 +386,6 @@ export const makeLeasedQueue = <Job extends Lease, New>(definition: QueueDefinit
       complete,
       retryAt,
       ending,
-      holding,
       renew,
       requeue,
       cancelWaiting

@@ -70,7 +70,6 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
-      holding: () => Statement.fragment([]),
       ending: () => Statement.fragment([]),
       enqueueing: (job) => {
         enqueued.push(job)

@@ -31,7 +31,13 @@ import { storedDocument } from "../support/storedDocument.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
-const stored = storedDocument({ createdAt: new Date(START), updatedAt: new Date(START) })
+// As the job's claim leaves it (IssuanceQueue): submitting, the attempt counted.
+const stored = storedDocument({
+  status: "submitting",
+  attempts: 1,
+  createdAt: new Date(START),
+  updatedAt: new Date(START)
+})
 
 const job = (attempts: number): IssuanceJob => ({
   id: 1,
@@ -71,7 +77,6 @@ const workerWith = (authority: Partial<TaxAuthority>, document: StoredDocument =
     Layer.mock(IssuanceQueue, {
       name: "issuance",
       channel: "etd_document_jobs",
-      holding: () => Statement.fragment([]),
       enqueueing: () => {
         throw new Error("the worker enqueues nothing")
       },
@@ -85,7 +90,6 @@ const workerWith = (authority: Partial<TaxAuthority>, document: StoredDocument =
     }),
     Layer.mock(DocumentRepo, {
       findByIds: () => Effect.succeed([document]),
-      markSubmitting: () => Effect.succeed(true),
       settle: (_, change, _at, xml) =>
         Effect.sync(() => {
           changes.push(change)

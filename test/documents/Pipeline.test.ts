@@ -362,6 +362,27 @@ for (const database of testDatabases) {
         }).pipe(Effect.provide(Layer.provideMerge(Idempotency.layer, services)))
       })
 
+      it.effect("a submission's claim marks its document submitting and counts the attempt, in the claim's statement", () => {
+        const { services } = instance({})
+        return Effect.gen(function*() {
+          yield* TestClock.setTime(START)
+          const tenantId = yield* newTenant
+          const worker = yield* makeIssuanceWorker
+          const doc = yield* (yield* DocumentService).issue({ tenantId, environment: "test" }, payload(), undefined)
+          const { recording, statements } = statementRecorder()
+          const job = Option.getOrThrow(
+            yield* nextJob.pipe(Effect.provideService(Statement.CurrentTransformer, recording))
+          )
+          expect(statements).toHaveLength(1)
+          expect(yield* documentStatus(doc.id)).toMatchObject({ status: "submitting", attempts: 1 })
+          statements.length = 0
+          yield* worker.process(job).pipe(Effect.provideService(Statement.CurrentTransformer, recording))
+          // No statement of the worker's marks the document again before the authority is called.
+          expect(statements.filter((text) => text.includes("SET status = 'submitting'"))).toEqual([])
+          expect(yield* documentStatus(doc.id)).toMatchObject({ status: "authorized", attempts: 1 })
+        }).pipe(Effect.provide(services))
+      })
+
       it.effect("a new Idempotency-Key is taken by the statement that stores the document, and replayed after", () => {
         const { services } = instance({})
         return Effect.gen(function*() {

@@ -32,7 +32,6 @@ const queue: LeasedQueue<Job, never> = {
   claim: () => notHere,
   complete: () => notHere,
   retryAt: () => notHere,
-  holding: () => Statement.fragment([]),
   ending: () => Statement.fragment([]),
   renew: () => notHere,
   requeue: () => notHere,

@@ -59,7 +59,6 @@ const dispatcherTo = (
     Layer.mock(DeliveryQueue, {
       name: "webhooks",
       channel: "etd_webhook_deliveries",
-      holding: () => Statement.fragment([]),
       ending: () => Statement.fragment([]),
       enqueueing: () => {
         throw new Error("the worker enqueues nothing")
