@@ -32,7 +32,7 @@
  *   BENCH_ROUNDS=5 BENCH_SECONDS=8 npm run bench:read
  *   BENCH_RUNS=floor,service npm run bench:read         # a subset
  *   BENCH_PROFILE=1 npm run bench:read                  # a CPU profile of the untraced service (round 1)
- *   BENCH_PROFILE=traced npm run bench:read             # … or of another run of the service
+ *   BENCH_PROFILE=framework npm run bench:read          # … or of any other run (a floor, traced, base)
  *   BENCH_BASE=/work/wt-base BENCH_RUNS=framework,service,base npm run bench:read
  *
  * Settings (environment): BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_CONNECTIONS
@@ -115,8 +115,9 @@ const serviceEnv = (extra: Record<string, string>): Record<string, string> => {
 /** Starts the child of a run, with the allocation probe loaded into it. */
 const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profileDir: string | undefined) => {
   const probe = allocationProbe(probeFile)
+  const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
   if (run === "floor" || run === "floor-prepared") {
-    return startChild(run, [...probe.flags, "test/load/readFloor.ts"], {
+    return startChild(run, [...probe.flags, ...profile, "test/load/readFloor.ts"], {
       DATABASE_URL: scratch.database!.url,
       POOL_MAX: String(FLOOR_POOL),
       FLOOR_PREPARED: run === "floor-prepared" ? "1" : "0",
@@ -124,7 +125,7 @@ const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profile
     }, ["/healthz"])
   }
   if (run === "framework") {
-    return startChild(run, [...probe.flags, "test/load/readFramework.ts"], {
+    return startChild(run, [...probe.flags, ...profile, "test/load/readFramework.ts"], {
       DATABASE_URL: scratch.database!.url,
       POOL_MAX: String(FLOOR_POOL),
       ...probe.env
@@ -138,7 +139,6 @@ const startRun = (run: RunName, probeFile: string, otlpEndpoint: string, profile
     : run === "traced-always"
     ? { OTEL_TRACES_SAMPLER: "always_on" }
     : {}
-  const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
   // Each tree as its own `npm start` runs it: a change to the memory settings is measured too.
   const start = run === "base" ? startCommand(BASE) : serviceStart
   return startChild(
