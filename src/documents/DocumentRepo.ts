@@ -134,7 +134,7 @@ const flags = decodeRows(Schema.Struct({ held: Schema.Boolean }))
 const dailyCountRows = decodeRows(Schema.Struct({ day: Schema.String, environment: Environment, count: Schema.Number }))
 const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullishOr(rows[0])
 /** An Idempotency-Key's answer as parts of a statement (IdempotencyRepo's `answering`, `inserting`). */
-type KeyAnswer = { readonly held?: Statement.Fragment; readonly update: Statement.Fragment }
+type KeyAnswer = { readonly held?: Statement.Fragment; readonly store: Statement.Fragment }
 
 // The JSON columns are written with the codecs they are read with.
 const jsonOf = <T, E>(schema: Schema.Codec<T, E>) => {
@@ -203,7 +203,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           FROM numbered
           RETURNING number, submission_id
         ), queued AS (${queued.insertWhen(sql`EXISTS (SELECT 1 FROM stored)`)} RETURNING 1)
-        ${answer === undefined ? sql`` : sql`, answered AS (${answer.update})`}
+        ${answer === undefined ? sql`` : sql`, answered AS (${answer.store})`}
         SELECT number, submission_id, pg_notify(${queued.channel}, 'queued') FROM stored`).pipe(
         Effect.map(first),
         Effect.catchIf(

@@ -134,8 +134,10 @@ export class Idempotency extends Context.Service<Idempotency>()("etd/Idempotency
       scope: IdempotencyScope,
       hash: string,
       at: Date,
-      ...answer: [status: number, body: unknown, filled: Parameters<typeof repo.inserting>[4]]
-    ) => repo.inserting(scope, { hash, at, expiresAt: new Date(at.getTime() + RETENTION_MS) }, ...answer)
+      status: number,
+      body: unknown,
+      filled: Parameters<typeof repo.inserting>[4]
+    ) => repo.inserting(scope, { hash, at, expiresAt: new Date(at.getTime() + RETENTION_MS) }, status, body, filled)
 
     /** Keeps the claim alive while `effect` runs. */
     const hold = (scope: IdempotencyScope, token: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -93,7 +93,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
       filled: ReadonlyArray<Filled>
     ) => ({
       held: sql`SELECT 1 FROM idempotency_keys WHERE ${where(scope)} AND claim_token = ${token} FOR UPDATE`,
-      update: sql`
+      store: sql`
         UPDATE idempotency_keys SET response_status = ${status}, locked_until = NULL, response_body = ${
         answerBody(body, filled)
       }
@@ -114,7 +114,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("etd/Ide
       body: unknown,
       filled: ReadonlyArray<Filled>
     ) => ({
-      update: sql`
+      store: sql`
         INSERT INTO idempotency_keys
           (tenant_id, environment, key, request_hash, response_status, response_body, created_at, expires_at)
         VALUES (${scope.tenantId}, ${scope.environment}, ${scope.key}, ${key.hash}, ${status},

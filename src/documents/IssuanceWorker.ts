@@ -298,7 +298,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const attempt = (
     job: IssuanceJob,
     { documents, isMember, issuers }: Effect.Success<ReturnType<typeof prefetch>>
-  ): Effect.Effect<Option.Option<IssuanceAttempt>, LeaseLost> =>
+  ): Effect.Effect<Option.Option<IssuanceAttempt>> =>
     Effect.gen(function*() {
       const row = documents.get(job.documentId)
       if (row === undefined) return Option.none()

@@ -91,7 +91,7 @@ for (const database of testDatabases) {
           sql<{ written: number }>`
             WITH answered AS (${
             idempotency.answering(scope, token, 202, { id: "doc_n", number: 0 }, [["number", sql`${41}::int + 1`]])
-              .update
+              .store
           })
             SELECT count(*)::int AS written FROM answered`
         // The request whose claim was taken over writes no answer (its statement then rolls back).

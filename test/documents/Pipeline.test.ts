@@ -149,6 +149,25 @@ const statementRecorder = () => {
   return { recording, statements }
 }
 
+/**
+ * A new tenant issuing with Idempotency-Keys at START: its issuer in `environment`, the replays
+ * `onReplay` counts, and a statement recorder to provide where statements are counted.
+ */
+const keyedIssuing = (environment: Issuer["environment"]) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(START)
+    const tenantId = yield* newTenant
+    const replays = { count: 0 }
+    return {
+      tenantId,
+      documents: yield* DocumentService,
+      issuer: { tenantId, environment } satisfies Issuer,
+      replays,
+      onReplay: Effect.sync(() => void replays.count++),
+      ...statementRecorder()
+    }
+  })
+
 /** The queue is shared by this file's tests: one that only accepts leaves no job for the next one's worker. */
 const dropJobsOf = (tenantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM document_jobs WHERE tenant_id = ${tenantId}`)
@@ -386,13 +405,7 @@ for (const database of testDatabases) {
       it.effect("a new Idempotency-Key is taken by the statement that stores the document, and replayed after", () => {
         const { services } = instance({})
         return Effect.gen(function*() {
-          yield* TestClock.setTime(START)
-          const tenantId = yield* newTenant
-          const documents = yield* DocumentService
-          const issuer: Issuer = { tenantId, environment: "test" }
-          const { recording, statements } = statementRecorder()
-          let replays = 0
-          const onReplay = Effect.sync(() => void replays++)
+          const { documents, issuer, onReplay, recording, replays, statements, tenantId } = yield* keyedIssuing("test")
           const first = yield* documents.issue(issuer, payload(), "one-statement", onReplay).pipe(
             Effect.provideService(Statement.CurrentTransformer, recording)
           )
@@ -403,7 +416,7 @@ for (const database of testDatabases) {
 
           const again = yield* documents.issue(issuer, payload(), "one-statement", onReplay)
           expect(again).toEqual(first)
-          expect(replays).toBe(1)
+          expect(replays.count).toBe(1)
           expect((yield* Effect.flip(documents.issue(issuer, payload("another body"), "one-statement")))._tag)
             .toBe("IdempotencyKeyReused")
           const sql = yield* SqlClient.SqlClient
@@ -418,15 +431,9 @@ for (const database of testDatabases) {
       it.effect("a refusal with a new Idempotency-Key is stored as the key's answer, the work done once", () => {
         const { services } = instance({})
         return Effect.gen(function*() {
-          yield* TestClock.setTime(START)
-          const tenantId = yield* newTenant
+          const { documents, issuer, onReplay, recording, replays, statements, tenantId } = yield* keyedIssuing("live")
           const sql = yield* SqlClient.SqlClient
           yield* sql`UPDATE tenants SET monthly_quota = 0 WHERE id = ${tenantId}`
-          const documents = yield* DocumentService
-          const issuer: Issuer = { tenantId, environment: "live" }
-          const { recording, statements } = statementRecorder()
-          let replays = 0
-          const onReplay = Effect.sync(() => void replays++)
           const refused = yield* Effect.flip(
             documents.issue(issuer, payload(), "over-quota", onReplay).pipe(
               Effect.provideService(Statement.CurrentTransformer, recording)
@@ -437,7 +444,7 @@ for (const database of testDatabases) {
           expect(statements.filter((text) => text.includes("INSERT INTO quota_usage"))).toHaveLength(1)
           expect((yield* Effect.flip(documents.issue(issuer, payload(), "over-quota", onReplay)))._tag)
             .toBe("QuotaExceeded")
-          expect(replays).toBe(1)
+          expect(replays.count).toBe(1)
           const [key] = yield* sql<{ responseStatus: number }>`
             SELECT response_status FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = 'over-quota'`
           expect(key?.responseStatus).toBeGreaterThanOrEqual(400)
@@ -447,16 +454,9 @@ for (const database of testDatabases) {
       it.effect("concurrent requests with one new Idempotency-Key store one document and all get its answer", () => {
         const { services } = instance({})
         return Effect.gen(function*() {
-          yield* TestClock.setTime(START)
-          const tenantId = yield* newTenant
-          const documents = yield* DocumentService
-          const issuer: Issuer = { tenantId, environment: "test" }
-          let replays = 0
+          const { documents, issuer, onReplay, replays, tenantId } = yield* keyedIssuing("test")
           const answers = yield* Effect.all(
-            Array.from(
-              { length: 8 },
-              () => documents.issue(issuer, payload(), "raced", Effect.sync(() => void replays++)).pipe(Effect.result)
-            ),
+            Array.from({ length: 8 }, () => documents.issue(issuer, payload(), "raced", onReplay).pipe(Effect.result)),
             { concurrency: "unbounded" }
           )
           const ids = new Set(
@@ -465,7 +465,7 @@ for (const database of testDatabases) {
           // A request still in flight after a whole lease would be a 409; none is here.
           expect([...ids]).toHaveLength(1)
           expect([...ids][0]).toMatch(/^doc_/)
-          expect(replays).toBe(7)
+          expect(replays.count).toBe(7)
           const sql = yield* SqlClient.SqlClient
           const [stored] = yield* sql<{ documents: number; jobs: number; last: number }>`
             SELECT (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId}) AS documents,
