@@ -1,8 +1,8 @@
 /**
- * XMLDSig for the national NFS-e documents (DPS, cancellation request, NFS-e, event): one enveloped
- * signature over the root's `inf…` child, shaped as the national system wants it (unprefixed
- * `Signature`, last child of the root, `Reference URI="#<Id>"`, the signer's certificate in
- * `KeyInfo`). Pure and synchronous so the sefin adapter, the simulator and the local authority
+ * XMLDSig for the national NFS-e documents (DPS, cancellation request, NFS-e, event) and the state
+ * authorities' NF-e documents (the note, its events, number voiding): one enveloped signature over
+ * the root's `inf…` child, shaped as both systems want it (unprefixed `Signature`, last child of
+ * the root, `Reference URI="#<Id>"`, the signer's certificate in `KeyInfo`). Pure and synchronous so the sefin adapter, the simulator and the local authority
  * share it. `xml-crypto` does the canonicalization and cryptography; this module adds the shape
  * rules and the checks against signature wrapping that a generic library cannot know.
  */
@@ -14,16 +14,49 @@ import { SignedXml } from "xml-crypto"
 import { extractTaxId } from "../../credentials/CertificateTaxId.js"
 
 export const NFSE_NAMESPACE = "http://www.sped.fazenda.gov.br/nfse"
+const NFE_NAMESPACE = "http://www.portalfiscal.inf.br/nfe"
 const DSIG_NAMESPACE = "http://www.w3.org/2000/09/xmldsig#"
 
-/** The signed child of each document, and the root it must sit under. */
-export type SignedElement = "infDPS" | "infPedReg" | "infNFSe" | "infEvento"
-const rootOf: Record<SignedElement, string> = {
-  infDPS: "DPS",
-  infPedReg: "pedRegEvento",
-  infNFSe: "NFSe",
-  infEvento: "evento"
+interface SignedDocument {
+  readonly root: string
+  readonly element: string
+  readonly namespace: string
+  readonly system: string
+  /**
+   * The NF-e schemas fix the algorithms of 2001: inclusive C14N, RSA-SHA1 and SHA-1
+   * (xmldsig-core-schema_v1.01.xsd); the NFS-e takes the newer ones.
+   */
+  readonly fixedSha1: boolean
 }
+
+const nfse = (root: string, element: string): SignedDocument => ({
+  root,
+  element,
+  namespace: NFSE_NAMESPACE,
+  system: "NFS-e",
+  fixedSha1: false
+})
+const nfe = (root: string, element: string): SignedDocument => ({
+  root,
+  element,
+  namespace: NFE_NAMESPACE,
+  system: "NF-e",
+  fixedSha1: true
+})
+
+/** The signed child of each document, the root it must sit under, and its system. */
+const DOCUMENTS = {
+  infDPS: nfse("DPS", "infDPS"),
+  infPedReg: nfse("pedRegEvento", "infPedReg"),
+  infNFSe: nfse("NFSe", "infNFSe"),
+  infEvento: nfse("evento", "infEvento"),
+  infNFe: nfe("NFe", "infNFe"),
+  nfeEvent: nfe("evento", "infEvento"),
+  infInut: nfe("inutNFe", "infInut")
+} as const satisfies Record<string, SignedDocument>
+
+/** Which document is signed or verified: its signed element, or `nfeEvent` for an NF-e event's `infEvento`. */
+export type SignedElement = keyof typeof DOCUMENTS
 
 const ALGORITHM = {
   c14n: "http://www.w3.org/TR/2001/REC-xml-c14n-20010315",
@@ -67,6 +100,7 @@ export interface SignOptions {
   /**
    * Exclusive C14N *with comments* for SignedInfo and the reference, as the national system signs
    * the NFS-e it issues. Default false: plain exclusive C14N, as the public adapters sign a DPS.
+   * Ignored for the NF-e, whose schema fixes inclusive C14N.
    */
   readonly withComments?: boolean
 }
@@ -134,16 +168,16 @@ const taxIdOf = (certificatePem: string): string | null => {
 /** The document's root and its one signable child, or why the document cannot be signed/verified. */
 const locate = (
   doc: Document,
-  element: SignedElement
+  { element, namespace, root: rootName, system }: SignedDocument
 ): Result.Result<{ root: Element; target: Element; id: string }, string> => {
   const root = doc.documentElement
   if (root === null) return Result.fail("the document has no root element")
-  if (root.namespaceURI !== NFSE_NAMESPACE || root.localName !== rootOf[element]) {
-    return Result.fail(`the root element is not ${rootOf[element]} of the NFS-e namespace`)
+  if (root.namespaceURI !== namespace || root.localName !== rootName) {
+    return Result.fail(`the root element is not ${rootName} of the ${system} namespace`)
   }
-  const targets = childrenNamed(root, NFSE_NAMESPACE, element)
+  const targets = childrenNamed(root, namespace, element)
   if (targets.length !== 1) {
-    return Result.fail(`${rootOf[element]} must have exactly one ${element}, found ${targets.length}`)
+    return Result.fail(`${rootName} must have exactly one ${element}, found ${targets.length}`)
   }
   const target = targets[0]!
   const id = target.getAttribute("Id") ?? ""
@@ -152,18 +186,20 @@ const locate = (
 }
 
 /**
- * Signs `element` (the root's child of that name) with an enveloped XMLDSig: exclusive C14N,
- * RSA-SHA256, SHA-256, the certificate in KeyInfo. The XML declaration of the input is kept.
- * Throws only on a caller's mistake: malformed XML, a missing element or Id, an already signed
- * document, or a key that does not belong to the certificate (the authority would refuse it).
+ * Signs the document's signed element (the root's child of that name) with an enveloped XMLDSig:
+ * exclusive C14N, RSA-SHA256 and SHA-256 for the NFS-e; inclusive C14N, RSA-SHA1 and SHA-1 for the
+ * NF-e, as its schema fixes them. The certificate goes in KeyInfo; the XML declaration of the input
+ * is kept. Throws only on a caller's mistake: malformed XML, a missing element or Id, an already
+ * signed document, or a key that does not belong to the certificate (the authority would refuse it).
  */
 export const signEnveloped = (xml: string, options: SignOptions): string => {
+  const document = DOCUMENTS[options.element]
   const doc = parseStrict(xml)
   if (hasDoctype(doc)) throw new Error("cannot sign: the document has a DOCTYPE")
-  const located = locate(doc, options.element)
+  const located = locate(doc, document)
   if (Result.isFailure(located)) throw new Error(`cannot sign: ${located.failure}`)
   if (childrenNamed(located.success.root, DSIG_NAMESPACE, "Signature").length > 0) {
-    throw new Error(`cannot sign: ${rootOf[options.element]} is already signed`)
+    throw new Error(`cannot sign: ${document.root} is already signed`)
   }
 
   const certificate = new X509Certificate(options.certificatePem)
@@ -171,21 +207,25 @@ export const signEnveloped = (xml: string, options: SignOptions): string => {
     throw new Error("cannot sign: the private key does not belong to the certificate")
   }
 
-  const canonicalization = options.withComments === true ? ALGORITHM.excC14nWithComments : ALGORITHM.excC14n
+  const canonicalization = document.fixedSha1
+    ? ALGORITHM.c14n
+    : options.withComments === true
+    ? ALGORITHM.excC14nWithComments
+    : ALGORITHM.excC14n
   const signer = new SignedXml({
     privateKey: options.privateKeyPem,
     publicCert: options.certificatePem,
-    signatureAlgorithm: ALGORITHM.rsaSha256,
+    signatureAlgorithm: document.fixedSha1 ? ALGORITHM.rsaSha1 : ALGORITHM.rsaSha256,
     canonicalizationAlgorithm: canonicalization
   })
   signer.addReference({
-    // `element` is one of four fixed names, so nothing from the document reaches the XPath.
-    xpath: `/*/*[local-name(.)='${options.element}' and namespace-uri(.)='${NFSE_NAMESPACE}']`,
+    // The element and namespace are fixed names of DOCUMENTS: nothing from the document reaches the XPath.
+    xpath: `/*/*[local-name(.)='${document.element}' and namespace-uri(.)='${document.namespace}']`,
     transforms: [ALGORITHM.enveloped, canonicalization],
-    digestAlgorithm: ALGORITHM.sha256
+    digestAlgorithm: document.fixedSha1 ? ALGORITHM.sha1 : ALGORITHM.sha256
   })
-  // No prefix: the national system wants `<Signature xmlns="…xmldsig#">`; "append" to the root
-  // makes it the last child, right after the signed element.
+  // No prefix: both systems want `<Signature xmlns="…xmldsig#">`; "append" to the root makes it
+  // the last child, after the signed element (and after an NFC-e's infNFeSupl).
   signer.computeSignature(xml, { location: { reference: "/*", action: "append" } })
   return signer.getSignedXml()
 }
@@ -215,13 +255,14 @@ export const verifyEnveloped = (
     return invalid("the document is not well-formed XML")
   }
   if (hasDoctype(doc)) return invalid("a signed document must not have a DOCTYPE")
-  const located = locate(doc, element)
+  const document = DOCUMENTS[element]
+  const located = locate(doc, document)
   if (Result.isFailure(located)) return invalid(located.failure)
   const { id, root } = located.success
 
   const signatures = childrenNamed(root, DSIG_NAMESPACE, "Signature")
   if (signatures.length !== 1) {
-    return invalid(`${rootOf[element]} must have exactly one Signature, found ${signatures.length}`)
+    return invalid(`${document.root} must have exactly one Signature, found ${signatures.length}`)
   }
   const signature = signatures[0]!
   const signedInfos = childrenNamed(signature, DSIG_NAMESPACE, "SignedInfo")
@@ -242,7 +283,9 @@ export const verifyEnveloped = (
     return invalid(`the signature must have exactly one Reference, found ${references.length}`)
   }
   const reference = references[0]!
-  if (reference.getAttribute("URI") !== `#${id}`) return invalid(`the Reference does not point at ${element} (#${id})`)
+  if (reference.getAttribute("URI") !== `#${id}`) {
+    return invalid(`the Reference does not point at ${document.element} (#${id})`)
+  }
   const digestMethod = algorithmOf(reference, "DigestMethod")
   if (digestMethod === null || !ACCEPTED_DIGEST_METHODS.has(digestMethod)) {
     return invalid(`digest method not accepted: ${digestMethod ?? "none"}`)
@@ -277,7 +320,7 @@ export const verifyEnveloped = (
   try {
     checker.loadSignature(signature.toString())
     if (!checker.checkSignature(xml)) {
-      return invalid(`the digest of ${element} does not match: the signed content was changed`)
+      return invalid(`the digest of ${document.element} does not match: the signed content was changed`)
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)

@@ -1,0 +1,162 @@
+/**
+ * Shared by the NF-e/NFC-e tests: emitters as tenants declare them, realistic sales, and the
+ * independent checks with Debian's `xmllint` (schema) and `xmlsec1` (signature).
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { GoodsIssuer, NfeInput } from "../../src/authority/sefaz/NfeXml.js"
+import { writeNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
+import type { GoodsInvoiceRequest, GoodsItem } from "../../src/domain/GoodsInvoice.js"
+
+/** A São Paulo distributor in the normal regime (CRT 3). */
+export const spIssuer: GoodsIssuer = {
+  taxId: "11222333000181",
+  legalName: "Distribuidora Paulista de Peças Ltda",
+  tradeName: "Peças SP",
+  stateRegistration: "110042490114",
+  crt: "normal",
+  address: {
+    street: "Avenida Paulista",
+    number: "1578",
+    complement: "Conjunto 42",
+    district: "Bela Vista",
+    municipality_code: "3550308",
+    state: "SP",
+    postal_code: "01310200"
+  },
+  phone: "1133334444"
+}
+
+/** A Porto Alegre shop in the Simples Nacional (CRT 1): a state served by SVRS's neighbour, its own SEFAZ. */
+export const rsSimplesIssuer: GoodsIssuer = {
+  taxId: "45997418000153",
+  legalName: "Loja Gaúcha de Utilidades ME",
+  tradeName: null,
+  stateRegistration: "0960123456",
+  crt: "simples_nacional",
+  address: {
+    street: "Rua dos Andradas",
+    number: "1001",
+    district: "Centro Histórico",
+    municipality_code: "4314902",
+    state: "RS",
+    postal_code: "90020007"
+  },
+  phone: null
+}
+
+export const taxedItem: GoodsItem = {
+  code: "FLT-0042",
+  description: "Filtro de óleo para motor diesel",
+  ncm: "84212300",
+  cfop: "6102",
+  gtin: "7891234567895",
+  unit: "UN",
+  quantity: "3",
+  unit_amount: 4590,
+  discount: 270,
+  icms: { origin: 0, cst: "00", rate: "12.00" },
+  ipi: { cst: "50", rate: "5.00" },
+  pis: { cst: "01", rate: "1.65" },
+  cofins: { cst: "01", rate: "7.60" }
+}
+
+/** An NF-e from São Paulo to a contributor in Rio de Janeiro (interstate, CFOP 6xxx). */
+export const interstateSale: GoodsInvoiceRequest = {
+  type: "product_invoice",
+  recipient: {
+    tax_id: "33000167000101",
+    name: "Auto Peças Carioca S.A.",
+    state_registration_indicator: "contributor",
+    state_registration: "81234567",
+    email: "compras@example.com.br",
+    address: {
+      street: "Rua da Assembleia",
+      number: "10",
+      complement: "Loja B",
+      district: "Centro",
+      municipality_code: "3304557",
+      state: "RJ",
+      postal_code: "20011000"
+    }
+  },
+  items: [
+    taxedItem,
+    {
+      code: "JNT-7",
+      description: "Junta de vedação & anel <borracha>",
+      ncm: "40169300",
+      cfop: "6102",
+      unit: "PC",
+      quantity: "10.5",
+      unit_amount: 333,
+      freight: 150,
+      icms: { origin: 2, cst: "20", rate: "12.00", base_reduction: "33.33" },
+      ipi: { cst: "52" },
+      pis: { cst: "07" },
+      cofins: { cst: "07" }
+    }
+  ],
+  freight_mode: "issuer",
+  payments: [{ method: "bank_slip", amount: 0, deferred: true }],
+  notes: "Pedido 2026/0457. Entrega em 5 dias úteis."
+}
+
+export const nfeInput = (overrides: Partial<NfeInput> = {}): NfeInput => ({
+  environment: "test",
+  documentId: "doc_01m8e314reqq8n7ywyftgbkv47",
+  request: interstateSale,
+  issuer: spIssuer,
+  series: 1,
+  number: 1042,
+  issuedAt: new Date("2026-11-10T14:30:15.123Z"),
+  ...overrides
+})
+
+export const hasXmllint = spawnSync("xmllint", ["--version"]).status === 0
+export const hasXmlsec1 = spawnSync("xmlsec1", ["--version"]).status === 0
+
+let schemaDir: string | undefined
+
+/** Runs `xmllint --noout --schema <schemas>/<schemaFile>` on `xml`; ok plus its output. */
+export const xmllintNfe = (schemaFile: string, xml: string): { readonly ok: boolean; readonly output: string } => {
+  schemaDir ??= writeNfeSchemas(fs.mkdtempSync(path.join(os.tmpdir(), "nfe-xsd-")))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nfe-doc-"))
+  const file = path.join(dir, "document.xml")
+  fs.writeFileSync(file, xml)
+  try {
+    const run = spawnSync("xmllint", ["--noout", "--nonet", "--schema", path.join(schemaDir, schemaFile), file], {
+      encoding: "utf8"
+    })
+    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** xmlsec1's verdict on a signed NF-e document, trusting the given PEM files, `Id` declared an ID of `element`. */
+export const xmlsecVerifyNfe = (xml: string, element: string, trusted: ReadonlyArray<string>) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nfe-sig-"))
+  try {
+    const trust = trusted.flatMap((pem, i) => {
+      const file = path.join(dir, `trusted-${i}.pem`)
+      fs.writeFileSync(file, pem)
+      return ["--trusted-pem", file]
+    })
+    const file = path.join(dir, "signed.xml")
+    fs.writeFileSync(file, xml)
+    const run = spawnSync(
+      "xmlsec1",
+      ["--verify", "--id-attr:Id", `http://www.portalfiscal.inf.br/nfe:${element}`, ...trust, file],
+      { encoding: "utf8" }
+    )
+    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export const skippedWithout = (tool: string, present: boolean, title: string, why: string) =>
+  present ? title : `${title} [skipped: ${tool} (${why}) is not installed]`
