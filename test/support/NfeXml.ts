@@ -100,8 +100,86 @@ export const interstateSale: GoodsInvoiceRequest = {
     }
   ],
   freight_mode: "issuer",
-  payments: [{ method: "bank_slip", amount: 0, deferred: true }],
+  payments: [{ method: "bank_slip", amount: 17822, deferred: true }],
   notes: "Pedido 2026/0457. Entrega em 5 dias úteis."
+}
+
+/** An NF-e of a Simples shop in Porto Alegre to a consumer there, sold on its site. */
+export const simplesSale: GoodsInvoiceRequest = {
+  type: "product_invoice",
+  final_consumer: true,
+  presence: "internet",
+  recipient: {
+    tax_id: "52998224725",
+    name: "Maria da Silva",
+    address: {
+      street: "Avenida Ipiranga",
+      number: "6681",
+      district: "Partenon",
+      municipality_code: "4314902",
+      state: "RS",
+      postal_code: "90619900"
+    }
+  },
+  items: [
+    {
+      code: "CX-1",
+      description: "Caixa organizadora 20 L",
+      ncm: "39241000",
+      cfop: "5102",
+      unit: "UN",
+      quantity: "2",
+      unit_amount: 4990,
+      icms: { origin: 0, csosn: "101", credit_rate: "2.56" },
+      pis: { cst: "49" },
+      cofins: { cst: "49" }
+    },
+    {
+      code: "CX-2",
+      description: "Tampa para caixa organizadora",
+      ncm: "39241000",
+      cfop: "5102",
+      unit: "UN",
+      quantity: "1",
+      unit_amount: 1290,
+      icms: { origin: 0, csosn: "102" },
+      pis: { cst: "49" },
+      cofins: { cst: "49" }
+    }
+  ],
+  freight_mode: "own_issuer",
+  payments: [{ method: "pix", amount: 11270 }]
+}
+
+/** An NFC-e at a São Paulo counter: fuel priced below the centavo, water, cash with change. */
+export const counterSale: GoodsInvoiceRequest = {
+  type: "consumer_invoice",
+  items: [{
+    code: "GAS-C",
+    description: "Gasolina comum",
+    ncm: "27101259",
+    cfop: "5656",
+    unit: "L",
+    quantity: "40.123",
+    unit_amount_decimal: "589.9",
+    icms: { origin: 0, cst: "60" },
+    pis: { cst: "04" },
+    cofins: { cst: "04" }
+  }, {
+    code: "AGUA-500",
+    description: "Água mineral 500 ml",
+    ncm: "22011000",
+    cfop: "5102",
+    gtin: "7894900530001",
+    unit: "UN",
+    quantity: "2",
+    unit_amount: 350,
+    icms: { origin: 0, cst: "00", rate: "18.00" },
+    pis: { cst: "01", rate: "1.65" },
+    cofins: { cst: "01", rate: "7.60" }
+  }],
+  payments: [{ method: "cash", amount: 25000 }],
+  change: 631
 }
 
 export const nfeInput = (overrides: Partial<NfeInput> = {}): NfeInput => ({

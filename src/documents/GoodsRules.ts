@@ -1,0 +1,376 @@
+/**
+ * The rules a goods invoice must follow before anything is taken, beyond what the payload's schema
+ * says: which fields go together (an ICMS rate with the CSTs that tax, CSOSN for a Simples emitter),
+ * what the NF-e and the NFC-e each allow, the CFOP against where the goods go, the payments against
+ * the total, and text the NF-e can carry (its schema takes Latin-1 only). Each refusal names the
+ * request's own field; every refusal found is reported at once. Where the authorities' rejection
+ * code for a rule is known it is cited.
+ *
+ * The emitter's side (the tenant's registration) is checked first: a goods invoice needs the legal
+ * name, the state registration (IE), the tax regime (CRT) and the address, each within the NF-e's
+ * lengths; what is missing or unwritable is `422 registration_incomplete`, naming the field.
+ */
+import * as Result from "effect/Result"
+import type { GoodsIssuer } from "../authority/sefaz/NfeXml.js"
+import { InvalidRequest, RegistrationIncomplete } from "../domain/Errors.js"
+import { goodsFigures, isTaxedIpi, isUntaxedPisCofins, itemFigures } from "../domain/GoodsAmounts.js"
+import type { GoodsInvoiceRequest, GoodsItem, PisCofinsTax } from "../domain/GoodsInvoice.js"
+import { municipalityOf } from "../domain/Municipalities.js"
+import { addressProblem, type Registration, ufOfMunicipality } from "../domain/Registration.js"
+
+interface Refusal {
+  readonly path: ReadonlyArray<string | number>
+  readonly message: string
+}
+
+const MAX_ISSUES = 20
+
+// The NF-e's `TString`: printable Latin-1 ([ -ÿ]); tabs and line breaks are written as spaces.
+const NOT_LATIN1 = /[^\t\n\r\u0020-\u00FF]/u
+const LATIN1_MESSAGE = "must be written in Latin characters (ISO 8859-1): the NF-e takes no others"
+
+/** Every string of a value that the NF-e could not carry, with its path. */
+const latin1Refusals = (value: unknown, path: ReadonlyArray<string | number>): Array<Refusal> => {
+  if (typeof value === "string") return NOT_LATIN1.test(value) ? [{ path, message: LATIN1_MESSAGE }] : []
+  if (Array.isArray(value)) return value.flatMap((item, i) => latin1Refusals(item, [...path, i]))
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).flatMap(([key, item]) => latin1Refusals(item, [...path, key]))
+  }
+  return []
+}
+
+/** The GS1 check digit: weights 3 and 1 from the right of the body. */
+export const isValidGtin = (gtin: string): boolean => {
+  let sum = 0
+  for (let i = gtin.length - 2, weight = 3; i >= 0; i--, weight = 4 - weight) sum += Number(gtin[i]) * weight
+  return (10 - (sum % 10)) % 10 === Number(gtin[gtin.length - 1])
+}
+
+// ---------------------------------------------------------------------------------------------
+// The emitter
+
+const REQUIRED_ADDRESS = ["street", "number", "district", "municipality_code", "state", "postal_code"] as const
+
+/**
+ * The emitter of a goods invoice, from the tenant's registration, or the 422 naming what it lacks
+ * or what the NF-e cannot carry.
+ */
+export const goodsIssuerOf = (
+  taxId: string,
+  registration: Registration
+): Result.Result<GoodsIssuer, RegistrationIncomplete> => {
+  const refusals: Array<Refusal> = []
+  const lacks = (field: string) =>
+    refusals.push({ path: ["registration", field], message: `a goods invoice needs registration.${field}` })
+  const { address, crt, legal_name, phone, state_registration, trade_name } = registration
+  if (legal_name === null) lacks("legal_name")
+  else if (legal_name.length < 2 || legal_name.length > 60) {
+    refusals.push({ path: ["registration", "legal_name"], message: "must have 2 to 60 characters on an NF-e (xNome)" })
+  }
+  if (trade_name !== null && trade_name.length > 60) {
+    refusals.push({ path: ["registration", "trade_name"], message: "must have at most 60 characters on an NF-e" })
+  }
+  if (state_registration === null) lacks("state_registration")
+  else if (!/^(?:[0-9]{2,14}|ISENTO)$/u.test(state_registration)) {
+    refusals.push({
+      path: ["registration", "state_registration"],
+      message: "must be the state registration's 2 to 14 digits (no punctuation), or ISENTO"
+    })
+  }
+  if (crt === null) lacks("crt")
+  if (address === null) {
+    for (const field of REQUIRED_ADDRESS) {
+      refusals.push({
+        path: ["registration", "address", field],
+        message: `a goods invoice needs the address's ${field}`
+      })
+    }
+  } else {
+    for (const field of ["street", "number", "complement"] as const) {
+      if ((address[field]?.length ?? 0) > 60) {
+        refusals.push({
+          path: ["registration", "address", field],
+          message: "must have at most 60 characters on an NF-e"
+        })
+      }
+    }
+    const problem = addressProblem(address)
+    if (problem !== undefined) {
+      refusals.push({ path: ["registration", "address", problem.field], message: problem.message })
+    }
+  }
+  if (phone !== null && phone.length > 14) {
+    refusals.push({ path: ["registration", "phone"], message: "must have at most 14 digits on an NF-e" })
+  }
+  refusals.push(...latin1Refusals(registration, ["registration"]))
+  if (refusals.length > 0 || legal_name === null || state_registration === null || crt === null || address === null) {
+    return Result.fail(
+      new RegistrationIncomplete({
+        message: `The tenant's registration cannot issue a goods invoice: ${refusals[0]!.path.join(".")} ${
+          refusals[0]!.message
+        }.`,
+        issues: refusals.slice(0, MAX_ISSUES).map(({ message, path }) => ({ path: [...path], message }))
+      })
+    )
+  }
+  return Result.succeed({
+    taxId,
+    legalName: legal_name,
+    tradeName: trade_name,
+    stateRegistration: state_registration,
+    crt,
+    address,
+    phone
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sale
+
+const usesCsosn = (issuer: GoodsIssuer) => issuer.crt === "simples_nacional" || issuer.crt === "mei"
+
+const icmsRefusals = (item: GoodsItem, issuer: GoodsIssuer, at: ReadonlyArray<string | number>): Array<Refusal> => {
+  const { icms } = item
+  const path = (field: string) => [...at, "icms", field]
+  if ((icms.cst === undefined) === (icms.csosn === undefined)) {
+    return [{ path: path(usesCsosn(issuer) ? "csosn" : "cst"), message: "give exactly one of cst and csosn" }]
+  }
+  if (usesCsosn(issuer) && icms.cst !== undefined) {
+    return [{ path: path("cst"), message: "a Simples Nacional emitter (CRT 1 or 4) states the ICMS by csosn" }]
+  }
+  if (!usesCsosn(issuer) && icms.csosn !== undefined) {
+    return [{ path: path("csosn"), message: "an emitter in the normal regime (CRT 2 or 3) states the ICMS by cst" }]
+  }
+  const refusals: Array<Refusal> = []
+  const code = icms.cst ?? icms.csosn!
+  const taxesAlways = code === "00" || code === "20"
+  const taxesOptionally = code === "90" || code === "900"
+  if (taxesAlways && icms.rate === undefined) refusals.push({ path: path("rate"), message: `CST ${code} needs rate` })
+  if (!taxesAlways && !taxesOptionally && icms.rate !== undefined) {
+    refusals.push({ path: path("rate"), message: `is not used with ${icms.cst ? "CST" : "CSOSN"} ${code}` })
+  }
+  if (code === "20" && icms.base_reduction === undefined) {
+    refusals.push({ path: path("base_reduction"), message: "CST 20 (a reduced base) needs base_reduction" })
+  }
+  if (icms.base_reduction !== undefined) {
+    if (code !== "20" && !taxesOptionally) {
+      refusals.push({ path: path("base_reduction"), message: `is not used with ${icms.cst ? "CST" : "CSOSN"} ${code}` })
+    } else if (taxesOptionally && icms.rate === undefined) {
+      refusals.push({ path: path("base_reduction"), message: "needs rate: it reduces the base the rate taxes" })
+    }
+  }
+  if (code === "101" && icms.credit_rate === undefined) {
+    refusals.push({ path: path("credit_rate"), message: "CSOSN 101 (with credit allowance) needs credit_rate" })
+  }
+  if (icms.credit_rate !== undefined && code !== "101" && code !== "900") {
+    refusals.push({ path: path("credit_rate"), message: "is used only with CSOSN 101 and 900" })
+  }
+  return refusals
+}
+
+const pisCofinsRefusals = (tax: PisCofinsTax, path: ReadonlyArray<string | number>): Array<Refusal> => {
+  if ((tax.cst === "01" || tax.cst === "02") && tax.rate === undefined) {
+    return [{ path: [...path, "rate"], message: `CST ${tax.cst} needs rate` }]
+  }
+  if (isUntaxedPisCofins(tax.cst) && (tax.rate !== undefined || tax.base !== undefined)) {
+    return [{ path: [...path, tax.rate === undefined ? "base" : "rate"], message: `CST ${tax.cst} is not taxed` }]
+  }
+  return []
+}
+
+const itemRefusals = (
+  request: GoodsInvoiceRequest,
+  item: GoodsItem,
+  index: number,
+  issuer: GoodsIssuer
+): Array<Refusal> => {
+  const at = ["items", index]
+  const refusals: Array<Refusal> = []
+  if ((item.unit_amount === undefined) === (item.unit_amount_decimal === undefined)) {
+    refusals.push({ path: [...at, "unit_amount"], message: "give exactly one of unit_amount and unit_amount_decimal" })
+    return refusals
+  }
+  if (item.gtin !== undefined && !isValidGtin(item.gtin)) {
+    refusals.push({ path: [...at, "gtin"], message: "has a wrong check digit (rejection 611)" })
+  }
+  refusals.push(...icmsRefusals(item, issuer, at))
+  if (item.ipi !== undefined) {
+    if (request.type === "consumer_invoice") {
+      refusals.push({ path: [...at, "ipi"], message: "an NFC-e carries no IPI (its sales are not industrial)" })
+    } else if (isTaxedIpi(item.ipi.cst) && item.ipi.rate === undefined) {
+      refusals.push({ path: [...at, "ipi", "rate"], message: `CST ${item.ipi.cst} needs rate` })
+    } else if (!isTaxedIpi(item.ipi.cst) && item.ipi.rate !== undefined) {
+      refusals.push({ path: [...at, "ipi", "rate"], message: `CST ${item.ipi.cst} is not taxed` })
+    }
+  }
+  refusals.push(...pisCofinsRefusals(item.pis, [...at, "pis"]), ...pisCofinsRefusals(item.cofins, [...at, "cofins"]))
+  if (itemFigures(item, false).operation < 0) {
+    refusals.push({
+      path: [...at, "discount"],
+      message: "is larger than the item's value with its freight, insurance and other expenses"
+    })
+  }
+  return refusals
+}
+
+/** Where the goods go: 5xxx within the emitter's state (or at the counter), 6xxx to another state. */
+const cfopRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer): Array<Refusal> => {
+  // An NF-e without its recipient is refused for that; where its goods go is not known.
+  if (request.type === "product_invoice" && request.recipient === undefined) return []
+  const recipientState = request.recipient?.address?.state
+  const interstate = recipientState !== undefined && recipientState !== issuer.address.state
+  const expected = interstate ? "6" : "5"
+  return request.items.flatMap((item, i) =>
+    item.cfop[0] === expected ? [] : [{
+      path: ["items", i, "cfop"],
+      message: item.cfop[0] === "7"
+        ? "a CFOP 7xxx is an export, which needs a recipient abroad: the API does not issue exports yet"
+        : interstate
+        ? `the goods go to ${recipientState}, another state than the emitter's (${issuer.address.state}): the CFOP starts with 6`
+        : "the goods stay in the emitter's state: the CFOP starts with 5"
+    }]
+  )
+}
+
+const recipientRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer): Array<Refusal> => {
+  const { recipient } = request
+  const nfe = request.type === "product_invoice"
+  if (recipient === undefined) {
+    return nfe ? [{ path: ["recipient"], message: "an NF-e needs its recipient (dest)" }] : []
+  }
+  const refusals: Array<Refusal> = []
+  const at = (...path: ReadonlyArray<string>) => ["recipient", ...path]
+  if ((recipient.tax_id === undefined) === (recipient.foreign_id === undefined)) {
+    refusals.push({ path: at("tax_id"), message: "give exactly one of tax_id and foreign_id" })
+  }
+  if (nfe && recipient.foreign_id !== undefined) {
+    refusals.push({
+      path: at("foreign_id"),
+      message: "an NF-e to a buyer abroad needs an address abroad: the API does not issue exports yet"
+    })
+  }
+  if (nfe && recipient.name === undefined) refusals.push({ path: at("name"), message: "an NF-e needs the name" })
+  if (recipient.name !== undefined && recipient.name.length < 2) {
+    refusals.push({ path: at("name"), message: "must have at least 2 characters" })
+  }
+  if (nfe && recipient.address === undefined) {
+    refusals.push({ path: at("address"), message: "an NF-e needs the address" })
+  }
+  const address = recipient.address
+  if (address !== undefined) {
+    if (municipalityOf(address.municipality_code) === undefined) {
+      refusals.push({ path: at("address", "municipality_code"), message: "is not an IBGE municipality code" })
+    } else if (ufOfMunicipality(address.municipality_code) !== address.state) {
+      refusals.push({ path: at("address", "state"), message: `is not the state of ${address.municipality_code}` })
+    }
+  }
+  const indicator = recipient.state_registration_indicator ?? "non_contributor"
+  if (!nfe && indicator !== "non_contributor") {
+    refusals.push({
+      path: at("state_registration_indicator"),
+      message: "an NFC-e's buyer is a consumer: non_contributor"
+    })
+  }
+  if (indicator === "contributor" && recipient.state_registration === undefined) {
+    refusals.push({ path: at("state_registration"), message: "a contributor's state registration is needed" })
+  }
+  if (indicator !== "contributor" && recipient.state_registration !== undefined) {
+    refusals.push({ path: at("state_registration"), message: "is given only for a contributor" })
+  }
+  if (nfe && indicator === "non_contributor" && request.final_consumer !== true) {
+    refusals.push({
+      path: ["final_consumer"],
+      message: "a sale to a non-contributor is a sale to the final consumer: true (rule 696)"
+    })
+  }
+  if (
+    nfe && indicator === "non_contributor" && address !== undefined && address.state !== issuer.address.state
+  ) {
+    refusals.push({
+      path: at("address", "state"),
+      message: "an interstate sale to a consumer needs the destination state's ICMS share (DIFAL, ICMSUFDest), " +
+        "which the API does not compute yet"
+    })
+  }
+  return refusals
+}
+
+const modelRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
+  if (request.type === "product_invoice") {
+    return request.presence === "home_delivery"
+      ? [{ path: ["presence"], message: "home_delivery is an NFC-e's presence; an NF-e says in_person or other" }]
+      : []
+  }
+  const refusals: Array<Refusal> = []
+  if (request.final_consumer === false) {
+    refusals.push({ path: ["final_consumer"], message: "an NFC-e is always to the final consumer" })
+  }
+  if (request.presence !== undefined && request.presence !== "in_person" && request.presence !== "home_delivery") {
+    refusals.push({ path: ["presence"], message: "an NFC-e is in_person or home_delivery" })
+  }
+  if (request.freight_mode !== undefined && request.freight_mode !== "none") {
+    refusals.push({ path: ["freight_mode"], message: "an NFC-e carries no freight: none" })
+  }
+  return refusals
+}
+
+const paymentRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
+  const refusals: Array<Refusal> = []
+  const { payments } = request
+  for (const [i, payment] of payments.entries()) {
+    if (payment.method === "other" && payment.description === undefined) {
+      refusals.push({ path: ["payments", i, "description"], message: "say what the other method is" })
+    }
+    if (payment.method !== "other" && payment.description !== undefined) {
+      refusals.push({ path: ["payments", i, "description"], message: "is given only for the method other" })
+    }
+    if (payment.method === "none") {
+      if (request.type === "consumer_invoice") {
+        refusals.push({ path: ["payments", i, "method"], message: "an NFC-e is a sale paid: none is an NF-e's" })
+      } else if (payments.length > 1 || payment.amount !== 0) {
+        refusals.push({ path: ["payments", i, "method"], message: "none is the only payment, of amount 0" })
+      }
+    }
+  }
+  if (payments.some((payment) => payment.method === "none")) return refusals
+  const paid = payments.reduce((sum, payment) => sum + payment.amount, 0)
+  const total = goodsFigures(request).totals.total
+  const change = request.change ?? 0
+  if (paid - change !== total) {
+    refusals.push({
+      path: ["payments"],
+      message: `the payments less the change come to ${paid - change} centavos, the note's total is ${total} ` +
+        "(rejections 865 and 866)"
+    })
+  }
+  return refusals
+}
+
+/**
+ * Every rule the sale breaks, as one 400 naming each field (at most 20 issues); success when none.
+ * The emitter is `goodsIssuerOf`'s.
+ */
+export const checkGoodsInvoice = (
+  request: GoodsInvoiceRequest,
+  issuer: GoodsIssuer
+): Result.Result<void, InvalidRequest> => {
+  const itemProblems = request.items.flatMap((item, i) => itemRefusals(request, item, i, issuer))
+  const refusals = [
+    ...latin1Refusals(request, []),
+    ...modelRefusals(request),
+    ...recipientRefusals(request, issuer),
+    ...cfopRefusals(request, issuer),
+    ...itemProblems,
+    // The total is only meaningful once every item can be valued.
+    ...(itemProblems.some((refusal) => refusal.path[2] === "unit_amount" || refusal.path[2] === "discount")
+      ? []
+      : paymentRefusals(request))
+  ]
+  if (refusals.length === 0) return Result.void
+  return Result.fail(
+    new InvalidRequest({
+      message: `The document breaks the NF-e rules. ${refusals[0]!.path.join(".")}: ${refusals[0]!.message}.`,
+      issues: refusals.slice(0, MAX_ISSUES).map(({ message, path }) => ({ path: [...path], message }))
+    })
+  )
+}
