@@ -11,10 +11,9 @@
  * lengths; what is missing or unwritable is `422 registration_incomplete`, naming the field.
  */
 import * as Result from "effect/Result"
-import type { GoodsIssuer } from "../authority/sefaz/NfeXml.js"
 import { InvalidRequest, RegistrationIncomplete } from "../domain/Errors.js"
 import { goodsFigures, isTaxedIpi, isUntaxedPisCofins, itemFigures } from "../domain/GoodsAmounts.js"
-import type { GoodsInvoiceRequest, GoodsItem, PisCofinsTax } from "../domain/GoodsInvoice.js"
+import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem, PisCofinsTax } from "../domain/GoodsInvoice.js"
 import { municipalityOf } from "../domain/Municipalities.js"
 import { addressProblem, type Registration, ufOfMunicipality } from "../domain/Registration.js"
 

@@ -12,7 +12,7 @@ import { Schema } from "effect"
 import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
 import { Centavos } from "./Money.js"
-import { Uf } from "./Registration.js"
+import { type Crt, type RegistrationAddress, Uf } from "./Registration.js"
 import { MunicipalityCode, TaxId } from "./TaxId.js"
 import { boundedText } from "./Text.js"
 
@@ -382,3 +382,14 @@ export const GoodsInvoiceRequest = Schema.Struct({
   description: "A goods invoice to issue: an NF-e (`product_invoice`) or an NFC-e (`consumer_invoice`)."
 })
 export type GoodsInvoiceRequest = typeof GoodsInvoiceRequest.Type
+
+/** The emitter (`emit`): the tenant, as its registration declares it. */
+export interface GoodsIssuer {
+  readonly taxId: string
+  readonly legalName: string
+  readonly tradeName: string | null
+  readonly stateRegistration: string
+  readonly crt: typeof Crt.Type
+  readonly address: RegistrationAddress
+  readonly phone: string | null
+}

@@ -5,11 +5,21 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
-import { type GoodsIssuer } from "../../src/authority/sefaz/NfeXml.js"
 import { checkGoodsInvoice, goodsIssuerOf, isValidGtin } from "../../src/documents/GoodsRules.js"
-import { type GoodsInvoiceRequest, GoodsInvoiceRequest as RequestSchema } from "../../src/domain/GoodsInvoice.js"
+import {
+  type GoodsInvoiceRequest,
+  GoodsInvoiceRequest as RequestSchema,
+  type GoodsIssuer
+} from "../../src/domain/GoodsInvoice.js"
 import { emptyRegistration, type Registration } from "../../src/domain/Registration.js"
-import { counterSale, interstateSale, rsSimplesIssuer, simplesSale, spIssuer, taxedItem } from "../support/NfeXml.js"
+import {
+  counterSale,
+  interstateSale,
+  rsSimplesIssuer,
+  simplesSale,
+  spIssuer,
+  type taxedItem
+} from "../support/NfeXml.js"
 
 const issuesOf = (request: GoodsInvoiceRequest, issuer: GoodsIssuer = spIssuer) => {
   const result = checkGoodsInvoice(request, issuer)

@@ -6,9 +6,9 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { GoodsIssuer, NfeInput } from "../../src/authority/sefaz/NfeXml.js"
+import type { NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { writeNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
-import type { GoodsInvoiceRequest, GoodsItem } from "../../src/domain/GoodsInvoice.js"
+import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem } from "../../src/domain/GoodsInvoice.js"
 
 /** A São Paulo distributor in the normal regime (CRT 3). */
 export const spIssuer: GoodsIssuer = {

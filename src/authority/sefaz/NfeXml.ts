@@ -9,10 +9,16 @@
  * the recipient's name (rule 598) and, on an NFC-e, the first item's description (rule 373).
  */
 import { type GoodsFigures, goodsFigures, isFinalConsumer } from "../../domain/GoodsAmounts.js"
-import type { GoodsAddress, GoodsInvoiceRequest, PaymentMethod, Recipient } from "../../domain/GoodsInvoice.js"
+import type {
+  GoodsAddress,
+  GoodsInvoiceRequest,
+  GoodsIssuer,
+  PaymentMethod,
+  Recipient
+} from "../../domain/GoodsInvoice.js"
 import { municipalityOf } from "../../domain/Municipalities.js"
 import type { Environment } from "../../domain/Principal.js"
-import type { Crt, RegistrationAddress } from "../../domain/Registration.js"
+import type { Crt } from "../../domain/Registration.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
 import { environmentCode } from "../TaxAuthority.js"
 import { brasiliaDateTime, escapeAttribute, formatCentavos, leaf, node, singleLine } from "../xml/XmlText.js"
@@ -27,17 +33,6 @@ export const NFE_APPLICATION_VERSION = "etd-service_0.1.0"
 
 /** What a homologation note's recipient must be called (rule 598). */
 export const HOMOLOGATION_RECIPIENT = "NF-E EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL"
-
-/** The emitter (`emit`): the tenant, as its registration declares it. */
-export interface GoodsIssuer {
-  readonly taxId: string
-  readonly legalName: string
-  readonly tradeName: string | null
-  readonly stateRegistration: string
-  readonly crt: typeof Crt.Type
-  readonly address: RegistrationAddress
-  readonly phone: string | null
-}
 
 /** Offline contingency of an NFC-e (tpEmis 9): when it began and why. */
 export interface Contingency {
