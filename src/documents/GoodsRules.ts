@@ -212,8 +212,19 @@ const itemRefusals = (
   return refusals
 }
 
+/** The CFOPs an NFC-e takes (rule 725), but 5933, a service taxed by ISSQN, which the API does not issue. */
+const NFCE_CFOPS: ReadonlySet<string> = new Set(["5101", "5102", "5103", "5104", "5115", "5405", "5656", "5667"])
+
 /** Where the goods go: 5xxx within the emitter's state (or at the counter), 6xxx to another state. */
 const cfopRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer): Array<Refusal> => {
+  if (request.type === "consumer_invoice") {
+    return request.items.flatMap((item, i) =>
+      NFCE_CFOPS.has(item.cfop) ? [] : [{
+        path: ["items", i, "cfop"],
+        message: `an NFC-e takes the CFOPs ${[...NFCE_CFOPS].join(", ")} (rejection 725)`
+      }]
+    )
+  }
   // An NF-e without its recipient is refused for that; where its goods go is not known.
   if (request.type === "product_invoice" && request.recipient === undefined) return []
   const recipientState = request.recipient?.address?.state
@@ -274,12 +285,12 @@ const recipientRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer): A
     refusals.push({ path: at("state_registration"), message: "a contributor's state registration is needed" })
   }
   if (indicator !== "contributor" && recipient.state_registration !== undefined) {
-    refusals.push({ path: at("state_registration"), message: "is given only for a contributor" })
+    refusals.push({ path: at("state_registration"), message: "is given only for a contributor (rejection 791)" })
   }
   if (nfe && indicator === "non_contributor" && request.final_consumer !== true) {
     refusals.push({
       path: ["final_consumer"],
-      message: "a sale to a non-contributor is a sale to the final consumer: true (rule 696)"
+      message: "a sale to a non-contributor is a sale to the final consumer: true (rejection 696)"
     })
   }
   if (
@@ -287,8 +298,8 @@ const recipientRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer): A
   ) {
     refusals.push({
       path: at("address", "state"),
-      message: "an interstate sale to a consumer needs the destination state's ICMS share (DIFAL, ICMSUFDest), " +
-        "which the API does not compute yet"
+      message: "an interstate sale to a consumer needs the destination state's ICMS share (DIFAL, ICMSUFDest, " +
+        "rejection 694), which the API does not compute yet"
     })
   }
   return refusals
@@ -305,10 +316,13 @@ const modelRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
     refusals.push({ path: ["final_consumer"], message: "an NFC-e is always to the final consumer" })
   }
   if (request.presence !== undefined && request.presence !== "in_person" && request.presence !== "home_delivery") {
-    refusals.push({ path: ["presence"], message: "an NFC-e is in_person or home_delivery" })
+    refusals.push({ path: ["presence"], message: "an NFC-e is in_person or home_delivery (rejection 717)" })
   }
-  if (request.freight_mode !== undefined && request.freight_mode !== "none") {
-    refusals.push({ path: ["freight_mode"], message: "an NFC-e carries no freight: none" })
+  if (request.freight_mode !== undefined && request.freight_mode !== "none" && request.presence !== "home_delivery") {
+    refusals.push({
+      path: ["freight_mode"],
+      message: "an NFC-e carries freight only when delivered home: none, or presence home_delivery (rejection 753)"
+    })
   }
   return refusals
 }

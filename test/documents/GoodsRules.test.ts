@@ -153,7 +153,12 @@ describe("the sale", () => {
       "items.0.unit_amount"
     ],
     ["a CFOP 5 for goods going to another state", withItem({ cfop: "5102" }), spIssuer, "items.0.cfop"],
-    ["a CFOP 6 for goods staying in the state", withItem({ cfop: "6102" }, counterSale), spIssuer, "items.0.cfop"],
+    [
+      "a CFOP 6 for goods staying in the state",
+      withItem({ cfop: "6102" }, simplesSale),
+      rsSimplesIssuer,
+      "items.0.cfop"
+    ],
     ["an NF-e without recipient", { ...interstateSale, recipient: undefined }, spIssuer, "recipient"],
     [
       "an NF-e to a foreign id",
@@ -188,7 +193,8 @@ describe("the sale", () => {
     ],
     ["an NFC-e not to the final consumer", { ...counterSale, final_consumer: false }, spIssuer, "final_consumer"],
     ["an NFC-e sold on the internet", { ...counterSale, presence: "internet" }, spIssuer, "presence"],
-    ["an NFC-e with freight", { ...counterSale, freight_mode: "issuer" }, spIssuer, "freight_mode"],
+    ["an NFC-e with freight at the counter", { ...counterSale, freight_mode: "issuer" }, spIssuer, "freight_mode"],
+    ["an NFC-e with a CFOP it does not take", withItem({ cfop: "5933" }, counterSale), spIssuer, "items.0.cfop"],
     ["an NF-e delivered like an NFC-e", { ...interstateSale, presence: "home_delivery" }, spIssuer, "presence"],
     [
       "payments below the total",
@@ -217,6 +223,10 @@ describe("the sale", () => {
       expect(issuesOf(request, issuer)).toEqual([path])
     })
   }
+
+  it("lets an NFC-e delivered home carry freight", () => {
+    expect(issuesOf({ ...counterSale, presence: "home_delivery", freight_mode: "issuer" })).toEqual([])
+  })
 
   it("refuses an interstate sale to a consumer: the DIFAL is not computed yet, and says so", () => {
     const result = checkGoodsInvoice({
