@@ -99,7 +99,7 @@ describe("the access key", () => {
     for (const [i, code] of codes.entries()) {
       expect(code).toMatch(/^[0-9]{8}$/)
       expect(code).not.toBe(String(i).padStart(8, "0"))
-      expect(["00000000", "11111111", "12345678", "87654321", "23456789"]).not.toContain(code)
+      expect(["00000000", "11111111", "12345678", "23456789", "01234567"]).not.toContain(code)
     }
     expect(new Set(codes).size).toBeGreaterThan(1990)
   })

@@ -56,14 +56,17 @@ export const isValidNfeAccessKey = (accessKey: string): boolean =>
   ACCESS_KEY_PATTERN.test(accessKey) && String(accessKeyCheckDigit(accessKey.slice(0, 43))) === accessKey.slice(43)
 
 /**
- * Codes the authorities refuse as too easy to guess (rejection 897): one digit repeated, and the
- * runs of consecutive digits up or down.
+ * Codes the authorities refuse as too easy to guess (rejection 897, NT 2019.001): one digit eight
+ * times, and the ascending runs 12345678 … 01234567.
  */
 const GUESSABLE_CODES: ReadonlySet<string> = new Set([
   ...Array.from({ length: 10 }, (_, d) => String(d).repeat(8)),
-  ...Array.from({ length: 10 }, (_, d) => Array.from({ length: 8 }, (_, i) => String((d + i) % 10)).join("")),
-  ...Array.from({ length: 10 }, (_, d) => Array.from({ length: 8 }, (_, i) => String((d + 10 - i) % 10)).join(""))
+  ...Array.from({ length: 10 }, (_, d) => Array.from({ length: 8 }, (_, i) => String((d + i) % 10)).join(""))
 ])
+
+/** Whether the authorities refuse a numeric code (897): a guessable one, or the note's own number. */
+export const isRefusedNumericCode = (code: string, number: number): boolean =>
+  GUESSABLE_CODES.has(code) || Number(code) === number
 
 /**
  * The numeric code (cNF) of a document: 8 digits drawn from a hash of its id, so that every attempt
@@ -73,10 +76,9 @@ const GUESSABLE_CODES: ReadonlySet<string> = new Set([
  * easily guessed code.
  */
 export const numericCodeOf = (documentId: string, number: number): string => {
-  const own = String(number).padStart(8, "0").slice(-8)
   for (let round = 0;; round++) {
     const digest = createHash("sha256").update(`${documentId}:${round}`).digest()
     const code = String(digest.readUInt32BE(0) % 100_000_000).padStart(8, "0")
-    if (code !== own && !GUESSABLE_CODES.has(code)) return code
+    if (!isRefusedNumericCode(code, number)) return code
   }
 }

@@ -10,13 +10,18 @@ import { schemaSet, type SchemaViolation } from "../xml/SchemaSet.js"
 import { NFE_NAMESPACE } from "./NfeXml.js"
 
 /** The documents validated, by root element. */
-export type NfeSchema = "NFe"
+export type NfeSchema = "NFe" | "nfeProc" | "enviNFe" | "retEnviNFe"
 
 const nfeSchemas = schemaSet<NfeSchema>({
   folder: "nfe-v4.00",
   directoryVariable: "NFE_XSD_DIR",
   virtualBase: "nfe-xsd:///v4.00/",
-  entries: { NFe: "nfe_v4.00.xsd" },
+  entries: {
+    NFe: "nfe_v4.00.xsd",
+    nfeProc: "procNFe_v4.00.xsd",
+    enviNFe: "enviNFe_v4.00.xsd",
+    retEnviNFe: "retEnviNFe_v4.00.xsd"
+  },
   namespace: NFE_NAMESPACE
 })
 

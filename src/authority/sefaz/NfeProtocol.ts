@@ -1,0 +1,86 @@
+/**
+ * The authorization exchange of the NF-e 4.00 around a signed note: the request (`enviNFe`, one
+ * note, synchronous), the authority's protocol (`protNFe`) and answer (`retEnviNFe`), and the
+ * distributed document (`nfeProc`: the note with its protocol), which is what a note's XML file is.
+ * Element order is the official schema's (schemas/nfe-v4.00/).
+ */
+import type { Environment } from "../../domain/Principal.js"
+import { environmentCode } from "../TaxAuthority.js"
+import { brasiliaDateTime, escapeText, leaf, withoutXmlDeclaration, XML_DECLARATION } from "../xml/XmlText.js"
+import { NFE_NAMESPACE, NFE_VERSION } from "./NfeXml.js"
+
+/** What the authority says about one note (infProt). */
+export interface NoteProtocol {
+  readonly environment: Environment
+  /** The authority's application (verAplic). */
+  readonly application: string
+  readonly accessKey: string
+  readonly receivedAt: Date
+  /** The authorization protocol (15 digits); absent on a rejection. */
+  readonly protocol?: string | undefined
+  /** The DigestValue of the note's signature, as the authority computed it; absent on a rejection. */
+  readonly digestValue?: string | undefined
+  /** 100: authorized; anything else is a refusal or a denial. */
+  readonly status: string
+  readonly reason: string
+}
+
+export const AUTHORIZED = "100"
+export const AUTHORIZED_REASON = "Autorizado o uso da NF-e"
+
+/** `enviNFe` with one note, synchronous (indSinc 1): the authority answers with its protocol at once. */
+export const authorizationRequest = (batchId: string, signedNfe: string): string =>
+  `<enviNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("idLote", batchId) +
+  leaf("indSinc", "1") +
+  withoutXmlDeclaration(signedNfe) +
+  "</enviNFe>"
+
+export const protocolElement = (protocol: NoteProtocol): string =>
+  `<protNFe versao="${NFE_VERSION}"><infProt>` +
+  leaf("tpAmb", String(environmentCode(protocol.environment))) +
+  leaf("verAplic", protocol.application) +
+  leaf("chNFe", protocol.accessKey) +
+  leaf("dhRecbto", brasiliaDateTime(protocol.receivedAt)) +
+  (protocol.protocol === undefined ? "" : leaf("nProt", protocol.protocol)) +
+  (protocol.digestValue === undefined ? "" : leaf("digVal", protocol.digestValue)) +
+  leaf("cStat", protocol.status) +
+  leaf("xMotivo", protocol.reason) +
+  "</infProt></protNFe>"
+
+/** `retEnviNFe` of a synchronous batch that was processed (104), carrying the note's protocol. */
+export const authorizationAnswer = (protocol: NoteProtocol, stateCode: string): string =>
+  `${XML_DECLARATION}<retEnviNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(protocol.environment))) +
+  leaf("verAplic", protocol.application) +
+  leaf("cStat", "104") +
+  leaf("xMotivo", "Lote processado") +
+  leaf("cUF", stateCode) +
+  leaf("dhRecbto", brasiliaDateTime(protocol.receivedAt)) +
+  protocolElement(protocol) +
+  "</retEnviNFe>"
+
+/** The refusal of a whole batch, before any note is looked at (a schema failure, a paused service). */
+export const batchRefusal = (
+  environment: Environment,
+  application: string,
+  stateCode: string,
+  receivedAt: Date,
+  status: string,
+  reason: string
+): string =>
+  `${XML_DECLARATION}<retEnviNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("verAplic", application) +
+  leaf("cStat", status) +
+  `<xMotivo>${escapeText(reason)}</xMotivo>` +
+  leaf("cUF", stateCode) +
+  leaf("dhRecbto", brasiliaDateTime(receivedAt)) +
+  "</retEnviNFe>"
+
+/** The `nfeProc`: the signed note as sent, then its authorization protocol. */
+export const processedNote = (signedNfe: string, protocol: string): string =>
+  `${XML_DECLARATION}<nfeProc xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  withoutXmlDeclaration(signedNfe) +
+  protocol +
+  "</nfeProc>"
