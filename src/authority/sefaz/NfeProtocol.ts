@@ -84,3 +84,65 @@ export const processedNote = (signedNfe: string, protocol: string): string =>
   withoutXmlDeclaration(signedNfe) +
   protocol +
   "</nfeProc>"
+
+/** `consStatServ`: is the authorizer of a state answering? */
+export const statusRequest = (environment: Environment, stateCode: string): string =>
+  `<consStatServ xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("cUF", stateCode) +
+  leaf("xServ", "STATUS") +
+  "</consStatServ>"
+
+export const IN_OPERATION = "107"
+
+/** `retConsStatServ`: 107 in operation, 108/109 paused (short / no forecast). */
+export const statusAnswer = (
+  environment: Environment,
+  application: string,
+  stateCode: string,
+  at: Date,
+  status: string,
+  reason: string
+): string =>
+  `${XML_DECLARATION}<retConsStatServ xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("verAplic", application) +
+  leaf("cStat", status) +
+  leaf("xMotivo", reason) +
+  leaf("cUF", stateCode) +
+  leaf("dhRecbto", brasiliaDateTime(at)) +
+  "</retConsStatServ>"
+
+/** `consSitNFe`: what does the authority know of this key (the reconciliation after a timeout)? */
+export const lookupRequest = (environment: Environment, accessKey: string): string =>
+  `<consSitNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("xServ", "CONSULTAR") +
+  leaf("chNFe", accessKey) +
+  "</consSitNFe>"
+
+export const NOT_FOUND = "217"
+
+/**
+ * `retConsSitNFe`: 100 with the note's protocol when it is authorized, 217 ("NF-e não consta na base
+ * de dados da SEFAZ") when the authority never authorized it.
+ */
+export const lookupAnswer = (
+  environment: Environment,
+  application: string,
+  stateCode: string,
+  at: Date,
+  accessKey: string,
+  protocol: string | null
+): string =>
+  `${XML_DECLARATION}<retConsSitNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("verAplic", application) +
+  (protocol === null
+    ? leaf("cStat", NOT_FOUND) + leaf("xMotivo", "Rejeição: NF-e não consta na base de dados da SEFAZ")
+    : leaf("cStat", AUTHORIZED) + leaf("xMotivo", AUTHORIZED_REASON)) +
+  leaf("cUF", stateCode) +
+  leaf("dhRecbto", brasiliaDateTime(at)) +
+  leaf("chNFe", accessKey) +
+  (protocol ?? "") +
+  "</retConsSitNFe>"

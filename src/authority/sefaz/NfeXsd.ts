@@ -10,7 +10,15 @@ import { schemaSet, type SchemaViolation } from "../xml/SchemaSet.js"
 import { NFE_NAMESPACE } from "./NfeXml.js"
 
 /** The documents validated, by root element. */
-export type NfeSchema = "NFe" | "nfeProc" | "enviNFe" | "retEnviNFe"
+export type NfeSchema =
+  | "NFe"
+  | "nfeProc"
+  | "enviNFe"
+  | "retEnviNFe"
+  | "consSitNFe"
+  | "retConsSitNFe"
+  | "consStatServ"
+  | "retConsStatServ"
 
 const nfeSchemas = schemaSet<NfeSchema>({
   folder: "nfe-v4.00",
@@ -20,7 +28,11 @@ const nfeSchemas = schemaSet<NfeSchema>({
     NFe: "nfe_v4.00.xsd",
     nfeProc: "procNFe_v4.00.xsd",
     enviNFe: "enviNFe_v4.00.xsd",
-    retEnviNFe: "retEnviNFe_v4.00.xsd"
+    retEnviNFe: "retEnviNFe_v4.00.xsd",
+    consSitNFe: "consSitNFe_v4.00.xsd",
+    retConsSitNFe: "retConsSitNFe_v4.00.xsd",
+    consStatServ: "consStatServ_v4.00.xsd",
+    retConsStatServ: "retConsStatServ_v4.00.xsd"
   },
   namespace: NFE_NAMESPACE
 })

@@ -1,0 +1,291 @@
+/**
+ * A protocol-faithful local SEFAZ for the goods invoices (NF-e and NFC-e, layout 4.00): an HTTPS
+ * server on loopback with its own throw-away CA, requiring a client certificate, answering the
+ * SOAP 1.2 web services a state authority has, deciding as the real one does (src/authority/sefaz/
+ * NoteReview.ts: the official rejection codes) and keeping what it authorized in memory. Like the
+ * local SEFIN Nacional beside it, it is what tests and customers' CI run instead of a state.
+ *
+ * Services (POST, SOAP 1.2; anything else is a 404 page):
+ * - `/ws/NFeAutorizacao4.asmx`: enviNFe, synchronous (one note): the batch refused (225) when its
+ *   schema fails, else processed (104) with the note's protocol: authorized (100) or its rejection;
+ * - `/ws/NFeConsultaProtocolo4.asmx`: consSitNFe: the protocol of an authorized key (100), or 217;
+ * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation.
+ *
+ * Test mode's magic values travel in the note's `infCpl`: `simulate:reject` is rejected (999),
+ * `simulate:unavailable` answers 503 a few times before it is processed, `simulate:timeout` is
+ * authorized but its answer is held back (a lookup then finds it: the reconciliation path).
+ *
+ * One instance stands for one environment (tpAmb), as each real one is a separate system.
+ */
+import * as Result from "effect/Result"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { createServer, type Server } from "node:https"
+import type { AddressInfo, Socket } from "node:net"
+import type { TLSSocket } from "node:tls"
+import {
+  authorizationAnswer,
+  AUTHORIZED,
+  AUTHORIZED_REASON,
+  batchRefusal,
+  IN_OPERATION,
+  lookupAnswer,
+  type NoteProtocol,
+  protocolElement,
+  statusAnswer
+} from "../../src/authority/sefaz/NfeProtocol.js"
+import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
+import { duplicityOf, type ReviewedNote, reviewNote } from "../../src/authority/sefaz/NoteReview.js"
+import type { SefazService } from "../../src/authority/sefaz/SefazAddresses.js"
+import { soapContent, soapResponse } from "../../src/authority/sefaz/SefazSoap.js"
+import { MagicValues } from "../../src/authority/TaxAuthority.js"
+import { parseXml } from "../../src/authority/xml/XmlText.js"
+import type { Environment } from "../../src/domain/Principal.js"
+import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
+
+const NFE_NAMESPACE = "http://www.portalfiscal.inf.br/nfe"
+const APPLICATION = "ETD-LOCAL-SEFAZ_4.00"
+
+const PATHS: Readonly<Record<string, SefazService>> = {
+  "/ws/NFeAutorizacao4.asmx": "NfeAutorizacao",
+  "/ws/NFeConsultaProtocolo4.asmx": "NfeConsultaProtocolo",
+  "/ws/NFeStatusServico4.asmx": "NfeStatusServico"
+}
+
+export interface AuthorizedNote extends ReviewedNote {
+  readonly protocol: string
+  readonly authorizedAt: Date
+  /** The signed note as received. */
+  readonly nfeXml: string
+  /** Its `protNFe`. */
+  readonly protocolXml: string
+}
+
+export interface LocalSefazOptions {
+  readonly port?: number | undefined
+  readonly host?: string | undefined
+  /** The environment this instance stands for. Default `test` (homologation). */
+  readonly environment?: Environment | undefined
+  /** How many calls of a `simulate:unavailable` note answer 503 before it is processed. Default 2. */
+  readonly unavailableTimes?: number | undefined
+  /** How long a `simulate:timeout` note's answer is held back. Default 30 s. */
+  readonly timeoutAfterMs?: number | undefined
+  /** Certificates a client certificate must chain to; default: any client certificate is taken. */
+  readonly clientRoots?: ReadonlyArray<string> | undefined
+}
+
+export interface LocalSefaz {
+  /** https://127.0.0.1:PORT */
+  readonly origin: string
+  readonly environment: Environment
+  /** The CA of its server certificate: what a client must trust. */
+  readonly caPem: string
+  /** The address of one of its services. */
+  readonly addressOf: (service: SefazService) => string
+  /** Every note authorized so far, in order. */
+  readonly notes: () => ReadonlyArray<AuthorizedNote>
+  /** Calls per service, 503s included. */
+  readonly counts: () => Readonly<Partial<Record<SefazService, number>>>
+  readonly close: () => Promise<void>
+}
+
+const NOT_FOUND_PAGE = "<html><body><h1>404 - File or directory not found.</h1></body></html>"
+const UNAVAILABLE_PAGE = "<html><body><h1>503 Service Unavailable</h1></body></html>"
+const FORBIDDEN_PAGE = "<html><body><h1>403.7 - Client certificate required.</h1></body></html>"
+
+/** The first element of a name in a document, as its own XML (the note keeps its bytes for the signature). */
+const elementXml = (xml: string, name: string): string | null => {
+  const parsed = parseXml(xml)
+  if (Result.isFailure(parsed)) return null
+  return parsed.success.getElementsByTagNameNS(NFE_NAMESPACE, name).item(0)?.toString() ?? null
+}
+
+const textOf = (xml: string, name: string): string | null => {
+  const parsed = parseXml(xml)
+  if (Result.isFailure(parsed)) return null
+  return parsed.success.getElementsByTagNameNS(NFE_NAMESPACE, name).item(0)?.textContent ?? null
+}
+
+export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<LocalSefaz> => {
+  await loadNfeSchemas()
+  const keys = localAuthorityKeys()
+  const environment = options.environment ?? "test"
+  const unavailableTimes = Math.max(0, options.unavailableTimes ?? 2)
+  const timeoutAfterMs = options.timeoutAfterMs ?? 30_000
+  const authorized: Array<AuthorizedNote> = []
+  const byNumber = new Map<string, AuthorizedNote>()
+  const unavailableSeen = new Map<string, number>()
+  const counts: Partial<Record<SefazService, number>> = {}
+  const held = new Set<NodeJS.Timeout>()
+  const sockets = new Set<Socket>()
+  let sequence = 0
+
+  const numberKey = (note: ReviewedNote) =>
+    `${note.model}:${note.stateCode}:${note.issuerTaxId}:${note.series}:${note.number}`
+
+  const protocolOf = (note: ReviewedNote, at: Date) =>
+    `1${note.stateCode}${String(at.getUTCFullYear()).slice(2)}${String(++sequence).padStart(10, "0")}`
+
+  type Decision =
+    | { readonly kind: "answer"; readonly xml: string; readonly holdMs?: number }
+    | { readonly kind: "unavailable" }
+
+  const authorize = (message: string, at: Date): Decision => {
+    if (Result.isFailure(validateNfe("enviNFe", message))) {
+      const state = textOf(message, "cUF") ?? "35"
+      return {
+        kind: "answer",
+        xml: batchRefusal(environment, APPLICATION, state, at, "225", "Rejeição: Falha no Schema XML do lote de NFe")
+      }
+    }
+    const nfe = elementXml(message, "NFe")!
+    const review = reviewNote(nfe, environment)
+    const answer = (protocol: NoteProtocol, stateCode: string, holdMs?: number): Decision => ({
+      kind: "answer",
+      xml: authorizationAnswer(protocol, stateCode),
+      ...(holdMs === undefined ? {} : { holdMs })
+    })
+    const stateCode = textOf(nfe, "cUF") ?? "35"
+    // The schema has checked the Id's form: its 44 characters are a key, if not this note's.
+    const accessKey = /Id="NFe([0-9A-Z]{44})"/.exec(nfe)?.[1] ?? ""
+    const base = { environment, application: APPLICATION, accessKey, receivedAt: at }
+    if (Result.isFailure(review)) return answer({ ...base, ...review.failure }, stateCode)
+    const note = review.success
+    if (note.notes.includes(MagicValues.unavailable)) {
+      const seen = unavailableSeen.get(note.accessKey) ?? 0
+      if (seen < unavailableTimes) {
+        unavailableSeen.set(note.accessKey, seen + 1)
+        return { kind: "unavailable" }
+      }
+    }
+    const existing = byNumber.get(numberKey(note))
+    if (existing !== undefined) return answer({ ...base, ...duplicityOf(existing, note) }, stateCode)
+    if (note.notes.includes(MagicValues.reject)) {
+      return answer({ ...base, status: "999", reason: "Rejeição: Erro não catalogado (simulate:reject)" }, stateCode)
+    }
+    const protocol: NoteProtocol = {
+      ...base,
+      protocol: protocolOf(note, at),
+      digestValue: note.digestValue,
+      status: AUTHORIZED,
+      reason: AUTHORIZED_REASON
+    }
+    const record: AuthorizedNote = {
+      ...note,
+      protocol: protocol.protocol!,
+      authorizedAt: at,
+      nfeXml: nfe,
+      protocolXml: protocolElement(protocol)
+    }
+    authorized.push(record)
+    byNumber.set(numberKey(note), record)
+    return answer(protocol, stateCode, note.notes.includes(MagicValues.timeout) ? timeoutAfterMs : undefined)
+  }
+
+  const lookup = (message: string, at: Date): Decision => {
+    if (Result.isFailure(validateNfe("consSitNFe", message))) {
+      return { kind: "answer", xml: lookupAnswer(environment, APPLICATION, "35", at, "0".repeat(44), null) }
+    }
+    const accessKey = textOf(message, "chNFe")!
+    const found = authorized.find((note) => note.accessKey === accessKey)
+    return {
+      kind: "answer",
+      xml: lookupAnswer(environment, APPLICATION, accessKey.slice(0, 2), at, accessKey, found?.protocolXml ?? null)
+    }
+  }
+
+  const status = (message: string, at: Date): Decision => ({
+    kind: "answer",
+    xml: statusAnswer(environment, APPLICATION, textOf(message, "cUF") ?? "35", at, IN_OPERATION, "Serviço em Operação")
+  })
+
+  const send = (response: ServerResponse, statusCode: number, contentType: string, body: string) => {
+    response.writeHead(statusCode, { "content-type": contentType, "content-length": Buffer.byteLength(body) })
+    response.end(body)
+  }
+
+  const readBody = (request: IncomingMessage): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const chunks: Array<Buffer> = []
+      request.on("data", (chunk: Buffer) => chunks.push(chunk))
+      request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      request.on("error", reject)
+    })
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const service = request.method === "POST" ? PATHS[new URL(request.url ?? "/", "https://x").pathname] : undefined
+    if (service === undefined) return send(response, 404, "text/html", NOT_FOUND_PAGE)
+    counts[service] = (counts[service] ?? 0) + 1
+    const socket = request.socket as TLSSocket
+    const peer = socket.getPeerCertificate(false)
+    if (peer?.raw === undefined || (options.clientRoots !== undefined && !socket.authorized)) {
+      return send(response, 403, "text/html", FORBIDDEN_PAGE)
+    }
+    const body = await readBody(request)
+    const at = new Date()
+    const content = soapContent(body)
+    if (Result.isFailure(content)) return send(response, 400, "text/html", NOT_FOUND_PAGE)
+    const decision = service === "NfeAutorizacao"
+      ? authorize(content.success, at)
+      : service === "NfeConsultaProtocolo"
+      ? lookup(content.success, at)
+      : status(content.success, at)
+    if (decision.kind === "unavailable") return send(response, 503, "text/html", UNAVAILABLE_PAGE)
+    const envelope = soapResponse(service, decision.xml)
+    if (decision.holdMs === undefined) return send(response, 200, "application/soap+xml; charset=utf-8", envelope)
+    const timer = setTimeout(() => {
+      held.delete(timer)
+      if (!response.destroyed) send(response, 200, "application/soap+xml; charset=utf-8", envelope)
+    }, decision.holdMs)
+    held.add(timer)
+  }
+
+  const server: Server = createServer(
+    {
+      key: keys.server.privateKeyPem,
+      cert: keys.server.certificatePem,
+      requestCert: true,
+      ...(options.clientRoots === undefined ? {} : { ca: [...options.clientRoots] }),
+      rejectUnauthorized: false
+    },
+    (request, response) => {
+      handle(request, response).catch(() => {
+        if (!response.headersSent) send(response, 500, "text/html", UNAVAILABLE_PAGE)
+        else response.destroy()
+      })
+    }
+  )
+  server.on("secureConnection", (socket: TLSSocket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  server.on("tlsClientError", () => undefined)
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
+  const origin = `https://${options.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`
+  let closing: Promise<void> | undefined
+  return {
+    origin,
+    environment,
+    caPem: keys.caCertificatePem,
+    addressOf: (service) => {
+      const path = Object.entries(PATHS).find(([, named]) => named === service)?.[0]
+      if (path === undefined) throw new Error(`the local SEFAZ has no ${service} yet`)
+      return `${origin}${path}`
+    },
+    notes: () => [...authorized],
+    counts: () => ({ ...counts }),
+    close: () =>
+      closing ??= new Promise<void>((resolve) => {
+        for (const timer of held) clearTimeout(timer)
+        held.clear()
+        server.close(() => resolve())
+        for (const socket of sockets) socket.destroy()
+        server.closeAllConnections()
+      })
+  }
+}
