@@ -13,6 +13,7 @@ import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
 import { Centavos } from "./Money.js"
 import { type Crt, type RegistrationAddress, Uf } from "./Registration.js"
+import { PIS_COFINS_CSTS } from "./TaxContent.js"
 import { MunicipalityCode, TaxId } from "./TaxId.js"
 import { boundedText } from "./Text.js"
 
@@ -166,32 +167,8 @@ export type Ipi = typeof Ipi.Type
 
 export const PIS_COFINS_RATE_CSTS = ["01", "02"] as const
 export const PIS_COFINS_UNTAXED_CSTS = ["04", "05", "06", "07", "08", "09"] as const
-export const PIS_COFINS_OTHER_CSTS = [
-  "49",
-  "50",
-  "51",
-  "52",
-  "53",
-  "54",
-  "55",
-  "56",
-  "60",
-  "61",
-  "62",
-  "63",
-  "64",
-  "65",
-  "66",
-  "67",
-  "70",
-  "71",
-  "72",
-  "73",
-  "74",
-  "75",
-  "98",
-  "99"
-] as const
+/** The CSTs of `PISOutr`/`COFINSOutr`: those the national list has from 49 on (the NFS-e's list, TaxContent.ts). */
+export const PIS_COFINS_OTHER_CSTS = PIS_COFINS_CSTS.filter((cst) => cst >= "49")
 
 const pisCofins = (tax: "PIS" | "COFINS") =>
   Schema.Struct({

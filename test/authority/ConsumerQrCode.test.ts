@@ -13,7 +13,7 @@ import { buildNfe } from "../../src/authority/sefaz/NfeXml.js"
 import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { makePkcs12 } from "../support/certificates.js"
-import { counterSale, nfeInput } from "../support/NfeXml.js"
+import { BRAZILIAN_STATES, counterSale, nfeInput } from "../support/NfeXml.js"
 
 beforeAll(() => loadNfeSchemas())
 
@@ -28,36 +28,6 @@ const sign = (xml: string) =>
     privateKeyPem: certificate.privateKeyPem,
     certificatePem: certificate.certificatePem
   })
-
-const UF_OF_BRAZIL = [
-  "AC",
-  "AL",
-  "AM",
-  "AP",
-  "BA",
-  "CE",
-  "DF",
-  "ES",
-  "GO",
-  "MA",
-  "MG",
-  "MS",
-  "MT",
-  "PA",
-  "PB",
-  "PE",
-  "PI",
-  "PR",
-  "RJ",
-  "RN",
-  "RO",
-  "RR",
-  "RS",
-  "SC",
-  "SE",
-  "SP",
-  "TO"
-]
 
 describe("the consumer QR code (version 3)", () => {
   const online = buildNfe(nfeInput({ request: counterSale }))
@@ -127,7 +97,7 @@ describe("the consumer QR code (version 3)", () => {
   })
 
   it("knows the addresses of every state, within the schema's lengths", () => {
-    expect(Object.keys(NFCE_ADDRESSES).sort()).toEqual(UF_OF_BRAZIL)
+    expect(Object.keys(NFCE_ADDRESSES).sort()).toEqual(BRAZILIAN_STATES)
     for (const [state, addresses] of Object.entries(NFCE_ADDRESSES)) {
       for (const environment of ["live", "test"] as const) {
         expect(addresses.qrCode[environment], state).toMatch(/^https?:\/\//)

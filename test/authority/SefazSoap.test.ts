@@ -13,39 +13,10 @@ import { authorizerOf, sefazAddress, type SefazService } from "../../src/authori
 import { soapContent, soapRequest, soapResponse } from "../../src/authority/sefaz/SefazSoap.js"
 import { signEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { makePkcs12 } from "../support/certificates.js"
-import { nfeInput } from "../support/NfeXml.js"
+import { BRAZILIAN_STATES, nfeInput } from "../support/NfeXml.js"
 
 beforeAll(() => loadNfeSchemas())
 
-const STATES = [
-  "AC",
-  "AL",
-  "AM",
-  "AP",
-  "BA",
-  "CE",
-  "DF",
-  "ES",
-  "GO",
-  "MA",
-  "MG",
-  "MS",
-  "MT",
-  "PA",
-  "PB",
-  "PE",
-  "PI",
-  "PR",
-  "RJ",
-  "RN",
-  "RO",
-  "RR",
-  "RS",
-  "SC",
-  "SE",
-  "SP",
-  "TO"
-]
 const SERVICES: ReadonlyArray<SefazService> = [
   "NfeAutorizacao",
   "NfeRetAutorizacao",
@@ -71,7 +42,7 @@ describe("where an emitter's notes go", () => {
 
   it("has every service of layout 4.00 for every state, model and environment, over HTTPS", () => {
     for (const model of ["55", "65"] as const) {
-      for (const state of STATES) {
+      for (const state of BRAZILIAN_STATES) {
         for (const environment of ["live", "test"] as const) {
           for (const service of SERVICES) {
             expect(sefazAddress(model, state, environment, service), `${model} ${state} ${environment} ${service}`)

@@ -193,6 +193,37 @@ export const nfeInput = (overrides: Partial<NfeInput> = {}): NfeInput => ({
   ...overrides
 })
 
+/** The 27 states (UF) of Brazil. */
+export const BRAZILIAN_STATES = [
+  "AC",
+  "AL",
+  "AM",
+  "AP",
+  "BA",
+  "CE",
+  "DF",
+  "ES",
+  "GO",
+  "MA",
+  "MG",
+  "MS",
+  "MT",
+  "PA",
+  "PB",
+  "PE",
+  "PI",
+  "PR",
+  "RJ",
+  "RN",
+  "RO",
+  "RR",
+  "RS",
+  "SC",
+  "SE",
+  "SP",
+  "TO"
+] as const
+
 export const hasXmllint = spawnSync("xmllint", ["--version"]).status === 0
 export const hasXmlsec1 = spawnSync("xmlsec1", ["--version"]).status === 0
 
