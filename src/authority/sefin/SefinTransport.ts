@@ -1,8 +1,9 @@
 /**
- * The mutual-TLS transport to the national NFS-e system (SEFIN Nacional, and the ADN DANFSe API):
- * one HTTP exchange over an agent that holds the tenant's A1 certificate, the answer handed back
- * whole (bounded in size) whatever its status, and a failure to get one typed as
- * `SefinUnavailable`. What the answers mean is SefinClient.ts's business.
+ * The mutual-TLS transport to a tax authority: the national NFS-e system (SEFIN Nacional, and the
+ * ADN DANFSe API) with JSON, and the state authorities of the NF-e (SEFAZ) with SOAP. One HTTP
+ * exchange over an agent that holds the tenant's A1 certificate, the answer handed back whole
+ * (bounded in size) whatever its status, and a failure to get one typed as `SefinUnavailable`. What
+ * the answers mean is the clients' business (SefinClient.ts, ../sefaz/SefazClient.ts).
  *
  * One `https.Agent` per credential keeps its TLS connections alive between calls; a changed
  * certificate gets a new agent (the old one is closed once its requests finish), agents left
@@ -36,6 +37,8 @@ export interface ExchangeRequest {
   readonly method: "GET" | "POST"
   readonly url: string
   readonly json?: unknown
+  /** A body that is not JSON (a SOAP envelope), with its content type. */
+  readonly text?: { readonly contentType: string; readonly body: string } | undefined
   readonly accept: string
   readonly traceparent: string | null
 }
@@ -60,7 +63,7 @@ const isTlsFailure = (code: string | undefined): boolean =>
     code === "UNABLE_TO_GET_ISSUER_CERT" || code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" ||
     code === "HOSTNAME_MISMATCH")
 
-const transportFailure = (error: unknown): SefinUnavailable => {
+const transportFailure = (error: unknown, peer: string): SefinUnavailable => {
   const code = error !== null && typeof error === "object" && "code" in error && typeof error.code === "string"
     ? error.code
     : undefined
@@ -69,17 +72,17 @@ const transportFailure = (error: unknown): SefinUnavailable => {
   const detail = error instanceof Error ? error.message.split(";")[0]!.slice(0, 200) : "unknown error"
   if (isTlsFailure(code)) {
     return new SefinUnavailable({
-      message: `TLS with SEFIN failed (${code}: ${detail}); the authority's certificate chains neither to a public ` +
+      message: `TLS with ${peer} failed (${code}: ${detail}); the authority's certificate chains neither to a public ` +
         "root nor to ICP-Brasil: the service's operator must trust its certificate authority " +
         "(TAX_AUTHORITY_SANDBOX_CA_FILE or TAX_AUTHORITY_LIVE_CA_FILE)",
       tls: true
     })
   }
   const kind = code === "ECONNREFUSED"
-    ? "SEFIN refused the connection"
+    ? `${peer} refused the connection`
     : code === "ECONNRESET" || code === "EPIPE"
-    ? "the connection to SEFIN was reset"
-    : "could not reach SEFIN"
+    ? `the connection to ${peer} was reset`
+    : `could not reach ${peer}`
   return new SefinUnavailable({ message: `${kind} (${code ?? "no code"}: ${detail})` })
 }
 
@@ -106,8 +109,14 @@ export const sefinTrustedRoots = (extraCa: string | undefined): ReadonlyArray<st
   ...(extraCa === undefined || extraCa.trim() === "" ? [] : [extraCa])
 ]
 
-/** The exchange for a SEFIN client, with `extraCa` (PEM) trusted on top of Node's default roots. */
-export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<Exchange, never, Scope.Scope> =>
+/**
+ * The exchange for a client of `peer` (its name in failures: "SEFIN", "SEFAZ"), with `extraCa` (PEM)
+ * trusted on top of Node's default roots.
+ */
+export const makeSefinTransport = (
+  extraCa: string | undefined,
+  peer = "SEFIN"
+): Effect.Effect<Exchange, never, Scope.Scope> =>
   Effect.gen(function*() {
     const ca = [...sefinTrustedRoots(extraCa)]
 
@@ -181,7 +190,7 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
     const exchange: Exchange = (identity, request) =>
       Effect.callback<Answer, SefinUnavailable>((resume) => {
         if (closed) {
-          resume(Effect.fail(new SefinUnavailable({ message: "the SEFIN client is closed" })))
+          resume(Effect.fail(new SefinUnavailable({ message: `the ${peer} client is closed` })))
           return
         }
         let entry: AgentEntry | undefined
@@ -195,7 +204,14 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
         let req: ReturnType<typeof https.request> | undefined
         try {
           entry = acquire(identity)
-          const body = request.json === undefined ? undefined : Buffer.from(JSON.stringify(request.json), "utf8")
+          const body = request.json !== undefined
+            ? Buffer.from(JSON.stringify(request.json), "utf8")
+            : request.text === undefined
+            ? undefined
+            : Buffer.from(request.text.body, "utf8")
+          const contentType = request.json !== undefined
+            ? "application/json; charset=utf-8"
+            : request.text?.contentType
           req = https.request(request.url, {
             method: request.method,
             agent: entry.agent,
@@ -204,9 +220,7 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
               "user-agent": "etd-service",
               // The authority (or a proxy in front of it) may continue our trace (SPEC §13).
               ...(request.traceparent === null ? {} : { traceparent: request.traceparent }),
-              ...(body === undefined
-                ? {}
-                : { "content-type": "application/json; charset=utf-8", "content-length": body.length })
+              ...(body === undefined ? {} : { "content-type": contentType, "content-length": body.length })
             }
           })
           req.on("response", (res) => {
@@ -217,7 +231,9 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
               if (size > (request.accept === "application/pdf" ? MAX_PDF_ANSWER_BYTES : MAX_JSON_ANSWER_BYTES)) {
                 // Settled first: destroying the response reports it as cut short.
                 finish(
-                  Effect.fail(new SefinUnavailable({ message: "SEFIN's answer is too large", status: res.statusCode }))
+                  Effect.fail(
+                    new SefinUnavailable({ message: `${peer}'s answer is too large`, status: res.statusCode })
+                  )
                 )
                 res.destroy()
                 return
@@ -232,19 +248,21 @@ export const makeSefinTransport = (extraCa: string | undefined): Effect.Effect<E
                   Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })
                 )
               ))
-            res.on("error", (error) => finish(Effect.fail(transportFailure(error))))
-            res.on("aborted", () =>
-              finish(Effect.fail(new SefinUnavailable({ message: "the connection to SEFIN was cut mid-answer" }))))
+            res.on("error", (error) => finish(Effect.fail(transportFailure(error, peer))))
+            res.on(
+              "aborted",
+              () =>
+                finish(Effect.fail(new SefinUnavailable({ message: `the connection to ${peer} was cut mid-answer` })))
+            )
           })
-          req.on("error", (error) =>
-            finish(Effect.fail(transportFailure(error))))
+          req.on("error", (error) => finish(Effect.fail(transportFailure(error, peer))))
           req.end(body)
         } catch (error) {
           // A certificate or key Node cannot load fails here, before any connection.
           finish(
             Effect.fail(
               new SefinUnavailable({
-                message: `the request to SEFIN could not be made (${error instanceof Error ? error.name : "error"})`
+                message: `the request to ${peer} could not be made (${error instanceof Error ? error.name : "error"})`
               })
             )
           )

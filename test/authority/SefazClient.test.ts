@@ -1,0 +1,128 @@
+/**
+ * The SEFAZ client against the local SEFAZ, over real mutual TLS: a note authorized with a valid
+ * nfeProc, an NFC-e online and in offline contingency, refusals typed final or transient, and the
+ * paths that must never make a second note: a retry after a lost answer adopts the authorization
+ * (204 → lookup), and a timeout is reconciled by the lookup of the same key.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Option, Redacted, Result, Scope } from "effect"
+import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
+import { type GoodsSubmission, makeSefazClient } from "../../src/authority/sefaz/SefazClient.js"
+import { type Exchange, makeSefinTransport } from "../../src/authority/sefin/SefinTransport.js"
+import { type LocalSefaz, startLocalSefaz } from "../../tools/local-authority/LocalSefaz.js"
+import { makePkcs12 } from "../support/certificates.js"
+import { counterSale, interstateSale, nfeInput } from "../support/NfeXml.js"
+
+const certificate = makePkcs12({
+  cn: "DISTRIBUIDORA PAULISTA:11222333000181",
+  cnpjOid: "11222333000181",
+  password: "x"
+})
+const identity = {
+  credentialId: "crd_test",
+  certificatePem: certificate.certificatePem,
+  privateKeyPem: Redacted.make(certificate.privateKeyPem)
+}
+
+let sefaz: LocalSefaz
+let scope: Scope.Closeable
+let exchange: Exchange
+
+beforeAll(async () => {
+  await loadNfeSchemas()
+  sefaz = await startLocalSefaz({ unavailableTimes: 2, timeoutAfterMs: 2_000 })
+  scope = await Effect.runPromise(Scope.make())
+  exchange = await Effect.runPromise(Scope.provide(makeSefinTransport(sefaz.caPem, "SEFAZ"), scope))
+})
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  await sefaz.close()
+})
+
+const client = (timeout = 5_000) =>
+  makeSefazClient({ exchange, timeout, addressOf: (_model, _state, _environment, service) => sefaz.addressOf(service) })
+
+const submission = (overrides: Partial<GoodsSubmission>): GoodsSubmission => nfeInput(overrides)
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(Effect.result(effect))
+
+describe("the SEFAZ client", () => {
+  it("authorizes an NF-e: its protocol, and an nfeProc the official schema accepts", async () => {
+    const result = await run(client().submit(submission({ number: 3001 }), identity))
+    const authorization = Result.getOrThrow(result)
+    expect(authorization.protocol).toMatch(/^135[0-9]{12}$/)
+    expect(validateNfe("nfeProc", authorization.xml)).toEqual(Result.void)
+    expect(sefaz.notes().filter((note) => note.number === 3001)).toHaveLength(1)
+  })
+
+  it("sent again, the same note is adopted from the authority (204 → lookup): one note, one protocol", async () => {
+    const first = Result.getOrThrow(await run(client().submit(submission({ number: 3002 }), identity)))
+    const again = Result.getOrThrow(await run(client().submit(submission({ number: 3002 }), identity)))
+    expect(again.protocol).toBe(first.protocol)
+    expect(again.accessKey).toBe(first.accessKey)
+    expect(sefaz.notes().filter((note) => note.number === 3002)).toHaveLength(1)
+  })
+
+  it("authorizes an NFC-e online and one in offline contingency, each with its QR code", async () => {
+    const online = Result.getOrThrow(
+      await run(client().submit(submission({ number: 3003, request: counterSale }), identity))
+    )
+    expect(online.xml).toMatch(
+      /<qrCode>https:\/\/www\.homologacao\.nfce\.fazenda\.sp\.gov\.br\/qrcode\?p=[0-9]{44}\|3\|2<\/qrCode>/
+    )
+    const offline = Result.getOrThrow(
+      await run(
+        client().submit(
+          submission({
+            number: 3004,
+            request: counterSale,
+            contingency: { since: new Date(), reason: "Sem conexão com a SEFAZ" }
+          }),
+          identity
+        )
+      )
+    )
+    expect(offline.accessKey[34]).toBe("9")
+    expect(validateNfe("nfeProc", offline.xml)).toEqual(Result.void)
+  })
+
+  it("types a business refusal as final (AuthorityRejected, with the code) and a 503 as transient", async () => {
+    const rejected = await run(
+      client().submit(submission({ number: 3005, request: { ...interstateSale, notes: "simulate:reject" } }), identity)
+    )
+    expect(Result.isFailure(rejected) && rejected.failure).toMatchObject({ _tag: "AuthorityRejected", code: "999" })
+    const busy = submission({ number: 3006, request: { ...interstateSale, notes: "simulate:unavailable" } })
+    const first = await run(client().submit(busy, identity))
+    expect(Result.isFailure(first) && first.failure).toMatchObject({ _tag: "AuthorityUnavailable", status: 503 })
+    await run(client().submit(busy, identity))
+    expect(Result.isSuccess(await run(client().submit(busy, identity)))).toBe(true)
+  })
+
+  it("a timeout is reconciled by the lookup of the same key, and a retry adopts it: never a second note", async () => {
+    const slow = submission({ number: 3007, request: { ...interstateSale, notes: "simulate:timeout" } })
+    const timedOut = await run(client(400).submit(slow, identity))
+    expect(Result.isFailure(timedOut) && timedOut.failure._tag).toBe("AuthorityTimeout")
+    const found = Result.getOrThrow(await run(client().lookup(slow, identity)))
+    expect(Option.isSome(found)).toBe(true)
+    const record = sefaz.notes().find((note) => note.number === 3007)!
+    expect(Option.getOrThrow(found).protocol).toBe(record.protocol)
+    expect(validateNfe("nfeProc", Option.getOrThrow(found).xml)).toEqual(Result.void)
+    const retried = Result.getOrThrow(await run(client().submit(slow, identity)))
+    expect(retried.protocol).toBe(record.protocol)
+    expect(sefaz.notes().filter((note) => note.number === 3007)).toHaveLength(1)
+  })
+
+  it("finds nothing for a note never sent, and reports the authorizer in operation", async () => {
+    expect(Result.getOrThrow(await run(client().lookup(submission({ number: 3999 }), identity)))).toEqual(Option.none())
+    const status = Result.getOrThrow(await run(client().status("55", "SP", "test", identity, "35")))
+    expect(status).toEqual({ inOperation: true, code: "107", reason: "Serviço em Operação" })
+  })
+
+  it("never sends a note the schema refuses (our bug): NoteNotValid, and the authority saw nothing", async () => {
+    const before = sefaz.counts().NfeAutorizacao ?? 0
+    const broken = submission({ number: 3008, issuer: { ...nfeInput().issuer, stateRegistration: "IE-INVALIDA" } })
+    const result = await run(client().submit(broken, identity))
+    expect(Result.isFailure(result) && result.failure._tag).toBe("NoteNotValid")
+    expect(sefaz.counts().NfeAutorizacao ?? 0).toBe(before)
+  })
+})
