@@ -334,13 +334,16 @@ for (const database of testDatabases) {
             (document) => document.status === "cancelled" && document.taker_notification?.kind === "cancelled",
             "cancelled"
           )
-          mailbox.refuseNext(0)
-          yield* mailStatus(token, id, "sent")
-          // The authorization's job, retried after the cancellation, ends withheld without sending.
+          // The authorization's job, retried after the cancellation, ends withheld without sending. The
+          // mailbox keeps refusing until then: an attempt composed before the cancellation landed and
+          // delivered after it would otherwise be accepted (a cancellation during a send, which no
+          // check before the send can exclude).
           for (let i = 0; i < 1200 && (yield* withheldJobs) === withheldBefore; i++) {
             yield* Effect.sleep(Duration.millis(25))
           }
           expect(yield* withheldJobs).toBe(withheldBefore + 1)
+          mailbox.refuseNext(0)
+          yield* mailStatus(token, id, "sent")
           expect(mailbox.to(to).map((mail) => mail.messageId)).toEqual([`<${id}.cancelled@localhost>`])
         }))
 
