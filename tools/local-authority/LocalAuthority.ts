@@ -25,11 +25,12 @@ import forge from "node-forge"
 import { X509Certificate } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer, type Server } from "node:https"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
 import type { TLSSocket } from "node:tls"
 import type { EventForm } from "../../src/authority/sefin/EventRequest.js"
 import { loadSchemas } from "../../src/authority/xml/Xsd.js"
 import { extractTaxId } from "../../src/credentials/CertificateTaxId.js"
+import { listenOn, mutualTlsOptions } from "./Listening.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 import { type Answer, type AuthorizedNfse, makeLocalSefin, type RegisteredTaxpayer } from "./LocalSefin.js"
 import {
@@ -460,15 +461,7 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
   }
 
   const server: Server = createServer(
-    {
-      key: keys.server.privateKeyPem,
-      cert: keys.server.certificatePem,
-      requestCert: true,
-      // Checked per request (clientCertificateOf), to answer as the national API does rather than
-      // break the handshake; without `clientRoots` only the presence and validity count.
-      ...(options.clientRoots === undefined ? {} : { ca: [...options.clientRoots] }),
-      rejectUnauthorized: false
-    },
+    mutualTlsOptions(keys.server, options.clientRoots),
     (request, response) => {
       handle(request, response).catch(() => {
         // A bug in the authority itself: answer like the real one's 500, without details.
@@ -500,16 +493,7 @@ export const startLocalAuthority = async (options: LocalAuthorityOptions = {}): 
   // A client that gives up mid-handshake (or a TLS probe) must not bring the authority down.
   server.on("tlsClientError", () => undefined)
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const port = (server.address() as AddressInfo).port
-  const host = options.host ?? "127.0.0.1"
-  const origin = `https://${host.includes(":") ? `[${host}]` : host}:${port}`
+  const { origin, port } = await listenOn(server, options.port, options.host)
 
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {

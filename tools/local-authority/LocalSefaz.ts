@@ -20,7 +20,7 @@
 import * as Result from "effect/Result"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer, type Server } from "node:https"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
 import type { TLSSocket } from "node:tls"
 import {
   authorizationAnswer,
@@ -40,6 +40,7 @@ import { soapContent, soapResponse } from "../../src/authority/sefaz/SefazSoap.j
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { parseXml } from "../../src/authority/xml/XmlText.js"
 import type { Environment } from "../../src/domain/Principal.js"
+import { listenOn, mutualTlsOptions } from "./Listening.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 
 const NFE_NAMESPACE = "http://www.portalfiscal.inf.br/nfe"
@@ -240,13 +241,7 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
   }
 
   const server: Server = createServer(
-    {
-      key: keys.server.privateKeyPem,
-      cert: keys.server.certificatePem,
-      requestCert: true,
-      ...(options.clientRoots === undefined ? {} : { ca: [...options.clientRoots] }),
-      rejectUnauthorized: false
-    },
+    mutualTlsOptions(keys.server, options.clientRoots),
     (request, response) => {
       handle(request, response).catch(() => {
         if (!response.headersSent) send(response, 500, "text/html", UNAVAILABLE_PAGE)
@@ -259,14 +254,7 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     socket.on("close", () => sockets.delete(socket))
   })
   server.on("tlsClientError", () => undefined)
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const origin = `https://${options.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`
+  const { origin } = await listenOn(server, options.port, options.host)
   let closing: Promise<void> | undefined
   return {
     origin,

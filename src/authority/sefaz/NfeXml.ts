@@ -168,38 +168,21 @@ const ide = (input: NfeInput, model: NfeModel, accessKey: string, numericCode: s
   )
 }
 
-const emit = (issuer: GoodsIssuer): string => {
-  const { address } = issuer
-  return node(
-    "emit",
-    taxIdElement(issuer.taxId),
-    leaf("xNome", singleLine(issuer.legalName)),
-    optional("xFant", issuer.tradeName),
-    node(
-      "enderEmit",
-      leaf("xLgr", singleLine(address.street)),
-      leaf("nro", singleLine(address.number)),
-      optional("xCpl", address.complement),
-      leaf("xBairro", singleLine(address.district)),
-      leaf("cMun", address.municipality_code),
-      leaf("xMun", municipalityName(address.municipality_code)),
-      leaf("UF", address.state),
-      leaf("CEP", address.postal_code),
-      ...BRAZIL,
-      optional("fone", issuer.phone)
-    ),
-    leaf("IE", issuer.stateRegistration),
-    leaf("CRT", CRT_CODE[issuer.crt])
-  )
-}
-
-const recipientAddress = (address: GoodsAddress): string =>
+/** An address in Brazil (`enderEmit`, `enderDest`: the same elements, in the same order). */
+const addressElement = (
+  name: "enderEmit" | "enderDest",
+  address: Omit<GoodsAddress, "complement" | "postal_code" | "phone"> & {
+    readonly complement?: string | null | undefined
+    readonly postal_code?: string | undefined
+    readonly phone?: string | null | undefined
+  }
+): string =>
   node(
-    "enderDest",
-    leaf("xLgr", address.street),
-    leaf("nro", address.number),
+    name,
+    leaf("xLgr", singleLine(address.street)),
+    leaf("nro", singleLine(address.number)),
     optional("xCpl", address.complement),
-    leaf("xBairro", address.district),
+    leaf("xBairro", singleLine(address.district)),
     leaf("cMun", address.municipality_code),
     leaf("xMun", municipalityName(address.municipality_code)),
     leaf("UF", address.state),
@@ -207,6 +190,19 @@ const recipientAddress = (address: GoodsAddress): string =>
     ...BRAZIL,
     optional("fone", address.phone)
   )
+
+const emit = (issuer: GoodsIssuer): string => {
+  const { address } = issuer
+  return node(
+    "emit",
+    taxIdElement(issuer.taxId),
+    leaf("xNome", singleLine(issuer.legalName)),
+    optional("xFant", issuer.tradeName),
+    addressElement("enderEmit", { ...address, phone: issuer.phone }),
+    leaf("IE", issuer.stateRegistration),
+    leaf("CRT", CRT_CODE[issuer.crt])
+  )
+}
 
 const dest = (recipient: Recipient | undefined, environment: Environment): string => {
   if (recipient === undefined) return ""
@@ -216,7 +212,7 @@ const dest = (recipient: Recipient | undefined, environment: Environment): strin
     "dest",
     recipient.tax_id === undefined ? leaf("idEstrangeiro", recipient.foreign_id ?? "") : taxIdElement(recipient.tax_id),
     optional("xNome", name),
-    recipient.address === undefined ? "" : recipientAddress(recipient.address),
+    recipient.address === undefined ? "" : addressElement("enderDest", recipient.address),
     leaf("indIEDest", INDICATOR_CODE[indicator]),
     indicator === "contributor" ? optional("IE", recipient.state_registration) : "",
     optional("email", recipient.email)

@@ -11,7 +11,6 @@
  * answered by adopting the authorization it already has, never by a second note.
  */
 import { Duration, Effect, Option, Redacted, Result, Schema } from "effect"
-import type { GoodsInvoiceRequest, GoodsIssuer } from "../../domain/GoodsInvoice.js"
 import type { Environment } from "../../domain/Principal.js"
 import type { ClientIdentity, Exchange } from "../sefin/SefinTransport.js"
 import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../TaxAuthority.js"
@@ -28,23 +27,13 @@ import {
   processedNote,
   statusRequest
 } from "./NfeProtocol.js"
-import { buildNfe, type Contingency, NFE_NAMESPACE } from "./NfeXml.js"
+import { buildNfe, NFE_NAMESPACE, type NfeInput } from "./NfeXml.js"
 import { validateNfe } from "./NfeXsd.js"
 import { sefazAddress, type SefazService } from "./SefazAddresses.js"
 import { soapContent, soapRequest } from "./SefazSoap.js"
 
-/** What the authority needs of a goods document to authorize it. */
-export interface GoodsSubmission {
-  readonly environment: Environment
-  readonly documentId: string
-  readonly request: GoodsInvoiceRequest
-  readonly issuer: GoodsIssuer
-  readonly series: number
-  readonly number: number
-  /** When the service accepted the document: the note's dhEmi at every attempt. */
-  readonly issuedAt: Date
-  readonly contingency?: Contingency | undefined
-}
+/** What the authority needs of a goods document to authorize it: what its note is built from. */
+export type GoodsSubmission = NfeInput
 
 export interface GoodsAuthorization {
   readonly accessKey: string
@@ -77,17 +66,27 @@ export interface SefazClientOptions {
 const PAUSED: ReadonlySet<string> = new Set(["108", "109"])
 const DUPLICATE = "204"
 
-const texts = (xml: string, name: string): Array<string> => {
-  const parsed = parseXml(xml)
-  if (Result.isFailure(parsed)) return []
-  return Array.from(parsed.success.getElementsByTagNameNS(NFE_NAMESPACE, name)).map((e) => e.textContent ?? "")
+/** An answer's document, parsed once: the texts and elements of a name, in document order. */
+interface AnswerReader {
+  readonly texts: (name: string) => Array<string>
+  readonly element: (name: string) => string | undefined
 }
 
-const elementOf = (xml: string, name: string): string | undefined => {
+const readerOf = (xml: string): AnswerReader => {
   const parsed = parseXml(xml)
-  return Result.isFailure(parsed)
-    ? undefined
-    : parsed.success.getElementsByTagNameNS(NFE_NAMESPACE, name).item(0)?.toString()
+  const all = (name: string) =>
+    Result.isFailure(parsed) ? [] : Array.from(parsed.success.getElementsByTagNameNS(NFE_NAMESPACE, name))
+  return {
+    texts: (name) => all(name).map((element) => element.textContent ?? ""),
+    element: (name) => all(name)[0]?.toString()
+  }
+}
+
+/** Where a call goes: the authorizer of a state's notes of a model, in an environment. */
+interface Addressee {
+  readonly model: NfeModel
+  readonly state: string
+  readonly environment: Environment
 }
 
 export const makeSefazClient = (options: SefazClientOptions) => {
@@ -136,13 +135,13 @@ export const makeSefazClient = (options: SefazClientOptions) => {
   /** One SOAP exchange; its document, or why there is none (transient: the outcome is unknown or nothing happened). */
   const call = (
     identity: ClientIdentity,
-    url: string,
+    to: Addressee,
     service: SefazService,
     message: string
-  ): Effect.Effect<string, AuthorityUnavailable | AuthorityTimeout> =>
+  ): Effect.Effect<AnswerReader, AuthorityUnavailable | AuthorityTimeout> =>
     options.exchange(identity, {
       method: "POST",
-      url,
+      url: addressOf(to.model, to.state, to.environment, service),
       text: soapRequest(service, message),
       accept: "application/soap+xml",
       traceparent: null
@@ -161,15 +160,15 @@ export const makeSefazClient = (options: SefazClientOptions) => {
         const content = soapContent(answer.body.toString("utf8"))
         return Result.isFailure(content)
           ? Effect.fail(new AuthorityUnavailable({ message: `the SEFAZ's answer is not usable: ${content.failure}` }))
-          : Effect.succeed(content.success)
+          : Effect.succeed(readerOf(content.success))
       })
     )
 
-  const authorizationOf = (note: string, accessKey: string, answer: string): GoodsAuthorization | undefined => {
-    const protocolXml = elementOf(answer, "protNFe")
-    const [protocol] = texts(answer, "nProt")
-    const [receivedAt] = texts(elementOf(answer, "protNFe") ?? "", "dhRecbto")
+  const authorizationOf = (note: string, accessKey: string, answer: AnswerReader): GoodsAuthorization | undefined => {
+    const protocolXml = answer.element("protNFe")
+    const [protocol] = answer.texts("nProt")
     if (protocolXml === undefined || protocol === undefined) return undefined
+    const [receivedAt] = readerOf(protocolXml).texts("dhRecbto")
     return {
       accessKey,
       protocol,
@@ -178,48 +177,56 @@ export const makeSefazClient = (options: SefazClientOptions) => {
     }
   }
 
+  type Prepared = Effect.Success<ReturnType<typeof prepare>>
+
+  /** The lookup of a prepared note by its key: its authorization, or None (217). */
+  const lookupPrepared = (prepared: Prepared, environment: Environment, identity: ClientIdentity) =>
+    Effect.flatMap(
+      call(
+        identity,
+        { ...prepared, environment },
+        "NfeConsultaProtocolo",
+        lookupRequest(environment, prepared.accessKey)
+      ),
+      (answer): Effect.Effect<Option.Option<GoodsAuthorization>, AuthorityUnavailable> => {
+        const code = answer.texts("cStat")[0] ?? ""
+        if (code === NOT_FOUND) return Effect.succeedNone
+        const authorization = code === AUTHORIZED
+          ? authorizationOf(prepared.note, prepared.accessKey, answer)
+          : undefined
+        return authorization === undefined
+          ? Effect.fail(
+            new AuthorityUnavailable({
+              message: `the SEFAZ's lookup answered ${code} ${answer.texts("xMotivo")[0] ?? ""}`.trim()
+            })
+          )
+          : Effect.succeedSome(authorization)
+      }
+    )
+
   /** What the authority knows of the submission's note: its authorization, or None (217). */
   const lookup = (submission: GoodsSubmission, identity: ClientIdentity) =>
-    Effect.flatMap(prepare(submission, identity), ({ accessKey, model, note, state }) =>
-      Effect.flatMap(
-        call(
-          identity,
-          addressOf(model, state, submission.environment, "NfeConsultaProtocolo"),
-          "NfeConsultaProtocolo",
-          lookupRequest(submission.environment, accessKey)
-        ),
-        (answer): Effect.Effect<Option.Option<GoodsAuthorization>, AuthorityUnavailable> => {
-          const [code = "", reason = ""] = [texts(answer, "cStat")[0], texts(answer, "xMotivo")[0]]
-          if (code === NOT_FOUND) return Effect.succeedNone
-          const authorization = code === AUTHORIZED ? authorizationOf(note, accessKey, answer) : undefined
-          return authorization === undefined
-            ? Effect.fail(new AuthorityUnavailable({ message: `the SEFAZ's lookup answered ${code} ${reason}`.trim() }))
-            : Effect.succeedSome(authorization)
-        }
-      ))
+    Effect.flatMap(
+      prepare(submission, identity),
+      (prepared) => lookupPrepared(prepared, submission.environment, identity)
+    )
 
   /**
    * Sends the note for authorization. A note the authority already authorized (204, a retry after a
    * lost answer) is adopted from its lookup; its other refusals are final.
    */
   const submit = (submission: GoodsSubmission, identity: ClientIdentity) =>
-    Effect.flatMap(prepare(submission, identity), ({ accessKey, model, note, state }) =>
+    Effect.flatMap(prepare(submission, identity), (prepared) =>
       Effect.flatMap(
         call(
           identity,
-          addressOf(model, state, submission.environment, "NfeAutorizacao"),
+          { ...prepared, environment: submission.environment },
           "NfeAutorizacao",
-          authorizationRequest(submission.documentId.replace(/[^0-9]/g, "").slice(-15) || "1", note)
+          authorizationRequest(submission.documentId.replace(/[^0-9]/g, "").slice(-15) || "1", prepared.note)
         ),
-        (
-          answer
-        ): Effect.Effect<
-          GoodsAuthorization,
-          AuthorityRejected | AuthorityUnavailable | AuthorityTimeout | NoteNotValid
-        > => {
-          const codes = texts(answer, "cStat")
-          const reasons = texts(answer, "xMotivo")
-          const [batch = "", noteCode] = codes
+        (answer): Effect.Effect<GoodsAuthorization, AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> => {
+          const reasons = answer.texts("xMotivo")
+          const [batch = "", noteCode] = answer.texts("cStat")
           if (PAUSED.has(batch)) {
             return Effect.fail(new AuthorityUnavailable({ message: `${batch} ${reasons[0] ?? ""}`.trim() }))
           }
@@ -227,13 +234,13 @@ export const makeSefazClient = (options: SefazClientOptions) => {
             return Effect.fail(new AuthorityRejected({ code: batch, message: reasons[0] ?? "the batch was refused" }))
           }
           if (noteCode === AUTHORIZED) {
-            const authorization = authorizationOf(note, accessKey, answer)
+            const authorization = authorizationOf(prepared.note, prepared.accessKey, answer)
             return authorization === undefined
               ? Effect.fail(new AuthorityUnavailable({ message: "the SEFAZ authorized the note without a protocol" }))
               : Effect.succeed(authorization)
           }
           if (noteCode === DUPLICATE) {
-            return Effect.flatMap(lookup(submission, identity), (found) =>
+            return Effect.flatMap(lookupPrepared(prepared, submission.environment, identity), (found) =>
               Option.isSome(found)
                 ? Effect.succeed(found.value)
                 : Effect.fail(new AuthorityUnavailable({ message: "204 for a note the lookup does not find" })))
@@ -251,15 +258,10 @@ export const makeSefazClient = (options: SefazClientOptions) => {
     stateCode: string
   ) =>
     Effect.map(
-      call(
-        identity,
-        addressOf(model, state, environment, "NfeStatusServico"),
-        "NfeStatusServico",
-        statusRequest(environment, stateCode)
-      ),
+      call(identity, { model, state, environment }, "NfeStatusServico", statusRequest(environment, stateCode)),
       (answer): ServiceStatus => {
-        const code = texts(answer, "cStat")[0] ?? ""
-        return { inOperation: code === IN_OPERATION, code, reason: texts(answer, "xMotivo")[0] ?? "" }
+        const code = answer.texts("cStat")[0] ?? ""
+        return { inOperation: code === IN_OPERATION, code, reason: answer.texts("xMotivo")[0] ?? "" }
       }
     )
 
