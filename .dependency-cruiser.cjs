@@ -91,7 +91,7 @@ module.exports = {
       comment: "Documents reach the tax authority through its port (authority/TaxAuthority.ts): which protocol a " +
         "target speaks, its ids and its XML are the authority's business.",
       from: { path: "^src/documents/" },
-      to: { path: "^src/authority/", pathNot: "^src/authority/TaxAuthority\\.ts$" }
+      to: { path: "^src/authority/", pathNot: "^src/authority/(TaxAuthority|GoodsAuthority)\\.ts$" }
     },
     {
       name: "service-never-imports-the-local-authority",

@@ -14,7 +14,8 @@ import { AuthService } from "./auth/AuthService.js"
 import { UserDirectoryLive } from "./auth/Directory.js"
 import { AuthHttpLive, InvitationAcceptanceHttpLive } from "./auth/Http.js"
 import { InvitationAcceptanceService } from "./auth/InvitationAcceptance.js"
-import { TaxAuthoritiesLive } from "./authority/Authorities.js"
+import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "./authority/Authorities.js"
+import type { GoodsAuthorities } from "./authority/GoodsAuthority.js"
 import type { TaxAuthorities } from "./authority/TaxAuthority.js"
 import { BillingService, PaymentProviderSecretLive } from "./billing/BillingService.js"
 import { BillingHttpLive } from "./billing/Http.js"
@@ -175,13 +176,18 @@ export const makeApp = (
     TaxAuthorities,
     never,
     SqlClient.SqlClient | CredentialVault | AppConfig
-  > = TaxAuthoritiesLive
+  > = TaxAuthoritiesLive,
+  goodsAuthorities: Layer.Layer<
+    GoodsAuthorities,
+    never,
+    SqlClient.SqlClient | CredentialVault | AppConfig
+  > = GoodsAuthoritiesLive
 ) =>
   Layer.mergeAll(HttpLive, WorkersLive, AccountWorkersLive, MetricsServerLive).pipe(
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(OutboxLive),
     Layer.provideMerge(EventLogLive),
-    Layer.provideMerge(authorities.pipe(Layer.provide(VaultLive))),
+    Layer.provideMerge(Layer.merge(authorities, goodsAuthorities).pipe(Layer.provide(VaultLive))),
     Layer.provideMerge(Transaction.layer),
     Layer.provideMerge(Layer.provideMerge(MigrationsLive, sql)),
     Layer.provideMerge(TraceSamplerLive),

@@ -22,6 +22,11 @@ export type AuthorityTarget = "simulator" | "sefin"
  *   both): a PEM bundle of certificate authorities trusted for the authority's TLS in addition to
  *   the default ones, Node's public roots and the shipped ICP-Brasil roots (produção restrita chains
  *   to ICP-Brasil, production to a public CA). Verification always stays on.
+ * - `TAX_AUTHORITY_LIVE_GOODS_TARGET`, `TAX_AUTHORITY_SANDBOX_GOODS_TARGET`: where goods invoices
+ *   (NF-e, NFC-e) go, `simulator` (default) or `sefaz` (the authorizer of the emitter's state, over
+ *   mutual TLS with the tenant's certificate); `TAX_AUTHORITY_LIVE_SEFAZ_URL`,
+ *   `TAX_AUTHORITY_SANDBOX_SEFAZ_URL`: one base URL for every state's services (the local SEFAZ),
+ *   instead of each state's published addresses. The CA bundle below applies to them too.
  * - `TAX_AUTHORITY_SIMULATOR_LATENCY` (duration, default 0 ms) and
  *   `TAX_AUTHORITY_SIMULATOR_FAILURE_RATE` (0..1, default 0): the simulator's behaviour.
  * - `TAX_AUTHORITY_TIMEOUT` (duration, default 10 s): bound on every call; past it the call fails
@@ -46,8 +51,19 @@ export const authorityEnvironments = {
   { system: "production" | "homologation"; variablePrefix: string; sefinUrl: string; danfseUrl: string }
 >
 
+/** What an environment's goods invoices (NF-e, NFC-e) go to: the built-in simulator, or the state authorities (SEFAZ). */
+export type GoodsAuthorityTarget = "simulator" | "sefaz"
+
 export interface AuthorityAdapterConfig {
   readonly target: AuthorityTarget
+  readonly goods: {
+    readonly target: GoodsAuthorityTarget
+    /**
+     * One base URL for every state's SEFAZ services (`{base}/ws/NFeAutorizacao4.asmx`…), such as
+     * the local SEFAZ; none: each state's published addresses.
+     */
+    readonly sefazUrl: Option.Option<string>
+  }
   readonly timeout: Duration.Duration
   readonly simulator: { readonly latency: Duration.Duration; readonly failureRate: number }
   readonly sefin: {
@@ -88,20 +104,42 @@ const target = (name: string): Config.Config<AuthorityTarget> =>
     Config.map((value) => value as AuthorityTarget)
   )
 
+const goodsTarget = (name: string): Config.Config<GoodsAuthorityTarget> =>
+  Config.schema(
+    Schema.String.check(Schema.makeFilter((value) =>
+      value === "simulator" || value === "sefaz" ||
+      `${name}=${
+          JSON.stringify(value)
+        } is not a target for goods invoices: use "simulator" (the built-in authority) or "sefaz" (the state ` +
+        "authorities)."
+    )),
+    name
+  ).pipe(
+    Config.withDefault("simulator"),
+    Config.map((value) => value as GoodsAuthorityTarget)
+  )
+
 /** An https base URL, kept without its trailing slash (paths are appended to it). */
-const baseUrl = (name: string, fallback: string): Config.Config<string> =>
+const httpsUrl = (name: string): Config.Config<string> =>
   Config.schema(
     Schema.String.check(Schema.makeFilter((value) => {
       const parsed = URL.canParse(value) ? new URL(value) : undefined
       return (parsed !== undefined && parsed.protocol === "https:" && parsed.search === "" && parsed.hash === "") ||
-        `${name} must be an https:// URL without query or fragment (the national system is HTTPS only)`
+        `${name} must be an https:// URL without query or fragment (the authorities are HTTPS only)`
     })),
     name
-  ).pipe(Config.withDefault(fallback), Config.map((value) => value.replace(/\/+$/u, "")))
+  ).pipe(Config.map((value) => value.replace(/\/+$/u, "")))
+
+const baseUrl = (name: string, fallback: string): Config.Config<string> =>
+  httpsUrl(name).pipe(Config.withDefault(fallback))
 
 export const authorityConfig = (environment: Environment): Config.Config<AuthorityAdapterConfig> =>
   Config.all({
     target: target(`${authorityEnvironments[environment].variablePrefix}_TARGET`),
+    goods: Config.all({
+      target: goodsTarget(`${authorityEnvironments[environment].variablePrefix}_GOODS_TARGET`),
+      sefazUrl: Config.option(httpsUrl(`${authorityEnvironments[environment].variablePrefix}_SEFAZ_URL`))
+    }),
     timeout: Config.schema(
       Schema.DurationFromString.check(Schema.makeFilter((d) =>
         Duration.isGreaterThan(d, Duration.zero) || "TAX_AUTHORITY_TIMEOUT must be a positive duration"

@@ -11,22 +11,26 @@ import { AppConfig, type AuthorityAdapterConfig, authorityEnvironments } from ".
 import { type CredentialVault } from "../credentials/CredentialVault.js"
 import type { Environment } from "../domain/Principal.js"
 import { authorityDuration, authorityRequests } from "../telemetry/Metrics.js"
+import { GoodsAuthorities, type GoodsAuthority } from "./GoodsAuthority.js"
+import { makeSefazAuthority } from "./sefaz/SefazAdapter.js"
 import { makeSefinAuthority } from "./sefin/SefinAdapter.js"
+import { makeGoodsSimulator } from "./simulator/GoodsSimulator.js"
 import { makeSimulator } from "./simulator/Simulator.js"
 import { AuthorityTimeout, TaxAuthorities, type TaxAuthority } from "./TaxAuthority.js"
 
 /**
- * Every call bounded by `timeout` and measured. The inner call is interrupted on timeout; what the
- * authority did meanwhile is the worker's to find out with `lookup`.
+ * A call bounded by `timeout` and measured, in the port-level span of its operation. The inner call
+ * is interrupted on timeout; what the authority did meanwhile is the worker's to find out with `lookup`.
  */
-export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration): TaxAuthority => {
-  const labels = (operation: string) => ({ system: authority.system, operation })
-  const bounded = <A, E extends { readonly _tag: string }>(
+const boundedBy =
+  (system: TaxAuthority["system"], timeout: Duration.Duration) =>
+  <A, E extends { readonly _tag: string }>(
     operation: string,
     submissionId: string,
     call: Effect.Effect<A, E>
   ): Effect.Effect<A, E | AuthorityTimeout> =>
     Effect.gen(function*() {
+      const labels = { system, operation }
       const started = yield* Clock.currentTimeMillis
       const exit = yield* Effect.exit(Effect.timeoutOrElse(call, {
         duration: timeout,
@@ -39,16 +43,20 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
       const outcome = Exit.isSuccess(exit)
         ? "ok"
         : Option.match(Cause.findErrorOption(exit.cause), { onNone: () => "defect", onSome: (error) => error._tag })
-      yield* Metric.update(Metric.withAttributes(authorityDuration, labels(operation)), elapsed / 1000)
-      yield* Metric.update(Metric.withAttributes(authorityRequests, { ...labels(operation), outcome }), 1)
+      yield* Metric.update(Metric.withAttributes(authorityDuration, labels), elapsed / 1000)
+      yield* Metric.update(Metric.withAttributes(authorityRequests, { ...labels, outcome }), 1)
       return yield* exit
     }).pipe(
       // The port-level span, whatever the target; it includes the time spent waiting for a timeout.
       Effect.withSpan(`TaxAuthority.${operation}`, {
         kind: "client",
-        attributes: { "authority.system": authority.system, "authority.submission_id": submissionId }
+        attributes: { "authority.system": system, "authority.submission_id": submissionId }
       })
     )
+
+/** Every call of a service invoices' authority bounded by `timeout` and measured. */
+export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration): TaxAuthority => {
+  const bounded = boundedBy(authority.system, timeout)
   return {
     system: authority.system,
     submissionIdOf: authority.submissionIdOf,
@@ -60,6 +68,18 @@ export const withTimeout = (authority: TaxAuthority, timeout: Duration.Duration)
     danfse: (request) => bounded("danfse", request.accessKey, authority.danfse(request)),
     analysisDecision: (request) =>
       bounded("analysisDecision", request.submissionId, authority.analysisDecision(request))
+  }
+}
+
+/** Every call of a goods invoices' authority bounded by `timeout` and measured, like the service invoices'. */
+export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Duration): GoodsAuthority => {
+  const bounded = boundedBy(authority.system, timeout)
+  return {
+    system: authority.system,
+    submissionIdOf: authority.submissionIdOf,
+    requirementsFor: authority.requirementsFor,
+    submit: (submission) => bounded("goods.submit", submission.submissionId, authority.submit(submission)),
+    lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission))
   }
 }
 
@@ -128,3 +148,53 @@ export const TaxAuthoritiesLive: Layer.Layer<TaxAuthorities, never, AppConfig | 
       })
     }).pipe(Effect.orDie)
   )
+
+/** The goods invoices' authority of one environment, as configured: the built-in simulator or the SEFAZ. */
+export const makeGoodsAuthority = (
+  environment: Environment,
+  config: AuthorityAdapterConfig
+): Effect.Effect<GoodsAuthority, Error, SqlClient.SqlClient | CredentialVault | Scope.Scope> =>
+  Effect.gen(function*() {
+    const { system, variablePrefix } = authorityEnvironments[environment]
+    const authority = config.goods.target === "sefaz"
+      ? yield* makeSefazAuthority({
+        environment,
+        system,
+        timeout: config.timeout,
+        ...(Option.isSome(config.goods.sefazUrl) ? { baseUrl: config.goods.sefazUrl.value } : {}),
+        ...(Option.isSome(config.sefin.caFile)
+          ? {
+            ca: yield* readCaBundle(config.sefin.caFile.value, `${variablePrefix}_CA_FILE (or TAX_AUTHORITY_CA_FILE)`)
+          }
+          : {})
+      })
+      : yield* makeGoodsSimulator({
+        system,
+        latency: config.simulator.latency,
+        failureRate: config.simulator.failureRate,
+        timeoutAfter: config.timeout
+      })
+    yield* Effect.logInfo("goods authority adapter ready").pipe(
+      Effect.annotateLogs({
+        "authority.system": system,
+        "authority.target": config.goods.target,
+        ...(Option.isSome(config.goods.sefazUrl) ? { "authority.url": config.goods.sefazUrl.value } : {})
+      })
+    )
+    return withGoodsTimeout(authority, config.timeout)
+  })
+
+export const GoodsAuthoritiesLive: Layer.Layer<
+  GoodsAuthorities,
+  never,
+  AppConfig | SqlClient.SqlClient | CredentialVault
+> = Layer.effect(
+  GoodsAuthorities,
+  Effect.gen(function*() {
+    const { authority } = yield* AppConfig
+    return GoodsAuthorities.fromEach({
+      live: yield* makeGoodsAuthority("live", authority.live),
+      test: yield* makeGoodsAuthority("test", authority.test)
+    })
+  }).pipe(Effect.orDie)
+)

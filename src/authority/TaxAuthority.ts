@@ -199,11 +199,12 @@ export class AlreadyAuthorized extends Schema.TaggedError<AlreadyAuthorized>()("
 }) {}
 
 /**
- * The request never left: it cannot be signed (no usable credential). Final, like a rejection, but
- * not the authority's word: the document goes to `failed` with this code and message.
+ * The request never left: it cannot be signed (no usable credential), or the note we built does not
+ * pass the official schema (`note_not_valid`, our bug). Final, like a rejection, but not the
+ * authority's word: the document goes to `failed` with this code and message.
  */
 export class RequestNotSent extends Schema.TaggedError<RequestNotSent>()("RequestNotSent", {
-  code: Schema.Literals(["credential_required", "credential_unusable"]),
+  code: Schema.Literals(["credential_required", "credential_unusable", "note_not_valid"]),
   message: Schema.String
 }) {}
 

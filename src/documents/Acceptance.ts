@@ -6,9 +6,10 @@
 import { Effect, Metric, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import { randomBytes } from "node:crypto"
+import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
-import { Document, type SubstitutionReasonCode } from "../domain/Document.js"
+import type { SubstitutionReasonCode } from "../domain/Document.js"
 import {
   CredentialRequired,
   IdempotencyConflict,
@@ -18,6 +19,8 @@ import {
   RegistrationIncomplete,
   TenantSuspended
 } from "../domain/Errors.js"
+import { type AnyDocument, AnyDocument as AnyDocumentSchema, goodsIssuerRecord } from "../domain/GoodsDocument.js"
+import type { GoodsInvoiceRequest } from "../domain/GoodsInvoice.js"
 import { type DocumentId, encodeId, type TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import { missingForServiceInvoice } from "../domain/Registration.js"
@@ -26,8 +29,16 @@ import { EventLog } from "../events/EventLog.js"
 import { documents as documentsMetric, quotaExceeded, quotaUsage } from "../telemetry/Metrics.js"
 import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
-import type { NewDocument } from "./Api.js"
-import { DocumentRepo, toDocument, type UnnumberedDocument } from "./DocumentRepo.js"
+import type { NewAnyDocument, NewDocument } from "./Api.js"
+import {
+  DocumentRepo,
+  toGoodsDocument,
+  toServiceDocument,
+  type UnnumberedDocument,
+  type UnnumberedGoodsDocument,
+  type UnnumberedServiceDocument
+} from "./DocumentRepo.js"
+import { checkGoodsInvoice, goodsIssuerOf } from "./GoodsRules.js"
 import { Idempotency, type IdempotencyScope } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { taxContentOf } from "./TaxRules.js"
@@ -53,7 +64,14 @@ export type IdempotencyClaim =
   | null
 
 // Stored answers are JSON (a jsonb column): encoded with the JSON codec, as over HTTP.
-export const DocumentJson = Schema.toCodecJson(Document)
+export const DocumentJson = Schema.toCodecJson(AnyDocumentSchema)
+
+/** A document the rules accepted, before it is numbered and stored. */
+interface Accepted {
+  readonly document: UnnumberedDocument
+  readonly tenant: { readonly monthlyQuota: number }
+  readonly submissionId: { readonly prefix: string; readonly width: number }
+}
 
 export const makeAcceptance = Effect.gen(function*() {
   const repo = yield* DocumentRepo
@@ -63,6 +81,7 @@ export const makeAcceptance = Effect.gen(function*() {
   const jobs = yield* IssuanceQueue
   const tenants = yield* TenantService
   const authorities = yield* TaxAuthorities
+  const goodsAuthorities = yield* GoodsAuthorities
 
   /**
    * The note a substitute replaces, as the national system requires it: of the same tenant and
@@ -89,10 +108,10 @@ export const makeAcceptance = Effect.gen(function*() {
     })
 
   /**
-   * The rules: what the request, the tenant and the environment's authority require. A document
-   * the authority would refuse is an answer now, before anything is taken.
+   * The rules of a service invoice: what the request, the tenant and the environment's authority
+   * require. A document the authority would refuse is an answer now, before anything is taken.
    */
-  const rules = (issuer: Issuer, input: NewDocument, substituting?: SubstitutionRequest) =>
+  const serviceRules = (issuer: Issuer, input: NewDocument, substituting?: SubstitutionRequest) =>
     Effect.gen(function*() {
       const replaced = substituting === undefined ? {} : yield* originalOf(issuer, substituting)
       const at = yield* now
@@ -117,7 +136,7 @@ export const makeAcceptance = Effect.gen(function*() {
       const authority = authorities.for(issuer.environment)
       // One clock reading for the id, created_at and the default issue date: list filters on
       // created_at are id bounds (DocumentRepo.list), so the id and created_at agree to the millisecond.
-      const document: UnnumberedDocument = {
+      const document: UnnumberedServiceDocument = {
         id: encodeId("document", at.getTime(), randomBytes(10)),
         tenantId: issuer.tenantId,
         environment: issuer.environment,
@@ -152,19 +171,80 @@ export const makeAcceptance = Effect.gen(function*() {
         ...submitted,
         number: 1
       })
-      if (issuer.environment === "live") {
-        // Once another tenant has proven the tax id, this one keeps no claim on it for live issuing
-        // (it cannot hold a certificate for it either: its upload would be a 409).
-        if (tenant.taxIdVerifiedByAnother) {
-          return yield* new CredentialRequired({
-            message: "Another tenant has proven this tax id with its A1 certificate; this tenant cannot issue live " +
-              "documents for it. Test documents are unaffected."
-          })
-        }
-        if (tenant.status === "suspended") return yield* new TenantSuspended()
-      }
-      return { document, tenant, submissionId: authority.submissionIdOf(submitted) }
+      yield* liveStanding(issuer, tenant)
+      const accepted: Accepted = { document, tenant, submissionId: authority.submissionIdOf(submitted) }
+      return accepted
     })
+
+  /** What only live documents need of the tenant: its own claim on the tax id, and not being suspended. */
+  const liveStanding = (
+    issuer: Issuer,
+    tenant: { readonly taxIdVerifiedByAnother: boolean; readonly status: string }
+  ) =>
+    Effect.gen(function*() {
+      if (issuer.environment !== "live") return
+      // Once another tenant has proven the tax id, this one keeps no claim on it for live issuing
+      // (it cannot hold a certificate for it either: its upload would be a 409).
+      if (tenant.taxIdVerifiedByAnother) {
+        return yield* new CredentialRequired({
+          message: "Another tenant has proven this tax id with its A1 certificate; this tenant cannot issue live " +
+            "documents for it. Test documents are unaffected."
+        })
+      }
+      if (tenant.status === "suspended") return yield* new TenantSuspended()
+    })
+
+  /**
+   * The rules of a goods invoice (NF-e, NFC-e): the emitter from the tenant's registration (422
+   * naming what it lacks), the sale against the national rules (one 400 naming every field), and
+   * what the environment's authority needs. The emitter is kept with the document as it is now.
+   */
+  const goodsRules = (issuer: Issuer, input: GoodsInvoiceRequest) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const found = yield* tenants.issuer(issuer.tenantId)
+      if (Option.isNone(found)) return yield* new NotFound()
+      const tenant = found.value
+      const emitter = yield* Effect.fromResult(goodsIssuerOf(tenant.taxId, tenant.registration))
+      yield* Effect.fromResult(checkGoodsInvoice(input, emitter))
+      const { reference: _reference, series: _series, type, ...sale } = input
+      const document: UnnumberedGoodsDocument = {
+        id: encodeId("document", at.getTime(), randomBytes(10)),
+        tenantId: issuer.tenantId,
+        environment: issuer.environment,
+        type,
+        status: "queued",
+        reference: input.reference ?? null,
+        series: input.series ?? "1",
+        issueDate: brazilianDate(at),
+        taker: null,
+        goods: { sale, issuer: goodsIssuerRecord(emitter) },
+        createdAt: at,
+        updatedAt: at
+      }
+      const authority = goodsAuthorities.for(issuer.environment)
+      const note = {
+        environment: issuer.environment,
+        documentId: document.id,
+        request: input,
+        issuer: emitter,
+        series: Number(document.series),
+        // The number is not drawn yet: every number is alike to the authority's requirements.
+        number: 1,
+        issuedAt: at
+      }
+      yield* authority.requirementsFor({ tenantId: issuer.tenantId, verified: tenant.verified }, note)
+      yield* liveStanding(issuer, tenant)
+      const accepted: Accepted = {
+        document,
+        tenant,
+        submissionId: authority.submissionIdOf({ ...note, type })
+      }
+      return accepted
+    })
+
+  const rules = (issuer: Issuer, input: NewAnyDocument, substituting?: SubstitutionRequest) =>
+    input.type === "service_invoice" ? serviceRules(issuer, input, substituting) : goodsRules(issuer, input)
 
   /** Raises the quota events when this document used up 80 % or all of the month's live quota. */
   const quotaThresholds = (tenantId: TenantId, period: string, used: number, limit: number) =>
@@ -182,10 +262,7 @@ export const makeAcceptance = Effect.gen(function*() {
    * The numbered store: quota (live), number, document, its queued submission and the stored
    * answer of its Idempotency-Key, all or nothing. Returns the document and the quota now used.
    */
-  const store = (
-    accepted: Effect.Success<ReturnType<typeof rules>>,
-    claim: IdempotencyClaim
-  ) =>
+  const store = (accepted: Accepted, claim: IdempotencyClaim) =>
     Effect.gen(function*() {
       const { document, submissionId, tenant } = accepted
       let quotaUsed: number | undefined
@@ -206,21 +283,27 @@ export const makeAcceptance = Effect.gen(function*() {
         kind: "submit" as const,
         traceparent: yield* currentTraceparent
       }
-      const numberedAs = (number: number) =>
-        toDocument({
-          ...document,
+      const numberedAs = (number: number): AnyDocument => {
+        const unsettled = {
           number,
           submissionId: "",
-          authority: null,
           rejection: null,
           cancellation: null,
           attempts: 0,
           lastError: null,
-          substitutes: document.substitutes ?? null,
           substitutedBy: null,
-          takerNotification: null,
-          substitution: document.substitution ?? null
-        })
+          takerNotification: null
+        }
+        return document.type === "service_invoice"
+          ? toServiceDocument({
+            ...document,
+            ...unsettled,
+            authority: null,
+            substitutes: document.substitutes ?? null,
+            substitution: document.substitution ?? null
+          })
+          : toGoodsDocument({ ...document, ...unsettled, authority: null, substitutes: null, substitution: null })
+      }
       // The stored answer is written by the statement that numbers the document (it fills the number in).
       const answer = claim === null ?
         undefined :
@@ -256,7 +339,7 @@ export const makeAcceptance = Effect.gen(function*() {
   /** Accepts a document: queued, numbered and stored, or refused with nothing taken. */
   const accept = (
     issuer: Issuer,
-    input: NewDocument,
+    input: NewAnyDocument,
     claim: IdempotencyClaim,
     substituting?: SubstitutionRequest
   ) =>

@@ -5,7 +5,6 @@ import { described } from "../domain/Described.js"
 import {
   boundedText,
   CancellationReasonCode,
-  Document,
   Intermediary,
   IssueDate,
   NbsCode,
@@ -28,6 +27,8 @@ import {
   ServiceUnavailable,
   TenantSuspended
 } from "../domain/Errors.js"
+import { AnyDocument, UNKNOWN_DOCUMENT_TYPE } from "../domain/GoodsDocument.js"
+import { NewConsumerInvoice, NewProductInvoice } from "../domain/GoodsInvoice.js"
 import { IbsCbs } from "../domain/IbsCbs.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"
@@ -37,10 +38,8 @@ import { AmountsInput, ApproximateTaxes, FederalTaxes, ForeignTrade, IssDetails 
 import { Usage, UsageParams } from "../domain/Usage.js"
 
 export const NewDocument = Schema.Struct({
-  // A one-member `Literals`, not a `Literal`: the framework decodes payloads through a union, and a
-  // literal field would make a wrong `type` a whole-body mismatch instead of an issue at `type`.
-  type: Schema.Literals(["service_invoice"]).annotate({
-    description: "The kind of document: a service invoice (NFS-e) is the only one. Not sent to the authority."
+  type: Schema.Literal("service_invoice").annotate({
+    description: "A service invoice (NFS-e) through the national system. Not sent to the authority."
   }),
   reference: Schema.optionalKey(
     boundedText(100).pipe(described({
@@ -85,6 +84,19 @@ export const NewDocument = Schema.Struct({
   examples: [b2bWithRetentionsExample, exportExample]
 })
 export type NewDocument = typeof NewDocument.Type
+
+/**
+ * What `POST …/documents` takes: a document of any type. Each member has a single literal `type`,
+ * so the body's own type picks the member whose issues are reported; a body of no known type is
+ * one issue at `type` (ApiErrors.ts).
+ */
+export const NewAnyDocument = Schema.Union([NewDocument, NewProductInvoice, NewConsumerInvoice]).annotate({
+  identifier: "NewAnyDocument",
+  description: "A document to issue, by its `type`: `service_invoice` (NFS-e), `product_invoice` (NF-e) or " +
+    "`consumer_invoice` (NFC-e).",
+  message: UNKNOWN_DOCUMENT_TYPE
+})
+export type NewAnyDocument = typeof NewAnyDocument.Type
 
 /** `xMotivo` of the events and of the `subst` group (TSMotivo): 15 to 255 characters. */
 export const ReasonText = trimmedString(Schema.String.check(
@@ -207,9 +219,9 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.post("issue", "/tenants/:tenantId/documents", {
       params: TenantPath,
-      payload: NewDocument,
+      payload: NewAnyDocument,
       headers: IdempotencyHeaders,
-      success: Document.pipe(HttpApiSchema.status(202)),
+      success: AnyDocument.pipe(HttpApiSchema.status(202)),
       error: issueErrors
     })
       .annotate(OpenApi.Summary, "Issue a document")
@@ -224,7 +236,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     HttpApiEndpoint.get("list", "/tenants/:tenantId/documents", {
       params: TenantPath,
       query: ListTenantDocumentsParams,
-      success: Page(Document)
+      success: Page(AnyDocument)
     })
       .annotate(OpenApi.Summary, "List documents")
       .annotate(
@@ -242,7 +254,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("get", "/tenants/:tenantId/documents/:docId", {
       params: DocumentPath,
-      success: Document,
+      success: AnyDocument,
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a document")
@@ -259,7 +271,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     HttpApiEndpoint.post("cancel", "/tenants/:tenantId/documents/:docId/cancel", {
       params: DocumentPath,
       payload: CancelDocument,
-      success: Document.pipe(HttpApiSchema.status(202)),
+      success: AnyDocument.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]
     })
       .annotate(OpenApi.Summary, "Cancel a document")
@@ -278,9 +290,9 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   // The key-scoped shorthand: `/v1/documents…` is `/v1/tenants/{tenant of the key}/documents…`.
   .add(
     HttpApiEndpoint.post("issueForKey", "/documents", {
-      payload: NewDocument,
+      payload: NewAnyDocument,
       headers: IdempotencyHeaders,
-      success: Document.pipe(HttpApiSchema.status(202)),
+      success: AnyDocument.pipe(HttpApiSchema.status(202)),
       error: issueErrors
     })
       .annotate(OpenApi.Summary, "Issue a document (key's tenant)")
@@ -291,7 +303,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("listForKey", "/documents", {
       query: ListDocumentsParams,
-      success: Page(Document)
+      success: Page(AnyDocument)
     })
       .annotate(OpenApi.Summary, "List documents (key's tenant)")
       .annotate(OpenApi.Description, "`GET /v1/tenants/{tenantId}/documents` for the tenant of the API key.")
@@ -301,7 +313,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("getForKey", "/documents/:docId", {
       params: KeyDocumentPath,
-      success: Document,
+      success: AnyDocument,
       error: NotFound
     })
       .annotate(OpenApi.Summary, "Get a document (key's tenant)")
@@ -313,7 +325,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     HttpApiEndpoint.post("cancelForKey", "/documents/:docId/cancel", {
       params: KeyDocumentPath,
       payload: CancelDocument,
-      success: Document.pipe(HttpApiSchema.status(202)),
+      success: AnyDocument.pipe(HttpApiSchema.status(202)),
       error: [NotFound, InvalidState]
     })
       .annotate(OpenApi.Summary, "Cancel a document (key's tenant)")
@@ -349,7 +361,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .annotate(OpenApi.Title, "Documents")
   .annotate(
     OpenApi.Description,
-    "Service invoices (NFS-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. On the tenant path a member's session also lists and reads them (both environments) and, as `owner` or `admin`, cancels them. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant (API keys only)."
+    "Service invoices (NFS-e) and goods invoices (NF-e, NFC-e): issued with an API key, submitted to the tax authority in the background, read and cancelled. On the tenant path a member's session also lists and reads them (both environments) and, as `owner` or `admin`, cancels them. `/v1/documents…` is the same as `/v1/tenants/{tenantId}/documents…` for the key's tenant (API keys only)."
   )
 {}
 

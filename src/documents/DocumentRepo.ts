@@ -25,6 +25,15 @@ import {
 } from "../domain/Document.js"
 import type { DocumentFilters } from "../domain/DocumentFilters.js"
 import { Conflict, IdempotencyConflict } from "../domain/Errors.js"
+import { goodsFigures } from "../domain/GoodsAmounts.js"
+import {
+  type AnyDocument,
+  GoodsAuthorityInfo,
+  GoodsContent,
+  GoodsDocument,
+  goodsTotalsView
+} from "../domain/GoodsDocument.js"
+import { GoodsInvoiceType } from "../domain/GoodsInvoice.js"
 import { withNoteIbsCbs } from "../domain/IbsCbsFigures.js"
 import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
@@ -37,41 +46,70 @@ import { TaxDetails } from "../domain/TaxContent.js"
  * submission id). The JSON columns hold the API's own JSON encoding of their parts, so they are
  * decoded with the same codecs as over HTTP (RFC 3339 strings become Dates).
  */
-export const StoredDocument = Schema.Struct({
+const commonFields = {
   id: DocumentId,
   tenantId: TenantId,
   environment: Environment,
-  type: Schema.Literal("service_invoice"),
   status: DocumentStatus,
   reference: Schema.NullOr(Schema.String),
   series: Schema.String,
   number: Schema.Number,
   issueDate: Schema.String,
-  taker: Schema.NullOr(Schema.toCodecJson(Taker)),
-  intermediary: Schema.NullOr(Schema.toCodecJson(Intermediary)),
-  service: Schema.toCodecJson(ServiceDescription),
-  amounts: Schema.toCodecJson(Amounts),
-  tax: Schema.toCodecJson(TaxDetails),
-  notes: Schema.NullOr(Schema.String),
   submissionId: Schema.String,
-  /** cLocEmi, the provider's municipality at acceptance; null for documents accepted before it was kept. */
-  issuerMunicipalityCode: Schema.NullOr(Schema.String),
-  authority: Schema.NullOr(Schema.toCodecJson(AuthorityInfo)),
   rejection: Schema.NullOr(Rejection),
-  cancellation: Schema.NullOr(Schema.toCodecJson(CancellationInfo)),
   attempts: Schema.Number,
   lastError: Schema.NullOr(Schema.toCodecJson(LastError)),
+  cancellation: Schema.NullOr(Schema.toCodecJson(CancellationInfo)),
   substitutes: Schema.NullOr(DocumentId),
   substitutedBy: Schema.NullOr(DocumentId),
   substitution: Schema.NullOr(Schema.toCodecJson(SubstitutionInfo)),
   takerNotification: Schema.NullOr(Schema.toCodecJson(TakerNotification)),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
+}
+
+export const StoredServiceDocument = Schema.Struct({
+  ...commonFields,
+  type: Schema.Literal("service_invoice"),
+  taker: Schema.NullOr(Schema.toCodecJson(Taker)),
+  intermediary: Schema.NullOr(Schema.toCodecJson(Intermediary)),
+  service: Schema.toCodecJson(ServiceDescription),
+  amounts: Schema.toCodecJson(Amounts),
+  tax: Schema.toCodecJson(TaxDetails),
+  notes: Schema.NullOr(Schema.String),
+  /** cLocEmi, the provider's municipality at acceptance; null for documents accepted before it was kept. */
+  issuerMunicipalityCode: Schema.NullOr(Schema.String),
+  authority: Schema.NullOr(Schema.toCodecJson(AuthorityInfo))
 })
+export type StoredServiceDocument = typeof StoredServiceDocument.Type
+
+/**
+ * A goods invoice as stored: the common columns, its sale and emitter (`goods`) and the state
+ * authority's answer. It has no taker of a service (its recipient is part of the sale), and no
+ * substitution (the NF-e has none): those columns are null.
+ */
+export const StoredGoodsDocument = Schema.Struct({
+  ...commonFields,
+  type: GoodsInvoiceType,
+  taker: Schema.Null,
+  goods: Schema.toCodecJson(GoodsContent),
+  authority: Schema.NullOr(Schema.toCodecJson(GoodsAuthorityInfo))
+})
+export type StoredGoodsDocument = typeof StoredGoodsDocument.Type
+
+/**
+ * A document as stored: the API's document plus what only the service sees (its tenant and the
+ * submission id). The JSON columns hold the API's own JSON encoding of their parts, so they are
+ * decoded with the same codecs as over HTTP (RFC 3339 strings become Dates).
+ */
+export const StoredDocument = Schema.Union([StoredServiceDocument, StoredGoodsDocument])
 export type StoredDocument = typeof StoredDocument.Type
 
-/** The one mapping from a stored document to the API's. */
-export const toDocument = (stored: StoredDocument) =>
+export const isServiceDocument = (stored: StoredDocument): stored is StoredServiceDocument =>
+  stored.type === "service_invoice"
+
+/** The one mapping from a stored service invoice to the API's. */
+export const toServiceDocument = (stored: StoredServiceDocument) =>
   new Document({
     id: stored.id,
     environment: stored.environment,
@@ -101,10 +139,36 @@ export const toDocument = (stored: StoredDocument) =>
     updated_at: stored.updatedAt
   })
 
-/** A new document before the database numbers it (and so completes its DPS id). */
-export type UnnumberedDocument =
+/** The one mapping from a stored goods invoice to the API's: the sale as asked, with the totals it comes to. */
+export const toGoodsDocument = (stored: StoredGoodsDocument) =>
+  new GoodsDocument({
+    id: stored.id,
+    environment: stored.environment,
+    type: stored.type,
+    status: stored.status,
+    reference: stored.reference,
+    series: stored.series,
+    number: stored.number,
+    issue_date: stored.issueDate,
+    ...stored.goods.sale,
+    totals: goodsTotalsView(goodsFigures({ type: stored.type, ...stored.goods.sale }).totals),
+    currency: "BRL",
+    authority: stored.authority,
+    rejection: stored.rejection,
+    attempts: stored.attempts,
+    last_error: stored.lastError,
+    created_at: stored.createdAt,
+    updated_at: stored.updatedAt
+  })
+
+/** The one mapping from a stored document to the API's. */
+export const toDocument = (stored: StoredDocument): AnyDocument =>
+  isServiceDocument(stored) ? toServiceDocument(stored) : toGoodsDocument(stored)
+
+/** A new document before the database numbers it (and so completes its submission id). */
+export type UnnumberedServiceDocument =
   & Omit<
-    StoredDocument,
+    StoredServiceDocument,
     | "number"
     | "submissionId"
     | "authority"
@@ -123,9 +187,26 @@ export type UnnumberedDocument =
     readonly substitution?: SubstitutionInfo | undefined
   }
 
-export type DocumentChange = Partial<
-  Pick<StoredDocument, "status" | "authority" | "rejection" | "cancellation" | "lastError" | "takerNotification">
+export type UnnumberedGoodsDocument = Omit<
+  StoredGoodsDocument,
+  | "number"
+  | "submissionId"
+  | "authority"
+  | "rejection"
+  | "attempts"
+  | "lastError"
+  | "cancellation"
+  | "substitutes"
+  | "substitutedBy"
+  | "substitution"
+  | "takerNotification"
 >
+
+export type UnnumberedDocument = UnnumberedServiceDocument | UnnumberedGoodsDocument
+
+export type DocumentChange =
+  & Partial<Pick<StoredServiceDocument, "status" | "rejection" | "cancellation" | "lastError" | "takerNotification">>
+  & { readonly authority?: StoredServiceDocument["authority"] | StoredGoodsDocument["authority"] }
 
 const documents = decodeRows(StoredDocument)
 const numbered = decodeRows(Schema.Struct({ number: Schema.Number, submissionId: Schema.String }))
@@ -146,13 +227,19 @@ const intermediaryJson = jsonOf(Schema.NullOr(Intermediary))
 const taxJson = jsonOf(TaxDetails)
 const serviceJson = jsonOf(ServiceDescription)
 const amountsJson = jsonOf(Amounts)
-const authorityJson = jsonOf(AuthorityInfo)
+const serviceAuthorityJson = jsonOf(AuthorityInfo)
+const goodsAuthorityJson = jsonOf(GoodsAuthorityInfo)
+const goodsJson = jsonOf(GoodsContent)
+/** A service invoice's answer names its NFS-e number; a goods invoice's has none. */
+const authorityJson = (authority: AuthorityInfo | GoodsAuthorityInfo) =>
+  "nfse_number" in authority ? serviceAuthorityJson(authority) : goodsAuthorityJson(authority)
 const rejectionJson = jsonOf(Rejection)
 const cancellationJson = jsonOf(CancellationInfo)
 const lastErrorJson = jsonOf(LastError)
 const substitutionJson = jsonOf(SubstitutionInfo)
 const notificationJson = jsonOf(TakerNotification)
 type SubstitutionInfo = typeof SubstitutionInfo.Type
+type AuthorityInfo = typeof AuthorityInfo.Type
 
 /** The smallest id created at `at`: ids sort by creation time, so a time bound is an id bound. */
 const idAt = (at: Date) => encodeId("document", at.getTime(), new Uint8Array(10))
@@ -180,26 +267,33 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
     ) => {
       const answer = answering?.(sql`(SELECT number FROM stored)`)
       const held = answer?.held
+      const service = row.type === "service_invoice" ? row : undefined
+      const goods = row.type === "service_invoice" ? undefined : row
       return numbered(sql`
         WITH ${held === undefined ? sql`` : sql`held AS (${held}),`} numbered AS (
-          INSERT INTO document_series (tenant_id, environment, series, last_number)
-          SELECT ${row.tenantId}, ${row.environment}, ${row.series}, 1
+          INSERT INTO document_series (tenant_id, environment, type, series, last_number)
+          SELECT ${row.tenantId}, ${row.environment}, ${row.type}, ${row.series}, 1
           ${held === undefined ? sql`` : sql`WHERE EXISTS (SELECT 1 FROM held)`}
-          ON CONFLICT (tenant_id, environment, series)
+          ON CONFLICT (tenant_id, environment, type, series)
           DO UPDATE SET last_number = document_series.last_number + 1
           RETURNING last_number
         ), stored AS (
           INSERT INTO documents (id, tenant_id, environment, type, status, reference, series, number, issue_date,
-            taker, intermediary, service, amounts, tax, notes, submission_id, issuer_municipality_code, substitutes,
-            substitution, created_at, updated_at)
+            taker, intermediary, service, amounts, tax, goods, notes, submission_id, issuer_municipality_code,
+            substitutes, substitution, created_at, updated_at)
           SELECT ${row.id}, ${row.tenantId}, ${row.environment}, ${row.type}, ${row.status}, ${row.reference},
-            ${row.series}, last_number, ${row.issueDate}, ${takerJson(row.taker)}::jsonb,
-            ${intermediaryJson(row.intermediary)}::jsonb, ${serviceJson(row.service)}::jsonb,
-            ${amountsJson(row.amounts)}::jsonb, ${taxJson(row.tax)}::jsonb, ${row.notes},
+            ${row.series}, last_number, ${row.issueDate}, ${
+        service === undefined ? null : takerJson(service.taker)
+      }::jsonb,
+            ${service === undefined ? null : intermediaryJson(service.intermediary)}::jsonb,
+            ${service === undefined ? null : serviceJson(service.service)}::jsonb,
+            ${service === undefined ? null : amountsJson(service.amounts)}::jsonb,
+            ${service === undefined ? null : taxJson(service.tax)}::jsonb,
+            ${goods === undefined ? null : goodsJson(goods.goods)}::jsonb, ${service?.notes ?? null},
             ${submissionId.prefix} || lpad(last_number::text, ${submissionId.width}, '0'),
-            ${row.issuerMunicipalityCode}, ${row.substitutes ?? null},
-            ${row.substitution === undefined ? null : substitutionJson(row.substitution)}::jsonb, ${row.createdAt},
-            ${row.updatedAt}
+            ${service?.issuerMunicipalityCode ?? null}, ${service?.substitutes ?? null},
+            ${service?.substitution === undefined ? null : substitutionJson(service.substitution)}::jsonb,
+            ${row.createdAt}, ${row.updatedAt}
           FROM numbered
           RETURNING number, submission_id
         ), queued AS (${queued.insertWhen(sql`EXISTS (SELECT 1 FROM stored)`)} RETURNING 1)

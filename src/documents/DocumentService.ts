@@ -4,6 +4,7 @@
  * background (IssuanceWorker).
  */
 import { Array as Arr, Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
+import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import type { ListDocumentsParams } from "../domain/DocumentListParams.js"
@@ -33,8 +34,9 @@ import {
   makeAcceptance,
   type SubstitutionRequest
 } from "./Acceptance.js"
-import type { CancelDocument, NewDocument } from "./Api.js"
-import { DocumentRepo, toDocument } from "./DocumentRepo.js"
+import type { CancelDocument, NewAnyDocument, NewDocument } from "./Api.js"
+import { DocumentRepo, isServiceDocument, toDocument, toServiceDocument } from "./DocumentRepo.js"
+import { goodsNoteOf } from "./GoodsNotes.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { NoteFileRepo } from "./NoteFileRepo.js"
@@ -77,6 +79,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const jobs = yield* IssuanceQueue
     const tenants = yield* TenantService
     const authorities = yield* TaxAuthorities
+    const goodsAuthorities = yield* GoodsAuthorities
     const { accept } = yield* makeAcceptance
 
     /** Replays a stored outcome: the original success, or the original contract error. */
@@ -92,7 +95,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
      */
     const accepting = (
       issuer: Issuer,
-      input: NewDocument,
+      input: NewAnyDocument,
       idempotencyKey: string | undefined,
       onReplay: Effect.Effect<void>,
       substituting?: SubstitutionRequest
@@ -169,7 +172,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
 
     const issue = Effect.fn("DocumentService.issue")(function*(
       issuer: Issuer,
-      input: NewDocument,
+      input: NewAnyDocument,
       idempotencyKey: string | undefined,
       onReplay: Effect.Effect<void> = Effect.void
     ) {
@@ -196,11 +199,15 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       onReplay: Effect.Effect<void> = Effect.void
     ) {
       yield* Effect.annotateCurrentSpan({ "document.substitutes": original })
-      return yield* accepting(issuer, request.document, idempotencyKey, onReplay, {
+      const document = yield* accepting(issuer, request.document, idempotencyKey, onReplay, {
         original,
         reason_code: request.reason_code,
         ...(request.reason === undefined ? {} : { reason: request.reason })
       })
+      // A substitute is a service invoice: its request is one (the NF-e has no substitution).
+      return document.type === "service_invoice"
+        ? document
+        : yield* Effect.die(new Error(`substitute ${document.id} is a ${document.type}`))
     })
 
     const get = Effect.fn("DocumentService.get")(function*(access: TenantReach, id: DocumentId) {
@@ -268,6 +275,12 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         const found = yield* repo.findForUpdate(access.tenantId, access.environment, id)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
         const row = found.value
+        if (!isServiceDocument(row)) {
+          return yield* new InvalidState({
+            message: "Cancelling a goods invoice (NF-e/NFC-e event 110111) is not offered yet; only service invoices " +
+              "are cancelled through the API for now."
+          })
+        }
         if (row.status !== "authorized") {
           return yield* new InvalidState({
             message: `Only an authorized document can be cancelled; this one is ${row.status}.`
@@ -312,7 +325,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           kind: "cancel",
           traceparent: yield* currentTraceparent
         }])
-        return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
+        return toServiceDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
       }).pipe(inTransaction)
       return document
     })
@@ -341,22 +354,30 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         }
         const stored = yield* files.findNfseXml(row.id)
         if (Option.isSome(stored)) return { row, authority: row.authority, nfseXml: stored.value }
-        const found = yield* authorities.for(row.environment).lookup({
-          tenantId: row.tenantId,
-          submissionId: row.submissionId
-        }).pipe(
-          Effect.catchTags({
-            RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
-            AuthorityUnavailable: () => Effect.fail(authorityUnreachable),
-            AuthorityTimeout: () => Effect.fail(authorityUnreachable)
-          })
-        )
+        const found = yield* (isServiceDocument(row)
+          ? Effect.map(
+            authorities.for(row.environment).lookup({ tenantId: row.tenantId, submissionId: row.submissionId }),
+            Option.map((record) => record.authorization.nfseXml)
+          )
+          : Effect.map(
+            goodsAuthorities.for(row.environment).lookup({
+              tenantId: row.tenantId,
+              submissionId: row.submissionId,
+              note: goodsNoteOf(row)
+            }),
+            Option.map((authorization) => authorization.xml)
+          )).pipe(
+            Effect.catchTags({
+              RequestNotSent: (error) => Effect.fail(new CredentialRequired({ message: error.message })),
+              AuthorityUnavailable: () => Effect.fail(authorityUnreachable),
+              AuthorityTimeout: () => Effect.fail(authorityUnreachable)
+            })
+          )
         if (Option.isNone(found)) {
           return yield* Effect.die(new Error(`the authority has no record of authorized document ${row.id}`))
         }
-        const nfseXml = found.value.authorization.nfseXml
-        yield* files.storeNfseXml(row.id, nfseXml, yield* now)
-        return { row, authority: row.authority, nfseXml }
+        yield* files.storeNfseXml(row.id, found.value, yield* now)
+        return { row, authority: row.authority, nfseXml: found.value }
       })
 
     const nfseXml = Effect.fn("DocumentService.nfseXml")(function*(reader: TenantReach, id: DocumentId) {
@@ -367,6 +388,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     /** The DANFSe, rendered from the stored NFS-e XML (or, when configured, the national DANFSe API's). */
     const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: DocumentId) {
       const note = yield* noteOf(reader, id)
+      if (!isServiceDocument(note.row)) {
+        return yield* new InvalidState({
+          message: "The DANFE (the PDF of an NF-e or NFC-e) is not offered yet; the note's XML is (GET …/xml)."
+        })
+      }
       const pdf = yield* authorities.for(note.row.environment).danfse({
         tenantId: note.row.tenantId,
         accessKey: note.authority.access_key,

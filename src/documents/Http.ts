@@ -2,11 +2,11 @@ import { Effect } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiSchema } from "effect/http-api"
 import { Api } from "../Api.js"
-import type { Document } from "../domain/Document.js"
+import type { AnyDocument } from "../domain/GoodsDocument.js"
 import { asId } from "../domain/Ids.js"
 import { CurrentApiKey, pathTenant, reachOf } from "../domain/Principal.js"
 import { DEFAULT_USAGE_DAYS } from "../domain/Usage.js"
-import type { NewDocument } from "./Api.js"
+import type { NewAnyDocument } from "./Api.js"
 import { DocumentService, type Issuer } from "./DocumentService.js"
 
 /** The key decides tenant and environment; the middleware already matched the path's tenant. */
@@ -18,12 +18,17 @@ export const issuer = Effect.map(
 /** The path's `{docId}`, validated by its `IdOf("document")` schema. */
 export const docId = (params: { readonly docId: string }) => asId("document", params.docId)
 
+/** The file name's prefix of a note of each type. */
+const FILE_PREFIX = { service_invoice: "NFSe", product_invoice: "NFe", consumer_invoice: "NFCe" } as const
+
 /** A file answer: named by the note's access key, and saying whether the note still stands. */
-const asNoteFile = <A>(body: A, document: Document, extension: "xml" | "pdf") =>
+const asNoteFile = <A>(body: A, document: AnyDocument, extension: "xml" | "pdf") =>
   HttpApiSchema.withHeaders({
     body,
     headers: {
-      "content-disposition": `inline; filename="NFSe-${document.authority?.access_key ?? document.id}.${extension}"`,
+      "content-disposition": `inline; filename="${FILE_PREFIX[document.type]}-${
+        document.authority?.access_key ?? document.id
+      }.${extension}"`,
       "etd-document-status": document.status === "cancelled" || document.status === "substituted"
         ? document.status
         : "authorized",
@@ -53,7 +58,7 @@ export const DocumentsHttpLive = HttpApiBuilder.group(
     const documents = yield* DocumentService
     const issue = ({ headers, payload }: {
       readonly headers: { readonly "idempotency-key"?: string | undefined }
-      readonly payload: NewDocument
+      readonly payload: NewAnyDocument
     }) =>
       Effect.flatMap(
         Effect.zip(issuer, markReplayed),

@@ -4,6 +4,7 @@
  * `IssuanceWorker` writes it. Pure, so every rule here is tested without a database or an authority.
  */
 import { Data, Duration, Option } from "effect"
+import type { GoodsAuthorization } from "../authority/GoodsAuthority.js"
 import { type Authorization, noteAmountsOf, noteIbsCbsOf } from "../authority/TaxAuthority.js"
 import type { TakerNotificationKind } from "../domain/Document.js"
 import type { EventType } from "../domain/Events.js"
@@ -15,6 +16,8 @@ import type { IssuanceJob } from "./IssuanceQueue.js"
 export type IssuanceOutcome = Data.TaggedEnum<{
   /** The authority authorized the note (now, or on an earlier attempt it was asked about). */
   Authorized: { readonly authorization: Authorization }
+  /** The state authority authorized the goods note (now, or on an earlier attempt), its `nfeProc` with it. */
+  GoodsAuthorized: { readonly authorization: GoodsAuthorization }
   /** The authority refused the submission: final. */
   Rejected: { readonly code: string; readonly message: string }
   /** The note is cancelled; `protocol` is null when an earlier attempt's cancellation was found. */
@@ -125,14 +128,18 @@ export const decideIssuance = (
   const settle = (outcomeChange: DocumentChange, event: EventType, nfseXml?: string, continueAt?: Date) => {
     const change = {
       ...outcomeChange,
-      ...takerNotificationOn(event, document, facts.noteMailEnabled ?? true, at, facts.takerIsTestRecipient)
+      // Only a service invoice's taker is mailed its note.
+      ...(document.type === "service_invoice"
+        ? takerNotificationOn(event, document, facts.noteMailEnabled ?? true, at, facts.takerIsTestRecipient)
+        : {})
     }
     return IssuanceDecision.Settle({
       at,
       change,
       nfseXml,
       event,
-      document: { ...document, ...change, updatedAt: at },
+      // The change's authority is of the document's own type: its outcome came from its own authority.
+      document: { ...document, ...change, updatedAt: at } as StoredDocument,
       ...(continueAt === undefined ? {} : { continueAt })
     })
   }
@@ -175,6 +182,14 @@ export const decideIssuance = (
         },
         "document.authorized",
         nfseXml
+      )
+    }
+    case "GoodsAuthorized": {
+      const { accessKey, authorizedAt, protocol, xml } = outcome.authorization
+      return settle(
+        { status: "authorized", authority: { access_key: accessKey, protocol, authorized_at: authorizedAt } },
+        "document.authorized",
+        xml
       )
     }
     case "Rejected":

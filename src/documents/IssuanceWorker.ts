@@ -15,6 +15,7 @@
  * final.
  */
 import { Array as Arr, Effect, Layer, Metric, Option } from "effect"
+import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
 import {
   AuthorityUnavailable,
   type Authorization,
@@ -35,7 +36,16 @@ import { LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
 import { documents as documentsMetric } from "../telemetry/Metrics.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { type DocumentChange, DocumentRepo, type StoredDocument, toDocument } from "./DocumentRepo.js"
+import {
+  type DocumentChange,
+  DocumentRepo,
+  isServiceDocument,
+  type StoredDocument,
+  type StoredGoodsDocument,
+  type StoredServiceDocument,
+  toDocument
+} from "./DocumentRepo.js"
+import { goodsNoteOf } from "./GoodsNotes.js"
 import { decideIssuance, type IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "./IssuanceDecision.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 
@@ -65,13 +75,16 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const events = yield* EventLog
   const outbox = yield* Outbox
   const authorities = yield* TaxAuthorities
+  const goodsAuthorities = yield* GoodsAuthorities
   const schedule = exponentialBackoff(config.retry)
 
   /**
    * The note's own amounts are what the document shows; where they differ from the service's
    * computation (another municipal rate, another rounding) it is said, never hidden nor fatal.
    */
-  const warnOnDifferences = (document: StoredDocument) => {
+  const warnOnDifferences = (stored: StoredDocument) => {
+    if (!isServiceDocument(stored)) return Effect.void
+    const document = stored
     const note = document.authority?.amounts
     const authorized = document.status === "authorized"
     const differences = [
@@ -183,7 +196,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
 
   const submit = (
     job: IssuanceJob,
-    row: StoredDocument,
+    row: StoredServiceDocument,
     authority: TaxAuthority,
     issuer: SubmissionDocument["issuer"]
   ) =>
@@ -221,6 +234,37 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         AuthorityTimeout: transient
       })
     )
+
+  /**
+   * A goods note's submission, as a service note's: any attempt after the first asks the state
+   * authority about the note's key first and adopts its authorization (never a second note).
+   */
+  const submitGoods = (job: IssuanceJob, row: StoredGoodsDocument) => {
+    const authority = goodsAuthorities.for(row.environment)
+    const submission = { ...submissionOf(row), note: goodsNoteOf(row) }
+    return Effect.gen(function*() {
+      if (job.attempts > 1) {
+        const found = yield* authority.lookup(submission).pipe(
+          Effect.catchTag("RequestNotSent", (error) =>
+            Effect.fail(
+              new AuthorityUnavailable({
+                message: `Whether the previous attempt was authorized cannot be checked: ${error.message}`
+              })
+            ))
+        )
+        if (Option.isSome(found)) return IssuanceOutcome.GoodsAuthorized({ authorization: found.value })
+      }
+      return IssuanceOutcome.GoodsAuthorized({ authorization: yield* authority.submit(submission) })
+    }).pipe(
+      Effect.catchTags({
+        RequestNotSent: notSent,
+        AuthorityRejected: (rejected) =>
+          Effect.succeed(IssuanceOutcome.Rejected({ code: rejected.code, message: rejected.message })),
+        AuthorityUnavailable: transient,
+        AuthorityTimeout: transient
+      })
+    )
+  }
 
   /** Whether the municipality decided the note's analysis request; any failure to ask is asked again later. */
   const awaitAnalysis = (row: StoredDocument, authority: TaxAuthority) =>
@@ -314,9 +358,14 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         "document.environment": row.environment,
         "job.attempt": job.attempts
       })
-      const authority = authorities.for(row.environment)
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
+      if (!isServiceDocument(row)) {
+        // A goods invoice is only ever submitted: its cancellation is not offered (DocumentService).
+        if (job.kind !== "submit") return yield* Effect.die(`goods document ${row.id} has a ${job.kind} job`)
+        return Option.some({ document: row, noteMailEnabled: false, outcome: yield* submitGoods(job, row) })
+      }
+      const authority = authorities.for(row.environment)
       const { noteMailEnabled } = tenant
       const email = row.taker?.email
       const testRecipient = row.environment === "test" && email !== undefined && !isMember(row.tenantId, email)

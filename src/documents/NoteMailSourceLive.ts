@@ -11,7 +11,7 @@ import type { Tenant } from "../domain/Tenant.js"
 import { type ComposedNoteMail, NoteMailSource, NoteMailUnavailable, type NoteMailWithheld } from "../mail/NoteMail.js"
 import { oneLine } from "../mail/NoteTemplates.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { DocumentRepo, type StoredDocument } from "./DocumentRepo.js"
+import { DocumentRepo, isServiceDocument, type StoredDocument } from "./DocumentRepo.js"
 import { DocumentService } from "./DocumentService.js"
 import { TakerNotificationRepo } from "./TakerNotificationRepo.js"
 
@@ -41,12 +41,15 @@ export const NoteMailSourceLive = Layer.effect(
         const found = yield* repo.findById(documentId as DocumentId)
         if (Option.isNone(found)) return Option.none()
         const row = found.value
+        // Only service invoices are mailed to their taker; a goods document never queues a mail.
+        if (!isServiceDocument(row)) return Option.none()
         const tenant = yield* tenants.get(row.tenantId)
         const reason = yield* withheld(row, tenant, kind, to)
         if (Option.isSome(reason)) return Option.some<ComposedNoteMail>({ _tag: "Withhold", reason: reason.value })
         const reach = { tenantId: row.tenantId, environment: row.environment }
         const [xml, pdf] = yield* Effect.all([documents.nfseXml(reach, row.id), documents.danfse(reach, row.id)])
-        const authority = xml.document.authority!
+        // The mail is queued by the authorization's settle: the note's files exist (nfseXml above).
+        const authority = row.authority!
         const { legal_name, trade_name } = tenant.registration
         const file = `NFSe-${authority.access_key}`
         return Option.some<ComposedNoteMail>({

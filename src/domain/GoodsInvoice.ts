@@ -307,24 +307,8 @@ export const Presence = Schema.Literals([
     "`home_delivery` 4 (NFC-e only), `in_person_outside` 5 (sold outside the premises), `other` 9."
 })
 
-export const GoodsInvoiceRequest = Schema.Struct({
-  type: GoodsInvoiceType.annotate({
-    description: "`product_invoice`: an NF-e (model 55), for any buyer; `consumer_invoice`: an NFC-e (model 65), " +
-      "for a consumer at the counter."
-  }),
-  reference: Schema.optionalKey(
-    boundedText(255).pipe(described({
-      description: "Your own id of the sale, unique per tenant and environment."
-    }))
-  ),
-  series: Schema.optionalKey(
-    pattern(/^(?:0|[1-9][0-9]{0,2})$/u, "series must be a number from 0 to 889").check(
-      Schema.makeFilter((s: string) => Number(s) <= 889, {
-        message: "series must be a number from 0 to 889 (890–999 are the authorities' own)",
-        ...omittedFromJsonSchema
-      })
-    ).annotate({ description: "The series (`serie`), 0 to 889; default \"1\". Each series is numbered apart." })
-  ),
+/** The sale of a goods invoice: everything but its kind, reference and series (the emitter is the tenant). */
+const saleFields = {
   operation_nature: Schema.optionalKey(
     boundedText(60).pipe(described({
       description: "What the operation is (`natOp`); default \"Venda de mercadoria\"."
@@ -354,9 +338,69 @@ export const GoodsInvoiceRequest = Schema.Struct({
         "the magic values (`simulate:reject`…)."
     }))
   )
+}
+
+export const GoodsSale = Schema.Struct(saleFields).annotate({
+  identifier: "GoodsSale",
+  description: "The sale of a goods invoice: recipient, items, freight, payments and notes."
+})
+export type GoodsSale = typeof GoodsSale.Type
+
+const numberingFields = {
+  reference: Schema.optionalKey(
+    boundedText(100).pipe(described({
+      description: "Your own id of the sale, unique per tenant and environment (across every type of document). " +
+        "Not sent to the authority."
+    }))
+  ),
+  series: Schema.optionalKey(
+    pattern(/^(?:0|[1-9][0-9]{0,2})$/u, "series must be a number from 0 to 889").check(
+      Schema.makeFilter((s: string) => Number(s) <= 889, {
+        message: "series must be a number from 0 to 889 (890–999 are the authorities' own)",
+        ...omittedFromJsonSchema
+      })
+    ).annotate({ description: "The series (`serie`), 0 to 889; default \"1\". Each series is numbered apart." })
+  )
+}
+
+export const GoodsInvoiceRequest = Schema.Struct({
+  type: GoodsInvoiceType.annotate({
+    description: "`product_invoice`: an NF-e (model 55), for any buyer; `consumer_invoice`: an NFC-e (model 65), " +
+      "for a consumer at the counter."
+  }),
+  ...numberingFields,
+  ...saleFields
 }).annotate({
   identifier: "GoodsInvoiceRequest",
   description: "A goods invoice to issue: an NF-e (`product_invoice`) or an NFC-e (`consumer_invoice`)."
+})
+
+/**
+ * The API's payloads, one per type: a single literal `type` lets a union of payloads pick its
+ * member by the type alone, so a body's issues are those of the document it says it is.
+ */
+export const NewProductInvoice = Schema.Struct({
+  type: Schema.Literal("product_invoice").annotate({
+    description: "A product invoice, NF-e (model 55): for any buyer, a company or a person."
+  }),
+  ...numberingFields,
+  ...saleFields
+}).annotate({
+  identifier: "NewProductInvoice",
+  description: "An NF-e (model 55) to issue: the sale (recipient, items and their taxes, freight, payments); the " +
+    "emitter is the tenant's registration."
+})
+
+export const NewConsumerInvoice = Schema.Struct({
+  type: Schema.Literal("consumer_invoice").annotate({
+    description: "A consumer invoice, NFC-e (model 65): a retail sale to a consumer at the counter or delivered."
+  }),
+  ...numberingFields,
+  ...saleFields
+}).annotate({
+  identifier: "NewConsumerInvoice",
+  description: "An NFC-e (model 65) to issue: the sale to a final consumer (who may stay unnamed), its items and " +
+    "payments; the emitter is the tenant's registration."
 })
 export type GoodsInvoiceRequest = typeof GoodsInvoiceRequest.Type
 

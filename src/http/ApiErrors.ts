@@ -25,6 +25,7 @@ import {
   ServiceUnavailable,
   statusOf
 } from "../domain/Errors.js"
+import { UNKNOWN_DOCUMENT_TYPE } from "../domain/GoodsDocument.js"
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -35,7 +36,10 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
       return typeof key === "number" ? key : String(key)
     }),
     message: issue.message
-  }))
+  })).map((issue) =>
+    // A document of no known type matches none of the payloads: the issue is its `type`'s.
+    issue.path.length === 0 && issue.message === UNKNOWN_DOCUMENT_TYPE ? { ...issue, path: ["type"] } : issue
+  )
   // Schema's default messages quote the actual value ("Expected …, got …"); a secret must never be echoed back.
   return issues.map((issue) =>
     issue.path.some((segment) => typeof segment === "string" && /password|secret|pkcs12/i.test(segment)) &&

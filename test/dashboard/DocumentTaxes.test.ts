@@ -16,6 +16,7 @@ import { b2bWithRetentionsExample, exportExample } from "../../src/domain/Docume
 import { allScopes } from "../../src/domain/Principal.js"
 import {
   accessibilityViolations,
+  type DashboardDocument,
   type DashboardRun,
   documentWhen,
   fitsTheScreen,
@@ -27,8 +28,9 @@ import {
   type WatchedPage
 } from "../support/Dashboard.js"
 import { consultingService, sampleTaker } from "../support/samples.js"
+import { asServiceDocument } from "../support/serviceDocument.js"
 
-type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
+type Document = DashboardDocument
 type Lang = "en" | "pt"
 
 const taker = sampleTaker
@@ -381,7 +383,7 @@ describe.runIf(hasChromium)("dashboard: a document's tax content", () => {
     await dialog.getByRole("button", { name: "Request analysis" }).click()
     await dialog.waitFor({ state: "hidden" })
     await page.locator("main").getByText("Analysis requested.").waitFor()
-    const server = await run.api(keyToken).documents.getForKey({ params: { docId: late.id } })
+    const server = asServiceDocument(await run.api(keyToken).documents.getForKey({ params: { docId: late.id } }))
     expect(server.cancellation).toMatchObject({ analysis: true, reason_code: "service_not_provided" })
     expect(await cancellation.textContent()).toContain("analysis by the municipality (e101103)")
 

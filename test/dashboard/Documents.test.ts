@@ -13,6 +13,7 @@ import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
 import {
   accessibilityViolations,
+  type DashboardDocument,
   type DashboardRun,
   documentWhen,
   hasChromium,
@@ -23,8 +24,9 @@ import {
   startDashboard
 } from "../support/Dashboard.js"
 import { consultingService, sampleTaker } from "../support/samples.js"
+import { asServiceDocument } from "../support/serviceDocument.js"
 
-type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
+type Document = DashboardDocument
 
 const invoice = (overrides: Partial<NewDocument> = {}): NewDocument => ({
   type: "service_invoice",
@@ -47,8 +49,8 @@ describe.runIf(hasChromium)("dashboard documents", () => {
   const settled = (id: string, until: ReadonlyArray<Document["status"]>) =>
     documentWhen(run, keyToken, id, (document) => until.includes(document.status), until.join("/"))
 
-  const issue = (overrides: Partial<NewDocument>) =>
-    run.api(keyToken).documents.issueForKey({ payload: invoice(overrides), headers: {} })
+  const issue = async (overrides: Partial<NewDocument>) =>
+    asServiceDocument(await run.api(keyToken).documents.issueForKey({ payload: invoice(overrides), headers: {} }))
 
   /** The status badge of the detail's first facts. */
   const detailStatus = (page: Page) => page.locator("dl.facts").first().locator(".badge").first()
@@ -244,7 +246,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
     page.on("request", (request) => request.url().endsWith(`/documents/${document.id}`) && reads.push(request.url()))
     await page.waitForTimeout(3500)
     expect(reads).toEqual([])
-    const server = await run.api(keyToken).documents.getForKey({ params: { docId: document.id } })
+    const server = asServiceDocument(await run.api(keyToken).documents.getForKey({ params: { docId: document.id } }))
     expect(server.status).toBe("authorized")
     const accessKey = server.authority!.access_key
     await page.getByText(accessKey).waitFor()
@@ -362,7 +364,7 @@ describe.runIf(hasChromium)("dashboard documents", () => {
       if (await refresh.isEnabled()) await refresh.click()
       return detailStatus(page).textContent()
     }, { timeout: 15_000 }).toBe("cancelled")
-    const server = await run.api(keyToken).documents.getForKey({ params: { docId: document.id } })
+    const server = asServiceDocument(await run.api(keyToken).documents.getForKey({ params: { docId: document.id } }))
     expect(server.status).toBe("cancelled")
     expect(server.cancellation).toMatchObject({ reason_code: "service_not_provided", reason })
     const text = await page.locator("main").textContent()

@@ -12,6 +12,7 @@ import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
 import {
   accessibilityViolations,
+  type DashboardDocument,
   type DashboardRun,
   documentWhen,
   hasChromium,
@@ -23,7 +24,7 @@ import {
 import { consultingService } from "../support/samples.js"
 import { cnpj } from "../support/taxIds.js"
 
-type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
+type Document = DashboardDocument
 type Lang = "en" | "pt"
 
 const words = {

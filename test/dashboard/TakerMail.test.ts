@@ -11,6 +11,7 @@ import type { NewDocument } from "../../src/documents/Api.js"
 import { allScopes } from "../../src/domain/Principal.js"
 import {
   accessibilityViolations,
+  type DashboardDocument,
   type DashboardRun,
   documentWhen,
   fitsTheScreen,
@@ -23,7 +24,7 @@ import {
 import { mailSettings } from "../support/Mailbox.js"
 import { consultingService } from "../support/samples.js"
 
-type Document = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
+type Document = DashboardDocument
 
 const invoice = (email: string | undefined): NewDocument => ({
   type: "service_invoice",

@@ -19,6 +19,7 @@ import { TenantService } from "../../src/tenants/TenantService.js"
 import { completeRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
+import { unusedGoodsAuthorities } from "../support/unusedGoodsAuthorities.js"
 
 const payload: NewDocument = {
   type: "service_invoice",
@@ -85,6 +86,7 @@ const serviceWith = (tenant: { status: "active" | "suspended"; monthlyQuota: num
       TaxAuthorities,
       TaxAuthorities.fromEach({ live: acceptingAll("production"), test: acceptingAll("homologation") })
     ),
+    unusedGoodsAuthorities,
     // These tests send no Idempotency-Key.
     Layer.mock(Idempotency, {
       hold: () => (effect) => effect,

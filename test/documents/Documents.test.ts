@@ -17,6 +17,7 @@ import { allScopes, type Environment, type Scope } from "../../src/domain/Princi
 import { expectError, field } from "../support/accounts.js"
 import { cnpj, createKey, registerOwner } from "../support/fixtures.js"
 import { consultingService } from "../support/samples.js"
+import { asServiceDocument } from "../support/serviceDocument.js"
 import {
   client,
   databaseLayer,
@@ -111,7 +112,7 @@ const issueRaw = (token: string, tenantId: string | null, body: unknown, idempot
 
 /** Issues through the typed client and checks it is accepted. */
 const issue = (who: Caller, tenantId: string, body: NewDocument = invoice()) =>
-  who.api.documents.issue({ params: { tenantId }, payload: body, headers: {} })
+  Effect.map(who.api.documents.issue({ params: { tenantId }, payload: body, headers: {} }), asServiceDocument)
 
 const accepted = (response: { readonly status: number; readonly text: string; readonly json: unknown }) => {
   expect(response.status, response.text).toBe(202)
@@ -128,7 +129,7 @@ const waitFor = (
   Effect.gen(function*() {
     let last: Document | undefined
     for (let i = 0; i < 200; i++) {
-      last = yield* who.api.documents.get({ params: { tenantId, docId } })
+      last = asServiceDocument(yield* who.api.documents.get({ params: { tenantId, docId } }))
       if (done(last)) return last
       yield* Effect.sleep(Duration.millis(25))
     }
@@ -260,7 +261,9 @@ for (const database of testDatabases) {
               - 'benefit_reduction' - 'iss_withheld' - 'federal_withheld' - 'total_withheld' - 'net'
             WHERE id = ${document.id}`
           yield* backfillAmounts(sql)
-          const read = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
+          const read = asServiceDocument(
+            yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
+          )
           expect(read.amounts).toMatchObject({
             services: 150000,
             unconditional_discount: 0,
@@ -402,7 +405,8 @@ for (const database of testDatabases) {
             ["deductions above services", { ...base, amounts: { services: 100, deductions: 101, iss_rate: "2.00" } }, [
               "amounts.deductions"
             ]],
-            ["unknown type", { ...base, type: "product_invoice" }, ["type"]],
+            ["unknown type", { ...base, type: "freight_invoice" }, ["type"]],
+            ["no type", { ...base, type: undefined }, ["type"]],
             ["taker without a name", { ...base, taker: { tax_id: "52998224725" } }, ["taker.name"]],
             ["two bad fields", {
               ...base,
@@ -590,7 +594,9 @@ for (const database of testDatabases) {
           // Both fields are named (a literal union may report its field once per allowed value).
           expect([...new Set(issuePaths(both))].sort()).toEqual(["reason", "reason_code"])
           // None of the refusals touched the document.
-          const after = yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: authorized.id } })
+          const after = asServiceDocument(
+            yield* t.test.api.documents.get({ params: { tenantId: t.tenantId, docId: authorized.id } })
+          )
           expect({ status: after.status, cancellation: after.cancellation }).toEqual({
             status: "authorized",
             cancellation: null
@@ -903,7 +909,9 @@ for (const database of testDatabases) {
           )
           // The refused cancellations changed nothing.
           for (const [who, document] of [[t.test, testDoc], [t.live, liveDoc]] as const) {
-            const current = yield* who.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
+            const current = asServiceDocument(
+              yield* who.api.documents.get({ params: { tenantId: t.tenantId, docId: document.id } })
+            )
             expect({ status: current.status, cancellation: current.cancellation }).toEqual({
               status: "authorized",
               cancellation: null

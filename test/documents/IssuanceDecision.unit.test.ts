@@ -63,7 +63,7 @@ const settled = (document: StoredDocument, change: DocumentChange, event: EventT
     change,
     nfseXml: undefined,
     event,
-    document: { ...document, ...change, updatedAt: AT }
+    document: { ...document, ...change, updatedAt: AT } as StoredDocument
   })
 
 /** The notification of a taker without an e-mail address. */

@@ -25,6 +25,7 @@ import { completeRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
 import { makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
 import { cnpj } from "../support/taxIds.js"
+import { unusedGoodsAuthorities } from "../support/unusedGoodsAuthorities.js"
 
 const payload: NewDocument = {
   type: "service_invoice",
@@ -78,6 +79,7 @@ for (const database of testDatabases) {
               test: makeScriptedAuthority("homologation", { submit }).authority
             })
           )),
+          Layer.provideMerge(unusedGoodsAuthorities),
           Layer.provideMerge(AppConfigTest({
             queue: { instanceId: "issuance-fairness", shutdownGrace: Duration.millis(200) },
             issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },

@@ -28,6 +28,7 @@ import { plainAmounts } from "../support/amounts.js"
 import { completeRegistration } from "../support/registration.js"
 import { scriptedSubmissionIds } from "../support/ScriptedAuthority.js"
 import { storedDocument } from "../support/storedDocument.js"
+import { unusedGoodsAuthorities } from "../support/unusedGoodsAuthorities.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
@@ -128,6 +129,7 @@ const workerWith = (authority: Partial<TaxAuthority>, document: StoredDocument =
       TaxAuthorities,
       TaxAuthorities.fromEach({ live: { ...sandbox, system: "production" }, test: sandbox })
     ),
+    unusedGoodsAuthorities,
     AppConfigTest({
       retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) }
     }),

@@ -14,6 +14,7 @@ import { Document } from "../../src/domain/Document.js"
 import { addMember, expectError, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { consultingService } from "../support/samples.js"
+import { asServiceDocument } from "../support/serviceDocument.js"
 import {
   client,
   databaseLayer,
@@ -255,7 +256,11 @@ for (const database of testDatabases) {
             payload: REASON
           })
           expect(requested).toMatchObject({ id: liveDocument.id, environment: "live", status: "cancel_requested" })
-          expect(requested.cancellation).toMatchObject({ ...REASON, cancelled_at: null, error: null })
+          expect(asServiceDocument(requested).cancellation).toMatchObject({
+            ...REASON,
+            cancelled_at: null,
+            error: null
+          })
           const cancelled = yield* settled(
             t.owner.session,
             tenantId,

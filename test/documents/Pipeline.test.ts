@@ -39,6 +39,7 @@ import { completeRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
 import { type CancelScript, makeScriptedAuthority, type SubmitScript } from "../support/ScriptedAuthority.js"
 import { cnpj } from "../support/taxIds.js"
+import { unusedGoodsAuthorities } from "../support/unusedGoodsAuthorities.js"
 
 const START = Date.parse("2026-11-10T12:00:00Z")
 
@@ -77,6 +78,7 @@ const instance = (
     Layer.provideMerge(
       Layer.succeed(TaxAuthorities, TaxAuthorities.fromEach({ live: live.authority, test: sandbox.authority }))
     ),
+    Layer.provideMerge(unusedGoodsAuthorities),
     Layer.provideMerge(AppConfigTest({
       ...workerConfig("worker-a"),
       retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) },

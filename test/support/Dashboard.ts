@@ -18,6 +18,7 @@ import type { AppConfigShape } from "../../src/Config.js"
 import { databaseLayer, testDatabases } from "./Databases.js"
 import { cnpj, PASSWORD, uniqueEmail } from "./fixtures.js"
 import { completeRegistration } from "./registration.js"
+import { asServiceDocument } from "./serviceDocument.js"
 import { testConfig } from "./TestApp.js"
 
 export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
@@ -216,7 +217,11 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
  * CSP does not govern, so the page under test keeps its real policy.
  */
 /** A document as the API answers it to a backend. */
-export type DashboardDocument = Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>
+/** A service invoice as the dashboard tests read it back through the API. */
+export type DashboardDocument = Extract<
+  Awaited<ReturnType<ReturnType<DashboardRun["api"]>["documents"]["getForKey"]>>,
+  { readonly type: "service_invoice" }
+>
 
 /**
  * Reads a document as its backend does (with the key `token`) until `until` holds of it: the
@@ -230,7 +235,7 @@ export const documentWhen = async (
   what: string
 ): Promise<DashboardDocument> => {
   for (let i = 0; i < 400; i++) {
-    const document = await run.api(token).documents.getForKey({ params: { docId: id } })
+    const document = asServiceDocument(await run.api(token).documents.getForKey({ params: { docId: id } }))
     if (until(document)) return document
     await new Promise((resolve) => setTimeout(resolve, 50))
   }

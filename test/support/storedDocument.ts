@@ -1,10 +1,10 @@
 /** A stored document for unit tests over mocks or pure functions: a queued service invoice, never submitted. */
-import type { StoredDocument } from "../../src/documents/DocumentRepo.js"
+import type { StoredServiceDocument } from "../../src/documents/DocumentRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { plainAmounts } from "./amounts.js"
 import { consultingService } from "./samples.js"
 
-export const storedDocument = (overrides: Partial<StoredDocument> = {}): StoredDocument => ({
+export const storedDocument = (overrides: Partial<StoredServiceDocument> = {}): StoredServiceDocument => ({
   id: asId("document", "doc_0000000000000000000000000a"),
   tenantId: asId("tenant", "ten_x"),
   environment: "test",

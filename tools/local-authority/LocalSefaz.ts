@@ -35,7 +35,7 @@ import {
 } from "../../src/authority/sefaz/NfeProtocol.js"
 import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { duplicityOf, type ReviewedNote, reviewNote } from "../../src/authority/sefaz/NoteReview.js"
-import type { SefazService } from "../../src/authority/sefaz/SefazAddresses.js"
+import { type SefazService, SERVICE_FILES } from "../../src/authority/sefaz/SefazAddresses.js"
 import { soapContent, soapResponse } from "../../src/authority/sefaz/SefazSoap.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
 import { parseXml } from "../../src/authority/xml/XmlText.js"
@@ -46,11 +46,10 @@ import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 const NFE_NAMESPACE = "http://www.portalfiscal.inf.br/nfe"
 const APPLICATION = "ETD-LOCAL-SEFAZ_4.00"
 
-const PATHS: Readonly<Record<string, SefazService>> = {
-  "/ws/NFeAutorizacao4.asmx": "NfeAutorizacao",
-  "/ws/NFeConsultaProtocolo4.asmx": "NfeConsultaProtocolo",
-  "/ws/NFeStatusServico4.asmx": "NfeStatusServico"
-}
+const ANSWERED: ReadonlyArray<SefazService> = ["NfeAutorizacao", "NfeConsultaProtocolo", "NfeStatusServico"]
+const PATHS: Readonly<Record<string, SefazService>> = Object.fromEntries(
+  ANSWERED.map((service) => [`/ws/${SERVICE_FILES[service]}`, service])
+)
 
 export interface AuthorizedNote extends ReviewedNote {
   readonly protocol: string

@@ -6,12 +6,11 @@
  */
 import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
-import type { Api } from "../api.js"
 import { formatDateTime, texts, useLang, useTexts } from "../i18n.js"
 import { Badge, Dialog, ErrorNotice, useAction } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
+import type { AnyDocument, Document } from "./DocumentTexts.js"
 
-type Document = Awaited<ReturnType<Api["documents"]["get"]>>
 type ReasonCode = "issue_error" | "service_not_provided" | "other"
 
 const REASON_CODES: ReadonlyArray<ReasonCode> = ["issue_error", "service_not_provided", "other"]
@@ -108,7 +107,7 @@ const Fact = ({ label, children }: { readonly label: string; readonly children: 
 /** The cancellation's facts, then what may be asked next: a cancellation, or its analysis after E0822. */
 export const CancellationSection = ({ document, onCancelled }: {
   readonly document: Document
-  readonly onCancelled: (document: Document) => void
+  readonly onCancelled: (document: AnyDocument) => void
 }) => {
   const t = useTexts(text)
   const { lang } = useLang()
@@ -196,7 +195,7 @@ const CancelDialog = ({ document, analysis, onClose, onCancelled }: {
   readonly document: Document
   readonly analysis: boolean
   readonly onClose: () => void
-  readonly onCancelled: (document: Document) => void
+  readonly onCancelled: (document: AnyDocument) => void
 }) => {
   const t = useTexts(text)
   const { api, tenant } = useWorkspace()

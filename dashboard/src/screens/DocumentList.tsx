@@ -8,7 +8,16 @@ import { dayStart, formatDateTime, formatMoney, useLang, useTexts } from "../i18
 import { fragmentPath, fragmentQuery, href, replaceFragmentQuery } from "../router.js"
 import { Empty, EnvironmentBadge, PagedTable, usePages } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
-import { PAGE_SIZE, type Status, StatusBadge, STATUSES, text, type Texts } from "./DocumentTexts.js"
+import {
+  counterpartOf,
+  PAGE_SIZE,
+  type Status,
+  StatusBadge,
+  STATUSES,
+  text,
+  type Texts,
+  totalOf
+} from "./DocumentTexts.js"
 
 // ---------------------------------------------------------------------------------------------
 // The list
@@ -240,11 +249,13 @@ export const DocumentList = () => {
                   </a>
                 </td>
                 <td data-label={t("nfseColumn")} class="mono">
-                  {document.authority?.nfse_number ?? "—"}
+                  {document.type === "service_invoice"
+                    ? document.authority?.nfse_number ?? "—"
+                    : t(`type_${document.type}`)}
                 </td>
                 <td data-label={t("reference")} class="mono">{document.reference ?? "—"}</td>
-                <td data-label={t("taker")}>{document.taker?.name ?? t("noTaker")}</td>
-                <td data-label={t("total")} class="num">{formatMoney(document.amounts.total, lang)}</td>
+                <td data-label={t("taker")}>{counterpartOf(document) ?? t("noTaker")}</td>
+                <td data-label={t("total")} class="num">{formatMoney(totalOf(document), lang)}</td>
                 <td data-label={t("status")}>
                   <StatusBadge status={document.status} t={t} />
                 </td>

@@ -8,11 +8,10 @@
  * name, in the group it belongs to, rather than hidden from the person comparing page and PDF.
  */
 import type { ComponentChildren } from "preact"
-import type { Api } from "../api.js"
 import { formatHundredths, formatMoney, formatPercent, type Lang, useLang, useTexts } from "../i18n.js"
 import { taxText, type TaxTexts } from "./DocumentTaxTexts.js"
+import type { Document } from "./DocumentTexts.js"
 
-type Document = Awaited<ReturnType<Api["documents"]["get"]>>
 type Tax = Document["tax"]
 
 type Row = readonly [label: string, value: ComponentChildren, kind?: "num" | "total"]

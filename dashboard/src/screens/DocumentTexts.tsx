@@ -6,8 +6,19 @@ import type { Api } from "../api.js"
 import { texts, type Translate } from "../i18n.js"
 import { Badge } from "../ui.js"
 
-export type Document = Awaited<ReturnType<Api["documents"]["get"]>>
-export type Status = Document["status"]
+/** A document of any type; `Document` is a service invoice (NFS-e), `GoodsDocument` an NF-e or NFC-e. */
+export type AnyDocument = Awaited<ReturnType<Api["documents"]["get"]>>
+export type Document = Extract<AnyDocument, { readonly type: "service_invoice" }>
+export type GoodsDocument = Exclude<AnyDocument, Document>
+export type Status = AnyDocument["status"]
+
+/** The note's own total: a service invoice's amounts, a goods invoice's vNF. */
+export const totalOf = (document: AnyDocument): number =>
+  document.type === "service_invoice" ? document.amounts.total : document.totals.total
+
+/** Who the note is for: a service invoice's taker, a goods invoice's recipient; undefined: nobody named. */
+export const counterpartOf = (document: AnyDocument): string | undefined =>
+  document.type === "service_invoice" ? document.taker?.name : document.recipient?.name
 
 /** The list's status filter offers these, in the life cycle's order. */
 export const STATUSES = [
@@ -61,6 +72,28 @@ export const text = texts({
     number: "Number / series",
     numberSeries: "No. {number} · series {series}",
     nfseColumn: "NFS-e no.",
+    type: "Type",
+    type_service_invoice: "NFS-e (services)",
+    type_product_invoice: "NF-e (goods)",
+    type_consumer_invoice: "NFC-e (consumer)",
+    recipient: "Recipient",
+    noRecipient: "Consumer not identified.",
+    items: "Items",
+    itemCode: "Code",
+    itemDescription: "Description",
+    ncm: "NCM",
+    cfop: "CFOP",
+    quantity: "Quantity",
+    unitPrice: "Unit price",
+    itemValue: "Value",
+    totals: "Totals",
+    totalProducts: "Products",
+    totalDiscount: "Discount",
+    totalFreight: "Freight",
+    totalIcms: "ICMS",
+    totalIpi: "IPI",
+    payments: "Payments",
+    goodsPdfLater: "The DANFE (PDF) of goods invoices is not offered yet; the XML is.",
     search: "Search documents",
     searchBy: "Search by",
     searchTaker: "Taker: CNPJ/CPF or name",
@@ -168,6 +201,28 @@ export const text = texts({
     number: "Número / série",
     numberSeries: "Nº {number} · série {series}",
     nfseColumn: "Nº da NFS-e",
+    type: "Tipo",
+    type_service_invoice: "NFS-e (serviços)",
+    type_product_invoice: "NF-e (mercadorias)",
+    type_consumer_invoice: "NFC-e (consumidor)",
+    recipient: "Destinatário",
+    noRecipient: "Consumidor não identificado.",
+    items: "Itens",
+    itemCode: "Código",
+    itemDescription: "Descrição",
+    ncm: "NCM",
+    cfop: "CFOP",
+    quantity: "Quantidade",
+    unitPrice: "Valor unitário",
+    itemValue: "Valor",
+    totals: "Totais",
+    totalProducts: "Produtos",
+    totalDiscount: "Desconto",
+    totalFreight: "Frete",
+    totalIcms: "ICMS",
+    totalIpi: "IPI",
+    payments: "Pagamentos",
+    goodsPdfLater: "O DANFE (PDF) das notas de mercadorias ainda não é oferecido; o XML é.",
     search: "Buscar documentos",
     searchBy: "Buscar por",
     searchTaker: "Tomador: CNPJ/CPF ou nome",

@@ -16,7 +16,17 @@ import { CancellationSection } from "./DocumentCancellation.js"
 import { DocumentList } from "./DocumentList.js"
 import "./Documents.css"
 import { ForeignTradeGroup, TaxGroups } from "./DocumentTaxes.js"
-import { type Document, IN_PROGRESS, POLL_MS, type Status, StatusBadge, text, WITH_FILES } from "./DocumentTexts.js"
+import {
+  type AnyDocument,
+  type Document,
+  type GoodsDocument,
+  IN_PROGRESS,
+  POLL_MS,
+  type Status,
+  StatusBadge,
+  text,
+  WITH_FILES
+} from "./DocumentTexts.js"
 import { TakerMail } from "./TakerMail.js"
 
 export const DocumentsScreen = ({ route }: { readonly route?: ReadonlyArray<string> }) => {
@@ -35,11 +45,11 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
     [tenant.id, id]
   )
   // The last document read stays on screen while a later read fails (shown above it) or runs.
-  const lastRead = useRef<Document | undefined>(undefined)
+  const lastRead = useRef<AnyDocument | undefined>(undefined)
   if (resource.state === "ready") lastRead.current = resource.value
   const loaded = lastRead.current
   // The cancellation's answer is shown at once; a later read replaces it when it is newer.
-  const [answered, setAnswered] = useState<Document | undefined>(undefined)
+  const [answered, setAnswered] = useState<AnyDocument | undefined>(undefined)
   const current = answered !== undefined && (loaded === undefined || answered.updated_at >= loaded.updated_at)
     ? answered
     : loaded
@@ -83,20 +93,26 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
         : (
           <>
             {resource.state === "failed" && <ErrorNotice failure={resource.failure} onRetry={reload} />}
-            {answered !== undefined && current.status === "cancel_requested" && (
+            {answered?.type === "service_invoice" && current.type === "service_invoice" &&
+              current.status === "cancel_requested" && (
               <p class="notice ok">
                 {current.cancellation?.analysis === true ? t("analysisRequested") : t("cancelRequested")}
               </p>
             )}
-            <DocumentView
-              document={current}
-              refreshing={refreshing}
-              onRefresh={refresh}
-              onCancelled={(document) => {
-                setAnswered(document)
-                notify(document.cancellation?.analysis === true ? t("analysisRequested") : t("cancelRequested"))
-              }}
-            />
+            {current.type === "service_invoice"
+              ? (
+                <DocumentView
+                  document={current}
+                  refreshing={refreshing}
+                  onRefresh={refresh}
+                  onCancelled={(document) => {
+                    setAnswered(document)
+                    const analysis = document.type === "service_invoice" && document.cancellation?.analysis === true
+                    notify(analysis ? t("analysisRequested") : t("cancelRequested"))
+                  }}
+                />
+              )
+              : <GoodsView document={current} refreshing={refreshing} onRefresh={refresh} />}
           </>
         )}
     </section>
@@ -107,7 +123,7 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
   readonly document: Document
   readonly refreshing: boolean
   readonly onRefresh: () => void
-  readonly onCancelled: (document: Document) => void
+  readonly onCancelled: (document: AnyDocument) => void
 }) => {
   const t = useTexts(text)
   const { lang } = useLang()
@@ -264,6 +280,150 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
   )
 }
 
+/** A goods invoice (NF-e, NFC-e): its facts, recipient, items, totals, payments and the authority's answer. */
+const GoodsView = ({ document, refreshing, onRefresh }: {
+  readonly document: GoodsDocument
+  readonly refreshing: boolean
+  readonly onRefresh: () => void
+}) => {
+  const t = useTexts(text)
+  const { lang } = useLang()
+  const { authority, recipient, rejection, totals } = document
+  return (
+    <>
+      <div class="toolbar">
+        <h1 id="document-title">{t("detailTitle", { number: document.number, series: document.series })}</h1>
+        <button type="button" onClick={onRefresh} disabled={refreshing}>
+          {refreshing ? t("refreshing") : t("refresh")}
+        </button>
+      </div>
+      <dl class="facts">
+        <Fact label={t("status")}>
+          <StatusBadge status={document.status} t={t} />
+        </Fact>
+        <Fact label={t("environment")}>
+          <EnvironmentBadge environment={document.environment} label={t(document.environment)} />
+        </Fact>
+        <Fact label={t("type")}>{t(`type_${document.type}`)}</Fact>
+        <Fact label={t("number")}>{t("numberSeries", { number: document.number, series: document.series })}</Fact>
+        <Fact label={t("reference")}>
+          <span class="mono">{document.reference ?? t("noReference")}</span>
+        </Fact>
+        <Fact label={t("documentId")}>
+          <span class="mono">{document.id}</span> <CopyButton text={document.id} name={t("copyId")} />
+        </Fact>
+        <Fact label={t("issueDate")}>{formatDay(document.issue_date, lang)}</Fact>
+        <Fact label={t("total")}>{formatMoney(totals.total, lang)}</Fact>
+      </dl>
+      {IN_PROGRESS.has(document.status) && <p class="notice info">{t("polling")}</p>}
+      {rejection !== null && (
+        <div class="notice error">
+          <h2>{t("rejection")}</h2>
+          <dl class="facts">
+            <Fact label={t("code")}>
+              <span class="mono">{rejection.code}</span>
+            </Fact>
+            <Fact label={t("message")}>{rejection.message}</Fact>
+          </dl>
+          <p>{t("rejectionHint")}</p>
+        </div>
+      )}
+
+      <h2>{t("files")}</h2>
+      {WITH_FILES.has(document.status) && authority !== null
+        ? <Downloads document={document} accessKey={authority.access_key} />
+        : <p class="hint">{t("noFiles")}</p>}
+
+      <h2>{t("recipient")}</h2>
+      {recipient === undefined
+        ? <p class="hint">{t("noRecipient")}</p>
+        : (
+          <dl class="facts">
+            <Fact label={t("takerName")}>{recipient.name}</Fact>
+            <Fact label={t("taxId")}>
+              <span class="mono">
+                {recipient.tax_id !== undefined ? formatTaxId(recipient.tax_id) : recipient.foreign_id ?? "—"}
+              </span>
+            </Fact>
+            <Fact label={t("email")}>{recipient.email ?? "—"}</Fact>
+          </dl>
+        )}
+
+      <h2>{t("items")}</h2>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{t("itemCode")}</th>
+              <th scope="col">{t("itemDescription")}</th>
+              <th scope="col">{t("ncm")}</th>
+              <th scope="col">{t("cfop")}</th>
+              <th scope="col" class="num">{t("quantity")}</th>
+              <th scope="col" class="num">{t("unitPrice")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {document.items.map((item, i) => (
+              <tr key={i}>
+                <td class="mono">{item.code}</td>
+                <td>{item.description}</td>
+                <td class="mono">{item.ncm}</td>
+                <td class="mono">{item.cfop}</td>
+                <td class="num">{item.quantity} {item.unit}</td>
+                <td class="num">
+                  {item.unit_amount !== undefined ? formatMoney(item.unit_amount, lang) : item.unit_amount_decimal}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+
+      <h2>{t("totals")}</h2>
+      <dl class="facts">
+        <Fact label={t("totalProducts")}>{formatMoney(totals.products, lang)}</Fact>
+        <Fact label={t("totalDiscount")}>{formatMoney(totals.discount, lang)}</Fact>
+        <Fact label={t("totalFreight")}>{formatMoney(totals.freight, lang)}</Fact>
+        <Fact label={t("totalIcms")}>{formatMoney(totals.icms, lang)}</Fact>
+        <Fact label={t("totalIpi")}>{formatMoney(totals.ipi, lang)}</Fact>
+        <Fact label={t("total")}>{formatMoney(totals.total, lang)}</Fact>
+      </dl>
+
+      <h2>{t("authority")}</h2>
+      {authority === null
+        ? <p class="hint">{t("notAuthorized")}</p>
+        : (
+          <dl class="facts">
+            <Fact label={t("accessKey")}>
+              <span class="mono">{authority.access_key}</span>{" "}
+              <CopyButton text={authority.access_key} name={t("copyAccessKey")} />
+            </Fact>
+            <Fact label={t("protocol")}>
+              <span class="mono">{authority.protocol}</span>
+            </Fact>
+            <Fact label={t("authorizedAt")}>{formatDateTime(authority.authorized_at, lang)}</Fact>
+          </dl>
+        )}
+
+      <h2>{t("processing")}</h2>
+      <dl class="facts">
+        <Fact label={t("attempts")}>{document.attempts}</Fact>
+        <Fact label={t("lastError")}>
+          {document.last_error === null
+            ? t("noError")
+            : (
+              <>
+                <span class="mono">{document.last_error.code}</span> {document.last_error.message}
+              </>
+            )}
+        </Fact>
+        <Fact label={t("created")}>{formatDateTime(document.created_at, lang)}</Fact>
+        <Fact label={t("updated")}>{formatDateTime(document.updated_at, lang)}</Fact>
+      </dl>
+    </>
+  )
+}
+
 const Fact = ({ label, children }: { readonly label: string; readonly children: ComponentChildren }) => (
   <div>
     <dt>{label}</dt>
@@ -271,14 +431,17 @@ const Fact = ({ label, children }: { readonly label: string; readonly children: 
   </div>
 )
 
-const Downloads = ({ document, accessKey }: { readonly document: Document; readonly accessKey: string }) => {
+/** The file name's prefix of a note of each type. */
+const FILE_PREFIX = { service_invoice: "NFSe", product_invoice: "NFe", consumer_invoice: "NFCe" } as const
+
+const Downloads = ({ document, accessKey }: { readonly document: AnyDocument; readonly accessKey: string }) => {
   const t = useTexts(text)
   const { api, tenant, notify } = useWorkspace()
   const action = useAction()
   const params = { tenantId: tenant.id, docId: document.id }
   const download = (kind: "xml" | "pdf") =>
     action.run(async () => {
-      const name = `NFSe-${accessKey}.${kind}`
+      const name = `${FILE_PREFIX[document.type]}-${accessKey}.${kind}`
       if (kind === "xml") {
         const file = await api.documentFiles.xml({ params })
         saveFile(file.body, "application/xml", name)
@@ -293,8 +456,17 @@ const Downloads = ({ document, accessKey }: { readonly document: Document; reado
     <>
       <div class="actions">
         <button type="button" disabled={action.busy} onClick={() => download("xml")}>{t("downloadXml")}</button>
-        <button type="button" disabled={action.busy} onClick={() => download("pdf")}>{t("downloadPdf")}</button>
+        {document.type === "service_invoice" && (
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() => download("pdf")}
+          >
+            {t("downloadPdf")}
+          </button>
+        )}
       </div>
+      {document.type !== "service_invoice" && <p class="hint">{t("goodsPdfLater")}</p>}
       {action.failure && <ErrorNotice failure={action.failure} />}
     </>
   )

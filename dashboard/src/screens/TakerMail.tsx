@@ -2,11 +2,11 @@
  * A document's e-mail to its taker (the note with its DANFSe and XML), as the document's
  * `taker_notification` tells it: whether it went out, was given up and why, or why none is sent.
  */
-import type { Api } from "../api.js"
 import { formatDateTime, texts, useLang, useTexts } from "../i18n.js"
 import { Badge } from "../ui.js"
+import type { Document } from "./DocumentTexts.js"
 
-type Notification = NonNullable<Awaited<ReturnType<Api["documents"]["get"]>>["taker_notification"]>
+type Notification = NonNullable<Document["taker_notification"]>
 
 const text = texts({
   en: {

@@ -82,3 +82,12 @@ export const numericCodeOf = (documentId: string, number: number): string => {
     if (!isRefusedNumericCode(code, number)) return code
   }
 }
+
+/**
+ * What a key begins with before the note's number: cUF + AAMM + CNPJ/CPF + mod + serie, 25
+ * characters. With the 9-digit number after it, the part of the key that names a note (who, which
+ * model, series and number, which month): a goods document's submission id.
+ */
+export const keyPrefixOf = (parts: Pick<NfeKeyParts, "stateCode" | "yearMonth" | "issuerTaxId" | "model" | "series">) =>
+  parts.stateCode + parts.yearMonth + normalizeTaxId(parts.issuerTaxId).padStart(14, "0") + parts.model +
+  String(parts.series).padStart(3, "0")

@@ -20,6 +20,7 @@ import { municipalityOf } from "../../domain/Municipalities.js"
 import type { Environment } from "../../domain/Principal.js"
 import type { Crt } from "../../domain/Registration.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
+import type { GoodsNote } from "../GoodsAuthority.js"
 import { environmentCode } from "../TaxAuthority.js"
 import { brasiliaDateTime, escapeAttribute, formatCentavos, leaf, node, singleLine } from "../xml/XmlText.js"
 import { type EmissionType, nfeAccessKey, type NfeModel, numericCodeOf } from "./NfeAccessKey.js"
@@ -34,24 +35,8 @@ export const NFE_APPLICATION_VERSION = "etd-service_0.1.0"
 /** What a homologation note's recipient must be called (rule 598). */
 export const HOMOLOGATION_RECIPIENT = "NF-E EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL"
 
-/** Offline contingency of an NFC-e (tpEmis 9): when it began and why. */
-export interface Contingency {
-  readonly since: Date
-  readonly reason: string
-}
-
-export interface NfeInput {
-  readonly environment: Environment
-  /** The document's id: the seed of its numeric code, so every attempt builds the same access key. */
-  readonly documentId: string
-  readonly request: GoodsInvoiceRequest
-  readonly issuer: GoodsIssuer
-  readonly series: number
-  readonly number: number
-  /** When the service accepted the document: dhEmi, the same at every attempt. */
-  readonly issuedAt: Date
-  readonly contingency?: Contingency | undefined
-}
+/** What a note is built from: the goods port's note (GoodsAuthority.ts). */
+export type NfeInput = GoodsNote
 
 export interface BuiltNfe {
   readonly accessKey: string

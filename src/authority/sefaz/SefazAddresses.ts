@@ -47,3 +47,18 @@ export const sefazAddress = (
   if (address === undefined) throw new Error(`no ${service} of ${authorizer} (model ${model}, ${environment})`)
   return address
 }
+
+/** Each service's file name under an authorizer's web-service folder (the layout 4.00 names). */
+export const SERVICE_FILES: Readonly<Record<SefazService, string>> = {
+  NfeAutorizacao: "NFeAutorizacao4.asmx",
+  NfeRetAutorizacao: "NFeRetAutorizacao4.asmx",
+  NfeConsultaProtocolo: "NFeConsultaProtocolo4.asmx",
+  NfeStatusServico: "NFeStatusServico4.asmx",
+  RecepcaoEvento: "NFeRecepcaoEvento4.asmx",
+  NfeInutilizacao: "NFeInutilizacao4.asmx"
+}
+
+/** Every state's services at one base URL (`{base}/ws/{file}`): the local SEFAZ, or a proxy in front of the authorities. */
+export const addressesAt =
+  (base: string) => (_model: NfeModel, _state: string, _environment: Environment, service: SefazService) =>
+    `${base}/ws/${SERVICE_FILES[service]}`

@@ -1,7 +1,7 @@
 /**
- * The client of a state authority (SEFAZ) for one goods invoice: the note built from the document,
- * its consumer QR code (NFC-e), signed with the tenant's certificate and validated against the
- * official schema before it leaves (a failure is our bug: `NoteNotValid`, never sent); then the
+ * The client of a state authority (SEFAZ) for one goods invoice: the note built, signed with the
+ * tenant's certificate and validated before it leaves (SignedNote.ts: a failure is our bug,
+ * `NoteNotValid`, never sent); then the
  * SOAP exchanges over mutual TLS with the authorizer of the emitter's state: authorization
  * (synchronous), the protocol lookup by access key, and the status service.
  *
@@ -10,13 +10,12 @@
  * been authorized, and a note sent again is the same note: the authority's "duplicity" (204) is
  * answered by adopting the authorization it already has, never by a second note.
  */
-import { Duration, Effect, Option, Redacted, Result, Schema } from "effect"
+import { Duration, Effect, Option, Redacted, Result } from "effect"
 import type { Environment } from "../../domain/Principal.js"
+import type { GoodsAuthorization } from "../GoodsAuthority.js"
 import type { ClientIdentity, Exchange } from "../sefin/SefinTransport.js"
 import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../TaxAuthority.js"
-import { signEnveloped } from "../xml/XmlSignature.js"
 import { parseXml } from "../xml/XmlText.js"
-import { consumerSupplement, withConsumerSupplement } from "./ConsumerQrCode.js"
 import type { NfeModel } from "./NfeAccessKey.js"
 import {
   authorizationRequest,
@@ -27,26 +26,13 @@ import {
   processedNote,
   statusRequest
 } from "./NfeProtocol.js"
-import { buildNfe, NFE_NAMESPACE, type NfeInput } from "./NfeXml.js"
-import { validateNfe } from "./NfeXsd.js"
+import { NFE_NAMESPACE, type NfeInput } from "./NfeXml.js"
 import { sefazAddress, type SefazService } from "./SefazAddresses.js"
 import { soapContent, soapRequest } from "./SefazSoap.js"
+import { signedNote } from "./SignedNote.js"
 
 /** What the authority needs of a goods document to authorize it: what its note is built from. */
 export type GoodsSubmission = NfeInput
-
-export interface GoodsAuthorization {
-  readonly accessKey: string
-  readonly protocol: string
-  readonly authorizedAt: Date
-  /** The `nfeProc`: the note as sent with the authority's protocol (the document's XML file). */
-  readonly xml: string
-}
-
-/** The note we built does not pass the official schema: our bug, the document fails without being sent. */
-export class NoteNotValid extends Schema.TaggedError<NoteNotValid>()("NoteNotValid", {
-  message: Schema.String
-}) {}
 
 export interface ServiceStatus {
   readonly inOperation: boolean
@@ -93,43 +79,11 @@ export const makeSefazClient = (options: SefazClientOptions) => {
   const addressOf = options.addressOf ?? sefazAddress
   const timeoutMs = Duration.toMillis(options.timeout)
 
-  /** The signed note of a submission, with what addresses it: the same bytes at every call. */
+  /** The signed note of a submission, signed with the tenant's certificate: the same bytes at every call. */
   const prepare = (submission: GoodsSubmission, identity: ClientIdentity) =>
-    Effect.suspend(() => {
-      const built = buildNfe(submission)
-      const state = submission.issuer.address.state
-      const privateKeyPem = Redacted.value(identity.privateKeyPem)
-      const withSupplement = built.model === "65"
-        ? withConsumerSupplement(
-          built.xml,
-          consumerSupplement({
-            accessKey: built.accessKey,
-            environment: submission.environment,
-            state,
-            offline: submission.contingency === undefined ? undefined : {
-              issuedAt: submission.issuedAt,
-              total: built.figures.totals.total,
-              recipient: submission.request.recipient?.tax_id !== undefined
-                ? { taxId: submission.request.recipient.tax_id }
-                : submission.request.recipient?.foreign_id !== undefined
-                ? { foreignId: submission.request.recipient.foreign_id }
-                : null,
-              privateKeyPem
-            }
-          })
-        )
-        : built.xml
-      const note = signEnveloped(withSupplement, {
-        element: "infNFe",
-        privateKeyPem,
-        certificatePem: identity.certificatePem
-      })
-      const valid = validateNfe("NFe", note)
-      return Result.isFailure(valid)
-        ? Effect.fail(
-          new NoteNotValid({ message: `the note does not pass the NF-e schema: ${valid.failure.messages.join("; ")}` })
-        )
-        : Effect.succeed({ accessKey: built.accessKey, model: built.model, state, note })
+    signedNote(submission, {
+      privateKeyPem: Redacted.value(identity.privateKeyPem),
+      certificatePem: identity.certificatePem
     })
 
   /** One SOAP exchange; its document, or why there is none (transient: the outcome is unknown or nothing happened). */

@@ -18,7 +18,6 @@
 import { Clock, type Duration, Effect, Option, Redacted, Result, type Scope } from "effect"
 import { CredentialVault } from "../../credentials/CredentialVault.js"
 import { CredentialRequired, InvalidRequest } from "../../domain/Errors.js"
-import type { TenantId } from "../../domain/Ids.js"
 import type { Environment } from "../../domain/Principal.js"
 import { brazilianDate } from "../../domain/Time.js"
 import { noteAmountsOfNote } from "../NoteValues.js"
@@ -33,6 +32,7 @@ import {
   type SubmissionDocument,
   type TaxAuthority
 } from "../TaxAuthority.js"
+import { tenantIdentity } from "../TenantIdentity.js"
 import { signEnveloped } from "../xml/XmlSignature.js"
 import { loadSchemas, validateXml } from "../xml/Xsd.js"
 import { dpsInputOf } from "./DocumentDps.js"
@@ -126,43 +126,7 @@ export const makeSefinAuthority = (
     const tpAmb = environmentCode(options.environment)
 
     /** The tenant's certificate for signing and for the TLS connection; none usable → not sent. */
-    const identityOf = (tenantId: TenantId) =>
-      Effect.gen(function*() {
-        const material = yield* vault.activeFor(tenantId).pipe(
-          Effect.catchTags({
-            NoActiveCredential: () =>
-              Effect.fail(
-                new RequestNotSent({
-                  code: "credential_required",
-                  message:
-                    "The tenant has no active A1 certificate; upload one to send documents to the national system."
-                })
-              ),
-            CredentialUnreadable: () =>
-              Effect.fail(
-                new RequestNotSent({
-                  code: "credential_unusable",
-                  message: "The tenant's certificate could not be opened; upload it again."
-                })
-              )
-          })
-        )
-        if (material.notAfter.getTime() <= (yield* now).getTime()) {
-          return yield* new RequestNotSent({
-            code: "credential_required",
-            message: "The tenant's A1 certificate has expired; upload a valid one."
-          })
-        }
-        // The certificate may have been replaced by one stored for homologation after acceptance.
-        if (options.environment === "live" && !material.verifiedChain) {
-          return yield* new RequestNotSent({ code: "credential_required", message: ICP_BRASIL_REQUIRED })
-        }
-        return {
-          credentialId: material.credentialId,
-          certificatePem: material.certificatePem,
-          privateKeyPem: material.privateKeyPem
-        } satisfies ClientIdentity
-      })
+    const identityOf = yield* tenantIdentity(options.environment, "the national NFS-e system")
 
     /** Signs `xml` over `element` with the tenant's key; a key the signature cannot use is not sent. */
     const sign = (xml: string, element: "infDPS" | "infPedReg", identity: ClientIdentity) =>

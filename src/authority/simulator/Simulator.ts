@@ -72,6 +72,24 @@ const isStorageFailure = <E>(cause: Cause.Cause<E>): boolean =>
   cause.reasons.some((reason) => Cause.isDieReason(reason) && SqlError.isSqlError(reason.defect))
 
 /**
+ * The "remote" side of a call: once the request has reached the authority, the caller giving up
+ * does not stop it (as with a real remote system), so it runs in a fiber of the simulator's scope.
+ * A storage failure is the authority's internal error: a 500 to the caller.
+ */
+export const remoteSide = (scope: Scope.Scope) => <A, E>(effect: Effect.Effect<Result.Result<A, E>>) =>
+  Effect.flatMap(Effect.forkIn(effect, scope), Fiber.join).pipe(
+    Effect.catchCauseIf(isStorageFailure, (cause) =>
+      Effect.andThen(
+        Effect.logError("authority simulator: storage failure", cause),
+        new AuthorityUnavailable({
+          message: "The tax authority had an internal error; try again later.",
+          status: 500
+        })
+      )),
+    Effect.flatMap(Effect.fromResult)
+  )
+
+/**
  * A simulator for one system. Scoped: work it has accepted runs in fibers of this scope, so a
  * caller that gives up (timeout, interruption) does not undo what the "remote" side is doing.
  */
@@ -107,23 +125,7 @@ export const makeSimulator = (
         return answer
       }))
 
-    /**
-     * The "remote" side of a call: once the request has reached the authority, the caller giving
-     * up does not stop it (as with a real remote system), so it runs in a fiber of the simulator's
-     * scope. A storage failure is the authority's internal error: a 500 to the caller.
-     */
-    const handle = <A, E>(effect: Effect.Effect<Result.Result<A, E>>) =>
-      Effect.flatMap(Effect.forkIn(effect, scope), Fiber.join).pipe(
-        Effect.catchCauseIf(isStorageFailure, (cause) =>
-          Effect.andThen(
-            Effect.logError("authority simulator: storage failure", cause),
-            new AuthorityUnavailable({
-              message: "The tax authority had an internal error; try again later.",
-              status: 500
-            })
-          )),
-        Effect.flatMap(Effect.fromResult)
-      )
+    const handle = remoteSide(scope)
 
     const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
 

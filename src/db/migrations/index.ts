@@ -19,6 +19,7 @@ import invitations from "./0017_invitations.js"
 import auditLog from "./0018_audit_log.js"
 import noteMail from "./0019_note_mail.js"
 import documentSearch from "./0020_document_search.js"
+import goodsDocuments from "./0021_goods_documents.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -41,5 +42,6 @@ export const migrations = Migrator.fromRecord({
   "0017_invitations": invitations,
   "0018_audit_log": auditLog,
   "0019_note_mail": noteMail,
-  "0020_document_search": documentSearch
+  "0020_document_search": documentSearch,
+  "0021_goods_documents": goodsDocuments
 })

@@ -1,0 +1,83 @@
+/**
+ * The port of the goods invoices' authorities (SPEC §7), beside the service invoices' TaxAuthority
+ * and in its shape: what the documents module knows of the state authority (SEFAZ) that authorizes
+ * an NF-e or an NFC-e, one per environment. Its errors are the same typed ones: `AuthorityRejected`
+ * final, `AuthorityUnavailable` and `AuthorityTimeout` transient, `RequestNotSent` for a note that
+ * never left (no usable certificate, or a note our own schema check refused).
+ *
+ * A note already authorized is never an error here: the adapters adopt it (a SEFAZ's duplicity 204
+ * is answered with the note's protocol through a lookup), so `submit` returns its authorization.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
+import type { GoodsInvoiceRequest, GoodsIssuer } from "../domain/GoodsInvoice.js"
+import type { Environment } from "../domain/Principal.js"
+import type {
+  AuthorityRejected,
+  IssuerStanding,
+  RequestNotSent,
+  SubmissionIdPattern,
+  SubmissionRef,
+  TransientAuthorityError
+} from "./TaxAuthority.js"
+
+/** What a goods note is built from: the same at every attempt, so every attempt builds the same note. */
+export interface GoodsNote {
+  readonly environment: Environment
+  /** The document's id: the seed of the note's numeric code (cNF). */
+  readonly documentId: string
+  readonly request: GoodsInvoiceRequest
+  /** The emitter as the document was accepted. */
+  readonly issuer: GoodsIssuer
+  readonly series: number
+  readonly number: number
+  /** When the service accepted the document: the note's dhEmi. */
+  readonly issuedAt: Date
+  /** An NFC-e issued in offline contingency (tpEmis 9): since when and why. */
+  readonly contingency?: { readonly since: Date; readonly reason: string } | undefined
+}
+
+export interface GoodsSubmission extends SubmissionRef {
+  readonly note: GoodsNote
+}
+
+export interface GoodsAuthorization {
+  /** The 44-character access key. */
+  readonly accessKey: string
+  readonly protocol: string
+  readonly authorizedAt: Date
+  /** The `nfeProc` (the note with the authority's protocol): the document's XML file. */
+  readonly xml: string
+}
+
+export interface GoodsAuthority {
+  /** `production` or `homologation`, for spans and logs. */
+  readonly system: "production" | "homologation"
+  /**
+   * The submission id of a note of this emitter, model, series and month: the access key's first
+   * 34 characters, the number's 9 digits last (deterministic: a retry carries it again).
+   */
+  readonly submissionIdOf: (
+    note: Pick<GoodsNote, "issuer" | "series" | "issuedAt"> & { readonly type: GoodsInvoiceRequest["type"] }
+  ) => SubmissionIdPattern
+  /** What this authority needs before it takes the document (a usable certificate), checked at acceptance. */
+  readonly requirementsFor: (
+    issuer: IssuerStanding,
+    note: GoodsNote
+  ) => Effect.Effect<void, CredentialRequired | InvalidRequest>
+  readonly submit: (
+    submission: GoodsSubmission
+  ) => Effect.Effect<GoodsAuthorization, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  /** What the authority knows of the submission's note: its authorization, or None. */
+  readonly lookup: (
+    submission: GoodsSubmission
+  ) => Effect.Effect<Option.Option<GoodsAuthorization>, RequestNotSent | TransientAuthorityError>
+}
+
+/** The goods authorities, one per environment: production for live keys' documents, homologation for test keys'. */
+export class GoodsAuthorities extends Context.Service<GoodsAuthorities, {
+  readonly for: (environment: Environment) => GoodsAuthority
+}>()("etd/GoodsAuthorities") {
+  static readonly fromEach = (authorities: { readonly live: GoodsAuthority; readonly test: GoodsAuthority }) =>
+    GoodsAuthorities.of({ for: (environment) => authorities[environment] })
+}

@@ -1,0 +1,214 @@
+/**
+ * The built-in simulator of the state authorities, for goods invoices (NF-e, NFC-e): the default
+ * goods adapter, so the service issues goods notes offline as it does service notes.
+ *
+ * It decides as a SEFAZ does (../sefaz/NoteReview.ts: the official rejection codes, schema and
+ * signature first), on the note the service would send, signed with the simulator's own certificate
+ * (SimulatorSigner.ts: it holds no tenant's). It keeps its records in the simulator's table, per
+ * tenant, in transactions of its own, like the service invoices' simulator (Simulator.ts): an
+ * authorized note's protocol and its `nfeProc`, what a lookup by the note's key returns. A note sent
+ * again is adopted, never authorized twice (the duplicity a SEFAZ answers 204).
+ *
+ * The magic values of test mode work as in Simulator.ts, from the sale's `notes`: `simulate:reject`
+ * is rejected (999), `simulate:unavailable` fails with 503 `unavailableTimes` times first,
+ * `simulate:timeout` is authorized but the answer is lost (the caller times out; a lookup finds it).
+ */
+import { Clock, Duration, Effect, Option, Random, Result, Schema, type Scope } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { Environment } from "../../domain/Principal.js"
+import type { GoodsAuthority, GoodsAuthorization, GoodsSubmission } from "../GoodsAuthority.js"
+import { AUTHORIZED, AUTHORIZED_REASON, processedNote, protocolElement } from "../sefaz/NfeProtocol.js"
+import { loadNfeSchemas } from "../sefaz/NfeXsd.js"
+import { reviewNote } from "../sefaz/NoteReview.js"
+import { goodsSubmissionIdOf, signedNote } from "../sefaz/SignedNote.js"
+import {
+  AuthorityRejected,
+  AuthorityTimeout,
+  AuthorityUnavailable,
+  MagicValues,
+  RequestNotSent
+} from "../TaxAuthority.js"
+import type { SimulatorOptions } from "./Simulator.js"
+import { remoteSide } from "./Simulator.js"
+import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
+import { simulatorSigner } from "./SimulatorSigner.js"
+
+const APPLICATION = "ETD-SIMULADOR_4.00"
+
+/** What the simulator keeps of an authorized note beside the record's columns. */
+const KeptNote = Schema.Struct({ xml: Schema.String })
+
+const authorizationOf = (record: SimulatorRecord): Option.Option<GoodsAuthorization> => {
+  if (record.status === "received" || record.accessKey === null || record.protocol === null) return Option.none()
+  const kept = Schema.decodeUnknownOption(KeptNote)(record.document)
+  return Option.map(kept, ({ xml }) => ({
+    accessKey: record.accessKey!,
+    protocol: record.protocol!,
+    authorizedAt: record.authorizedAt!,
+    xml
+  }))
+}
+
+type SubmitFailure = AuthorityRejected | AuthorityUnavailable | RequestNotSent
+type SubmitAnswer = Result.Result<
+  { readonly authorization: GoodsAuthorization; readonly timesOut: boolean },
+  SubmitFailure
+>
+
+export const makeGoodsSimulator = (
+  options: SimulatorOptions
+): Effect.Effect<GoodsAuthority, never, SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function*() {
+    yield* Effect.promise(loadNfeSchemas)
+    const repo = yield* SimulatorRepo.make
+    const handle = remoteSide(yield* Effect.scope)
+    const system = options.system
+    const environment: Environment = system === "production" ? "live" : "test"
+    const latency = Duration.fromInputUnsafe(options.latency ?? Duration.zero)
+    const failureRate = Math.min(1, Math.max(0, options.failureRate ?? 0))
+    const timeoutAfter = Duration.fromInputUnsafe(options.timeoutAfter ?? Duration.seconds(30))
+    const unavailableTimes = Math.max(0, options.unavailableTimes ?? 2)
+
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+    const travel = Duration.isGreaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
+    const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
+    const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
+    const keyOf = (submission: GoodsSubmission) => ({
+      system,
+      tenantId: submission.tenantId,
+      submissionId: submission.submissionId
+    })
+
+    /** 15 digits like a SEFAZ's: 1 + cUF + the year's two digits + 10 random digits. */
+    const protocolFor = (stateCode: string, at: Date) =>
+      Effect.map(
+        Effect.all(Array.from({ length: 10 }, () => Random.nextIntBetween(0, 10, { halfOpen: true }))),
+        (digits) => `1${stateCode}${String(at.getUTCFullYear()).slice(2)}${digits.join("")}`
+      )
+
+    /** What a submit does to its record as it is, at `at`: the record's next state and the caller's answer. */
+    const decideSubmit = (submission: GoodsSubmission, previous: SimulatorRecord, at: Date) =>
+      Effect.gen(function*() {
+        const received: SimulatorRecord = { ...previous, submitAttempts: previous.submitAttempts + 1, updatedAt: at }
+        const answer = (record: SimulatorRecord, result: SubmitAnswer) => [record, result] as const
+        if (yield* randomFailure) {
+          return answer(
+            { ...received, lastOutcome: "unavailable (random failure)" },
+            Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          )
+        }
+        const existing = authorizationOf(previous)
+        if (Option.isSome(existing)) {
+          // The same note again (its first answer was lost): the authority's 204, answered with its protocol.
+          return answer(
+            { ...received, lastOutcome: "duplicate (204)" },
+            Result.succeed({ authorization: existing.value, timesOut: false })
+          )
+        }
+        const signed = yield* Effect.result(signedNote(submission.note, simulatorSigner()))
+        if (Result.isFailure(signed)) {
+          return answer(
+            { ...received, lastOutcome: "not sent: schema" },
+            Result.fail(new RequestNotSent({ code: "note_not_valid", message: signed.failure.message }))
+          )
+        }
+        const review = reviewNote(signed.success.note, environment)
+        if (Result.isFailure(review)) {
+          return answer(
+            { ...received, lastOutcome: `rejected ${review.failure.status}` },
+            Result.fail(new AuthorityRejected({ code: review.failure.status, message: review.failure.reason }))
+          )
+        }
+        const note = review.success
+        if (note.notes.includes(MagicValues.unavailable) && received.submitAttempts <= unavailableTimes) {
+          return answer(
+            { ...received, lastOutcome: "unavailable (simulate:unavailable)" },
+            Result.fail(unavailable("The tax authority is temporarily unavailable (503)."))
+          )
+        }
+        if (note.notes.includes(MagicValues.reject)) {
+          return answer(
+            { ...received, lastOutcome: "rejected 999" },
+            Result.fail(
+              new AuthorityRejected({ code: "999", message: "Rejeição: Erro não catalogado (simulate:reject)" })
+            )
+          )
+        }
+        const protocol = yield* protocolFor(note.stateCode, at)
+        const protocolXml = protocolElement({
+          environment,
+          application: APPLICATION,
+          accessKey: note.accessKey,
+          receivedAt: at,
+          protocol,
+          digestValue: note.digestValue,
+          status: AUTHORIZED,
+          reason: AUTHORIZED_REASON
+        })
+        const xml = processedNote(signed.success.note, protocolXml)
+        const timesOut = note.notes.includes(MagicValues.timeout)
+        return answer(
+          {
+            ...received,
+            status: "authorized",
+            accessKey: note.accessKey,
+            protocol,
+            authorizedAt: at,
+            document: { xml },
+            lastOutcome: timesOut ? "authorized (simulate:timeout)" : "authorized"
+          },
+          Result.succeed({ authorization: { accessKey: note.accessKey, protocol, authorizedAt: at, xml }, timesOut })
+        )
+      })
+
+    const submit: GoodsAuthority["submit"] = Effect.fn("GoodsSimulator.submit")(function*(submission) {
+      yield* Effect.annotateCurrentSpan({
+        "authority.system": system,
+        "authority.submission_id": submission.submissionId
+      })
+      yield* travel
+      const answer = yield* handle(repo.inOwnTransaction(Effect.gen(function*() {
+        const at = yield* now
+        const { record } = yield* repo.lockOrCreate(keyOf(submission), at)
+        const [next, result] = yield* decideSubmit(submission, record, at)
+        yield* repo.save(next)
+        return result
+      })))
+      if (answer.timesOut) {
+        // The authority has the note; only the answer is lost on the way back.
+        yield* Effect.sleep(timeoutAfter)
+        return yield* new AuthorityTimeout({
+          message: `The tax authority did not answer within ${Duration.format(timeoutAfter)}.`
+        })
+      }
+      return answer.authorization
+    })
+
+    const lookup: GoodsAuthority["lookup"] = Effect.fn("GoodsSimulator.lookup")(function*(submission) {
+      yield* Effect.annotateCurrentSpan({
+        "authority.system": system,
+        "authority.submission_id": submission.submissionId
+      })
+      yield* travel
+      return yield* handle(repo.inOwnTransaction(Effect.gen(function*() {
+        const current = yield* repo.lock(keyOf(submission))
+        const at = yield* now
+        if (Option.isSome(current)) {
+          yield* repo.save({ ...current.value, lookups: current.value.lookups + 1, updatedAt: at })
+        }
+        if (yield* randomFailure) {
+          return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+        }
+        return Result.succeed(Option.flatMap(current, authorizationOf))
+      })))
+    })
+
+    return {
+      system,
+      submissionIdOf: goodsSubmissionIdOf,
+      // The simulator signs in its own name: it needs nothing of the tenant.
+      requirementsFor: () => Effect.void,
+      submit,
+      lookup
+    } satisfies GoodsAuthority
+  })
