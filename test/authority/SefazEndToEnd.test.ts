@@ -1,0 +1,243 @@
+/**
+ * Goods invoices end to end against the local SEFAZ (tools/local-authority/LocalSefaz.ts) over
+ * real mutual TLS with the tenant's A1 certificate: the API takes the sale, the worker builds,
+ * signs, validates and sends the note to the SEFAZ target configured for test keys, and the
+ * document ends authorized with the authority's protocol in its `nfeProc`, which Debian's `xmllint`
+ * validates against the official schemas and `xmlsec1` verifies. A timeout is reconciled by the
+ * note's key, never sent as a second note; a tenant without a certificate is refused at acceptance.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { makeApp } from "../../src/App.js"
+import { makeGoodsAuthority, TaxAuthoritiesLive, withGoodsTimeout } from "../../src/authority/Authorities.js"
+import { GoodsAuthorities } from "../../src/authority/GoodsAuthority.js"
+import { makeSefazAuthority } from "../../src/authority/sefaz/SefazAdapter.js"
+import { AppConfig, type AppConfigShape } from "../../src/Config.js"
+import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
+import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
+import { type LocalSefaz, startLocalSefaz } from "../../tools/local-authority/LocalSefaz.js"
+import { expectError } from "../support/accounts.js"
+import { testCa, testRoot } from "../support/certificates.js"
+import { createKey, registerOwner } from "../support/fixtures.js"
+import { certifiedTenant } from "../support/NationalApp.js"
+import {
+  counterSale,
+  hasXmllint,
+  hasXmlsec1,
+  interstateSale,
+  simplesSale,
+  skippedWithout,
+  xmllintNfe,
+  xmlsecVerifyNfe
+} from "../support/NfeXml.js"
+import { completeRegistration } from "../support/registration.js"
+import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
+
+const CALL_TIMEOUT = Duration.millis(1500)
+
+const fast: Partial<AppConfigShape> = {
+  loginRateLimit: { perMinute: 100_000 },
+  rateLimit: { perSecond: 100_000, burst: 100_000 },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
+  retry: { baseDelay: Duration.millis(50), maxDelay: Duration.millis(200), window: Duration.seconds(30) }
+}
+
+class Sefaz extends Context.Service<Sefaz, LocalSefaz>()("test/LocalSefaz") {}
+
+// The SEFAZ takes client certificates of the test hierarchy only, as the real ones take ICP-Brasil's.
+const LocalSefazLive = Layer.effect(
+  Sefaz,
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      startLocalSefaz({ clientRoots: [testRoot().certPem, testCa().certPem], timeoutAfterMs: 3_000 })
+    ),
+    (sefaz) => Effect.promise(() => sefaz.close())
+  )
+)
+
+/** Test keys' goods invoices to the local SEFAZ; live keys' to the simulator. */
+const GoodsOnLocalSefaz = Layer.effect(
+  GoodsAuthorities,
+  Effect.gen(function*() {
+    const sefaz = yield* Sefaz
+    const test = yield* makeSefazAuthority({
+      environment: "test",
+      system: "homologation",
+      timeout: CALL_TIMEOUT,
+      baseUrl: sefaz.origin,
+      ca: sefaz.caPem
+    })
+    return GoodsAuthorities.fromEach({
+      live: yield* Effect.orDie(makeGoodsAuthority("live", (yield* AppConfig).authority.live)),
+      test: withGoodsTimeout(test, CALL_TIMEOUT)
+    })
+  })
+)
+
+const app = (database: (typeof testDatabases)[number]) =>
+  Layer.merge(
+    makeApp(
+      testConfig(fast),
+      databaseLayer(database),
+      TaxAuthoritiesLive,
+      GoodsOnLocalSefaz.pipe(Layer.provide(LocalSefazLive))
+    ).pipe(Layer.provideMerge(httpServerTest)),
+    LocalSefazLive
+  )
+
+const decode = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
+
+/** A tenant with a certificate for its CNPJ, declared as a goods emitter (`registration` over the SP one). */
+const emitter = (label: string, registration: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const tenant = yield* certifiedTenant(label)
+    const patched = yield* rawRequest("PATCH", `/v1/tenants/${tenant.owner.tenantId}`, {
+      token: tenant.owner.session,
+      body: {
+        registration: { ...completeRegistration, state_registration: "110042490114", crt: "normal", ...registration }
+      }
+    })
+    expect(patched.status, patched.text).toBe(200)
+    return tenant
+  })
+
+const issue = (token: string, body: GoodsInvoiceRequest) =>
+  Effect.map(rawRequest("POST", "/v1/documents", { token, body }), (response) => {
+    expect(response.status, response.text).toBe(202)
+    return decode(response.json)
+  })
+
+const settled = (token: string, id: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400; i++) {
+      const document = decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json)
+      if (document.type !== "service_invoice" && ["authorized", "rejected", "failed"].includes(document.status)) {
+        return document satisfies GoodsDocument
+      }
+      yield* Effect.sleep(Duration.millis(50))
+    }
+    return yield* Effect.die(new Error(`document ${id} did not settle`))
+  })
+
+/** The note's XML from the API, checked by the tools the authorities' integrators use. */
+const checkedXml = (token: string, document: GoodsDocument) =>
+  Effect.gen(function*() {
+    const response = yield* rawRequest("GET", `/v1/documents/${document.id}/xml`, { token })
+    expect(response.status, response.text).toBe(200)
+    const xml = response.text
+    expect(xml).toContain(`<chNFe>${document.authority!.access_key}</chNFe>`)
+    if (hasXmllint) {
+      const valid = xmllintNfe("procNFe_v4.00.xsd", xml)
+      expect(valid.ok, valid.output).toBe(true)
+    }
+    if (hasXmlsec1) {
+      const verified = xmlsecVerifyNfe(xml, "infNFe", [testRoot().certPem, testCa().certPem])
+      expect(verified.ok, verified.output).toBe(true)
+    }
+    return xml
+  })
+
+/** A sale of a São Paulo emitter to a consumer in São Paulo, in the normal regime. */
+const spConsumerSale: GoodsInvoiceRequest = {
+  ...simplesSale,
+  recipient: {
+    ...simplesSale.recipient!,
+    address: { ...simplesSale.recipient!.address!, municipality_code: "3550308", state: "SP", postal_code: "01310100" }
+  },
+  items: simplesSale.items.map((item) => ({ ...item, icms: { origin: 0, cst: "00", rate: "18.00" } }))
+}
+
+for (const database of testDatabases) {
+  layer(app(database), { timeout: 90_000, excludeTestServices: true })(
+    `goods invoices against the local SEFAZ over mutual TLS (${database})`,
+    (it) => {
+      it.effect(
+        skippedWithout(
+          "xmllint and xmlsec1",
+          hasXmllint && hasXmlsec1,
+          "an NF-e of a São Paulo company and its NFC-e: authorized by the SEFAZ, schema-valid and signed",
+          "the file checks use Debian's libxml2-utils and xmlsec1"
+        ),
+        () =>
+          Effect.gen(function*() {
+            const sefaz = yield* Sefaz
+            const t = yield* emitter("sefaz-sp")
+            const nfe = yield* settled(t.token, (yield* issue(t.token, interstateSale)).id)
+            expect(nfe.status, JSON.stringify([nfe.rejection, nfe.last_error])).toBe("authorized")
+            const xml = yield* checkedXml(t.token, nfe)
+            // The protocol is the SEFAZ's own: the one it recorded for the key.
+            const recorded = sefaz.notes().find((note) => note.accessKey === nfe.authority!.access_key)
+            expect(recorded?.protocol).toBe(nfe.authority!.protocol)
+            expect(xml).toContain(`<CNPJ>${t.taxId}</CNPJ>`)
+
+            const nfce = yield* settled(t.token, (yield* issue(t.token, counterSale)).id)
+            expect(nfce.status, JSON.stringify([nfce.rejection, nfce.last_error])).toBe("authorized")
+            const consumerXml = yield* checkedXml(t.token, nfce)
+            expect(consumerXml).toContain("<qrCode>")
+            expect(nfce.authority!.access_key.slice(20, 22)).toBe("65")
+          })
+      )
+
+      it.effect("an NF-e of a Simples Nacional shop in Rio Grande do Sul (CSOSN)", () =>
+        Effect.gen(function*() {
+          const t = yield* emitter("sefaz-rs", {
+            crt: "simples_nacional",
+            state_registration: "0960123456",
+            address: {
+              street: "Rua dos Andradas",
+              number: "1001",
+              complement: null,
+              district: "Centro Histórico",
+              municipality_code: "4314902",
+              state: "RS",
+              postal_code: "90020007"
+            }
+          })
+          const nfe = yield* settled(t.token, (yield* issue(t.token, simplesSale)).id)
+          expect(nfe.status, JSON.stringify([nfe.rejection, nfe.last_error])).toBe("authorized")
+          expect(nfe.authority!.access_key.slice(0, 2)).toBe("43")
+          const xml = yield* checkedXml(t.token, nfe)
+          expect(xml).toContain("<CSOSN>101</CSOSN>")
+          expect(xml).toContain("<CRT>1</CRT>")
+        }))
+
+      it.effect("a timeout is reconciled by the note's key: authorized once, never sent as a second note", () =>
+        Effect.gen(function*() {
+          const sefaz = yield* Sefaz
+          const t = yield* emitter("sefaz-timeout")
+          const document = yield* settled(
+            t.token,
+            (yield* issue(t.token, { ...spConsumerSale, notes: "simulate:timeout" })).id
+          )
+          expect(document.status, JSON.stringify(document.last_error)).toBe("authorized")
+          expect(document.attempts).toBe(2)
+          expect(document.last_error?.code).toBe("authority_timeout")
+          const notes = sefaz.notes().filter((note) => note.accessKey === document.authority!.access_key)
+          expect(notes).toHaveLength(1)
+          expect(notes[0]!.protocol).toBe(document.authority!.protocol)
+        }))
+
+      it.effect("a rejection is final with the SEFAZ's code; a tenant without a certificate is refused at acceptance", () =>
+        Effect.gen(function*() {
+          const t = yield* emitter("sefaz-reject")
+          const rejected = yield* settled(
+            t.token,
+            (yield* issue(t.token, { ...spConsumerSale, notes: "simulate:reject" })).id
+          )
+          expect({ status: rejected.status, code: rejected.rejection?.code }).toEqual({
+            status: "rejected",
+            code: "999"
+          })
+          const owner = yield* registerOwner("sefaz-nocert")
+          yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
+            token: owner.session,
+            body: { registration: { ...completeRegistration, state_registration: "110042490114", crt: "normal" } }
+          })
+          const key = yield* createKey(owner, "test")
+          const refused = yield* rawRequest("POST", "/v1/documents", { token: key.token, body: spConsumerSale })
+          expectError(refused, 422, "credential_required")
+        }))
+    }
+  )
+}

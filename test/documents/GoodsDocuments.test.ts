@@ -1,0 +1,262 @@
+/**
+ * Goods invoices over HTTP with the built-in simulator (SPEC §6 "Goods invoices"): an NF-e and an
+ * NFC-e accepted, numbered apart from the service invoices and from each other, authorized with a
+ * 44-character key and their `nfeProc` as the XML file (the official schema, the signature); the
+ * emitter's registration (422) and the sale's rules (400) refused before anything is taken; the
+ * simulator's magic values through the pipeline; idempotency; and what is not offered yet (their
+ * cancellation, their PDF) answered as such.
+ */
+import { expect, layer } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Layer, Result, Schema } from "effect"
+import { makeApp } from "../../src/App.js"
+import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
+import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
+import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
+import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
+import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
+import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
+import { expectError, field } from "../support/accounts.js"
+import { createKey, registerOwner } from "../support/fixtures.js"
+import { counterSale, hasXmllint, interstateSale, simplesSale, xmllintNfe } from "../support/NfeXml.js"
+import { completeRegistration } from "../support/registration.js"
+import { consultingService } from "../support/samples.js"
+import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
+
+const fast: Partial<AppConfigShape> = {
+  loginRateLimit: { perMinute: 100_000 },
+  rateLimit: { perSecond: 100_000, burst: 100_000 },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
+  retry: { baseDelay: Duration.millis(10), maxDelay: Duration.millis(50), window: Duration.seconds(5) }
+}
+
+// A short call timeout: `simulate:timeout` keeps the caller waiting for all of it.
+const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))
+const authorities = TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
+const goodsAuthorities = GoodsAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
+
+const decode = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
+
+/** The registration of a São Paulo company that sells goods: its state registration and tax regime. */
+const goodsRegistration = { ...completeRegistration, state_registration: "110042490114", crt: "normal" }
+
+const goodsTenant = Effect.gen(function*() {
+  const owner = yield* registerOwner("goods")
+  const patched = yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
+    token: owner.session,
+    body: { registration: goodsRegistration }
+  })
+  expect(patched.status, patched.text).toBe(200)
+  const key = yield* createKey(owner, "test")
+  return { owner, tenantId: owner.tenantId, token: key.token }
+})
+
+/** A sale as a São Paulo emitter makes it: the interstate sale's items leave from SP. */
+const spSale = interstateSale
+/** A sale within SP to a consumer: the Simples sale's lines, taxed in the normal regime. */
+const spConsumerNfe: GoodsInvoiceRequest = {
+  ...simplesSale,
+  recipient: {
+    ...simplesSale.recipient!,
+    address: { ...simplesSale.recipient!.address!, municipality_code: "3550308", state: "SP", postal_code: "01310100" }
+  },
+  items: simplesSale.items.map((item) => ({ ...item, icms: { origin: 0, cst: "00", rate: "18.00" } })),
+  payments: [{ method: "pix", amount: 11270 }]
+}
+
+const issue = (token: string, body: unknown, idempotencyKey?: string) =>
+  rawRequest("POST", "/v1/documents", {
+    token,
+    body,
+    headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
+  })
+
+const accepted = (response: { readonly status: number; readonly text: string; readonly json: unknown }) => {
+  expect(response.status, response.text).toBe(202)
+  return decode(response.json)
+}
+
+const asGoods = (document: AnyDocument): GoodsDocument => {
+  if (document.type === "service_invoice") throw new Error(`document ${document.id} is a service invoice`)
+  return document
+}
+
+/** Polls the document until its status is final. */
+const settled = (token: string, id: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400; i++) {
+      const response = yield* rawRequest("GET", `/v1/documents/${id}`, { token })
+      const document = decode(response.json)
+      if (["authorized", "rejected", "failed"].includes(document.status)) return asGoods(document)
+      yield* Effect.sleep(Duration.millis(25))
+    }
+    return yield* Effect.die(new Error(`document ${id} did not settle`))
+  })
+
+const issuePaths = (response: { readonly json: unknown }) => {
+  const issues = field(response.json, "issues")
+  return Array.isArray(issues) ? issues.map((issue: unknown) => (field(issue, "path") as Array<string>).join(".")) : []
+}
+
+for (const database of testDatabases) {
+  layer(
+    makeApp(testConfig(fast), databaseLayer(database), authorities, goodsAuthorities).pipe(
+      Layer.provideMerge(httpServerTest)
+    ),
+    { timeout: 60_000, excludeTestServices: true }
+  )(`goods documents on the simulator (${database})`, (it) => {
+    it.effect("an NF-e: 202 queued with its sale and totals, then authorized with a 44-character key and its nfeProc", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const queued = asGoods(accepted(yield* issue(t.token, { ...spSale, reference: "pedido-457" })))
+        expect(queued).toMatchObject({
+          object: "document",
+          environment: "test",
+          type: "product_invoice",
+          status: "queued",
+          reference: "pedido-457",
+          series: "1",
+          number: 1,
+          currency: "BRL",
+          authority: null,
+          rejection: null,
+          attempts: 0
+        })
+        // The sale as asked, the recipient's tax id as sent, and the totals the note will state.
+        expect(queued.items).toHaveLength(2)
+        expect(queued.recipient?.name).toBe("Auto Peças Carioca S.A.")
+        expect(queued.totals.total).toBe(17822)
+        expect(queued.totals.products).toBe(17267)
+
+        const done = yield* settled(t.token, queued.id)
+        expect(done.status, JSON.stringify(done.last_error)).toBe("authorized")
+        const key = done.authority!.access_key
+        expect(isValidNfeAccessKey(key)).toBe(true)
+        // cUF 35, model 55, series 001, number 000000001, normal emission.
+        expect({ state: key.slice(0, 2), model: key.slice(20, 22), series: key.slice(22, 25) }).toEqual({
+          state: "35",
+          model: "55",
+          series: "001"
+        })
+        expect(key.slice(25, 34)).toBe("000000001")
+        expect(done.authority!.protocol).toMatch(/^1[0-9]{14}$/)
+        expect(done.totals).toEqual(queued.totals)
+
+        const xml = yield* rawRequest("GET", `/v1/documents/${done.id}/xml`, { token: t.token })
+        expect(xml.status, xml.text).toBe(200)
+        expect(xml.headers["content-type"]).toContain("application/xml")
+        expect(xml.headers["content-disposition"]).toBe(`inline; filename="NFe-${key}.xml"`)
+        expect(xml.text).toContain(`<chNFe>${key}</chNFe>`)
+        expect(xml.text).toContain(`<nProt>${done.authority!.protocol}</nProt>`)
+        expect(Result.isSuccess(validateNfe("nfeProc", xml.text))).toBe(true)
+        if (hasXmllint) {
+          const checked = xmllintNfe("procNFe_v4.00.xsd", xml.text)
+          expect(checked.ok, checked.output).toBe(true)
+        }
+      }))
+
+    it.effect("each type is numbered apart: the first NF-e, NFC-e and NFS-e of a tenant are each number 1", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const nfe = asGoods(accepted(yield* issue(t.token, spConsumerNfe)))
+        const nfce = asGoods(accepted(yield* issue(t.token, counterSale)))
+        const service = accepted(
+          yield* issue(t.token, {
+            type: "service_invoice",
+            taker: { tax_id: "52998224725", name: "Maria da Silva" },
+            service: consultingService,
+            amounts: { services: 150000, iss_rate: "2.00" }
+          })
+        )
+        const secondNfe = asGoods(accepted(yield* issue(t.token, spConsumerNfe)))
+        expect([nfe.number, nfce.number, service.number, secondNfe.number]).toEqual([1, 1, 1, 2])
+        expect(nfce.type).toBe("consumer_invoice")
+        const authorizedNfce = yield* settled(t.token, nfce.id)
+        expect(authorizedNfce.status, JSON.stringify(authorizedNfce.last_error)).toBe("authorized")
+        expect(authorizedNfce.authority!.access_key.slice(20, 22)).toBe("65")
+        // The consumer's QR code is in the note (NFC-e only).
+        const xml = yield* rawRequest("GET", `/v1/documents/${nfce.id}/xml`, { token: t.token })
+        expect(xml.text).toContain("<qrCode>")
+        expect(xml.headers["content-disposition"]).toContain(`NFCe-${authorizedNfce.authority!.access_key}.xml`)
+        // Lists carry every type.
+        const list = yield* rawRequest("GET", "/v1/documents?limit=10", { token: t.token })
+        const types = (field(list.json, "data") as Array<unknown>).map((item) => field(item, "type"))
+        expect(types.sort()).toEqual(["consumer_invoice", "product_invoice", "product_invoice", "service_invoice"])
+      }))
+
+    it.effect("an emitter without a state registration or tax regime is 422 registration_incomplete, nothing taken", () =>
+      Effect.gen(function*() {
+        const owner = yield* registerOwner("no-ie")
+        const key = yield* createKey(owner, "test")
+        const refused = yield* issue(key.token, spSale)
+        expectError(refused, 422, "registration_incomplete")
+        expect(issuePaths(refused).sort()).toEqual(["registration.crt", "registration.state_registration"])
+        const list = yield* rawRequest("GET", "/v1/documents", { token: key.token })
+        expect(field(list.json, "data")).toEqual([])
+      }))
+
+    it.effect("a sale the national rules refuse is one 400 naming each field, on our own field names", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const refused = yield* issue(t.token, {
+          ...spSale,
+          items: [{ ...spSale.items[0]!, cfop: "5102" }, spSale.items[1]],
+          payments: [{ method: "bank_slip", amount: 100 }]
+        })
+        expectError(refused, 400, "invalid_request")
+        expect(issuePaths(refused)).toEqual(expect.arrayContaining(["items.0.cfop", "payments"]))
+        // Shape errors name the field too, and a body of no known type is an issue at `type`.
+        const shape = yield* issue(t.token, { ...spSale, items: [{ ...spSale.items[0]!, ncm: "123" }] })
+        expectError(shape, 400, "invalid_request")
+        expect(issuePaths(shape)).toEqual(["items.0.ncm"])
+        const unknown = yield* issue(t.token, { ...spSale, type: "freight_invoice" })
+        expect(issuePaths(unknown)).toEqual(["type"])
+      }))
+
+    it.effect("magic values: simulate:reject is rejected (999), simulate:unavailable retried, simulate:timeout reconciled once", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const rejected = yield* settled(
+          t.token,
+          accepted(yield* issue(t.token, { ...spConsumerNfe, notes: "simulate:reject" })).id
+        )
+        expect({ status: rejected.status, code: rejected.rejection?.code }).toEqual({
+          status: "rejected",
+          code: "999"
+        })
+        const retried = yield* settled(
+          t.token,
+          accepted(yield* issue(t.token, { ...spConsumerNfe, notes: "simulate:unavailable" })).id
+        )
+        expect(retried.status).toBe("authorized")
+        expect(retried.attempts).toBe(3)
+        const timedOut = yield* settled(
+          t.token,
+          accepted(yield* issue(t.token, { ...spConsumerNfe, notes: "simulate:timeout" })).id
+        )
+        // Authorized by the first attempt, whose answer was lost: found by the second's lookup.
+        expect(timedOut.status).toBe("authorized")
+        expect(timedOut.attempts).toBe(2)
+        expect(timedOut.last_error?.code).toBe("authority_timeout")
+      }))
+
+    it.effect("an Idempotency-Key replays the goods document; its cancellation and PDF are not offered yet (409)", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const first = yield* issue(t.token, counterSale, "venda-caixa-1")
+        const again = yield* issue(t.token, counterSale, "venda-caixa-1")
+        expect(again.status).toBe(202)
+        expect(again.headers["idempotent-replayed"]).toBe("true")
+        expect(decode(again.json).id).toBe(decode(first.json).id)
+        const done = yield* settled(t.token, decode(first.json).id)
+        expect(done.status).toBe("authorized")
+        const cancel = yield* rawRequest("POST", `/v1/documents/${done.id}/cancel`, {
+          token: t.token,
+          body: { reason_code: "issue_error", reason: "Venda registrada em duplicidade no caixa." }
+        })
+        expectError(cancel, 409, "invalid_state")
+        const pdf = yield* rawRequest("GET", `/v1/documents/${done.id}/pdf`, { token: t.token })
+        expectError(pdf, 409, "invalid_state")
+      }))
+  })
+}
