@@ -124,6 +124,7 @@ const invoice = (taxId) => ({
 })
 const issued = await etd.documents.issueForKey({ headers: {}, payload: invoice("529.982.247-25") })
 const read = await etd.documents.getForKey({ params: { docId: issued.id } })
+if (issued.type !== "service_invoice" || read.type !== "service_invoice") throw new Error("a service invoice was issued")
 const missing = await etd.documents.getForKey({ params: { docId: "doc_" + "0".repeat(26) } }).then(() => null, (error) => error)
 const refused = await etd.documents.issueForKey({ headers: {}, payload: invoice("529.982.247-26") }).then(() => null, (error) => error)
 const unreachable = await createClient({ baseUrl: "http://127.0.0.1:1" }).system.healthz().then(() => null, (error) => error)

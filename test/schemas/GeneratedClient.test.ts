@@ -119,7 +119,12 @@ export const run = async (baseUrl: string, email: string, password: string, taxI
     expiresAt,
     issued: { status: issued.response.status, id: issued.data.id, state: issued.data.status, createdAt: issued.data.created_at },
     replayed: { id: replayed.data?.id, header: replayed.response.headers.get("idempotent-replayed") },
-    read: { id: read.data?.id, reference: read.data?.reference, services: read.data?.amounts.services },
+    read: {
+      id: read.data?.id,
+      reference: read.data?.reference,
+      // The answer is one of the document types, told apart by \`type\`.
+      services: read.data?.type === "service_invoice" ? read.data.amounts.services : undefined
+    },
     page: {
       ids: page.data?.data.map((d) => d.id),
       hasMore: page.data?.has_more,
