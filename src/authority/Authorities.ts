@@ -79,7 +79,8 @@ export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Du
     submissionIdOf: authority.submissionIdOf,
     requirementsFor: authority.requirementsFor,
     submit: (submission) => bounded("goods.submit", submission.submissionId, authority.submit(submission)),
-    lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission))
+    lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission)),
+    cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request))
   }
 }
 

@@ -50,6 +50,23 @@ export interface GoodsAuthorization {
   readonly xml: string
 }
 
+/** The cancellation of an authorized note (event 110111). */
+export interface GoodsCancellationRequest extends GoodsSubmission {
+  readonly accessKey: string
+  /** The note's authorization protocol. */
+  readonly protocol: string
+  /** Why (xJust), 15 to 255 characters. */
+  readonly reason: string
+  /** When the tenant asked: the event's time, the same at every attempt. */
+  readonly requestedAt: Date
+}
+
+export interface GoodsCancellation {
+  /** The event's protocol; null when the event was registered before (found, not made, by this call). */
+  readonly protocol: string | null
+  readonly cancelledAt: Date
+}
+
 export interface GoodsAuthority {
   /** `production` or `homologation`, for spans and logs. */
   readonly system: "production" | "homologation"
@@ -72,6 +89,13 @@ export interface GoodsAuthority {
   readonly lookup: (
     submission: GoodsSubmission
   ) => Effect.Effect<Option.Option<GoodsAuthorization>, RequestNotSent | TransientAuthorityError>
+  /**
+   * Registers the note's cancellation. A cancellation registered before (a retry after a lost
+   * answer) is done, not refused; a refusal (past the deadline, say) is `AuthorityRejected`.
+   */
+  readonly cancel: (
+    request: GoodsCancellationRequest
+  ) => Effect.Effect<GoodsCancellation, AuthorityRejected | RequestNotSent | TransientAuthorityError>
 }
 
 /** The goods authorities, one per environment: production for live keys' documents, homologation for test keys'. */

@@ -155,6 +155,7 @@ export const toGoodsDocument = (stored: StoredGoodsDocument) =>
     currency: "BRL",
     authority: stored.authority,
     rejection: stored.rejection,
+    cancellation: stored.cancellation,
     attempts: stored.attempts,
     last_error: stored.lastError,
     created_at: stored.createdAt,

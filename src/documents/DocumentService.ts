@@ -35,7 +35,7 @@ import {
   type SubstitutionRequest
 } from "./Acceptance.js"
 import type { CancelDocument, NewAnyDocument, NewDocument } from "./Api.js"
-import { DocumentRepo, isServiceDocument, toDocument, toServiceDocument } from "./DocumentRepo.js"
+import { DocumentRepo, isServiceDocument, toDocument } from "./DocumentRepo.js"
 import { goodsNoteOf } from "./GoodsNotes.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
@@ -275,10 +275,10 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         const found = yield* repo.findForUpdate(access.tenantId, access.environment, id)
         if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
         const row = found.value
-        if (!isServiceDocument(row)) {
+        if (!isServiceDocument(row) && analysis) {
           return yield* new InvalidState({
-            message: "Cancelling a goods invoice (NF-e/NFC-e event 110111) is not offered yet; only service invoices " +
-              "are cancelled through the API for now."
+            message:
+              "An analysis request (analysis: true) is for service invoices; a goods invoice is cancelled plainly."
           })
         }
         if (row.status !== "authorized") {
@@ -296,7 +296,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
         const at = yield* now
         // What the authority would refuse in the request is a 400 now, not a failed cancellation later.
         const tenant = yield* tenants.issuer(access.tenantId)
-        if (Option.isSome(tenant)) {
+        if (Option.isSome(tenant) && isServiceDocument(row)) {
           yield* authorities.for(row.environment).cancellationRequirementsFor({
             tenantId: row.tenantId,
             submissionId: row.submissionId,
@@ -325,7 +325,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           kind: "cancel",
           traceparent: yield* currentTraceparent
         }])
-        return toServiceDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
+        return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
       }).pipe(inTransaction)
       return document
     })

@@ -12,8 +12,9 @@
  */
 import * as Result from "effect/Result"
 import { InvalidRequest, RegistrationIncomplete } from "../domain/Errors.js"
-import { goodsFigures, isTaxedIpi, isUntaxedPisCofins, itemFigures } from "../domain/GoodsAmounts.js"
+import { goodsFigures, isTaxedIpi, isUntaxedPisCofins, itemFigures, itemValue } from "../domain/GoodsAmounts.js"
 import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem, PisCofinsTax } from "../domain/GoodsInvoice.js"
+import { MAX_CENTAVOS } from "../domain/Money.js"
 import { municipalityOf } from "../domain/Municipalities.js"
 import { addressProblem, type Registration, ufOfMunicipality } from "../domain/Registration.js"
 
@@ -203,6 +204,15 @@ const itemRefusals = (
     }
   }
   refusals.push(...pisCofinsRefusals(item.pis, [...at, "pis"]), ...pisCofinsRefusals(item.cofins, [...at, "cofins"]))
+  // The value first: an amount beyond what the API takes (and the note's 13 integer digits of reais)
+  // would make the figures below meaningless.
+  if (itemValue(item) > MAX_CENTAVOS) {
+    refusals.push({
+      path: [...at, "quantity"],
+      message: `quantity × unit price comes to more than ${MAX_CENTAVOS} centavos, the most an amount may be`
+    })
+    return refusals
+  }
   if (itemFigures(item, false).operation < 0) {
     refusals.push({
       path: [...at, "discount"],
@@ -345,9 +355,13 @@ const paymentRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
       }
     }
   }
+  const total = goodsFigures(request).totals.total
+  if (total > MAX_CENTAVOS) {
+    refusals.push({ path: ["items"], message: `the note's total is more than ${MAX_CENTAVOS} centavos` })
+    return refusals
+  }
   if (payments.some((payment) => payment.method === "none")) return refusals
   const paid = payments.reduce((sum, payment) => sum + payment.amount, 0)
-  const total = goodsFigures(request).totals.total
   const change = request.change ?? 0
   if (paid - change !== total) {
     refusals.push({
@@ -375,7 +389,9 @@ export const checkGoodsInvoice = (
     ...cfopRefusals(request, issuer),
     ...itemProblems,
     // The total is only meaningful once every item can be valued.
-    ...(itemProblems.some((refusal) => refusal.path[2] === "unit_amount" || refusal.path[2] === "discount")
+    ...(itemProblems.some((refusal) =>
+        refusal.path[2] === "unit_amount" || refusal.path[2] === "discount" || refusal.path[2] === "quantity"
+      )
       ? []
       : paymentRefusals(request))
   ]

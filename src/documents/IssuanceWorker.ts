@@ -266,6 +266,32 @@ export const makeIssuanceWorker = Effect.gen(function*() {
     )
   }
 
+  /**
+   * A goods note's cancellation (event 110111). A retry sends the same event: the authority's
+   * "already registered" is the adapter's success, so nothing is cancelled twice or left undone.
+   */
+  const cancelGoods = (row: StoredGoodsDocument) => {
+    const cancellation = row.cancellation!
+    const authority = row.authority!
+    return goodsAuthorities.for(row.environment).cancel({
+      ...submissionOf(row),
+      note: goodsNoteOf(row),
+      accessKey: authority.access_key,
+      protocol: authority.protocol,
+      reason: cancellation.reason,
+      requestedAt: cancellation.requested_at
+    }).pipe(
+      Effect.map((result) => IssuanceOutcome.Cancelled({ protocol: result.protocol, cancelledAt: result.cancelledAt })),
+      Effect.catchTags({
+        AuthorityRejected: (refused) =>
+          Effect.succeed(IssuanceOutcome.CancellationRefused({ code: refused.code, message: refused.message })),
+        RequestNotSent: notSent,
+        AuthorityUnavailable: transient,
+        AuthorityTimeout: transient
+      })
+    )
+  }
+
   /** Whether the municipality decided the note's analysis request; any failure to ask is asked again later. */
   const awaitAnalysis = (row: StoredDocument, authority: TaxAuthority) =>
     authority.analysisDecision({ ...submissionOf(row), accessKey: row.authority!.access_key }).pipe(
@@ -361,9 +387,8 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
       if (!isServiceDocument(row)) {
-        // A goods invoice is only ever submitted: its cancellation is not offered (DocumentService).
-        if (job.kind !== "submit") return yield* Effect.die(`goods document ${row.id} has a ${job.kind} job`)
-        return Option.some({ document: row, noteMailEnabled: false, outcome: yield* submitGoods(job, row) })
+        const outcome = job.kind === "submit" ? yield* submitGoods(job, row) : yield* cancelGoods(row)
+        return Option.some({ document: row, noteMailEnabled: false, outcome })
       }
       const authority = authorities.for(row.environment)
       const { noteMailEnabled } = tenant

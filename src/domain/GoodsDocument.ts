@@ -5,7 +5,7 @@
  * told apart by `type`.
  */
 import { Schema } from "effect"
-import { Document, DocumentStatus, LastError, Rejection } from "./Document.js"
+import { CancellationInfo, Document, DocumentStatus, LastError, Rejection } from "./Document.js"
 import type { GoodsTotals } from "./GoodsAmounts.js"
 import { GoodsInvoiceType, type GoodsIssuer, GoodsSale } from "./GoodsInvoice.js"
 import { Centavos } from "./Money.js"
@@ -100,6 +100,10 @@ export class GoodsDocument extends Schema.Class<GoodsDocument>("GoodsDocument")(
   currency: Schema.Literal("BRL"),
   authority: Schema.NullOr(GoodsAuthorityInfo),
   rejection: Schema.NullOr(Rejection),
+  cancellation: Schema.NullOr(CancellationInfo).annotate({
+    description: "The note's cancellation (event 110111): `reason` became its `xJust`, `protocol` is the event's. " +
+      "`reason_code` is kept but not sent (the NF-e's event has none)."
+  }),
   attempts: Schema.Int.annotate({ examples: [1] }),
   last_error: Schema.NullOr(LastError),
   created_at: DateTime,

@@ -11,6 +11,7 @@
 import { Schema } from "effect"
 import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
+import { consumerInvoiceExample, productInvoiceExample } from "./GoodsExamples.js"
 import { Centavos } from "./Money.js"
 import { type Crt, type RegistrationAddress, Uf } from "./Registration.js"
 import { PIS_COFINS_CSTS } from "./TaxContent.js"
@@ -388,7 +389,8 @@ export const NewProductInvoice = Schema.Struct({
 }).annotate({
   identifier: "NewProductInvoice",
   description: "An NF-e (model 55) to issue: the sale (recipient, items and their taxes, freight, payments); the " +
-    "emitter is the tenant's registration."
+    "emitter is the tenant's registration. The example is an emitter's in São Paulo.",
+  examples: [productInvoiceExample]
 })
 
 export const NewConsumerInvoice = Schema.Struct({
@@ -400,7 +402,8 @@ export const NewConsumerInvoice = Schema.Struct({
 }).annotate({
   identifier: "NewConsumerInvoice",
   description: "An NFC-e (model 65) to issue: the sale to a final consumer (who may stay unnamed), its items and " +
-    "payments; the emitter is the tenant's registration."
+    "payments; the emitter is the tenant's registration. The example is an emitter's in São Paulo.",
+  examples: [consumerInvoiceExample]
 })
 export type GoodsInvoiceRequest = typeof GoodsInvoiceRequest.Type
 

@@ -15,6 +15,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { noteIbsCbsOf } from "../../src/authority/NoteIbsCbs.js"
+import { statusRequest } from "../../src/authority/sefaz/NfeProtocol.js"
+import { soapRequest } from "../../src/authority/sefaz/SefazSoap.js"
 import { buildCancellationRequest } from "../../src/authority/sefin/CancellationEvent.js"
 import { buildDps, type DpsInput } from "../../src/authority/sefin/Dps.js"
 import { validateEventRequest } from "../../src/authority/sefin/EventRequest.js"
@@ -89,6 +91,26 @@ const call = (
     }
     req.on("error", reject)
     req.end(options.body)
+  })
+
+/** The status service of a local SEFAZ, asked over mutual TLS with the test issuer's certificate. */
+const sefazStatus = (url: string, caPem: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const envelope = soapRequest("NfeStatusServico", statusRequest("test", "35"))
+    const req = httpsRequest(url, {
+      method: "POST",
+      ca: caPem,
+      cert: issuer.certificatePem,
+      key: issuer.privateKeyPem,
+      agent: false,
+      headers: { "content-type": envelope.contentType }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    })
+    req.on("error", reject)
+    req.end(envelope.body)
   })
 
 const gzB64 = (xml: string) => gzipSync(Buffer.from(xml, "utf8")).toString("base64")
@@ -608,6 +630,12 @@ describe("npm run authority:local (tools/local-authority/main.ts)", () => {
         identity: stranger
       })
       expect(refused.status).toBe(403)
+
+      // The local SEFAZ beside it, with the same CA: its status service answers in operation (107).
+      expect(output).toMatch(/^TAX_AUTHORITY_SANDBOX_GOODS_TARGET=sefaz$/m)
+      const sefazUrl = /^TAX_AUTHORITY_SANDBOX_SEFAZ_URL=(.+)$/m.exec(output)![1]!
+      const status = await sefazStatus(`${sefazUrl}/ws/NFeStatusServico4.asmx`, caPem)
+      expect(status).toContain("<cStat>107</cStat>")
 
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
       child.kill("SIGTERM")

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Redacted, Result, Scope } from "effect"
+import { loadCancellationSchemas } from "../../src/authority/sefaz/NfeCancellation.js"
 import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { type GoodsSubmission, makeSefazClient } from "../../src/authority/sefaz/SefazClient.js"
 import { type Exchange, makeSefinTransport } from "../../src/authority/sefin/SefinTransport.js"
@@ -29,7 +30,7 @@ let scope: Scope.Closeable
 let exchange: Exchange
 
 beforeAll(async () => {
-  await loadNfeSchemas()
+  await Promise.all([loadNfeSchemas(), loadCancellationSchemas()])
   sefaz = await startLocalSefaz({ unavailableTimes: 2, timeoutAfterMs: 2_000 })
   scope = await Effect.runPromise(Scope.make())
   exchange = await Effect.runPromise(Scope.provide(makeSefinTransport(sefaz.caPem, "SEFAZ"), scope))
@@ -110,6 +111,28 @@ describe("the SEFAZ client", () => {
     const retried = Result.getOrThrow(await run(client().submit(slow, identity)))
     expect(retried.protocol).toBe(record.protocol)
     expect(sefaz.notes().filter((note) => note.number === 3007)).toHaveLength(1)
+  })
+
+  it("cancels a note (110111): registered once, the same event again is done (573), a wrong protocol refused (222)", async () => {
+    const note = submission({ number: 3010 })
+    const authorization = Result.getOrThrow(await run(client().submit(note, identity)))
+    const request = {
+      accessKey: authorization.accessKey,
+      protocol: authorization.protocol,
+      reason: "Pedido cancelado pelo cliente antes da entrega.",
+      requestedAt: new Date()
+    }
+    const wrong = await run(client().cancel(note, { ...request, protocol: "135000000000000" }, identity))
+    expect(Result.isFailure(wrong) && wrong.failure).toMatchObject({ _tag: "AuthorityRejected", code: "222" })
+    const cancelled = Result.getOrThrow(await run(client().cancel(note, request, identity)))
+    const record = sefaz.notes().find((candidate) => candidate.number === 3010)!
+    expect(cancelled.protocol).toBe(record.cancellation?.protocol)
+    // Its answer lost, the cancellation is sent again: the SEFAZ's duplicity of the event is done.
+    const again = Result.getOrThrow(await run(client().cancel(note, request, identity)))
+    expect(again.protocol).toBeNull()
+    // Looked up, a cancelled note (101) is still the note that was authorized.
+    const found = Result.getOrThrow(await run(client().lookup(note, identity)))
+    expect(Option.getOrThrow(found).protocol).toBe(authorization.protocol)
   })
 
   it("finds nothing for a note never sent, and reports the authorizer in operation", async () => {

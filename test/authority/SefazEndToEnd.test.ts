@@ -4,13 +4,15 @@
  * signs, validates and sends the note to the SEFAZ target configured for test keys, and the
  * document ends authorized with the authority's protocol in its `nfeProc`, which Debian's `xmllint`
  * validates against the official schemas and `xmlsec1` verifies. A timeout is reconciled by the
- * note's key, never sent as a second note; a tenant without a certificate is refused at acceptance.
+ * note's key, never sent as a second note; a cancellation is the tenant's signed event 110111; a
+ * tenant without a certificate is refused at acceptance.
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
 import { makeGoodsAuthority, TaxAuthoritiesLive, withGoodsTimeout } from "../../src/authority/Authorities.js"
 import { GoodsAuthorities } from "../../src/authority/GoodsAuthority.js"
+import { eventBatch } from "../../src/authority/sefaz/NfeCancellation.js"
 import { makeSefazAuthority } from "../../src/authority/sefaz/SefazAdapter.js"
 import { AppConfig, type AppConfigShape } from "../../src/Config.js"
 import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
@@ -27,6 +29,7 @@ import {
   interstateSale,
   simplesSale,
   skippedWithout,
+  xmllintCancellation,
   xmllintNfe,
   xmlsecVerifyNfe
 } from "../support/NfeXml.js"
@@ -216,6 +219,41 @@ for (const database of testDatabases) {
           const notes = sefaz.notes().filter((note) => note.accessKey === document.authority!.access_key)
           expect(notes).toHaveLength(1)
           expect(notes[0]!.protocol).toBe(document.authority!.protocol)
+        }))
+
+      it.effect("a cancellation (110111) registered by the SEFAZ: its event schema-valid and signed by the tenant", () =>
+        Effect.gen(function*() {
+          const sefaz = yield* Sefaz
+          const t = yield* emitter("sefaz-cancel")
+          const document = yield* settled(t.token, (yield* issue(t.token, spConsumerSale)).id)
+          expect(document.status).toBe("authorized")
+          const requested = yield* rawRequest("POST", `/v1/documents/${document.id}/cancel`, {
+            token: t.token,
+            body: { reason_code: "issue_error", reason: "Nota emitida com o destinatário errado." }
+          })
+          expect(requested.status, requested.text).toBe(202)
+          let cancelled = document
+          for (let i = 0; i < 200 && cancelled.status !== "cancelled"; i++) {
+            yield* Effect.sleep(Duration.millis(50))
+            cancelled = decode(
+              (yield* rawRequest("GET", `/v1/documents/${document.id}`, { token: t.token })).json
+            ) as GoodsDocument
+          }
+          expect(cancelled.status, JSON.stringify(cancelled.cancellation)).toBe("cancelled")
+          const recorded = sefaz.notes().find((note) => note.accessKey === document.authority!.access_key)!
+          expect(cancelled.cancellation?.protocol).toBe(recorded.cancellation?.protocol)
+          const event = recorded.cancellation!.eventXml
+          expect(event).toContain("<xJust>Nota emitida com o destinatário errado.</xJust>")
+          if (hasXmllint) {
+            const valid = xmllintCancellation("envEventoCancNFe_v1.00.xsd", eventBatch("1", event))
+            expect(valid.ok, valid.output).toBe(true)
+          }
+          if (hasXmlsec1) {
+            const verified = xmlsecVerifyNfe(event, "infEvento", [testRoot().certPem, testCa().certPem])
+            expect(verified.ok, verified.output).toBe(true)
+          }
+          // Through the SEFAZ's event service, once: the first attempt's answer arrived.
+          expect(sefaz.counts().RecepcaoEvento).toBeGreaterThanOrEqual(1)
         }))
 
       it.effect("a rejection is final with the SEFAZ's code; a tenant without a certificate is refused at acceptance", () =>

@@ -3,8 +3,8 @@
  * NFC-e accepted, numbered apart from the service invoices and from each other, authorized with a
  * 44-character key and their `nfeProc` as the XML file (the official schema, the signature); the
  * emitter's registration (422) and the sale's rules (400) refused before anything is taken; the
- * simulator's magic values through the pipeline; idempotency; and what is not offered yet (their
- * cancellation, their PDF) answered as such.
+ * simulator's magic values through the pipeline; idempotency; the cancellation (event 110111) and
+ * its refusal; and what is not offered yet (their PDF) answered as such.
  */
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Result, Schema } from "effect"
@@ -14,6 +14,7 @@ import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
 import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
+import { consumerInvoiceExample, productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
 import { expectError, field } from "../support/accounts.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
@@ -93,6 +94,17 @@ const settled = (token: string, id: string) =>
     return yield* Effect.die(new Error(`document ${id} did not settle`))
   })
 
+/** Polls the document until it has `status` (and `holds`, when given). */
+const until = (token: string, id: string, status: string, holds: (document: GoodsDocument) => boolean = () => true) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400; i++) {
+      const document = asGoods(decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json))
+      if (document.status === status && holds(document)) return document
+      yield* Effect.sleep(Duration.millis(25))
+    }
+    return yield* Effect.die(new Error(`document ${id} did not become ${status}`))
+  })
+
 const issuePaths = (response: { readonly json: unknown }) => {
   const issues = field(response.json, "issues")
   return Array.isArray(issues) ? issues.map((issue: unknown) => (field(issue, "path") as Array<string>).join(".")) : []
@@ -152,6 +164,19 @@ for (const database of testDatabases) {
         if (hasXmllint) {
           const checked = xmllintNfe("procNFe_v4.00.xsd", xml.text)
           expect(checked.ok, checked.output).toBe(true)
+        }
+      }))
+
+    it.effect("the contract's examples of an NF-e and an NFC-e are issued as they are by a São Paulo emitter", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        for (const example of [productInvoiceExample, consumerInvoiceExample]) {
+          const done = yield* settled(t.token, accepted(yield* issue(t.token, example)).id)
+          expect(done.status, JSON.stringify([done.rejection, done.last_error])).toBe("authorized")
+          expect({ type: done.type, reference: done.reference }).toEqual({
+            type: example.type,
+            reference: example.reference
+          })
         }
       }))
 
@@ -240,7 +265,7 @@ for (const database of testDatabases) {
         expect(timedOut.last_error?.code).toBe("authority_timeout")
       }))
 
-    it.effect("an Idempotency-Key replays the goods document; its cancellation and PDF are not offered yet (409)", () =>
+    it.effect("an Idempotency-Key replays the goods document; its PDF is not offered yet (409)", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
         const first = yield* issue(t.token, counterSale, "venda-caixa-1")
@@ -250,13 +275,61 @@ for (const database of testDatabases) {
         expect(decode(again.json).id).toBe(decode(first.json).id)
         const done = yield* settled(t.token, decode(first.json).id)
         expect(done.status).toBe("authorized")
-        const cancel = yield* rawRequest("POST", `/v1/documents/${done.id}/cancel`, {
-          token: t.token,
-          body: { reason_code: "issue_error", reason: "Venda registrada em duplicidade no caixa." }
-        })
-        expectError(cancel, 409, "invalid_state")
         const pdf = yield* rawRequest("GET", `/v1/documents/${done.id}/pdf`, { token: t.token })
         expectError(pdf, 409, "invalid_state")
+      }))
+
+    it.effect("a cancellation (event 110111): cancel_requested, then cancelled with the event's protocol; once only", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const done = yield* settled(t.token, accepted(yield* issue(t.token, spConsumerNfe)).id)
+        expect(done.status).toBe("authorized")
+        const reason = "Venda desfeita: o cliente devolveu a mercadoria."
+        const requested = yield* rawRequest("POST", `/v1/documents/${done.id}/cancel`, {
+          token: t.token,
+          body: { reason_code: "other", reason }
+        })
+        expect(requested.status, requested.text).toBe(202)
+        expect(asGoods(decode(requested.json))).toMatchObject({
+          status: "cancel_requested",
+          cancellation: { reason_code: "other", reason, cancelled_at: null, protocol: null, error: null }
+        })
+        const cancelled = yield* until(t.token, done.id, "cancelled")
+        expect(cancelled.cancellation?.protocol).toMatch(/^1[0-9]{14}$/)
+        expect(cancelled.cancellation?.cancelled_at).toBeInstanceOf(Date)
+        // The note's XML stays available, and says the note is cancelled.
+        const xml = yield* rawRequest("GET", `/v1/documents/${done.id}/xml`, { token: t.token })
+        expect(xml.status).toBe(200)
+        expect(xml.headers["etd-document-status"]).toBe("cancelled")
+        // A cancelled note is not cancelled again; an analysis request is a service invoice's.
+        const twice = yield* rawRequest("POST", `/v1/documents/${done.id}/cancel`, {
+          token: t.token,
+          body: { reason_code: "other", reason }
+        })
+        expectError(twice, 409, "invalid_state")
+        const other = yield* settled(t.token, accepted(yield* issue(t.token, spConsumerNfe)).id)
+        const analysis = yield* rawRequest("POST", `/v1/documents/${other.id}/cancel`, {
+          token: t.token,
+          body: { reason_code: "other", reason, analysis: true }
+        })
+        expectError(analysis, 409, "invalid_state")
+      }))
+
+    it.effect("a cancellation the authority refuses (simulate:cancel-reject, 501) leaves the note authorized with the error", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const done = yield* settled(
+          t.token,
+          accepted(yield* issue(t.token, { ...spConsumerNfe, notes: "simulate:cancel-reject" })).id
+        )
+        const requested = yield* rawRequest("POST", `/v1/documents/${done.id}/cancel`, {
+          token: t.token,
+          body: { reason_code: "other", reason: "Cancelamento pedido depois do prazo legal." }
+        })
+        expect(requested.status, requested.text).toBe(202)
+        const refused = yield* until(t.token, done.id, "authorized", (document) => document.cancellation?.error != null)
+        expect(refused.cancellation?.error?.code).toBe("501")
+        expect(refused.cancellation?.cancelled_at).toBeNull()
       }))
   })
 }

@@ -12,14 +12,7 @@ import {
   type GoodsIssuer
 } from "../../src/domain/GoodsInvoice.js"
 import { emptyRegistration, type Registration } from "../../src/domain/Registration.js"
-import {
-  counterSale,
-  interstateSale,
-  rsSimplesIssuer,
-  simplesSale,
-  spIssuer,
-  type taxedItem
-} from "../support/NfeXml.js"
+import { counterSale, interstateSale, rsSimplesIssuer, simplesSale, spIssuer, taxedItem } from "../support/NfeXml.js"
 
 const issuesOf = (request: GoodsInvoiceRequest, issuer: GoodsIssuer = spIssuer) => {
   const result = checkGoodsInvoice(request, issuer)
@@ -223,6 +216,14 @@ describe("the sale", () => {
       expect(issuesOf(request, issuer)).toEqual([path])
     })
   }
+
+  it("refuses an item or a total beyond the largest amount the API takes, before comparing payments", () => {
+    // 99,999,999,999 units at R$ 999.999.999,99: an attacker's product, far beyond the note's 13 digits of reais.
+    expect(issuesOf(withItem({ quantity: "99999999999", unit_amount: 99_999_999_999 }))).toEqual(["items.0.quantity"])
+    // Each line within the bound, their sum not: 2 × R$ 60 billion.
+    const big = { ...taxedItem, quantity: "1", unit_amount: 6_000_000_000_000, discount: 0 }
+    expect(issuesOf({ ...interstateSale, items: [big, big] })).toEqual(["items"])
+  })
 
   it("lets an NFC-e delivered home carry freight", () => {
     expect(issuesOf({ ...counterSale, presence: "home_delivery", freight_mode: "issuer" })).toEqual([])

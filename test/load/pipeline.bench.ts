@@ -26,7 +26,8 @@
  * Settings: DATABASE_URL (the server the run's database is created on; default the local `test`),
  * BENCH_DOCUMENTS (3000), BENCH_CONCURRENCY (32), BENCH_RATE (200), BENCH_STEADY_SECONDS (15),
  * BENCH_AUTHORITY_LATENCY (simulator latency, ms, default 0), BENCH_NODE_FLAGS (`node` flags for
- * the service besides those of `npm start`), BENCH_BASE, BENCH_ROUNDS (3), BENCH_BODY (`client`, or
+ * the service besides those of `npm start`), BENCH_BASE, BENCH_ROUNDS (3), BENCH_TYPE (`service_invoice`,
+ * or `product_invoice` / `consumer_invoice`: the contract's example NF-e or NFC-e), BENCH_BODY (`client`, or
  * `reused`: one bare body for every request and no Idempotency-Key), BENCH_LIMITS (`raised`, or
  * `default`: the service's own rate limits, 100/s per key), BENCH_STATEMENT_LOG (PostgreSQL's log
  * file, readable here: statements per document are counted with `log_statement = 'all'` on the
@@ -54,6 +55,8 @@ const options = {
   steadySeconds: Number(process.env["BENCH_STEADY_SECONDS"] ?? 15),
   authorityLatencyMs: Number(process.env["BENCH_AUTHORITY_LATENCY"] ?? 0),
   body: process.env["BENCH_BODY"] === "reused" ? "reused" as const : "client" as const,
+  documentType: (["product_invoice", "consumer_invoice"] as const).find((type) => type === process.env["BENCH_TYPE"]) ??
+    "service_invoice" as const,
   defaultLimits: process.env["BENCH_LIMITS"] === "default",
   statementLog: process.env["BENCH_STATEMENT_LOG"],
   env: passedThrough
@@ -78,7 +81,7 @@ const main = async () => {
   console.log(
     `pipeline bench: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${
       Math.round(totalmem() / 2 ** 30)
-    } GiB, node ${process.version}; simulator latency ${options.authorityLatencyMs} ms; body ${options.body}; ` +
+    } GiB, node ${process.version}; simulator latency ${options.authorityLatencyMs} ms; ${options.documentType}; body ${options.body}; ` +
       `limits ${options.defaultLimits ? "default" : "raised"}` +
       (Object.keys(passedThrough).length > 0 ? `; ${JSON.stringify(passedThrough)}` : "") +
       `; ${Object.entries(serviceStart.env).map(([name, value]) => `${name}=${value} `).join("")}node ${

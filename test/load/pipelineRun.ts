@@ -16,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
+import { consumerInvoiceExample, productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import { declareRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
 import { cnpj } from "../support/taxIds.js"
@@ -43,6 +44,8 @@ export interface RunOptions {
   readonly authorityLatencyMs: number
   /** `client`: the README's note, one reference and Idempotency-Key each; `reused`: one bare body for all, no key. */
   readonly body: "client" | "reused"
+  /** What is issued: the README's NFS-e, or the contract's example NF-e or NFC-e. */
+  readonly documentType: "service_invoice" | "product_invoice" | "consumer_invoice"
   /** Keep the service's own rate limits (a key's 100/s) instead of raising them out of the way. */
   readonly defaultLimits: boolean
   /** Count the statements per document in PostgreSQL's log (`log_statement = 'all'` on the run's database). */
@@ -128,12 +131,25 @@ const clientNote = (order: string) => ({
   amounts: { services: 150000, iss_rate: "2.00" }
 })
 
-const bareNote = JSON.stringify({
+const bareNote = {
   type: "service_invoice",
   taker: { tax_id: "52998224725", name: "Maria Tomadora" },
   service: { code: "010101", nbs_code: "115013000", description: "Consultoria", municipality_code: "3550308" },
   amounts: { services: 150000, iss_rate: "2.00" }
-})
+}
+
+/** Each type's body: with the client's order number (`client`), or bare (`reused`). */
+const notes = {
+  service_invoice: { client: clientNote, bare: bareNote },
+  product_invoice: {
+    client: (order: string) => ({ ...productInvoiceExample, reference: order }),
+    bare: { ...productInvoiceExample, reference: undefined }
+  },
+  consumer_invoice: {
+    client: (order: string) => ({ ...consumerInvoiceExample, reference: order }),
+    bare: { ...consumerInvoiceExample, reference: undefined }
+  }
+} as const
 
 const ms = (values: ReadonlyArray<number>) => ({
   p50: Math.round(percentile(values, 50)),
@@ -264,6 +280,16 @@ export const runPipeline = async (options: RunOptions) => {
     const tenantId = registration["tenant"].id as string
     const session = (await post(base, "/v1/auth/login", { email, password }))["token"] as string
     await declareRegistration(base, tenantId, session)
+    if (options.documentType !== "service_invoice") {
+      // A goods emitter: its state registration and tax regime (the examples are a São Paulo company's).
+      const declared = await fetch(`${base}/v1/tenants/${tenantId}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", authorization: `Bearer ${session}` },
+        body: JSON.stringify({ registration: { state_registration: "110042490114", crt: "normal" } })
+      })
+      if (declared.status !== 200) throw new Error(`declaring a goods emitter: ${declared.status}`)
+    }
+    const note = notes[options.documentType]
     const key = (await post(base, `/v1/tenants/${tenantId}/api-keys`, {
       name: "bench",
       environment: "test",
@@ -284,7 +310,7 @@ export const runPipeline = async (options: RunOptions) => {
         url: `${base}/v1/documents`,
         method: "POST",
         headers,
-        body: bareNote,
+        body: JSON.stringify(note.bare),
         ...(options.body === "client"
           ? {
             requests: [{
@@ -293,7 +319,7 @@ export const runPipeline = async (options: RunOptions) => {
                 return {
                   ...request,
                   headers: { ...headers, "idempotency-key": id },
-                  body: JSON.stringify(clientNote(id))
+                  body: JSON.stringify(note.client(id))
                 }
               }
             }]

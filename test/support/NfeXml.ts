@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { writeCancellationSchemas } from "../../src/authority/sefaz/NfeCancellation.js"
 import type { NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { writeNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
 import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem } from "../../src/domain/GoodsInvoice.js"
@@ -228,10 +229,21 @@ export const hasXmllint = spawnSync("xmllint", ["--version"]).status === 0
 export const hasXmlsec1 = spawnSync("xmlsec1", ["--version"]).status === 0
 
 let schemaDir: string | undefined
+let cancellationSchemaDir: string | undefined
 
 /** Runs `xmllint --noout --schema <schemas>/<schemaFile>` on `xml`; ok plus its output. */
 export const xmllintNfe = (schemaFile: string, xml: string): { readonly ok: boolean; readonly output: string } => {
   schemaDir ??= writeNfeSchemas(fs.mkdtempSync(path.join(os.tmpdir(), "nfe-xsd-")))
+  return xmllintIn(schemaDir, schemaFile, xml)
+}
+
+/** The same against the cancellation event's schemas (schemas/nfe-evento-cancelamento-v1.00/). */
+export const xmllintCancellation = (schemaFile: string, xml: string) => {
+  cancellationSchemaDir ??= writeCancellationSchemas(fs.mkdtempSync(path.join(os.tmpdir(), "nfe-canc-xsd-")))
+  return xmllintIn(cancellationSchemaDir, schemaFile, xml)
+}
+
+const xmllintIn = (schemaDir: string, schemaFile: string, xml: string) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nfe-doc-"))
   const file = path.join(dir, "document.xml")
   fs.writeFileSync(file, xml)

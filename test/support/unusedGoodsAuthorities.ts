@@ -9,7 +9,8 @@ const unused = (system: GoodsAuthority["system"]): GoodsAuthority => {
     submissionIdOf: () => ({ prefix: "UNUSED", width: 9 }),
     requirementsFor: never,
     submit: never,
-    lookup: never
+    lookup: never,
+    cancel: never
   }
 }
 

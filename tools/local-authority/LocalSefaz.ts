@@ -9,7 +9,11 @@
  * - `/ws/NFeAutorizacao4.asmx`: enviNFe, synchronous (one note): the batch refused (225) when its
  *   schema fails, else processed (104) with the note's protocol: authorized (100) or its rejection;
  * - `/ws/NFeConsultaProtocolo4.asmx`: consSitNFe: the protocol of an authorized key (100), or 217;
- * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation.
+ * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation;
+ * - `/ws/NFeRecepcaoEvento4.asmx`: envEvento with the cancellation (110111): schema (215), signature
+ *   (297), the note known (217) and not cancelled yet (573), its protocol (222), the deadline (501,
+ *   `cancellationDeadlineMs`, or `simulate:cancel-reject` in the note), then registered (135). A
+ *   lookup of a cancelled note answers 101 with its protocol.
  *
  * Test mode's magic values travel in the note's `infCpl`: `simulate:reject` is rejected (999),
  * `simulate:unavailable` answers 503 a few times before it is processed, `simulate:timeout` is
@@ -22,6 +26,12 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer, type Server } from "node:https"
 import type { Socket } from "node:net"
 import type { TLSSocket } from "node:tls"
+import {
+  eventAnswer,
+  eventBatchRefusal,
+  loadCancellationSchemas,
+  validateCancellation
+} from "../../src/authority/sefaz/NfeCancellation.js"
 import {
   authorizationAnswer,
   AUTHORIZED,
@@ -38,6 +48,7 @@ import { duplicityOf, type ReviewedNote, reviewNote } from "../../src/authority/
 import { type SefazService, SERVICE_FILES } from "../../src/authority/sefaz/SefazAddresses.js"
 import { soapContent, soapResponse } from "../../src/authority/sefaz/SefazSoap.js"
 import { MagicValues } from "../../src/authority/TaxAuthority.js"
+import { verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { parseXml } from "../../src/authority/xml/XmlText.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { listenOn, mutualTlsOptions } from "./Listening.js"
@@ -46,7 +57,12 @@ import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
 const NFE_NAMESPACE = "http://www.portalfiscal.inf.br/nfe"
 const APPLICATION = "ETD-LOCAL-SEFAZ_4.00"
 
-const ANSWERED: ReadonlyArray<SefazService> = ["NfeAutorizacao", "NfeConsultaProtocolo", "NfeStatusServico"]
+const ANSWERED: ReadonlyArray<SefazService> = [
+  "NfeAutorizacao",
+  "NfeConsultaProtocolo",
+  "NfeStatusServico",
+  "RecepcaoEvento"
+]
 const PATHS: Readonly<Record<string, SefazService>> = Object.fromEntries(
   ANSWERED.map((service) => [`/ws/${SERVICE_FILES[service]}`, service])
 )
@@ -58,6 +74,8 @@ export interface AuthorizedNote extends ReviewedNote {
   readonly nfeXml: string
   /** Its `protNFe`. */
   readonly protocolXml: string
+  /** Its cancellation (event 110111), once registered: the event's protocol, when, and the signed event. */
+  cancellation?: { readonly protocol: string; readonly at: Date; readonly eventXml: string }
 }
 
 export interface LocalSefazOptions {
@@ -69,6 +87,8 @@ export interface LocalSefazOptions {
   readonly unavailableTimes?: number | undefined
   /** How long a `simulate:timeout` note's answer is held back. Default 30 s. */
   readonly timeoutAfterMs?: number | undefined
+  /** How long after its authorization a note may be cancelled (then 501); default: no deadline. */
+  readonly cancellationDeadlineMs?: number | undefined
   /** Certificates a client certificate must chain to; default: any client certificate is taken. */
   readonly clientRoots?: ReadonlyArray<string> | undefined
 }
@@ -106,7 +126,7 @@ const textOf = (xml: string, name: string): string | null => {
 }
 
 export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<LocalSefaz> => {
-  await loadNfeSchemas()
+  await Promise.all([loadNfeSchemas(), loadCancellationSchemas()])
   const keys = localAuthorityKeys()
   const environment = options.environment ?? "test"
   const unavailableTimes = Math.max(0, options.unavailableTimes ?? 2)
@@ -189,8 +209,51 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     const found = authorized.find((note) => note.accessKey === accessKey)
     return {
       kind: "answer",
-      xml: lookupAnswer(environment, APPLICATION, accessKey.slice(0, 2), at, accessKey, found?.protocolXml ?? null)
+      xml: lookupAnswer(
+        environment,
+        APPLICATION,
+        accessKey.slice(0, 2),
+        at,
+        accessKey,
+        found?.protocolXml ?? null,
+        found?.cancellation !== undefined
+      )
     }
+  }
+
+  /** Events: the cancellation (110111), checked as a SEFAZ checks it. */
+  const registerEvent = (message: string, at: Date): Decision => {
+    const refuseBatch = (status: string, reason: string): Decision => ({
+      kind: "answer",
+      xml: eventBatchRefusal(environment, APPLICATION, textOf(message, "cOrgao") ?? "35", status, reason)
+    })
+    if (Result.isFailure(validateCancellation("envEvento", message))) {
+      return refuseBatch("215", "Rejeição: Falha no schema XML")
+    }
+    const event = elementXml(message, "evento")!
+    if (Result.isFailure(verifyEnveloped(event, "nfeEvent"))) {
+      return refuseBatch("297", "Rejeição: Assinatura difere do calculado")
+    }
+    const accessKey = textOf(event, "chNFe")!
+    const batchId = textOf(message, "idLote") ?? "0"
+    const outcome = (status: string, reason: string, protocol?: string): Decision => ({
+      kind: "answer",
+      xml: eventAnswer(batchId, { environment, application: APPLICATION, accessKey, at, status, reason, protocol })
+    })
+    const note = authorized.find((candidate) => candidate.accessKey === accessKey)
+    if (note === undefined) return outcome("217", "Rejeição: NF-e não consta na base de dados da SEFAZ")
+    if (note.cancellation !== undefined) return outcome("573", "Rejeição: Duplicidade de Evento")
+    if (textOf(event, "nProt") !== note.protocol) {
+      return outcome("222", "Rejeição: Protocolo de Autorização de Uso difere do cadastrado")
+    }
+    const late = options.cancellationDeadlineMs !== undefined &&
+      at.getTime() - note.authorizedAt.getTime() > options.cancellationDeadlineMs
+    if (late || note.notes.includes(MagicValues.cancelReject)) {
+      return outcome("501", "Rejeição: Prazo de cancelamento superior ao previsto na Legislação")
+    }
+    const protocol = protocolOf(note, at)
+    note.cancellation = { protocol, at, eventXml: event }
+    return outcome("135", "Evento registrado e vinculado a NF-e", protocol)
   }
 
   const status = (message: string, at: Date): Decision => ({
@@ -228,6 +291,8 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
       ? authorize(content.success, at)
       : service === "NfeConsultaProtocolo"
       ? lookup(content.success, at)
+      : service === "RecepcaoEvento"
+      ? registerEvent(content.success, at)
       : status(content.success, at)
     if (decision.kind === "unavailable") return send(response, 503, "text/html", UNAVAILABLE_PAGE)
     const envelope = soapResponse(service, decision.xml)

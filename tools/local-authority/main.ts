@@ -1,9 +1,11 @@
 /**
- * `npm run authority:local`: the protocol-faithful local SEFIN Nacional on its own, for running the
- * service's `sefin` target against it on a machine without the internet (docs/going-live.md, "Try it offline").
+ * `npm run authority:local`: the protocol-faithful local SEFIN Nacional and, beside it, a local SEFAZ
+ * for goods invoices, for running the service's `sefin` and `sefaz` targets against them on a machine
+ * without the internet (docs/going-live.md, "Try it offline").
  *
  * Settings (flag, then environment variable, then default):
  * - `--port` / `LOCAL_AUTHORITY_PORT`: default 8443;
+ * - `--sefaz-port` / `LOCAL_SEFAZ_PORT`: the local SEFAZ's, default 8444 (0 when `--port` is 0: any free port);
  * - `--host` / `LOCAL_AUTHORITY_HOST`: default 127.0.0.1 (loopback only: it is a test system);
  * - `--environment` / `LOCAL_AUTHORITY_ENVIRONMENT`: tpAmb it stands for, 1 (production) or
  *   2 (produção restrita), default 2;
@@ -23,6 +25,7 @@
  *   "phone"?}}`: the name and address its NFS-e print for that provider ("Não informado" without one).
  *
  * It prints its URLs and the environment lines the service needs, then runs until SIGINT/SIGTERM.
+ * `--timeout-after` and the client certificates' roots apply to the local SEFAZ too.
  * Its CA and keys are new at every start, so the CA file is rewritten each time.
  */
 import { Duration, Option } from "effect"
@@ -32,6 +35,7 @@ import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { icpBrasilRootPems, pemCertificates } from "../../src/credentials/IcpBrasilRoots.js"
 import { type RegisteredTaxpayer, startLocalAuthority } from "./LocalAuthority.js"
+import { startLocalSefaz } from "./LocalSefaz.js"
 
 const fail = (message: string): never => {
   process.stderr.write(`authority:local: ${message}\n`)
@@ -41,6 +45,7 @@ const fail = (message: string): never => {
 const { values } = parseArgs({
   options: {
     port: { type: "string" },
+    "sefaz-port": { type: "string" },
     host: { type: "string" },
     environment: { type: "string" },
     "ca-file": { type: "string" },
@@ -61,6 +66,10 @@ const portText = setting(values.port, "LOCAL_AUTHORITY_PORT") ?? "8443"
 const port = /^[0-9]{1,5}$/.test(portText) && Number(portText) <= 65535
   ? Number(portText)
   : fail(`port "${portText}" is not a TCP port`)
+const sefazPortText = setting(values["sefaz-port"], "LOCAL_SEFAZ_PORT") ?? (port === 0 ? "0" : String(port + 1))
+const sefazPort = /^[0-9]{1,5}$/.test(sefazPortText) && Number(sefazPortText) <= 65535
+  ? Number(sefazPortText)
+  : fail(`sefaz-port "${sefazPortText}" is not a TCP port`)
 const host = setting(values.host, "LOCAL_AUTHORITY_HOST") ?? "127.0.0.1"
 const environmentText = setting(values.environment, "LOCAL_AUTHORITY_ENVIRONMENT") ?? "2"
 const environment = environmentText === "1"
@@ -123,6 +132,16 @@ const authority = await startLocalAuthority({
 }).catch((error: unknown) =>
   fail(`cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
 )
+// The same throw-away CA issues both servers' certificates (LocalAuthorityKeys.ts): one CA file for both.
+const sefaz = await startLocalSefaz({
+  port: sefazPort,
+  host,
+  environment: environment === 1 ? "live" : "test",
+  timeoutAfterMs: Duration.toMillis(timeoutAfter),
+  clientRoots
+}).catch((error: unknown) =>
+  fail(`cannot listen on ${host}:${sefazPort}: ${error instanceof Error ? error.message : String(error)}`)
+)
 // Named by port: a second local authority never overwrites the CA a service trusts for the first.
 const caFile = resolve(caFileSetting ?? join(tmpdir(), `local-authority-${authority.port}-ca.pem`))
 // A fresh file of our own: a file or link someone else left at that path is replaced, never written through.
@@ -136,12 +155,16 @@ process.stdout.write(
     `Local SEFIN Nacional (tpAmb ${environment}, ${environment === 1 ? "production" : "produção restrita"}) listening`,
     `  SEFIN:   ${authority.url}`,
     `  DANFSe:  ${authority.danfseUrl}`,
+    `Local SEFAZ (NF-e and NFC-e 4.00, the same environment) listening`,
+    `  SEFAZ:   ${sefaz.origin}/ws/`,
     `  CA file: ${caFile}`,
     "",
     "Service environment:",
     `${prefix}_TARGET=sefin`,
     `${prefix}_URL=${authority.url}`,
     `${prefix}_DANFSE_URL=${authority.danfseUrl}`,
+    `${prefix}_GOODS_TARGET=sefaz`,
+    `${prefix}_SEFAZ_URL=${sefaz.origin}`,
     `${prefix}_CA_FILE=${caFile}`,
     "",
     "Stop with Ctrl-C.",
@@ -154,7 +177,7 @@ const stop = (signal: NodeJS.Signals) => {
   if (stopping) return
   stopping = true
   process.stdout.write(`${signal}: stopping\n`)
-  authority.close().then(
+  Promise.all([authority.close(), sefaz.close()]).then(
     () => process.exit(0),
     () => process.exit(1)
   )

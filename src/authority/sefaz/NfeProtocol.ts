@@ -122,10 +122,12 @@ export const lookupRequest = (environment: Environment, accessKey: string): stri
   "</consSitNFe>"
 
 export const NOT_FOUND = "217"
+/** A lookup's answer for a note authorized, then cancelled (its protocol still in the answer). */
+export const CANCELLED = "101"
 
 /**
- * `retConsSitNFe`: 100 with the note's protocol when it is authorized, 217 ("NF-e não consta na base
- * de dados da SEFAZ") when the authority never authorized it.
+ * `retConsSitNFe`: 100 with the note's protocol when it is authorized (101 once cancelled), 217
+ * ("NF-e não consta na base de dados da SEFAZ") when the authority never authorized it.
  */
 export const lookupAnswer = (
   environment: Environment,
@@ -133,13 +135,16 @@ export const lookupAnswer = (
   stateCode: string,
   at: Date,
   accessKey: string,
-  protocol: string | null
+  protocol: string | null,
+  cancelled = false
 ): string =>
   `${XML_DECLARATION}<retConsSitNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
   leaf("tpAmb", String(environmentCode(environment))) +
   leaf("verAplic", application) +
   (protocol === null
     ? leaf("cStat", NOT_FOUND) + leaf("xMotivo", "Rejeição: NF-e não consta na base de dados da SEFAZ")
+    : cancelled
+    ? leaf("cStat", CANCELLED) + leaf("xMotivo", "Cancelamento de NF-e homologado")
     : leaf("cStat", AUTHORIZED) + leaf("xMotivo", AUTHORIZED_REASON)) +
   leaf("cUF", stateCode) +
   leaf("dhRecbto", brasiliaDateTime(at)) +

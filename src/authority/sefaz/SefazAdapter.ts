@@ -13,6 +13,7 @@ import type { GoodsAuthority } from "../GoodsAuthority.js"
 import { makeSefinTransport } from "../sefin/SefinTransport.js"
 import { RequestNotSent, type TaxAuthority } from "../TaxAuthority.js"
 import { tenantIdentity } from "../TenantIdentity.js"
+import { loadCancellationSchemas } from "./NfeCancellation.js"
 import { loadNfeSchemas } from "./NfeXsd.js"
 import { addressesAt } from "./SefazAddresses.js"
 import { makeSefazClient } from "./SefazClient.js"
@@ -42,7 +43,7 @@ export const makeSefazAuthority = (
   Effect.gen(function*() {
     // The official schemas are checked before every send: without them the adapter must not start.
     yield* Effect.tryPromise({
-      try: loadNfeSchemas,
+      try: () => Promise.all([loadNfeSchemas(), loadCancellationSchemas()]),
       catch: (error) => new Error(`The NF-e schemas cannot be loaded: ${String(error)}`)
     }).pipe(Effect.orDie)
     const exchange = yield* makeSefinTransport(options.ca, "SEFAZ")
@@ -68,6 +69,10 @@ export const makeSefazAuthority = (
         ),
       lookup: (submission) =>
         Effect.flatMap(identityOf(submission.tenantId), (identity) => client.lookup(submission.note, identity)).pipe(
+          Effect.catchTag("NoteNotValid", notSent)
+        ),
+      cancel: (request) =>
+        Effect.flatMap(identityOf(request.tenantId), (identity) => client.cancel(request.note, request, identity)).pipe(
           Effect.catchTag("NoteNotValid", notSent)
         )
     } satisfies GoodsAuthority

@@ -12,14 +12,23 @@
  */
 import { Duration, Effect, Option, Redacted, Result } from "effect"
 import type { Environment } from "../../domain/Principal.js"
-import type { GoodsAuthorization } from "../GoodsAuthority.js"
+import type { GoodsAuthorization, GoodsCancellation } from "../GoodsAuthority.js"
 import type { ClientIdentity, Exchange } from "../sefin/SefinTransport.js"
 import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../TaxAuthority.js"
+import { signEnveloped } from "../xml/XmlSignature.js"
 import { parseXml } from "../xml/XmlText.js"
 import type { NfeModel } from "./NfeAccessKey.js"
 import {
+  cancellationEvent,
+  EVENT_DUPLICATE,
+  EVENT_REGISTERED,
+  eventBatch,
+  validateCancellation
+} from "./NfeCancellation.js"
+import {
   authorizationRequest,
   AUTHORIZED,
+  CANCELLED,
   IN_OPERATION,
   lookupRequest,
   NOT_FOUND,
@@ -29,7 +38,7 @@ import {
 import { NFE_NAMESPACE, type NfeInput } from "./NfeXml.js"
 import { sefazAddress, type SefazService } from "./SefazAddresses.js"
 import { soapContent, soapRequest } from "./SefazSoap.js"
-import { signedNote } from "./SignedNote.js"
+import { modelOf, NoteNotValid, signedNote } from "./SignedNote.js"
 
 /** What the authority needs of a goods document to authorize it: what its note is built from. */
 export type GoodsSubmission = NfeInput
@@ -47,6 +56,9 @@ export interface SefazClientOptions {
   /** Where a service of a state's authorizer answers; default the published addresses (SefazAddresses.ts). */
   readonly addressOf?: (model: NfeModel, state: string, environment: Environment, service: SefazService) => string
 }
+
+/** A batch's id (idLote, up to 15 digits), drawn from the document's id: the same at every attempt. */
+const batchIdOf = (documentId: string): string => documentId.replace(/[^0-9]/g, "").slice(-15) || "1"
 
 // The authorities' "paused" answers (108 short term, 109 without forecast): try again later.
 const PAUSED: ReadonlySet<string> = new Set(["108", "109"])
@@ -145,7 +157,8 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       (answer): Effect.Effect<Option.Option<GoodsAuthorization>, AuthorityUnavailable> => {
         const code = answer.texts("cStat")[0] ?? ""
         if (code === NOT_FOUND) return Effect.succeedNone
-        const authorization = code === AUTHORIZED
+        // A cancelled note (101) was authorized all the same: its protocol is in the answer.
+        const authorization = code === AUTHORIZED || code === CANCELLED
           ? authorizationOf(prepared.note, prepared.accessKey, answer)
           : undefined
         return authorization === undefined
@@ -176,7 +189,7 @@ export const makeSefazClient = (options: SefazClientOptions) => {
           identity,
           { ...prepared, environment: submission.environment },
           "NfeAutorizacao",
-          authorizationRequest(submission.documentId.replace(/[^0-9]/g, "").slice(-15) || "1", prepared.note)
+          authorizationRequest(batchIdOf(submission.documentId), prepared.note)
         ),
         (answer): Effect.Effect<GoodsAuthorization, AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> => {
           const reasons = answer.texts("xMotivo")
@@ -203,6 +216,72 @@ export const makeSefazClient = (options: SefazClientOptions) => {
         }
       ))
 
+  /**
+   * Registers the cancellation (event 110111) of an authorized note, signed with the tenant's key.
+   * The same event registered before (573, its first answer lost) counts as done.
+   */
+  const cancel = (
+    note: GoodsSubmission,
+    request: {
+      readonly accessKey: string
+      readonly protocol: string
+      readonly reason: string
+      readonly requestedAt: Date
+    },
+    identity: ClientIdentity
+  ): Effect.Effect<GoodsCancellation, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
+    Effect.suspend((): Effect.Effect<
+      GoodsCancellation,
+      NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
+    > => {
+      const event = signEnveloped(
+        cancellationEvent({ ...request, environment: note.environment, issuerTaxId: note.issuer.taxId }),
+        {
+          element: "nfeEvent",
+          privateKeyPem: Redacted.value(identity.privateKeyPem),
+          certificatePem: identity.certificatePem
+        }
+      )
+      const batch = eventBatch(batchIdOf(note.documentId), event)
+      const valid = validateCancellation("envEvento", batch)
+      if (Result.isFailure(valid)) {
+        return Effect.fail(
+          new NoteNotValid({
+            message: `the cancellation does not pass the event's schema: ${valid.failure.messages.join("; ")}`
+          })
+        )
+      }
+      const to = {
+        model: modelOf(note.request.type),
+        state: note.issuer.address.state,
+        environment: note.environment
+      }
+      return Effect.flatMap(
+        call(identity, to, "RecepcaoEvento", batch),
+        (answer): Effect.Effect<GoodsCancellation, AuthorityRejected | AuthorityUnavailable> => {
+          const [batchCode = "", eventCode] = answer.texts("cStat")
+          const reasons = answer.texts("xMotivo")
+          if (PAUSED.has(batchCode)) {
+            return Effect.fail(new AuthorityUnavailable({ message: `${batchCode} ${reasons[0] ?? ""}`.trim() }))
+          }
+          if (eventCode === undefined) {
+            return Effect.fail(
+              new AuthorityRejected({ code: batchCode, message: reasons[0] ?? "the batch was refused" })
+            )
+          }
+          if (EVENT_REGISTERED.has(eventCode)) {
+            const [registeredAt] = answer.texts("dhRegEvento")
+            return Effect.succeed({
+              protocol: answer.texts("nProt")[0] ?? null,
+              cancelledAt: new Date(registeredAt ?? Date.now())
+            })
+          }
+          if (eventCode === EVENT_DUPLICATE) return Effect.succeed({ protocol: null, cancelledAt: new Date() })
+          return Effect.fail(new AuthorityRejected({ code: eventCode, message: reasons[1] ?? "" }))
+        }
+      )
+    })
+
   /** Whether the authorizer of a state's notes of a model is in operation (107). */
   const status = (
     model: NfeModel,
@@ -219,5 +298,5 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       }
     )
 
-  return { prepare, submit, lookup, status }
+  return { prepare, submit, lookup, cancel, status }
 }

@@ -11,12 +11,29 @@
  *
  * The magic values of test mode work as in Simulator.ts, from the sale's `notes`: `simulate:reject`
  * is rejected (999), `simulate:unavailable` fails with 503 `unavailableTimes` times first,
- * `simulate:timeout` is authorized but the answer is lost (the caller times out; a lookup finds it).
+ * `simulate:timeout` is authorized but the answer is lost (the caller times out; a lookup finds it),
+ * `simulate:cancel-reject` has its cancellation refused as past its deadline (501).
+ *
+ * A cancellation (event 110111) is checked as a SEFAZ checks it (the note authorized, its protocol),
+ * built, signed and validated against the event's schema, and registered with a protocol of its own;
+ * the same cancellation again is done, not refused.
  */
 import { Clock, Duration, Effect, Option, Random, Result, Schema, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Environment } from "../../domain/Principal.js"
-import type { GoodsAuthority, GoodsAuthorization, GoodsSubmission } from "../GoodsAuthority.js"
+import type {
+  GoodsAuthority,
+  GoodsAuthorization,
+  GoodsCancellation,
+  GoodsCancellationRequest,
+  GoodsSubmission
+} from "../GoodsAuthority.js"
+import {
+  cancellationEvent,
+  eventBatch,
+  loadCancellationSchemas,
+  validateCancellation
+} from "../sefaz/NfeCancellation.js"
 import { AUTHORIZED, AUTHORIZED_REASON, processedNote, protocolElement } from "../sefaz/NfeProtocol.js"
 import { loadNfeSchemas } from "../sefaz/NfeXsd.js"
 import { reviewNote } from "../sefaz/NoteReview.js"
@@ -28,6 +45,7 @@ import {
   MagicValues,
   RequestNotSent
 } from "../TaxAuthority.js"
+import { signEnveloped } from "../xml/XmlSignature.js"
 import type { SimulatorOptions } from "./Simulator.js"
 import { remoteSide } from "./Simulator.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
@@ -59,7 +77,6 @@ export const makeGoodsSimulator = (
   options: SimulatorOptions
 ): Effect.Effect<GoodsAuthority, never, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
-    yield* Effect.promise(loadNfeSchemas)
     const repo = yield* SimulatorRepo.make
     const handle = remoteSide(yield* Effect.scope)
     const system = options.system
@@ -73,6 +90,9 @@ export const makeGoodsSimulator = (
     const travel = Duration.isGreaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
     const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
     const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
+    // libxml2 and the schemas cost ~160 MiB and a start-up pause: loaded by the first goods note, not at start.
+    const schemas = Effect.promise(() => Promise.all([loadNfeSchemas(), loadCancellationSchemas()]))
+
     const keyOf = (submission: GoodsSubmission) => ({
       system,
       tenantId: submission.tenantId,
@@ -166,6 +186,7 @@ export const makeGoodsSimulator = (
         "authority.system": system,
         "authority.submission_id": submission.submissionId
       })
+      yield* schemas
       yield* travel
       const answer = yield* handle(repo.inOwnTransaction(Effect.gen(function*() {
         const at = yield* now
@@ -203,12 +224,93 @@ export const makeGoodsSimulator = (
       })))
     })
 
+    /** What a cancellation does to the note's record: registered (or found registered), or refused with a SEFAZ code. */
+    const decideCancel = (request: GoodsCancellationRequest, current: Option.Option<SimulatorRecord>, at: Date) =>
+      Effect.gen(function*() {
+        const refuse = (code: string, reason: string) =>
+          Result.fail(new AuthorityRejected({ code, message: `Rejeição: ${reason}` }))
+        if (Option.isNone(current) || current.value.status === "received") {
+          return [Option.none<SimulatorRecord>(), refuse("217", "NF-e não consta na base de dados da SEFAZ")] as const
+        }
+        const record = current.value
+        if (record.status === "cancelled") {
+          // The same event again (its answer was lost): done, as the SEFAZ's duplicity of the event says.
+          return [
+            Option.none<SimulatorRecord>(),
+            Result.succeed({ protocol: null, cancelledAt: record.cancelledAt! })
+          ] as const
+        }
+        if (record.protocol !== request.protocol) {
+          return [
+            Option.none<SimulatorRecord>(),
+            refuse("222", "Protocolo de Autorização de Uso difere do cadastrado")
+          ] as const
+        }
+        if ((request.note.request.notes ?? "").includes(MagicValues.cancelReject)) {
+          return [
+            Option.some({ ...record, lastOutcome: "cancellation refused 501", updatedAt: at }),
+            refuse("501", "Prazo de cancelamento superior ao previsto na Legislação")
+          ] as const
+        }
+        const signer = simulatorSigner()
+        const batch = eventBatch(
+          "1",
+          signEnveloped(
+            cancellationEvent({
+              environment,
+              accessKey: request.accessKey,
+              issuerTaxId: request.note.issuer.taxId,
+              protocol: request.protocol,
+              reason: request.reason,
+              requestedAt: request.requestedAt
+            }),
+            { element: "nfeEvent", ...signer }
+          )
+        )
+        const valid = validateCancellation("envEvento", batch)
+        if (Result.isFailure(valid)) {
+          return [
+            Option.none<SimulatorRecord>(),
+            Result.fail(new RequestNotSent({ code: "note_not_valid", message: valid.failure.messages.join("; ") }))
+          ] as const
+        }
+        const protocol = yield* protocolFor(request.accessKey.slice(0, 2), at)
+        return [
+          Option.some({
+            ...record,
+            status: "cancelled" as const,
+            cancelledAt: at,
+            cancelProtocol: protocol,
+            cancelReason: request.reason,
+            lastOutcome: "cancelled",
+            updatedAt: at
+          }),
+          Result.succeed({ protocol, cancelledAt: at })
+        ] as const
+      })
+
+    const cancel: GoodsAuthority["cancel"] = Effect.fn("GoodsSimulator.cancel")(function*(request) {
+      yield* Effect.annotateCurrentSpan({ "authority.system": system, "authority.submission_id": request.submissionId })
+      yield* schemas
+      yield* travel
+      return yield* handle<GoodsCancellation, AuthorityRejected | AuthorityUnavailable | RequestNotSent>(
+        repo.inOwnTransaction(Effect.gen(function*() {
+          if (yield* randomFailure) return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          const at = yield* now
+          const [next, answer] = yield* decideCancel(request, yield* repo.lock(keyOf(request)), at)
+          if (Option.isSome(next)) yield* repo.save(next.value)
+          return answer
+        }))
+      )
+    })
+
     return {
       system,
       submissionIdOf: goodsSubmissionIdOf,
       // The simulator signs in its own name: it needs nothing of the tenant.
       requirementsFor: () => Effect.void,
       submit,
-      lookup
+      lookup,
+      cancel
     } satisfies GoodsAuthority
   })
