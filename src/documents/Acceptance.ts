@@ -32,12 +32,11 @@ import { TenantService } from "../tenants/TenantService.js"
 import type { NewAnyDocument, NewDocument } from "./Api.js"
 import {
   DocumentRepo,
-  toGoodsDocument,
-  toServiceDocument,
   type UnnumberedDocument,
   type UnnumberedGoodsDocument,
   type UnnumberedServiceDocument
 } from "./DocumentRepo.js"
+import { toGoodsDocument, toServiceDocument } from "./DocumentView.js"
 import { checkGoodsInvoice, goodsIssuerOf } from "./GoodsRules.js"
 import { Idempotency, type IdempotencyScope } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"

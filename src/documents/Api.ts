@@ -28,7 +28,7 @@ import {
   TenantSuspended
 } from "../domain/Errors.js"
 import { AnyDocument, UNKNOWN_DOCUMENT_TYPE } from "../domain/GoodsDocument.js"
-import { NewConsumerInvoice, NewProductInvoice } from "../domain/GoodsInvoice.js"
+import { NewConsumerInvoice, NewProductInvoice } from "../domain/GoodsPayloads.js"
 import { IbsCbs } from "../domain/IbsCbs.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
 import { trimmedString } from "../domain/Normalized.js"

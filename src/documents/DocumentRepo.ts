@@ -13,7 +13,6 @@ import { containsFolded } from "../db/TextSearch.js"
 import {
   AuthorityInfo,
   CancellationInfo,
-  Document,
   DocumentStatus,
   Intermediary,
   LastError,
@@ -25,19 +24,10 @@ import {
 } from "../domain/Document.js"
 import type { DocumentFilters } from "../domain/DocumentFilters.js"
 import { Conflict, IdempotencyConflict } from "../domain/Errors.js"
-import { goodsFigures } from "../domain/GoodsAmounts.js"
-import {
-  type AnyDocument,
-  GoodsAuthorityInfo,
-  GoodsContent,
-  GoodsDocument,
-  goodsTotalsView
-} from "../domain/GoodsDocument.js"
+import { GoodsAuthorityInfo, GoodsContent } from "../domain/GoodsDocument.js"
 import { GoodsInvoiceType } from "../domain/GoodsInvoice.js"
-import { withNoteIbsCbs } from "../domain/IbsCbsFigures.js"
 import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
-import { shownAmounts } from "../domain/NoteAmounts.js"
 import { Environment } from "../domain/Principal.js"
 import { TaxDetails } from "../domain/TaxContent.js"
 
@@ -105,103 +95,28 @@ export type StoredGoodsDocument = typeof StoredGoodsDocument.Type
 export const StoredDocument = Schema.Union([StoredServiceDocument, StoredGoodsDocument])
 export type StoredDocument = typeof StoredDocument.Type
 
-export const isServiceDocument = (stored: StoredDocument): stored is StoredServiceDocument =>
-  stored.type === "service_invoice"
-
-/** The one mapping from a stored service invoice to the API's. */
-export const toServiceDocument = (stored: StoredServiceDocument) =>
-  new Document({
-    id: stored.id,
-    environment: stored.environment,
-    type: stored.type,
-    status: stored.status,
-    reference: stored.reference,
-    series: stored.series,
-    number: stored.number,
-    issue_date: stored.issueDate,
-    taker: stored.taker,
-    intermediary: stored.intermediary,
-    service: stored.service,
-    amounts: withNoteIbsCbs(shownAmounts(stored.amounts, stored.authority?.amounts), stored.authority?.ibs_cbs),
-    tax: stored.tax,
-    currency: "BRL",
-    notes: stored.notes,
-    authority: stored.authority,
-    rejection: stored.rejection,
-    cancellation: stored.cancellation,
-    attempts: stored.attempts,
-    last_error: stored.lastError,
-    substitutes: stored.substitutes,
-    substituted_by: stored.substitutedBy,
-    substitution: stored.substitution,
-    taker_notification: stored.takerNotification,
-    created_at: stored.createdAt,
-    updated_at: stored.updatedAt
-  })
-
-/** The one mapping from a stored goods invoice to the API's: the sale as asked, with the totals it comes to. */
-export const toGoodsDocument = (stored: StoredGoodsDocument) =>
-  new GoodsDocument({
-    id: stored.id,
-    environment: stored.environment,
-    type: stored.type,
-    status: stored.status,
-    reference: stored.reference,
-    series: stored.series,
-    number: stored.number,
-    issue_date: stored.issueDate,
-    ...stored.goods.sale,
-    totals: goodsTotalsView(goodsFigures({ type: stored.type, ...stored.goods.sale }).totals),
-    currency: "BRL",
-    authority: stored.authority,
-    rejection: stored.rejection,
-    cancellation: stored.cancellation,
-    attempts: stored.attempts,
-    last_error: stored.lastError,
-    created_at: stored.createdAt,
-    updated_at: stored.updatedAt
-  })
-
-/** The one mapping from a stored document to the API's. */
-export const toDocument = (stored: StoredDocument): AnyDocument =>
-  isServiceDocument(stored) ? toServiceDocument(stored) : toGoodsDocument(stored)
-
-/** A new document before the database numbers it (and so completes its submission id). */
-export type UnnumberedServiceDocument =
-  & Omit<
-    StoredServiceDocument,
-    | "number"
-    | "submissionId"
-    | "authority"
-    | "rejection"
-    | "cancellation"
-    | "attempts"
-    | "lastError"
-    | "substitutes"
-    | "substitutedBy"
-    | "substitution"
-    | "takerNotification"
-  >
-  & {
-    /** A substitute: the document it replaces and why (absent for any other document). */
-    readonly substitutes?: DocumentId | undefined
-    readonly substitution?: SubstitutionInfo | undefined
-  }
-
-export type UnnumberedGoodsDocument = Omit<
-  StoredGoodsDocument,
+/** What a document has only once it is numbered and on its way: its number, and the authority's and the worker's. */
+type Unsettled =
   | "number"
   | "submissionId"
   | "authority"
   | "rejection"
+  | "cancellation"
   | "attempts"
   | "lastError"
-  | "cancellation"
   | "substitutes"
   | "substitutedBy"
   | "substitution"
   | "takerNotification"
->
+
+/** A new document before the database numbers it (and so completes its submission id). */
+export type UnnumberedServiceDocument = Omit<StoredServiceDocument, Unsettled> & {
+  /** A substitute: the document it replaces and why (absent for any other document). */
+  readonly substitutes?: DocumentId | undefined
+  readonly substitution?: SubstitutionInfo | undefined
+}
+
+export type UnnumberedGoodsDocument = Omit<StoredGoodsDocument, Unsettled>
 
 export type UnnumberedDocument = UnnumberedServiceDocument | UnnumberedGoodsDocument
 
@@ -366,6 +281,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
           sql`tenant_id = ${tenantId}`,
           sql`environment = ${environment}`,
           ...(filters.status ? [sql`status = ${filters.status}`] : []),
+          ...(filters.type ? [sql`type = ${filters.type}`] : []),
           ...(filters.reference ? [sql`reference = ${filters.reference}`] : []),
           ...(filters.takerTaxId ? [sql`taker->>'tax_id' = ${filters.takerTaxId}`] : []),
           ...(filters.takerName ? [containsFolded(sql, sql`taker->>'name'`, filters.takerName)] : []),

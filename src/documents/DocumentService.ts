@@ -6,7 +6,7 @@
 import { Array as Arr, Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
 import { TaxAuthorities } from "../authority/TaxAuthority.js"
-import { makeTransaction, Transaction } from "../db/Repository.js"
+import { Transaction } from "../db/Repository.js"
 import type { ListDocumentsParams } from "../domain/DocumentListParams.js"
 import {
   Conflict,
@@ -25,7 +25,6 @@ import type { DocumentId, TenantId } from "../domain/Ids.js"
 import { cursorOf, pageSize, toPage } from "../domain/Pagination.js"
 import { listedEnvironments, type TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
-import { currentTraceparent } from "../telemetry/TraceContext.js"
 import { TenantService } from "../tenants/TenantService.js"
 import {
   DocumentJson,
@@ -34,8 +33,10 @@ import {
   makeAcceptance,
   type SubstitutionRequest
 } from "./Acceptance.js"
-import type { CancelDocument, NewAnyDocument, NewDocument } from "./Api.js"
-import { DocumentRepo, isServiceDocument, toDocument } from "./DocumentRepo.js"
+import type { NewAnyDocument, NewDocument } from "./Api.js"
+import { makeCancellation } from "./Cancellation.js"
+import { DocumentRepo } from "./DocumentRepo.js"
+import { isServiceDocument, toDocument } from "./DocumentView.js"
 import { goodsNoteOf } from "./GoodsNotes.js"
 import { Idempotency, type IdempotencyScope, requestHash } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
@@ -44,9 +45,6 @@ import { NoteFileRepo } from "./NoteFileRepo.js"
 export type { Issuer } from "./Acceptance.js"
 
 const DAY_MS = 24 * 60 * 60 * 1000
-
-/** The national system's refusal of a cancellation past its deadline, after which only the analysis (e101103) remains. */
-const CANCELLATION_DEADLINE_PASSED = "E0822"
 
 /** The UTC day (YYYY-MM-DD) `days` days after the UTC midnight `from`. */
 const utcDay = (from: Date, days: number) => new Date(from.getTime() + days * DAY_MS).toISOString().slice(0, 10)
@@ -74,13 +72,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
   make: Effect.gen(function*() {
     const repo = yield* DocumentRepo
     const files = yield* NoteFileRepo
-    const inTransaction = yield* makeTransaction
     const idempotency = yield* Idempotency
-    const jobs = yield* IssuanceQueue
-    const tenants = yield* TenantService
     const authorities = yield* TaxAuthorities
     const goodsAuthorities = yield* GoodsAuthorities
     const { accept } = yield* makeAcceptance
+    const { cancel } = yield* makeCancellation
 
     /** Replays a stored outcome: the original success, or the original contract error. */
     const replay = (status: number, body: unknown) =>
@@ -228,6 +224,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           limit: pageSize(params.limit),
           cursor,
           status: params.status,
+          type: params.type,
           reference: params.reference,
           takerTaxId: params.taker_tax_id,
           takerName: params.taker_name,
@@ -262,72 +259,6 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
           return { date, ...(counts.get(date) ?? { live: 0, test: 0 }) }
         })
       }
-    })
-
-    /** The same for a key and a member's session: what happens next depends on the document's environment only. */
-    const cancel = Effect.fn("DocumentService.cancel")(function*(
-      access: TenantReach,
-      id: DocumentId,
-      request: CancelDocument
-    ) {
-      const analysis = request.analysis === true
-      const document = yield* Effect.gen(function*() {
-        const found = yield* repo.findForUpdate(access.tenantId, access.environment, id)
-        if (Option.isNone(found)) return yield* new NotFound({ message: "No such document." })
-        const row = found.value
-        if (!isServiceDocument(row) && analysis) {
-          return yield* new InvalidState({
-            message:
-              "An analysis request (analysis: true) is for service invoices; a goods invoice is cancelled plainly."
-          })
-        }
-        if (row.status !== "authorized") {
-          return yield* new InvalidState({
-            message: `Only an authorized document can be cancelled; this one is ${row.status}.`
-          })
-        }
-        // The analysis is for what the issuer can no longer cancel itself: after the deadline's refusal.
-        if (analysis && row.cancellation?.error?.code !== CANCELLATION_DEADLINE_PASSED) {
-          return yield* new InvalidState({
-            message: "An analysis request (analysis: true) is for a note whose cancellation was refused because its " +
-              `deadline passed (cancellation.error.code ${CANCELLATION_DEADLINE_PASSED}); cancel it plainly first.`
-          })
-        }
-        const at = yield* now
-        // What the authority would refuse in the request is a 400 now, not a failed cancellation later.
-        const tenant = yield* tenants.issuer(access.tenantId)
-        if (Option.isSome(tenant) && isServiceDocument(row)) {
-          yield* authorities.for(row.environment).cancellationRequirementsFor({
-            tenantId: row.tenantId,
-            submissionId: row.submissionId,
-            environment: row.environment,
-            issuerTaxId: tenant.value.taxId,
-            accessKey: row.authority!.access_key,
-            reasonCode: request.reason_code,
-            reason: request.reason,
-            requestedAt: at,
-            analysis
-          })
-        }
-        const cancellation = {
-          reason_code: request.reason_code,
-          ...(analysis ? { analysis } : {}),
-          reason: request.reason,
-          requested_at: at,
-          cancelled_at: null,
-          protocol: null,
-          error: null
-        }
-        yield* repo.update(row.id, { status: "cancel_requested", cancellation }, at)
-        yield* jobs.enqueue([{
-          documentId: row.id,
-          tenantId: row.tenantId,
-          kind: "cancel",
-          traceparent: yield* currentTraceparent
-        }])
-        return toDocument({ ...row, status: "cancel_requested", cancellation, updatedAt: at })
-      }).pipe(inTransaction)
-      return document
     })
 
     /** A document of the reader's tenant: in the key's environment, or in either for a member's session. */

@@ -204,15 +204,9 @@ const itemRefusals = (
     }
   }
   refusals.push(...pisCofinsRefusals(item.pis, [...at, "pis"]), ...pisCofinsRefusals(item.cofins, [...at, "cofins"]))
-  // The value first: an amount beyond what the API takes (and the note's 13 integer digits of reais)
-  // would make the figures below meaningless.
-  if (itemValue(item) > MAX_CENTAVOS) {
-    refusals.push({
-      path: [...at, "quantity"],
-      message: `quantity × unit price comes to more than ${MAX_CENTAVOS} centavos, the most an amount may be`
-    })
-    return refusals
-  }
+  // Beyond what the API takes (and the note's 13 digits of reais), the figures below mean nothing.
+  const tooLarge = { path: [...at, "quantity"], message: `quantity × unit price exceeds ${MAX_CENTAVOS} centavos` }
+  if (itemValue(item) > MAX_CENTAVOS) return [...refusals, tooLarge]
   if (itemFigures(item, false).operation < 0) {
     refusals.push({
       path: [...at, "discount"],
@@ -357,8 +351,7 @@ const paymentRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
   }
   const total = goodsFigures(request).totals.total
   if (total > MAX_CENTAVOS) {
-    refusals.push({ path: ["items"], message: `the note's total is more than ${MAX_CENTAVOS} centavos` })
-    return refusals
+    return [...refusals, { path: ["items"], message: `the total exceeds ${MAX_CENTAVOS} centavos` }]
   }
   if (payments.some((payment) => payment.method === "none")) return refusals
   const paid = payments.reduce((sum, payment) => sum + payment.amount, 0)

@@ -37,6 +37,17 @@ export type IssuanceOutcome = Data.TaggedEnum<{
 }>
 export const IssuanceOutcome = Data.taggedEnum<IssuanceOutcome>()
 
+/** A request that never left (no usable certificate, a note our schema check refused). */
+export const notSentOutcome = (error: { readonly code: string; readonly message: string }) =>
+  IssuanceOutcome.NotSent({ code: error.code, message: error.message })
+
+/** No answer, or the authority unavailable: worth asking again. */
+export const transientOutcome = (error: { readonly _tag: string; readonly message: string }) =>
+  IssuanceOutcome.Transient({
+    code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
+    message: error.message
+  })
+
 /** What to write for an outcome. */
 export type IssuanceDecision = Data.TaggedEnum<{
   /**

@@ -1,18 +1,17 @@
 /**
- * The issuance pipeline (SPEC §6–7): handles one claimed job of the IssuanceQueue — a document's
- * submission or cancellation — and records its outcome. The queue (src/queue/) does the claiming,
- * leasing, fencing and waking; this module only talks to the authority and writes what it said, as
- * IssuanceDecision says it must be written.
+ * The issuance pipeline (SPEC §6–7): handles one claimed job of the IssuanceQueue (a document's
+ * submission or cancellation) and records its outcome. The queue (src/queue/) claims, leases, fences
+ * and wakes; this module talks to the authority and writes what it said, as IssuanceDecision says.
  *
- * The authority is called outside any transaction; the outcome is written in one transaction
- * together with the job's completion and the event it causes, only while this worker still holds
- * the job's lease (a worker that lost it writes nothing: the job's new owner reconciles).
+ * The authority is called outside any transaction; the outcome is written with the job's completion
+ * and the event it causes, only while this worker holds the job's lease (a worker that lost it
+ * writes nothing: the job's new owner reconciles).
  *
  * Never issue twice: a job's attempts are counted when it is claimed, so any attempt after the
  * first (a retry, or a retake after a crash mid-call) first asks the authority, by the document's
  * deterministic submission id, whether it already authorized it, and adopts that authorization.
- * Transient failures are retried on the retry Schedule within a bounded window; rejections are
- * final.
+ * Transient failures are retried within a bounded window; rejections are final. Goods invoices'
+ * calls are GoodsIssuance.ts's.
  */
 import { Array as Arr, Effect, Layer, Metric, Option } from "effect"
 import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
@@ -36,17 +35,17 @@ import { LeaseLost } from "../queue/LeasedQueue.js"
 import { makeWorker, runWorker } from "../queue/Worker.js"
 import { documents as documentsMetric } from "../telemetry/Metrics.js"
 import { TenantService } from "../tenants/TenantService.js"
+import { type DocumentChange, DocumentRepo, type StoredDocument, type StoredServiceDocument } from "./DocumentRepo.js"
+import { isServiceDocument, toDocument } from "./DocumentView.js"
+import { makeGoodsIssuance } from "./GoodsIssuance.js"
 import {
-  type DocumentChange,
-  DocumentRepo,
-  isServiceDocument,
-  type StoredDocument,
-  type StoredGoodsDocument,
-  type StoredServiceDocument,
-  toDocument
-} from "./DocumentRepo.js"
-import { goodsNoteOf } from "./GoodsNotes.js"
-import { decideIssuance, type IssuanceDecision, type IssuanceFacts, IssuanceOutcome } from "./IssuanceDecision.js"
+  decideIssuance,
+  type IssuanceDecision,
+  type IssuanceFacts,
+  IssuanceOutcome,
+  notSentOutcome,
+  transientOutcome
+} from "./IssuanceDecision.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 
 /** The events that mean a document reached a status of its own (a failed cancellation leaves it authorized). */
@@ -75,7 +74,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const events = yield* EventLog
   const outbox = yield* Outbox
   const authorities = yield* TaxAuthorities
-  const goodsAuthorities = yield* GoodsAuthorities
+  const goods = makeGoodsIssuance(yield* GoodsAuthorities)
   const schedule = exponentialBackoff(config.retry)
 
   /**
@@ -185,14 +184,9 @@ export const makeIssuanceWorker = Effect.gen(function*() {
 
   const authorized = (authorization: Authorization) => IssuanceOutcome.Authorized({ authorization })
 
-  const notSent = (error: RequestNotSent) =>
-    Effect.succeed(IssuanceOutcome.NotSent({ code: error.code, message: error.message }))
-
+  const notSent = (error: RequestNotSent) => Effect.succeed(notSentOutcome(error))
   const transient = (error: { readonly _tag: string; readonly message: string }) =>
-    Effect.succeed(IssuanceOutcome.Transient({
-      code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
-      message: error.message
-    }))
+    Effect.succeed(transientOutcome(error))
 
   const submit = (
     job: IssuanceJob,
@@ -234,63 +228,6 @@ export const makeIssuanceWorker = Effect.gen(function*() {
         AuthorityTimeout: transient
       })
     )
-
-  /**
-   * A goods note's submission, as a service note's: any attempt after the first asks the state
-   * authority about the note's key first and adopts its authorization (never a second note).
-   */
-  const submitGoods = (job: IssuanceJob, row: StoredGoodsDocument) => {
-    const authority = goodsAuthorities.for(row.environment)
-    const submission = { ...submissionOf(row), note: goodsNoteOf(row) }
-    return Effect.gen(function*() {
-      if (job.attempts > 1) {
-        const found = yield* authority.lookup(submission).pipe(
-          Effect.catchTag("RequestNotSent", (error) =>
-            Effect.fail(
-              new AuthorityUnavailable({
-                message: `Whether the previous attempt was authorized cannot be checked: ${error.message}`
-              })
-            ))
-        )
-        if (Option.isSome(found)) return IssuanceOutcome.GoodsAuthorized({ authorization: found.value })
-      }
-      return IssuanceOutcome.GoodsAuthorized({ authorization: yield* authority.submit(submission) })
-    }).pipe(
-      Effect.catchTags({
-        RequestNotSent: notSent,
-        AuthorityRejected: (rejected) =>
-          Effect.succeed(IssuanceOutcome.Rejected({ code: rejected.code, message: rejected.message })),
-        AuthorityUnavailable: transient,
-        AuthorityTimeout: transient
-      })
-    )
-  }
-
-  /**
-   * A goods note's cancellation (event 110111). A retry sends the same event: the authority's
-   * "already registered" is the adapter's success, so nothing is cancelled twice or left undone.
-   */
-  const cancelGoods = (row: StoredGoodsDocument) => {
-    const cancellation = row.cancellation!
-    const authority = row.authority!
-    return goodsAuthorities.for(row.environment).cancel({
-      ...submissionOf(row),
-      note: goodsNoteOf(row),
-      accessKey: authority.access_key,
-      protocol: authority.protocol,
-      reason: cancellation.reason,
-      requestedAt: cancellation.requested_at
-    }).pipe(
-      Effect.map((result) => IssuanceOutcome.Cancelled({ protocol: result.protocol, cancelledAt: result.cancelledAt })),
-      Effect.catchTags({
-        AuthorityRejected: (refused) =>
-          Effect.succeed(IssuanceOutcome.CancellationRefused({ code: refused.code, message: refused.message })),
-        RequestNotSent: notSent,
-        AuthorityUnavailable: transient,
-        AuthorityTimeout: transient
-      })
-    )
-  }
 
   /** Whether the municipality decided the note's analysis request; any failure to ask is asked again later. */
   const awaitAnalysis = (row: StoredDocument, authority: TaxAuthority) =>
@@ -387,7 +324,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const tenant = issuers.get(row.tenantId)
       if (tenant === undefined) return yield* Effect.die(`document ${row.id} has no tenant`)
       if (!isServiceDocument(row)) {
-        const outcome = job.kind === "submit" ? yield* submitGoods(job, row) : yield* cancelGoods(row)
+        const outcome = job.kind === "submit" ? yield* goods.submit(job, row) : yield* goods.cancel(row)
         return Option.some({ document: row, noteMailEnabled: false, outcome })
       }
       const authority = authorities.for(row.environment)

@@ -11,8 +11,9 @@ import type { Tenant } from "../domain/Tenant.js"
 import { type ComposedNoteMail, NoteMailSource, NoteMailUnavailable, type NoteMailWithheld } from "../mail/NoteMail.js"
 import { oneLine } from "../mail/NoteTemplates.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { DocumentRepo, isServiceDocument, type StoredDocument } from "./DocumentRepo.js"
+import { DocumentRepo, type StoredDocument } from "./DocumentRepo.js"
 import { DocumentService } from "./DocumentService.js"
+import { isServiceDocument } from "./DocumentView.js"
 import { TakerNotificationRepo } from "./TakerNotificationRepo.js"
 
 export const NoteMailSourceLive = Layer.effect(

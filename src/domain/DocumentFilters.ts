@@ -1,4 +1,5 @@
 import type { DocumentStatus } from "./Document.js"
+import type { DocumentType } from "./GoodsDocument.js"
 import type { Cursor } from "./Pagination.js"
 
 /** What a page of a tenant's documents is narrowed by (SPEC §6's list filters), every one optional. */
@@ -6,10 +7,11 @@ export interface DocumentFilters {
   readonly limit: number
   readonly cursor?: Cursor | undefined
   readonly status?: DocumentStatus | undefined
+  readonly type?: DocumentType | undefined
   readonly reference?: string | undefined
   readonly createdGte?: Date | undefined
   readonly createdLt?: Date | undefined
-  /** A normalized CPF or CNPJ, matched exactly. */
+  /** A service invoice's taker's normalized CPF or CNPJ, matched exactly. */
   readonly takerTaxId?: string | undefined
   /** A part of the taker's name, matched ignoring case and accents. */
   readonly takerName?: string | undefined

@@ -5,6 +5,7 @@
 import { Schema, SchemaTransformation } from "effect"
 import { omittedFromJsonSchema } from "./Described.js"
 import { boundedText, DocumentStatus, Series } from "./Document.js"
+import { DocumentType } from "./GoodsDocument.js"
 import { IdOf } from "./Ids.js"
 import { endingBeforeDescription, oneCursor, PageLimit } from "./Pagination.js"
 import { Environment } from "./Principal.js"
@@ -28,6 +29,10 @@ const listDocumentsFields = {
   starting_after: Schema.optionalKey(IdOf("document")),
   ending_before: Schema.optionalKey(IdOf("document").annotate({ description: endingBeforeDescription })),
   status: Schema.optionalKey(DocumentStatus),
+  type: Schema.optionalKey(DocumentType.annotate({
+    description: "Only documents of this type: `service_invoice` (NFS-e), `product_invoice` (NF-e) or " +
+      "`consumer_invoice` (NFC-e)."
+  })),
   reference: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(100))),
   created_gte: Schema.optionalKey(Timestamp),
   created_lt: Schema.optionalKey(Timestamp),

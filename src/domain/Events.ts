@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { Document } from "./Document.js"
+import { AnyDocument } from "./GoodsDocument.js"
 import { TenantId } from "./Ids.js"
 import { Environment } from "./Principal.js"
 import { TaxIdStatus } from "./Tenant.js"
@@ -86,13 +87,13 @@ export const TaxIdStatusChangeObject = Schema.Struct({
   changed_at: Schema.String.annotate({ description: "RFC 3339 time of the change.", format: "date-time" })
 }).annotate({ identifier: "TaxIdStatusChange" })
 
-/** The `data.object` of each event type. */
+/** The `data.object` of each event type: a document of any type, but for what only service invoices have. */
 const eventObjects = {
-  "document.authorized": Document,
-  "document.rejected": Document,
-  "document.failed": Document,
-  "document.cancelled": Document,
-  "document.cancellation_failed": Document,
+  "document.authorized": AnyDocument,
+  "document.rejected": AnyDocument,
+  "document.failed": AnyDocument,
+  "document.cancelled": AnyDocument,
+  "document.cancellation_failed": AnyDocument,
   "document.cancellation_in_analysis": Document,
   "document.substituted": Document,
   "api_key.exposed": ApiKeyExposureObject,

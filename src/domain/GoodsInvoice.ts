@@ -11,7 +11,6 @@
 import { Schema } from "effect"
 import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
-import { consumerInvoiceExample, productInvoiceExample } from "./GoodsExamples.js"
 import { Centavos } from "./Money.js"
 import { type Crt, type RegistrationAddress, Uf } from "./Registration.js"
 import { PIS_COFINS_CSTS } from "./TaxContent.js"
@@ -309,7 +308,7 @@ export const Presence = Schema.Literals([
 })
 
 /** The sale of a goods invoice: everything but its kind, reference and series (the emitter is the tenant). */
-const saleFields = {
+export const saleFields = {
   operation_nature: Schema.optionalKey(
     boundedText(60).pipe(described({
       description: "What the operation is (`natOp`); default \"Venda de mercadoria\"."
@@ -347,7 +346,7 @@ export const GoodsSale = Schema.Struct(saleFields).annotate({
 })
 export type GoodsSale = typeof GoodsSale.Type
 
-const numberingFields = {
+export const numberingFields = {
   reference: Schema.optionalKey(
     boundedText(100).pipe(described({
       description: "Your own id of the sale, unique per tenant and environment (across every type of document). " +
@@ -376,35 +375,6 @@ export const GoodsInvoiceRequest = Schema.Struct({
   description: "A goods invoice to issue: an NF-e (`product_invoice`) or an NFC-e (`consumer_invoice`)."
 })
 
-/**
- * The API's payloads, one per type: a single literal `type` lets a union of payloads pick its
- * member by the type alone, so a body's issues are those of the document it says it is.
- */
-export const NewProductInvoice = Schema.Struct({
-  type: Schema.Literal("product_invoice").annotate({
-    description: "A product invoice, NF-e (model 55): for any buyer, a company or a person."
-  }),
-  ...numberingFields,
-  ...saleFields
-}).annotate({
-  identifier: "NewProductInvoice",
-  description: "An NF-e (model 55) to issue: the sale (recipient, items and their taxes, freight, payments); the " +
-    "emitter is the tenant's registration. The example is an emitter's in São Paulo.",
-  examples: [productInvoiceExample]
-})
-
-export const NewConsumerInvoice = Schema.Struct({
-  type: Schema.Literal("consumer_invoice").annotate({
-    description: "A consumer invoice, NFC-e (model 65): a retail sale to a consumer at the counter or delivered."
-  }),
-  ...numberingFields,
-  ...saleFields
-}).annotate({
-  identifier: "NewConsumerInvoice",
-  description: "An NFC-e (model 65) to issue: the sale to a final consumer (who may stay unnamed), its items and " +
-    "payments; the emitter is the tenant's registration. The example is an emitter's in São Paulo.",
-  examples: [consumerInvoiceExample]
-})
 export type GoodsInvoiceRequest = typeof GoodsInvoiceRequest.Type
 
 /** The emitter (`emit`): the tenant, as its registration declares it. */

@@ -1,8 +1,10 @@
 /**
  * Goods invoices in the dashboard, in a real browser: an NF-e and an NFC-e issued by a backend
- * appear in the documents list beside a service invoice, each with its type, recipient and total;
+ * appear in the documents list beside a service invoice, each with its type, recipient and total,
+ * and the list filters by type;
  * an NFC-e's detail shows its items, totals and the authority's 44-character key, downloads its
- * XML, and offers no PDF yet (it says so), in English on a desktop and Portuguese on a phone.
+ * XML, offers no PDF yet (it says so), and is cancelled from the dashboard, in English on a desktop;
+ * an NF-e in Portuguese on a phone.
  */
 import { Duration } from "effect"
 import { readFileSync } from "node:fs"
@@ -85,6 +87,11 @@ describe.runIf(hasChromium)("dashboard goods documents", () => {
     expect(await nfceRow.textContent()).toContain("NFC-e (consumer)")
     // An NFC-e to an unnamed consumer; vNF 250,00 − 6,31 of change = 243,69.
     expect(await nfceRow.textContent()).toContain("R$243.69")
+    // The type filter narrows the list to the NF-e.
+    await page.locator("form.filters").getByLabel("Type").selectOption("product_invoice")
+    await page.locator("form.filters").getByRole("button", { name: "Apply filters" }).click()
+    await expect.poll(() => rows.count()).toBe(1)
+    expect(await rows.first().textContent()).toContain(productInvoiceExample.reference)
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("goods-documents-list")
     expect(problems()).toEqual([])
@@ -115,6 +122,34 @@ describe.runIf(hasChromium)("dashboard goods documents", () => {
     expect(xml).toContain(`<chNFe>${nfce.authority!.access_key}</chNFe>`)
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("goods-document-detail")
+    expect(problems()).toEqual([])
+  })
+
+  it("cancels an NFC-e from its detail: the explanation only, then cancelled with the event's protocol", async () => {
+    const { page, problems } = await run.open()
+    await signInPage(page, person)
+    await page.goto(`${run.base}/#/documents/${nfce.id}`)
+    await page.getByRole("heading", { level: 1, name: `Document no. ${nfce.number}, series ${nfce.series}` }).waitFor()
+    await page.getByRole("button", { name: "Cancel document" }).click()
+    const dialog = page.getByRole("dialog", { name: `Cancel document no. ${nfce.number}` })
+    // A goods invoice's event has no reason code: the dialog asks for the explanation only.
+    expect(await dialog.getByLabel("Reason").count()).toBe(0)
+    const reason = "Venda registrada em duplicidade no caixa."
+    await dialog.getByLabel("Explanation").fill(reason)
+    await dialog.getByRole("button", { name: "Request cancellation" }).click()
+    await dialog.waitFor({ state: "hidden" })
+    const status = page.locator("dl.facts").first().locator(".badge").first()
+    await expect.poll(async () => {
+      const refresh = page.getByRole("button", { name: "Refresh" })
+      if (await refresh.isEnabled()) await refresh.click()
+      return status.textContent()
+    }, { timeout: 15_000 }).toBe("cancelled")
+    const server = await run.api(keyToken).documents.getForKey({ params: { docId: nfce.id } })
+    expect(server.status).toBe("cancelled")
+    expect(server.type !== "service_invoice" && server.cancellation?.reason).toBe(reason)
+    const text = await page.locator("main").textContent()
+    expect(text).toContain("cancellation by the issuer (event 110111)")
+    expect(text).toContain(reason)
     expect(problems()).toEqual([])
   })
 

@@ -207,6 +207,11 @@ for (const database of testDatabases) {
         const list = yield* rawRequest("GET", "/v1/documents?limit=10", { token: t.token })
         const types = (field(list.json, "data") as Array<unknown>).map((item) => field(item, "type"))
         expect(types.sort()).toEqual(["consumer_invoice", "product_invoice", "product_invoice", "service_invoice"])
+        // …and the list filters by type.
+        const onlyNfce = yield* rawRequest("GET", "/v1/documents?type=consumer_invoice", { token: t.token })
+        expect((field(onlyNfce.json, "data") as Array<unknown>).map((item) => field(item, "id"))).toEqual([nfce.id])
+        const unknownType = yield* rawRequest("GET", "/v1/documents?type=freight_invoice", { token: t.token })
+        expectError(unknownType, 400, "invalid_request")
       }))
 
     it.effect("an emitter without a state registration or tax regime is 422 registration_incomplete, nothing taken", () =>

@@ -9,7 +9,7 @@ import { useState } from "preact/hooks"
 import { formatDateTime, texts, useLang, useTexts } from "../i18n.js"
 import { Badge, Dialog, ErrorNotice, useAction } from "../ui.js"
 import { useWorkspace } from "../workspace.js"
-import type { AnyDocument, Document } from "./DocumentTexts.js"
+import type { AnyDocument } from "./DocumentTexts.js"
 
 type ReasonCode = "issue_error" | "service_not_provided" | "other"
 
@@ -25,6 +25,7 @@ const text = texts({
     requestKind: "Request",
     kindPlain: "cancellation by the issuer (e101101)",
     kindAnalysis: "analysis by the municipality (e101103)",
+    kindGoods: "cancellation by the issuer (event 110111)",
     reasonCode: "Reason",
     reason: "Explanation",
     cancelState: "State",
@@ -62,6 +63,7 @@ const text = texts({
     requestKind: "Pedido",
     kindPlain: "cancelamento pelo emitente (e101101)",
     kindAnalysis: "análise fiscal pelo município (e101103)",
+    kindGoods: "cancelamento pelo emitente (evento 110111)",
     reasonCode: "Motivo",
     reason: "Justificativa",
     cancelState: "Andamento",
@@ -106,7 +108,7 @@ const Fact = ({ label, children }: { readonly label: string; readonly children: 
 
 /** The cancellation's facts, then what may be asked next: a cancellation, or its analysis after E0822. */
 export const CancellationSection = ({ document, onCancelled }: {
-  readonly document: Document
+  readonly document: AnyDocument
   readonly onCancelled: (document: AnyDocument) => void
 }) => {
   const t = useTexts(text)
@@ -130,8 +132,16 @@ export const CancellationSection = ({ document, onCancelled }: {
                 ? <Badge tone="warn">{t("cancelInAnalysis")}</Badge>
                 : <Badge tone="warn">{t("cancelPending")}</Badge>}
             </Fact>
-            <Fact label={t("requestKind")}>{cancellation.analysis === true ? t("kindAnalysis") : t("kindPlain")}</Fact>
-            <Fact label={t("reasonCode")}>{t(`reason_${cancellation.reason_code}`)}</Fact>
+            <Fact label={t("requestKind")}>
+              {document.type !== "service_invoice"
+                ? t("kindGoods")
+                : cancellation.analysis === true
+                ? t("kindAnalysis")
+                : t("kindPlain")}
+            </Fact>
+            {document.type === "service_invoice" && (
+              <Fact label={t("reasonCode")}>{t(`reason_${cancellation.reason_code}`)}</Fact>
+            )}
             <Fact label={t("reason")}>{cancellation.reason}</Fact>
             <Fact label={t("requestedAt")}>{formatDateTime(cancellation.requested_at, lang)}</Fact>
             {cancellation.cancelled_at !== null && (
@@ -192,7 +202,7 @@ export const CancellationSection = ({ document, onCancelled }: {
 
 /** The reason, asked before anything is sent; `analysis` asks for the municipality's analysis instead. */
 const CancelDialog = ({ document, analysis, onClose, onCancelled }: {
-  readonly document: Document
+  readonly document: AnyDocument
   readonly analysis: boolean
   readonly onClose: () => void
   readonly onCancelled: (document: AnyDocument) => void
@@ -200,7 +210,9 @@ const CancelDialog = ({ document, analysis, onClose, onCancelled }: {
   const t = useTexts(text)
   const { api, tenant } = useWorkspace()
   const action = useAction()
-  const [reasonCode, setReasonCode] = useState<ReasonCode>(document.cancellation?.reason_code ?? "issue_error")
+  const [reasonCode, setReasonCode] = useState<ReasonCode>(
+    document.cancellation?.reason_code ?? (document.type === "service_invoice" ? "issue_error" : "other")
+  )
   const [reason, setReason] = useState(analysis ? document.cancellation?.reason ?? "" : "")
   const [tried, setTried] = useState(false)
   // The API trims the reason before counting it.
@@ -225,12 +237,15 @@ const CancelDialog = ({ document, analysis, onClose, onCancelled }: {
     >
       <form onSubmit={submit} noValidate>
         <p class="notice warning">{analysis ? t("lateNote") : t("cancelNote")}</p>
-        <label>
-          {t("reasonCode")}
-          <select value={reasonCode} onChange={(event) => setReasonCode(event.currentTarget.value as ReasonCode)}>
-            {REASON_CODES.map((code) => <option key={code} value={code}>{t(`reason_${code}`)}</option>)}
-          </select>
-        </label>
+        {/* A goods invoice's event carries the explanation only (its reason code is kept, not sent). */}
+        {document.type === "service_invoice" && (
+          <label>
+            {t("reasonCode")}
+            <select value={reasonCode} onChange={(event) => setReasonCode(event.currentTarget.value as ReasonCode)}>
+              {REASON_CODES.map((code) => <option key={code} value={code}>{t(`reason_${code}`)}</option>)}
+            </select>
+          </label>
+        )}
         <label>
           {t("reason")}
           <textarea

@@ -22,15 +22,18 @@ import {
 // ---------------------------------------------------------------------------------------------
 // The list
 
+const TYPES = ["service_invoice", "product_invoice", "consumer_invoice"] as const
+
 interface Filters {
   readonly status: Status | ""
+  readonly type: typeof TYPES[number] | ""
   readonly environment: "live" | "test" | ""
   readonly from: string
   readonly to: string
   readonly reference: string
 }
 
-const NO_FILTERS: Filters = { status: "", environment: "", from: "", to: "", reference: "" }
+const NO_FILTERS: Filters = { status: "", type: "", environment: "", from: "", to: "", reference: "" }
 
 /** The day after `YYYY-MM-DD`: "until" a day includes it, and the API's bound is exclusive. */
 const dayAfter = (day: string) => {
@@ -42,6 +45,7 @@ const dayAfter = (day: string) => {
 /** Dates are days in Brasília, like every date and time the dashboard shows. */
 const queryOf = (filters: Filters) => ({
   ...(filters.status === "" ? {} : { status: filters.status }),
+  ...(filters.type === "" ? {} : { type: filters.type }),
   ...(filters.environment === "" ? {} : { environment: filters.environment }),
   ...(filters.from === "" ? {} : { created_gte: dayStart(filters.from) }),
   ...(filters.to === "" ? {} : { created_lt: dayStart(dayAfter(filters.to)) }),
@@ -181,6 +185,16 @@ export const DocumentList = () => {
           >
             <option value="">{t("anyStatus")}</option>
             {STATUSES.map((status) => <option key={status} value={status}>{t(`status_${status}`)}</option>)}
+          </select>
+        </label>
+        <label>
+          {t("type")}
+          <select
+            value={draft.type}
+            onChange={(event) => set("type", event.currentTarget.value as Filters["type"])}
+          >
+            <option value="">{t("anyType")}</option>
+            {TYPES.map((type) => <option key={type} value={type}>{t(`type_${type}`)}</option>)}
           </select>
         </label>
         <label>

@@ -93,8 +93,7 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
         : (
           <>
             {resource.state === "failed" && <ErrorNotice failure={resource.failure} onRetry={reload} />}
-            {answered?.type === "service_invoice" && current.type === "service_invoice" &&
-              current.status === "cancel_requested" && (
+            {answered !== undefined && current.status === "cancel_requested" && (
               <p class="notice ok">
                 {current.cancellation?.analysis === true ? t("analysisRequested") : t("cancelRequested")}
               </p>
@@ -112,7 +111,17 @@ const DocumentDetail = ({ id }: { readonly id: string }) => {
                   }}
                 />
               )
-              : <GoodsView document={current} refreshing={refreshing} onRefresh={refresh} />}
+              : (
+                <GoodsView
+                  document={current}
+                  refreshing={refreshing}
+                  onRefresh={refresh}
+                  onCancelled={(document) => {
+                    setAnswered(document)
+                    notify(t("cancelRequested"))
+                  }}
+                />
+              )}
           </>
         )}
     </section>
@@ -280,11 +289,15 @@ const DocumentView = ({ document, refreshing, onRefresh, onCancelled }: {
   )
 }
 
-/** A goods invoice (NF-e, NFC-e): its facts, recipient, items, totals, payments and the authority's answer. */
-const GoodsView = ({ document, refreshing, onRefresh }: {
+/**
+ * A goods invoice (NF-e, NFC-e): its facts, recipient, items, totals, the authority's answer and its
+ * cancellation.
+ */
+const GoodsView = ({ document, refreshing, onRefresh, onCancelled }: {
   readonly document: GoodsDocument
   readonly refreshing: boolean
   readonly onRefresh: () => void
+  readonly onCancelled: (document: AnyDocument) => void
 }) => {
   const t = useTexts(text)
   const { lang } = useLang()
@@ -404,6 +417,8 @@ const GoodsView = ({ document, refreshing, onRefresh }: {
             <Fact label={t("authorizedAt")}>{formatDateTime(authority.authorized_at, lang)}</Fact>
           </dl>
         )}
+
+      <CancellationSection document={document} onCancelled={onCancelled} />
 
       <h2>{t("processing")}</h2>
       <dl class="facts">

@@ -190,7 +190,7 @@ export const makeGoodsSimulator = (
       yield* travel
       const answer = yield* handle(repo.inOwnTransaction(Effect.gen(function*() {
         const at = yield* now
-        const { record } = yield* repo.lockOrCreate(keyOf(submission), at)
+        const record = yield* repo.lockOrCreateRecord(keyOf(submission), at)
         const [next, result] = yield* decideSubmit(submission, record, at)
         yield* repo.save(next)
         return result

@@ -153,6 +153,18 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
           RETURNING r.*, nextval('authority_sim_nfse_numbers') AS next_nfse_number`
     })
 
+    /** As `lockOrCreate`, drawing no NFS-e number (the goods notes' records: their numbers are the emitter's). */
+    const lockOrCreateRecord = SqlSchema.findOne({
+      Request: Schema.Struct({ ...RecordKey.fields, at: Schema.Date }),
+      Result: SimulatorRecord,
+      execute: ({ at, ...key }) =>
+        sql`
+          INSERT INTO authority_sim_records AS r (system, tenant_id, submission_id, status, received_at, updated_at)
+          VALUES (${key.system}, ${key.tenantId}, ${key.submissionId}, 'received', ${at}, ${at})
+          ON CONFLICT (system, tenant_id, submission_id) DO UPDATE SET updated_at = r.updated_at
+          RETURNING r.*`
+    })
+
     const save = SqlSchema.void({
       Request: SimulatorRecord,
       execute: (record) =>
@@ -217,6 +229,7 @@ export class SimulatorRepo extends Context.Service<SimulatorRepo>()("etd/authori
         Effect.orDie(lockOrCreate({ ...key, at })).pipe(
           Effect.map(({ nextNfseNumber, ...record }) => ({ record, nextNfseNumber }))
         ),
+      lockOrCreateRecord: (key: RecordKey, at: Date) => Effect.orDie(lockOrCreateRecord({ ...key, at })),
       save: (record: SimulatorRecord) => Effect.orDie(save(record))
     }
   })
