@@ -157,7 +157,8 @@ describe.runIf(hasChromium)("dashboard goods documents", () => {
     const { page, problems } = await run.open({ phone: true, lang: "pt" })
     await signInPage(page, person)
     await page.goto(`${run.base}/#/documents/${nfe.id}`)
-    await page.getByRole("heading", { level: 1 }).waitFor()
+    // The detail's own heading, not the one shown while the document loads.
+    await page.getByRole("heading", { level: 1, name: `Documento nº ${nfe.number}, série ${nfe.series}` }).waitFor()
     const text = await page.locator("main").textContent()
     expect(text).toContain("NF-e (mercadorias)")
     expect(text).toContain("Destinatário")
