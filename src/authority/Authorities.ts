@@ -80,7 +80,8 @@ export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Du
     requirementsFor: authority.requirementsFor,
     submit: (submission) => bounded("goods.submit", submission.submissionId, authority.submit(submission)),
     lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission)),
-    cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request))
+    cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request)),
+    danfe: authority.danfe
   }
 }
 

@@ -96,6 +96,11 @@ export interface GoodsAuthority {
   readonly cancel: (
     request: GoodsCancellationRequest
   ) => Effect.Effect<GoodsCancellation, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  /**
+   * The DANFE of an authorized note, from its `nfeProc`: A4 for an NF-e, the 80 mm receipt for an
+   * NFC-e. No state authority publishes one: the service draws it, whichever authority signed.
+   */
+  readonly danfe: (note: { readonly xml: string; readonly cancelled: boolean }) => Effect.Effect<Uint8Array>
 }
 
 /** The goods authorities, one per environment: production for live keys' documents, homologation for test keys'. */

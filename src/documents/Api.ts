@@ -158,14 +158,18 @@ export const DanfsePdfFile = NoteFile(
 const fileErrors = [NotFound, InvalidState, CredentialRequired, ServiceUnavailable]
 
 const xmlDescription =
-  "The authorized note's NFS-e XML, exactly as the tax authority returned it (`application/xml`). " +
+  "The authorized note's XML (`application/xml`): an NFS-e's exactly as the tax authority returned it; an NF-e's or " +
+  "NFC-e's `nfeProc`, the signed note with the authority's protocol. " +
   "`409 invalid_state` before authorization. A cancelled note's XML stays available; `Etd-Document-Status` says `cancelled`."
 const pdfDescription = "The note's DANFSe (`application/pdf`), rendered by the service from the authorized NFS-e XML " +
   "(the `xml` file) in the national DANFSe layout, in every mode: issuer, taker, intermediary, service, municipal " +
   "(ISSQN) and federal taxation, retentions and net value, approximate taxes and IBS/CBS as the note carries them, " +
   "municipality names from the IBGE table, times in Brasília time. An operator may configure an environment to relay " +
   "the national DANFSe API instead (`TAX_AUTHORITY_*_DANFSE_SOURCE=national`). `409 invalid_state` before " +
-  "authorization; a cancelled note's PDF is marked CANCELADA, over the text without hiding it."
+  "authorization; a cancelled note's PDF is marked CANCELADA, over the text without hiding it. For an NF-e, the A4 " +
+  "DANFE of the national manual (receipt stub, emitter, access key with its Code-128C barcode, protocol, recipient, " +
+  "tax calculation, carrier, items over as many pages as they need, additional data); for an NFC-e, the 80 mm DANFE " +
+  "NFC-e (items, totals, payments, the consumer, the query address and QR code). Both are drawn from the `nfeProc`."
 
 /**
  * A document's files on the tenant path: a key with `documents:read` (its environment), or a

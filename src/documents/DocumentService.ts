@@ -316,13 +316,18 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       return { xml: note.nfseXml, document: toDocument(note.row) }
     })
 
-    /** The DANFSe, rendered from the stored NFS-e XML (or, when configured, the national DANFSe API's). */
+    /**
+     * The note's PDF: the DANFSe of an NFS-e, rendered from its stored XML (or, when configured, the
+     * national DANFSe API's); the DANFE (A4) of an NF-e or the DANFE NFC-e, from its `nfeProc`.
+     */
     const danfse = Effect.fn("DocumentService.danfse")(function*(reader: TenantReach, id: DocumentId) {
       const note = yield* noteOf(reader, id)
       if (!isServiceDocument(note.row)) {
-        return yield* new InvalidState({
-          message: "The DANFE (the PDF of an NF-e or NFC-e) is not offered yet; the note's XML is (GET …/xml)."
+        const pdf = yield* goodsAuthorities.for(note.row.environment).danfe({
+          xml: note.nfseXml,
+          cancelled: note.row.status === "cancelled"
         })
+        return { pdf, document: toDocument(note.row) }
       }
       const pdf = yield* authorities.for(note.row.environment).danfse({
         tenantId: note.row.tenantId,

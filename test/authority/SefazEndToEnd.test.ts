@@ -11,6 +11,7 @@ import { expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
 import { makeGoodsAuthority, TaxAuthoritiesLive, withGoodsTimeout } from "../../src/authority/Authorities.js"
+import { danfeBarcodeBox } from "../../src/authority/danfe/DanfeBlocks.js"
 import { GoodsAuthorities } from "../../src/authority/GoodsAuthority.js"
 import { eventBatch } from "../../src/authority/sefaz/NfeCancellation.js"
 import { makeSefazAuthority } from "../../src/authority/sefaz/SefazAdapter.js"
@@ -19,7 +20,9 @@ import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
 import { type LocalSefaz, startLocalSefaz } from "../../tools/local-authority/LocalSefaz.js"
 import { expectError } from "../support/accounts.js"
+import { decodeCode128, decodeQrCode, rasterize } from "../support/Barcode.js"
 import { testCa, testRoot } from "../support/certificates.js"
+import { pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { certifiedTenant } from "../support/NationalApp.js"
 import {
@@ -34,7 +37,15 @@ import {
   xmlsecVerifyNfe
 } from "../support/NfeXml.js"
 import { completeRegistration } from "../support/registration.js"
-import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
+import {
+  bytesRequest,
+  databaseLayer,
+  httpServerTest,
+  rawRequest,
+  testConfig,
+  testDatabases
+} from "../support/TestApp.js"
+import { hasTool } from "../support/tools.js"
 
 const CALL_TIMEOUT = Duration.millis(1500)
 
@@ -138,7 +149,36 @@ const checkedXml = (token: string, document: GoodsDocument) =>
       const verified = xmlsecVerifyNfe(xml, "infNFe", [testRoot().certPem, testCa().certPem])
       expect(verified.ok, verified.output).toBe(true)
     }
+    yield* checkedDanfe(token, document, xml)
     return xml
+  })
+
+const hasPoppler = hasTool("pdftotext") && hasTool("pdftoppm")
+
+/**
+ * The note's DANFE from the API, read back by poppler and ZXing: the key, the protocol and the
+ * emitter printed, and the NF-e's barcode or the NFC-e's QR code decoding to what the XML says.
+ */
+const checkedDanfe = (token: string, document: GoodsDocument, xml: string) =>
+  Effect.gen(function*() {
+    const pdf = yield* bytesRequest(`/v1/documents/${document.id}/pdf`, token)
+    expect(pdf.status).toBe(200)
+    if (!hasPoppler) return
+    const text = pdfText(pdf.bytes).replace(/\s+/g, "")
+    const { access_key, protocol } = document.authority!
+    expect(text).toContain(access_key)
+    expect(text).toContain(protocol)
+    expect(text).toContain(
+      /<emit><CNPJ>(\d+)<\/CNPJ>/.exec(xml)![1]!.replace(/^(\d{2})(\d{3})(\d{3})(\d{4})(\d{2})$/, "$1.$2.$3/$4-$5")
+    )
+    const page = rasterize(pdf.bytes)
+    if (document.type === "consumer_invoice") {
+      expect(decodeQrCode(page)).toBe(/<qrCode>(.*?)<\/qrCode>/.exec(xml)![1]!.replace(/&amp;/g, "&"))
+    } else {
+      const box = danfeBarcodeBox
+      expect(decodeCode128(page, { x: box.x + 1, y: box.y + 1, width: box.width - 2, height: box.height - 2 }))
+        .toBe(access_key)
+    }
   })
 
 /** A sale of a São Paulo emitter to a consumer in São Paulo, in the normal regime. */
@@ -203,6 +243,43 @@ for (const database of testDatabases) {
           const xml = yield* checkedXml(t.token, nfe)
           expect(xml).toContain("<CSOSN>101</CSOSN>")
           expect(xml).toContain("<CRT>1</CRT>")
+        }))
+
+      it.effect("an NF-e of a Rio de Janeiro company, a state whose notes the SVRS authorizes", () =>
+        Effect.gen(function*() {
+          const t = yield* emitter("sefaz-rj", {
+            state_registration: "81234567",
+            address: {
+              street: "Rua da Assembleia",
+              number: "10",
+              complement: null,
+              district: "Centro",
+              municipality_code: "3304557",
+              state: "RJ",
+              postal_code: "20011000"
+            }
+          })
+          const sale: GoodsInvoiceRequest = {
+            ...interstateSale,
+            recipient: {
+              ...interstateSale.recipient!,
+              tax_id: "11222333000181",
+              state_registration: "110042490114",
+              address: {
+                street: "Avenida Paulista",
+                number: "1578",
+                district: "Bela Vista",
+                municipality_code: "3550308",
+                state: "SP",
+                postal_code: "01310200"
+              }
+            }
+          }
+          const nfe = yield* settled(t.token, (yield* issue(t.token, sale)).id)
+          expect(nfe.status, JSON.stringify([nfe.rejection, nfe.last_error])).toBe("authorized")
+          expect(nfe.authority!.access_key.slice(0, 2)).toBe("33")
+          const xml = yield* checkedXml(t.token, nfe)
+          expect(xml).toContain("<UF>RJ</UF>")
         }))
 
       it.effect("a timeout is reconciled by the note's key: authorized once, never sent as a second note", () =>

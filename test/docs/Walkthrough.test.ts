@@ -156,6 +156,7 @@ describe("the README's walkthrough", () => {
       // The downloads landed where the reader stands.
       expect(readFileSync(join(workDir, "danfse.pdf")).subarray(0, 5).toString("latin1")).toBe("%PDF-")
       expect(readFileSync(join(workDir, "nfse.xml"), "utf8")).toMatch(/^<\?xml/u)
+      expect(readFileSync(join(workDir, "nfce.pdf")).subarray(0, 5).toString("latin1")).toBe("%PDF-")
     }, 120_000)
   })
 })

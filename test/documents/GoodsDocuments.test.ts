@@ -17,11 +17,19 @@ import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.
 import { consumerInvoiceExample, productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
 import { expectError, field } from "../support/accounts.js"
+import { pageSizes, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
 import { counterSale, hasXmllint, interstateSale, simplesSale, xmllintNfe } from "../support/NfeXml.js"
 import { completeRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
-import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
+import {
+  bytesRequest,
+  databaseLayer,
+  httpServerTest,
+  rawRequest,
+  testConfig,
+  testDatabases
+} from "../support/TestApp.js"
 
 const fast: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
@@ -270,7 +278,7 @@ for (const database of testDatabases) {
         expect(timedOut.last_error?.code).toBe("authority_timeout")
       }))
 
-    it.effect("an Idempotency-Key replays the goods document; its PDF is not offered yet (409)", () =>
+    it.effect("an Idempotency-Key replays the goods document; its PDF is the 80 mm DANFE NFC-e", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
         const first = yield* issue(t.token, counterSale, "venda-caixa-1")
@@ -280,8 +288,13 @@ for (const database of testDatabases) {
         expect(decode(again.json).id).toBe(decode(first.json).id)
         const done = yield* settled(t.token, decode(first.json).id)
         expect(done.status).toBe("authorized")
-        const pdf = yield* rawRequest("GET", `/v1/documents/${done.id}/pdf`, { token: t.token })
-        expectError(pdf, 409, "invalid_state")
+        const pdf = yield* bytesRequest(`/v1/documents/${done.id}/pdf`, t.token)
+        expect(pdf.status).toBe(200)
+        expect(pdf.headers["content-type"]).toContain("application/pdf")
+        expect(pageSizes(pdf.bytes)[0]?.width).toBeCloseTo(226.77, 1)
+        const text = pdfText(pdf.bytes).replace(/\s+/g, "")
+        expect(text).toContain(asGoods(done).authority!.access_key)
+        expect(text).toContain("DocumentoAuxiliardaNotaFiscaldeConsumidorEletrônica")
       }))
 
     it.effect("a cancellation (event 110111): cancel_requested, then cancelled with the event's protocol; once only", () =>
@@ -306,6 +319,12 @@ for (const database of testDatabases) {
         const xml = yield* rawRequest("GET", `/v1/documents/${done.id}/xml`, { token: t.token })
         expect(xml.status).toBe(200)
         expect(xml.headers["etd-document-status"]).toBe("cancelled")
+        // Its DANFE says so: the A4 NF-e's, page 1 with the mark.
+        const pdf = yield* bytesRequest(`/v1/documents/${done.id}/pdf`, t.token)
+        expect(pdf.status).toBe(200)
+        expect(pdf.headers["etd-document-status"]).toBe("cancelled")
+        expect(pageSizes(pdf.bytes)[0]?.width).toBeCloseTo(595.28, 1)
+        expect(pdfText(pdf.bytes)).toContain("NF-e CANCELADA")
         // A cancelled note is not cancelled again; an analysis request is a service invoice's.
         const twice = yield* rawRequest("POST", `/v1/documents/${done.id}/cancel`, {
           token: t.token,

@@ -203,3 +203,18 @@ export const missingValues = (xml: string, text: string): ReadonlyArray<string> 
   if (dpsId === undefined || !page.includes(dpsId)) missing.push(`DPS id ${dpsId}`)
   return missing
 }
+
+/** Each page's size in points, as poppler's `pdfinfo` reads it. */
+export const pageSizes = (pdf: Uint8Array): Array<{ readonly width: number; readonly height: number }> => {
+  const dir = mkdtempSync(join(tmpdir(), "pdf-info-"))
+  try {
+    writeFileSync(join(dir, "doc.pdf"), pdf)
+    const info = execFileSync("pdfinfo", ["-f", "1", "-l", "9999", join(dir, "doc.pdf")], { encoding: "utf8" })
+    return [...info.matchAll(/^Page\s+\d+ size:\s+([\d.]+) x ([\d.]+) pts/gm)].map((m) => ({
+      width: Number(m[1]),
+      height: Number(m[2])
+    }))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -10,7 +10,8 @@ const unused = (system: GoodsAuthority["system"]): GoodsAuthority => {
     requirementsFor: never,
     submit: never,
     lookup: never,
-    cancel: never
+    cancel: never,
+    danfe: never
   }
 }
 

@@ -8,6 +8,7 @@
  * drawing to decide the size and the split, and pdfkit's own flow would add pages on its own.
  */
 /// <reference types="pdfkit" />
+import QRCode from "qrcode"
 import { EMPTY, printable } from "./Format.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -302,4 +303,51 @@ export const drawBlock = (doc: Doc, block: Block, top: number): number => {
     y += row.height
   }
   return top + block.height + BLOCK_GAP
+}
+
+/** NT 008's grey for the CANCELADA / SUBSTITUÍDA mark (K35), the DANFE's too. */
+const MARK_GREY = "#a6a6a6"
+
+/**
+ * A word across the page, diagonal, outlined only and half transparent, so every value beneath it
+ * stays readable; centred on (`x`, `y`).
+ */
+export const drawOutlinedMark = (doc: Doc, word: string, size: number, x: number, y: number) => {
+  doc.save()
+  doc.rotate(-35, { origin: [x, y] })
+  doc.font(FONT_BOLD).fontSize(size)
+  const width = doc.widthOfString(word)
+  doc.lineWidth(size / 60).strokeOpacity(0.8).strokeColor(MARK_GREY)
+  doc.text(word, x - width / 2, y - size / 2, { lineBreak: false, stroke: true, fill: false })
+  doc.restore()
+}
+
+/**
+ * A QR code of `text`, `size` points square at (`x`, `y`), drawn as vector rectangles (one per
+ * horizontal run of dark modules, filled at once), not as an image: the same text always gives
+ * the same bytes, and the symbol stays sharp at any zoom.
+ */
+export const drawQrSymbol = (
+  doc: Doc,
+  text: string,
+  errorCorrectionLevel: "L" | "M" | "Q" | "H",
+  x: number,
+  y: number,
+  size: number
+) => {
+  const modules = QRCode.create(text, { errorCorrectionLevel }).modules
+  const moduleSize = size / modules.size
+  for (let row = 0; row < modules.size; row++) {
+    let col = 0
+    while (col < modules.size) {
+      if (!modules.get(row, col)) {
+        col++
+        continue
+      }
+      const start = col
+      while (col < modules.size && modules.get(row, col)) col++
+      doc.rect(x + start * moduleSize, y + row * moduleSize, (col - start) * moduleSize, moduleSize)
+    }
+  }
+  doc.fill(INK)
 }

@@ -7,7 +7,6 @@
  * The QR code is drawn as vector squares from `QRCode.create(url).modules`, not as an image, so the
  * same note always gives the same bytes.
  */
-import QRCode from "qrcode"
 import type { DanfseData, DanfseOptions } from "./DanfseData.js"
 import { EMPTY, formatDate, formatDateTime, formatMunicipality, groupAccessKey, present } from "./Format.js"
 import * as Labels from "./Labels.js"
@@ -21,6 +20,8 @@ import {
   drawAligned,
   drawLabel,
   drawLine,
+  drawOutlinedMark,
+  drawQrSymbol,
   FONT,
   FONT_BOLD,
   FOOTER_TOP,
@@ -35,9 +36,6 @@ import {
   RULE,
   wrapText
 } from "./Layout.js"
-
-/** NT 008's grey for the CANCELADA / SUBSTITUÍDA mark (K35). */
-const MARK_GREY = "#a6a6a6"
 
 /** The public consultation address the QR code carries. */
 const danfseConsultationUrl = (accessKey: string): string =>
@@ -92,29 +90,8 @@ const drawHeader = (doc: Doc, nfse: DanfseData, options: DanfseOptions) => {
   drawLine(doc, options.environment === 1 ? "Produção" : "Homologação (produção restrita)", rightX, top + 35.5, FONT, 8)
 }
 
-const drawQrCode = (doc: Doc, url: string) => {
-  const modules = QRCode.create(url, { errorCorrectionLevel: QR_ERROR_CORRECTION }).modules
-  const moduleSize = danfseQrCodeBox.size / modules.size
-  // One rectangle per horizontal run of dark modules, filled at once: a small, exact vector symbol.
-  for (let row = 0; row < modules.size; row++) {
-    let col = 0
-    while (col < modules.size) {
-      if (!modules.get(row, col)) {
-        col++
-        continue
-      }
-      const start = col
-      while (col < modules.size && modules.get(row, col)) col++
-      doc.rect(
-        danfseQrCodeBox.x + start * moduleSize,
-        danfseQrCodeBox.y + row * moduleSize,
-        (col - start) * moduleSize,
-        moduleSize
-      )
-    }
-  }
-  doc.fill(INK)
-}
+const drawQrCode = (doc: Doc, url: string) =>
+  drawQrSymbol(doc, url, QR_ERROR_CORRECTION, danfseQrCodeBox.x, danfseQrCodeBox.y, danfseQrCodeBox.size)
 
 /** What the marks say: a replaced note is shown as such even when its cancellation is recorded too. */
 const markOf = (options: DanfseOptions): string =>
@@ -271,18 +248,7 @@ export const drawFooter = (doc: Doc, page: number, pages: number) => {
 export const drawMark = (doc: Doc, options: DanfseOptions) => {
   if (!options.cancelled && options.substituted !== true) return
   const word = markOf(options)
-  const size = word.length > 9 ? 80 : 96
-  doc.save()
-  doc.rotate(-35, { origin: [PAGE_WIDTH / 2, PAGE_HEIGHT / 2] })
-  doc.font(FONT_BOLD).fontSize(size)
-  const width = doc.widthOfString(word)
-  doc.lineWidth(1.6).strokeOpacity(0.8).strokeColor(MARK_GREY)
-  doc.text(word, PAGE_WIDTH / 2 - width / 2, PAGE_HEIGHT / 2 - size / 2, {
-    lineBreak: false,
-    stroke: true,
-    fill: false
-  })
-  doc.restore()
+  drawOutlinedMark(doc, word, word.length > 9 ? 80 : 96, PAGE_WIDTH / 2, PAGE_HEIGHT / 2)
   const caption = options.substituted === true
     ? "NFS-e SUBSTITUÍDA por outra NFS-e (evento de substituição registrado no Sistema Nacional NFS-e)"
     : "NFS-e CANCELADA por evento registrado no Sistema Nacional NFS-e"

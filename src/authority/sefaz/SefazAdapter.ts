@@ -9,6 +9,7 @@ import { type Duration, Effect, type Scope } from "effect"
 import type { CredentialVault } from "../../credentials/CredentialVault.js"
 import { CredentialRequired } from "../../domain/Errors.js"
 import type { Environment } from "../../domain/Principal.js"
+import { drawDanfe } from "../danfe/Danfe.js"
 import type { GoodsAuthority } from "../GoodsAuthority.js"
 import { makeSefinTransport } from "../sefin/SefinTransport.js"
 import { RequestNotSent, type TaxAuthority } from "../TaxAuthority.js"
@@ -74,6 +75,7 @@ export const makeSefazAuthority = (
       cancel: (request) =>
         Effect.flatMap(identityOf(request.tenantId), (identity) => client.cancel(request.note, request, identity)).pipe(
           Effect.catchTag("NoteNotValid", notSent)
-        )
+        ),
+      danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -21,6 +21,7 @@
 import { Clock, Duration, Effect, Option, Random, Result, Schema, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Environment } from "../../domain/Principal.js"
+import { drawDanfe } from "../danfe/Danfe.js"
 import type {
   GoodsAuthority,
   GoodsAuthorization,
@@ -311,6 +312,7 @@ export const makeGoodsSimulator = (
       requirementsFor: () => Effect.void,
       submit,
       lookup,
-      cancel
+      cancel,
+      danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -111,37 +111,60 @@ export const parseXml = (xml: string): Result.Result<Document, string> => {
 
 const ELEMENT_NODE = 1
 
-/** The direct child elements of `parent` in the NFS-e namespace. */
-export const nfseChildElements = (parent: Element): ReadonlyArray<Element> => {
+/** The direct child elements of `parent` in `namespace`. */
+export const childElementsIn = (namespace: string, parent: Element): ReadonlyArray<Element> => {
   const found: Array<Element> = []
   for (let n = parent.firstChild; n !== null; n = n.nextSibling) {
     if (n.nodeType === ELEMENT_NODE) {
       const element = n as Element // nodeType checked on the line above
-      if (element.namespaceURI === NFSE_NAMESPACE) found.push(element)
+      if (element.namespaceURI === namespace) found.push(element)
     }
   }
   return found
 }
 
-/** The direct child elements of `parent` in the NFS-e namespace named `localName`. */
-export const nfseChildren = (parent: Element, localName: string): ReadonlyArray<Element> =>
-  nfseChildElements(parent).filter((element) => element.localName === localName)
+/** The direct child elements of `parent` in `namespace` named `localName`. */
+export const childrenIn = (namespace: string, parent: Element, localName: string): ReadonlyArray<Element> =>
+  childElementsIn(namespace, parent).filter((element) => element.localName === localName)
 
-/** The first element along `path` of direct NFS-e children, or undefined. */
-export const nfseElement = (from: Element | undefined, ...path: ReadonlyArray<string>): Element | undefined => {
+/** The first element along `path` of direct children in `namespace`, or undefined. */
+export const elementIn = (
+  namespace: string,
+  from: Element | undefined,
+  ...path: ReadonlyArray<string>
+): Element | undefined => {
   let current = from
   for (const name of path) {
     if (current === undefined) return undefined
-    current = nfseChildren(current, name)[0]
+    current = childrenIn(namespace, current, name)[0]
   }
   return current
 }
 
-/** The text of the element along `path`, or undefined when absent. */
-export const nfseText = (from: Element | undefined, ...path: ReadonlyArray<string>): string | undefined => {
-  const element = nfseElement(from, ...path)
+/** The text of the element along `path` in `namespace`, or undefined when absent. */
+export const textIn = (
+  namespace: string,
+  from: Element | undefined,
+  ...path: ReadonlyArray<string>
+): string | undefined => {
+  const element = elementIn(namespace, from, ...path)
   return element === undefined ? undefined : (element.textContent ?? "")
 }
+
+/** The direct child elements of `parent` in the NFS-e namespace. */
+export const nfseChildElements = (parent: Element): ReadonlyArray<Element> => childElementsIn(NFSE_NAMESPACE, parent)
+
+/** The direct child elements of `parent` in the NFS-e namespace named `localName`. */
+export const nfseChildren = (parent: Element, localName: string): ReadonlyArray<Element> =>
+  childrenIn(NFSE_NAMESPACE, parent, localName)
+
+/** The first element along `path` of direct NFS-e children, or undefined. */
+export const nfseElement = (from: Element | undefined, ...path: ReadonlyArray<string>): Element | undefined =>
+  elementIn(NFSE_NAMESPACE, from, ...path)
+
+/** The text of the element along `path`, or undefined when absent. */
+export const nfseText = (from: Element | undefined, ...path: ReadonlyArray<string>): string | undefined =>
+  textIn(NFSE_NAMESPACE, from, ...path)
 
 /**
  * `{ [key]: value }` when the value is there, `{}` otherwise, to spread into an object whose
