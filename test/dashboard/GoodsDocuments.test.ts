@@ -3,7 +3,7 @@
  * appear in the documents list beside a service invoice, each with its type, recipient and total,
  * and the list filters by type;
  * an NFC-e's detail shows its items, totals and the authority's 44-character key, downloads its
- * XML, offers no PDF yet (it says so), and is cancelled from the dashboard, in English on a desktop;
+ * XML and its DANFE NFC-e (PDF), and is cancelled from the dashboard, in English on a desktop;
  * an NF-e in Portuguese on a phone.
  */
 import { Duration } from "effect"
@@ -97,7 +97,7 @@ describe.runIf(hasChromium)("dashboard goods documents", () => {
     expect(problems()).toEqual([])
   })
 
-  it("shows an NFC-e's items, totals and access key, downloads its XML and says the PDF is not offered yet", async () => {
+  it("shows an NFC-e's items, totals and access key, downloads its XML and its DANFE", async () => {
     const { page, problems, screenshot } = await run.open()
     await signInPage(page, person)
     await page.goto(`${run.base}/#/documents/${nfce.id}`)
@@ -111,8 +111,6 @@ describe.runIf(hasChromium)("dashboard goods documents", () => {
     expect(await items.count()).toBe(2)
     expect(await items.nth(0).textContent()).toContain("27101259")
     expect(await items.nth(1).textContent()).toContain("Água mineral 500 ml")
-    expect(await main.getByRole("button", { name: "Download PDF" }).count()).toBe(0)
-    expect(text).toContain("The DANFE (PDF) of goods invoices is not offered yet")
     const [download] = await Promise.all([
       page.waitForEvent("download"),
       main.getByRole("button", { name: "Download XML" }).click()
@@ -120,6 +118,12 @@ describe.runIf(hasChromium)("dashboard goods documents", () => {
     expect(download.suggestedFilename()).toBe(`NFCe-${nfce.authority!.access_key}.xml`)
     const xml = readFileSync((await download.path())!, "utf8")
     expect(xml).toContain(`<chNFe>${nfce.authority!.access_key}</chNFe>`)
+    const [pdf] = await Promise.all([
+      page.waitForEvent("download"),
+      main.getByRole("button", { name: "Download PDF (DANFE)" }).click()
+    ])
+    expect(pdf.suggestedFilename()).toBe(`NFCe-${nfce.authority!.access_key}.pdf`)
+    expect(readFileSync((await pdf.path())!).subarray(0, 5).toString("latin1")).toBe("%PDF-")
     expect(await accessibilityViolations(page)).toEqual([])
     await screenshot("goods-document-detail")
     expect(problems()).toEqual([])

@@ -471,17 +471,10 @@ const Downloads = ({ document, accessKey }: { readonly document: AnyDocument; re
     <>
       <div class="actions">
         <button type="button" disabled={action.busy} onClick={() => download("xml")}>{t("downloadXml")}</button>
-        {document.type === "service_invoice" && (
-          <button
-            type="button"
-            disabled={action.busy}
-            onClick={() => download("pdf")}
-          >
-            {t("downloadPdf")}
-          </button>
-        )}
+        <button type="button" disabled={action.busy} onClick={() => download("pdf")}>
+          {t(document.type === "service_invoice" ? "downloadPdf" : "downloadDanfe")}
+        </button>
       </div>
-      {document.type !== "service_invoice" && <p class="hint">{t("goodsPdfLater")}</p>}
       {action.failure && <ErrorNotice failure={action.failure} />}
     </>
   )
