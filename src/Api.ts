@@ -9,6 +9,7 @@
 import { HttpApi, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { AuthApi, InvitationAcceptanceApi } from "./auth/Api.js"
 import { BillingApi } from "./billing/Api.js"
+import { CorrectionsApi } from "./corrections/Api.js"
 import { CredentialsApi } from "./credentials/Api.js"
 import { DocumentFilesApi, DocumentsApi, UsageApi } from "./documents/Api.js"
 import {
@@ -46,6 +47,7 @@ const V1 = HttpApi.make("v1")
   .add(KeysApi)
   .add(DocumentsApi)
   .add(SubstitutionApi)
+  .add(CorrectionsApi)
   .add(DocumentFilesApi)
   .add(UsageApi)
   .add(WebhooksApi)

@@ -20,6 +20,7 @@ import type { TaxAuthorities } from "./authority/TaxAuthority.js"
 import { BillingService, PaymentProviderSecretLive } from "./billing/BillingService.js"
 import { BillingHttpLive } from "./billing/Http.js"
 import { AppConfig } from "./Config.js"
+import { CorrectionsHttpLive } from "./corrections/Http.js"
 import { CredentialService } from "./credentials/CredentialService.js"
 import { CredentialVault, MasterKeyRewrapLive, MasterKeysLive } from "./credentials/CredentialVault.js"
 import { ExpiryMonitorLive } from "./credentials/ExpiryMonitor.js"
@@ -28,6 +29,7 @@ import { OutboxLive } from "./credentials/MailSealingLive.js"
 import { Pkcs12Opener } from "./credentials/Pkcs12Opener.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
+import { CorrectionService } from "./documents/Corrections.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService } from "./documents/DocumentService.js"
 import { DocumentFilesHttpLive, DocumentsHttpLive, UsageHttpLive } from "./documents/Http.js"
@@ -102,6 +104,7 @@ const AccountWorkersLive = Layer.merge(ExpiryMonitorLive, MasterKeyRewrapLive)
 const ServicesLive = Layer.mergeAll(
   AccountServicesLive,
   DocumentService.layer,
+  CorrectionService.layer,
   WebhookService.layer,
   AuthService.layer,
   AccountLinks.layer,
@@ -128,6 +131,7 @@ const HandlersLive = Layer.mergeAll(
   KeysHttpLive,
   DocumentsHttpLive,
   SubstitutionHttpLive,
+  CorrectionsHttpLive,
   DocumentFilesHttpLive,
   UsageHttpLive,
   WebhooksHttpLive,

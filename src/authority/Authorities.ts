@@ -81,6 +81,7 @@ export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Du
     submit: (submission) => bounded("goods.submit", submission.submissionId, authority.submit(submission)),
     lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission)),
     cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request)),
+    correct: (request) => bounded("goods.correct", request.submissionId, authority.correct(request)),
     danfe: authority.danfe
   }
 }

@@ -67,6 +67,23 @@ export interface GoodsCancellation {
   readonly cancelledAt: Date
 }
 
+/** A correction letter (CC-e, event 110110) of an authorized NF-e. */
+export interface GoodsCorrectionRequest extends GoodsSubmission {
+  readonly accessKey: string
+  /** The letter's number, 1 to 20: the same at every attempt. */
+  readonly sequence: number
+  /** What it corrects (xCorrecao), 15 to 1 000 characters. */
+  readonly text: string
+  /** When the tenant asked: the event's time, the same at every attempt. */
+  readonly requestedAt: Date
+}
+
+export interface GoodsCorrection {
+  /** The event's protocol; null when the letter was registered before (found, not made, by this call). */
+  readonly protocol: string | null
+  readonly registeredAt: Date
+}
+
 export interface GoodsAuthority {
   /** `production` or `homologation`, for spans and logs. */
   readonly system: "production" | "homologation"
@@ -96,6 +113,13 @@ export interface GoodsAuthority {
   readonly cancel: (
     request: GoodsCancellationRequest
   ) => Effect.Effect<GoodsCancellation, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  /**
+   * Registers a correction letter. The same letter registered before (a retry after a lost answer)
+   * is registered, not refused; a refusal (a cancelled note, say) is `AuthorityRejected`.
+   */
+  readonly correct: (
+    request: GoodsCorrectionRequest
+  ) => Effect.Effect<GoodsCorrection, AuthorityRejected | RequestNotSent | TransientAuthorityError>
   /**
    * The DANFE of an authorized note, from its `nfeProc`: A4 for an NF-e, the 80 mm receipt for an
    * NFC-e. No state authority publishes one: the service draws it, whichever authority signed.

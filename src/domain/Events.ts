@@ -4,6 +4,7 @@
  * Schemas in `schemas/events/` (`npm run events-schemas`).
  */
 import { Schema } from "effect"
+import { Correction } from "./Correction.js"
 import { Document } from "./Document.js"
 import { AnyDocument } from "./GoodsDocument.js"
 import { TenantId } from "./Ids.js"
@@ -18,6 +19,7 @@ export const eventTypes = [
   "document.cancellation_failed",
   "document.cancellation_in_analysis",
   "document.substituted",
+  "document.corrected",
   "api_key.exposed",
   "credential.expiring",
   "quota.threshold",
@@ -96,6 +98,7 @@ const eventObjects = {
   "document.cancellation_failed": AnyDocument,
   "document.cancellation_in_analysis": Document,
   "document.substituted": Document,
+  "document.corrected": Correction,
   "api_key.exposed": ApiKeyExposureObject,
   "credential.expiring": CredentialExpiryObject,
   "quota.threshold": QuotaThresholdObject,
@@ -116,6 +119,8 @@ const descriptions: Record<EventType, string> = {
   "document.substituted":
     "The authority authorized a substitute of the document and cancelled it by substitution (e105102); the " +
     "object is the original, `substituted`, with `substituted_by` naming the new document.",
+  "document.corrected":
+    "The authority registered a correction letter (CC-e) of an NF-e; the object is the letter, with its protocol.",
   "api_key.exposed": "A token of one of the tenant's API keys was exposed; rotate the key.",
   "credential.expiring": "A digital certificate expires in 30, 7 or 1 days.",
   "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota.",

@@ -33,6 +33,7 @@ import {
   simplesSale,
   skippedWithout,
   xmllintCancellation,
+  xmllintEvent,
   xmllintNfe,
   xmlsecVerifyNfe
 } from "../support/NfeXml.js"
@@ -280,6 +281,45 @@ for (const database of testDatabases) {
           expect(nfe.authority!.access_key.slice(0, 2)).toBe("33")
           const xml = yield* checkedXml(t.token, nfe)
           expect(xml).toContain("<UF>RJ</UF>")
+        }))
+
+      it.effect("correction letters (110110) registered by the SEFAZ in order, each schema-valid and signed by the tenant", () =>
+        Effect.gen(function*() {
+          const sefaz = yield* Sefaz
+          const t = yield* emitter("sefaz-cce")
+          const nfe = yield* settled(t.token, (yield* issue(t.token, interstateSale)).id)
+          expect(nfe.status, JSON.stringify([nfe.rejection, nfe.last_error])).toBe("authorized")
+          const texts = [
+            "Onde se lê Loja B, leia-se Loja C no endereço do destinatário.",
+            "Onde se lê Loja B, leia-se Loja C; transportadora: Rápido Paulista Ltda."
+          ]
+          for (const [i, text] of texts.entries()) {
+            const answer = yield* rawRequest("POST", `/v1/documents/${nfe.id}/correction`, {
+              token: t.token,
+              body: { text }
+            })
+            expect(answer.status, answer.text).toBe(200)
+            expect(answer.json).toMatchObject({ sequence: i + 1, status: "registered", text })
+            const recorded = sefaz.notes().find((note) => note.accessKey === nfe.authority!.access_key)!
+            const letter = recorded.corrections[i]!
+            expect(letter.sequence).toBe(i + 1)
+            expect((answer.json as { protocol: string }).protocol).toBe(letter.protocol)
+            if (hasXmllint) {
+              const valid = xmllintEvent("envEvento_v1.00.xsd", eventBatch("1", letter.eventXml))
+              expect(valid.ok, valid.output).toBe(true)
+            }
+            if (hasXmlsec1) {
+              const verified = xmlsecVerifyNfe(letter.eventXml, "infEvento", [testRoot().certPem, testCa().certPem])
+              expect(verified.ok, verified.output).toBe(true)
+            }
+          }
+          // An NFC-e takes no letter: refused by the service before the SEFAZ is asked.
+          const nfce = yield* settled(t.token, (yield* issue(t.token, counterSale)).id)
+          const refused = yield* rawRequest("POST", `/v1/documents/${nfce.id}/correction`, {
+            token: t.token,
+            body: { text: texts[0] }
+          })
+          expectError(refused, 409, "invalid_state")
         }))
 
       it.effect("a timeout is reconciled by the note's key: authorized once, never sent as a second note", () =>

@@ -412,6 +412,7 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
           "links",
           "team",
           "corrections",
+          "letters",
           "webhooks",
           "credentials",
           "lists",
@@ -431,7 +432,8 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
           const owner = createClient({ baseUrl: url, token })
           await owner.tenants.update({
             params: { tenantId: tenant!.id },
-            payload: { registration: completeRegistration }
+            // A state registration and a tax regime too: the "letters" example issues an NF-e.
+            payload: { registration: { ...completeRegistration, state_registration: "110042490114", crt: "normal" } }
           })
           const created = await owner.apiKeys.create({
             params: { tenantId: tenant!.id },
@@ -497,6 +499,7 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
         expect((yield* example("corrections")).stdout).toBe(
           "authorized true true true cancel_requested authorized cancel_requested\n"
         )
+        expect((yield* example("letters")).stdout).toBe("product_invoice registered 1 2 2 2\n")
         expect((yield* example("webhooks", { ETD_WEBHOOK_URL: receiver.url })).stdout).toBe(
           "true document.authorized true 0 true false true\n"
         )

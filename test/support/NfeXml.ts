@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { writeCancellationSchemas } from "../../src/authority/sefaz/NfeCancellation.js"
+import { writeEventSchemas } from "../../src/authority/sefaz/NfeCorrection.js"
 import type { NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { writeNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
 import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem } from "../../src/domain/GoodsInvoice.js"
@@ -238,6 +239,13 @@ export const xmllintNfe = (schemaFile: string, xml: string): { readonly ok: bool
 }
 
 /** The same against the cancellation event's schemas (schemas/nfe-evento-cancelamento-v1.00/). */
+let eventSchemaDir: string | undefined
+/** `xmllint --schema` with the generic event envelope (schemas/nfe-evento-v1.00/). */
+export const xmllintEvent = (schemaFile: string, xml: string) => {
+  eventSchemaDir ??= writeEventSchemas(fs.mkdtempSync(path.join(os.tmpdir(), "nfe-evento-xsd-")))
+  return xmllintIn(eventSchemaDir, schemaFile, xml)
+}
+
 export const xmllintCancellation = (schemaFile: string, xml: string) => {
   cancellationSchemaDir ??= writeCancellationSchemas(fs.mkdtempSync(path.join(os.tmpdir(), "nfe-canc-xsd-")))
   return xmllintIn(cancellationSchemaDir, schemaFile, xml)

@@ -11,6 +11,7 @@ const unused = (system: GoodsAuthority["system"]): GoodsAuthority => {
     submit: never,
     lookup: never,
     cancel: never,
+    correct: never,
     danfe: never
   }
 }

@@ -10,7 +10,9 @@
  *   schema fails, else processed (104) with the note's protocol: authorized (100) or its rejection;
  * - `/ws/NFeConsultaProtocolo4.asmx`: consSitNFe: the protocol of an authorized key (100), or 217;
  * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation;
- * - `/ws/NFeRecepcaoEvento4.asmx`: envEvento with the cancellation (110111): schema (215), signature
+ * - `/ws/NFeRecepcaoEvento4.asmx`: envEvento with a correction letter (110110): schema and the fixed
+ *   conditions of use (215), signature (297), the note known (217), not cancelled (218), an NF-e
+ *   (490), its sequence number new (573), then registered (135); or with the cancellation (110111): schema (215), signature
  *   (297), the note known (217) and not cancelled yet (573), its protocol (222), the deadline (501,
  *   `cancellationDeadlineMs`, or `simulate:cancel-reject` in the note), then registered (135). A
  *   lookup of a cancelled note answers 101 with its protocol.
@@ -32,6 +34,12 @@ import {
   loadCancellationSchemas,
   validateCancellation
 } from "../../src/authority/sefaz/NfeCancellation.js"
+import {
+  CORRECTION_CONDITIONS,
+  CORRECTION_EVENT,
+  loadEventSchemas,
+  validateEvent
+} from "../../src/authority/sefaz/NfeCorrection.js"
 import {
   authorizationAnswer,
   AUTHORIZED,
@@ -76,6 +84,13 @@ export interface AuthorizedNote extends ReviewedNote {
   readonly protocolXml: string
   /** Its cancellation (event 110111), once registered: the event's protocol, when, and the signed event. */
   cancellation?: { readonly protocol: string; readonly at: Date; readonly eventXml: string }
+  /** Its correction letters (event 110110), in the order registered. */
+  readonly corrections: Array<{
+    readonly sequence: number
+    readonly protocol: string
+    readonly at: Date
+    readonly eventXml: string
+  }>
 }
 
 export interface LocalSefazOptions {
@@ -126,7 +141,7 @@ const textOf = (xml: string, name: string): string | null => {
 }
 
 export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<LocalSefaz> => {
-  await Promise.all([loadNfeSchemas(), loadCancellationSchemas()])
+  await Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()])
   const keys = localAuthorityKeys()
   const environment = options.environment ?? "test"
   const unavailableTimes = Math.max(0, options.unavailableTimes ?? 2)
@@ -194,7 +209,8 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
       protocol: protocol.protocol!,
       authorizedAt: at,
       nfeXml: nfe,
-      protocolXml: protocolElement(protocol)
+      protocolXml: protocolElement(protocol),
+      corrections: []
     }
     authorized.push(record)
     byNumber.set(numberKey(note), record)
@@ -221,14 +237,41 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     }
   }
 
-  /** Events: the cancellation (110111), checked as a SEFAZ checks it. */
+  /** A correction letter (110110) of a note found: numbered, not of a cancelled note, then registered. */
+  const registerCorrection = (
+    note: AuthorizedNote,
+    event: string,
+    at: Date,
+    outcome: (status: string, reason: string, protocol?: string) => Decision
+  ): Decision => {
+    if (note.cancellation !== undefined) {
+      return outcome("218", "Rejeição: NF-e já está cancelada na base de dados da SEFAZ")
+    }
+    if (note.accessKey.slice(20, 22) !== "55") {
+      return outcome("490", "Rejeição: Evento não permitido para NFC-e")
+    }
+    const sequence = Number(textOf(event, "nSeqEvento"))
+    if (note.corrections.some((correction) => correction.sequence === sequence)) {
+      return outcome("573", "Rejeição: Duplicidade de Evento")
+    }
+    const protocol = protocolOf(note, at)
+    note.corrections.push({ sequence, protocol, at, eventXml: event })
+    return outcome("135", "Evento registrado e vinculado a NF-e", protocol)
+  }
+
+  /** Events: the cancellation (110111) and the correction letter (110110), checked as a SEFAZ checks them. */
   const registerEvent = (message: string, at: Date): Decision => {
     const refuseBatch = (status: string, reason: string): Decision => ({
       kind: "answer",
       xml: eventBatchRefusal(environment, APPLICATION, textOf(message, "cOrgao") ?? "35", status, reason)
     })
-    if (Result.isFailure(validateCancellation("envEvento", message))) {
-      return refuseBatch("215", "Rejeição: Falha no schema XML")
+    const type = textOf(message, "tpEvento")
+    const valid = type === CORRECTION_EVENT
+      ? validateEvent("envEvento", message)
+      : validateCancellation("envEvento", message)
+    if (Result.isFailure(valid)) return refuseBatch("215", "Rejeição: Falha no schema XML")
+    if (type === CORRECTION_EVENT && textOf(message, "xCondUso") !== CORRECTION_CONDITIONS) {
+      return refuseBatch("215", "Rejeição: Falha no schema XML (xCondUso)")
     }
     const event = elementXml(message, "evento")!
     if (Result.isFailure(verifyEnveloped(event, "nfeEvent"))) {
@@ -236,12 +279,25 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     }
     const accessKey = textOf(event, "chNFe")!
     const batchId = textOf(message, "idLote") ?? "0"
+    const answeredEvent = type === CORRECTION_EVENT
+      ? { type, sequence: Number(textOf(event, "nSeqEvento")), registered: "Carta de Correcao registrada" }
+      : undefined
     const outcome = (status: string, reason: string, protocol?: string): Decision => ({
       kind: "answer",
-      xml: eventAnswer(batchId, { environment, application: APPLICATION, accessKey, at, status, reason, protocol })
+      xml: eventAnswer(batchId, {
+        environment,
+        application: APPLICATION,
+        accessKey,
+        at,
+        status,
+        reason,
+        protocol,
+        event: answeredEvent
+      })
     })
     const note = authorized.find((candidate) => candidate.accessKey === accessKey)
     if (note === undefined) return outcome("217", "Rejeição: NF-e não consta na base de dados da SEFAZ")
+    if (type === CORRECTION_EVENT) return registerCorrection(note, event, at, outcome)
     if (note.cancellation !== undefined) return outcome("573", "Rejeição: Duplicidade de Evento")
     if (textOf(event, "nProt") !== note.protocol) {
       return outcome("222", "Rejeição: Protocolo de Autorização de Uso difere do cadastrado")

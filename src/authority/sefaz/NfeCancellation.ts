@@ -81,9 +81,11 @@ export interface EventOutcome {
   readonly reason: string
   /** The event's protocol, when registered. */
   readonly protocol?: string | undefined
+  /** The event answered: the cancellation unless said. */
+  readonly event?: { readonly type: string; readonly sequence: number; readonly registered: string } | undefined
 }
 
-/** `retEnvEvento`: the batch processed (128) with the event's outcome. */
+/** `retEnvEvento`: the batch processed (128) with the event's outcome (a cancellation's unless `event` says). */
 export const eventAnswer = (batchId: string, outcome: EventOutcome): string => {
   const environment = String(environmentCode(outcome.environment))
   const stateCode = outcome.accessKey.slice(0, 2)
@@ -101,9 +103,9 @@ export const eventAnswer = (batchId: string, outcome: EventOutcome): string => {
     leaf("cStat", outcome.status) +
     leaf("xMotivo", outcome.reason) +
     leaf("chNFe", outcome.accessKey) +
-    leaf("tpEvento", CANCELLATION_EVENT) +
-    leaf("xEvento", "Cancelamento registrado") +
-    leaf("nSeqEvento", "1") +
+    leaf("tpEvento", outcome.event?.type ?? CANCELLATION_EVENT) +
+    leaf("xEvento", outcome.event?.registered ?? "Cancelamento registrado") +
+    leaf("nSeqEvento", String(outcome.event?.sequence ?? 1)) +
     leaf("dhRegEvento", brasiliaDateTime(outcome.at)) +
     (outcome.protocol === undefined ? "" : leaf("nProt", outcome.protocol)) +
     "</infEvento></retEvento></retEnvEvento>"

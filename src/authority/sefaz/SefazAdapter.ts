@@ -15,6 +15,7 @@ import { makeSefinTransport } from "../sefin/SefinTransport.js"
 import { RequestNotSent, type TaxAuthority } from "../TaxAuthority.js"
 import { tenantIdentity } from "../TenantIdentity.js"
 import { loadCancellationSchemas } from "./NfeCancellation.js"
+import { loadEventSchemas } from "./NfeCorrection.js"
 import { loadNfeSchemas } from "./NfeXsd.js"
 import { addressesAt } from "./SefazAddresses.js"
 import { makeSefazClient } from "./SefazClient.js"
@@ -44,7 +45,7 @@ export const makeSefazAuthority = (
   Effect.gen(function*() {
     // The official schemas are checked before every send: without them the adapter must not start.
     yield* Effect.tryPromise({
-      try: () => Promise.all([loadNfeSchemas(), loadCancellationSchemas()]),
+      try: () => Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()]),
       catch: (error) => new Error(`The NF-e schemas cannot be loaded: ${String(error)}`)
     }).pipe(Effect.orDie)
     const exchange = yield* makeSefinTransport(options.ca, "SEFAZ")
@@ -76,6 +77,11 @@ export const makeSefazAuthority = (
         Effect.flatMap(identityOf(request.tenantId), (identity) => client.cancel(request.note, request, identity)).pipe(
           Effect.catchTag("NoteNotValid", notSent)
         ),
+      correct: (request) =>
+        Effect.flatMap(identityOf(request.tenantId), (identity) => client.correct(request.note, request, identity))
+          .pipe(
+            Effect.catchTag("NoteNotValid", notSent)
+          ),
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -3,7 +3,8 @@
  * tenant's certificate and validated before it leaves (SignedNote.ts: a failure is our bug,
  * `NoteNotValid`, never sent); then the
  * SOAP exchanges over mutual TLS with the authorizer of the emitter's state: authorization
- * (synchronous), the protocol lookup by access key, and the status service.
+ * (synchronous), the protocol lookup by access key, the events (cancellation, correction letter)
+ * and the status service.
  *
  * A note is rebuilt identically at every attempt (NfeXml.ts: its key from the document's id, RSA
  * signatures deterministic), so after a timeout the lookup asks about the very key that may have
@@ -12,7 +13,7 @@
  */
 import { Duration, Effect, Option, Redacted, Result } from "effect"
 import type { Environment } from "../../domain/Principal.js"
-import type { GoodsAuthorization, GoodsCancellation } from "../GoodsAuthority.js"
+import type { GoodsAuthorization, GoodsCancellation, GoodsCorrection } from "../GoodsAuthority.js"
 import type { ClientIdentity, Exchange } from "../sefin/SefinTransport.js"
 import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../TaxAuthority.js"
 import { signEnveloped } from "../xml/XmlSignature.js"
@@ -25,6 +26,7 @@ import {
   eventBatch,
   validateCancellation
 } from "./NfeCancellation.js"
+import { correctionEvent, validateEvent } from "./NfeCorrection.js"
 import {
   authorizationRequest,
   AUTHORIZED,
@@ -217,48 +219,42 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       ))
 
   /**
-   * Registers the cancellation (event 110111) of an authorized note, signed with the tenant's key.
-   * The same event registered before (573, its first answer lost) counts as done.
+   * Sends one event of a note (built unsigned by `build`), signed with the tenant's key and checked
+   * by `valid` first. Registered, it answers the event's protocol and time; the same event
+   * registered before (573, its first answer lost) counts as registered, without a protocol.
    */
-  const cancel = (
+  const registerEvent = (
     note: GoodsSubmission,
-    request: {
-      readonly accessKey: string
-      readonly protocol: string
-      readonly reason: string
-      readonly requestedAt: Date
-    },
+    unsigned: string,
+    valid: (batch: string) => Result.Result<void, { readonly messages: ReadonlyArray<string> }>,
+    what: string,
     identity: ClientIdentity
-  ): Effect.Effect<GoodsCancellation, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
+  ): Effect.Effect<
+    { readonly protocol: string | null; readonly at: Date },
+    NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
+  > =>
     Effect.suspend((): Effect.Effect<
-      GoodsCancellation,
+      { readonly protocol: string | null; readonly at: Date },
       NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
     > => {
-      const event = signEnveloped(
-        cancellationEvent({ ...request, environment: note.environment, issuerTaxId: note.issuer.taxId }),
-        {
-          element: "nfeEvent",
-          privateKeyPem: Redacted.value(identity.privateKeyPem),
-          certificatePem: identity.certificatePem
-        }
-      )
+      const event = signEnveloped(unsigned, {
+        element: "nfeEvent",
+        privateKeyPem: Redacted.value(identity.privateKeyPem),
+        certificatePem: identity.certificatePem
+      })
       const batch = eventBatch(batchIdOf(note.documentId), event)
-      const valid = validateCancellation("envEvento", batch)
-      if (Result.isFailure(valid)) {
+      const checked = valid(batch)
+      if (Result.isFailure(checked)) {
         return Effect.fail(
           new NoteNotValid({
-            message: `the cancellation does not pass the event's schema: ${valid.failure.messages.join("; ")}`
+            message: `the ${what} does not pass the event's schema: ${checked.failure.messages.join("; ")}`
           })
         )
       }
-      const to = {
-        model: modelOf(note.request.type),
-        state: note.issuer.address.state,
-        environment: note.environment
-      }
+      const to = { model: modelOf(note.request.type), state: note.issuer.address.state, environment: note.environment }
       return Effect.flatMap(
         call(identity, to, "RecepcaoEvento", batch),
-        (answer): Effect.Effect<GoodsCancellation, AuthorityRejected | AuthorityUnavailable> => {
+        (answer): Effect.Effect<{ protocol: string | null; at: Date }, AuthorityRejected | AuthorityUnavailable> => {
           const [batchCode = "", eventCode] = answer.texts("cStat")
           const reasons = answer.texts("xMotivo")
           if (PAUSED.has(batchCode)) {
@@ -273,14 +269,58 @@ export const makeSefazClient = (options: SefazClientOptions) => {
             const [registeredAt] = answer.texts("dhRegEvento")
             return Effect.succeed({
               protocol: answer.texts("nProt")[0] ?? null,
-              cancelledAt: new Date(registeredAt ?? Date.now())
+              at: new Date(registeredAt ?? Date.now())
             })
           }
-          if (eventCode === EVENT_DUPLICATE) return Effect.succeed({ protocol: null, cancelledAt: new Date() })
+          if (eventCode === EVENT_DUPLICATE) return Effect.succeed({ protocol: null, at: new Date() })
           return Effect.fail(new AuthorityRejected({ code: eventCode, message: reasons[1] ?? "" }))
         }
       )
     })
+
+  /** Registers the cancellation (event 110111) of an authorized note. */
+  const cancel = (
+    note: GoodsSubmission,
+    request: {
+      readonly accessKey: string
+      readonly protocol: string
+      readonly reason: string
+      readonly requestedAt: Date
+    },
+    identity: ClientIdentity
+  ): Effect.Effect<GoodsCancellation, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
+    Effect.map(
+      registerEvent(
+        note,
+        cancellationEvent({ ...request, environment: note.environment, issuerTaxId: note.issuer.taxId }),
+        (batch) => validateCancellation("envEvento", batch),
+        "cancellation",
+        identity
+      ),
+      ({ at, protocol }) => ({ protocol, cancelledAt: at })
+    )
+
+  /** Registers a correction letter (CC-e, event 110110) of an authorized NF-e. */
+  const correct = (
+    note: GoodsSubmission,
+    request: {
+      readonly accessKey: string
+      readonly sequence: number
+      readonly text: string
+      readonly requestedAt: Date
+    },
+    identity: ClientIdentity
+  ): Effect.Effect<GoodsCorrection, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
+    Effect.map(
+      registerEvent(
+        note,
+        correctionEvent({ ...request, environment: note.environment, issuerTaxId: note.issuer.taxId }),
+        (batch) => validateEvent("envEvento", batch),
+        "correction letter",
+        identity
+      ),
+      ({ at, protocol }) => ({ protocol, registeredAt: at })
+    )
 
   /** Whether the authorizer of a state's notes of a model is in operation (107). */
   const status = (
@@ -298,5 +338,5 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       }
     )
 
-  return { prepare, submit, lookup, cancel, status }
+  return { prepare, submit, lookup, cancel, correct, status }
 }

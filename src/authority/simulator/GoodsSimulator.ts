@@ -27,6 +27,7 @@ import type {
   GoodsAuthorization,
   GoodsCancellation,
   GoodsCancellationRequest,
+  GoodsCorrection,
   GoodsSubmission
 } from "../GoodsAuthority.js"
 import {
@@ -35,6 +36,7 @@ import {
   loadCancellationSchemas,
   validateCancellation
 } from "../sefaz/NfeCancellation.js"
+import { correctionEvent, loadEventSchemas, validateEvent } from "../sefaz/NfeCorrection.js"
 import { AUTHORIZED, AUTHORIZED_REASON, processedNote, protocolElement } from "../sefaz/NfeProtocol.js"
 import { loadNfeSchemas } from "../sefaz/NfeXsd.js"
 import { reviewNote } from "../sefaz/NoteReview.js"
@@ -92,7 +94,7 @@ export const makeGoodsSimulator = (
     const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
     const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
     // libxml2 and the schemas cost ~160 MiB and a start-up pause: loaded by the first goods note, not at start.
-    const schemas = Effect.promise(() => Promise.all([loadNfeSchemas(), loadCancellationSchemas()]))
+    const schemas = Effect.promise(() => Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()]))
 
     const keyOf = (submission: GoodsSubmission) => ({
       system,
@@ -305,6 +307,55 @@ export const makeGoodsSimulator = (
       )
     })
 
+    /**
+     * A correction letter, as a SEFAZ takes it: of a note it authorized and has not cancelled, the
+     * event built and checked as the SEFAZ adapter sends it. `simulate:reject` in the letter's text
+     * has it refused (999). The simulator keeps no letters: the service numbers and keeps them.
+     */
+    const correct: GoodsAuthority["correct"] = Effect.fn("GoodsSimulator.correct")(function*(request) {
+      yield* Effect.annotateCurrentSpan({ "authority.system": system, "authority.submission_id": request.submissionId })
+      yield* schemas
+      yield* travel
+      return yield* handle<GoodsCorrection, AuthorityRejected | AuthorityUnavailable | RequestNotSent>(
+        repo.inOwnTransaction(Effect.gen(function*() {
+          if (yield* randomFailure) return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          const refuse = (code: string, reason: string) =>
+            Result.fail(new AuthorityRejected({ code, message: `Rejeição: ${reason}` }))
+          const current = yield* repo.lock(keyOf(request))
+          if (Option.isNone(current) || current.value.status === "received") {
+            return refuse("217", "NF-e não consta na base de dados da SEFAZ")
+          }
+          if (current.value.status === "cancelled") {
+            return refuse("218", "NF-e já está cancelada na base de dados da SEFAZ")
+          }
+          if (request.text.includes(MagicValues.reject)) {
+            return refuse("999", "Erro não catalogado (simulate:reject)")
+          }
+          const batch = eventBatch(
+            "1",
+            signEnveloped(
+              correctionEvent({ ...request, environment, issuerTaxId: request.note.issuer.taxId }),
+              { element: "nfeEvent", ...simulatorSigner() }
+            )
+          )
+          const valid = validateEvent("envEvento", batch)
+          if (Result.isFailure(valid)) {
+            return Result.fail(
+              new RequestNotSent({ code: "note_not_valid", message: valid.failure.messages.join("; ") })
+            )
+          }
+          const at = yield* now
+          const protocol = yield* protocolFor(request.accessKey.slice(0, 2), at)
+          yield* repo.save({
+            ...current.value,
+            lastOutcome: `correction ${request.sequence} registered`,
+            updatedAt: at
+          })
+          return Result.succeed({ protocol, registeredAt: at })
+        }))
+      )
+    })
+
     return {
       system,
       submissionIdOf: goodsSubmissionIdOf,
@@ -313,6 +364,7 @@ export const makeGoodsSimulator = (
       submit,
       lookup,
       cancel,
+      correct,
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -20,6 +20,7 @@ import auditLog from "./0018_audit_log.js"
 import noteMail from "./0019_note_mail.js"
 import documentSearch from "./0020_document_search.js"
 import goodsDocuments from "./0021_goods_documents.js"
+import documentCorrections from "./0022_document_corrections.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -43,5 +44,6 @@ export const migrations = Migrator.fromRecord({
   "0018_audit_log": auditLog,
   "0019_note_mail": noteMail,
   "0020_document_search": documentSearch,
-  "0021_goods_documents": goodsDocuments
+  "0021_goods_documents": goodsDocuments,
+  "0022_document_corrections": documentCorrections
 })
