@@ -3,13 +3,16 @@
  * independent checks with Debian's `xmllint` (schema) and `xmlsec1` (signature).
  */
 import { spawnSync } from "node:child_process"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { expect } from "vitest"
 import { writeCancellationSchemas } from "../../src/authority/sefaz/NfeCancellation.js"
 import { writeEventSchemas } from "../../src/authority/sefaz/NfeCorrection.js"
 import type { NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { writeNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
+import { schemaSet } from "../../src/authority/xml/SchemaSet.js"
 import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem } from "../../src/domain/GoodsInvoice.js"
 
 /** A São Paulo distributor in the normal regime (CRT 3). */
@@ -289,3 +292,14 @@ export const xmlsecVerifyNfe = (xml: string, element: string, trusted: ReadonlyA
 
 export const skippedWithout = (tool: string, present: boolean, title: string, why: string) =>
   present ? title : `${title} [skipped: ${tool} (${why}) is not installed]`
+
+/** Each `.xsd` of `schemas/<folder>/` byte for byte as its SHA256SUMS lists it, and no other. */
+export const expectPublishedSchemas = (folder: string, directoryVariable: string) => {
+  const dir = schemaSet({ folder, directoryVariable, virtualBase: "unused:///", entries: {}, namespace: "" })
+    .directory()
+  const sums = fs.readFileSync(path.join(dir, "SHA256SUMS"), "utf8").trim().split("\n").map((line) => line.split(/\s+/))
+  expect(sums.map(([, name]) => name).sort()).toEqual(fs.readdirSync(dir).filter((f) => f.endsWith(".xsd")).sort())
+  for (const [sum, name] of sums) {
+    expect(crypto.createHash("sha256").update(fs.readFileSync(path.join(dir, name!))).digest("hex"), name).toBe(sum)
+  }
+}
