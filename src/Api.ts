@@ -25,6 +25,7 @@ import { KeysApi } from "./keys/Api.js"
 import { SubstitutionApi } from "./substitution/Api.js"
 import { SystemApi } from "./system/Api.js"
 import { InvitationsApi, TenantsApi } from "./tenants/Api.js"
+import { VoidingApi } from "./voiding/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 
 /**
@@ -48,6 +49,7 @@ const V1 = HttpApi.make("v1")
   .add(DocumentsApi)
   .add(SubstitutionApi)
   .add(CorrectionsApi)
+  .add(VoidingApi)
   .add(DocumentFilesApi)
   .add(UsageApi)
   .add(WebhooksApi)

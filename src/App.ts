@@ -37,6 +37,7 @@ import { Idempotency, IdempotencyPurgeLive } from "./documents/Idempotency.js"
 import { IssuanceQueue } from "./documents/IssuanceQueue.js"
 import { IssuanceWorkersLive } from "./documents/IssuanceWorker.js"
 import { NoteMailSourceLive } from "./documents/NoteMailSourceLive.js"
+import { VoidingService } from "./documents/Voiding.js"
 import { AuditLog } from "./events/AuditLog.js"
 import { ApiErrorsLive } from "./http/ApiErrors.js"
 import { referencePageLayer } from "./http/ReferencePage.js"
@@ -64,6 +65,7 @@ import { InvitationService } from "./tenants/InvitationService.js"
 import { MemberService } from "./tenants/MemberService.js"
 import { TaxIdOwnership } from "./tenants/TaxIdOwnership.js"
 import { TenantService } from "./tenants/TenantService.js"
+import { VoidingHttpLive } from "./voiding/Http.js"
 import { DeliveryQueue } from "./webhooks/DeliveryQueue.js"
 import { EventLogLive } from "./webhooks/FanOut.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
@@ -105,6 +107,7 @@ const ServicesLive = Layer.mergeAll(
   AccountServicesLive,
   DocumentService.layer,
   CorrectionService.layer,
+  VoidingService.layer,
   WebhookService.layer,
   AuthService.layer,
   AccountLinks.layer,
@@ -132,6 +135,7 @@ const HandlersLive = Layer.mergeAll(
   DocumentsHttpLive,
   SubstitutionHttpLive,
   CorrectionsHttpLive,
+  VoidingHttpLive,
   DocumentFilesHttpLive,
   UsageHttpLive,
   WebhooksHttpLive,

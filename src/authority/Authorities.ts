@@ -82,6 +82,7 @@ export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Du
     lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission)),
     cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request)),
     correct: (request) => bounded("goods.correct", request.submissionId, authority.correct(request)),
+    voidNumbers: (request) => bounded("goods.void", request.voidingId, authority.voidNumbers(request)),
     danfe: authority.danfe
   }
 }

@@ -11,6 +11,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { CredentialRequired, InvalidRequest } from "../domain/Errors.js"
 import type { GoodsInvoiceRequest, GoodsIssuer } from "../domain/GoodsInvoice.js"
+import type { TenantId } from "../domain/Ids.js"
 import type { Environment } from "../domain/Principal.js"
 import type {
   AuthorityRejected,
@@ -84,6 +85,30 @@ export interface GoodsCorrection {
   readonly registeredAt: Date
 }
 
+/** A range of numbers of an emitter's series that no note used, voided (inutilização). */
+export interface GoodsVoidingRequest {
+  readonly tenantId: TenantId
+  /** The voiding's id (`vnr_…`): the same at every attempt. */
+  readonly voidingId: string
+  readonly environment: Environment
+  /** The emitter as it is now: its state's authority voids its numbers. */
+  readonly issuer: GoodsIssuer
+  readonly type: GoodsInvoiceRequest["type"]
+  readonly series: number
+  readonly from: number
+  readonly to: number
+  /** Why (xJust), 15 to 255 characters. */
+  readonly reason: string
+  /** When the tenant asked: the request's year, the same at every attempt. */
+  readonly requestedAt: Date
+}
+
+export interface GoodsVoiding {
+  /** The voiding's protocol; null when the range was voided before (found, not made, by this call). */
+  readonly protocol: string | null
+  readonly registeredAt: Date
+}
+
 export interface GoodsAuthority {
   /** `production` or `homologation`, for spans and logs. */
   readonly system: "production" | "homologation"
@@ -120,6 +145,13 @@ export interface GoodsAuthority {
   readonly correct: (
     request: GoodsCorrectionRequest
   ) => Effect.Effect<GoodsCorrection, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  /**
+   * Voids a range of numbers no note used. The same range voided before (a retry after a lost
+   * answer) is registered, not refused; a refusal (a number already used, say) is `AuthorityRejected`.
+   */
+  readonly voidNumbers: (
+    request: GoodsVoidingRequest
+  ) => Effect.Effect<GoodsVoiding, AuthorityRejected | RequestNotSent | TransientAuthorityError>
   /**
    * The DANFE of an authorized note, from its `nfeProc`: A4 for an NF-e, the 80 mm receipt for an
    * NFC-e. No state authority publishes one: the service draws it, whichever authority signed.

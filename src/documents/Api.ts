@@ -31,10 +31,10 @@ import { AnyDocument, UNKNOWN_DOCUMENT_TYPE } from "../domain/GoodsDocument.js"
 import { NewConsumerInvoice, NewProductInvoice } from "../domain/GoodsPayloads.js"
 import { IbsCbs } from "../domain/IbsCbs.js"
 import { IdOf, TenantIdParam } from "../domain/Ids.js"
-import { trimmedString } from "../domain/Normalized.js"
 import { Page } from "../domain/Pagination.js"
 import { managerRoles, memberRoles, RequiredRoles, RequiredScope } from "../domain/Principal.js"
 import { AmountsInput, ApproximateTaxes, FederalTaxes, ForeignTrade, IssDetails } from "../domain/TaxContent.js"
+import { ReasonText } from "../domain/Text.js"
 import { Usage, UsageParams } from "../domain/Usage.js"
 
 export const NewDocument = Schema.Struct({
@@ -97,13 +97,6 @@ export const NewAnyDocument = Schema.Union([NewDocument, NewProductInvoice, NewC
   message: UNKNOWN_DOCUMENT_TYPE
 })
 export type NewAnyDocument = typeof NewAnyDocument.Type
-
-/** `xMotivo` of the events and of the `subst` group (TSMotivo): 15 to 255 characters. */
-export const ReasonText = trimmedString(Schema.String.check(
-  Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
-  Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" }),
-  visibleText
-))
 
 export const CancelDocument = Schema.Struct({
   reason_code: CancellationReasonCode.annotate({

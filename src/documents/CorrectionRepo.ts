@@ -1,7 +1,9 @@
 /** SQL for the correction letters of NF-e documents (`document_corrections`). */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { answerAssignments } from "../db/AnswerColumns.js"
 import { decodeRows, repository } from "../db/Repository.js"
+import type { AuthorityAnswer } from "../domain/AuthorityAnswer.js"
 import { Rejection } from "../domain/Document.js"
 import type { DocumentId } from "../domain/Ids.js"
 
@@ -43,20 +45,9 @@ export class CorrectionRepo extends Context.Service<CorrectionRepo>()("etd/Corre
         RETURNING ${columns}`).pipe(Effect.map((rows) => rows[0]!))
 
     /** The authority's answer to a pending letter; a letter already answered is left as it is. */
-    const settle = (
-      id: StoredCorrection["id"],
-      answer:
-        | { readonly status: "registered"; readonly protocol: string | null; readonly registeredAt: Date }
-        | { readonly status: "refused"; readonly error: typeof Rejection.Type },
-      at: Date
-    ) =>
+    const settle = (id: StoredCorrection["id"], answer: AuthorityAnswer, at: Date) =>
       corrections(sql`
-        UPDATE document_corrections SET
-          status = ${answer.status},
-          protocol = ${answer.status === "registered" ? answer.protocol : null},
-          registered_at = ${answer.status === "registered" ? answer.registeredAt : null},
-          error = ${answer.status === "refused" ? JSON.stringify(answer.error) : null}::jsonb,
-          updated_at = ${at}
+        UPDATE document_corrections SET ${answerAssignments(sql, answer, at)}
         WHERE id = ${id} AND status = 'pending'
         RETURNING ${columns}`).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])))
 

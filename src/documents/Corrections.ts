@@ -12,11 +12,12 @@ import { Context, Effect, Layer, Option } from "effect"
 import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
 import { makeTransaction } from "../db/Repository.js"
 import { type Correction, correctionTextOf, type NewCorrection } from "../domain/Correction.js"
-import { CredentialRequired, InvalidState, NotFound, ServiceUnavailable } from "../domain/Errors.js"
+import { InvalidState, NotFound } from "../domain/Errors.js"
 import type { DocumentId } from "../domain/Ids.js"
 import type { TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
+import { answerOf, failIfNoCredential } from "./AuthorityAnswers.js"
 import { CorrectionRepo, type StoredCorrection } from "./CorrectionRepo.js"
 import { DocumentRepo, type StoredDocument, type StoredGoodsDocument } from "./DocumentRepo.js"
 import { goodsNoteOf } from "./GoodsNotes.js"
@@ -34,12 +35,6 @@ export const toCorrection = (letter: StoredCorrection): Correction => ({
   requested_at: letter.requestedAt,
   registered_at: letter.registeredAt,
   error: letter.error
-})
-
-const authorityUnreachable = new ServiceUnavailable({
-  message: "The tax authority did not answer; the letter is pending: send the same text again after the number " +
-    "of seconds in Retry-After.",
-  retry_after: 30
 })
 
 const correctable = (row: StoredDocument): Effect.Effect<StoredGoodsDocument, InvalidState> => {
@@ -109,21 +104,7 @@ export class CorrectionService extends Context.Service<CorrectionService>()("etd
         sequence: letter.sequence,
         text: letter.text,
         requestedAt: letter.requestedAt
-      }).pipe(
-        Effect.map((registered) => ({ status: "registered" as const, ...registered })),
-        Effect.catchTags({
-          AuthorityRejected: (refused) =>
-            Effect.succeed({
-              status: "refused" as const,
-              error: { code: refused.code, message: refused.message }
-            }),
-          // Never sent (no usable certificate): refused here, its number free again.
-          RequestNotSent: (error) =>
-            Effect.succeed({ status: "refused" as const, error: { code: error.code, message: error.message } }),
-          AuthorityUnavailable: () => Effect.fail(authorityUnreachable),
-          AuthorityTimeout: () => Effect.fail(authorityUnreachable)
-        })
-      )
+      }).pipe((call) => answerOf(call, "letter"))
       const settled = yield* Effect.gen(function*() {
         const at = yield* now
         const written = yield* letters.settle(letter.id, answer, at)
@@ -139,9 +120,7 @@ export class CorrectionService extends Context.Service<CorrectionService>()("etd
         }
         return written.value
       }).pipe(inTransaction)
-      if (answer.status === "refused" && answer.error.code.startsWith("credential_")) {
-        return yield* new CredentialRequired({ message: answer.error.message })
-      }
+      yield* failIfNoCredential(answer)
       return toCorrection(settled)
     })
 

@@ -10,6 +10,7 @@ import { AnyDocument } from "./GoodsDocument.js"
 import { TenantId } from "./Ids.js"
 import { Environment } from "./Principal.js"
 import { TaxIdStatus } from "./Tenant.js"
+import { VoidedNumbers } from "./Voiding.js"
 
 export const eventTypes = [
   "document.authorized",
@@ -20,6 +21,7 @@ export const eventTypes = [
   "document.cancellation_in_analysis",
   "document.substituted",
   "document.corrected",
+  "numbers.voided",
   "api_key.exposed",
   "credential.expiring",
   "quota.threshold",
@@ -99,6 +101,7 @@ const eventObjects = {
   "document.cancellation_in_analysis": Document,
   "document.substituted": Document,
   "document.corrected": Correction,
+  "numbers.voided": VoidedNumbers,
   "api_key.exposed": ApiKeyExposureObject,
   "credential.expiring": CredentialExpiryObject,
   "quota.threshold": QuotaThresholdObject,
@@ -121,6 +124,9 @@ const descriptions: Record<EventType, string> = {
     "object is the original, `substituted`, with `substituted_by` naming the new document.",
   "document.corrected":
     "The authority registered a correction letter (CC-e) of an NF-e; the object is the letter, with its protocol.",
+  "numbers.voided":
+    "The authority voided a range of unused numbers of an NF-e or NFC-e series (inutilização); the object is the " +
+    "voiding, with its protocol.",
   "api_key.exposed": "A token of one of the tenant's API keys was exposed; rotate the key.",
   "credential.expiring": "A digital certificate expires in 30, 7 or 1 days.",
   "quota.threshold": "Live documents this month reached 80 % or 100 % of the quota.",

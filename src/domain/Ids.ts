@@ -20,7 +20,8 @@ export const idPrefixes = {
   mail: "eml",
   userToken: "utk",
   invitation: "inv",
-  audit: "aud"
+  audit: "aud",
+  voiding: "vnr"
 } as const
 
 export type IdKind = keyof typeof idPrefixes
@@ -62,6 +63,7 @@ interface IdTypes {
   readonly userToken: string
   readonly invitation: InvitationId
   readonly audit: string
+  readonly voiding: string
 }
 export type Id<K extends IdKind> = IdTypes[K]
 

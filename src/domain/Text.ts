@@ -26,3 +26,10 @@ export const visibleText = Schema.makeFilter((s: string) => !INVISIBLE_OR_CONTRO
 /** Text the API trims, then bounds: at least one character, at most `max`, all of it visible. */
 export const boundedText = (max: number) =>
   trimmedString(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max), visibleText))
+
+/** `xMotivo`/`xJust` of the events, the `subst` group and number voiding: 15 to 255 characters. */
+export const ReasonText = trimmedString(Schema.String.check(
+  Schema.isMinLength(15, { message: "reason must have 15 to 255 characters" }),
+  Schema.isMaxLength(255, { message: "reason must have 15 to 255 characters" }),
+  visibleText
+))

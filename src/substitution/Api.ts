@@ -10,19 +10,13 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import {
-  DocumentPath,
-  IdempotencyHeaders,
-  issueErrors,
-  KeyDocumentPath,
-  NewDocument,
-  ReasonText
-} from "../documents/Api.js"
+import { DocumentPath, IdempotencyHeaders, issueErrors, KeyDocumentPath, NewDocument } from "../documents/Api.js"
 import { ApiKeyAuth } from "../domain/Authentication.js"
 import { described } from "../domain/Described.js"
 import { Document, SubstitutionReasonCode } from "../domain/Document.js"
 import { InvalidState, NotFound } from "../domain/Errors.js"
 import { RequiredScope } from "../domain/Principal.js"
+import { ReasonText } from "../domain/Text.js"
 
 export const SubstituteDocument = Schema.Struct({
   document: NewDocument.annotate({

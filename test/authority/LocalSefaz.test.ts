@@ -9,6 +9,7 @@ import { Result } from "effect"
 import { request as httpsRequest } from "node:https"
 import { processedNote } from "../../src/authority/sefaz/NfeProtocol.js"
 import { authorizationRequest, lookupRequest, statusRequest } from "../../src/authority/sefaz/NfeProtocol.js"
+import { loadVoidingSchemas, validateVoiding, voidingRequest } from "../../src/authority/sefaz/NfeVoiding.js"
 import { buildNfe, type NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import type { SefazService } from "../../src/authority/sefaz/SefazAddresses.js"
@@ -129,6 +130,38 @@ describe("the local SEFAZ over mutual TLS", () => {
       signedNote({ number: 2005, request: { ...interstateSale, notes: "simulate:reject" } })
     )
     expect(noteStatus(rejected)).toBe("999")
+  })
+
+  it("voids a range (102) unless a number of it was used (241); the same range again is 563, one overlapping 256", async () => {
+    await loadVoidingSchemas()
+    const voiding = (from: number, to: number) =>
+      signEnveloped(
+        voidingRequest({
+          environment: "test",
+          stateCode: "35",
+          issuerTaxId: "11222333000181",
+          model: "55",
+          series: 1,
+          from,
+          to,
+          reason: "Numeros pulados pelo sistema de vendas",
+          requestedAt: new Date()
+        }),
+        { element: "infInut", privateKeyPem: certificate.privateKeyPem, certificatePem: certificate.certificatePem }
+      )
+    const voidedStatus = async (from: number, to: number) => {
+      const answer = contentOf(await call("NfeInutilizacao", voiding(from, to)))
+      expect(validateVoiding("retInutNFe", answer)).toEqual(Result.void)
+      return textsOf(answer, "cStat")[0]
+    }
+    expect(noteStatus(await submit(signedNote({ number: 2101 })))).toBe("100")
+    expect(await voidedStatus(2100, 2102)).toBe("241")
+    expect(await voidedStatus(2102, 2105)).toBe("102")
+    expect(await voidedStatus(2102, 2105)).toBe("563")
+    expect(await voidedStatus(2105, 2106)).toBe("256")
+    expect(sefaz.voided().map((range) => [range.from, range.to])).toEqual([[2102, 2105]])
+    const tampered = voiding(2110, 2110).replace("<nNFFin>2110<", "<nNFFin>2111<")
+    expect(textsOf(contentOf(await call("NfeInutilizacao", tampered)), "cStat")[0]).toBe("297")
   })
 
   it("refuses a client without a certificate before reading it (403)", async () => {

@@ -35,6 +35,7 @@ import {
   xmllintCancellation,
   xmllintEvent,
   xmllintNfe,
+  xmllintVoiding,
   xmlsecVerifyNfe
 } from "../support/NfeXml.js"
 import { completeRegistration } from "../support/registration.js"
@@ -371,6 +372,41 @@ for (const database of testDatabases) {
           }
           // Through the SEFAZ's event service, once: the first attempt's answer arrived.
           expect(sefaz.counts().RecepcaoEvento).toBeGreaterThanOrEqual(1)
+        }))
+
+      it.effect("a rejected note's number voided by the SEFAZ (inutilização): schema-valid, signed by the tenant, once", () =>
+        Effect.gen(function*() {
+          const sefaz = yield* Sefaz
+          const t = yield* emitter("sefaz-inut")
+          const rejected = yield* settled(
+            t.token,
+            (yield* issue(t.token, { ...spConsumerSale, notes: "simulate:reject" })).id
+          )
+          expect(rejected.status).toBe("rejected")
+          const body = {
+            type: "product_invoice",
+            from: 1,
+            to: 1,
+            reason: "Nota rejeitada pela SEFAZ e nunca autorizada"
+          }
+          const voided = yield* rawRequest("POST", "/v1/voided-numbers", { token: t.token, body })
+          expect(voided.status, voided.text).toBe(200)
+          expect(voided.json).toMatchObject({ status: "registered", from: 1, to: 1 })
+          const recorded = sefaz.voided().filter((range) => range.issuerTaxId === t.taxId)
+          expect(recorded).toHaveLength(1)
+          expect((voided.json as { protocol: string }).protocol).toBe(recorded[0]!.protocol)
+          if (hasXmllint) {
+            const valid = xmllintVoiding("inutNFe_v4.00.xsd", recorded[0]!.requestXml)
+            expect(valid.ok, valid.output).toBe(true)
+          }
+          if (hasXmlsec1) {
+            const verified = xmlsecVerifyNfe(recorded[0]!.requestXml, "infInut", [testRoot().certPem, testCa().certPem])
+            expect(verified.ok, verified.output).toBe(true)
+          }
+          // The same request again is answered from what was recorded: the SEFAZ is not asked twice.
+          const again = yield* rawRequest("POST", "/v1/voided-numbers", { token: t.token, body })
+          expect(again.json).toEqual(voided.json)
+          expect(sefaz.voided().filter((range) => range.issuerTaxId === t.taxId)).toHaveLength(1)
         }))
 
       it.effect("a rejection is final with the SEFAZ's code; a tenant without a certificate is refused at acceptance", () =>

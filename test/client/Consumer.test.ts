@@ -412,7 +412,7 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
           "links",
           "team",
           "corrections",
-          "letters",
+          "goods",
           "webhooks",
           "credentials",
           "lists",
@@ -432,7 +432,7 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
           const owner = createClient({ baseUrl: url, token })
           await owner.tenants.update({
             params: { tenantId: tenant!.id },
-            // A state registration and a tax regime too: the "letters" example issues an NF-e.
+            // A state registration and a tax regime too: the "goods" example issues NF-e documents.
             payload: { registration: { ...completeRegistration, state_registration: "110042490114", crt: "normal" } }
           })
           const created = await owner.apiKeys.create({
@@ -499,7 +499,9 @@ layer(app, { timeout: 60_000, excludeTestServices: true })("the client package, 
         expect((yield* example("corrections")).stdout).toBe(
           "authorized true true true cancel_requested authorized cancel_requested\n"
         )
-        expect((yield* example("letters")).stdout).toBe("product_invoice registered 1 2 2 2\n")
+        expect((yield* example("goods")).stdout).toBe(
+          "product_invoice registered 1 2 2 2 registered 2 2 2 registered\n"
+        )
         expect((yield* example("webhooks", { ETD_WEBHOOK_URL: receiver.url })).stdout).toBe(
           "true document.authorized true 0 true false true\n"
         )

@@ -200,7 +200,9 @@ export const mutate = (valid: unknown, mutations: ReadonlyArray<Mutation>, known
   const root = { value: structuredClone(valid) as unknown }
   const raws: Array<string> = []
   const valueOf = (r: Replacement): unknown => {
-    if ("json" in r) return r.json
+    // A copy: the replacements are shared constants, and a later mutation of this body must not
+    // change them (one put inside itself would make every later body that uses it circular).
+    if ("json" in r) return structuredClone(r.json)
     raws.push(r.raw)
     return `${MARKER}${raws.length - 1}`
   }

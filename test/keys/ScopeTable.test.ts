@@ -417,6 +417,18 @@ const EXPECTED_TABLE: ReadonlyArray<string> = [
   // A substitute is a new note: issuing is for API keys, with documents:write (SPEC §5, §6).
   "POST  /v1/tenants/:tenantId/documents/:docId/substitute  api_key  documents:write  -",
   "POST  /v1/documents/:docId/substitute  api_key  documents:write  -",
+  // A correction letter changes what the note says: documents:write, as issuing; a session as owner or admin.
+  "POST  /v1/tenants/:tenantId/documents/:docId/correction  session_or_api_key  documents:write  owner|admin",
+  "GET  /v1/tenants/:tenantId/documents/:docId/corrections  session_or_api_key  documents:read  owner|admin|developer",
+  "POST  /v1/documents/:docId/correction  api_key  documents:write  -",
+  "GET  /v1/documents/:docId/corrections  api_key  documents:read  -",
+  // Voiding a series' numbers is for API keys, whose environment is the series' (as issuing).
+  "POST  /v1/tenants/:tenantId/voided-numbers  api_key  documents:write  -",
+  "GET  /v1/tenants/:tenantId/voided-numbers  api_key  documents:read  -",
+  "GET  /v1/tenants/:tenantId/voided-numbers/:voidingId  api_key  documents:read  -",
+  "POST  /v1/voided-numbers  api_key  documents:write  -",
+  "GET  /v1/voided-numbers  api_key  documents:read  -",
+  "GET  /v1/voided-numbers/:voidingId  api_key  documents:read  -",
   "GET  /v1/tenants/:tenantId/documents/:docId/xml  session_or_api_key  documents:read  owner|admin|developer",
   "GET  /v1/tenants/:tenantId/documents/:docId/pdf  session_or_api_key  documents:read  owner|admin|developer",
   "GET  /v1/tenants/:tenantId/usage  session  -  owner|admin|developer",

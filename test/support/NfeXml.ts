@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { expect } from "vitest"
 import { writeCancellationSchemas } from "../../src/authority/sefaz/NfeCancellation.js"
 import { writeEventSchemas } from "../../src/authority/sefaz/NfeCorrection.js"
+import { writeVoidingSchemas } from "../../src/authority/sefaz/NfeVoiding.js"
 import type { NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { writeNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
 import { schemaSet } from "../../src/authority/xml/SchemaSet.js"
@@ -242,6 +243,13 @@ export const xmllintNfe = (schemaFile: string, xml: string): { readonly ok: bool
 }
 
 /** The same against the cancellation event's schemas (schemas/nfe-evento-cancelamento-v1.00/). */
+let voidingSchemaDir: string | undefined
+/** `xmllint --schema` with the voiding's schemas (schemas/nfe-inutilizacao-v4.00/). */
+export const xmllintVoiding = (schemaFile: string, xml: string) => {
+  voidingSchemaDir ??= writeVoidingSchemas(fs.mkdtempSync(path.join(os.tmpdir(), "nfe-inut-xsd-")))
+  return xmllintIn(voidingSchemaDir, schemaFile, xml)
+}
+
 let eventSchemaDir: string | undefined
 /** `xmllint --schema` with the generic event envelope (schemas/nfe-evento-v1.00/). */
 export const xmllintEvent = (schemaFile: string, xml: string) => {

@@ -12,6 +12,7 @@ const unused = (system: GoodsAuthority["system"]): GoodsAuthority => {
     lookup: never,
     cancel: never,
     correct: never,
+    voidNumbers: never,
     danfe: never
   }
 }

@@ -10,6 +10,7 @@
  *   schema fails, else processed (104) with the note's protocol: authorized (100) or its rejection;
  * - `/ws/NFeConsultaProtocolo4.asmx`: consSitNFe: the protocol of an authorized key (100), or 217;
  * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation;
+ * - `/ws/NFeInutilizacao4.asmx`: inutNFe, number voiding (SefazVoiding.ts);
  * - `/ws/NFeRecepcaoEvento4.asmx`: envEvento with a correction letter (110110): schema and the fixed
  *   conditions of use (215), signature (297), the note known (217), not cancelled (218), an NF-e
  *   (490), its sequence number new (573), then registered (135); or with the cancellation (110111): schema (215), signature
@@ -51,6 +52,7 @@ import {
   protocolElement,
   statusAnswer
 } from "../../src/authority/sefaz/NfeProtocol.js"
+import { loadVoidingSchemas } from "../../src/authority/sefaz/NfeVoiding.js"
 import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { duplicityOf, type ReviewedNote, reviewNote } from "../../src/authority/sefaz/NoteReview.js"
 import { type SefazService, SERVICE_FILES } from "../../src/authority/sefaz/SefazAddresses.js"
@@ -61,6 +63,7 @@ import { parseXml } from "../../src/authority/xml/XmlText.js"
 import type { Environment } from "../../src/domain/Principal.js"
 import { listenOn, mutualTlsOptions } from "./Listening.js"
 import { localAuthorityKeys } from "./LocalAuthorityKeys.js"
+import { makeLocalVoiding, type VoidedRange } from "./SefazVoiding.js"
 
 const NFE_NAMESPACE = "http://www.portalfiscal.inf.br/nfe"
 const APPLICATION = "ETD-LOCAL-SEFAZ_4.00"
@@ -69,7 +72,8 @@ const ANSWERED: ReadonlyArray<SefazService> = [
   "NfeAutorizacao",
   "NfeConsultaProtocolo",
   "NfeStatusServico",
-  "RecepcaoEvento"
+  "RecepcaoEvento",
+  "NfeInutilizacao"
 ]
 const PATHS: Readonly<Record<string, SefazService>> = Object.fromEntries(
   ANSWERED.map((service) => [`/ws/${SERVICE_FILES[service]}`, service])
@@ -118,6 +122,8 @@ export interface LocalSefaz {
   readonly addressOf: (service: SefazService) => string
   /** Every note authorized so far, in order. */
   readonly notes: () => ReadonlyArray<AuthorizedNote>
+  /** Every range voided so far, in order. */
+  readonly voided: () => ReadonlyArray<VoidedRange>
   /** Calls per service, 503s included. */
   readonly counts: () => Readonly<Partial<Record<SefazService, number>>>
   readonly close: () => Promise<void>
@@ -141,7 +147,7 @@ const textOf = (xml: string, name: string): string | null => {
 }
 
 export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<LocalSefaz> => {
-  await Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()])
+  await Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas(), loadVoidingSchemas()])
   const keys = localAuthorityKeys()
   const environment = options.environment ?? "test"
   const unavailableTimes = Math.max(0, options.unavailableTimes ?? 2)
@@ -157,8 +163,16 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
   const numberKey = (note: ReviewedNote) =>
     `${note.model}:${note.stateCode}:${note.issuerTaxId}:${note.series}:${note.number}`
 
-  const protocolOf = (note: ReviewedNote, at: Date) =>
-    `1${note.stateCode}${String(at.getUTCFullYear()).slice(2)}${String(++sequence).padStart(10, "0")}`
+  const protocolFor = (stateCode: string, at: Date) =>
+    `1${stateCode}${String(at.getUTCFullYear()).slice(2)}${String(++sequence).padStart(10, "0")}`
+  const protocolOf = (note: ReviewedNote, at: Date) => protocolFor(note.stateCode, at)
+
+  const voiding = makeLocalVoiding({
+    environment,
+    application: APPLICATION,
+    usedKeys: () => authorized.map((note) => note.accessKey),
+    protocolFor
+  })
 
   type Decision =
     | { readonly kind: "answer"; readonly xml: string; readonly holdMs?: number }
@@ -349,6 +363,8 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
       ? lookup(content.success, at)
       : service === "RecepcaoEvento"
       ? registerEvent(content.success, at)
+      : service === "NfeInutilizacao"
+      ? { kind: "answer" as const, xml: voiding.answer(content.success, at) }
       : status(content.success, at)
     if (decision.kind === "unavailable") return send(response, 503, "text/html", UNAVAILABLE_PAGE)
     const envelope = soapResponse(service, decision.xml)
@@ -386,6 +402,7 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
       return `${origin}${path}`
     },
     notes: () => [...authorized],
+    voided: voiding.voided,
     counts: () => ({ ...counts }),
     close: () =>
       closing ??= new Promise<void>((resolve) => {

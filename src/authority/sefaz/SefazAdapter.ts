@@ -16,6 +16,7 @@ import { RequestNotSent, type TaxAuthority } from "../TaxAuthority.js"
 import { tenantIdentity } from "../TenantIdentity.js"
 import { loadCancellationSchemas } from "./NfeCancellation.js"
 import { loadEventSchemas } from "./NfeCorrection.js"
+import { loadVoidingSchemas } from "./NfeVoiding.js"
 import { loadNfeSchemas } from "./NfeXsd.js"
 import { addressesAt } from "./SefazAddresses.js"
 import { makeSefazClient } from "./SefazClient.js"
@@ -45,7 +46,7 @@ export const makeSefazAuthority = (
   Effect.gen(function*() {
     // The official schemas are checked before every send: without them the adapter must not start.
     yield* Effect.tryPromise({
-      try: () => Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()]),
+      try: () => Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas(), loadVoidingSchemas()]),
       catch: (error) => new Error(`The NF-e schemas cannot be loaded: ${String(error)}`)
     }).pipe(Effect.orDie)
     const exchange = yield* makeSefinTransport(options.ca, "SEFAZ")
@@ -82,6 +83,10 @@ export const makeSefazAuthority = (
           .pipe(
             Effect.catchTag("NoteNotValid", notSent)
           ),
+      voidNumbers: (request) =>
+        Effect.flatMap(identityOf(request.tenantId), (identity) => client.voidNumbers(request, identity)).pipe(
+          Effect.catchTag("NoteNotValid", notSent)
+        ),
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -3,8 +3,8 @@
  * tenant's certificate and validated before it leaves (SignedNote.ts: a failure is our bug,
  * `NoteNotValid`, never sent); then the
  * SOAP exchanges over mutual TLS with the authorizer of the emitter's state: authorization
- * (synchronous), the protocol lookup by access key, the events (cancellation, correction letter)
- * and the status service.
+ * (synchronous), the protocol lookup by access key, the events (cancellation, correction letter),
+ * number voiding and the status service.
  *
  * A note is rebuilt identically at every attempt (NfeXml.ts: its key from the document's id, RSA
  * signatures deterministic), so after a timeout the lookup asks about the very key that may have
@@ -13,7 +13,13 @@
  */
 import { Duration, Effect, Option, Redacted, Result } from "effect"
 import type { Environment } from "../../domain/Principal.js"
-import type { GoodsAuthorization, GoodsCancellation, GoodsCorrection } from "../GoodsAuthority.js"
+import type {
+  GoodsAuthorization,
+  GoodsCancellation,
+  GoodsCorrection,
+  GoodsVoiding,
+  GoodsVoidingRequest
+} from "../GoodsAuthority.js"
 import type { ClientIdentity, Exchange } from "../sefin/SefinTransport.js"
 import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../TaxAuthority.js"
 import { signEnveloped } from "../xml/XmlSignature.js"
@@ -37,6 +43,7 @@ import {
   processedNote,
   statusRequest
 } from "./NfeProtocol.js"
+import { validateVoiding, VOIDING_DUPLICATE, VOIDING_REGISTERED, voidingInputOf, voidingRequest } from "./NfeVoiding.js"
 import { NFE_NAMESPACE, type NfeInput } from "./NfeXml.js"
 import { sefazAddress, type SefazService } from "./SefazAddresses.js"
 import { soapContent, soapRequest } from "./SefazSoap.js"
@@ -322,6 +329,49 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       ({ at, protocol }) => ({ protocol, registeredAt: at })
     )
 
+  /**
+   * Voids a range of numbers (inutilização), signed with the tenant's key. The same range voided
+   * before (563, its first answer lost) counts as registered.
+   */
+  const voidNumbers = (
+    request: GoodsVoidingRequest,
+    identity: ClientIdentity
+  ): Effect.Effect<GoodsVoiding, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
+    Effect.suspend((): Effect.Effect<
+      GoodsVoiding,
+      NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
+    > => {
+      const message = signEnveloped(voidingRequest(voidingInputOf(request)), {
+        element: "infInut",
+        privateKeyPem: Redacted.value(identity.privateKeyPem),
+        certificatePem: identity.certificatePem
+      })
+      const valid = validateVoiding("inutNFe", message)
+      if (Result.isFailure(valid)) {
+        return Effect.fail(
+          new NoteNotValid({ message: `the voiding does not pass its schema: ${valid.failure.messages.join("; ")}` })
+        )
+      }
+      const to = { model: modelOf(request.type), state: request.issuer.address.state, environment: request.environment }
+      return Effect.flatMap(
+        call(identity, to, "NfeInutilizacao", message),
+        (answer): Effect.Effect<GoodsVoiding, AuthorityRejected | AuthorityUnavailable> => {
+          const [code = ""] = answer.texts("cStat")
+          const [reason = ""] = answer.texts("xMotivo")
+          if (PAUSED.has(code)) return Effect.fail(new AuthorityUnavailable({ message: `${code} ${reason}`.trim() }))
+          if (code === VOIDING_REGISTERED) {
+            const [at] = answer.texts("dhRecbto")
+            return Effect.succeed({
+              protocol: answer.texts("nProt")[0] ?? null,
+              registeredAt: new Date(at ?? Date.now())
+            })
+          }
+          if (code === VOIDING_DUPLICATE) return Effect.succeed({ protocol: null, registeredAt: new Date() })
+          return Effect.fail(new AuthorityRejected({ code, message: reason }))
+        }
+      )
+    })
+
   /** Whether the authorizer of a state's notes of a model is in operation (107). */
   const status = (
     model: NfeModel,
@@ -338,5 +388,5 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       }
     )
 
-  return { prepare, submit, lookup, cancel, correct, status }
+  return { prepare, submit, lookup, cancel, correct, voidNumbers, status }
 }

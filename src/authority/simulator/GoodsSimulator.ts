@@ -38,6 +38,7 @@ import {
 } from "../sefaz/NfeCancellation.js"
 import { correctionEvent, loadEventSchemas, validateEvent } from "../sefaz/NfeCorrection.js"
 import { AUTHORIZED, AUTHORIZED_REASON, processedNote, protocolElement } from "../sefaz/NfeProtocol.js"
+import { loadVoidingSchemas, validateVoiding, voidingInputOf, voidingRequest } from "../sefaz/NfeVoiding.js"
 import { loadNfeSchemas } from "../sefaz/NfeXsd.js"
 import { reviewNote } from "../sefaz/NoteReview.js"
 import { goodsSubmissionIdOf, signedNote } from "../sefaz/SignedNote.js"
@@ -356,6 +357,34 @@ export const makeGoodsSimulator = (
       )
     })
 
+    /**
+     * A range voided, as a SEFAZ takes it: the request built and checked as the SEFAZ adapter sends
+     * it; `simulate:reject` in the reason has it refused (999). The service checks first that no
+     * document of its own holds a number of the range.
+     */
+    const voidNumbers: GoodsAuthority["voidNumbers"] = Effect.fn("GoodsSimulator.voidNumbers")(function*(request) {
+      yield* Effect.annotateCurrentSpan({ "authority.system": system, "voiding.id": request.voidingId })
+      yield* Effect.promise(loadVoidingSchemas)
+      yield* travel
+      if (yield* randomFailure) return yield* unavailable("The tax authority is temporarily unavailable.")
+      if (request.reason.includes(MagicValues.reject)) {
+        return yield* new AuthorityRejected({ code: "999", message: "Rejeição: Erro não catalogado (simulate:reject)" })
+      }
+      const signed = signEnveloped(voidingRequest(voidingInputOf(request)), {
+        element: "infInut",
+        ...simulatorSigner()
+      })
+      const valid = validateVoiding("inutNFe", signed)
+      if (Result.isFailure(valid)) {
+        return yield* new RequestNotSent({ code: "note_not_valid", message: valid.failure.messages.join("; ") })
+      }
+      const at = yield* now
+      return {
+        protocol: yield* protocolFor(request.issuer.address.municipality_code.slice(0, 2), at),
+        registeredAt: at
+      }
+    })
+
     return {
       system,
       submissionIdOf: goodsSubmissionIdOf,
@@ -365,6 +394,7 @@ export const makeGoodsSimulator = (
       lookup,
       cancel,
       correct,
+      voidNumbers,
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

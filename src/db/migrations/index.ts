@@ -21,6 +21,7 @@ import noteMail from "./0019_note_mail.js"
 import documentSearch from "./0020_document_search.js"
 import goodsDocuments from "./0021_goods_documents.js"
 import documentCorrections from "./0022_document_corrections.js"
+import voidedNumbers from "./0023_voided_numbers.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -45,5 +46,6 @@ export const migrations = Migrator.fromRecord({
   "0019_note_mail": noteMail,
   "0020_document_search": documentSearch,
   "0021_goods_documents": goodsDocuments,
-  "0022_document_corrections": documentCorrections
+  "0022_document_corrections": documentCorrections,
+  "0023_voided_numbers": voidedNumbers
 })
