@@ -269,6 +269,8 @@ export const MagicValues = {
   unavailable: "simulate:unavailable",
   timeout: "simulate:timeout",
   cancelReject: "simulate:cancel-reject",
+  /** The local SEFAZ takes the note's batch to process apart (103): its receipt answers 105 once, then 104. */
+  async: "simulate:async",
   /** With `cancelReject`: the municipality refuses the analysis request (e105105); without it, it grants it (e105104). */
   analysisRefuse: "simulate:analysis-refuse"
 } as const

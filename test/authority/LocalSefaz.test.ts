@@ -8,7 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { request as httpsRequest } from "node:https"
 import { processedNote } from "../../src/authority/sefaz/NfeProtocol.js"
-import { authorizationRequest, lookupRequest, statusRequest } from "../../src/authority/sefaz/NfeProtocol.js"
+import {
+  authorizationRequest,
+  lookupRequest,
+  receiptRequest,
+  statusRequest
+} from "../../src/authority/sefaz/NfeProtocol.js"
 import { loadVoidingSchemas, validateVoiding, voidingRequest } from "../../src/authority/sefaz/NfeVoiding.js"
 import { buildNfe, type NfeInput } from "../../src/authority/sefaz/NfeXml.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
@@ -162,6 +167,20 @@ describe("the local SEFAZ over mutual TLS", () => {
     expect(sefaz.voided().map((range) => [range.from, range.to])).toEqual([[2102, 2105]])
     const tampered = voiding(2110, 2110).replace("<nNFFin>2110<", "<nNFFin>2111<")
     expect(textsOf(contentOf(await call("NfeInutilizacao", tampered)), "cStat")[0]).toBe("297")
+  })
+
+  it("takes a simulate:async note's batch apart (103): its receipt answers 105, then 104 with the protocol; 106 unknown", async () => {
+    const note = signedNote({ number: 2201, request: { ...interstateSale, notes: "simulate:async" } })
+    const received = contentOf(await submit(note))
+    expect(validateNfe("retEnviNFe", received)).toEqual(Result.void)
+    expect(textsOf(received, "cStat")).toEqual(["103"])
+    const [receipt] = textsOf(received, "nRec")
+    const ask = async (nRec: string) => contentOf(await call("NfeRetAutorizacao", receiptRequest("test", nRec)))
+    expect(textsOf(await ask(receipt!), "cStat")).toEqual(["105"])
+    const processed = await ask(receipt!)
+    expect(textsOf(processed, "cStat")).toEqual(["104", "100"])
+    expect(textsOf(processed, "nProt")[0]).toMatch(/^135[0-9]{12}$/)
+    expect(textsOf(await ask("350000000000000"), "cStat")).toEqual(["106"])
   })
 
   it("refuses a client without a certificate before reading it (403)", async () => {

@@ -49,7 +49,8 @@ import {
 } from "../support/TestApp.js"
 import { hasTool } from "../support/tools.js"
 
-const CALL_TIMEOUT = Duration.millis(1500)
+// Above a receipt's two asks (0.5 s and 1 s apart), below the 3 s a `simulate:timeout` answer is held.
+const CALL_TIMEOUT = Duration.millis(2500)
 
 const fast: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
@@ -321,6 +322,24 @@ for (const database of testDatabases) {
             body: { text: texts[0] }
           })
           expectError(refused, 409, "invalid_state")
+        }))
+
+      it.effect("a batch the SEFAZ processes apart (103) is followed by its receipt until processed, in one attempt", () =>
+        Effect.gen(function*() {
+          const sefaz = yield* Sefaz
+          const t = yield* emitter("sefaz-async")
+          const before = sefaz.counts().NfeRetAutorizacao ?? 0
+          const document = yield* settled(
+            t.token,
+            (yield* issue(t.token, { ...spConsumerSale, notes: "simulate:async" })).id
+          )
+          expect(document.status, JSON.stringify(document.last_error)).toBe("authorized")
+          expect(document.attempts).toBe(1)
+          // Asked twice: processing (105), then processed (104) with the protocol the SEFAZ recorded.
+          expect((sefaz.counts().NfeRetAutorizacao ?? 0) - before).toBe(2)
+          const recorded = sefaz.notes().find((note) => note.accessKey === document.authority!.access_key)
+          expect(recorded?.protocol).toBe(document.authority!.protocol)
+          yield* checkedXml(t.token, document)
         }))
 
       it.effect("a timeout is reconciled by the note's key: authorized once, never sent as a second note", () =>

@@ -10,6 +10,8 @@
  *   schema fails, else processed (104) with the note's protocol: authorized (100) or its rejection;
  * - `/ws/NFeConsultaProtocolo4.asmx`: consSitNFe: the protocol of an authorized key (100), or 217;
  * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation;
+ * - `/ws/NFeRetAutorizacao4.asmx`: consReciNFe, the outcome of a `simulate:async` note's batch, which
+ *   the authorization took to process apart (103): 105 at the first ask, then 104 with its protocol;
  * - `/ws/NFeInutilizacao4.asmx`: inutNFe, number voiding (SefazVoiding.ts);
  * - `/ws/NFeRecepcaoEvento4.asmx`: envEvento with a correction letter (110110): schema and the fixed
  *   conditions of use (215), signature (297), the note known (217), not cancelled (218), an NF-e
@@ -50,6 +52,8 @@ import {
   lookupAnswer,
   type NoteProtocol,
   protocolElement,
+  receiptAnswer,
+  receivedAnswer,
   statusAnswer
 } from "../../src/authority/sefaz/NfeProtocol.js"
 import { loadVoidingSchemas } from "../../src/authority/sefaz/NfeVoiding.js"
@@ -70,6 +74,7 @@ const APPLICATION = "ETD-LOCAL-SEFAZ_4.00"
 
 const ANSWERED: ReadonlyArray<SefazService> = [
   "NfeAutorizacao",
+  "NfeRetAutorizacao",
   "NfeConsultaProtocolo",
   "NfeStatusServico",
   "RecepcaoEvento",
@@ -174,6 +179,9 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     protocolFor
   })
 
+  /** Batches of `simulate:async` notes, by receipt: taken to process apart (103). */
+  const receipts = new Map<string, { readonly protocol: NoteProtocol; readonly stateCode: string; asked: number }>()
+
   type Decision =
     | { readonly kind: "answer"; readonly xml: string; readonly holdMs?: number }
     | { readonly kind: "unavailable" }
@@ -228,7 +236,24 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     }
     authorized.push(record)
     byNumber.set(numberKey(note), record)
+    if (note.notes.includes(MagicValues.async)) {
+      const receipt = `${stateCode}${String(++sequence).padStart(13, "0")}`
+      receipts.set(receipt, { protocol, stateCode, asked: 0 })
+      return { kind: "answer", xml: receivedAnswer(environment, APPLICATION, stateCode, at, receipt) }
+    }
     return answer(protocol, stateCode, note.notes.includes(MagicValues.timeout) ? timeoutAfterMs : undefined)
+  }
+
+  /** A receipt's batch: processing at the first ask, processed with the note's protocol after. */
+  const receiptOf = (message: string, at: Date): Decision => {
+    const receipt = textOf(message, "nRec") ?? ""
+    const batch = receipts.get(receipt)
+    if (batch === undefined) {
+      return { kind: "answer", xml: receiptAnswer(environment, APPLICATION, "35", at, receipt, "unknown") }
+    }
+    batch.asked += 1
+    const outcome = batch.asked === 1 ? "processing" as const : batch.protocol
+    return { kind: "answer", xml: receiptAnswer(environment, APPLICATION, batch.stateCode, at, receipt, outcome) }
   }
 
   const lookup = (message: string, at: Date): Decision => {
@@ -359,6 +384,8 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     if (Result.isFailure(content)) return send(response, 400, "text/html", NOT_FOUND_PAGE)
     const decision = service === "NfeAutorizacao"
       ? authorize(content.success, at)
+      : service === "NfeRetAutorizacao"
+      ? receiptOf(content.success, at)
       : service === "NfeConsultaProtocolo"
       ? lookup(content.success, at)
       : service === "RecepcaoEvento"

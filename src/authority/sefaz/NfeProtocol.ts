@@ -60,6 +60,61 @@ export const authorizationAnswer = (protocol: NoteProtocol, stateCode: string): 
   protocolElement(protocol) +
   "</retEnviNFe>"
 
+/** 103: the batch was received and is processed apart; its receipt (`nRec`) is asked for the outcome. */
+export const RECEIVED = "103"
+/** 104: the batch is processed; its protocols follow. */
+export const PROCESSED = "104"
+/** 105: the batch is still being processed. */
+export const PROCESSING = "105"
+
+/** `retEnviNFe` of a batch taken to be processed apart (103), with its receipt number. */
+export const receivedAnswer = (
+  environment: Environment,
+  application: string,
+  stateCode: string,
+  at: Date,
+  receipt: string
+): string =>
+  `${XML_DECLARATION}<retEnviNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("verAplic", application) +
+  leaf("cStat", RECEIVED) +
+  leaf("xMotivo", "Lote recebido com sucesso") +
+  leaf("cUF", stateCode) +
+  leaf("dhRecbto", brasiliaDateTime(at)) +
+  `<infRec>${leaf("nRec", receipt)}${leaf("tMed", "1")}</infRec>` +
+  "</retEnviNFe>"
+
+/** `consReciNFe`: the outcome of a batch received apart, by its receipt. */
+export const receiptRequest = (environment: Environment, receipt: string): string =>
+  `<consReciNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("nRec", receipt) +
+  "</consReciNFe>"
+
+/** `retConsReciNFe`: processed (104) with the note's protocol, still processing (105), or unknown (106). */
+export const receiptAnswer = (
+  environment: Environment,
+  application: string,
+  stateCode: string,
+  at: Date,
+  receipt: string,
+  protocol: NoteProtocol | "processing" | "unknown"
+): string =>
+  `${XML_DECLARATION}<retConsReciNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
+  leaf("tpAmb", String(environmentCode(environment))) +
+  leaf("verAplic", application) +
+  leaf("nRec", receipt) +
+  (protocol === "processing"
+    ? leaf("cStat", PROCESSING) + leaf("xMotivo", "Lote em processamento")
+    : protocol === "unknown"
+    ? leaf("cStat", "106") + leaf("xMotivo", "Lote não localizado")
+    : leaf("cStat", PROCESSED) + leaf("xMotivo", "Lote processado")) +
+  leaf("cUF", stateCode) +
+  leaf("dhRecbto", brasiliaDateTime(at)) +
+  (typeof protocol === "string" ? "" : protocolElement(protocol)) +
+  "</retConsReciNFe>"
+
 /** The refusal of a whole batch, before any note is looked at (a schema failure, a paused service). */
 export const batchRefusal = (
   environment: Environment,

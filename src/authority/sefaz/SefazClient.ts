@@ -3,7 +3,7 @@
  * tenant's certificate and validated before it leaves (SignedNote.ts: a failure is our bug,
  * `NoteNotValid`, never sent); then the
  * SOAP exchanges over mutual TLS with the authorizer of the emitter's state: authorization
- * (synchronous), the protocol lookup by access key, the events (cancellation, correction letter),
+ * (synchronous, or by receipt when the authority takes the batch to process apart), the protocol lookup by access key, the events (cancellation, correction letter),
  * number voiding and the status service.
  *
  * A note is rebuilt identically at every attempt (NfeXml.ts: its key from the document's id, RSA
@@ -40,7 +40,11 @@ import {
   IN_OPERATION,
   lookupRequest,
   NOT_FOUND,
+  PROCESSED,
   processedNote,
+  PROCESSING,
+  receiptRequest,
+  RECEIVED,
   statusRequest
 } from "./NfeProtocol.js"
 import { validateVoiding, VOIDING_DUPLICATE, VOIDING_REGISTERED, voidingInputOf, voidingRequest } from "./NfeVoiding.js"
@@ -72,6 +76,8 @@ const batchIdOf = (documentId: string): string => documentId.replace(/[^0-9]/g, 
 // The authorities' "paused" answers (108 short term, 109 without forecast): try again later.
 const PAUSED: ReadonlySet<string> = new Set(["108", "109"])
 const DUPLICATE = "204"
+/** How long to wait before each ask of a batch's receipt; the manual suggests the answer's `tMed`, about a second. */
+const RECEIPT_PAUSES = [Duration.millis(500), Duration.seconds(1), Duration.seconds(2)]
 
 /** An answer's document, parsed once: the texts and elements of a name, in document order. */
 interface AnswerReader {
@@ -191,6 +197,72 @@ export const makeSefazClient = (options: SefazClientOptions) => {
    * Sends the note for authorization. A note the authority already authorized (204, a retry after a
    * lost answer) is adopted from its lookup; its other refusals are final.
    */
+  /**
+   * The note's outcome in an answer that carries its protocol (the synchronous `retEnviNFe`, or the
+   * receipt's `retConsReciNFe`): authorized, the duplicity of a note the authority has (adopted
+   * through the lookup), or refused with the authority's code.
+   */
+  const noteOutcome = (
+    prepared: Prepared,
+    environment: Environment,
+    identity: ClientIdentity,
+    answer: AnswerReader
+  ): Effect.Effect<GoodsAuthorization, AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> => {
+    const reasons = answer.texts("xMotivo")
+    const [batch = "", noteCode] = answer.texts("cStat")
+    if (PAUSED.has(batch)) {
+      return Effect.fail(new AuthorityUnavailable({ message: `${batch} ${reasons[0] ?? ""}`.trim() }))
+    }
+    if (noteCode === undefined) {
+      return Effect.fail(new AuthorityRejected({ code: batch, message: reasons[0] ?? "the batch was refused" }))
+    }
+    if (noteCode === AUTHORIZED) {
+      const authorization = authorizationOf(prepared.note, prepared.accessKey, answer)
+      return authorization === undefined
+        ? Effect.fail(new AuthorityUnavailable({ message: "the SEFAZ authorized the note without a protocol" }))
+        : Effect.succeed(authorization)
+    }
+    if (noteCode === DUPLICATE) {
+      return Effect.flatMap(lookupPrepared(prepared, environment, identity), (found) =>
+        Option.isSome(found)
+          ? Effect.succeed(found.value)
+          : Effect.fail(new AuthorityUnavailable({ message: "204 for a note the lookup does not find" })))
+    }
+    return Effect.fail(new AuthorityRejected({ code: noteCode, message: reasons[1] ?? "" }))
+  }
+
+  /**
+   * A batch the authority took to process apart (103): its receipt is asked until processed (104);
+   * a receipt that says nothing final is followed by the lookup of the note's key, and a note not
+   * found yet is a transient failure (the next attempt asks the key first: never a second note).
+   */
+  const awaitReceipt = (
+    prepared: Prepared,
+    environment: Environment,
+    identity: ClientIdentity,
+    receipt: string
+  ): Effect.Effect<GoodsAuthorization, AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
+    Effect.gen(function*() {
+      for (const pause of RECEIPT_PAUSES) {
+        yield* Effect.sleep(pause)
+        const answer = yield* call(
+          identity,
+          { ...prepared, environment },
+          "NfeRetAutorizacao",
+          receiptRequest(environment, receipt)
+        )
+        const [batch] = answer.texts("cStat")
+        if (batch === PROCESSING) continue
+        if (batch === PROCESSED) return yield* noteOutcome(prepared, environment, identity, answer)
+        break
+      }
+      const found = yield* lookupPrepared(prepared, environment, identity)
+      if (Option.isSome(found)) return found.value
+      return yield* new AuthorityUnavailable({
+        message: `receipt ${receipt}: the SEFAZ has not processed the note yet`
+      })
+    })
+
   const submit = (submission: GoodsSubmission, identity: ClientIdentity) =>
     Effect.flatMap(prepare(submission, identity), (prepared) =>
       Effect.flatMap(
@@ -201,27 +273,11 @@ export const makeSefazClient = (options: SefazClientOptions) => {
           authorizationRequest(batchIdOf(submission.documentId), prepared.note)
         ),
         (answer): Effect.Effect<GoodsAuthorization, AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> => {
-          const reasons = answer.texts("xMotivo")
-          const [batch = "", noteCode] = answer.texts("cStat")
-          if (PAUSED.has(batch)) {
-            return Effect.fail(new AuthorityUnavailable({ message: `${batch} ${reasons[0] ?? ""}`.trim() }))
-          }
-          if (noteCode === undefined) {
-            return Effect.fail(new AuthorityRejected({ code: batch, message: reasons[0] ?? "the batch was refused" }))
-          }
-          if (noteCode === AUTHORIZED) {
-            const authorization = authorizationOf(prepared.note, prepared.accessKey, answer)
-            return authorization === undefined
-              ? Effect.fail(new AuthorityUnavailable({ message: "the SEFAZ authorized the note without a protocol" }))
-              : Effect.succeed(authorization)
-          }
-          if (noteCode === DUPLICATE) {
-            return Effect.flatMap(lookupPrepared(prepared, submission.environment, identity), (found) =>
-              Option.isSome(found)
-                ? Effect.succeed(found.value)
-                : Effect.fail(new AuthorityUnavailable({ message: "204 for a note the lookup does not find" })))
-          }
-          return Effect.fail(new AuthorityRejected({ code: noteCode, message: reasons[1] ?? "" }))
+          const [batch] = answer.texts("cStat")
+          const [receipt] = answer.texts("nRec")
+          return batch === RECEIVED && receipt !== undefined
+            ? awaitReceipt(prepared, submission.environment, identity, receipt)
+            : noteOutcome(prepared, submission.environment, identity, answer)
         }
       ))
 
