@@ -13,26 +13,10 @@
  */
 import { Duration, Effect, Option, Redacted, Result } from "effect"
 import type { Environment } from "../../domain/Principal.js"
-import type {
-  GoodsAuthorization,
-  GoodsCancellation,
-  GoodsCorrection,
-  GoodsVoiding,
-  GoodsVoidingRequest
-} from "../GoodsAuthority.js"
+import type { GoodsAuthorization } from "../GoodsAuthority.js"
 import type { ClientIdentity, Exchange } from "../sefin/SefinTransport.js"
 import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../TaxAuthority.js"
-import { signEnveloped } from "../xml/XmlSignature.js"
-import { parseXml } from "../xml/XmlText.js"
 import type { NfeModel } from "./NfeAccessKey.js"
-import {
-  cancellationEvent,
-  EVENT_DUPLICATE,
-  EVENT_REGISTERED,
-  eventBatch,
-  validateCancellation
-} from "./NfeCancellation.js"
-import { correctionEvent, validateEvent } from "./NfeCorrection.js"
 import {
   authorizationRequest,
   AUTHORIZED,
@@ -47,11 +31,12 @@ import {
   RECEIVED,
   statusRequest
 } from "./NfeProtocol.js"
-import { validateVoiding, VOIDING_DUPLICATE, VOIDING_REGISTERED, voidingInputOf, voidingRequest } from "./NfeVoiding.js"
-import { NFE_NAMESPACE, type NfeInput } from "./NfeXml.js"
+import type { NfeInput } from "./NfeXml.js"
 import { sefazAddress, type SefazService } from "./SefazAddresses.js"
+import { makeSefazEvents } from "./SefazEvents.js"
+import { type Addressee, type AnswerReader, batchIdOf, PAUSED, readerOf } from "./SefazExchange.js"
 import { soapContent, soapRequest } from "./SefazSoap.js"
-import { modelOf, NoteNotValid, signedNote } from "./SignedNote.js"
+import { signedNote } from "./SignedNote.js"
 
 /** What the authority needs of a goods document to authorize it: what its note is built from. */
 export type GoodsSubmission = NfeInput
@@ -70,37 +55,9 @@ export interface SefazClientOptions {
   readonly addressOf?: (model: NfeModel, state: string, environment: Environment, service: SefazService) => string
 }
 
-/** A batch's id (idLote, up to 15 digits), drawn from the document's id: the same at every attempt. */
-const batchIdOf = (documentId: string): string => documentId.replace(/[^0-9]/g, "").slice(-15) || "1"
-
-// The authorities' "paused" answers (108 short term, 109 without forecast): try again later.
-const PAUSED: ReadonlySet<string> = new Set(["108", "109"])
 const DUPLICATE = "204"
 /** How long to wait before each ask of a batch's receipt; the manual suggests the answer's `tMed`, about a second. */
 const RECEIPT_PAUSES = [Duration.millis(500), Duration.seconds(1), Duration.seconds(2)]
-
-/** An answer's document, parsed once: the texts and elements of a name, in document order. */
-interface AnswerReader {
-  readonly texts: (name: string) => Array<string>
-  readonly element: (name: string) => string | undefined
-}
-
-const readerOf = (xml: string): AnswerReader => {
-  const parsed = parseXml(xml)
-  const all = (name: string) =>
-    Result.isFailure(parsed) ? [] : Array.from(parsed.success.getElementsByTagNameNS(NFE_NAMESPACE, name))
-  return {
-    texts: (name) => all(name).map((element) => element.textContent ?? ""),
-    element: (name) => all(name)[0]?.toString()
-  }
-}
-
-/** Where a call goes: the authorizer of a state's notes of a model, in an environment. */
-interface Addressee {
-  readonly model: NfeModel
-  readonly state: string
-  readonly environment: Environment
-}
 
 export const makeSefazClient = (options: SefazClientOptions) => {
   const addressOf = options.addressOf ?? sefazAddress
@@ -281,153 +238,6 @@ export const makeSefazClient = (options: SefazClientOptions) => {
         }
       ))
 
-  /**
-   * Sends one event of a note (built unsigned by `build`), signed with the tenant's key and checked
-   * by `valid` first. Registered, it answers the event's protocol and time; the same event
-   * registered before (573, its first answer lost) counts as registered, without a protocol.
-   */
-  const registerEvent = (
-    note: GoodsSubmission,
-    unsigned: string,
-    valid: (batch: string) => Result.Result<void, { readonly messages: ReadonlyArray<string> }>,
-    what: string,
-    identity: ClientIdentity
-  ): Effect.Effect<
-    { readonly protocol: string | null; readonly at: Date },
-    NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
-  > =>
-    Effect.suspend((): Effect.Effect<
-      { readonly protocol: string | null; readonly at: Date },
-      NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
-    > => {
-      const event = signEnveloped(unsigned, {
-        element: "nfeEvent",
-        privateKeyPem: Redacted.value(identity.privateKeyPem),
-        certificatePem: identity.certificatePem
-      })
-      const batch = eventBatch(batchIdOf(note.documentId), event)
-      const checked = valid(batch)
-      if (Result.isFailure(checked)) {
-        return Effect.fail(
-          new NoteNotValid({
-            message: `the ${what} does not pass the event's schema: ${checked.failure.messages.join("; ")}`
-          })
-        )
-      }
-      const to = { model: modelOf(note.request.type), state: note.issuer.address.state, environment: note.environment }
-      return Effect.flatMap(
-        call(identity, to, "RecepcaoEvento", batch),
-        (answer): Effect.Effect<{ protocol: string | null; at: Date }, AuthorityRejected | AuthorityUnavailable> => {
-          const [batchCode = "", eventCode] = answer.texts("cStat")
-          const reasons = answer.texts("xMotivo")
-          if (PAUSED.has(batchCode)) {
-            return Effect.fail(new AuthorityUnavailable({ message: `${batchCode} ${reasons[0] ?? ""}`.trim() }))
-          }
-          if (eventCode === undefined) {
-            return Effect.fail(
-              new AuthorityRejected({ code: batchCode, message: reasons[0] ?? "the batch was refused" })
-            )
-          }
-          if (EVENT_REGISTERED.has(eventCode)) {
-            const [registeredAt] = answer.texts("dhRegEvento")
-            return Effect.succeed({
-              protocol: answer.texts("nProt")[0] ?? null,
-              at: new Date(registeredAt ?? Date.now())
-            })
-          }
-          if (eventCode === EVENT_DUPLICATE) return Effect.succeed({ protocol: null, at: new Date() })
-          return Effect.fail(new AuthorityRejected({ code: eventCode, message: reasons[1] ?? "" }))
-        }
-      )
-    })
-
-  /** Registers the cancellation (event 110111) of an authorized note. */
-  const cancel = (
-    note: GoodsSubmission,
-    request: {
-      readonly accessKey: string
-      readonly protocol: string
-      readonly reason: string
-      readonly requestedAt: Date
-    },
-    identity: ClientIdentity
-  ): Effect.Effect<GoodsCancellation, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
-    Effect.map(
-      registerEvent(
-        note,
-        cancellationEvent({ ...request, environment: note.environment, issuerTaxId: note.issuer.taxId }),
-        (batch) => validateCancellation("envEvento", batch),
-        "cancellation",
-        identity
-      ),
-      ({ at, protocol }) => ({ protocol, cancelledAt: at })
-    )
-
-  /** Registers a correction letter (CC-e, event 110110) of an authorized NF-e. */
-  const correct = (
-    note: GoodsSubmission,
-    request: {
-      readonly accessKey: string
-      readonly sequence: number
-      readonly text: string
-      readonly requestedAt: Date
-    },
-    identity: ClientIdentity
-  ): Effect.Effect<GoodsCorrection, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
-    Effect.map(
-      registerEvent(
-        note,
-        correctionEvent({ ...request, environment: note.environment, issuerTaxId: note.issuer.taxId }),
-        (batch) => validateEvent("envEvento", batch),
-        "correction letter",
-        identity
-      ),
-      ({ at, protocol }) => ({ protocol, registeredAt: at })
-    )
-
-  /**
-   * Voids a range of numbers (inutilização), signed with the tenant's key. The same range voided
-   * before (563, its first answer lost) counts as registered.
-   */
-  const voidNumbers = (
-    request: GoodsVoidingRequest,
-    identity: ClientIdentity
-  ): Effect.Effect<GoodsVoiding, NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout> =>
-    Effect.suspend((): Effect.Effect<
-      GoodsVoiding,
-      NoteNotValid | AuthorityRejected | AuthorityUnavailable | AuthorityTimeout
-    > => {
-      const message = signEnveloped(voidingRequest(voidingInputOf(request)), {
-        element: "infInut",
-        privateKeyPem: Redacted.value(identity.privateKeyPem),
-        certificatePem: identity.certificatePem
-      })
-      const valid = validateVoiding("inutNFe", message)
-      if (Result.isFailure(valid)) {
-        return Effect.fail(
-          new NoteNotValid({ message: `the voiding does not pass its schema: ${valid.failure.messages.join("; ")}` })
-        )
-      }
-      const to = { model: modelOf(request.type), state: request.issuer.address.state, environment: request.environment }
-      return Effect.flatMap(
-        call(identity, to, "NfeInutilizacao", message),
-        (answer): Effect.Effect<GoodsVoiding, AuthorityRejected | AuthorityUnavailable> => {
-          const [code = ""] = answer.texts("cStat")
-          const [reason = ""] = answer.texts("xMotivo")
-          if (PAUSED.has(code)) return Effect.fail(new AuthorityUnavailable({ message: `${code} ${reason}`.trim() }))
-          if (code === VOIDING_REGISTERED) {
-            const [at] = answer.texts("dhRecbto")
-            return Effect.succeed({
-              protocol: answer.texts("nProt")[0] ?? null,
-              registeredAt: new Date(at ?? Date.now())
-            })
-          }
-          if (code === VOIDING_DUPLICATE) return Effect.succeed({ protocol: null, registeredAt: new Date() })
-          return Effect.fail(new AuthorityRejected({ code, message: reason }))
-        }
-      )
-    })
-
   /** Whether the authorizer of a state's notes of a model is in operation (107). */
   const status = (
     model: NfeModel,
@@ -444,5 +254,5 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       }
     )
 
-  return { prepare, submit, lookup, cancel, correct, voidNumbers, status }
+  return { prepare, submit, lookup, ...makeSefazEvents(call), status }
 }
