@@ -15,7 +15,7 @@ import { loadNfeSchemas } from "../../src/authority/sefaz/NfeXsd.js"
 import { signedNote } from "../../src/authority/sefaz/SignedNote.js"
 import { simulatorSigner } from "../../src/authority/simulator/SimulatorSigner.js"
 import type { GoodsItem } from "../../src/domain/GoodsInvoice.js"
-import { decodeCode128, decodeQrCode, rasterize } from "../support/Barcode.js"
+import { decodeCode128, rasterize, readQrCode } from "../support/Barcode.js"
 import { pageSizes, pdfText } from "../support/DanfseText.js"
 import { counterSale, interstateSale, nfeInput, rsSimplesIssuer, simplesSale, taxedItem } from "../support/NfeXml.js"
 import { hasTool } from "../support/tools.js"
@@ -208,7 +208,7 @@ describe.skipIf(!poppler)("the DANFE", () => {
         "EMITIDAEMAMBIENTEDEHOMOLOGAÇÃO-SEMVALORFISCAL"
       ]
     ) expect(page).toContain(flat(value))
-    expect(decodeQrCode(rasterize(pdf))).toBe(textOf(doc, "qrCode"))
+    expect(readQrCode(pdf)).toBe(textOf(doc, "qrCode"))
   })
 
   it("an NFC-e issued offline says it is in contingency and pending, and its QR code carries the signed offline facts", async () => {
@@ -223,7 +223,7 @@ describe.skipIf(!poppler)("the DANFE", () => {
     expect(text).toContain("EMITIDA EM CONTINGÊNCIA")
     expect(text).toContain("Pendente de autorização")
     expect(flat(text)).toContain(flat("CONSUMIDOR - CPF: 529.982.247-25 - João Consumidor"))
-    const qr = decodeQrCode(rasterize(pdf))
+    const qr = readQrCode(pdf)
     expect(qr).toBe(textOf(parse(xml), "qrCode"))
   })
 

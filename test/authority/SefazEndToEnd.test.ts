@@ -20,7 +20,7 @@ import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
 import { type LocalSefaz, startLocalSefaz } from "../../tools/local-authority/LocalSefaz.js"
 import { expectError } from "../support/accounts.js"
-import { decodeCode128, decodeQrCode, rasterize } from "../support/Barcode.js"
+import { decodeCode128, rasterize, readQrCode } from "../support/Barcode.js"
 import { testCa, testRoot } from "../support/certificates.js"
 import { pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
@@ -174,12 +174,20 @@ const checkedDanfe = (token: string, document: GoodsDocument, xml: string) =>
     expect(text).toContain(
       /<emit><CNPJ>(\d+)<\/CNPJ>/.exec(xml)![1]!.replace(/^(\d{2})(\d{3})(\d{3})(\d{4})(\d{2})$/, "$1.$2.$3/$4-$5")
     )
-    const page = rasterize(pdf.bytes)
     if (document.type === "consumer_invoice") {
-      expect(decodeQrCode(page)).toBe(/<qrCode>(.*?)<\/qrCode>/.exec(xml)![1]!.replace(/&amp;/g, "&"))
+      expect(readQrCode(pdf.bytes)).toBe(
+        /<qrCode>(.*?)<\/qrCode>/.exec(xml)![1]!.replace(/&amp;/g, "&")
+      )
     } else {
       const box = danfeBarcodeBox
-      expect(decodeCode128(page, { x: box.x + 1, y: box.y + 1, width: box.width - 2, height: box.height - 2 }))
+      expect(
+        decodeCode128(rasterize(pdf.bytes), {
+          x: box.x + 1,
+          y: box.y + 1,
+          width: box.width - 2,
+          height: box.height - 2
+        })
+      )
         .toBe(access_key)
     }
   })

@@ -84,8 +84,25 @@ export const decodeCode128 = (image: GreyImage, box: PageBox, dpi = 300): string
   return new Code128Reader().decode(new BinaryBitmap(new GlobalHistogramBinarizer(source))).getText()
 }
 
-/** The text of the QR code on the page (ZXing finds it by its finder patterns). */
+/** The text of the QR code on a rasterized page (ZXing finds it by its finder patterns). */
 export const decodeQrCode = (image: GreyImage): string => {
   const source = new RGBLuminanceSource(new Uint8ClampedArray(image.pixels), image.width, image.height)
   return new QRCodeReader().decode(new BinaryBitmap(new HybridBinarizer(source))).getText()
+}
+
+/**
+ * The text of the QR code on page 1, scanned again at another resolution when one fails, as a
+ * person holds the phone again: ZXing misreads some long symbols (an offline NFC-e's, its signature
+ * inside) at one resolution and not at the next. Throws when no resolution reads it.
+ */
+export const readQrCode = (pdf: Uint8Array): string => {
+  let failure: unknown
+  for (const dpi of [600, 450, 300, 800]) {
+    try {
+      return decodeQrCode(rasterize(pdf, 1, dpi))
+    } catch (error) {
+      failure = error
+    }
+  }
+  throw failure
 }

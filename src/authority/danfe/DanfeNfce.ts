@@ -9,6 +9,7 @@
  * A cancelled note carries the outlined CANCELADA mark; one issued in homologation says so where
  * the manual asks, above the QR code.
  */
+import QRCode from "qrcode"
 import { formatDateTime, formatTaxId, groupAccessKey } from "../danfse/Format.js"
 import {
   ALERT,
@@ -34,8 +35,17 @@ export const ROLL_WIDTH = 226.77
 const SIDE = 8
 const WIDTH = ROLL_WIDTH - 2 * SIDE
 const TOP = 10
-/** The QR code's side: 35 mm, above the manual's 25 mm floor. */
-const QR_SIZE = 99
+/**
+ * The QR code's side: at least 35 mm (the manual's floor is 25 mm), and 1.5 pt a module, so the long
+ * symbol of an offline note (its signature inside) keeps modules a phone's camera resolves; and its
+ * quiet zone.
+ */
+const qrOf = (url: string): { readonly size: number; readonly quiet: number } => {
+  const modules = QRCode.create(url, { errorCorrectionLevel: "M" }).modules.size
+  const size = Math.min(WIDTH - 12, Math.max(99, modules * 1.5))
+  // The quiet zone the symbology asks: four modules clear on every side, text kept out of it.
+  return { size, quiet: (4 * size) / modules }
+}
 
 type Line =
   | {
@@ -48,12 +58,16 @@ type Line =
   }
   | { readonly kind: "pair"; readonly left: string; readonly right: string; readonly bold?: boolean }
   | { readonly kind: "rule" }
-  | { readonly kind: "qr"; readonly url: string }
+  | { readonly kind: "qr"; readonly url: string; readonly size: number; readonly quiet: number }
 
 const SMALL = 6.5
 
 const heightOf = (line: Line): number =>
-  line.kind === "rule" ? 6 : line.kind === "qr" ? QR_SIZE + 6 : lineHeight(line.kind === "pair" ? SMALL : line.size)
+  line.kind === "rule"
+    ? 6
+    : line.kind === "qr"
+    ? line.size + 2 * line.quiet
+    : lineHeight(line.kind === "pair" ? SMALL : line.size)
 
 const centered = (doc: Doc, text: string, size: number, bold = false, color?: string): Array<Line> =>
   wrapText(doc, text, WIDTH, bold ? FONT_BOLD : FONT, size).map((line) => ({
@@ -182,7 +196,7 @@ const receiptLines = (doc: Doc, note: DanfeNote): Array<Line> => [
   ...consumerLines(doc, note),
   RULE,
   ...identificationLines(doc, note),
-  ...(note.qrCode === undefined ? [] : [{ kind: "qr", url: note.qrCode } as const]),
+  ...(note.qrCode === undefined ? [] : [{ kind: "qr", url: note.qrCode, ...qrOf(note.qrCode) } as const]),
   ...(note.totals.approximateTaxes === undefined
     ? []
     : centered(
@@ -220,7 +234,7 @@ const drawLines = (doc: Doc, lines: ReadonlyArray<Line>) => {
         doc.undash().restore()
         break
       case "qr":
-        drawQrSymbol(doc, line.url, "M", (ROLL_WIDTH - QR_SIZE) / 2, y + 3, QR_SIZE)
+        drawQrSymbol(doc, line.url, "M", (ROLL_WIDTH - line.size) / 2, y + line.quiet, line.size)
         break
     }
     y += heightOf(line)
