@@ -79,6 +79,8 @@ export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Du
     submissionIdOf: authority.submissionIdOf,
     requirementsFor: authority.requirementsFor,
     submit: (submission) => bounded("goods.submit", submission.submissionId, authority.submit(submission)),
+    // Offline means without the authority: signing alone, nothing to bound.
+    issueOffline: authority.issueOffline,
     lookup: (submission) => bounded("goods.lookup", submission.submissionId, authority.lookup(submission)),
     cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request)),
     correct: (request) => bounded("goods.correct", request.submissionId, authority.correct(request)),

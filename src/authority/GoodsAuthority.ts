@@ -51,6 +51,14 @@ export interface GoodsAuthorization {
   readonly xml: string
 }
 
+/** An NFC-e issued offline (contingency, tpEmis 9): signed, not sent. */
+export interface GoodsOfflineNote {
+  /** Its 44-character access key (tpEmis 9 inside). */
+  readonly accessKey: string
+  /** The signed `NFe`, its offline QR code inside: the document's XML file until it is authorized. */
+  readonly xml: string
+}
+
 /** The cancellation of an authorized note (event 110111). */
 export interface GoodsCancellationRequest extends GoodsSubmission {
   readonly accessKey: string
@@ -127,6 +135,11 @@ export interface GoodsAuthority {
   readonly submit: (
     submission: GoodsSubmission
   ) => Effect.Effect<GoodsAuthorization, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  /**
+   * Issues an NFC-e offline (its `note.contingency` set): built and signed as `submit` would send it,
+   * without asking the authority. `submit` with the same note transmits it later.
+   */
+  readonly issueOffline: (submission: GoodsSubmission) => Effect.Effect<GoodsOfflineNote, RequestNotSent>
   /** What the authority knows of the submission's note: its authorization, or None. */
   readonly lookup: (
     submission: GoodsSubmission

@@ -183,7 +183,12 @@ export class AuthorityRejected extends Schema.TaggedError<AuthorityRejected>()("
 
 export class AuthorityUnavailable extends Schema.TaggedError<AuthorityUnavailable>()("AuthorityUnavailable", {
   message: Schema.String,
-  status: Schema.optional(Schema.Number)
+  status: Schema.optional(Schema.Number),
+  /**
+   * The authority certainly did not take the request (it could not be reached, answered 503, or said
+   * its service is paused): nothing of it can have been authorized. Otherwise the outcome is unknown.
+   */
+  unreached: Schema.optional(Schema.Boolean)
 }) {}
 
 export class AuthorityTimeout extends Schema.TaggedError<AuthorityTimeout>()("AuthorityTimeout", {
@@ -269,6 +274,8 @@ export const MagicValues = {
   unavailable: "simulate:unavailable",
   timeout: "simulate:timeout",
   cancelReject: "simulate:cancel-reject",
+  /** The goods authority cannot be reached for the note online (503): an NFC-e allowing it is issued offline. */
+  offline: "simulate:offline",
   /** The local SEFAZ takes the note's batch to process apart (103): its receipt answers 105 once, then 104. */
   async: "simulate:async",
   /** With `cancelReject`: the municipality refuses the analysis request (e105105); without it, it grants it (e105104). */

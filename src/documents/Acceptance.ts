@@ -37,7 +37,8 @@ import {
   type UnnumberedServiceDocument
 } from "./DocumentRepo.js"
 import { toGoodsDocument, toServiceDocument } from "./DocumentView.js"
-import { checkGoodsInvoice, goodsIssuerOf } from "./GoodsRules.js"
+import { goodsIssuerOf } from "./GoodsEmitter.js"
+import { checkGoodsInvoice } from "./GoodsRules.js"
 import { Idempotency, type IdempotencyScope } from "./Idempotency.js"
 import { IssuanceQueue } from "./IssuanceQueue.js"
 import { taxContentOf } from "./TaxRules.js"
@@ -301,7 +302,14 @@ export const makeAcceptance = Effect.gen(function*() {
             substitutes: document.substitutes ?? null,
             substitution: document.substitution ?? null
           })
-          : toGoodsDocument({ ...document, ...unsettled, authority: null, substitutes: null, substitution: null })
+          : toGoodsDocument({
+            ...document,
+            ...unsettled,
+            authority: null,
+            contingency: null,
+            substitutes: null,
+            substitution: null
+          })
       }
       // The stored answer is written by the statement that numbers the document (it fills the number in).
       const answer = claim === null ?

@@ -24,7 +24,7 @@ import {
 } from "../domain/Document.js"
 import type { DocumentFilters } from "../domain/DocumentFilters.js"
 import { Conflict, IdempotencyConflict } from "../domain/Errors.js"
-import { GoodsAuthorityInfo, GoodsContent } from "../domain/GoodsDocument.js"
+import { ContingencyInfo, GoodsAuthorityInfo, GoodsContent } from "../domain/GoodsDocument.js"
 import { GoodsInvoiceType } from "../domain/GoodsInvoice.js"
 import { DocumentId, encodeId, TenantId } from "../domain/Ids.js"
 import { Amounts } from "../domain/Money.js"
@@ -83,15 +83,13 @@ export const StoredGoodsDocument = Schema.Struct({
   type: GoodsInvoiceType,
   taker: Schema.Null,
   goods: Schema.toCodecJson(GoodsContent),
-  authority: Schema.NullOr(Schema.toCodecJson(GoodsAuthorityInfo))
+  authority: Schema.NullOr(Schema.toCodecJson(GoodsAuthorityInfo)),
+  /** An NFC-e issued offline: what it was issued with (its note is rebuilt from it at every transmission). */
+  contingency: Schema.NullOr(Schema.toCodecJson(ContingencyInfo))
 })
 export type StoredGoodsDocument = typeof StoredGoodsDocument.Type
 
-/**
- * A document as stored: the API's document plus what only the service sees (its tenant and the
- * submission id). The JSON columns hold the API's own JSON encoding of their parts, so they are
- * decoded with the same codecs as over HTTP (RFC 3339 strings become Dates).
- */
+/** A stored document of any type, told apart by `type`. */
 export const StoredDocument = Schema.Union([StoredServiceDocument, StoredGoodsDocument])
 export type StoredDocument = typeof StoredDocument.Type
 
@@ -108,6 +106,7 @@ type Unsettled =
   | "substitutedBy"
   | "substitution"
   | "takerNotification"
+  | "contingency"
 
 /** A new document before the database numbers it (and so completes its submission id). */
 export type UnnumberedServiceDocument = Omit<StoredServiceDocument, Unsettled> & {
@@ -123,6 +122,7 @@ export type UnnumberedDocument = UnnumberedServiceDocument | UnnumberedGoodsDocu
 export type DocumentChange =
   & Partial<Pick<StoredServiceDocument, "status" | "rejection" | "cancellation" | "lastError" | "takerNotification">>
   & { readonly authority?: StoredServiceDocument["authority"] | StoredGoodsDocument["authority"] }
+  & Partial<Pick<StoredGoodsDocument, "contingency">>
 
 const documents = decodeRows(StoredDocument)
 const numbered = decodeRows(Schema.Struct({ number: Schema.Number, submissionId: Schema.String }))
@@ -154,6 +154,7 @@ const cancellationJson = jsonOf(CancellationInfo)
 const lastErrorJson = jsonOf(LastError)
 const substitutionJson = jsonOf(SubstitutionInfo)
 const notificationJson = jsonOf(TakerNotification)
+const contingencyJson = jsonOf(ContingencyInfo)
 type SubstitutionInfo = typeof SubstitutionInfo.Type
 type AuthorityInfo = typeof AuthorityInfo.Type
 
@@ -326,6 +327,7 @@ export class DocumentRepo extends Context.Service<DocumentRepo>()("etd/DocumentR
       ...(change.rejection == null ? [] : [sql`rejection = ${rejectionJson(change.rejection)}::jsonb`]),
       ...(change.cancellation == null ? [] : [sql`cancellation = ${cancellationJson(change.cancellation)}::jsonb`]),
       ...(change.lastError == null ? [] : [sql`last_error = ${lastErrorJson(change.lastError)}::jsonb`]),
+      ...(change.contingency == null ? [] : [sql`contingency = ${contingencyJson(change.contingency)}::jsonb`]),
       ...(change.takerNotification == null
         ? []
         : [sql`taker_notification = ${notificationJson(change.takerNotification)}::jsonb`])

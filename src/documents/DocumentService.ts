@@ -278,6 +278,11 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
     const noteOf = (reader: TenantReach, id: DocumentId) =>
       Effect.gen(function*() {
         const row = yield* findFor(reader, id)
+        if (row.status === "contingency") {
+          // An NFC-e issued offline: its signed note, kept when it was issued, is the consumer's until authorized.
+          const offline = yield* files.findNfseXml(row.id)
+          if (Option.isSome(offline)) return { row, authority: row.authority, nfseXml: offline.value }
+        }
         if (row.authority === null || !filesStatuses.has(row.status)) {
           return yield* new InvalidState({
             message: `The document's files exist once the authority has authorized it; this one is ${row.status}.`
@@ -331,7 +336,7 @@ export class DocumentService extends Context.Service<DocumentService>()("etd/Doc
       }
       const pdf = yield* authorities.for(note.row.environment).danfse({
         tenantId: note.row.tenantId,
-        accessKey: note.authority.access_key,
+        accessKey: note.authority!.access_key, // a service invoice is never in contingency
         nfseXml: note.nfseXml,
         cancelled: note.row.status === "cancelled",
         substituted: note.row.status === "substituted"

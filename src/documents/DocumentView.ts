@@ -55,7 +55,8 @@ export const toGoodsDocument = (stored: StoredGoodsDocument) =>
     type: stored.type,
     ...stored.goods.sale,
     totals: goodsTotalsView(goodsFigures({ type: stored.type, ...stored.goods.sale }).totals),
-    authority: stored.authority
+    authority: stored.authority,
+    contingency: stored.contingency
   })
 
 /** The one mapping from a stored document to the API's. */

@@ -2,16 +2,49 @@
  * The issuance worker's calls for goods invoices (NF-e, NFC-e) through their authority's port: a
  * job's submission or cancellation, and what the authority's answer comes to (an IssuanceOutcome,
  * decided and written as for any document by IssuanceDecision and IssuanceWorker).
+ *
+ * An NFC-e that allows it (`offline_contingency`) is issued offline (tpEmis 9) when its first
+ * attempt cannot reach the authority at all; its later attempts transmit the offline note. Only then:
+ * after a timeout, or on a later attempt, the online note may exist, and an offline one of the same
+ * number would be a second note for the same sale.
  */
-import { Effect, Option } from "effect"
-import type { GoodsAuthorities } from "../authority/GoodsAuthority.js"
+import { Clock, Effect, Option } from "effect"
+import type { GoodsAuthorities, GoodsSubmission } from "../authority/GoodsAuthority.js"
 import { AuthorityUnavailable } from "../authority/TaxAuthority.js"
+import { OFFLINE_TRANSMISSION_HOURS } from "../domain/GoodsDocument.js"
 import type { StoredGoodsDocument } from "./DocumentRepo.js"
 import { goodsNoteOf } from "./GoodsNotes.js"
 import { IssuanceOutcome, notSentOutcome, transientOutcome } from "./IssuanceDecision.js"
 import type { IssuanceJob } from "./IssuanceQueue.js"
 
+/** The offline note's `xJust` (15 to 256 characters). */
+export const OFFLINE_REASON = "Sem comunicação com a SEFAZ autorizadora: NFC-e emitida em contingência off-line"
+
+/** Whether a failed first attempt is the moment to issue the NFC-e offline: the authority certainly never took it. */
+const goesOffline = (job: IssuanceJob, row: StoredGoodsDocument) => (error: { readonly _tag: string }) =>
+  error instanceof AuthorityUnavailable && error.unreached === true && job.attempts === 1 &&
+  row.type === "consumer_invoice" && row.goods.sale.offline_contingency === true && row.contingency === null
+
 export const makeGoodsIssuance = (authorities: GoodsAuthorities["Service"]) => {
+  /** The NFC-e issued offline: since now (to the second, as `dhCont` says it), to be transmitted within the deadline. */
+  const issueOffline = (row: StoredGoodsDocument, submission: GoodsSubmission) =>
+    Effect.gen(function*() {
+      const since = new Date(Math.floor((yield* Clock.currentTimeMillis) / 1000) * 1000)
+      const contingency = { since, reason: OFFLINE_REASON }
+      const offline = yield* authorities.for(row.environment).issueOffline({
+        ...submission,
+        note: { ...submission.note, contingency }
+      })
+      return IssuanceOutcome.GoodsOffline({
+        contingency: {
+          access_key: offline.accessKey,
+          ...contingency,
+          transmit_by: new Date(row.createdAt.getTime() + OFFLINE_TRANSMISSION_HOURS * 3_600_000)
+        },
+        xml: offline.xml
+      })
+    })
+
   /**
    * A goods note's submission, as a service note's: any attempt after the first asks the state
    * authority about the note's key first and adopts its authorization (never a second note).
@@ -33,6 +66,7 @@ export const makeGoodsIssuance = (authorities: GoodsAuthorities["Service"]) => {
       }
       return IssuanceOutcome.GoodsAuthorized({ authorization: yield* authority.submit(submission) })
     }).pipe(
+      Effect.catchIf(goesOffline(job, row), () => issueOffline(row, submission)),
       Effect.catchTags({
         RequestNotSent: (error) => Effect.succeed(notSentOutcome(error)),
         AuthorityRejected: (rejected) =>

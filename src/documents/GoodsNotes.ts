@@ -1,7 +1,8 @@
 /**
  * What a stored goods document's note is built from (the goods authority port's `GoodsNote`): its
- * sale and emitter as accepted, its number and its acceptance time. A pure function of the stored
- * row, so every attempt, and every lookup, builds the same note and the same access key.
+ * sale and emitter as accepted, its number and its acceptance time, and for an NFC-e issued offline
+ * its contingency. A pure function of the stored row, so every attempt, and every lookup, builds the
+ * same note and the same access key.
  */
 import type { GoodsNote } from "../authority/GoodsAuthority.js"
 import type { StoredGoodsDocument } from "./DocumentRepo.js"
@@ -13,5 +14,6 @@ export const goodsNoteOf = (row: StoredGoodsDocument): GoodsNote => ({
   issuer: row.goods.issuer,
   series: Number(row.series),
   number: row.number,
-  issuedAt: row.createdAt
+  issuedAt: row.createdAt,
+  contingency: row.contingency === null ? undefined : { since: row.contingency.since, reason: row.contingency.reason }
 })

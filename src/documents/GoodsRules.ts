@@ -4,33 +4,29 @@
  * what the NF-e and the NFC-e each allow, the CFOP against where the goods go, the payments against
  * the total, and text the NF-e can carry (its schema takes Latin-1 only). Each refusal names the
  * request's own field; every refusal found is reported at once. Where the authorities' rejection
- * code for a rule is known it is cited.
- *
- * The emitter's side (the tenant's registration) is checked first: a goods invoice needs the legal
- * name, the state registration (IE), the tax regime (CRT) and the address, each within the NF-e's
- * lengths; what is missing or unwritable is `422 registration_incomplete`, naming the field.
+ * code for a rule is known it is cited. The emitter's side is GoodsEmitter.ts's.
  */
 import * as Result from "effect/Result"
-import { InvalidRequest, RegistrationIncomplete } from "../domain/Errors.js"
+import { InvalidRequest } from "../domain/Errors.js"
 import { goodsFigures, isTaxedIpi, isUntaxedPisCofins, itemFigures, itemValue } from "../domain/GoodsAmounts.js"
 import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem, PisCofinsTax } from "../domain/GoodsInvoice.js"
 import { MAX_CENTAVOS } from "../domain/Money.js"
 import { municipalityOf } from "../domain/Municipalities.js"
-import { addressProblem, type Registration, ufOfMunicipality } from "../domain/Registration.js"
+import { ufOfMunicipality } from "../domain/Registration.js"
 
-interface Refusal {
+export interface Refusal {
   readonly path: ReadonlyArray<string | number>
   readonly message: string
 }
 
-const MAX_ISSUES = 20
+export const MAX_ISSUES = 20
 
 // The NF-e's `TString`: printable Latin-1 ([ -ÿ]); tabs and line breaks are written as spaces.
 const NOT_LATIN1 = /[^\t\n\r\u0020-\u00FF]/u
 const LATIN1_MESSAGE = "must be written in Latin characters (ISO 8859-1): the NF-e takes no others"
 
 /** Every string of a value that the NF-e could not carry, with its path. */
-const latin1Refusals = (value: unknown, path: ReadonlyArray<string | number>): Array<Refusal> => {
+export const latin1Refusals = (value: unknown, path: ReadonlyArray<string | number>): Array<Refusal> => {
   if (typeof value === "string") return NOT_LATIN1.test(value) ? [{ path, message: LATIN1_MESSAGE }] : []
   if (Array.isArray(value)) return value.flatMap((item, i) => latin1Refusals(item, [...path, i]))
   if (typeof value === "object" && value !== null) {
@@ -44,84 +40,6 @@ export const isValidGtin = (gtin: string): boolean => {
   let sum = 0
   for (let i = gtin.length - 2, weight = 3; i >= 0; i--, weight = 4 - weight) sum += Number(gtin[i]) * weight
   return (10 - (sum % 10)) % 10 === Number(gtin[gtin.length - 1])
-}
-
-// ---------------------------------------------------------------------------------------------
-// The emitter
-
-const REQUIRED_ADDRESS = ["street", "number", "district", "municipality_code", "state", "postal_code"] as const
-
-/**
- * The emitter of a goods invoice, from the tenant's registration, or the 422 naming what it lacks
- * or what the NF-e cannot carry.
- */
-export const goodsIssuerOf = (
-  taxId: string,
-  registration: Registration
-): Result.Result<GoodsIssuer, RegistrationIncomplete> => {
-  const refusals: Array<Refusal> = []
-  const lacks = (field: string) =>
-    refusals.push({ path: ["registration", field], message: `a goods invoice needs registration.${field}` })
-  const { address, crt, legal_name, phone, state_registration, trade_name } = registration
-  if (legal_name === null) lacks("legal_name")
-  else if (legal_name.length < 2 || legal_name.length > 60) {
-    refusals.push({ path: ["registration", "legal_name"], message: "must have 2 to 60 characters on an NF-e (xNome)" })
-  }
-  if (trade_name !== null && trade_name.length > 60) {
-    refusals.push({ path: ["registration", "trade_name"], message: "must have at most 60 characters on an NF-e" })
-  }
-  if (state_registration === null) lacks("state_registration")
-  else if (!/^(?:[0-9]{2,14}|ISENTO)$/u.test(state_registration)) {
-    refusals.push({
-      path: ["registration", "state_registration"],
-      message: "must be the state registration's 2 to 14 digits (no punctuation), or ISENTO"
-    })
-  }
-  if (crt === null) lacks("crt")
-  if (address === null) {
-    for (const field of REQUIRED_ADDRESS) {
-      refusals.push({
-        path: ["registration", "address", field],
-        message: `a goods invoice needs the address's ${field}`
-      })
-    }
-  } else {
-    for (const field of ["street", "number", "complement"] as const) {
-      if ((address[field]?.length ?? 0) > 60) {
-        refusals.push({
-          path: ["registration", "address", field],
-          message: "must have at most 60 characters on an NF-e"
-        })
-      }
-    }
-    const problem = addressProblem(address)
-    if (problem !== undefined) {
-      refusals.push({ path: ["registration", "address", problem.field], message: problem.message })
-    }
-  }
-  if (phone !== null && phone.length > 14) {
-    refusals.push({ path: ["registration", "phone"], message: "must have at most 14 digits on an NF-e" })
-  }
-  refusals.push(...latin1Refusals(registration, ["registration"]))
-  if (refusals.length > 0 || legal_name === null || state_registration === null || crt === null || address === null) {
-    return Result.fail(
-      new RegistrationIncomplete({
-        message: `The tenant's registration cannot issue a goods invoice: ${refusals[0]!.path.join(".")} ${
-          refusals[0]!.message
-        }.`,
-        issues: refusals.slice(0, MAX_ISSUES).map(({ message, path }) => ({ path: [...path], message }))
-      })
-    )
-  }
-  return Result.succeed({
-    taxId,
-    legalName: legal_name,
-    tradeName: trade_name,
-    stateRegistration: state_registration,
-    crt,
-    address,
-    phone
-  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -311,9 +229,14 @@ const recipientRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer): A
 
 const modelRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
   if (request.type === "product_invoice") {
-    return request.presence === "home_delivery"
-      ? [{ path: ["presence"], message: "home_delivery is an NFC-e's presence; an NF-e says in_person or other" }]
-      : []
+    return [
+      ...(request.presence === "home_delivery"
+        ? [{ path: ["presence"], message: "home_delivery is an NFC-e's presence; an NF-e says in_person or other" }]
+        : []),
+      ...(request.offline_contingency === true
+        ? [{ path: ["offline_contingency"], message: "offline contingency (tpEmis 9) is an NFC-e's only" }]
+        : [])
+    ]
   }
   const refusals: Array<Refusal> = []
   if (request.final_consumer === false) {

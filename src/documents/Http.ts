@@ -21,17 +21,19 @@ export const docId = (params: { readonly docId: string }) => asId("document", pa
 /** The file name's prefix of a note of each type. */
 const FILE_PREFIX = { service_invoice: "NFSe", product_invoice: "NFe", consumer_invoice: "NFCe" } as const
 
+/** The statuses a note's files say besides `authorized`: no longer standing, or not yet authorized. */
+const noteStanding = new Set(["cancelled", "substituted", "contingency"])
+
 /** A file answer: named by the note's access key, and saying whether the note still stands. */
 const asNoteFile = <A>(body: A, document: AnyDocument, extension: "xml" | "pdf") =>
   HttpApiSchema.withHeaders({
     body,
     headers: {
       "content-disposition": `inline; filename="${FILE_PREFIX[document.type]}-${
-        document.authority?.access_key ?? document.id
+        document.authority?.access_key ?? ("contingency" in document ? document.contingency?.access_key : null) ??
+          document.id
       }.${extension}"`,
-      "etd-document-status": document.status === "cancelled" || document.status === "substituted"
-        ? document.status
-        : "authorized",
+      "etd-document-status": noteStanding.has(document.status) ? document.status : "authorized",
       "cache-control": "private, no-store",
       "content-security-policy": "default-src 'none'; sandbox"
     }

@@ -8,6 +8,7 @@ import type { GoodsAuthorization } from "../authority/GoodsAuthority.js"
 import { type Authorization, noteAmountsOf, noteIbsCbsOf } from "../authority/TaxAuthority.js"
 import type { TakerNotificationKind } from "../domain/Document.js"
 import type { EventType } from "../domain/Events.js"
+import type { ContingencyInfo } from "../domain/GoodsDocument.js"
 import type { DocumentId } from "../domain/Ids.js"
 import type { DocumentChange, StoredDocument } from "./DocumentRepo.js"
 import type { IssuanceJob } from "./IssuanceQueue.js"
@@ -18,6 +19,8 @@ export type IssuanceOutcome = Data.TaggedEnum<{
   Authorized: { readonly authorization: Authorization }
   /** The state authority authorized the goods note (now, or on an earlier attempt), its `nfeProc` with it. */
   GoodsAuthorized: { readonly authorization: GoodsAuthorization }
+  /** The NFC-e was issued offline (the authority could not be reached): its signed note, to transmit later. */
+  GoodsOffline: { readonly contingency: ContingencyInfo; readonly xml: string }
   /** The authority refused the submission: final. */
   Rejected: { readonly code: string; readonly message: string }
   /** The note is cancelled; `protocol` is null when an earlier attempt's cancellation was found. */
@@ -47,6 +50,10 @@ export const transientOutcome = (error: { readonly _tag: string; readonly messag
     code: error._tag === "AuthorityTimeout" ? "authority_timeout" : "authority_unavailable",
     message: error.message
   })
+
+/** The outcomes after which the job is due again by the retry schedule. */
+export const isRetried = (outcome: IssuanceOutcome): boolean =>
+  outcome._tag === "Transient" || outcome._tag === "GoodsOffline"
 
 /** What to write for an outcome. */
 export type IssuanceDecision = Data.TaggedEnum<{
@@ -155,6 +162,23 @@ export const decideIssuance = (
     })
   }
   const nextPoll = () => new Date(at.getTime() + Duration.toMillis(facts.analysisPoll ?? Duration.minutes(5)))
+  /** When the schedule says to try again, or at the next poll when it has no step left to give. */
+  const nextTry = () =>
+    Option.match(facts.retryDelay, {
+      onNone: nextPoll,
+      onSome: (delay) => new Date(at.getTime() + Duration.toMillis(delay))
+    })
+  /**
+   * An NFC-e issued offline exists for its consumer: it is transmitted until the authority answers,
+   * however long that takes (past its deadline too), never given up as failed.
+   */
+  const transmitLater = (problem: Problem) =>
+    IssuanceDecision.Retry({
+      at,
+      runAt: nextTry(),
+      documentId: document.id,
+      change: { lastError: lastError(problem.code, problem.message) }
+    })
   /** The note stays authorized; its cancellation carries `error`. */
   const cancellationFailed = (error: Problem, change: DocumentChange = {}) =>
     settle(
@@ -203,6 +227,13 @@ export const decideIssuance = (
         xml
       )
     }
+    case "GoodsOffline":
+      return settle(
+        { status: "contingency", contingency: outcome.contingency },
+        "document.contingency",
+        outcome.xml,
+        nextTry()
+      )
     case "Rejected":
       return settle(
         { status: "rejected", rejection: { code: outcome.code, message: outcome.message } },
@@ -233,9 +264,13 @@ export const decideIssuance = (
     case "AnalysisPending":
       return IssuanceDecision.Poll({ runAt: nextPoll() })
     case "NotSent":
-      // Nothing reached the authority: retrying would build and refuse the same request again.
-      return giveUp(outcome, { code: outcome.code, message: outcome.message })
+      // Nothing reached the authority: retrying would build and refuse the same request again, but
+      // for a note issued offline, which waits for what is missing (a certificate, say).
+      return document.status === "contingency"
+        ? transmitLater(outcome)
+        : giveUp(outcome, { code: outcome.code, message: outcome.message })
     case "Transient": {
+      if (document.status === "contingency") return transmitLater(outcome)
       const delay = Duration.toMillis(Option.getOrElse(facts.retryDelay, () => facts.retryWindow))
       const started = job.firstAttemptAt ?? at
       if (at.getTime() + delay <= started.getTime() + Duration.toMillis(facts.retryWindow)) {

@@ -46,11 +46,12 @@ export class IssuanceQueue extends Context.Service<IssuanceQueue, LeasedQueue<Is
         // A submission's attempt is counted on its document when its job is claimed (each claimed job
         // starts at once: the pool claims only for free slots). Once submitting, a document stays so
         // until its outcome; the job's own attempt count says whether an earlier one may have reached
-        // the authority.
+        // the authority. An NFC-e issued offline stays `contingency` while it is transmitted.
         alsoOnClaim: (sql, at) =>
-          sql`UPDATE documents SET status = 'submitting', attempts = documents.attempts + 1, updated_at = ${at}
+          sql`UPDATE documents SET attempts = documents.attempts + 1, updated_at = ${at},
+              status = CASE documents.status WHEN 'contingency' THEN 'contingency' ELSE 'submitting' END
             FROM claimed WHERE documents.id = claimed.document_id AND claimed.kind = 'submit'
-              AND documents.status IN ('queued', 'submitting')`,
+              AND documents.status IN ('queued', 'submitting', 'contingency')`,
         // A tenant's burst of documents (or a slow authority for it) holds at most its cap of workers.
         fairness: { tenant: { column: "tenant_id", cap: fairness.issuancePerTenant } }
       })

@@ -10,8 +10,7 @@
  * Never issue twice: a job's attempts are counted when it is claimed, so any attempt after the
  * first (a retry, or a retake after a crash mid-call) first asks the authority, by the document's
  * deterministic submission id, whether it already authorized it, and adopts that authorization.
- * Transient failures are retried within a bounded window; rejections are final. Goods invoices'
- * calls are GoodsIssuance.ts's.
+ * Transient failures are retried within a bounded window; rejections are final (goods: GoodsIssuance.ts).
  */
 import { Array as Arr, Effect, Layer, Metric, Option } from "effect"
 import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
@@ -40,6 +39,7 @@ import { isServiceDocument, toDocument } from "./DocumentView.js"
 import { makeGoodsIssuance } from "./GoodsIssuance.js"
 import {
   decideIssuance,
+  isRetried,
   type IssuanceDecision,
   type IssuanceFacts,
   IssuanceOutcome,
@@ -51,6 +51,7 @@ import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
 /** The events that mean a document reached a status of its own (a failed cancellation leaves it authorized). */
 const FINAL_STATUSES = new Map<string, string>([
   ["document.authorized", "authorized"],
+  ["document.contingency", "contingency"],
   ["document.rejected", "rejected"],
   ["document.failed", "failed"],
   ["document.cancelled", "cancelled"],
@@ -310,7 +311,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       const row = documents.get(job.documentId)
       if (row === undefined) return Option.none()
       const expected = job.kind === "submit"
-        ? ["queued", "submitting"]
+        ? ["queued", "submitting", "contingency"]
         : ["cancel_requested", "cancellation_in_analysis"]
       if (!expected.includes(row.status)) {
         return Option.some({ document: row, outcome: IssuanceOutcome.AlreadySettled(), noteMailEnabled: true })
@@ -367,8 +368,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
       Effect.gen(function*() {
         return {
           at: yield* now,
-          // Only a transient outcome is retried: the others need no step through the schedule.
-          retryDelay: outcome._tag === "Transient" ? yield* delayAfter(schedule, job.attempts) : Option.none(),
+          retryDelay: isRetried(outcome) ? yield* delayAfter(schedule, job.attempts) : Option.none(),
           retryWindow: config.retry.window,
           analysisPoll: config.retry.maxDelay,
           noteMailEnabled,

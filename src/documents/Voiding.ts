@@ -22,7 +22,7 @@ import { EventLog } from "../events/EventLog.js"
 import { TenantService } from "../tenants/TenantService.js"
 import { answerOf, failIfNoCredential } from "./AuthorityAnswers.js"
 import type { Issuer } from "./DocumentService.js"
-import { goodsIssuerOf } from "./GoodsRules.js"
+import { goodsIssuerOf } from "./GoodsEmitter.js"
 import { type SeriesRef, type StoredVoiding, VoidingRepo } from "./VoidingRepo.js"
 
 export const toVoidedNumbers = (row: StoredVoiding): VoidedNumbers => ({

@@ -17,6 +17,7 @@ export { boundedText, visibleText }
 export const DocumentStatus = Schema.Literals([
   "queued",
   "submitting",
+  "contingency",
   "authorized",
   "rejected",
   "failed",

@@ -14,6 +14,7 @@ import { VoidedNumbers } from "./Voiding.js"
 
 export const eventTypes = [
   "document.authorized",
+  "document.contingency",
   "document.rejected",
   "document.failed",
   "document.cancelled",
@@ -94,6 +95,7 @@ export const TaxIdStatusChangeObject = Schema.Struct({
 /** The `data.object` of each event type: a document of any type, but for what only service invoices have. */
 const eventObjects = {
   "document.authorized": AnyDocument,
+  "document.contingency": AnyDocument,
   "document.rejected": AnyDocument,
   "document.failed": AnyDocument,
   "document.cancelled": AnyDocument,
@@ -111,6 +113,11 @@ const eventObjects = {
 
 const descriptions: Record<EventType, string> = {
   "document.authorized": "The authority authorized the document.",
+  "document.contingency":
+    "The state authority could not be reached, so the NFC-e was issued offline (contingency, `tpEmis` 9): its " +
+    "XML and DANFE NFC-e are ready to hand to the consumer, and the service transmits it until the authority " +
+    "authorizes it (`document.authorized`) or rejects it (`document.rejected`); `contingency.transmit_by` is the " +
+    "deadline.",
   "document.rejected": "The authority rejected the document (final; `rejection` says why).",
   "document.failed": "The authority did not answer within the retry window (final; `last_error` says why).",
   "document.cancelled": "The authority accepted the cancellation.",

@@ -61,6 +61,30 @@ export const GoodsAuthorityInfo = Schema.Struct({
 })
 export type GoodsAuthorityInfo = typeof GoodsAuthorityInfo.Type
 
+/** How long after its emission an NFC-e issued offline must reach the authority (Ajuste SINIEF 19/16: 24 hours). */
+export const OFFLINE_TRANSMISSION_HOURS = 24
+
+export const ContingencyInfo = Schema.Struct({
+  access_key: Schema.String.annotate({
+    description: "The offline note's 44-character access key (its `tpEmis` is 9): the key the QR code and the DANFE " +
+      "NFC-e carry, and the one the authority authorizes.",
+    examples: ["35261112345678000195650010000010429123456789"]
+  }),
+  since: DateTime.annotate({ description: "When the service went offline for this note (`dhCont`)." }),
+  reason: Schema.String.annotate({ description: "Why (`xJust`)." }),
+  transmit_by: DateTime.annotate({
+    description:
+      `The deadline to transmit it: ${OFFLINE_TRANSMISSION_HOURS} hours after its emission (\`dhEmi\`). The ` +
+      "service keeps transmitting until the authority answers, past the deadline too."
+  })
+}).annotate({
+  identifier: "Contingency",
+  description:
+    "An NFC-e issued in offline contingency (`tpEmis` 9) because the state authority could not be reached: " +
+    "valid for the consumer at once, and transmitted by the service for authorization afterwards."
+})
+export type ContingencyInfo = typeof ContingencyInfo.Type
+
 /**
  * The emitter as the document was accepted: what its note is built from at every attempt, so a
  * retry builds the same access key whatever the tenant changes meanwhile.
@@ -99,6 +123,10 @@ export class GoodsDocument extends Schema.Class<GoodsDocument>("GoodsDocument")(
   totals: GoodsTotalsView,
   currency: Schema.Literal("BRL"),
   authority: Schema.NullOr(GoodsAuthorityInfo),
+  contingency: Schema.NullOr(ContingencyInfo).annotate({
+    description: "Set when the NFC-e was issued offline (status `contingency`, then `authorized` or `rejected` once " +
+      "transmitted); null for a note authorized online and for every NF-e."
+  }),
   rejection: Schema.NullOr(Rejection),
   cancellation: Schema.NullOr(CancellationInfo).annotate({
     description: "The note's cancellation (event 110111): `reason` became its `xJust`, `protocol` is the event's. " +

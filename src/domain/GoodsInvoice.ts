@@ -331,6 +331,11 @@ export const saleFields = {
   ).annotate({
     description: "How the total was paid (`pag/detPag`): the amounts less `change` must add up to the note's total."
   }),
+  offline_contingency: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "NFC-e only. true: when the state authority cannot be reached, issue the note offline (contingency, " +
+      "`tpEmis` 9) at once rather than wait for it, and transmit it afterwards (status `contingency`, event " +
+      "`document.contingency`). Default false: the service keeps asking within its retry window."
+  })),
   change: Schema.optionalKey(Centavos.annotate({ description: "Change given back (`vTroco`)." })),
   notes: Schema.optionalKey(
     boundedText(5000).pipe(described({

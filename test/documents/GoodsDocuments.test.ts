@@ -7,20 +7,19 @@
  * its refusal; and what is not offered yet (their PDF) answered as such.
  */
 import { expect, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, Result, Schema } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Result } from "effect"
 import { makeApp } from "../../src/App.js"
 import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
 import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
-import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
 import { consumerInvoiceExample, productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
 import { expectError, field } from "../support/accounts.js"
 import { pageSizes, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
+import { accepted, asGoods, decode, goodsTenant, issue, settled, until } from "../support/GoodsApp.js"
 import { counterSale, hasXmllint, interstateSale, simplesSale, xmllintNfe } from "../support/NfeXml.js"
-import { completeRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
 import {
   bytesRequest,
@@ -44,22 +43,6 @@ const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHO
 const authorities = TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
 const goodsAuthorities = GoodsAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
 
-const decode = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
-
-/** The registration of a São Paulo company that sells goods: its state registration and tax regime. */
-const goodsRegistration = { ...completeRegistration, state_registration: "110042490114", crt: "normal" }
-
-const goodsTenant = Effect.gen(function*() {
-  const owner = yield* registerOwner("goods")
-  const patched = yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
-    token: owner.session,
-    body: { registration: goodsRegistration }
-  })
-  expect(patched.status, patched.text).toBe(200)
-  const key = yield* createKey(owner, "test")
-  return { owner, tenantId: owner.tenantId, token: key.token }
-})
-
 /** A sale as a São Paulo emitter makes it: the interstate sale's items leave from SP. */
 const spSale = interstateSale
 /** A sale within SP to a consumer: the Simples sale's lines, taxed in the normal regime. */
@@ -72,46 +55,6 @@ const spConsumerNfe: GoodsInvoiceRequest = {
   items: simplesSale.items.map((item) => ({ ...item, icms: { origin: 0, cst: "00", rate: "18.00" } })),
   payments: [{ method: "pix", amount: 11270 }]
 }
-
-const issue = (token: string, body: unknown, idempotencyKey?: string) =>
-  rawRequest("POST", "/v1/documents", {
-    token,
-    body,
-    headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
-  })
-
-const accepted = (response: { readonly status: number; readonly text: string; readonly json: unknown }) => {
-  expect(response.status, response.text).toBe(202)
-  return decode(response.json)
-}
-
-const asGoods = (document: AnyDocument): GoodsDocument => {
-  if (document.type === "service_invoice") throw new Error(`document ${document.id} is a service invoice`)
-  return document
-}
-
-/** Polls the document until its status is final. */
-const settled = (token: string, id: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 400; i++) {
-      const response = yield* rawRequest("GET", `/v1/documents/${id}`, { token })
-      const document = decode(response.json)
-      if (["authorized", "rejected", "failed"].includes(document.status)) return asGoods(document)
-      yield* Effect.sleep(Duration.millis(25))
-    }
-    return yield* Effect.die(new Error(`document ${id} did not settle`))
-  })
-
-/** Polls the document until it has `status` (and `holds`, when given). */
-const until = (token: string, id: string, status: string, holds: (document: GoodsDocument) => boolean = () => true) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 400; i++) {
-      const document = asGoods(decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json))
-      if (document.status === status && holds(document)) return document
-      yield* Effect.sleep(Duration.millis(25))
-    }
-    return yield* Effect.die(new Error(`document ${id} did not become ${status}`))
-  })
 
 const issuePaths = (response: { readonly json: unknown }) => {
   const issues = field(response.json, "issues")

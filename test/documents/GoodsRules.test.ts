@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
-import { checkGoodsInvoice, goodsIssuerOf, isValidGtin } from "../../src/documents/GoodsRules.js"
+import { goodsIssuerOf } from "../../src/documents/GoodsEmitter.js"
+import { checkGoodsInvoice, isValidGtin } from "../../src/documents/GoodsRules.js"
 import {
   type GoodsInvoiceRequest,
   GoodsInvoiceRequest as RequestSchema,

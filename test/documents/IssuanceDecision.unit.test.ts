@@ -354,3 +354,73 @@ describe("decideIssuance", () => {
     })
   })
 })
+
+describe("decideIssuance: an NFC-e issued offline (contingency)", () => {
+  const contingency = {
+    access_key: "35261112345678000195650010000000019123456780",
+    since: new Date("2026-11-10T12:00:01Z"),
+    reason: "Sem comunicação com a SEFAZ autorizadora: NFC-e emitida em contingência off-line",
+    transmit_by: new Date("2026-11-11T12:00:00Z")
+  }
+  const offline = { ...submitting, status: "contingency" as const }
+  const transient = IssuanceOutcome.Transient(problem)
+  const longAgo = { ...submit, firstAttemptAt: new Date(AT.getTime() - Duration.toMillis(Duration.days(3))) }
+
+  it("issued offline: the document is contingency with what it was issued with, its signed note kept, and the job goes on by the schedule", () => {
+    const decision = decideIssuance(
+      IssuanceOutcome.GoodsOffline({ contingency, xml: "<NFe/>" }),
+      submit,
+      submitting,
+      facts()
+    )
+    expect(decision).toMatchObject({
+      _tag: "Settle",
+      change: { status: "contingency", contingency },
+      nfseXml: "<NFe/>",
+      event: "document.contingency",
+      continueAt: new Date(AT.getTime() + 30_000)
+    })
+  })
+
+  it("its transmission failing is never given up, past the retry window and its deadline: asked again by the schedule", () => {
+    expect(decideIssuance(transient, longAgo, offline, facts())).toEqual(
+      IssuanceDecision.Retry({
+        at: AT,
+        runAt: new Date(AT.getTime() + 30_000),
+        documentId: offline.id,
+        change: { lastError: lastError(problem.code, problem.message) }
+      })
+    )
+    // The schedule without a step left: the next poll, not the whole window.
+    expect(
+      decideIssuance(
+        transient,
+        longAgo,
+        offline,
+        facts({ retryDelay: Option.none(), analysisPoll: Duration.minutes(5) })
+      )
+    ).toMatchObject({ _tag: "Retry", runAt: new Date(AT.getTime() + 300_000) })
+    // The same failure of a note not issued offline ends it.
+    expect(decideIssuance(transient, longAgo, submitting, facts())).toMatchObject({
+      _tag: "Settle",
+      change: { status: "failed" }
+    })
+  })
+
+  it("a transmission that cannot be signed (the certificate removed) waits for it rather than failing a note the consumer holds", () => {
+    const notSent = IssuanceOutcome.NotSent({ code: "credential_required", message: "no certificate" })
+    expect(decideIssuance(notSent, submit, offline, facts())).toMatchObject({
+      _tag: "Retry",
+      change: { lastError: lastError("credential_required", "no certificate") }
+    })
+    expect(decideIssuance(notSent, submit, submitting, facts())).toMatchObject({
+      _tag: "Settle",
+      change: { status: "failed" }
+    })
+  })
+
+  it("its transmission rejected is final, as any note's rejection", () => {
+    expect(decideIssuance(IssuanceOutcome.Rejected({ code: "999", message: "no" }), submit, offline, facts()))
+      .toMatchObject({ _tag: "Settle", change: { status: "rejected" }, event: "document.rejected" })
+  })
+})

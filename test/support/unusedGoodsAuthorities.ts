@@ -9,6 +9,7 @@ const unused = (system: GoodsAuthority["system"]): GoodsAuthority => {
     submissionIdOf: () => ({ prefix: "UNUSED", width: 9 }),
     requirementsFor: never,
     submit: never,
+    issueOffline: never,
     lookup: never,
     cancel: never,
     correct: never,

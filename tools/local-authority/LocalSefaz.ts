@@ -22,7 +22,8 @@
  *
  * Test mode's magic values travel in the note's `infCpl`: `simulate:reject` is rejected (999),
  * `simulate:unavailable` answers 503 a few times before it is processed, `simulate:timeout` is
- * authorized but its answer is held back (a lookup then finds it: the reconciliation path).
+ * authorized but its answer is held back (a lookup then finds it: the reconciliation path),
+ * `simulate:offline` is answered 108 (service paused) unless issued offline (tpEmis 9).
  *
  * One instance stands for one environment (tpAmb), as each real one is a separate system.
  */
@@ -207,6 +208,11 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     const base = { environment, application: APPLICATION, accessKey, receivedAt: at }
     if (Result.isFailure(review)) return answer({ ...base, ...review.failure }, stateCode)
     const note = review.success
+    if (note.notes.includes(MagicValues.offline) && note.emissionType === "1") {
+      // Its online note meets a paused service; the same sale issued offline (tpEmis 9) gets through.
+      const paused = "Serviço Paralisado Momentaneamente (curto prazo) (simulate:offline)"
+      return { kind: "answer", xml: batchRefusal(environment, APPLICATION, stateCode, at, "108", paused) }
+    }
     if (note.notes.includes(MagicValues.unavailable)) {
       const seen = unavailableSeen.get(note.accessKey) ?? 0
       if (seen < unavailableTimes) {

@@ -24,6 +24,7 @@ export const counterpartOf = (document: AnyDocument): string | undefined =>
 export const STATUSES = [
   "queued",
   "submitting",
+  "contingency",
   "authorized",
   "rejected",
   "failed",
@@ -39,11 +40,13 @@ void everyStatusListed
 export const IN_PROGRESS: ReadonlySet<Status> = new Set([
   "queued",
   "submitting",
+  "contingency",
   "cancel_requested",
   "cancellation_in_analysis"
 ])
 /** The note exists at the authority: its files can be downloaded. */
 export const WITH_FILES: ReadonlySet<Status> = new Set([
+  "contingency",
   "authorized",
   "cancel_requested",
   "cancelled",
@@ -115,6 +118,7 @@ export const text = texts({
     noMatch: "No documents match these filters.",
     status_queued: "queued",
     status_submitting: "submitting",
+    status_contingency: "offline (contingency)",
     status_authorized: "authorized",
     status_rejected: "rejected",
     status_failed: "failed",
@@ -155,6 +159,12 @@ export const text = texts({
     protocol: "Protocol",
     authorizedAt: "Authorized at",
     notAuthorized: "The authority has not authorized this document.",
+    contingency: "Issued offline (contingency)",
+    contingencySince: "Offline since",
+    contingencyTransmitBy: "Transmit by",
+    contingencyPending: "The state authority could not be reached, so this NFC-e was issued offline: its XML and DANFE " +
+      "are valid for the consumer now. The service transmits it until the authority answers.",
+    contingencyTransmitted: "This NFC-e was issued offline and transmitted afterwards.",
     rejection: "Rejection",
     rejectionHint:
       "The tax authority refused this document. Fix what it says and issue a new document from your backend.",
@@ -245,6 +255,7 @@ export const text = texts({
     noMatch: "Nenhum documento corresponde a estes filtros.",
     status_queued: "na fila",
     status_submitting: "em envio",
+    status_contingency: "em contingência",
     status_authorized: "autorizado",
     status_rejected: "rejeitado",
     status_failed: "com falha",
@@ -285,6 +296,12 @@ export const text = texts({
     protocol: "Protocolo",
     authorizedAt: "Autorizado em",
     notAuthorized: "A autoridade não autorizou este documento.",
+    contingency: "Emitida em contingência off-line",
+    contingencySince: "Em contingência desde",
+    contingencyTransmitBy: "Transmitir até",
+    contingencyPending: "A SEFAZ autorizadora não respondeu, então esta NFC-e foi emitida off-line: o XML e o DANFE " +
+      "já valem para o consumidor. O serviço a transmite até a SEFAZ responder.",
+    contingencyTransmitted: "Esta NFC-e foi emitida em contingência e transmitida depois.",
     rejection: "Rejeição",
     rejectionHint:
       "A autoridade tributária recusou este documento. Corrija o que ela indica e emita um novo documento pelo seu backend.",
@@ -333,6 +350,8 @@ const statusTone = (status: Status) => {
     case "queued":
     case "submitting":
       return "info"
+    case "contingency":
+      return "warn"
   }
 }
 

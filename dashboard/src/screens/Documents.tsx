@@ -301,7 +301,9 @@ const GoodsView = ({ document, refreshing, onRefresh, onCancelled }: {
 }) => {
   const t = useTexts(text)
   const { lang } = useLang()
-  const { authority, recipient, rejection, totals } = document
+  const { authority, contingency, recipient, rejection, totals } = document
+  // An NFC-e issued offline has its files (the signed note, its DANFE) before it is authorized.
+  const fileKey = authority?.access_key ?? contingency?.access_key
   return (
     <>
       <div class="toolbar">
@@ -329,6 +331,16 @@ const GoodsView = ({ document, refreshing, onRefresh, onCancelled }: {
         <Fact label={t("total")}>{formatMoney(totals.total, lang)}</Fact>
       </dl>
       {IN_PROGRESS.has(document.status) && <p class="notice info">{t("polling")}</p>}
+      {contingency !== null && (
+        <div class={document.status === "contingency" ? "notice warning" : "notice info"}>
+          <h2>{t("contingency")}</h2>
+          <dl class="facts">
+            <Fact label={t("contingencySince")}>{formatDateTime(contingency.since, lang)}</Fact>
+            <Fact label={t("contingencyTransmitBy")}>{formatDateTime(contingency.transmit_by, lang)}</Fact>
+          </dl>
+          <p>{t(document.status === "contingency" ? "contingencyPending" : "contingencyTransmitted")}</p>
+        </div>
+      )}
       {rejection !== null && (
         <div class="notice error">
           <h2>{t("rejection")}</h2>
@@ -343,8 +355,8 @@ const GoodsView = ({ document, refreshing, onRefresh, onCancelled }: {
       )}
 
       <h2>{t("files")}</h2>
-      {WITH_FILES.has(document.status) && authority !== null
-        ? <Downloads document={document} accessKey={authority.access_key} />
+      {WITH_FILES.has(document.status) && fileKey !== undefined
+        ? <Downloads document={document} accessKey={fileKey} />
         : <p class="hint">{t("noFiles")}</p>}
 
       <h2>{t("recipient")}</h2>

@@ -274,6 +274,7 @@ const text = texts({
 const eventText = texts<EventType>({
   en: {
     "document.authorized": "the authority authorized a document",
+    "document.contingency": "an NFC-e was issued offline (contingency), to be transmitted",
     "document.rejected": "the authority rejected a document",
     "document.failed": "the authority did not answer in time",
     "document.cancelled": "a cancellation was accepted",
@@ -290,6 +291,7 @@ const eventText = texts<EventType>({
   },
   pt: {
     "document.authorized": "a autoridade autorizou um documento",
+    "document.contingency": "uma NFC-e foi emitida em contingência off-line, a transmitir",
     "document.rejected": "a autoridade rejeitou um documento",
     "document.failed": "a autoridade não respondeu a tempo",
     "document.cancelled": "um cancelamento foi aceito",

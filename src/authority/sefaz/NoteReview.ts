@@ -34,6 +34,8 @@ export interface ReviewedNote {
   readonly digestValue: string
   /** The note's additional information (infCpl), where test mode's magic values travel. */
   readonly notes: string
+  /** tpEmis: 1 normal, 9 an NFC-e issued offline. */
+  readonly emissionType: "1" | "9"
 }
 
 const DSIG_NAMESPACE = "http://www.w3.org/2000/09/xmldsig#"
@@ -85,6 +87,7 @@ export const reviewNote = (
   const number = Number(text("nNF"))
   const numericCode = text("cNF") ?? ""
   const id = all("infNFe")[0]?.getAttribute("Id") ?? ""
+  const emissionType = text("tpEmis") === "9" ? "9" : "1"
   const composed = nfeAccessKey({
     stateCode,
     yearMonth: (text("dhEmi") ?? "").slice(2, 7).replace("-", ""),
@@ -92,10 +95,16 @@ export const reviewNote = (
     model,
     series,
     number,
-    emissionType: (text("tpEmis") ?? "1") as "1" | "9",
+    emissionType,
     numericCode
   })
   const accessKey = id.slice(3)
+  if (emissionType === "1" && text("xJust") !== undefined) {
+    return refuse("556", "Justificativa de entrada em contingência não deve ser informada para tipo de emissão normal")
+  }
+  if (emissionType === "9" && (text("xJust") === undefined || text("dhCont") === undefined)) {
+    return refuse("557", "A Justificativa de entrada em contingência deve ser informada")
+  }
   if (composed.slice(0, 43) !== accessKey.slice(0, 43)) {
     return refuse("502", "Erro na Chave de Acesso - Campo Id não corresponde à concatenação dos campos correspondentes")
   }
@@ -171,7 +180,8 @@ export const reviewNote = (
     series,
     number,
     digestValue: doc.getElementsByTagNameNS(DSIG_NAMESPACE, "DigestValue").item(0)?.textContent ?? "",
-    notes: within("infAdic", "infCpl") ?? ""
+    notes: within("infAdic", "infCpl") ?? "",
+    emissionType
   })
 }
 

@@ -70,6 +70,11 @@ export const makeSefazAuthority = (
         Effect.flatMap(identityOf(submission.tenantId), (identity) => client.submit(submission.note, identity)).pipe(
           Effect.catchTag("NoteNotValid", notSent)
         ),
+      issueOffline: (submission) =>
+        Effect.flatMap(identityOf(submission.tenantId), (identity) => client.prepare(submission.note, identity)).pipe(
+          Effect.map((prepared) => ({ accessKey: prepared.accessKey, xml: prepared.note })),
+          Effect.catchTag("NoteNotValid", notSent)
+        ),
       lookup: (submission) =>
         Effect.flatMap(identityOf(submission.tenantId), (identity) => client.lookup(submission.note, identity)).pipe(
           Effect.catchTag("NoteNotValid", notSent)

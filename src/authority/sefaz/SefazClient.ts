@@ -84,7 +84,9 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       accept: "application/soap+xml",
       traceparent: null
     }).pipe(
-      Effect.mapError((failure) => new AuthorityUnavailable({ message: failure.message, status: failure.status })),
+      Effect.mapError((failure) =>
+        new AuthorityUnavailable({ message: failure.message, status: failure.status, unreached: failure.unreached })
+      ),
       Effect.timeoutOrElse({
         duration: timeoutMs,
         orElse: () => Effect.fail(new AuthorityTimeout({ message: `the SEFAZ did not answer within ${timeoutMs} ms` }))
@@ -92,7 +94,11 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       Effect.flatMap((answer) => {
         if (answer.status !== 200) {
           return Effect.fail(
-            new AuthorityUnavailable({ message: `the SEFAZ answered HTTP ${answer.status}`, status: answer.status })
+            new AuthorityUnavailable({
+              message: `the SEFAZ answered HTTP ${answer.status}`,
+              status: answer.status,
+              unreached: answer.status === 503
+            })
           )
         }
         const content = soapContent(answer.body.toString("utf8"))
@@ -151,10 +157,6 @@ export const makeSefazClient = (options: SefazClientOptions) => {
     )
 
   /**
-   * Sends the note for authorization. A note the authority already authorized (204, a retry after a
-   * lost answer) is adopted from its lookup; its other refusals are final.
-   */
-  /**
    * The note's outcome in an answer that carries its protocol (the synchronous `retEnviNFe`, or the
    * receipt's `retConsReciNFe`): authorized, the duplicity of a note the authority has (adopted
    * through the lookup), or refused with the authority's code.
@@ -168,7 +170,7 @@ export const makeSefazClient = (options: SefazClientOptions) => {
     const reasons = answer.texts("xMotivo")
     const [batch = "", noteCode] = answer.texts("cStat")
     if (PAUSED.has(batch)) {
-      return Effect.fail(new AuthorityUnavailable({ message: `${batch} ${reasons[0] ?? ""}`.trim() }))
+      return Effect.fail(new AuthorityUnavailable({ message: `${batch} ${reasons[0] ?? ""}`.trim(), unreached: true }))
     }
     if (noteCode === undefined) {
       return Effect.fail(new AuthorityRejected({ code: batch, message: reasons[0] ?? "the batch was refused" }))
@@ -180,10 +182,13 @@ export const makeSefazClient = (options: SefazClientOptions) => {
         : Effect.succeed(authorization)
     }
     if (noteCode === DUPLICATE) {
-      return Effect.flatMap(lookupPrepared(prepared, environment, identity), (found) =>
-        Option.isSome(found)
-          ? Effect.succeed(found.value)
-          : Effect.fail(new AuthorityUnavailable({ message: "204 for a note the lookup does not find" })))
+      return Effect.flatMap(
+        lookupPrepared(prepared, environment, identity).pipe(Effect.mapError(reached)),
+        (found) =>
+          Option.isSome(found)
+            ? Effect.succeed(found.value)
+            : Effect.fail(new AuthorityUnavailable({ message: "204 for a note the lookup does not find" }))
+      )
     }
     return Effect.fail(new AuthorityRejected({ code: noteCode, message: reasons[1] ?? "" }))
   }
@@ -233,10 +238,16 @@ export const makeSefazClient = (options: SefazClientOptions) => {
           const [batch] = answer.texts("cStat")
           const [receipt] = answer.texts("nRec")
           return batch === RECEIVED && receipt !== undefined
-            ? awaitReceipt(prepared, submission.environment, identity, receipt)
+            ? awaitReceipt(prepared, submission.environment, identity, receipt).pipe(Effect.mapError(reached))
             : noteOutcome(prepared, submission.environment, identity, answer)
         }
       ))
+
+  /** Once the authority took the batch, a later call's failure (the receipt's, the lookup's) leaves the outcome unknown. */
+  const reached = <E>(error: E): E =>
+    error instanceof AuthorityUnavailable && error.unreached === true
+      ? new AuthorityUnavailable({ message: error.message, status: error.status }) as E
+      : error
 
   /** Whether the authorizer of a state's notes of a model is in operation (107). */
   const status = (

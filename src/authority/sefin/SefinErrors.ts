@@ -36,7 +36,9 @@ export class SefinUnavailable extends Schema.TaggedError<SefinUnavailable>()("Se
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   /** The TLS handshake failed: usually our configuration (the authority's CA not trusted), not an outage. */
-  tls: Schema.optional(Schema.Boolean)
+  tls: Schema.optional(Schema.Boolean),
+  /** The request certainly never reached the authority: the connection was refused, or its host is unknown or unreachable. */
+  unreached: Schema.optional(Schema.Boolean)
 }) {}
 
 /** No answer within the timeout (the request was aborted). Transient; the outcome is unknown. */

@@ -63,6 +63,9 @@ const isTlsFailure = (code: string | undefined): boolean =>
     code === "UNABLE_TO_GET_ISSUER_CERT" || code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" ||
     code === "HOSTNAME_MISMATCH")
 
+// Node's codes for a connection that was never made: nothing of the request left.
+const NO_CONNECTION = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
 const transportFailure = (error: unknown, peer: string): SefinUnavailable => {
   const code = error !== null && typeof error === "object" && "code" in error && typeof error.code === "string"
     ? error.code
@@ -83,7 +86,10 @@ const transportFailure = (error: unknown, peer: string): SefinUnavailable => {
     : code === "ECONNRESET" || code === "EPIPE"
     ? `the connection to ${peer} was reset`
     : `could not reach ${peer}`
-  return new SefinUnavailable({ message: `${kind} (${code ?? "no code"}: ${detail})` })
+  return new SefinUnavailable({
+    message: `${kind} (${code ?? "no code"}: ${detail})`,
+    ...(code !== undefined && NO_CONNECTION.has(code) ? { unreached: true } : {})
+  })
 }
 
 interface AgentEntry {

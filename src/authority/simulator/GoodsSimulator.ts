@@ -12,6 +12,7 @@
  * The magic values of test mode work as in Simulator.ts, from the sale's `notes`: `simulate:reject`
  * is rejected (999), `simulate:unavailable` fails with 503 `unavailableTimes` times first,
  * `simulate:timeout` is authorized but the answer is lost (the caller times out; a lookup finds it),
+ * `simulate:offline` cannot reach the authority online (503) and is authorized once sent offline (tpEmis 9),
  * `simulate:cancel-reject` has its cancellation refused as past its deadline (501).
  *
  * A cancellation (event 110111) is checked as a SEFAZ checks it (the note authorized, its protocol),
@@ -38,7 +39,6 @@ import {
 } from "../sefaz/NfeCancellation.js"
 import { correctionEvent, loadEventSchemas, validateEvent } from "../sefaz/NfeCorrection.js"
 import { AUTHORIZED, AUTHORIZED_REASON, processedNote, protocolElement } from "../sefaz/NfeProtocol.js"
-import { loadVoidingSchemas, validateVoiding, voidingInputOf, voidingRequest } from "../sefaz/NfeVoiding.js"
 import { loadNfeSchemas } from "../sefaz/NfeXsd.js"
 import { reviewNote } from "../sefaz/NoteReview.js"
 import { goodsSubmissionIdOf, signedNote } from "../sefaz/SignedNote.js"
@@ -50,6 +50,7 @@ import {
   RequestNotSent
 } from "../TaxAuthority.js"
 import { signEnveloped } from "../xml/XmlSignature.js"
+import { simulatedVoiding } from "./SimulatedVoiding.js"
 import type { SimulatorOptions } from "./Simulator.js"
 import { remoteSide } from "./Simulator.js"
 import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
@@ -93,7 +94,7 @@ export const makeGoodsSimulator = (
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
     const travel = Duration.isGreaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
     const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
-    const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
+    const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503, unreached: true })
     // libxml2 and the schemas cost ~160 MiB and a start-up pause: loaded by the first goods note, not at start.
     const schemas = Effect.promise(() => Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()]))
 
@@ -148,6 +149,12 @@ export const makeGoodsSimulator = (
           return answer(
             { ...received, lastOutcome: "unavailable (simulate:unavailable)" },
             Result.fail(unavailable("The tax authority is temporarily unavailable (503)."))
+          )
+        }
+        if (note.notes.includes(MagicValues.offline) && note.emissionType === "1") {
+          return answer(
+            { ...received, lastOutcome: "unreachable (simulate:offline)" },
+            Result.fail(unavailable("The tax authority cannot be reached (simulate:offline)."))
           )
         }
         if (note.notes.includes(MagicValues.reject)) {
@@ -208,6 +215,14 @@ export const makeGoodsSimulator = (
       }
       return answer.authorization
     })
+
+    /** An NFC-e issued offline: the note `submit` would send, signed in the simulator's name, kept nowhere. */
+    const issueOffline: GoodsAuthority["issueOffline"] = (submission) =>
+      Effect.andThen(schemas, signedNote(submission.note, simulatorSigner())).pipe(
+        Effect.map((signed) => ({ accessKey: signed.accessKey, xml: signed.note })),
+        Effect.catchTag("NoteNotValid", (error) =>
+          Effect.fail(new RequestNotSent({ code: "note_not_valid", message: error.message })))
+      )
 
     const lookup: GoodsAuthority["lookup"] = Effect.fn("GoodsSimulator.lookup")(function*(submission) {
       yield* Effect.annotateCurrentSpan({
@@ -299,10 +314,14 @@ export const makeGoodsSimulator = (
       yield* travel
       return yield* handle<GoodsCancellation, AuthorityRejected | AuthorityUnavailable | RequestNotSent>(
         repo.inOwnTransaction(Effect.gen(function*() {
-          if (yield* randomFailure) return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          if (yield* randomFailure) {
+            return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          }
           const at = yield* now
           const [next, answer] = yield* decideCancel(request, yield* repo.lock(keyOf(request)), at)
-          if (Option.isSome(next)) yield* repo.save(next.value)
+          if (Option.isSome(next)) {
+            yield* repo.save(next.value)
+          }
           return answer
         }))
       )
@@ -319,7 +338,9 @@ export const makeGoodsSimulator = (
       yield* travel
       return yield* handle<GoodsCorrection, AuthorityRejected | AuthorityUnavailable | RequestNotSent>(
         repo.inOwnTransaction(Effect.gen(function*() {
-          if (yield* randomFailure) return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          if (yield* randomFailure) {
+            return Result.fail(unavailable("The tax authority is temporarily unavailable."))
+          }
           const refuse = (code: string, reason: string) =>
             Result.fail(new AuthorityRejected({ code, message: `Rejeição: ${reason}` }))
           const current = yield* repo.lock(keyOf(request))
@@ -357,44 +378,18 @@ export const makeGoodsSimulator = (
       )
     })
 
-    /**
-     * A range voided, as a SEFAZ takes it: the request built and checked as the SEFAZ adapter sends
-     * it; `simulate:reject` in the reason has it refused (999). The service checks first that no
-     * document of its own holds a number of the range.
-     */
-    const voidNumbers: GoodsAuthority["voidNumbers"] = Effect.fn("GoodsSimulator.voidNumbers")(function*(request) {
-      yield* Effect.annotateCurrentSpan({ "authority.system": system, "voiding.id": request.voidingId })
-      yield* Effect.promise(loadVoidingSchemas)
-      yield* travel
-      if (yield* randomFailure) return yield* unavailable("The tax authority is temporarily unavailable.")
-      if (request.reason.includes(MagicValues.reject)) {
-        return yield* new AuthorityRejected({ code: "999", message: "Rejeição: Erro não catalogado (simulate:reject)" })
-      }
-      const signed = signEnveloped(voidingRequest(voidingInputOf(request)), {
-        element: "infInut",
-        ...simulatorSigner()
-      })
-      const valid = validateVoiding("inutNFe", signed)
-      if (Result.isFailure(valid)) {
-        return yield* new RequestNotSent({ code: "note_not_valid", message: valid.failure.messages.join("; ") })
-      }
-      const at = yield* now
-      return {
-        protocol: yield* protocolFor(request.issuer.address.municipality_code.slice(0, 2), at),
-        registeredAt: at
-      }
-    })
-
     return {
       system,
       submissionIdOf: goodsSubmissionIdOf,
       // The simulator signs in its own name: it needs nothing of the tenant.
-      requirementsFor: () => Effect.void,
+      requirementsFor: () =>
+        Effect.void,
       submit,
+      issueOffline,
       lookup,
       cancel,
       correct,
-      voidNumbers,
+      voidNumbers: simulatedVoiding({ system, travel, randomFailure, unavailable, now, protocolFor }),
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -22,6 +22,7 @@ import documentSearch from "./0020_document_search.js"
 import goodsDocuments from "./0021_goods_documents.js"
 import documentCorrections from "./0022_document_corrections.js"
 import voidedNumbers from "./0023_voided_numbers.js"
+import offlineContingency from "./0024_offline_contingency.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -47,5 +48,6 @@ export const migrations = Migrator.fromRecord({
   "0020_document_search": documentSearch,
   "0021_goods_documents": goodsDocuments,
   "0022_document_corrections": documentCorrections,
-  "0023_voided_numbers": voidedNumbers
+  "0023_voided_numbers": voidedNumbers,
+  "0024_offline_contingency": offlineContingency
 })

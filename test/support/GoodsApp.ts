@@ -1,0 +1,71 @@
+/**
+ * Goods invoices through the API in tests: a tenant registered to sell goods (a São Paulo company
+ * with its state registration and tax regime) and its test key, issuing and polling its documents.
+ */
+import { expect } from "@effect/vitest"
+import { Duration, Effect, Schema } from "effect"
+import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
+import { createKey, registerOwner } from "./fixtures.js"
+import { completeRegistration } from "./registration.js"
+import { rawRequest } from "./TestApp.js"
+
+export const decode = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
+
+/** The registration of a São Paulo company that sells goods: its state registration and tax regime. */
+export const goodsRegistration = { ...completeRegistration, state_registration: "110042490114", crt: "normal" }
+
+export const goodsTenant = Effect.gen(function*() {
+  const owner = yield* registerOwner("goods")
+  const patched = yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
+    token: owner.session,
+    body: { registration: goodsRegistration }
+  })
+  expect(patched.status, patched.text).toBe(200)
+  const key = yield* createKey(owner, "test")
+  return { owner, tenantId: owner.tenantId, token: key.token }
+})
+
+export const issue = (token: string, body: unknown, idempotencyKey?: string) =>
+  rawRequest("POST", "/v1/documents", {
+    token,
+    body,
+    headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
+  })
+
+export const accepted = (response: { readonly status: number; readonly text: string; readonly json: unknown }) => {
+  expect(response.status, response.text).toBe(202)
+  return decode(response.json)
+}
+
+export const asGoods = (document: AnyDocument): GoodsDocument => {
+  if (document.type === "service_invoice") throw new Error(`document ${document.id} is a service invoice`)
+  return document
+}
+
+/** Polls the document until its status is final. */
+export const settled = (token: string, id: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400; i++) {
+      const response = yield* rawRequest("GET", `/v1/documents/${id}`, { token })
+      const document = decode(response.json)
+      if (["authorized", "rejected", "failed"].includes(document.status)) return asGoods(document)
+      yield* Effect.sleep(Duration.millis(25))
+    }
+    return yield* Effect.die(new Error(`document ${id} did not settle`))
+  })
+
+/** Polls the document until it has `status` (and `holds`, when given). */
+export const until = (
+  token: string,
+  id: string,
+  status: string,
+  holds: (document: GoodsDocument) => boolean = () => true
+) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400; i++) {
+      const document = asGoods(decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json))
+      if (document.status === status && holds(document)) return document
+      yield* Effect.sleep(Duration.millis(25))
+    }
+    return yield* Effect.die(new Error(`document ${id} did not become ${status}`))
+  })
