@@ -141,6 +141,30 @@ describe("the SEFAZ client", () => {
     expect(status).toEqual({ inOperation: true, code: "107", reason: "Serviço em Operação" })
   })
 
+  it("says when the authority certainly never took the note (unreached): a paused service, a 503, a refused connection; not a timeout", async () => {
+    const paused = await run(
+      client().submit(submission({ number: 3010, request: { ...counterSale, notes: "simulate:offline" } }), identity)
+    )
+    expect(Result.isFailure(paused) && paused.failure).toMatchObject({ _tag: "AuthorityUnavailable", unreached: true })
+    const busy = await run(
+      client().submit(
+        submission({ number: 3011, request: { ...interstateSale, notes: "simulate:unavailable" } }),
+        identity
+      )
+    )
+    expect(Result.isFailure(busy) && busy.failure).toMatchObject({ status: 503, unreached: true })
+    // Nothing listens on port 9 of the loopback: the connection is refused before anything is sent.
+    const nowhere = makeSefazClient({ exchange, timeout: 5_000, addressOf: () => "https://127.0.0.1:9/ws" })
+    const refused = await run(nowhere.submit(submission({ number: 3012 }), identity))
+    expect(Result.isFailure(refused) && refused.failure).toMatchObject({
+      _tag: "AuthorityUnavailable",
+      unreached: true
+    })
+    const slow = submission({ number: 3013, request: { ...interstateSale, notes: "simulate:timeout" } })
+    const timedOut = await run(client(300).submit(slow, identity))
+    expect(Result.isFailure(timedOut) && timedOut.failure._tag).toBe("AuthorityTimeout")
+  })
+
   it("never sends a note the schema refuses (our bug): NoteNotValid, and the authority saw nothing", async () => {
     const before = sefaz.counts().NfeAutorizacao ?? 0
     const broken = submission({ number: 3008, issuer: { ...nfeInput().issuer, stateRegistration: "IE-INVALIDA" } })

@@ -350,6 +350,40 @@ for (const database of testDatabases) {
           yield* checkedXml(t.token, document)
         }))
 
+      it.effect(
+        skippedWithout(
+          "xmllint and xmlsec1",
+          hasXmllint && hasXmlsec1,
+          "an NFC-e issued offline while the SEFAZ is paused (108), then transmitted: authorized under its offline key",
+          "the file checks use Debian's libxml2-utils and xmlsec1"
+        ),
+        () =>
+          Effect.gen(function*() {
+            const sefaz = yield* Sefaz
+            const t = yield* emitter("sefaz-offline")
+            const sale = { ...counterSale, offline_contingency: true, notes: "simulate:offline" }
+            const document = yield* settled(t.token, (yield* issue(t.token, sale)).id)
+            expect(document.status, JSON.stringify([document.rejection, document.last_error])).toBe("authorized")
+            const key = document.contingency!.access_key
+            expect(document.authority!.access_key).toBe(key)
+            expect(key.slice(34, 35)).toBe("9")
+            // The SEFAZ holds one note of that number: the offline one, sent by its transmission.
+            const ofNumber = sefaz.notes().filter((note) =>
+              note.issuerTaxId === t.taxId && note.model === "65" && note.number === document.number
+            )
+            expect(ofNumber.map((note) => note.accessKey)).toEqual([key])
+            expect(ofNumber[0]!.protocol).toBe(document.authority!.protocol)
+            const received = ofNumber[0]!.nfeXml
+            expect(received).toContain("<tpEmis>9</tpEmis>")
+            expect(xmllintNfe("nfe_v4.00.xsd", received).ok).toBe(true)
+            const verified = xmlsecVerifyNfe(received, "infNFe", [testRoot().certPem, testCa().certPem])
+            expect(verified.ok, verified.output).toBe(true)
+            // The nfeProc, its DANFE NFC-e and the offline QR code (signed by the tenant) read back.
+            const xml = yield* checkedXml(t.token, document)
+            expect(xml).toContain(received)
+          })
+      )
+
       it.effect("a timeout is reconciled by the note's key: authorized once, never sent as a second note", () =>
         Effect.gen(function*() {
           const sefaz = yield* Sefaz

@@ -162,7 +162,8 @@ export const text = texts({
     contingency: "Issued offline (contingency)",
     contingencySince: "Offline since",
     contingencyTransmitBy: "Transmit by",
-    contingencyPending: "The state authority could not be reached, so this NFC-e was issued offline: its XML and DANFE " +
+    contingencyPending:
+      "The state authority could not be reached, so this NFC-e was issued offline: its XML and DANFE " +
       "are valid for the consumer now. The service transmits it until the authority answers.",
     contingencyTransmitted: "This NFC-e was issued offline and transmitted afterwards.",
     rejection: "Rejection",
