@@ -43,7 +43,7 @@ export const httpServerDuration = histogram(
 export const documents = counter(
   "etd.documents",
   "{document}",
-  "Documents reaching a status (queued, authorized, rejected, failed, cancelled), by environment"
+  "Documents reaching a status (queued, contingency, authorized, rejected, failed, cancelled), by environment"
 )
 export const queueDepth = gauge(
   "etd.queue.depth",
