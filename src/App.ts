@@ -29,6 +29,7 @@ import { OutboxLive } from "./credentials/MailSealingLive.js"
 import { Pkcs12Opener } from "./credentials/Pkcs12Opener.js"
 import { MigrationsLive, SqlLive } from "./db/Database.js"
 import { Transaction } from "./db/Repository.js"
+import { AuthorizerMonitorLive } from "./documents/AuthorizerMonitor.js"
 import { CorrectionService } from "./documents/Corrections.js"
 import { DocumentRepo } from "./documents/DocumentRepo.js"
 import { DocumentService } from "./documents/DocumentService.js"
@@ -165,12 +166,16 @@ const HttpLive = HttpRouter.serve(RoutesLive, { disableLogger: true, disableList
   Layer.provide([BuiltInTracerDisabled, MaxBodySizeLive])
 )
 
-/** Background work: the issuance workers, the idempotency-key purge, the webhook dispatcher and the mail sender. */
+/**
+ * Background work: the issuance workers, the idempotency-key purge, the webhook dispatcher, the mail
+ * sender and the state authorizers' status checks.
+ */
 const WorkersLive = Layer.mergeAll(
   IssuanceWorkersLive.pipe(Layer.provide([DocumentRepo.layer, IssuanceQueue.layer])),
   IdempotencyPurgeLive.pipe(Layer.provide(Idempotency.layer)),
   WebhookDispatcherLive.pipe(Layer.provide([WebhookRepo.layer, DeliveryQueue.layer])),
-  MailSenderLive.pipe(Layer.provide([MailTransportLive, NoteMailSourceLive]))
+  MailSenderLive.pipe(Layer.provide([MailTransportLive, NoteMailSourceLive])),
+  AuthorizerMonitorLive
 )
 
 /**

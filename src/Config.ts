@@ -133,6 +133,8 @@ export interface AppConfigShape {
   readonly paymentProviderWebhookSecret: Option.Option<Redacted.Redacted<string>>
   /** How often the credential expiry monitor looks for warnings to send and certificates to expire. */
   readonly credentialExpiryCheckInterval: Duration.Duration
+  /** How often the state authorizers' status service is asked (AuthorizerMonitor.ts). */
+  readonly authorizerStatusCheckInterval: Duration.Duration
   /** The tax authority each environment's documents go to. */
   readonly authority: Readonly<Record<Environment, AuthorityAdapterConfig>>
   /** Outgoing mail and the one-time links it carries (src/mail/MailConfig.ts). */
@@ -258,6 +260,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   paymentProviderWebhookSecret: Config.option(Config.Redacted("PAYMENT_PROVIDER_WEBHOOK_SECRET")),
   credentialExpiryCheckInterval: Config.Duration("CREDENTIAL_EXPIRY_CHECK_INTERVAL").pipe(
     Config.withDefault(Duration.hours(1))
+  ),
+  authorizerStatusCheckInterval: Config.Duration("SEFAZ_STATUS_CHECK_INTERVAL").pipe(
+    Config.withDefault(Duration.minutes(5))
   ),
   authority: Config.all({ live: authorityConfig("live"), test: authorityConfig("test") }),
   mail: mailConfig

@@ -85,6 +85,7 @@ export const withGoodsTimeout = (authority: GoodsAuthority, timeout: Duration.Du
     cancel: (request) => bounded("goods.cancel", request.submissionId, authority.cancel(request)),
     correct: (request) => bounded("goods.correct", request.submissionId, authority.correct(request)),
     voidNumbers: (request) => bounded("goods.void", request.voidingId, authority.voidNumbers(request)),
+    status: (probe) => bounded("goods.status", `${probe.state}-${probe.type}`, authority.status(probe)),
     danfe: authority.danfe
   }
 }

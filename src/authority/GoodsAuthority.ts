@@ -117,6 +117,23 @@ export interface GoodsVoiding {
   readonly registeredAt: Date
 }
 
+/** A state authorizer's status, asked of the emitter's state for a model of note. */
+export interface AuthorizerProbe {
+  /** An emitter of the state: the authorizers take no call without a client certificate, so its own is used. */
+  readonly tenantId: TenantId
+  /** The state (UF) and its IBGE code (cUF). */
+  readonly state: string
+  readonly stateCode: string
+  readonly type: GoodsInvoiceRequest["type"]
+}
+
+/** The status service's answer (107 in operation; 108, 109 paused). */
+export interface AuthorizerAnswer {
+  readonly inOperation: boolean
+  readonly code: string
+  readonly reason: string
+}
+
 export interface GoodsAuthority {
   /** `production` or `homologation`, for spans and logs. */
   readonly system: "production" | "homologation"
@@ -165,6 +182,13 @@ export interface GoodsAuthority {
   readonly voidNumbers: (
     request: GoodsVoidingRequest
   ) => Effect.Effect<GoodsVoiding, AuthorityRejected | RequestNotSent | TransientAuthorityError>
+  /**
+   * Asks the state's authorizer whether it is in operation (NfeStatusServico). None when there is
+   * nothing to ask: the simulator is always in operation.
+   */
+  readonly status: (
+    probe: AuthorizerProbe
+  ) => Effect.Effect<Option.Option<AuthorizerAnswer>, RequestNotSent | TransientAuthorityError>
   /**
    * The DANFE of an authorized note, from its `nfeProc`: A4 for an NF-e, the 80 mm receipt for an
    * NFC-e. No state authority publishes one: the service draws it, whichever authority signed.

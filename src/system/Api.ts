@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { AuthorizerStatus } from "../domain/AuthorizerStatus.js"
 import { NotReady } from "../domain/Errors.js"
 
 export class Health
@@ -8,7 +9,13 @@ export class Health
 
 export class Readiness extends Schema.Class<Readiness>("Readiness")({
   status: Schema.Literal("ok"),
-  checks: Schema.Record(Schema.String, Schema.Literals(["ok", "failed"]))
+  checks: Schema.Record(Schema.String, Schema.Literals(["ok", "failed"])),
+  authorizers: Schema.optionalKey(Schema.Array(AuthorizerStatus)).annotate({
+    description:
+      "The state authorities' status service, as last asked (every `SEFAZ_STATUS_CHECK_INTERVAL`), for the " +
+      "states of the tenants that issue goods invoices to a SEFAZ; absent until asked. Details only: an authorizer " +
+      "that is down does not make the instance unready (its notes wait)."
+  })
 }, { description: "Readiness of this instance: each dependency's check." }) {}
 
 export class SystemApi extends HttpApiGroup.make("system")

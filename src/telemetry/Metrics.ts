@@ -102,6 +102,12 @@ export const exposureCandidates = counter(
   "{token}",
   "Token-shaped strings the guards saw, by source and outcome"
 )
+export const authorizerInOperation = gauge(
+  "etd.authority.authorizer.in_operation",
+  "{authorizer}",
+  "1 when a state's authorizer answered its status service in operation (107) at the last check, else 0; by " +
+    "environment, state and document type"
+)
 export const credentialTimeToExpiry = gauge(
   "etd.credential.time_to_expiry",
   "s",

@@ -8,7 +8,7 @@
  * tenant without a certificate is refused at acceptance.
  */
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Metric, Schema } from "effect"
 import { makeApp } from "../../src/App.js"
 import { makeGoodsAuthority, TaxAuthoritiesLive, withGoodsTimeout } from "../../src/authority/Authorities.js"
 import { danfeBarcodeBox } from "../../src/authority/danfe/DanfeBlocks.js"
@@ -16,10 +16,14 @@ import { GoodsAuthorities } from "../../src/authority/GoodsAuthority.js"
 import { eventBatch } from "../../src/authority/sefaz/NfeCancellation.js"
 import { makeSefazAuthority } from "../../src/authority/sefaz/SefazAdapter.js"
 import { AppConfig, type AppConfigShape } from "../../src/Config.js"
+import { makeAuthorizerSweep } from "../../src/documents/AuthorizerMonitor.js"
+import { EmitterRepo } from "../../src/documents/EmitterRepo.js"
+import type { AuthorizerStatus } from "../../src/domain/AuthorizerStatus.js"
 import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
+import { authorizerInOperation } from "../../src/telemetry/Metrics.js"
 import { type LocalSefaz, startLocalSefaz } from "../../tools/local-authority/LocalSefaz.js"
-import { expectError } from "../support/accounts.js"
+import { expectError, field } from "../support/accounts.js"
 import { decodeCode128, rasterize, readQrCode } from "../support/Barcode.js"
 import { testCa, testRoot } from "../support/certificates.js"
 import { pdfText } from "../support/DanfseText.js"
@@ -383,6 +387,52 @@ for (const database of testDatabases) {
             expect(xml).toContain(received)
           })
       )
+
+      it.effect("each state's authorizers asked by its status service: /readyz details and a gauge, paused when the SEFAZ says so", () =>
+        Effect.gen(function*() {
+          const sefaz = yield* Sefaz
+          yield* emitter("sefaz-status")
+          const sweep = yield* Effect.provide(makeAuthorizerSweep, EmitterRepo.layer)
+          const inSaoPaulo = (statuses: ReadonlyArray<AuthorizerStatus>) =>
+            statuses.filter((status) => status.state === "SP").map(({ code, environment, status, type }) => ({
+              environment,
+              type,
+              status,
+              code
+            }))
+          const gauge = (type: string) =>
+            Effect.map(
+              Metric.value(Metric.withAttributes(authorizerInOperation, { environment: "test", state: "SP", type })),
+              (state) => Number(state.value)
+            )
+
+          // Live keys' goods go to the simulator here: nothing to ask there.
+          expect(inSaoPaulo(yield* sweep)).toEqual([
+            { environment: "test", type: "product_invoice", status: "in_operation", code: "107" },
+            { environment: "test", type: "consumer_invoice", status: "in_operation", code: "107" }
+          ])
+          const ready = yield* rawRequest("GET", "/readyz")
+          expect(ready.status, ready.text).toBe(200)
+          const shown = field(ready.json, "authorizers") as ReadonlyArray<AuthorizerStatus>
+          expect(inSaoPaulo(shown)).toHaveLength(2)
+          expect(yield* gauge("product_invoice")).toBe(1)
+
+          sefaz.setServiceStatus("108")
+          try {
+            expect(inSaoPaulo(yield* sweep).map((status) => [status.status, status.code])).toEqual([
+              ["paused", "108"],
+              ["paused", "108"]
+            ])
+            expect(yield* gauge("consumer_invoice")).toBe(0)
+            // Details only: the instance stays ready, its notes wait in the queue.
+            const stillReady = yield* rawRequest("GET", "/readyz")
+            expect(stillReady.status).toBe(200)
+            expect(inSaoPaulo(field(stillReady.json, "authorizers") as ReadonlyArray<AuthorizerStatus>)[0]?.status)
+              .toBe("paused")
+          } finally {
+            sefaz.setServiceStatus("107")
+          }
+        }))
 
       it.effect("a timeout is reconciled by the note's key: authorized once, never sent as a second note", () =>
         Effect.gen(function*() {

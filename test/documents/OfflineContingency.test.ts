@@ -29,13 +29,14 @@ import {
   testDatabases
 } from "../support/TestApp.js"
 
-// Retries a second and a half apart: long enough to see a note in contingency before its transmission.
+// Retries four seconds apart: long enough to read a note in contingency before its transmission, even
+// on a loaded machine.
 const paced: Partial<AppConfigShape> = {
   loginRateLimit: { perMinute: 100_000 },
   rateLimit: { perSecond: 100_000, burst: 100_000 },
   queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
   issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.millis(1500), maxDelay: Duration.seconds(2), window: Duration.seconds(30) }
+  retry: { baseDelay: Duration.seconds(4), maxDelay: Duration.seconds(5), window: Duration.seconds(30) }
 }
 
 const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))

@@ -14,6 +14,7 @@ const unused = (system: GoodsAuthority["system"]): GoodsAuthority => {
     cancel: never,
     correct: never,
     voidNumbers: never,
+    status: never,
     danfe: never
   }
 }

@@ -9,7 +9,7 @@
  * - `/ws/NFeAutorizacao4.asmx`: enviNFe, synchronous (one note): the batch refused (225) when its
  *   schema fails, else processed (104) with the note's protocol: authorized (100) or its rejection;
  * - `/ws/NFeConsultaProtocolo4.asmx`: consSitNFe: the protocol of an authorized key (100), or 217;
- * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation;
+ * - `/ws/NFeStatusServico4.asmx`: consStatServ: 107, in operation (or 108, 109: `setServiceStatus`);
  * - `/ws/NFeRetAutorizacao4.asmx`: consReciNFe, the outcome of a `simulate:async` note's batch, which
  *   the authorization took to process apart (103): 105 at the first ask, then 104 with its protocol;
  * - `/ws/NFeInutilizacao4.asmx`: inutNFe, number voiding (SefazVoiding.ts);
@@ -132,6 +132,8 @@ export interface LocalSefaz {
   readonly voided: () => ReadonlyArray<VoidedRange>
   /** Calls per service, 503s included. */
   readonly counts: () => Readonly<Partial<Record<SefazService, number>>>
+  /** What the status service answers from now on: 107 in operation (the start), 108 or 109 paused. */
+  readonly setServiceStatus: (code: "107" | "108" | "109") => void
   readonly close: () => Promise<void>
 }
 
@@ -357,9 +359,22 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     return outcome("135", "Evento registrado e vinculado a NF-e", protocol)
   }
 
+  let serviceStatus: "107" | "108" | "109" = IN_OPERATION
+  const STATUS_REASONS = {
+    "107": "Serviço em Operação",
+    "108": "Serviço Paralisado Momentaneamente (curto prazo)",
+    "109": "Serviço Paralisado sem Previsão"
+  } as const
   const status = (message: string, at: Date): Decision => ({
     kind: "answer",
-    xml: statusAnswer(environment, APPLICATION, textOf(message, "cUF") ?? "35", at, IN_OPERATION, "Serviço em Operação")
+    xml: statusAnswer(
+      environment,
+      APPLICATION,
+      textOf(message, "cUF") ?? "35",
+      at,
+      serviceStatus,
+      STATUS_REASONS[serviceStatus]
+    )
   })
 
   const send = (response: ServerResponse, statusCode: number, contentType: string, body: string) => {
@@ -437,6 +452,7 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     notes: () => [...authorized],
     voided: voiding.voided,
     counts: () => ({ ...counts }),
+    setServiceStatus: (code) => void (serviceStatus = code),
     close: () =>
       closing ??= new Promise<void>((resolve) => {
         for (const timer of held) clearTimeout(timer)

@@ -5,7 +5,7 @@
  * mutual TLS with it (SefazClient.ts). What never left is `RequestNotSent`: no usable certificate,
  * or a note the official schema refuses (our bug, so the document fails rather than being sent).
  */
-import { type Duration, Effect, type Scope } from "effect"
+import { type Duration, Effect, Option, type Scope } from "effect"
 import type { CredentialVault } from "../../credentials/CredentialVault.js"
 import { CredentialRequired } from "../../domain/Errors.js"
 import type { Environment } from "../../domain/Principal.js"
@@ -20,7 +20,7 @@ import { loadVoidingSchemas } from "./NfeVoiding.js"
 import { loadNfeSchemas } from "./NfeXsd.js"
 import { addressesAt } from "./SefazAddresses.js"
 import { makeSefazClient } from "./SefazClient.js"
-import { goodsSubmissionIdOf, type NoteNotValid } from "./SignedNote.js"
+import { goodsSubmissionIdOf, modelOf, type NoteNotValid } from "./SignedNote.js"
 
 export interface SefazAuthorityOptions {
   readonly environment: Environment
@@ -92,6 +92,11 @@ export const makeSefazAuthority = (
         Effect.flatMap(identityOf(request.tenantId), (identity) => client.voidNumbers(request, identity)).pipe(
           Effect.catchTag("NoteNotValid", notSent)
         ),
+      status: (probe) =>
+        Effect.flatMap(
+          identityOf(probe.tenantId),
+          (identity) => client.status(modelOf(probe.type), probe.state, options.environment, identity, probe.stateCode)
+        ).pipe(Effect.map(Option.some)),
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

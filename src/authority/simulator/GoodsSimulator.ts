@@ -390,6 +390,8 @@ export const makeGoodsSimulator = (
       cancel,
       correct,
       voidNumbers: simulatedVoiding({ system, travel, randomFailure, unavailable, now, protocolFor }),
+      // Always in operation: nothing to ask.
+      status: () => Effect.succeedNone,
       danfe: drawDanfe
     } satisfies GoodsAuthority
   })

@@ -1,0 +1,108 @@
+/**
+ * The state authorizers' status (issue: NF-e transport), asked every `SEFAZ_STATUS_CHECK_INTERVAL`:
+ * for each state with a goods emitter, its NF-e and its NFC-e authorizer in each environment, over
+ * that emitter's certificate (the authorizers take no call without one; the answer does not depend
+ * on whose). The answers go to `/readyz` as details and to the `etd.authority.authorizer.in_operation`
+ * gauge; an authorizer that is down does not make the instance unready, as its notes wait in the
+ * queue. An environment whose goods go to the simulator has nothing to ask.
+ */
+import { Effect, Layer, Metric, Option, Schedule } from "effect"
+import { type AuthorizerProbe, GoodsAuthorities, type GoodsAuthority } from "../authority/GoodsAuthority.js"
+import { AppConfig } from "../Config.js"
+import type { AuthorizerStatus } from "../domain/AuthorizerStatus.js"
+import { GoodsInvoiceType } from "../domain/GoodsInvoice.js"
+import type { Environment } from "../domain/Principal.js"
+import { now } from "../domain/Time.js"
+import { Readiness } from "../runtime/Readiness.js"
+import { authorizerInOperation } from "../telemetry/Metrics.js"
+import { untraced } from "../telemetry/TraceContext.js"
+import { EmitterRepo } from "./EmitterRepo.js"
+
+const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
+
+type Answer = Pick<AuthorizerStatus, "status" | "code" | "reason">
+
+/** Why an authorizer could not be asked. */
+const unanswered = (status: "no_certificate" | "unreachable") => (error: { readonly message: string }) =>
+  Effect.succeedSome<Answer>({ status, code: null, reason: error.message })
+
+/** One authorizer's answer, or why there is none; None when there is nothing to ask (the simulator). */
+const ask = (authority: GoodsAuthority, environment: Environment, probe: AuthorizerProbe) =>
+  Effect.gen(function*() {
+    const answer = yield* authority.status(probe).pipe(
+      Effect.map(Option.map((found): Answer => ({
+        status: found.inOperation ? "in_operation" : "paused",
+        code: found.code,
+        reason: found.reason
+      }))),
+      Effect.catchTags({
+        RequestNotSent: unanswered("no_certificate"),
+        AuthorityUnavailable: unanswered("unreachable"),
+        AuthorityTimeout: unanswered("unreachable")
+      })
+    )
+    if (Option.isNone(answer)) return Option.none<AuthorizerStatus>()
+    const at = yield* now
+    return Option.some<AuthorizerStatus>({
+      environment,
+      state: probe.state,
+      type: probe.type,
+      ...answer.value,
+      checked_at: at
+    })
+  })
+
+/** One round: every authorizer asked (a few at a time), the answers reported. Returns them. */
+export const makeAuthorizerSweep = Effect.gen(function*() {
+  const emitters = yield* EmitterRepo
+  const authorities = yield* GoodsAuthorities
+  const readiness = yield* Readiness
+  let reported: ReadonlyArray<AuthorizerStatus> = []
+  const gaugeOf = (status: AuthorizerStatus) =>
+    Metric.withAttributes(authorizerInOperation, {
+      environment: status.environment,
+      state: status.state,
+      type: status.type
+    })
+
+  return Effect.gen(function*() {
+    const probes = (yield* emitters.onePerState).flatMap((emitter) =>
+      ENVIRONMENTS.flatMap((environment) =>
+        GoodsInvoiceType.literals.map((type) => ({ environment, probe: { ...emitter, type } }))
+      )
+    )
+    const answers = yield* Effect.forEach(
+      probes,
+      ({ environment, probe }) => ask(authorities.for(environment), environment, probe),
+      { concurrency: 8 }
+    )
+    const statuses = answers.flatMap(Option.toArray)
+    yield* readiness.reportAuthorizers(statuses)
+    for (const status of statuses) yield* Metric.update(gaugeOf(status), status.status === "in_operation" ? 1 : 0)
+    // A state no emitter is in any more is no longer watched: its series ends.
+    const watched = new Set(statuses.map((status) => `${status.environment} ${status.state} ${status.type}`))
+    for (const gone of reported) {
+      if (!watched.has(`${gone.environment} ${gone.state} ${gone.type}`)) yield* Metric.remove(gaugeOf(gone))
+    }
+    reported = statuses
+    return statuses
+  })
+})
+
+/** The monitor: one round at start-up, then one per `SEFAZ_STATUS_CHECK_INTERVAL`. */
+export const AuthorizerMonitorLive = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const readiness = yield* Readiness
+    const sweep = yield* makeAuthorizerSweep
+    const fiber = yield* sweep.pipe(
+      // A failed round (database briefly away) is logged and retried at the next tick; the fiber lives on.
+      Effect.catchCause((cause) => Effect.logError("authorizer status check failed", cause)),
+      Effect.repeat(Schedule.spaced(config.authorizerStatusCheckInterval)),
+      // A periodic check makes no spans (SPEC §13: an idle instance emits none).
+      untraced,
+      Effect.forkScoped
+    )
+    yield* readiness.registerWorker("authorizer-status-monitor", fiber)
+  })
+).pipe(Layer.provide(EmitterRepo.layer))
