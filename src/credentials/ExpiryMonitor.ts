@@ -7,16 +7,15 @@
  * A credential uploaded late in its life gets only the nearest warning (uploaded 5 days before
  * expiry: the 7-day one, not the 30-day one as well).
  */
-import { Effect, Layer, Metric, Schedule, Schema } from "effect"
+import { Effect, Layer, Metric, Schema } from "effect"
 import { AppConfig } from "../Config.js"
 import { makeTransaction, Transaction } from "../db/Repository.js"
 import { CredentialExpiryObject } from "../domain/Events.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
-import { Readiness } from "../runtime/Readiness.js"
+import { runPeriodically } from "../runtime/Periodic.js"
 import { credentialTimeToExpiry } from "../telemetry/Metrics.js"
-import { untraced } from "../telemetry/TraceContext.js"
 import { CredentialRepo } from "./CredentialRepo.js"
 
 export type WarningDays = 30 | 7 | 1
@@ -111,16 +110,6 @@ export const makeExpirySweep = Effect.gen(function*() {
 export const ExpiryMonitorLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const readiness = yield* Readiness
-    const sweep = yield* makeExpirySweep
-    const fiber = yield* sweep.pipe(
-      // A failed sweep (database briefly away) is logged and retried at the next tick; the fiber lives on.
-      Effect.catchCause((cause) => Effect.logError("credential expiry sweep failed", cause)),
-      Effect.repeat(Schedule.spaced(config.credentialExpiryCheckInterval)),
-      // A periodic sweep makes no spans (SPEC §13: an idle instance emits none); its logs say what it did.
-      untraced,
-      Effect.forkScoped
-    )
-    yield* readiness.registerWorker("credential-expiry-monitor", fiber)
+    yield* runPeriodically("credential-expiry-monitor", config.credentialExpiryCheckInterval, yield* makeExpirySweep)
   })
 ).pipe(Layer.provide([CredentialRepo.layer, Transaction.layer]))

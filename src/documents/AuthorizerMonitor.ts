@@ -6,16 +6,16 @@
  * gauge; an authorizer that is down does not make the instance unready, as its notes wait in the
  * queue. An environment whose goods go to the simulator has nothing to ask.
  */
-import { Effect, Layer, Metric, Option, Schedule } from "effect"
+import { Effect, Layer, Metric, Option } from "effect"
 import { type AuthorizerProbe, GoodsAuthorities, type GoodsAuthority } from "../authority/GoodsAuthority.js"
 import { AppConfig } from "../Config.js"
 import type { AuthorizerStatus } from "../domain/AuthorizerStatus.js"
 import { GoodsInvoiceType } from "../domain/GoodsInvoice.js"
 import type { Environment } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
+import { runPeriodically } from "../runtime/Periodic.js"
 import { Readiness } from "../runtime/Readiness.js"
 import { authorizerInOperation } from "../telemetry/Metrics.js"
-import { untraced } from "../telemetry/TraceContext.js"
 import { EmitterRepo } from "./EmitterRepo.js"
 
 const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
@@ -93,16 +93,10 @@ export const makeAuthorizerSweep = Effect.gen(function*() {
 export const AuthorizerMonitorLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const readiness = yield* Readiness
-    const sweep = yield* makeAuthorizerSweep
-    const fiber = yield* sweep.pipe(
-      // A failed round (database briefly away) is logged and retried at the next tick; the fiber lives on.
-      Effect.catchCause((cause) => Effect.logError("authorizer status check failed", cause)),
-      Effect.repeat(Schedule.spaced(config.authorizerStatusCheckInterval)),
-      // A periodic check makes no spans (SPEC §13: an idle instance emits none).
-      untraced,
-      Effect.forkScoped
+    yield* runPeriodically(
+      "authorizer-status-monitor",
+      config.authorizerStatusCheckInterval,
+      yield* makeAuthorizerSweep
     )
-    yield* readiness.registerWorker("authorizer-status-monitor", fiber)
   })
 ).pipe(Layer.provide(EmitterRepo.layer))

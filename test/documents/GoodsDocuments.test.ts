@@ -7,18 +7,27 @@
  * its refusal; and what is not offered yet (their PDF) answered as such.
  */
 import { expect, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, Result } from "effect"
+import { Duration, Effect, Layer, Result } from "effect"
 import { makeApp } from "../../src/App.js"
-import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
 import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
-import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
 import { consumerInvoiceExample, productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
 import { expectError, field } from "../support/accounts.js"
 import { pageSizes, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
-import { accepted, asGoods, decode, goodsTenant, issue, settled, until } from "../support/GoodsApp.js"
+import {
+  accepted,
+  asGoods,
+  decode,
+  goodsAppSettings,
+  goodsSimulatorAuthorities,
+  goodsTenant,
+  issue,
+  settled,
+  simulatorAuthorities,
+  until
+} from "../support/GoodsApp.js"
 import { counterSale, hasXmllint, interstateSale, simplesSale, xmllintNfe } from "../support/NfeXml.js"
 import { consultingService } from "../support/samples.js"
 import {
@@ -30,18 +39,11 @@ import {
   testDatabases
 } from "../support/TestApp.js"
 
-const fast: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.millis(10), maxDelay: Duration.millis(50), window: Duration.seconds(5) }
-}
-
-// A short call timeout: `simulate:timeout` keeps the caller waiting for all of it.
-const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))
-const authorities = TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
-const goodsAuthorities = GoodsAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
+const fast = goodsAppSettings({
+  baseDelay: Duration.millis(10),
+  maxDelay: Duration.millis(50),
+  window: Duration.seconds(5)
+})
 
 /** A sale as a São Paulo emitter makes it: the interstate sale's items leave from SP. */
 const spSale = interstateSale
@@ -63,7 +65,7 @@ const issuePaths = (response: { readonly json: unknown }) => {
 
 for (const database of testDatabases) {
   layer(
-    makeApp(testConfig(fast), databaseLayer(database), authorities, goodsAuthorities).pipe(
+    makeApp(testConfig(fast), databaseLayer(database), simulatorAuthorities, goodsSimulatorAuthorities).pipe(
       Layer.provideMerge(httpServerTest)
     ),
     { timeout: 60_000, excludeTestServices: true }

@@ -7,18 +7,25 @@
  * end-to-end test against the local SEFAZ over mTLS is in SefazEndToEnd.test.ts.
  */
 import { expect, layer } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer, Result } from "effect"
+import { Duration, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
-import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
 import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
-import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
 import { OFFLINE_REASON } from "../../src/documents/GoodsIssuance.js"
 import { productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import { expectError } from "../support/accounts.js"
 import { pdfText } from "../support/DanfseText.js"
-import { accepted, goodsTenant, issue, settled, until } from "../support/GoodsApp.js"
+import {
+  accepted,
+  goodsAppSettings,
+  goodsSimulatorAuthorities,
+  goodsTenant,
+  issue,
+  settled,
+  simulatorAuthorities,
+  until
+} from "../support/GoodsApp.js"
 import { counterSale, hasXmllint, xmllintNfe } from "../support/NfeXml.js"
 import {
   bytesRequest,
@@ -31,17 +38,11 @@ import {
 
 // Retries four seconds apart: long enough to read a note in contingency before its transmission, even
 // on a loaded machine.
-const paced: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.seconds(4), maxDelay: Duration.seconds(5), window: Duration.seconds(30) }
-}
-
-const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))
-const authorities = TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
-const goodsAuthorities = GoodsAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
+const paced = goodsAppSettings({
+  baseDelay: Duration.seconds(4),
+  maxDelay: Duration.seconds(5),
+  window: Duration.seconds(30)
+})
 
 /** The events recorded about a document, oldest first: their type and the status the document then had. */
 const eventsOf = (documentId: string) =>
@@ -52,7 +53,7 @@ const eventsOf = (documentId: string) =>
 
 for (const database of testDatabases) {
   layer(
-    makeApp(testConfig(paced), databaseLayer(database), authorities, goodsAuthorities).pipe(
+    makeApp(testConfig(paced), databaseLayer(database), simulatorAuthorities, goodsSimulatorAuthorities).pipe(
       Layer.provideMerge(httpServerTest)
     ),
     { timeout: 60_000, excludeTestServices: true }

@@ -3,11 +3,31 @@
  * with its state registration and tax regime) and its test key, issuing and polling its documents.
  */
 import { expect } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Schema } from "effect"
+import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
+import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
 import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
 import { createKey, registerOwner } from "./fixtures.js"
 import { completeRegistration } from "./registration.js"
 import { rawRequest } from "./TestApp.js"
+
+/** A goods test app's settings: no rate limit in the way, a quick worker, and the given retry schedule. */
+export const goodsAppSettings = (retry: AppConfigShape["retry"]): Partial<AppConfigShape> => ({
+  loginRateLimit: { perMinute: 100_000 },
+  rateLimit: { perSecond: 100_000, burst: 100_000 },
+  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
+  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
+  retry
+})
+
+// A short call timeout: `simulate:timeout` keeps the caller waiting for all of it.
+const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))
+/** The built-in simulators of both authorities, their calls bounded by half a second. */
+export const simulatorAuthorities = TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
+export const goodsSimulatorAuthorities = GoodsAuthoritiesLive.pipe(
+  Layer.provide(AppConfigLive),
+  Layer.provide(shortTimeout)
+)
 
 export const decode = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
 
