@@ -50,7 +50,8 @@ export class Readiness extends Context.Service<Readiness>()("etd/Readiness", {
       if (failed.length > 0) {
         return yield* new NotReady({ message: `Not ready: ${failed.join(", ")} check failed.`, checks })
       }
-      return { status: "ok" as const, checks, ...(authorizers === undefined ? {} : { authorizers }) }
+      // Nothing to show until there is something to ask (the simulator is never asked).
+      return { status: "ok" as const, checks, ...(authorizers?.length ? { authorizers } : {}) }
     }).pipe(Effect.withSpan("Readiness.check"))
 
     return { check, registerWorker, reportAuthorizers } as const
