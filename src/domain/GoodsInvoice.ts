@@ -11,6 +11,7 @@
 import { Schema } from "effect"
 import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
+import { GoodsItemIbsCbs } from "./GoodsIbsCbs.js"
 import { Centavos } from "./Money.js"
 import { type Crt, type RegistrationAddress, Uf } from "./Registration.js"
 import { PIS_COFINS_CSTS } from "./TaxContent.js"
@@ -231,6 +232,7 @@ export const GoodsItem = Schema.Struct({
   ipi: Schema.optionalKey(Ipi),
   pis: GoodsPis,
   cofins: GoodsCofins,
+  ibs_cbs: Schema.optionalKey(GoodsItemIbsCbs),
   additional_information: Schema.optionalKey(
     boundedText(500).pipe(described({
       description: "Printed under the item: becomes `infAdProd`."

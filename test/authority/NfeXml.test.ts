@@ -211,6 +211,43 @@ describe("an NF-e of a São Paulo emitter in the normal regime to a contributor 
   })
 })
 
+describe("the tax reform's IBS and CBS on an NF-e's items (NT 2025.002, 2026 rates)", () => {
+  const full = { cst: "000", class_code: "000001" } as const
+  const built = buildNfe(nfeInput({
+    request: { ...interstateSale, items: interstateSale.items.map((item) => ({ ...item, ibs_cbs: full })) }
+  }))
+
+  it("passes the official schema with IBSCBS in each item and IBSCBSTot after ICMSTot", () => {
+    expectSchemaValid(built.xml)
+    if (hasXmllint) expect(xmllintNfe("nfe_v4.00.xsd", signed(built.xml)).ok).toBe(true)
+  })
+
+  it("takes the base of rule UB16-10 and the 2026 rates, to the centavo (hand-computed); vNF unchanged", () => {
+    // Item 1: 135.00 − ICMS 16.20 − PIS 2.23 − COFINS 10.26 = 106.31 (the IPI is not deducted);
+    // IBS UF 0.10 % = 0.10631 → 0.11; IBS municipal 0 %; CBS 0.90 % = 0.95679 → 0.96.
+    // Item 2: 34.97 + 1.50 freight − ICMS 2.92 = 33.55; IBS UF 0.03355 → 0.03; CBS 0.30195 → 0.30.
+    expect(built.xml).toContain(
+      "<IBSCBS><CST>000</CST><cClassTrib>000001</cClassTrib><gIBSCBS><vBC>106.31</vBC>" +
+        "<gIBSUF><pIBSUF>0.10</pIBSUF><vIBSUF>0.11</vIBSUF></gIBSUF>" +
+        "<gIBSMun><pIBSMun>0.00</pIBSMun><vIBSMun>0.00</vIBSMun></gIBSMun><vIBS>0.11</vIBS>" +
+        "<gCBS><pCBS>0.90</pCBS><vCBS>0.96</vCBS></gCBS></gIBSCBS></IBSCBS>"
+    )
+    expect(built.xml).toContain("<vBC>33.55</vBC><gIBSUF><pIBSUF>0.10</pIBSUF><vIBSUF>0.03</vIBSUF>")
+    expect(built.xml).toContain(
+      "<IBSCBSTot><vBCIBSCBS>139.86</vBCIBSCBS><gIBS><gIBSUF><vDif>0.00</vDif><vDevTrib>0.00</vDevTrib>" +
+        "<vIBSUF>0.14</vIBSUF></gIBSUF><gIBSMun><vDif>0.00</vDif><vDevTrib>0.00</vDevTrib><vIBSMun>0.00</vIBSMun>" +
+        "</gIBSMun><vIBS>0.14</vIBS><vCredPres>0.00</vCredPres><vCredPresCondSus>0.00</vCredPresCondSus></gIBS>" +
+        "<gCBS><vDif>0.00</vDif><vDevTrib>0.00</vDevTrib><vCBS>1.26</vCBS><vCredPres>0.00</vCredPres>" +
+        "<vCredPresCondSus>0.00</vCredPresCondSus></gCBS></IBSCBSTot>"
+    )
+    expect(textOf(built.xml, "vNF")).toBe("178.22")
+  })
+
+  it("leaves the groups out when no item declares them", () => {
+    expect(buildNfe(nfeInput()).xml).not.toContain("IBSCBS")
+  })
+})
+
 describe("an NF-e of a Simples Nacional emitter in Rio Grande do Sul (CSOSN)", () => {
   const built = buildNfe(nfeInput({ issuer: rsSimplesIssuer, request: simplesSale, environment: "live" }))
 

@@ -1,6 +1,6 @@
 /**
  * The lines of an NF-e/NFC-e (`det`): the product (`prod`) and its taxes (`imposto`: ICMS by CST or
- * CSOSN, IPI, PIS, COFINS), in the order of the NF-e 4.00 schema (leiauteNFe_v4.00.xsd). Figures
+ * CSOSN, IPI, PIS, COFINS, the tax reform's IBS/CBS), in the order of the NF-e 4.00 schema (leiauteNFe_v4.00.xsd). Figures
  * come computed (src/domain/GoodsAmounts.ts); this module only writes them.
  */
 import * as Result from "effect/Result"
@@ -12,6 +12,7 @@ import {
   quantityUnits,
   unitPriceUnits
 } from "../../domain/GoodsAmounts.js"
+import type { ItemIbsCbs } from "../../domain/GoodsIbsCbs.js"
 import type { GoodsItem, PisCofinsTax } from "../../domain/GoodsInvoice.js"
 import { formatRate, parseRate } from "../../domain/Money.js"
 import { formatCentavos, leaf, node, singleLine } from "../xml/XmlText.js"
@@ -151,8 +152,37 @@ const pisCofinsGroup = (tax: "PIS" | "COFINS", declared: PisCofinsTax, figures: 
   return node(tax, node(group, cst, ...values))
 }
 
+/** A rate in hundredths of a percent as `TDec_0302_04RTC` writes it: 10 → "0.10". */
+const reformRate = (hundredths: number): string =>
+  `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, "0")}`
+
+/** The item's IBS/CBS (`IBSCBS`) with its computed `gIBSCBS`, when it declares the group. */
+const reformGroup = (item: GoodsItem, reform: ItemIbsCbs | undefined): string => {
+  if (item.ibs_cbs === undefined || reform === undefined) return ""
+  const amount = (name: string, centavos: number) => leaf(name, formatCentavos(centavos))
+  return node(
+    "IBSCBS",
+    leaf("CST", item.ibs_cbs.cst),
+    leaf("cClassTrib", item.ibs_cbs.class_code),
+    node(
+      "gIBSCBS",
+      amount("vBC", reform.base),
+      node("gIBSUF", leaf("pIBSUF", reformRate(reform.rates.stateIbs)), amount("vIBSUF", reform.stateIbs)),
+      node("gIBSMun", leaf("pIBSMun", reformRate(reform.rates.municipalIbs)), amount("vIBSMun", reform.municipalIbs)),
+      amount("vIBS", reform.ibs),
+      node("gCBS", leaf("pCBS", reformRate(reform.rates.cbs)), amount("vCBS", reform.cbs))
+    )
+  )
+}
+
 /** One `det` element; `description` is the item's as the note prints it (see HOMOLOGATION_ITEM). */
-export const itemElement = (position: number, item: GoodsItem, figures: ItemFigures, description: string): string =>
+export const itemElement = (
+  position: number,
+  item: GoodsItem,
+  figures: ItemFigures,
+  description: string,
+  reform?: ItemIbsCbs | undefined
+): string =>
   `<det nItem="${position}">` +
   product(item, figures, description) +
   node(
@@ -160,7 +190,8 @@ export const itemElement = (position: number, item: GoodsItem, figures: ItemFigu
     node("ICMS", icmsGroup(item, figures)),
     ipiGroup(item, figures),
     pisCofinsGroup("PIS", item.pis, figures.pis),
-    pisCofinsGroup("COFINS", item.cofins, figures.cofins)
+    pisCofinsGroup("COFINS", item.cofins, figures.cofins),
+    reformGroup(item, reform)
   ) +
   (item.additional_information === undefined ? "" : leaf("infAdProd", singleLine(item.additional_information))) +
   "</det>"

@@ -8,7 +8,9 @@
  * Two texts are not the request's in homologation, because the authorities refuse any other there:
  * the recipient's name (rule 598) and, on an NFC-e, the first item's description (rule 373).
  */
+import * as Result from "effect/Result"
 import { type GoodsFigures, goodsFigures, isFinalConsumer } from "../../domain/GoodsAmounts.js"
+import { goodsIbsCbs, type IbsCbsTotals } from "../../domain/GoodsIbsCbs.js"
 import type {
   GoodsAddress,
   GoodsInvoiceRequest,
@@ -204,7 +206,26 @@ const dest = (recipient: Recipient | undefined, environment: Environment): strin
   )
 }
 
-const total = ({ totals }: GoodsFigures): string => {
+/** The IBS/CBS totals (`IBSCBSTot`), when an item carries the group: no deferral, returns or presumed credit. */
+const reformTotal = (totals: IbsCbsTotals | undefined): string => {
+  if (totals === undefined) return ""
+  const amount = (name: string, centavos: number) => leaf(name, formatCentavos(centavos))
+  const none = (...names: ReadonlyArray<string>) => names.map((name) => amount(name, 0)).join("")
+  return node(
+    "IBSCBSTot",
+    amount("vBCIBSCBS", totals.base),
+    node(
+      "gIBS",
+      node("gIBSUF", none("vDif", "vDevTrib"), amount("vIBSUF", totals.stateIbs)),
+      node("gIBSMun", none("vDif", "vDevTrib"), amount("vIBSMun", totals.municipalIbs)),
+      amount("vIBS", totals.ibs),
+      none("vCredPres", "vCredPresCondSus")
+    ),
+    node("gCBS", none("vDif", "vDevTrib"), amount("vCBS", totals.cbs), none("vCredPres", "vCredPresCondSus"))
+  )
+}
+
+const total = ({ totals }: GoodsFigures, reform: IbsCbsTotals | undefined): string => {
   const amount = (name: string, centavos: number) => leaf(name, formatCentavos(centavos))
   return node(
     "total",
@@ -229,7 +250,8 @@ const total = ({ totals }: GoodsFigures): string => {
       amount("vCOFINS", totals.cofins),
       amount("vOutro", totals.otherExpenses),
       amount("vNF", totals.total)
-    )
+    ),
+    reformTotal(reform)
   )
 }
 
@@ -267,12 +289,17 @@ export const buildNfe = (input: NfeInput): BuiltNfe => {
     numericCode
   })
   const figures = goodsFigures(request)
+  // The acceptance refused a year without published rates: the same day cannot fail here.
+  const reform = Result.getOrThrow(
+    goodsIbsCbs(request.items, figures.items, brasiliaDateTime(input.issuedAt).slice(0, 10))
+  )
   const items = request.items.map((item, i) =>
     itemElement(
       i + 1,
       item,
       figures.items[i]!,
-      environment === "test" && model === "65" && i === 0 ? HOMOLOGATION_ITEM : singleLine(item.description)
+      environment === "test" && model === "65" && i === 0 ? HOMOLOGATION_ITEM : singleLine(item.description),
+      reform?.items[i]
     )
   )
   const infNFe = `<infNFe versao="${NFE_VERSION}" Id="NFe${escapeAttribute(accessKey)}">` +
@@ -280,7 +307,7 @@ export const buildNfe = (input: NfeInput): BuiltNfe => {
     emit(issuer) +
     dest(request.recipient, environment) +
     items.join("") +
-    total(figures) +
+    total(figures, reform?.totals) +
     node("transp", leaf("modFrete", FREIGHT_CODE[request.freight_mode ?? "none"])) +
     pag(request) +
     (request.notes === undefined ? "" : node("infAdic", leaf("infCpl", singleLine(request.notes)))) +
