@@ -206,7 +206,7 @@ export const makeAcceptance = Effect.gen(function*() {
       if (Option.isNone(found)) return yield* new NotFound()
       const tenant = found.value
       const emitter = yield* Effect.fromResult(goodsIssuerOf(tenant.taxId, tenant.registration))
-      yield* Effect.fromResult(checkGoodsInvoice(input, emitter))
+      yield* Effect.fromResult(checkGoodsInvoice(input, emitter, at))
       const { reference: _reference, series: _series, type, ...sale } = input
       const document: UnnumberedGoodsDocument = {
         id: encodeId("document", at.getTime(), randomBytes(10)),

@@ -2,11 +2,14 @@
  * The one mapping from a stored document to the API's (SPEC §6): a service invoice with the amounts
  * its note states once authorized, a goods invoice with the totals its sale comes to.
  */
+import * as Result from "effect/Result"
 import { Document } from "../domain/Document.js"
 import { goodsFigures } from "../domain/GoodsAmounts.js"
 import { type AnyDocument, GoodsDocument, goodsTotalsView } from "../domain/GoodsDocument.js"
+import { goodsIbsCbs } from "../domain/GoodsIbsCbs.js"
 import { withNoteIbsCbs } from "../domain/IbsCbsFigures.js"
 import { shownAmounts } from "../domain/NoteAmounts.js"
+import { brazilianDate } from "../domain/Time.js"
 import type { StoredDocument, StoredGoodsDocument, StoredServiceDocument } from "./DocumentRepo.js"
 
 export const isServiceDocument = (stored: StoredDocument): stored is StoredServiceDocument =>
@@ -48,13 +51,20 @@ export const toServiceDocument = (stored: StoredServiceDocument) =>
     taker_notification: stored.takerNotification
   })
 
+/** The note's totals, the tax reform's at the rates of its day of emission (acceptance refused any other). */
+const goodsTotalsOf = (stored: StoredGoodsDocument) => {
+  const figures = goodsFigures({ type: stored.type, ...stored.goods.sale })
+  const reform = goodsIbsCbs(stored.goods.sale.items, figures.items, brazilianDate(stored.createdAt))
+  return goodsTotalsView(figures.totals, Result.isSuccess(reform) ? reform.success?.totals : undefined)
+}
+
 /** A stored goods invoice as the API shows it: the sale as asked, with the totals it comes to. */
 export const toGoodsDocument = (stored: StoredGoodsDocument) =>
   new GoodsDocument({
     ...lifecycleOf(stored),
     type: stored.type,
     ...stored.goods.sale,
-    totals: goodsTotalsView(goodsFigures({ type: stored.type, ...stored.goods.sale }).totals),
+    totals: goodsTotalsOf(stored),
     authority: stored.authority,
     contingency: stored.contingency
   })

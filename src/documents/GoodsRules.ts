@@ -10,9 +10,11 @@ import * as Result from "effect/Result"
 import { InvalidRequest } from "../domain/Errors.js"
 import { goodsFigures, isTaxedIpi, isUntaxedPisCofins, itemFigures, itemValue } from "../domain/GoodsAmounts.js"
 import type { GoodsInvoiceRequest, GoodsIssuer, GoodsItem, PisCofinsTax } from "../domain/GoodsInvoice.js"
+import { ibsCbsRatesFor } from "../domain/IbsCbsRates.js"
 import { MAX_CENTAVOS } from "../domain/Money.js"
 import { municipalityOf } from "../domain/Municipalities.js"
 import { ufOfMunicipality } from "../domain/Registration.js"
+import { brazilianDate } from "../domain/Time.js"
 
 export interface Refusal {
   readonly path: ReadonlyArray<string | number>
@@ -293,9 +295,25 @@ const paymentRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
  * Every rule the sale breaks, as one 400 naming each field (at most 20 issues); success when none.
  * The emitter is `goodsIssuerOf`'s.
  */
+/**
+ * The tax reform's group: offered to normal-regime emitters (NT 2025.002 leaves CRT 1, 2 and 4 to a
+ * later note), for a day of emission whose rates are all published.
+ */
+const reformRefusals = (request: GoodsInvoiceRequest, issuer: GoodsIssuer, issuedAt: Date): Array<Refusal> => {
+  const declaring = request.items.flatMap((item, i) => item.ibs_cbs === undefined ? [] : [i])
+  if (declaring.length === 0) return []
+  const problem = issuer.crt !== "normal"
+    ? "is for normal-regime emitters (CRT 3): the technical note that sets it for the Simples Nacional is not " +
+      "published"
+    : Result.match(ibsCbsRatesFor(brazilianDate(issuedAt)), { onSuccess: () => undefined, onFailure: (e) => e.message })
+  return problem === undefined ? [] : declaring.map((i) => ({ path: ["items", i, "ibs_cbs"], message: problem }))
+}
+
+/** `issuedAt`: when the document is accepted, its note's day of emission. */
 export const checkGoodsInvoice = (
   request: GoodsInvoiceRequest,
-  issuer: GoodsIssuer
+  issuer: GoodsIssuer,
+  issuedAt: Date
 ): Result.Result<void, InvalidRequest> => {
   const itemProblems = request.items.flatMap((item, i) => itemRefusals(request, item, i, issuer))
   const refusals = [
@@ -304,6 +322,7 @@ export const checkGoodsInvoice = (
     ...recipientRefusals(request, issuer),
     ...cfopRefusals(request, issuer),
     ...itemProblems,
+    ...reformRefusals(request, issuer, issuedAt),
     // The total is only meaningful once every item can be valued.
     ...(itemProblems.some((refusal) =>
         refusal.path[2] === "unit_amount" || refusal.path[2] === "discount" || refusal.path[2] === "quantity"

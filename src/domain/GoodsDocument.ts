@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { CancellationInfo, Document, DocumentStatus, LastError, Rejection } from "./Document.js"
 import type { GoodsTotals } from "./GoodsAmounts.js"
+import type { IbsCbsTotals } from "./GoodsIbsCbs.js"
 import { GoodsInvoiceType, type GoodsIssuer, GoodsSale } from "./GoodsInvoice.js"
 import { Centavos } from "./Money.js"
 import { Environment } from "./Principal.js"
@@ -26,7 +27,19 @@ export const GoodsTotalsView = Schema.Struct({
   ipi: amount("vIPI"),
   pis: amount("vPIS"),
   cofins: amount("vCOFINS"),
-  total: amount("vNF").annotate({ description: "What the buyer pays: becomes `ICMSTot/vNF`." })
+  total: amount("vNF").annotate({ description: "What the buyer pays: becomes `ICMSTot/vNF`." }),
+  ibs_cbs: Schema.optionalKey(
+    Schema.Struct({
+      base: Centavos.annotate({ description: "`IBSCBSTot/vBCIBSCBS`: the items' bases." }),
+      state_ibs: Centavos.annotate({ description: "`gIBS/gIBSUF/vIBSUF`." }),
+      municipal_ibs: Centavos.annotate({ description: "`gIBS/gIBSMun/vIBSMun`." }),
+      ibs: Centavos.annotate({ description: "`gIBS/vIBS`." }),
+      cbs: Centavos.annotate({ description: "`gCBS/vCBS`." })
+    }).annotate({
+      description: "The tax reform's totals (`IBSCBSTot`), when an item declares `ibs_cbs`. Not part of `total` in " +
+        "2026 (the taxes are charged \"por fora\" from 2027)."
+    })
+  )
 }).annotate({
   identifier: "GoodsTotals",
   description: "The note's totals (`ICMSTot`), in centavos, computed by the service from the items with the national " +
@@ -34,7 +47,7 @@ export const GoodsTotalsView = Schema.Struct({
 })
 export type GoodsTotalsView = typeof GoodsTotalsView.Type
 
-export const goodsTotalsView = (totals: GoodsTotals): GoodsTotalsView => ({
+export const goodsTotalsView = (totals: GoodsTotals, reform?: IbsCbsTotals | undefined): GoodsTotalsView => ({
   products: totals.products,
   discount: totals.discount,
   freight: totals.freight,
@@ -45,7 +58,16 @@ export const goodsTotalsView = (totals: GoodsTotals): GoodsTotalsView => ({
   ipi: totals.ipi,
   pis: totals.pis,
   cofins: totals.cofins,
-  total: totals.total
+  total: totals.total,
+  ...(reform === undefined ? {} : {
+    ibs_cbs: {
+      base: reform.base,
+      state_ibs: reform.stateIbs,
+      municipal_ibs: reform.municipalIbs,
+      ibs: reform.ibs,
+      cbs: reform.cbs
+    }
+  })
 })
 
 export const GoodsAuthorityInfo = Schema.Struct({

@@ -20,7 +20,7 @@ import { loadNfeSchemas, validateNfe } from "../../src/authority/sefaz/NfeXsd.js
 import { duplicityOf, reviewNote } from "../../src/authority/sefaz/NoteReview.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { makePkcs12 } from "../support/certificates.js"
-import { counterSale, hasXmllint, nfeInput, skippedWithout, xmllintNfe } from "../support/NfeXml.js"
+import { counterSale, hasXmllint, interstateSale, nfeInput, skippedWithout, xmllintNfe } from "../support/NfeXml.js"
 
 beforeAll(() => loadNfeSchemas())
 
@@ -37,6 +37,12 @@ const sign = (xml: string, who = emitter) =>
 
 const note = buildNfe(nfeInput())
 const signed = sign(note.xml)
+const reformNote = buildNfe(nfeInput({
+  request: {
+    ...interstateSale,
+    items: interstateSale.items.map((item) => ({ ...item, ibs_cbs: { cst: "000", class_code: "000001" } }))
+  }
+}))
 
 const statusOf = (xml: string, environment: "live" | "test" = "test") => {
   const review = reviewNote(xml, environment)
@@ -44,6 +50,10 @@ const statusOf = (xml: string, environment: "live" | "test" = "test") => {
 }
 
 describe("the review of a signed note", () => {
+  it("passes a note with the tax reform's IBS/CBS as the service computes it", () => {
+    expect(Result.isSuccess(reviewNote(sign(reformNote.xml), "test"))).toBe(true)
+  })
+
   it("passes a note built and signed by the service, and keeps what identifies it", () => {
     const review = Result.getOrThrow(reviewNote(signed, "test"))
     expect(review).toMatchObject({
@@ -119,6 +129,31 @@ describe("the review of a signed note", () => {
       "610",
       "a note total that is not its parts",
       () => sign(note.xml.replace("<vNF>178.22</vNF>", "<vNF>178.21</vNF>"))
+    ],
+    [
+      "1041",
+      "an item's state IBS off its base × rate by more than a centavo",
+      () => sign(reformNote.xml.replace("<vIBSUF>0.11</vIBSUF>", "<vIBSUF>0.13</vIBSUF>"))
+    ],
+    [
+      "1069",
+      "an item's CBS off its base × rate by more than a centavo",
+      () => sign(reformNote.xml.replace("<vCBS>0.96</vCBS>", "<vCBS>0.99</vCBS>"))
+    ],
+    [
+      "1150",
+      "an item's IBS that is not its state and municipal parts",
+      () => sign(reformNote.xml.replace("<vIBS>0.11</vIBS>", "<vIBS>0.12</vIBS>"))
+    ],
+    [
+      "1076",
+      "an IBS/CBS base total not the items' sum",
+      () => sign(reformNote.xml.replace("<vBCIBSCBS>139.86</vBCIBSCBS>", "<vBCIBSCBS>139.85</vBCIBSCBS>"))
+    ],
+    [
+      "1119",
+      "items with IBS/CBS and no IBS/CBS total",
+      () => sign(reformNote.xml.replace(/<IBSCBSTot>.*<\/IBSCBSTot>/, ""))
     ]
   ]
 

@@ -13,6 +13,8 @@ import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { consumerInvoiceExample, productInvoiceExample } from "../../src/domain/GoodsExamples.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
+import { ibsCbsRatesFor } from "../../src/domain/IbsCbsRates.js"
+import { brazilianDate } from "../../src/domain/Time.js"
 import { expectError, field } from "../support/accounts.js"
 import { pageSizes, pdfText } from "../support/DanfseText.js"
 import { createKey, registerOwner } from "../support/fixtures.js"
@@ -70,6 +72,30 @@ for (const database of testDatabases) {
     ),
     { timeout: 60_000, excludeTestServices: true }
   )(`goods documents on the simulator (${database})`, (it) => {
+    it.effect("an NF-e with the tax reform's IBS/CBS: its totals in the answer and IBSCBSTot in the note (while the year's rates are published)", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const sale = {
+          ...spSale,
+          items: spSale.items.map((item) => ({ ...item, ibs_cbs: { cst: "000", class_code: "000001" } }))
+        }
+        const answer = yield* issue(t.token, sale)
+        if (Result.isFailure(ibsCbsRatesFor(brazilianDate(new Date())))) {
+          // A year whose rates await a resolution: refused at the field, nothing taken.
+          expectError(answer, 400, "invalid_request")
+          expect(issuePaths(answer)).toEqual(["items.0.ibs_cbs", "items.1.ibs_cbs"])
+          return
+        }
+        const done = yield* settled(t.token, accepted(answer).id)
+        expect(done.status, JSON.stringify(done.rejection)).toBe("authorized")
+        // The base of each item less its ICMS, PIS and COFINS (see NfeXml.test.ts for the hand computation).
+        expect(done.totals.ibs_cbs).toEqual({ base: 13986, state_ibs: 14, municipal_ibs: 0, ibs: 14, cbs: 126 })
+        expect(done.totals.total).toBe(17822)
+        const xml = yield* rawRequest("GET", `/v1/documents/${done.id}/xml`, { token: t.token })
+        expect(xml.text).toContain("<IBSCBSTot><vBCIBSCBS>139.86</vBCIBSCBS>")
+        expect(Result.isSuccess(validateNfe("nfeProc", xml.text))).toBe(true)
+      }))
+
     it.effect("an NF-e: 202 queued with its sale and totals, then authorized with a 44-character key and its nfeProc", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant

@@ -15,8 +15,10 @@ import {
 import { emptyRegistration, type Registration } from "../../src/domain/Registration.js"
 import { counterSale, interstateSale, rsSimplesIssuer, simplesSale, spIssuer, taxedItem } from "../support/NfeXml.js"
 
-const issuesOf = (request: GoodsInvoiceRequest, issuer: GoodsIssuer = spIssuer) => {
-  const result = checkGoodsInvoice(request, issuer)
+const NOW = new Date("2026-11-10T14:30:00Z")
+
+const issuesOf = (request: GoodsInvoiceRequest, issuer: GoodsIssuer = spIssuer, at = NOW) => {
+  const result = checkGoodsInvoice(request, issuer, at)
   return Result.isFailure(result) ? (result.failure.issues ?? []).map((issue) => issue.path.join(".")) : []
 }
 
@@ -231,18 +233,36 @@ describe("the sale", () => {
   })
 
   it("refuses an interstate sale to a consumer: the DIFAL is not computed yet, and says so", () => {
-    const result = checkGoodsInvoice({
-      ...simplesSale,
-      recipient: { ...simplesSale.recipient!, address: { ...interstateSale.recipient!.address!, phone: undefined } },
-      items: simplesSale.items.map((item) => ({ ...item, cfop: "6102" }))
-    }, rsSimplesIssuer)
+    const result = checkGoodsInvoice(
+      {
+        ...simplesSale,
+        recipient: { ...simplesSale.recipient!, address: { ...interstateSale.recipient!.address!, phone: undefined } },
+        items: simplesSale.items.map((item) => ({ ...item, cfop: "6102" }))
+      },
+      rsSimplesIssuer,
+      NOW
+    )
     expect(Result.isFailure(result) && result.failure.message).toContain("DIFAL")
+  })
+
+  it("takes the IBS/CBS of a normal-regime emitter in 2026; refuses it for the Simples and for a year without published rates", () => {
+    const full = { cst: "000", class_code: "000001" } as const
+    expect(issuesOf(withItem({ ibs_cbs: full }))).toEqual([])
+    expect(issuesOf(withItem({ ibs_cbs: full }, simplesSale), rsSimplesIssuer)).toEqual(["items.0.ibs_cbs"])
+    // 2027's CBS rate awaits a Senate resolution.
+    expect(issuesOf(withItem({ ibs_cbs: full }), spIssuer, new Date("2027-01-05T12:00:00Z"))).toEqual([
+      "items.0.ibs_cbs"
+    ])
+    // Only full taxation is offered so far: another CST is the payload's 400.
+    const reduced = { ...interstateSale, items: [{ ...taxedItem, ibs_cbs: { cst: "200", class_code: "200003" } }] }
+    expect(Result.isFailure(Schema.decodeUnknownResult(RequestSchema)(reduced))).toBe(true)
   })
 
   it("reports every broken rule at once, as a 400 whose message names the first", () => {
     const result = checkGoodsInvoice(
       { ...withItem({ cfop: "5102", gtin: "7891234567890", pis: { cst: "01" } }), presence: "home_delivery" },
-      spIssuer
+      spIssuer,
+      NOW
     )
     expect(Result.isFailure(result)).toBe(true)
     if (Result.isFailure(result)) {

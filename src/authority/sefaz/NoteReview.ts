@@ -6,6 +6,7 @@
  * value (629) and the totals (564, 531, 532, 610). Pure, so the built-in simulator and the local
  * SEFAZ refuse alike; duplicity (204, 539) needs the authority's records and is `duplicityOf`.
  */
+import type { Element } from "@xmldom/xmldom"
 import * as Result from "effect/Result"
 import type { Environment } from "../../domain/Principal.js"
 import { normalizeTaxId } from "../../domain/TaxId.js"
@@ -53,6 +54,53 @@ const centavosOf = (text: string | undefined): bigint => {
 const scaled = (text: string | undefined, decimals: number): bigint => {
   const [int = "0", frac = ""] = (text ?? "0").split(".")
   return BigInt(int) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, "0").slice(0, decimals) || "0")
+}
+
+/**
+ * The tax reform's figures as the authorities check them (NT 2025.002), within a centavo: each
+ * item's amounts against its base and rates (rules UB35-10, UB54-10, UB67-10, UB54a-10), the totals'
+ * presence (W34-10, W34-20) and base (W35-10). The base itself is not checked (UB16-10 is future).
+ */
+const reformRefusal = (items: ReadonlyArray<Element>, totals: Element | undefined): NoteRefusal | undefined => {
+  const inside = (parent: Element, name: string) =>
+    Array.from(parent.getElementsByTagNameNS(NFE_NAMESPACE, name))[0]?.textContent ?? undefined
+  const near = (amount: bigint, expected: bigint) => amount - expected <= 1n && expected - amount <= 1n
+  let bases = 0n
+  let declared = false
+  for (const det of items) {
+    const group = Array.from(det.getElementsByTagNameNS(NFE_NAMESPACE, "gIBSCBS"))[0]
+    declared ||= det.getElementsByTagNameNS(NFE_NAMESPACE, "IBSCBS").length > 0
+    if (group === undefined) continue
+    const base = centavosOf(inside(group, "vBC"))
+    bases += base
+    // base (centavos) × rate (4 decimals) / 100 %, to the centavo.
+    const at = (rate: string) => (base * scaled(inside(group, rate), 4) + 500_000n) / 1_000_000n
+    const stateIbs = centavosOf(inside(group, "vIBSUF"))
+    const municipalIbs = centavosOf(inside(group, "vIBSMun"))
+    if (!near(stateIbs, at("pIBSUF"))) {
+      return { status: "1041", reason: "Rejeição: Valor do IBS da UF difere do calculado" }
+    }
+    if (!near(municipalIbs, at("pIBSMun"))) {
+      return { status: "1052", reason: "Rejeição: Valor do IBS do Município difere do calculado" }
+    }
+    if (!near(centavosOf(inside(group, "vCBS")), at("pCBS"))) {
+      return { status: "1069", reason: "Rejeição: Valor da CBS difere do calculado" }
+    }
+    if (centavosOf(inside(group, "vIBS")) !== stateIbs + municipalIbs) {
+      return { status: "1150", reason: "Rejeição: Valor do IBS difere da soma do IBS da UF e do Município" }
+    }
+  }
+  const total = totals === undefined
+    ? undefined
+    : Array.from(totals.getElementsByTagNameNS(NFE_NAMESPACE, "IBSCBSTot"))[0]
+  if (total !== undefined && !declared) {
+    return { status: "1118", reason: "Rejeição: Total do IBS/CBS informado sem item com IBS/CBS" }
+  }
+  if (total === undefined && declared) return { status: "1119", reason: "Rejeição: Total do IBS/CBS não informado" }
+  if (total !== undefined && centavosOf(inside(total, "vBCIBSCBS")) !== bases) {
+    return { status: "1076", reason: "Rejeição: Total da base de cálculo do IBS/CBS difere do somatório dos itens" }
+  }
+  return undefined
 }
 
 export const reviewNote = (
@@ -171,6 +219,8 @@ export const reviewNote = (
   if (centavosOf(total("vNF")) !== expectedTotal) {
     return refuse("610", "Total da NF difere do somatório dos Valores compõe o valor Total da NF.")
   }
+  const reform = reformRefusal(items, all("total")[0])
+  if (reform !== undefined) return Result.fail(reform)
 
   return Result.succeed({
     accessKey,
