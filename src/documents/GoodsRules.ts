@@ -63,29 +63,51 @@ const icmsRefusals = (item: GoodsItem, issuer: GoodsIssuer, at: ReadonlyArray<st
   }
   const refusals: Array<Refusal> = []
   const code = icms.cst ?? icms.csosn!
-  const taxesAlways = code === "00" || code === "20"
+  const taxesAlways = code === "00" || code === "10" || code === "20" || code === "70"
   const taxesOptionally = code === "90" || code === "900"
   if (taxesAlways && icms.rate === undefined) refusals.push({ path: path("rate"), message: `CST ${code} needs rate` })
   if (!taxesAlways && !taxesOptionally && icms.rate !== undefined) {
     refusals.push({ path: path("rate"), message: `is not used with ${icms.cst ? "CST" : "CSOSN"} ${code}` })
   }
-  if (code === "20" && icms.base_reduction === undefined) {
-    refusals.push({ path: path("base_reduction"), message: "CST 20 (a reduced base) needs base_reduction" })
+  const reduced = code === "20" || code === "70"
+  if (reduced && icms.base_reduction === undefined) {
+    refusals.push({ path: path("base_reduction"), message: `CST ${code} (a reduced base) needs base_reduction` })
   }
   if (icms.base_reduction !== undefined) {
-    if (code !== "20" && !taxesOptionally) {
+    if (!reduced && !taxesOptionally) {
       refusals.push({ path: path("base_reduction"), message: `is not used with ${icms.cst ? "CST" : "CSOSN"} ${code}` })
     } else if (taxesOptionally && icms.rate === undefined) {
       refusals.push({ path: path("base_reduction"), message: "needs rate: it reduces the base the rate taxes" })
     }
   }
-  if (code === "101" && icms.credit_rate === undefined) {
-    refusals.push({ path: path("credit_rate"), message: "CSOSN 101 (with credit allowance) needs credit_rate" })
+  if ((code === "101" || code === "201") && icms.credit_rate === undefined) {
+    refusals.push({ path: path("credit_rate"), message: `CSOSN ${code} (with credit allowance) needs credit_rate` })
   }
-  if (icms.credit_rate !== undefined && code !== "101" && code !== "900") {
-    refusals.push({ path: path("credit_rate"), message: "is used only with CSOSN 101 and 900" })
+  if (icms.credit_rate !== undefined && code !== "101" && code !== "201" && code !== "900") {
+    refusals.push({ path: path("credit_rate"), message: "is used only with CSOSN 101, 201 and 900" })
   }
-  return refusals
+  return [...refusals, ...substitutionRefusals(icms, code, path)]
+}
+
+/** The ICMS-ST: with CST 10 and 70 and CSOSN 201 and 202 only, the Simples naming its own operation's rate. */
+const substitutionRefusals = (
+  icms: GoodsItem["icms"],
+  code: string,
+  path: (field: string) => Array<string | number>
+): Array<Refusal> => {
+  const substitutes = ["10", "70", "201", "202"].includes(code)
+  const simples = code === "201" || code === "202"
+  if (icms.st === undefined) {
+    return substitutes ? [{ path: path("st"), message: `${code} charges the ICMS by substitution: it needs st` }] : []
+  }
+  if (!substitutes) return [{ path: path("st"), message: "is used only with CST 10 and 70 and CSOSN 201 and 202" }]
+  if (simples && icms.st.own_rate === undefined) {
+    return [{ path: [...path("st"), "own_rate"], message: `CSOSN ${code} needs the own operation's rate it deducts` }]
+  }
+  if (!simples && icms.st.own_rate !== undefined) {
+    return [{ path: [...path("st"), "own_rate"], message: `CST ${code} deducts the item's own rate: not used` }]
+  }
+  return []
 }
 
 const pisCofinsRefusals = (tax: PisCofinsTax, path: ReadonlyArray<string | number>): Array<Refusal> => {
@@ -244,6 +266,14 @@ const modelRefusals = (request: GoodsInvoiceRequest): Array<Refusal> => {
   if (request.final_consumer === false) {
     refusals.push({ path: ["final_consumer"], message: "an NFC-e is always to the final consumer" })
   }
+  request.items.forEach((item, i) => {
+    if (item.icms.st !== undefined) {
+      refusals.push({
+        path: ["items", i, "icms", "st"],
+        message: "an NFC-e sells to the final consumer: no one to charge ICMS-ST"
+      })
+    }
+  })
   if (request.presence !== undefined && request.presence !== "in_person" && request.presence !== "home_delivery") {
     refusals.push({ path: ["presence"], message: "an NFC-e is in_person or home_delivery (rejection 717)" })
   }

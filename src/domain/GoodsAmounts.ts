@@ -25,7 +25,8 @@ const QUANTITY_SCALE = 10_000n
 /** Units of a unit price per centavo (8 decimals: reais with 10). */
 const UNIT_SCALE = 100_000_000n
 
-const decimalUnits = (s: string, decimals: number): bigint => {
+/** A decimal string as an integer of `decimals` places ("40.5", 4 → 405000). */
+export const decimalUnits = (s: string, decimals: number): bigint => {
   const [int = "0", frac = ""] = s.split(".")
   return BigInt(int) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, "0").slice(0, decimals) || "0")
 }
@@ -62,6 +63,8 @@ export interface ItemFigures {
   readonly operation: number
   /** null where the item's ICMS group has no base and tax (exempt, not taxed, charged before). */
   readonly icms: TaxFigures | null
+  /** The ICMS charged by substitution (vBCST, vICMSST); null without `st`. */
+  readonly st: TaxFigures | null
   /** The Simples emitter's ICMS credit passed on (vCredICMSSN); null without a credit rate. */
   readonly icmsCredit: number | null
   /** null without IPI, or with an untaxed CST. */
@@ -74,6 +77,9 @@ export interface ItemFigures {
 export interface GoodsTotals {
   readonly icmsBase: number
   readonly icms: number
+  /** vBCST and vST: the substitution's bases and tax, part of the total. */
+  readonly stBase: number
+  readonly st: number
   readonly products: number
   readonly freight: number
   readonly insurance: number
@@ -91,9 +97,9 @@ export interface GoodsFigures {
   readonly totals: GoodsTotals
 }
 
-/** The ICMS groups that carry a base and a tax: CST 00 and 20 always, CST 90 and CSOSN 900 when a rate is given. */
+/** The ICMS groups that carry a base and a tax: CST 00, 10, 20 and 70 always, CST 90 and CSOSN 900 with a rate. */
 export const icmsIsTaxed = (icms: GoodsItem["icms"]): boolean =>
-  icms.cst === "00" || icms.cst === "20" ||
+  icms.cst === "00" || icms.cst === "10" || icms.cst === "20" || icms.cst === "70" ||
   ((icms.cst === "90" || icms.csosn === "900") && icms.rate !== undefined)
 
 /** PIS/COFINS CSTs of the `…NT` groups (no base, no tax). */
@@ -111,6 +117,20 @@ const pisCofinsFigures = (tax: PisCofinsTax, operation: number): TaxFigures | nu
 /** vProd: quantity × unit price, to the centavo. */
 export const itemValue = (item: Pick<GoodsItem, "quantity" | "unit_amount" | "unit_amount_decimal">): number =>
   Number(divideHalfUp(quantityUnits(item.quantity) * unitPriceUnits(item), QUANTITY_SCALE * UNIT_SCALE))
+
+/**
+ * The ICMS-ST by the added-value margin (modBCST 4): the base is the goods' value with the IPI, raised
+ * by the margin and reduced by pRedBCST, to the centavo; the tax is that base at the destination's
+ * rate less the own operation's ICMS (`own`), never below zero.
+ */
+const substitutionFigures = (icms: GoodsItem["icms"], gross: number, own: number): TaxFigures | null => {
+  if (icms.st === undefined) return null
+  const margin = decimalUnits(icms.st.margin, 4)
+  const base = Number(
+    divideHalfUp(BigInt(gross) * (1_000_000n + margin) * (1_000_000n - rateUnits(icms.st.base_reduction)), 10n ** 12n)
+  )
+  return { base, amount: Math.max(percentOf(base, icms.st.rate) - own, 0) }
+}
 
 export const itemFigures = (item: GoodsItem, finalConsumer: boolean): ItemFigures => {
   const value = itemValue(item)
@@ -132,7 +152,12 @@ export const itemFigures = (item: GoodsItem, finalConsumer: boolean): ItemFigure
     value,
     operation,
     icms: icmsFigures,
-    icmsCredit: icms.credit_rate !== undefined && (icms.csosn === "101" || icms.csosn === "900")
+    st: substitutionFigures(
+      icms,
+      taxable + (ipi?.amount ?? 0),
+      icmsFigures?.amount ?? percentOf(taxable, icms.st?.own_rate)
+    ),
+    icmsCredit: icms.credit_rate !== undefined && (icms.csosn === "101" || icms.csosn === "201" || icms.csosn === "900")
       ? percentOf(taxable, icms.credit_rate)
       : null,
     ipi,
@@ -161,6 +186,8 @@ export const goodsFigures = (request: GoodsInvoiceRequest): GoodsFigures => {
     totals: {
       icmsBase: sum((_, f) => f.icms?.base ?? 0),
       icms: sum((_, f) => f.icms?.amount ?? 0),
+      stBase: sum((_, f) => f.st?.base ?? 0),
+      st: sum((_, f) => f.st?.amount ?? 0),
       products,
       freight,
       insurance,
@@ -169,7 +196,7 @@ export const goodsFigures = (request: GoodsInvoiceRequest): GoodsFigures => {
       pis: sum((_, f) => f.pis?.amount ?? 0),
       cofins: sum((_, f) => f.cofins?.amount ?? 0),
       otherExpenses,
-      total: products - discount + freight + insurance + otherExpenses + ipi
+      total: products - discount + freight + insurance + otherExpenses + ipi + sum((_, f) => f.st?.amount ?? 0)
     }
   }
 }

@@ -12,6 +12,7 @@ import { Schema } from "effect"
 import { described, omittedFromJsonSchema } from "./Described.js"
 import { emailAddress } from "./Email.js"
 import { GoodsItemIbsCbs } from "./GoodsIbsCbs.js"
+import { GoodsRate, Icms } from "./GoodsIcms.js"
 import { Centavos } from "./Money.js"
 import { type Crt, type RegistrationAddress, Uf } from "./Registration.js"
 import { PIS_COFINS_CSTS } from "./TaxContent.js"
@@ -19,15 +20,6 @@ import { MunicipalityCode, TaxId } from "./TaxId.js"
 import { boundedText } from "./Text.js"
 
 const pattern = (regex: RegExp, message: string) => Schema.String.check(Schema.isPattern(regex, { message }))
-
-/** A percentage the NF-e writes with 2 to 4 decimals (`TDec_0302a04`). */
-export const GoodsRate = pattern(
-  /^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$/u,
-  "must be a percentage between 0 and 100 as a decimal string with up to 4 decimals, e.g. \"18.00\""
-).annotate({
-  description: "Percentage as a decimal string, 0 to 100, up to 4 decimals (\"18.00\" = 18 %).",
-  examples: ["18.00"]
-})
 
 /** Up to 11 integer digits and 4 decimals, more than zero (`TDec_1104v`). */
 export const Quantity = pattern(
@@ -107,45 +99,6 @@ export const Recipient = Schema.Struct({
     "may give a CPF, or nothing)."
 })
 export type Recipient = typeof Recipient.Type
-
-export const IcmsOrigin = Schema.Literals([0, 1, 2, 3, 4, 5, 6, 7, 8]).annotate({
-  description: "The goods' origin (`orig`): 0 national, 1 imported directly, 2 imported and bought in Brazil, 3–8 " +
-    "the other national codes (import content and basic production processes)."
-})
-
-export const IcmsCst = Schema.Literals(["00", "20", "40", "41", "50", "60", "90"])
-export const IcmsCsosn = Schema.Literals(["101", "102", "103", "300", "400", "500", "900"])
-
-export const Icms = Schema.Struct({
-  origin: IcmsOrigin,
-  cst: Schema.optionalKey(IcmsCst.annotate({
-    description: "The ICMS tax situation of an emitter in the normal regime (`CST`; CRT 2 and 3): 00 taxed, 20 " +
-      "with a reduced base, 40 exempt, 41 not taxed, 50 suspended, 60 charged before by substitution, 90 other. " +
-      "Becomes the group `ICMS<cst>` (40, 41 and 50 share `ICMS40`)."
-  })),
-  csosn: Schema.optionalKey(IcmsCsosn.annotate({
-    description: "The ICMS situation of an emitter in the Simples Nacional (`CSOSN`; CRT 1 and 4): 101 with credit " +
-      "allowance, 102 without, 103 exempt within its revenue band, 300 immune, 400 not taxed, 500 charged before " +
-      "by substitution, 900 other. Becomes `ICMSSN101`, `ICMSSN102` (102, 103, 300, 400), `ICMSSN500` or `ICMSSN900`."
-  })),
-  rate: Schema.optionalKey(GoodsRate.annotate({
-    description: "The ICMS rate (`pICMS`): required with CST 00 and 20; with CST 90 and CSOSN 900 it adds the " +
-      "taxed group (`vBC`, `pICMS`, `vICMS`)."
-  })),
-  base_reduction: Schema.optionalKey(GoodsRate.annotate({
-    description: "How much of the base is not taxed (`pRedBC`): required with CST 20, optional with CST 90 and " +
-      "CSOSN 900."
-  })),
-  credit_rate: Schema.optionalKey(GoodsRate.annotate({
-    description: "The rate of the ICMS credit a Simples emitter passes on (`pCredSN`): required with CSOSN 101, " +
-      "optional with 900. The credit (`vCredICMSSN`) is computed."
-  }))
-}).annotate({
-  identifier: "Icms",
-  description: "The item's ICMS: exactly one of `cst` (normal regime) or `csosn` (Simples Nacional), as the " +
-    "tenant's `registration.crt` requires. The base and the tax are computed."
-})
-export type Icms = typeof Icms.Type
 
 export const IPI_TAXED_CSTS = ["00", "49", "50", "99"] as const
 export const IPI_UNTAXED_CSTS = ["01", "02", "03", "04", "05", "51", "52", "53", "54", "55"] as const

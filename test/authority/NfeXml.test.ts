@@ -15,6 +15,7 @@ import { buildNfe, HOMOLOGATION_RECIPIENT } from "../../src/authority/sefaz/NfeX
 import { loadNfeSchemas, nfeXsdDirectory, validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
 import { signEnveloped, verifyEnveloped } from "../../src/authority/xml/XmlSignature.js"
 import { parseXml } from "../../src/authority/xml/XmlText.js"
+import type { GoodsItem } from "../../src/domain/GoodsInvoice.js"
 import { makePkcs12, testRoot } from "../support/certificates.js"
 import {
   counterSale,
@@ -26,6 +27,7 @@ import {
   simplesSale,
   skippedWithout,
   spIssuer,
+  taxedItem,
   xmllintNfe,
   xmlsecVerifyNfe
 } from "../support/NfeXml.js"
@@ -148,6 +150,8 @@ describe("an NF-e of a São Paulo emitter in the normal regime to a contributor 
     expect(built.figures.totals).toEqual({
       icmsBase: 15931,
       icms: 1912,
+      stBase: 0,
+      st: 0,
       products: 17267,
       freight: 150,
       insurance: 0,
@@ -245,6 +249,92 @@ describe("the tax reform's IBS and CBS on an NF-e's items (NT 2025.002, 2026 rat
 
   it("leaves the groups out when no item declares them", () => {
     expect(buildNfe(nfeInput()).xml).not.toContain("IBSCBS")
+  })
+})
+
+describe("ICMS charged by substitution (ICMS-ST, modBCST 4: the added-value margin)", () => {
+  const item = (icms: GoodsItem["icms"], ipi?: GoodsItem["ipi"]): GoodsItem => ({
+    ...taxedItem,
+    cfop: "6403",
+    quantity: "1",
+    unit_amount: 100000,
+    discount: undefined,
+    icms,
+    ...(ipi === undefined ? { ipi: undefined } : { ipi }),
+    pis: { cst: "07" },
+    cofins: { cst: "07" }
+  })
+  const normal = buildNfe(nfeInput({
+    request: {
+      ...interstateSale,
+      items: [
+        item({ origin: 0, cst: "10", rate: "18.00", st: { margin: "40.00", rate: "18.00" } }, {
+          cst: "50",
+          rate: "10.00"
+        }),
+        item({
+          origin: 0,
+          cst: "70",
+          rate: "18.00",
+          base_reduction: "33.33",
+          st: { margin: "40.00", rate: "18.00", base_reduction: "33.33" }
+        })
+      ]
+    }
+  }))
+  const simples = buildNfe(nfeInput({
+    issuer: rsSimplesIssuer,
+    request: {
+      ...simplesSale,
+      items: [
+        {
+          ...item({
+            origin: 0,
+            csosn: "201",
+            credit_rate: "2.50",
+            st: { margin: "50.00", rate: "17.00", own_rate: "12.00" }
+          }),
+          unit_amount: 50000
+        },
+        {
+          ...item({ origin: 0, csosn: "202", st: { margin: "140.00", rate: "17.00", own_rate: "12.00" } }),
+          unit_amount: 50000
+        }
+      ]
+    }
+  }))
+
+  it("passes the official schema with ICMS10, ICMS70, ICMSSN201 and ICMSSN202", () => {
+    expectSchemaValid(normal.xml)
+    expectSchemaValid(simples.xml)
+  })
+
+  it("computes the ST base and tax to the centavo (hand-computed) and adds vST to the note's total", () => {
+    // CST 10: 1 000.00 + IPI 100.00 = 1 100.00 × 1.40 = 1 540.00; 18 % = 277.20 − own 180.00 = 97.20.
+    expect(normal.xml).toContain(
+      "<ICMS10><orig>0</orig><CST>10</CST><modBC>3</modBC><vBC>1000.00</vBC><pICMS>18.00</pICMS>" +
+        "<vICMS>180.00</vICMS><modBCST>4</modBCST><pMVAST>40.00</pMVAST><vBCST>1540.00</vBCST>" +
+        "<pICMSST>18.00</pICMSST><vICMSST>97.20</vICMSST></ICMS10>"
+    )
+    // CST 70: own base 1 000.00 × 0.6667 = 666.70, 18 % = 120.006 → 120.01; ST base 1 000.00 × 1.40 × 0.6667
+    // = 933.38, 18 % = 168.0084 → 168.01 − 120.01 = 48.00.
+    expect(normal.xml).toContain(
+      "<ICMS70><orig>0</orig><CST>70</CST><modBC>3</modBC><pRedBC>33.33</pRedBC><vBC>666.70</vBC>" +
+        "<pICMS>18.00</pICMS><vICMS>120.01</vICMS><modBCST>4</modBCST><pMVAST>40.00</pMVAST>" +
+        "<pRedBCST>33.33</pRedBCST><vBCST>933.38</vBCST><pICMSST>18.00</pICMSST><vICMSST>48.00</vICMSST></ICMS70>"
+    )
+    expect(normal.figures.totals).toMatchObject({ stBase: 247338, st: 14520, total: 200000 + 10000 + 14520 })
+    expect(textOf(normal.xml, "vST")).toBe("145.20")
+    expect(textOf(normal.xml, "vNF")).toBe("2245.20")
+    // CSOSN 201: 500.00 × 1.50 = 750.00, 17 % = 127.50 − own 12 % 60.00 = 67.50; credit 2.5 % = 12.50.
+    expect(simples.xml).toContain(
+      "<ICMSSN201><orig>0</orig><CSOSN>201</CSOSN><modBCST>4</modBCST><pMVAST>50.00</pMVAST><vBCST>750.00</vBCST>" +
+        "<pICMSST>17.00</pICMSST><vICMSST>67.50</vICMSST><pCredSN>2.50</pCredSN><vCredICMSSN>12.50</vCredICMSSN>"
+    )
+    // CSOSN 202, a margin above 100 %: 500.00 × 2.40 = 1 200.00, 17 % = 204.00 − 60.00 = 144.00.
+    expect(simples.xml).toContain(
+      "<pMVAST>140.00</pMVAST><vBCST>1200.00</vBCST><pICMSST>17.00</pICMSST><vICMSST>144.00"
+    )
   })
 })
 

@@ -96,6 +96,29 @@ for (const database of testDatabases) {
         expect(Result.isSuccess(validateNfe("nfeProc", xml.text))).toBe(true)
       }))
 
+    it.effect("an NF-e charging ICMS-ST (CST 10): vST in its totals and its total, authorized, printed on its DANFE", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const item = {
+          ...spSale.items[0]!,
+          cfop: "6403",
+          quantity: "1",
+          unit_amount: 100000,
+          discount: undefined,
+          icms: { origin: 0, cst: "10", rate: "12.00", st: { margin: "40.00", rate: "18.00" } },
+          ipi: { cst: "50", rate: "10.00" }
+        } as const
+        // 1 000.00 + IPI 100.00, × 1.40 = 1 540.00 at 18 % = 277.20, less the own 12 % (120.00): 157.20.
+        const sale = { ...spSale, items: [item], payments: [{ method: "bank_slip", amount: 125720 }] } as const
+        const done = yield* settled(t.token, accepted(yield* issue(t.token, sale)).id)
+        expect(done.status, JSON.stringify(done.rejection)).toBe("authorized")
+        expect(done.totals).toMatchObject({ st_base: 154000, st: 15720, ipi: 10000, total: 125720 })
+        const pdf = yield* bytesRequest(`/v1/documents/${done.id}/pdf`, t.token)
+        const text = pdfText(pdf.bytes)
+        expect(text).toContain("1.540,00")
+        expect(text).toContain("157,20")
+      }))
+
     it.effect("an NF-e: 202 queued with its sale and totals, then authorized with a 44-character key and its nfeProc", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant

@@ -17,10 +17,11 @@ import { counterSale, interstateSale, rsSimplesIssuer, simplesSale, spIssuer, ta
 
 const NOW = new Date("2026-11-10T14:30:00Z")
 
-const issuesOf = (request: GoodsInvoiceRequest, issuer: GoodsIssuer = spIssuer, at = NOW) => {
+const issuesOfSale = (request: GoodsInvoiceRequest, issuer: GoodsIssuer = spIssuer, at = NOW) => {
   const result = checkGoodsInvoice(request, issuer, at)
   return Result.isFailure(result) ? (result.failure.issues ?? []).map((issue) => issue.path.join(".")) : []
 }
+const issuesOf = issuesOfSale
 
 /** The request with its first item changed, the others kept. */
 const withItem = (changes: Partial<typeof taxedItem>, request: GoodsInvoiceRequest = interstateSale) => ({
@@ -256,6 +257,32 @@ describe("the sale", () => {
     // Only full taxation is offered so far: another CST is the payload's 400.
     const reduced = { ...interstateSale, items: [{ ...taxedItem, ibs_cbs: { cst: "200", class_code: "200003" } }] }
     expect(Result.isFailure(Schema.decodeUnknownResult(RequestSchema)(reduced))).toBe(true)
+  })
+
+  it("takes ICMS-ST with CST 10 and 70 and CSOSN 201 and 202 only, the Simples naming its own rate, never on an NFC-e", () => {
+    const st = { margin: "40.00", rate: "18.00" }
+    // The tax it adds changes the total the payments must make: only the ICMS's issues matter here.
+    const issuesOf = (...args: Parameters<typeof issuesOfSale>) =>
+      issuesOfSale(...args).filter((path) => path.includes("icms"))
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "10", rate: "18.00", st } }))).toEqual([])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "10", rate: "18.00" } }))).toEqual(["items.0.icms.st"])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "00", rate: "18.00", st } }))).toEqual(["items.0.icms.st"])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "70", rate: "18.00", st } }))).toEqual([
+      "items.0.icms.base_reduction"
+    ])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "10", rate: "18.00", st: { ...st, own_rate: "12.00" } } })))
+      .toEqual(["items.0.icms.st.own_rate"])
+    const simplesItem = (icms: (typeof taxedItem)["icms"]) => withItem({ icms }, simplesSale)
+    expect(issuesOf(simplesItem({ origin: 0, csosn: "202", st: { ...st, own_rate: "12.00" } }), rsSimplesIssuer))
+      .toEqual([])
+    expect(issuesOf(simplesItem({ origin: 0, csosn: "202", st }), rsSimplesIssuer)).toEqual([
+      "items.0.icms.st.own_rate"
+    ])
+    expect(issuesOf(simplesItem({ origin: 0, csosn: "201", st: { ...st, own_rate: "12.00" } }), rsSimplesIssuer))
+      .toEqual(["items.0.icms.credit_rate"])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "10", rate: "18.00", st } }, counterSale))).toEqual([
+      "items.0.icms.st"
+    ])
   })
 
   it("reports every broken rule at once, as a 400 whose message names the first", () => {

@@ -5,6 +5,7 @@
  */
 import * as Result from "effect/Result"
 import {
+  decimalUnits,
   icmsIsTaxed,
   isTaxedIpi,
   isUntaxedPisCofins,
@@ -79,9 +80,22 @@ const taxedIcms = (item: GoodsItem, figures: ItemFigures): Array<string> => {
   const base = leaf("vBC", formatCentavos(figures.icms!.base))
   return [
     leaf("modBC", "3"),
-    ...(item.icms.cst === "20" ? [reduction, base] : [base, reduction]),
+    ...(item.icms.cst === "20" || item.icms.cst === "70" ? [reduction, base] : [base, reduction]),
     leaf("pICMS", rateText(item.icms.rate)),
     leaf("vICMS", formatCentavos(figures.icms!.amount))
+  ]
+}
+
+/** The substitution by the added-value margin (modBCST 4): the margin, its reduction, the base, the rate and the tax. */
+const substitution = (item: GoodsItem, figures: ItemFigures): Array<string> => {
+  const st = item.icms.st!
+  return [
+    leaf("modBCST", "4"),
+    leaf("pMVAST", formatRate(Number(decimalUnits(st.margin, 4)))),
+    st.base_reduction === undefined ? "" : leaf("pRedBCST", rateText(st.base_reduction)),
+    leaf("vBCST", formatCentavos(figures.st!.base)),
+    leaf("pICMSST", rateText(st.rate)),
+    leaf("vICMSST", formatCentavos(figures.st!.amount))
   ]
 }
 
@@ -93,6 +107,10 @@ const icmsGroup = (item: GoodsItem, figures: ItemFigures): string => {
     switch (icms.cst) {
       case "00":
         return node("ICMS00", origin, cst, ...taxedIcms(item, figures))
+      case "10":
+        return node("ICMS10", origin, cst, ...taxedIcms(item, figures), ...substitution(item, figures))
+      case "70":
+        return node("ICMS70", origin, cst, ...taxedIcms(item, figures), ...substitution(item, figures))
       case "20":
         return node("ICMS20", origin, cst, ...taxedIcms(item, figures))
       case "40":
@@ -112,6 +130,10 @@ const icmsGroup = (item: GoodsItem, figures: ItemFigures): string => {
   switch (icms.csosn) {
     case "101":
       return node("ICMSSN101", origin, csosn, ...credit)
+    case "201":
+      return node("ICMSSN201", origin, csosn, ...substitution(item, figures), ...credit)
+    case "202":
+      return node("ICMSSN202", origin, csosn, ...substitution(item, figures))
     case "500":
       return node("ICMSSN500", origin, csosn)
     case "900":
