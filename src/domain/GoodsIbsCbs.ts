@@ -13,7 +13,6 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type { ItemFigures } from "./GoodsAmounts.js"
 import { divideHalfEven } from "./IbsCbsAmounts.js"
 import { type IbsCbsRates, ibsCbsRatesFor, type IbsCbsRatesProblem } from "./IbsCbsRates.js"
 
@@ -52,16 +51,24 @@ export interface IbsCbsTotals {
   readonly cbs: number
 }
 
+/** What an item's base is made of (GoodsAmounts.ts's ItemFigures has it). */
+export interface ItemBaseParts {
+  readonly operation: number
+  readonly icms: { readonly amount: number } | null
+  readonly pis: { readonly amount: number } | null
+  readonly cofins: { readonly amount: number } | null
+}
+
 const times = (base: number, hundredths: number) => Number(divideHalfEven(BigInt(base) * BigInt(hundredths), 10_000n))
 
 /** The base of rule UB16-10 from an item's figures: its operation less the ICMS, the PIS and the COFINS it carries. */
-export const ibsCbsBaseOf = (figures: ItemFigures): number =>
+export const ibsCbsBaseOf = (figures: ItemBaseParts): number =>
   Math.max(
     figures.operation - (figures.icms?.amount ?? 0) - (figures.pis?.amount ?? 0) - (figures.cofins?.amount ?? 0),
     0
   )
 
-export const itemIbsCbs = (figures: ItemFigures, rates: IbsCbsRates): ItemIbsCbs => {
+export const itemIbsCbs = (figures: ItemBaseParts, rates: IbsCbsRates): ItemIbsCbs => {
   const base = ibsCbsBaseOf(figures)
   const stateIbs = times(base, rates.stateIbs)
   const municipalIbs = times(base, rates.municipalIbs)
@@ -75,7 +82,7 @@ export const itemIbsCbs = (figures: ItemFigures, rates: IbsCbsRates): ItemIbsCbs
  */
 export const goodsIbsCbs = (
   items: ReadonlyArray<{ readonly ibs_cbs?: GoodsItemIbsCbs | undefined }>,
-  figures: ReadonlyArray<ItemFigures>,
+  figures: ReadonlyArray<ItemBaseParts>,
   issueDay: string
 ): Result.Result<
   { readonly items: ReadonlyArray<ItemIbsCbs | undefined>; readonly totals: IbsCbsTotals } | undefined,
