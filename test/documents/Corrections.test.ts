@@ -9,82 +9,43 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
-import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
-import { GoodsAuthorities, type GoodsAuthority } from "../../src/authority/GoodsAuthority.js"
-import { AuthorityTimeout } from "../../src/authority/TaxAuthority.js"
-import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
+import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
+import { AppConfigLive } from "../../src/Config.js"
 import { Correction } from "../../src/domain/Correction.js"
-import { AnyDocument } from "../../src/domain/GoodsDocument.js"
 import { expectError, field } from "../support/accounts.js"
-import { createKey, registerOwner } from "../support/fixtures.js"
+import {
+  authorizedDocument,
+  changedGoodsSimulator,
+  goodsAppSettings,
+  goodsTenant,
+  losingFirstAnswer,
+  LOST_ANSWER
+} from "../support/GoodsApp.js"
 import { counterSale, interstateSale } from "../support/NfeXml.js"
-import { completeRegistration } from "../support/registration.js"
 import { consultingService } from "../support/samples.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
 
-const fast: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.millis(10), maxDelay: Duration.millis(50), window: Duration.seconds(5) }
-}
-
-const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
-const decodeCorrection = Schema.decodeUnknownSync(Schema.toCodecJson(Correction))
-
-const goodsTenant = Effect.gen(function*() {
-  const owner = yield* registerOwner("cce")
-  const patched = yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
-    token: owner.session,
-    body: { registration: { ...completeRegistration, state_registration: "110042490114", crt: "normal" } }
-  })
-  expect(patched.status, patched.text).toBe(200)
-  const key = yield* createKey(owner, "test")
-  return { owner, token: key.token }
+const fast = goodsAppSettings({
+  baseDelay: Duration.millis(10),
+  maxDelay: Duration.millis(50),
+  window: Duration.seconds(5)
 })
 
-/** Issues the sale and waits for its outcome. */
-const authorized = (token: string, body: unknown) =>
-  Effect.gen(function*() {
-    const response = yield* rawRequest("POST", "/v1/documents", { token, body })
-    expect(response.status, response.text).toBe(202)
-    const id = decodeDocument(response.json).id
-    for (let i = 0; i < 400; i++) {
-      const document = decodeDocument((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json)
-      if (document.status === "authorized") return document
-      if (document.status === "rejected" || document.status === "failed") throw new Error(`${id} ${document.status}`)
-      yield* Effect.sleep(Duration.millis(25))
-    }
-    return yield* Effect.die(new Error(`document ${id} did not settle`))
-  })
+const decodeCorrection = Schema.decodeUnknownSync(Schema.toCodecJson(Correction))
 
 const correct = (token: string, id: string, text: string) =>
   rawRequest("POST", `/v1/documents/${id}/correction`, { token, body: { text } })
 
 const TEXT = "Onde se lê Rua da Assembleia, 10, leia-se Rua da Assembleia, 100."
 
-/** A letter whose text says so is registered by the simulator, but its first answer is lost on the way back. */
-const LOST_ANSWER = "[resposta perdida]"
-
-/** The simulator, but for the answers of LOST_ANSWER letters, lost once each. */
-const goodsAuthorities = Layer.effect(
-  GoodsAuthorities,
-  Effect.gen(function*() {
-    const simulator = yield* GoodsAuthorities
-    const lost = new Set<string>()
-    const losing = (authority: GoodsAuthority): GoodsAuthority => ({
-      ...authority,
-      correct: (request) =>
-        Effect.flatMap(authority.correct(request), (registered) => {
-          if (!request.text.includes(LOST_ANSWER) || lost.has(request.text)) return Effect.succeed(registered)
-          lost.add(request.text)
-          return Effect.fail(new AuthorityTimeout({ message: "no answer" }))
-        })
-    })
-    return GoodsAuthorities.of({ for: (environment) => losing(simulator.for(environment)) })
-  })
-).pipe(Layer.provide(GoodsAuthoritiesLive), Layer.provide(AppConfigLive))
+/** The simulator, but for the first answer of each letter whose text says LOST_ANSWER. */
+const goodsAuthorities = changedGoodsSimulator((authority) => ({
+  ...authority,
+  correct: losingFirstAnswer(
+    authority.correct,
+    (request) => request.text.includes(LOST_ANSWER) ? request.text : undefined
+  )
+}))
 
 for (const database of testDatabases) {
   layer(
@@ -99,7 +60,7 @@ for (const database of testDatabases) {
     it.effect("an NF-e's letters are registered in order with their protocol, listed, and sent as document.corrected", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
-        const nfe = yield* authorized(t.token, interstateSale)
+        const nfe = yield* authorizedDocument(t.token, interstateSale)
         const first = yield* correct(t.token, nfe.id, `  ${TEXT}\n  `)
         expect(first.status, first.text).toBe(200)
         expect(decodeCorrection(first.json)).toMatchObject({
@@ -136,7 +97,7 @@ for (const database of testDatabases) {
     it.effect("a letter the authority refuses is kept as refused and its number is used by the next one", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
-        const nfe = yield* authorized(t.token, interstateSale)
+        const nfe = yield* authorizedDocument(t.token, interstateSale)
         const refused = yield* correct(t.token, nfe.id, `${TEXT} simulate:reject`)
         expect(refused.status, refused.text).toBe(200)
         expect(decodeCorrection(refused.json)).toMatchObject({
@@ -157,7 +118,7 @@ for (const database of testDatabases) {
     it.effect("what takes no letter is refused (409), and so is text the layout refuses (400 at text)", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
-        const nfe = yield* authorized(t.token, interstateSale)
+        const nfe = yield* authorizedDocument(t.token, interstateSale)
         for (
           const text of [
             "curto demais",
@@ -171,16 +132,16 @@ for (const database of testDatabases) {
           expectError(refused, 400, "invalid_request")
           expect(JSON.stringify(field(refused.json, "issues"))).toContain("text")
         }
-        const nfce = yield* authorized(t.token, counterSale)
+        const nfce = yield* authorizedDocument(t.token, counterSale)
         expectError(yield* correct(t.token, nfce.id, TEXT), 409, "invalid_state")
-        const nfse = yield* authorized(t.token, {
+        const nfse = yield* authorizedDocument(t.token, {
           type: "service_invoice",
           taker: { tax_id: "52998224725", name: "Maria da Silva" },
           service: consultingService,
           amounts: { services: 150000, iss_rate: "2.00" }
         })
         expectError(yield* correct(t.token, nfse.id, TEXT), 409, "invalid_state")
-        const cancelled = yield* authorized(t.token, interstateSale)
+        const cancelled = yield* authorizedDocument(t.token, interstateSale)
         const asked = yield* rawRequest("POST", `/v1/documents/${cancelled.id}/cancel`, {
           token: t.token,
           body: { reason_code: "other", reason: "Venda desfeita pelo cliente na loja." }
@@ -203,7 +164,7 @@ for (const database of testDatabases) {
     it.effect("two letters at once never share a number: one is registered, the other waits its turn (409)", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
-        const nfe = yield* authorized(t.token, interstateSale)
+        const nfe = yield* authorizedDocument(t.token, interstateSale)
         const answers = yield* Effect.all(
           [1, 2, 3, 4].map((n) => correct(t.token, nfe.id, `${TEXT} Volume ${n} de 4.`)),
           { concurrency: "unbounded" }
@@ -224,7 +185,7 @@ for (const database of testDatabases) {
     it.effect("a letter whose answer is lost stays pending (503) and is finished by the same text, under its number", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
-        const nfe = yield* authorized(t.token, interstateSale)
+        const nfe = yield* authorizedDocument(t.token, interstateSale)
         const text = `${TEXT} ${LOST_ANSWER}`
         const lost = yield* correct(t.token, nfe.id, text)
         expectError(lost, 503, "service_unavailable")
@@ -242,7 +203,7 @@ for (const database of testDatabases) {
     it.effect("an NF-e takes 20 letters and no more", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
-        const nfe = yield* authorized(t.token, interstateSale)
+        const nfe = yield* authorizedDocument(t.token, interstateSale)
         for (let n = 1; n <= 20; n++) {
           const answer = yield* correct(t.token, nfe.id, `${TEXT} Carta ${n}.`)
           expect(decodeCorrection(answer.json)).toMatchObject({ sequence: n, status: "registered" })

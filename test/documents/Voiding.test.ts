@@ -9,75 +9,48 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
-import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
-import { GoodsAuthorities, type GoodsAuthority } from "../../src/authority/GoodsAuthority.js"
-import { AuthorityTimeout } from "../../src/authority/TaxAuthority.js"
-import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
-import { AnyDocument } from "../../src/domain/GoodsDocument.js"
+import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
+import { AppConfigLive } from "../../src/Config.js"
 import { VoidedNumbers } from "../../src/domain/Voiding.js"
 import { expectError, field } from "../support/accounts.js"
-import { createKey, registerOwner } from "../support/fixtures.js"
+import {
+  accepted,
+  changedGoodsSimulator,
+  goodsAppSettings,
+  goodsTenant,
+  issue,
+  losingFirstAnswer,
+  LOST_ANSWER,
+  settled
+} from "../support/GoodsApp.js"
 import { interstateSale } from "../support/NfeXml.js"
-import { completeRegistration } from "../support/registration.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
 
-const fast: Partial<AppConfigShape> = {
-  loginRateLimit: { perMinute: 100_000 },
-  rateLimit: { perSecond: 100_000, burst: 100_000 },
-  queue: { instanceId: "t", shutdownGrace: Duration.seconds(1) },
-  issuance: { concurrency: 4, pollInterval: Duration.millis(20), lease: Duration.seconds(60) },
-  retry: { baseDelay: Duration.millis(10), maxDelay: Duration.millis(50), window: Duration.seconds(5) }
-}
+const fast = goodsAppSettings({
+  baseDelay: Duration.millis(10),
+  maxDelay: Duration.millis(50),
+  window: Duration.seconds(5)
+})
 
-const decodeDocument = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
 const decodeVoiding = Schema.decodeUnknownSync(Schema.toCodecJson(VoidedNumbers))
 
-/** A voiding whose reason says so is registered by the simulator, but its first answer is lost. */
-const LOST_ANSWER = "[resposta perdida]"
-
-const goodsAuthorities = Layer.effect(
-  GoodsAuthorities,
-  Effect.gen(function*() {
-    const simulator = yield* GoodsAuthorities
-    const lost = new Set<string>()
-    const losing = (authority: GoodsAuthority): GoodsAuthority => ({
-      ...authority,
-      voidNumbers: (request) =>
-        Effect.flatMap(authority.voidNumbers(request), (registered) => {
-          if (!request.reason.includes(LOST_ANSWER) || lost.has(request.voidingId)) return Effect.succeed(registered)
-          lost.add(request.voidingId)
-          return Effect.fail(new AuthorityTimeout({ message: "no answer" }))
-        })
-    })
-    return GoodsAuthorities.of({ for: (environment) => losing(simulator.for(environment)) })
-  })
-).pipe(Layer.provide(GoodsAuthoritiesLive), Layer.provide(AppConfigLive))
-
-const goodsTenant = Effect.gen(function*() {
-  const owner = yield* registerOwner("inut")
-  const patched = yield* rawRequest("PATCH", `/v1/tenants/${owner.tenantId}`, {
-    token: owner.session,
-    body: { registration: { ...completeRegistration, state_registration: "110042490114", crt: "normal" } }
-  })
-  expect(patched.status, patched.text).toBe(200)
-  const key = yield* createKey(owner, "test")
-  return { owner, token: key.token }
-})
+/** The simulator, but for the first answer of each voiding whose reason says LOST_ANSWER. */
+const goodsAuthorities = changedGoodsSimulator((authority) => ({
+  ...authority,
+  voidNumbers: losingFirstAnswer(
+    authority.voidNumbers,
+    (request) => request.reason.includes(LOST_ANSWER) ? request.voidingId : undefined
+  )
+}))
 
 /** Issues NF-e documents one after the other (numbers 1, 2, …), each to its end: rejected when `rejected`. */
 const issueInOrder = (token: string, outcomes: ReadonlyArray<"rejected" | "authorized">) =>
   Effect.forEach(outcomes, (outcome) =>
     Effect.gen(function*() {
       const body = outcome === "rejected" ? { ...interstateSale, notes: "simulate:reject" } : interstateSale
-      const response = yield* rawRequest("POST", "/v1/documents", { token, body })
-      expect(response.status, response.text).toBe(202)
-      const id = decodeDocument(response.json).id
-      for (let i = 0; i < 400; i++) {
-        const document = decodeDocument((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json)
-        if (document.status === outcome) return document
-        yield* Effect.sleep(Duration.millis(25))
-      }
-      return yield* Effect.die(new Error(`document ${id} did not become ${outcome}`))
+      const done = yield* settled(token, accepted(yield* issue(token, body)).id)
+      expect(done.status).toBe(outcome)
+      return done
     }))
 
 const REASON = "Notas rejeitadas pela SEFAZ e nunca autorizadas"

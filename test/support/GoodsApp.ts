@@ -5,6 +5,8 @@
 import { expect } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Schema } from "effect"
 import { GoodsAuthoritiesLive, TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
+import { GoodsAuthorities, type GoodsAuthority } from "../../src/authority/GoodsAuthority.js"
+import { AuthorityTimeout } from "../../src/authority/TaxAuthority.js"
 import { AppConfigLive, type AppConfigShape } from "../../src/Config.js"
 import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
 import { createKey, registerOwner } from "./fixtures.js"
@@ -89,3 +91,49 @@ export const until = (
     }
     return yield* Effect.die(new Error(`document ${id} did not become ${status}`))
   })
+
+/** Issues `body` (of any type) and waits for its authorization: a rejection or a failure fails the test. */
+export const authorizedDocument = (token: string, body: unknown) =>
+  Effect.gen(function*() {
+    const id = accepted(yield* issue(token, body)).id
+    for (let i = 0; i < 400; i++) {
+      const document = decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json)
+      if (document.status !== "queued" && document.status !== "submitting") {
+        expect(document.status, JSON.stringify([document.rejection, document.last_error])).toBe("authorized")
+        return document
+      }
+      yield* Effect.sleep(Duration.millis(25))
+    }
+    return yield* Effect.die(new Error(`document ${id} did not settle`))
+  })
+
+/** In a request's text: the simulator registers it, but its first answer is lost on the way back. */
+export const LOST_ANSWER = "[resposta perdida]"
+
+/**
+ * A call of the goods port whose first answer is lost for each request `keyOf` names (registered by
+ * the authority, a timeout for the caller); every later call answers.
+ */
+export const losingFirstAnswer = <R, A, E>(
+  call: (request: R) => Effect.Effect<A, E>,
+  keyOf: (request: R) => string | undefined
+) => {
+  const lost = new Set<string>()
+  return (request: R): Effect.Effect<A, E | AuthorityTimeout> =>
+    Effect.flatMap(call(request), (answer) => {
+      const key = keyOf(request)
+      if (key === undefined || lost.has(key)) return Effect.succeed(answer)
+      lost.add(key)
+      return Effect.fail(new AuthorityTimeout({ message: "no answer" }))
+    })
+}
+
+/** The built-in goods simulator, each environment's changed by `change` (to lose answers, say). */
+export const changedGoodsSimulator = (change: (authority: GoodsAuthority) => GoodsAuthority) =>
+  Layer.effect(
+    GoodsAuthorities,
+    Effect.map(GoodsAuthorities, (simulator) => {
+      const changed = { live: change(simulator.for("live")), test: change(simulator.for("test")) }
+      return GoodsAuthorities.of({ for: (environment) => changed[environment] })
+    })
+  ).pipe(Layer.provide(GoodsAuthoritiesLive), Layer.provide(AppConfigLive))
