@@ -6,7 +6,7 @@
  * and for text the layout refuses; two letters at once never share a number.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
 import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
@@ -16,20 +16,14 @@ import { expectError, field } from "../support/accounts.js"
 import {
   authorizedDocument,
   changedGoodsSimulator,
-  goodsAppSettings,
   goodsTenant,
   losingFirstAnswer,
-  LOST_ANSWER
+  LOST_ANSWER,
+  quickRetries
 } from "../support/GoodsApp.js"
 import { counterSale, interstateSale } from "../support/NfeXml.js"
 import { consultingService } from "../support/samples.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
-
-const fast = goodsAppSettings({
-  baseDelay: Duration.millis(10),
-  maxDelay: Duration.millis(50),
-  window: Duration.seconds(5)
-})
 
 const decodeCorrection = Schema.decodeUnknownSync(Schema.toCodecJson(Correction))
 
@@ -50,7 +44,7 @@ const goodsAuthorities = changedGoodsSimulator((authority) => ({
 for (const database of testDatabases) {
   layer(
     makeApp(
-      testConfig(fast),
+      testConfig(quickRetries),
       databaseLayer(database),
       TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive)),
       goodsAuthorities

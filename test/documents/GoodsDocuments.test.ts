@@ -7,7 +7,7 @@
  * its refusal; and what is not offered yet (their PDF) answered as such.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Layer, Result } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { makeApp } from "../../src/App.js"
 import { isValidNfeAccessKey } from "../../src/authority/sefaz/NfeAccessKey.js"
 import { validateNfe } from "../../src/authority/sefaz/NfeXsd.js"
@@ -22,10 +22,10 @@ import {
   accepted,
   asGoods,
   decode,
-  goodsAppSettings,
   goodsSimulatorAuthorities,
   goodsTenant,
   issue,
+  quickRetries,
   settled,
   simulatorAuthorities,
   until
@@ -40,12 +40,6 @@ import {
   testConfig,
   testDatabases
 } from "../support/TestApp.js"
-
-const fast = goodsAppSettings({
-  baseDelay: Duration.millis(10),
-  maxDelay: Duration.millis(50),
-  window: Duration.seconds(5)
-})
 
 /** A sale as a São Paulo emitter makes it: the interstate sale's items leave from SP. */
 const spSale = interstateSale
@@ -67,7 +61,7 @@ const issuePaths = (response: { readonly json: unknown }) => {
 
 for (const database of testDatabases) {
   layer(
-    makeApp(testConfig(fast), databaseLayer(database), simulatorAuthorities, goodsSimulatorAuthorities).pipe(
+    makeApp(testConfig(quickRetries), databaseLayer(database), simulatorAuthorities, goodsSimulatorAuthorities).pipe(
       Layer.provideMerge(httpServerTest)
     ),
     { timeout: 60_000, excludeTestServices: true }

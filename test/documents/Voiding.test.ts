@@ -6,7 +6,7 @@
  * two requests at once never void the same number twice.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeApp } from "../../src/App.js"
 import { TaxAuthoritiesLive } from "../../src/authority/Authorities.js"
@@ -16,21 +16,15 @@ import { expectError, field } from "../support/accounts.js"
 import {
   accepted,
   changedGoodsSimulator,
-  goodsAppSettings,
   goodsTenant,
   issue,
   losingFirstAnswer,
   LOST_ANSWER,
+  quickRetries,
   settled
 } from "../support/GoodsApp.js"
 import { interstateSale } from "../support/NfeXml.js"
 import { databaseLayer, httpServerTest, rawRequest, testConfig, testDatabases } from "../support/TestApp.js"
-
-const fast = goodsAppSettings({
-  baseDelay: Duration.millis(10),
-  maxDelay: Duration.millis(50),
-  window: Duration.seconds(5)
-})
 
 const decodeVoiding = Schema.decodeUnknownSync(Schema.toCodecJson(VoidedNumbers))
 
@@ -61,7 +55,7 @@ const voidNumbers = (token: string, body: Record<string, unknown>) =>
 for (const database of testDatabases) {
   layer(
     makeApp(
-      testConfig(fast),
+      testConfig(quickRetries),
       databaseLayer(database),
       TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive)),
       goodsAuthorities

@@ -22,6 +22,13 @@ export const goodsAppSettings = (retry: AppConfigShape["retry"]): Partial<AppCon
   retry
 })
 
+/** Retries tens of milliseconds apart within five seconds: a test's transient failures pass quickly. */
+export const quickRetries = goodsAppSettings({
+  baseDelay: Duration.millis(10),
+  maxDelay: Duration.millis(50),
+  window: Duration.seconds(5)
+})
+
 // A short call timeout: `simulate:timeout` keeps the caller waiting for all of it.
 const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))
 /** The built-in simulators of both authorities, their calls bounded by half a second. */
