@@ -4,10 +4,12 @@
  * authority's code (a request never sent, for want of a usable certificate, is refused here too:
  * nothing holds its place). No answer at all is the caller's `503`, the request left pending.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { AuthorityRejected, RequestNotSent, TransientAuthorityError } from "../authority/TaxAuthority.js"
+import type { Transaction } from "../db/Repository.js"
 import type { AuthorityAnswer } from "../domain/AuthorityAnswer.js"
 import { CredentialRequired, ServiceUnavailable } from "../domain/Errors.js"
+import { now } from "../domain/Time.js"
 
 /** The call's outcome as an answer to keep; no answer fails with `503` naming what is pending. */
 export const answerOf = (
@@ -40,3 +42,26 @@ export const failIfNoCredential = (answer: AuthorityAnswer): Effect.Effect<void,
   answer.status === "refused" && answer.error.code.startsWith("credential_")
     ? Effect.fail(new CredentialRequired({ message: answer.error.message }))
     : Effect.void
+
+/**
+ * Keeps the answer to a `pending` request in one transaction: `settle` writes it (None when another
+ * request answered the same one first: that answer stands, `pending` as read), and a registered one
+ * records its event with it. Then a refusal for want of a usable certificate is the caller's `422`.
+ */
+export const keepAnswer = <T extends { readonly status: string }, E, R>(options: {
+  readonly answer: AuthorityAnswer
+  readonly pending: T
+  readonly settle: (at: Date) => Effect.Effect<Option.Option<T>, E, R>
+  readonly recordRegistered: (registered: T) => Effect.Effect<unknown, E, R>
+  readonly inTransaction: Transaction["Service"]["run"]
+}) =>
+  Effect.gen(function*() {
+    const kept = yield* Effect.gen(function*() {
+      const written = yield* options.settle(yield* now)
+      if (Option.isNone(written)) return options.pending
+      if (written.value.status === "registered") yield* options.recordRegistered(written.value)
+      return written.value
+    }).pipe(options.inTransaction)
+    yield* failIfNoCredential(options.answer)
+    return kept
+  })

@@ -17,7 +17,7 @@ import type { DocumentId } from "../domain/Ids.js"
 import type { TenantReach } from "../domain/Principal.js"
 import { now } from "../domain/Time.js"
 import { EventLog } from "../events/EventLog.js"
-import { answerOf, failIfNoCredential } from "./AuthorityAnswers.js"
+import { answerOf, keepAnswer } from "./AuthorityAnswers.js"
 import { CorrectionRepo, type StoredCorrection } from "./CorrectionRepo.js"
 import { DocumentRepo, type StoredDocument, type StoredGoodsDocument } from "./DocumentRepo.js"
 import { goodsNoteOf } from "./GoodsNotes.js"
@@ -105,23 +105,20 @@ export class CorrectionService extends Context.Service<CorrectionService>()("etd
         text: letter.text,
         requestedAt: letter.requestedAt
       }).pipe((call) => answerOf(call, "letter"))
-      const settled = yield* Effect.gen(function*() {
-        const at = yield* now
-        const written = yield* letters.settle(letter.id, answer, at)
-        // Another request answered the same letter meanwhile: its answer stands.
-        if (Option.isNone(written)) return letter
-        if (written.value.status === "registered") {
-          yield* events.record({
+      const kept = yield* keepAnswer({
+        answer,
+        pending: letter,
+        settle: (at) => letters.settle(letter.id, answer, at),
+        recordRegistered: (registered) =>
+          events.record({
             tenantId: row.tenantId,
             environment: row.environment,
             type: "document.corrected",
-            object: toCorrection(written.value)
-          })
-        }
-        return written.value
-      }).pipe(inTransaction)
-      yield* failIfNoCredential(answer)
-      return toCorrection(settled)
+            object: toCorrection(registered)
+          }),
+        inTransaction
+      })
+      return toCorrection(kept)
     })
 
     /** The document's letters, first to last; refused ones too. */

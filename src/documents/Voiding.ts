@@ -20,7 +20,7 @@ import { now } from "../domain/Time.js"
 import type { NewVoiding, VoidedNumbers } from "../domain/Voiding.js"
 import { EventLog } from "../events/EventLog.js"
 import { TenantService } from "../tenants/TenantService.js"
-import { answerOf, failIfNoCredential } from "./AuthorityAnswers.js"
+import { answerOf, keepAnswer } from "./AuthorityAnswers.js"
 import type { Issuer } from "./DocumentService.js"
 import { goodsIssuerOf } from "./GoodsEmitter.js"
 import { type SeriesRef, type StoredVoiding, VoidingRepo } from "./VoidingRepo.js"
@@ -112,22 +112,20 @@ export class VoidingService extends Context.Service<VoidingService>()("etd/Voidi
         reason: voiding.reason,
         requestedAt: voiding.requestedAt
       }).pipe((call) => answerOf(call, "voiding"))
-      const settled = yield* Effect.gen(function*() {
-        const written = yield* repo.settle(voiding.id, answer, yield* now)
-        // Another request answered the same voiding meanwhile: its answer stands.
-        if (Option.isNone(written)) return voiding
-        if (written.value.status === "registered") {
-          yield* events.record({
+      const kept = yield* keepAnswer({
+        answer,
+        pending: voiding,
+        settle: (at) => repo.settle(voiding.id, answer, at),
+        recordRegistered: (registered) =>
+          events.record({
             tenantId: issuer.tenantId,
             environment: issuer.environment,
             type: "numbers.voided",
-            object: toVoidedNumbers(written.value)
-          })
-        }
-        return written.value
-      }).pipe(inTransaction)
-      yield* failIfNoCredential(answer)
-      return toVoidedNumbers(settled)
+            object: toVoidedNumbers(registered)
+          }),
+        inTransaction
+      })
+      return toVoidedNumbers(kept)
     })
 
     const get = Effect.fn("VoidingService.get")(
