@@ -40,6 +40,11 @@ export interface GoodsNote {
 
 export interface GoodsSubmission extends SubmissionRef {
   readonly note: GoodsNote
+  /**
+   * An NFC-e issued offline: its signed note as the consumer holds it, sent as it is (a note rebuilt
+   * after a deploy or with a renewed certificate would not be the one printed).
+   */
+  readonly offlineXml?: string | undefined
 }
 
 export interface GoodsAuthorization {

@@ -185,8 +185,8 @@ export class AuthorityUnavailable extends Schema.TaggedError<AuthorityUnavailabl
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   /**
-   * The authority certainly did not take the request (it could not be reached, answered 503, or said
-   * its service is paused): nothing of it can have been authorized. Otherwise the outcome is unknown.
+   * The authority certainly did not take the request (no connection could be made, or it said its
+   * service is paused): nothing of it can have been authorized. Otherwise the outcome is unknown.
    */
   unreached: Schema.optional(Schema.Boolean)
 }) {}
@@ -274,7 +274,7 @@ export const MagicValues = {
   unavailable: "simulate:unavailable",
   timeout: "simulate:timeout",
   cancelReject: "simulate:cancel-reject",
-  /** The goods authority cannot be reached for the note online (503): an NFC-e allowing it is issued offline. */
+  /** The goods authority's service is paused for the note online: an NFC-e allowing it is issued offline. */
   offline: "simulate:offline",
   /** The local SEFAZ takes the note's batch to process apart (103): its receipt answers 105 once, then 104. */
   async: "simulate:async",

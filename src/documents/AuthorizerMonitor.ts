@@ -22,13 +22,17 @@ const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
 
 type Answer = Pick<AuthorizerStatus, "status" | "code" | "reason">
 
-/** Why an authorizer could not be asked. */
-const unanswered = (status: "no_certificate" | "unreachable") => (error: { readonly message: string }) =>
-  Effect.succeedSome<Answer>({ status, code: null, reason: error.message })
-
 /** One authorizer's answer, or why there is none; None when there is nothing to ask (the simulator). */
 const ask = (authority: GoodsAuthority, environment: Environment, probe: AuthorizerProbe) =>
   Effect.gen(function*() {
+    // Why there is no answer goes to the log only: `/readyz` is public, and the failure names hosts and tenants.
+    const unanswered = (status: "no_certificate" | "unreachable") => (error: { readonly message: string }) =>
+      Effect.as(
+        Effect.logWarning("a state authorizer could not be asked its status").pipe(
+          Effect.annotateLogs({ environment, state: probe.state, type: probe.type, status, reason: error.message })
+        ),
+        Option.some<Answer>({ status, code: null, reason: null })
+      )
     const answer = yield* authority.status(probe).pipe(
       Effect.map(Option.map((found): Answer => ({
         status: found.inOperation ? "in_operation" : "paused",

@@ -26,7 +26,7 @@ export class EmitterRepo extends Context.Service<EmitterRepo>()("etd/EmitterRepo
       SELECT DISTINCT ON (t.registration -> 'address' ->> 'state')
         t.id AS tenant_id, t.registration -> 'address' ->> 'state' AS state,
         left(t.registration -> 'address' ->> 'municipality_code', 2) AS state_code
-      FROM tenants t JOIN credentials c ON c.tenant_id = t.id AND c.status = 'active'
+      FROM tenants t JOIN credentials c ON c.tenant_id = t.id AND c.status = 'active' AND c.not_after > now()
       WHERE t.registration ->> 'state_registration' IS NOT NULL
         AND t.registration -> 'address' ->> 'state' IS NOT NULL
         AND t.registration -> 'address' ->> 'municipality_code' IS NOT NULL

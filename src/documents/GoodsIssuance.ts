@@ -9,13 +9,14 @@
  * number would be a second note for the same sale.
  */
 import { Clock, Effect, Option } from "effect"
-import type { GoodsAuthorities, GoodsSubmission } from "../authority/GoodsAuthority.js"
+import { GoodsAuthorities, type GoodsSubmission } from "../authority/GoodsAuthority.js"
 import { AuthorityUnavailable } from "../authority/TaxAuthority.js"
 import { OFFLINE_TRANSMISSION_HOURS } from "../domain/GoodsDocument.js"
 import type { StoredGoodsDocument } from "./DocumentRepo.js"
 import { goodsNoteOf } from "./GoodsNotes.js"
 import { IssuanceOutcome, notSentOutcome, transientOutcome } from "./IssuanceDecision.js"
 import type { IssuanceJob } from "./IssuanceQueue.js"
+import { NoteFileRepo } from "./NoteFileRepo.js"
 
 /** The offline note's `xJust` (15 to 256 characters). */
 export const OFFLINE_REASON = "Sem comunicação com a SEFAZ autorizadora: NFC-e emitida em contingência off-line"
@@ -25,7 +26,10 @@ const goesOffline = (job: IssuanceJob, row: StoredGoodsDocument) => (error: { re
   error instanceof AuthorityUnavailable && error.unreached === true && job.attempts === 1 &&
   row.type === "consumer_invoice" && row.goods.sale.offline_contingency === true && row.contingency === null
 
-export const makeGoodsIssuance = (authorities: GoodsAuthorities["Service"]) => {
+export const makeGoodsIssuance = Effect.gen(function*() {
+  const authorities = yield* GoodsAuthorities
+  const files = yield* NoteFileRepo
+
   /** The NFC-e issued offline: since now (to the second, as `dhCont` says it), to be transmitted within the deadline. */
   const issueOffline = (row: StoredGoodsDocument, submission: GoodsSubmission) =>
     Effect.gen(function*() {
@@ -51,8 +55,13 @@ export const makeGoodsIssuance = (authorities: GoodsAuthorities["Service"]) => {
    */
   const submit = (job: IssuanceJob, row: StoredGoodsDocument) => {
     const authority = authorities.for(row.environment)
-    const submission = { tenantId: row.tenantId, submissionId: row.submissionId, note: goodsNoteOf(row) }
+    const base = { tenantId: row.tenantId, submissionId: row.submissionId, note: goodsNoteOf(row) }
     return Effect.gen(function*() {
+      // An NFC-e issued offline is transmitted as its consumer holds it, byte for byte.
+      const offlineXml = row.status === "contingency"
+        ? Option.getOrUndefined(yield* files.findNfseXml(row.id))
+        : undefined
+      const submission = { ...base, offlineXml }
       if (job.attempts > 1) {
         const found = yield* authority.lookup(submission).pipe(
           Effect.catchTag("RequestNotSent", (error) =>
@@ -66,7 +75,7 @@ export const makeGoodsIssuance = (authorities: GoodsAuthorities["Service"]) => {
       }
       return IssuanceOutcome.GoodsAuthorized({ authorization: yield* authority.submit(submission) })
     }).pipe(
-      Effect.catchIf(goesOffline(job, row), () => issueOffline(row, submission)),
+      Effect.catchIf(goesOffline(job, row), () => issueOffline(row, base)),
       Effect.catchTags({
         RequestNotSent: (error) => Effect.succeed(notSentOutcome(error)),
         AuthorityRejected: (rejected) =>
@@ -105,4 +114,4 @@ export const makeGoodsIssuance = (authorities: GoodsAuthorities["Service"]) => {
   }
 
   return { submit, cancel } as const
-}
+})

@@ -13,7 +13,6 @@
  * Transient failures are retried within a bounded window; rejections are final (goods: GoodsIssuance.ts).
  */
 import { Array as Arr, Effect, Layer, Metric, Option } from "effect"
-import { GoodsAuthorities } from "../authority/GoodsAuthority.js"
 import {
   AuthorityUnavailable,
   type Authorization,
@@ -47,6 +46,7 @@ import {
   transientOutcome
 } from "./IssuanceDecision.js"
 import { type IssuanceJob, IssuanceQueue } from "./IssuanceQueue.js"
+import { NoteFileRepo } from "./NoteFileRepo.js"
 
 /** The events that mean a document reached a status of its own (a failed cancellation leaves it authorized). */
 const FINAL_STATUSES = new Map<string, string>([
@@ -75,7 +75,7 @@ export const makeIssuanceWorker = Effect.gen(function*() {
   const events = yield* EventLog
   const outbox = yield* Outbox
   const authorities = yield* TaxAuthorities
-  const goods = makeGoodsIssuance(yield* GoodsAuthorities)
+  const goods = yield* makeGoodsIssuance
   const schedule = exponentialBackoff(config.retry)
 
   /**
@@ -397,4 +397,4 @@ export const IssuanceWorkersLive = Layer.effectDiscard(
     const config = yield* AppConfig
     yield* runWorker(yield* makeIssuanceWorker, config.issuance)
   })
-)
+).pipe(Layer.provide(NoteFileRepo.layer))

@@ -22,7 +22,9 @@ export const AuthorizerStatus = Schema.Struct({
       "`no_certificate` (no emitter of the state has a certificate usable in this environment to ask with)."
   }),
   code: Schema.NullOr(Schema.String).annotate({ description: "The status service's `cStat`, when it answered." }),
-  reason: Schema.NullOr(Schema.String).annotate({ description: "Its `xMotivo`, or why there is no answer." }),
+  reason: Schema.NullOr(Schema.String).annotate({
+    description: "Its `xMotivo`; null without an answer (why is in the service's log)."
+  }),
   checked_at: DateTime
 }).annotate({
   identifier: "AuthorizerStatus",

@@ -85,6 +85,48 @@ describe("the SEFAZ client", () => {
     )
     expect(offline.accessKey[34]).toBe("9")
     expect(validateNfe("nfeProc", offline.xml)).toEqual(Result.void)
+    // Emitted on 10/11 and transmitted weeks later: authorized all the same, late (150), and found so.
+    expect(offline.xml).toContain("<cStat>150</cStat>")
+    const late = submission({
+      number: 3004,
+      request: counterSale,
+      contingency: { since: new Date(), reason: "Sem conexão com a SEFAZ" }
+    })
+    expect(Option.map(Result.getOrThrow(await run(client().lookup(late, identity))), (found) => found.protocol))
+      .toEqual(Option.some(offline.protocol))
+    // Transmitted within the day: authorized in time (100).
+    const now = new Date()
+    const inTime = Result.getOrThrow(
+      await run(
+        client().submit(
+          submission({
+            number: 3009,
+            request: counterSale,
+            issuedAt: now,
+            contingency: { since: now, reason: "Sem conexão com a SEFAZ" }
+          }),
+          identity
+        )
+      )
+    )
+    expect(inTime.xml).toContain("<cStat>100</cStat>")
+  })
+
+  it("transmits an offline note as it was issued, byte for byte, not a note rebuilt now", async () => {
+    const issuedAt = new Date()
+    const asIssued = submission({
+      number: 3014,
+      request: counterSale,
+      issuedAt,
+      contingency: { since: issuedAt, reason: "Queda de energia no caixa 2" }
+    })
+    const issued = Result.getOrThrow(await run(client().prepare(asIssued, identity)))
+    // What the service would build now differs (another reason): the stored note is what goes.
+    const now = { ...asIssued, contingency: { since: issuedAt, reason: "Sem conexão com a SEFAZ autorizadora" } }
+    const authorized = Result.getOrThrow(await run(client().submit(now, identity, issued.note)))
+    expect(authorized.accessKey).toBe(issued.accessKey)
+    expect(authorized.xml).toContain(issued.note.replace(/^<\?xml[^>]*\?>/, ""))
+    expect(authorized.xml).toContain("Queda de energia no caixa 2")
   })
 
   it("types a business refusal as final (AuthorityRejected, with the code) and a 503 as transient", async () => {
@@ -141,7 +183,7 @@ describe("the SEFAZ client", () => {
     expect(status).toEqual({ inOperation: true, code: "107", reason: "Serviço em Operação" })
   })
 
-  it("says when the authority certainly never took the note (unreached): a paused service, a 503, a refused connection; not a timeout", async () => {
+  it("says when the authority certainly never took the note (unreached): a paused service, a refused connection; not a 503 nor a timeout", async () => {
     const paused = await run(
       client().submit(submission({ number: 3010, request: { ...counterSale, notes: "simulate:offline" } }), identity)
     )
@@ -152,7 +194,8 @@ describe("the SEFAZ client", () => {
         identity
       )
     )
-    expect(Result.isFailure(busy) && busy.failure).toMatchObject({ status: 503, unreached: true })
+    expect(Result.isFailure(busy) && busy.failure).toMatchObject({ status: 503 })
+    expect(Result.isFailure(busy) && busy.failure._tag === "AuthorityUnavailable" && busy.failure.unreached).toBeFalsy()
     // Nothing listens on port 9 of the loopback: the connection is refused before anything is sent.
     const nowhere = makeSefazClient({ exchange, timeout: 5_000, addressOf: () => "https://127.0.0.1:9/ws" })
     const refused = await run(nowhere.submit(submission({ number: 3012 }), identity))

@@ -19,6 +19,7 @@ import { Transaction } from "../../src/db/Repository.js"
 import { type DocumentChange, DocumentRepo, type StoredDocument } from "../../src/documents/DocumentRepo.js"
 import { type IssuanceJob, IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
+import { NoteFileRepo } from "../../src/documents/NoteFileRepo.js"
 import type { IbsCbsFigures } from "../../src/domain/Money.js"
 import type { NoteAmounts } from "../../src/domain/NoteAmounts.js"
 import { EventLog } from "../../src/events/EventLog.js"
@@ -130,6 +131,8 @@ const workerWith = (authority: Partial<TaxAuthority>, document: StoredDocument =
       TaxAuthorities.fromEach({ live: { ...sandbox, system: "production" }, test: sandbox })
     ),
     unusedGoodsAuthorities,
+    // Only a goods note issued offline reads its file: none here.
+    Layer.mock(NoteFileRepo, {}),
     AppConfigTest({
       retry: { baseDelay: Duration.seconds(2), maxDelay: Duration.minutes(5), window: Duration.hours(1) }
     }),

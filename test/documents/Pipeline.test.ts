@@ -26,6 +26,7 @@ import { DocumentService, type Issuer } from "../../src/documents/DocumentServic
 import { Idempotency } from "../../src/documents/Idempotency.js"
 import { IssuanceQueue } from "../../src/documents/IssuanceQueue.js"
 import { IssuanceWorkersLive, makeIssuanceWorker } from "../../src/documents/IssuanceWorker.js"
+import { NoteFileRepo } from "../../src/documents/NoteFileRepo.js"
 import { asId } from "../../src/domain/Ids.js"
 import { normalizeEmail } from "../../src/domain/User.js"
 import { delayAfter, exponentialBackoff } from "../../src/queue/Backoff.js"
@@ -69,6 +70,7 @@ const instance = (
     DocumentService.layer,
     DocumentRepo.layer,
     IssuanceQueue.layer,
+    NoteFileRepo.layer,
     TenantService.layer,
     Readiness.layer
   ).pipe(

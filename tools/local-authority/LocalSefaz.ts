@@ -47,6 +47,8 @@ import {
 import {
   authorizationAnswer,
   AUTHORIZED,
+  AUTHORIZED_LATE,
+  AUTHORIZED_LATE_REASON,
   AUTHORIZED_REASON,
   batchRefusal,
   IN_OPERATION,
@@ -136,6 +138,9 @@ export interface LocalSefaz {
   readonly setServiceStatus: (code: "107" | "108" | "109") => void
   readonly close: () => Promise<void>
 }
+
+/** How long after its emission an offline NFC-e may arrive before its authorization is late (150). */
+const OFFLINE_DEADLINE_MS = 24 * 60 * 60 * 1000
 
 const NOT_FOUND_PAGE = "<html><body><h1>404 - File or directory not found.</h1></body></html>"
 const UNAVAILABLE_PAGE = "<html><body><h1>503 Service Unavailable</h1></body></html>"
@@ -227,12 +232,15 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
     if (note.notes.includes(MagicValues.reject)) {
       return answer({ ...base, status: "999", reason: "Rejeição: Erro não catalogado (simulate:reject)" }, stateCode)
     }
+    // An NFC-e issued offline and received more than a day after its emission is authorized late (150).
+    const late = note.emissionType === "9" &&
+      at.getTime() - Date.parse(textOf(nfe, "dhEmi") ?? "") > OFFLINE_DEADLINE_MS
     const protocol: NoteProtocol = {
       ...base,
       protocol: protocolOf(note, at),
       digestValue: note.digestValue,
-      status: AUTHORIZED,
-      reason: AUTHORIZED_REASON
+      status: late ? AUTHORIZED_LATE : AUTHORIZED,
+      reason: late ? AUTHORIZED_LATE_REASON : AUTHORIZED_REASON
     }
     const record: AuthorizedNote = {
       ...note,
@@ -279,7 +287,8 @@ export const startLocalSefaz = async (options: LocalSefazOptions = {}): Promise<
         at,
         accessKey,
         found?.protocolXml ?? null,
-        found?.cancellation !== undefined
+        found?.cancellation !== undefined,
+        found?.protocolXml.includes(`<cStat>${AUTHORIZED_LATE}</cStat>`) ?? false
       )
     }
   }

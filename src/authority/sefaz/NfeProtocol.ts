@@ -27,6 +27,12 @@ export interface NoteProtocol {
 
 export const AUTHORIZED = "100"
 export const AUTHORIZED_REASON = "Autorizado o uso da NF-e"
+/** An authorization all the same: a note (an NFC-e issued offline, say) received past its deadline. */
+export const AUTHORIZED_LATE = "150"
+export const AUTHORIZED_LATE_REASON = "Autorizado o uso da NF-e, autorização concedida fora de prazo"
+
+/** Whether a note's cStat authorizes it (100, or 150 when late). */
+export const isAuthorization = (code: string | undefined): boolean => code === AUTHORIZED || code === AUTHORIZED_LATE
 
 /** `enviNFe` with one note, synchronous (indSinc 1): the authority answers with its protocol at once. */
 export const authorizationRequest = (batchId: string, signedNfe: string): string =>
@@ -191,7 +197,8 @@ export const lookupAnswer = (
   at: Date,
   accessKey: string,
   protocol: string | null,
-  cancelled = false
+  cancelled = false,
+  late = false
 ): string =>
   `${XML_DECLARATION}<retConsSitNFe xmlns="${NFE_NAMESPACE}" versao="${NFE_VERSION}">` +
   leaf("tpAmb", String(environmentCode(environment))) +
@@ -200,6 +207,8 @@ export const lookupAnswer = (
     ? leaf("cStat", NOT_FOUND) + leaf("xMotivo", "Rejeição: NF-e não consta na base de dados da SEFAZ")
     : cancelled
     ? leaf("cStat", CANCELLED) + leaf("xMotivo", "Cancelamento de NF-e homologado")
+    : late
+    ? leaf("cStat", AUTHORIZED_LATE) + leaf("xMotivo", AUTHORIZED_LATE_REASON)
     : leaf("cStat", AUTHORIZED) + leaf("xMotivo", AUTHORIZED_REASON)) +
   leaf("cUF", stateCode) +
   leaf("dhRecbto", brasiliaDateTime(at)) +

@@ -67,7 +67,10 @@ export const makeSefazAuthority = (
           Effect.mapError((error) => new CredentialRequired({ message: error.message }))
         ),
       submit: (submission) =>
-        Effect.flatMap(identityOf(submission.tenantId), (identity) => client.submit(submission.note, identity)).pipe(
+        Effect.flatMap(
+          identityOf(submission.tenantId),
+          (identity) => client.submit(submission.note, identity, submission.offlineXml)
+        ).pipe(
           Effect.catchTag("NoteNotValid", notSent)
         ),
       issueOffline: (submission) =>

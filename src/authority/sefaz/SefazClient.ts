@@ -19,9 +19,9 @@ import { AuthorityRejected, AuthorityTimeout, AuthorityUnavailable } from "../Ta
 import type { NfeModel } from "./NfeAccessKey.js"
 import {
   authorizationRequest,
-  AUTHORIZED,
   CANCELLED,
   IN_OPERATION,
+  isAuthorization,
   lookupRequest,
   NOT_FOUND,
   PROCESSED,
@@ -36,7 +36,7 @@ import { sefazAddress, type SefazService } from "./SefazAddresses.js"
 import { makeSefazEvents } from "./SefazEvents.js"
 import { type Addressee, type AnswerReader, batchIdOf, PAUSED, readerOf } from "./SefazExchange.js"
 import { soapContent, soapRequest } from "./SefazSoap.js"
-import { signedNote } from "./SignedNote.js"
+import { issuedNote, signedNote } from "./SignedNote.js"
 
 /** What the authority needs of a goods document to authorize it: what its note is built from. */
 export type GoodsSubmission = NfeInput
@@ -94,11 +94,8 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       Effect.flatMap((answer) => {
         if (answer.status !== 200) {
           return Effect.fail(
-            new AuthorityUnavailable({
-              message: `the SEFAZ answered HTTP ${answer.status}`,
-              status: answer.status,
-              unreached: answer.status === 503
-            })
+            // Even a 503 may come from a proxy after the SEFAZ took the batch: not proof it never arrived.
+            new AuthorityUnavailable({ message: `the SEFAZ answered HTTP ${answer.status}`, status: answer.status })
           )
         }
         const content = soapContent(answer.body.toString("utf8"))
@@ -136,7 +133,7 @@ export const makeSefazClient = (options: SefazClientOptions) => {
         const code = answer.texts("cStat")[0] ?? ""
         if (code === NOT_FOUND) return Effect.succeedNone
         // A cancelled note (101) was authorized all the same: its protocol is in the answer.
-        const authorization = code === AUTHORIZED || code === CANCELLED
+        const authorization = isAuthorization(code) || code === CANCELLED
           ? authorizationOf(prepared.note, prepared.accessKey, answer)
           : undefined
         return authorization === undefined
@@ -175,7 +172,7 @@ export const makeSefazClient = (options: SefazClientOptions) => {
     if (noteCode === undefined) {
       return Effect.fail(new AuthorityRejected({ code: batch, message: reasons[0] ?? "the batch was refused" }))
     }
-    if (noteCode === AUTHORIZED) {
+    if (isAuthorization(noteCode)) {
       const authorization = authorizationOf(prepared.note, prepared.accessKey, answer)
       return authorization === undefined
         ? Effect.fail(new AuthorityUnavailable({ message: "the SEFAZ authorized the note without a protocol" }))
@@ -225,8 +222,12 @@ export const makeSefazClient = (options: SefazClientOptions) => {
       })
     })
 
-  const submit = (submission: GoodsSubmission, identity: ClientIdentity) =>
-    Effect.flatMap(prepare(submission, identity), (prepared) =>
+  /** The note to send: the one issued offline, as its consumer holds it, or the note built and signed now. */
+  const toSend = (submission: GoodsSubmission, identity: ClientIdentity, offlineXml: string | undefined) =>
+    offlineXml === undefined ? prepare(submission, identity) : Effect.succeed(issuedNote(submission, offlineXml))
+
+  const submit = (submission: GoodsSubmission, identity: ClientIdentity, offlineXml?: string) =>
+    Effect.flatMap(toSend(submission, identity, offlineXml), (prepared) =>
       Effect.flatMap(
         call(
           identity,

@@ -49,6 +49,14 @@ export const goodsSubmissionIdOf = (
   width: 9
 })
 
+/** A note signed before (an NFC-e issued offline), as it was: its key read from its `Id`. */
+export const issuedNote = (note: GoodsNote, xml: string): SignedNote => ({
+  accessKey: /Id="NFe([0-9A-Z]{44})"/u.exec(xml)?.[1] ?? "",
+  model: modelOf(note.request.type),
+  state: note.issuer.address.state,
+  note: xml
+})
+
 export const signedNote = (note: GoodsNote, signer: NoteSigner): Effect.Effect<SignedNote, NoteNotValid> =>
   Effect.suspend(() => {
     const built = buildNfe(note)

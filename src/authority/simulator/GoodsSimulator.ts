@@ -12,14 +12,14 @@
  * The magic values of test mode work as in Simulator.ts, from the sale's `notes`: `simulate:reject`
  * is rejected (999), `simulate:unavailable` fails with 503 `unavailableTimes` times first,
  * `simulate:timeout` is authorized but the answer is lost (the caller times out; a lookup finds it),
- * `simulate:offline` cannot reach the authority online (503) and is authorized once sent offline (tpEmis 9),
+ * `simulate:offline` finds the service paused online (never received) and is authorized once sent offline (tpEmis 9),
  * `simulate:cancel-reject` has its cancellation refused as past its deadline (501).
  *
  * A cancellation (event 110111) is checked as a SEFAZ checks it (the note authorized, its protocol),
  * built, signed and validated against the event's schema, and registered with a protocol of its own;
  * the same cancellation again is done, not refused.
  */
-import { Clock, Duration, Effect, Option, Random, Result, Schema, type Scope } from "effect"
+import { Clock, Duration, Effect, Option, Random, Result, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Environment } from "../../domain/Principal.js"
 import { drawDanfe } from "../danfe/Danfe.js"
@@ -41,7 +41,7 @@ import { correctionEvent, loadEventSchemas, validateEvent } from "../sefaz/NfeCo
 import { AUTHORIZED, AUTHORIZED_REASON, processedNote, protocolElement } from "../sefaz/NfeProtocol.js"
 import { loadNfeSchemas } from "../sefaz/NfeXsd.js"
 import { reviewNote } from "../sefaz/NoteReview.js"
-import { goodsSubmissionIdOf, signedNote } from "../sefaz/SignedNote.js"
+import { goodsSubmissionIdOf, issuedNote, signedNote } from "../sefaz/SignedNote.js"
 import {
   AuthorityRejected,
   AuthorityTimeout,
@@ -50,6 +50,7 @@ import {
   RequestNotSent
 } from "../TaxAuthority.js"
 import { signEnveloped } from "../xml/XmlSignature.js"
+import { authorizationOf } from "./GoodsRecords.js"
 import { simulatedVoiding } from "./SimulatedVoiding.js"
 import type { SimulatorOptions } from "./Simulator.js"
 import { remoteSide } from "./Simulator.js"
@@ -57,20 +58,6 @@ import { type SimulatorRecord, SimulatorRepo } from "./SimulatorRepo.js"
 import { simulatorSigner } from "./SimulatorSigner.js"
 
 const APPLICATION = "ETD-SIMULADOR_4.00"
-
-/** What the simulator keeps of an authorized note beside the record's columns. */
-const KeptNote = Schema.Struct({ xml: Schema.String })
-
-const authorizationOf = (record: SimulatorRecord): Option.Option<GoodsAuthorization> => {
-  if (record.status === "received" || record.accessKey === null || record.protocol === null) return Option.none()
-  const kept = Schema.decodeUnknownOption(KeptNote)(record.document)
-  return Option.map(kept, ({ xml }) => ({
-    accessKey: record.accessKey!,
-    protocol: record.protocol!,
-    authorizedAt: record.authorizedAt!,
-    xml
-  }))
-}
 
 type SubmitFailure = AuthorityRejected | AuthorityUnavailable | RequestNotSent
 type SubmitAnswer = Result.Result<
@@ -94,7 +81,7 @@ export const makeGoodsSimulator = (
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
     const travel = Duration.isGreaterThan(latency, Duration.zero) ? Effect.sleep(latency) : Effect.void
     const randomFailure = Effect.map(Random.next, (r) => r < failureRate)
-    const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503, unreached: true })
+    const unavailable = (message: string) => new AuthorityUnavailable({ message, status: 503 })
     // libxml2 and the schemas cost ~160 MiB and a start-up pause: loaded by the first goods note, not at start.
     const schemas = Effect.promise(() => Promise.all([loadNfeSchemas(), loadCancellationSchemas(), loadEventSchemas()]))
 
@@ -130,7 +117,9 @@ export const makeGoodsSimulator = (
             Result.succeed({ authorization: existing.value, timesOut: false })
           )
         }
-        const signed = yield* Effect.result(signedNote(submission.note, simulatorSigner()))
+        const signed = submission.offlineXml === undefined
+          ? yield* Effect.result(signedNote(submission.note, simulatorSigner()))
+          : Result.succeed(issuedNote(submission.note, submission.offlineXml))
         if (Result.isFailure(signed)) {
           return answer(
             { ...received, lastOutcome: "not sent: schema" },
@@ -154,7 +143,12 @@ export const makeGoodsSimulator = (
         if (note.notes.includes(MagicValues.offline) && note.emissionType === "1") {
           return answer(
             { ...received, lastOutcome: "unreachable (simulate:offline)" },
-            Result.fail(unavailable("The tax authority cannot be reached (simulate:offline)."))
+            Result.fail(
+              new AuthorityUnavailable({
+                message: "The tax authority's service is paused (simulate:offline).",
+                unreached: true
+              })
+            )
           )
         }
         if (note.notes.includes(MagicValues.reject)) {
