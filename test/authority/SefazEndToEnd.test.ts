@@ -392,7 +392,8 @@ for (const database of testDatabases) {
         Effect.gen(function*() {
           const sefaz = yield* Sefaz
           yield* emitter("sefaz-status")
-          const sweep = yield* Effect.provide(makeAuthorizerSweep, EmitterRepo.layer)
+          // Every round of this one asks; an instance's round within the interval asks nothing (below).
+          const sweep = yield* Effect.provide(makeAuthorizerSweep(Duration.zero), EmitterRepo.layer)
           const inSaoPaulo = (statuses: ReadonlyArray<AuthorizerStatus>) =>
             statuses.filter((status) => status.state === "SP").map(({ code, environment, status, type }) => ({
               environment,
@@ -408,8 +409,8 @@ for (const database of testDatabases) {
 
           // Live keys' goods go to the simulator here: nothing to ask there.
           expect(inSaoPaulo(yield* sweep)).toEqual([
-            { environment: "test", type: "product_invoice", status: "in_operation", code: "107" },
-            { environment: "test", type: "consumer_invoice", status: "in_operation", code: "107" }
+            { environment: "test", type: "consumer_invoice", status: "in_operation", code: "107" },
+            { environment: "test", type: "product_invoice", status: "in_operation", code: "107" }
           ])
           const ready = yield* rawRequest("GET", "/readyz")
           expect(ready.status, ready.text).toBe(200)
@@ -429,6 +430,11 @@ for (const database of testDatabases) {
             expect(stillReady.status).toBe(200)
             expect(inSaoPaulo(field(stillReady.json, "authorizers") as ReadonlyArray<AuthorizerStatus>)[0]?.status)
               .toBe("paused")
+            // Another instance within the interval: the authorities are not asked again, the answers are shared.
+            const asked = sefaz.counts().NfeStatusServico ?? 0
+            const patient = yield* Effect.provide(makeAuthorizerSweep(Duration.hours(1)), EmitterRepo.layer)
+            expect(inSaoPaulo(yield* patient).map((status) => status.status)).toEqual(["paused", "paused"])
+            expect(sefaz.counts().NfeStatusServico ?? 0).toBe(asked)
           } finally {
             sefaz.setServiceStatus("107")
           }

@@ -23,6 +23,7 @@ import goodsDocuments from "./0021_goods_documents.js"
 import documentCorrections from "./0022_document_corrections.js"
 import voidedNumbers from "./0023_voided_numbers.js"
 import offlineContingency from "./0024_offline_contingency.js"
+import authorizerStatus from "./0025_authorizer_status.js"
 
 /** Ordered by id; the Migrator records each applied id in `etd_migrations`. */
 export const migrations = Migrator.fromRecord({
@@ -49,5 +50,6 @@ export const migrations = Migrator.fromRecord({
   "0021_goods_documents": goodsDocuments,
   "0022_document_corrections": documentCorrections,
   "0023_voided_numbers": voidedNumbers,
-  "0024_offline_contingency": offlineContingency
+  "0024_offline_contingency": offlineContingency,
+  "0025_authorizer_status": authorizerStatus
 })
