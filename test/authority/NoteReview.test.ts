@@ -37,6 +37,19 @@ const sign = (xml: string, who = emitter) =>
 
 const note = buildNfe(nfeInput())
 const signed = sign(note.xml)
+const stNote = buildNfe(nfeInput({
+  request: {
+    ...interstateSale,
+    items: [{
+      ...interstateSale.items[0]!,
+      quantity: "1",
+      unit_amount: 100000,
+      discount: undefined,
+      icms: { origin: 0, cst: "10", rate: "18.00", st: { margin: "40.00", rate: "18.00" } },
+      ipi: { cst: "50", rate: "10.00" }
+    }]
+  }
+}))
 const reformNote = buildNfe(nfeInput({
   request: {
     ...interstateSale,
@@ -50,7 +63,8 @@ const statusOf = (xml: string, environment: "live" | "test" = "test") => {
 }
 
 describe("the review of a signed note", () => {
-  it("passes a note with the tax reform's IBS/CBS as the service computes it", () => {
+  it("passes notes with ICMS-ST and with the tax reform's IBS/CBS as the service computes them", () => {
+    expect(Result.isSuccess(reviewNote(sign(stNote.xml), "test"))).toBe(true)
     expect(Result.isSuccess(reviewNote(sign(reformNote.xml), "test"))).toBe(true)
   })
 
@@ -129,6 +143,16 @@ describe("the review of a signed note", () => {
       "610",
       "a note total that is not its parts",
       () => sign(note.xml.replace("<vNF>178.22</vNF>", "<vNF>178.21</vNF>"))
+    ],
+    [
+      "533",
+      "an ICMS-ST base total not the items' sum",
+      () => sign(stNote.xml.replace("<vBCST>1540.00</vBCST><vST>", "<vBCST>1540.01</vBCST><vST>"))
+    ],
+    [
+      "534",
+      "an ICMS-ST total not the items' sum",
+      () => sign(stNote.xml.replace("<vST>97.20</vST>", "<vST>97.21</vST>"))
     ],
     [
       "1041",

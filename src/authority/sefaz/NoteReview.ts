@@ -3,7 +3,7 @@
  * with the codes of the official validation rules (Anexo I of the MOC 7.0): the schema (225), the
  * signature (297) and its signer (213), the access key against the note's fields (502, 253), the
  * numeric code (897), the environment (252), what homologation demands (598, 373), every item's
- * value (629) and the totals (564, 531, 532, 610). Pure, so the built-in simulator and the local
+ * value (629) and the totals (564, 531, 532, 533, 534, 610). Pure, so the built-in simulator and the local
  * SEFAZ refuse alike; duplicity (204, 539) needs the authority's records and is `duplicityOf`.
  */
 import type { Element } from "@xmldom/xmldom"
@@ -185,6 +185,8 @@ export const reviewNote = (
   let products = 0n
   let icmsBase = 0n
   let icms = 0n
+  let stBase = 0n
+  let st = 0n
   for (const [i, det] of items.entries()) {
     const of = (name: string) =>
       Array.from(det.getElementsByTagNameNS(NFE_NAMESPACE, name))[0]?.textContent ?? undefined
@@ -206,6 +208,8 @@ export const reviewNote = (
         : Array.from(group.getElementsByTagNameNS(NFE_NAMESPACE, name))[0]?.textContent ?? undefined
     icmsBase += centavosOf(inGroup("vBC"))
     icms += centavosOf(inGroup("vICMS"))
+    stBase += centavosOf(inGroup("vBCST"))
+    st += centavosOf(inGroup("vICMSST"))
   }
   const total = (name: string) => within("ICMSTot", name)
   if (centavosOf(total("vProd")) !== products) {
@@ -213,6 +217,8 @@ export const reviewNote = (
   }
   if (centavosOf(total("vBC")) !== icmsBase) return refuse("531", "Total da BC ICMS difere do somatório dos itens")
   if (centavosOf(total("vICMS")) !== icms) return refuse("532", "Total do ICMS difere do somatório dos itens")
+  if (centavosOf(total("vBCST")) !== stBase) return refuse("533", "Total da BC ICMS-ST difere do somatório dos itens")
+  if (centavosOf(total("vST")) !== st) return refuse("534", "Total do ICMS-ST difere do somatório dos itens")
   const expectedTotal = ["vProd", "vST", "vFCPST", "vFrete", "vSeg", "vOutro", "vII", "vIPI", "vIPIDevol"]
     .reduce((sum, name) => sum + centavosOf(total(name)), 0n) -
     centavosOf(total("vDesc")) - centavosOf(total("vICMSDeson"))
