@@ -57,12 +57,16 @@ export class VoidingRepo extends Context.Service<VoidingRepo>()("etd/VoidingRepo
           AND series = ${ref.series}
         FOR UPDATE`).pipe(Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.lastNumber)))
 
-    /** Documents of the range that hold their number: any but those the authority rejected or that failed. */
+    /**
+     * Documents of the range that hold their number: any but those the authority rejected or that
+     * failed; an NFC-e issued offline holds it even rejected (its consumer has the printed note).
+     */
     const holdersOf = (ref: SeriesRef, from: number, to: number) =>
       holders(sql`
         SELECT id, number, status FROM documents
         WHERE tenant_id = ${ref.tenantId} AND environment = ${ref.environment} AND type = ${ref.type}
-          AND series = ${ref.series} AND number BETWEEN ${from} AND ${to} AND status NOT IN ('rejected', 'failed')
+          AND series = ${ref.series} AND number BETWEEN ${from} AND ${to}
+          AND (status NOT IN ('rejected', 'failed') OR contingency IS NOT NULL)
         ORDER BY number LIMIT 5`)
 
     /** Voidings of the series, registered or pending, that share a number with the range. */

@@ -129,6 +129,30 @@ for (const database of testDatabases) {
         expect(listed.status, listed.text).toBe(200)
       }))
 
+    it.effect("an offline NFC-e the authority rejects at its transmission is rejected, and its number is not voidable", () =>
+      Effect.gen(function*() {
+        const t = yield* goodsTenant
+        const sale = { ...counterSale, offline_contingency: true, notes: "simulate:offline simulate:reject" }
+        const id = accepted(yield* issue(t.token, sale)).id
+        yield* until(t.token, id, "contingency")
+        const rejected = yield* until(t.token, id, "rejected")
+        expect(rejected.rejection?.code).toBe("999")
+        expect(rejected.contingency?.access_key.slice(34, 35)).toBe("9")
+        expect((yield* eventsOf(id)).map((event) => event.type)).toEqual(["document.contingency", "document.rejected"])
+        // The consumer holds the printed note: its number stays taken.
+        const voiding = yield* rawRequest("POST", "/v1/voided-numbers", {
+          token: t.token,
+          body: {
+            type: "consumer_invoice",
+            from: rejected.number,
+            to: rejected.number,
+            reason: "Nota rejeitada na transmissão da contingência"
+          }
+        })
+        expectError(voiding, 409, "conflict")
+        expect(voiding.text).toContain(id)
+      }))
+
     it.effect("without offline_contingency an unreachable SEFAZ is asked again online: the NFC-e waits submitting, not offline", () =>
       Effect.gen(function*() {
         const t = yield* goodsTenant
