@@ -89,22 +89,22 @@ const icmsRefusals = (item: GoodsItem, issuer: GoodsIssuer, at: ReadonlyArray<st
   return [...refusals, ...substitutionRefusals(icms, code, path)]
 }
 
-/** The ICMS-ST: with CST 10 and 70 and CSOSN 201 and 202 only, the Simples naming its own operation's rate. */
+/** The ICMS-ST: with CST 10, 30 and 70 and CSOSN 201 to 203 only, the Simples naming its own operation's rate. */
 const substitutionRefusals = (
   icms: GoodsItem["icms"],
   code: string,
   path: (field: string) => Array<string | number>
 ): Array<Refusal> => {
-  const substitutes = ["10", "70", "201", "202"].includes(code)
-  const simples = code === "201" || code === "202"
+  const substitutes = ["10", "30", "70", "201", "202", "203"].includes(code)
+  const simples = code === "201" || code === "202" || code === "203"
   if (icms.st === undefined) {
     return substitutes ? [{ path: path("st"), message: `${code} charges the ICMS by substitution: it needs st` }] : []
   }
-  if (!substitutes) return [{ path: path("st"), message: "is used only with CST 10 and 70 and CSOSN 201 and 202" }]
+  if (!substitutes) return [{ path: path("st"), message: "is used only with CST 10, 30 and 70 and CSOSN 201 to 203" }]
   if (simples && icms.st.own_rate === undefined) {
     return [{ path: [...path("st"), "own_rate"], message: `CSOSN ${code} needs the own operation's rate it deducts` }]
   }
-  if (!simples && icms.st.own_rate !== undefined) {
+  if ((code === "10" || code === "70") && icms.st.own_rate !== undefined) {
     return [{ path: [...path("st"), "own_rate"], message: `CST ${code} deducts the item's own rate: not used` }]
   }
   return []

@@ -33,13 +33,15 @@ export const IcmsSt = Schema.Struct({
     description: "How much of the ST base is not taxed (`pRedBCST`)."
   })),
   own_rate: Schema.optionalKey(GoodsRate.annotate({
-    description: "CSOSN 201 and 202 only, and required there: the rate of the emitter's own operation, whose ICMS " +
-      "the substitution deducts (the Simples note carries no ICMS of its own). With CST 10 and 70 the item's own " +
-      "`rate` is deducted."
+    description: "The rate of the emitter's own operation, whose ICMS the substitution deducts: required with CSOSN " +
+      "201, 202 and 203 (the Simples note carries no ICMS of its own); with CST 30 (an exempt or untaxed own " +
+      "operation) where the state's rules deduct one, nothing deducted when absent. With CST 10 and 70 the item's " +
+      "own `rate` is deducted."
   }))
 }).annotate({
   identifier: "IcmsSt",
-  description: "The ICMS the emitter charges by substitution (ICMS-ST) with CST 10 and 70 or CSOSN 201 and 202: " +
+  description: "The ICMS the emitter charges by substitution (ICMS-ST) with CST 10, 30 and 70 or CSOSN 201, 202 " +
+    "and 203: " +
     "`vBCST` = (value + IPI) × (1 + margin) × (1 − base_reduction), `vICMSST` = `vBCST` × rate − the own " +
     "operation's ICMS. Added to the note's total (`vST`)."
 })
@@ -50,23 +52,23 @@ export const IcmsOrigin = Schema.Literals([0, 1, 2, 3, 4, 5, 6, 7, 8]).annotate(
     "the other national codes (import content and basic production processes)."
 })
 
-export const IcmsCst = Schema.Literals(["00", "10", "20", "40", "41", "50", "60", "70", "90"])
-export const IcmsCsosn = Schema.Literals(["101", "102", "103", "201", "202", "300", "400", "500", "900"])
+export const IcmsCst = Schema.Literals(["00", "10", "20", "30", "40", "41", "50", "60", "70", "90"])
+export const IcmsCsosn = Schema.Literals(["101", "102", "103", "201", "202", "203", "300", "400", "500", "900"])
 
 export const Icms = Schema.Struct({
   origin: IcmsOrigin,
   cst: Schema.optionalKey(IcmsCst.annotate({
     description: "The ICMS tax situation of an emitter in the normal regime (`CST`; CRT 2 and 3): 00 taxed, 10 " +
-      "taxed and charging the buyers' ICMS by substitution (`st`), 20 with a reduced base, 40 exempt, 41 not taxed, " +
-      "50 suspended, 60 charged before by substitution, 70 a reduced base and substitution, 90 other. Becomes the " +
-      "group `ICMS<cst>` (40, 41 and 50 share `ICMS40`)."
+      "taxed and charging the buyers' ICMS by substitution (`st`), 20 with a reduced base, 30 exempt or not taxed " +
+      "and charging by substitution, 40 exempt, 41 not taxed, 50 suspended, 60 charged before by substitution, 70 a " +
+      "reduced base and substitution, 90 other. Becomes the group `ICMS<cst>` (40, 41 and 50 share `ICMS40`)."
   })),
   csosn: Schema.optionalKey(IcmsCsosn.annotate({
     description: "The ICMS situation of an emitter in the Simples Nacional (`CSOSN`; CRT 1 and 4): 101 with credit " +
-      "allowance, 102 without, 103 exempt within its revenue band, 201 and 202 charging the buyers' ICMS by " +
-      "substitution (`st`) with and without credit allowance, 300 immune, 400 not taxed, 500 charged before by " +
-      "substitution, 900 other. Becomes `ICMSSN101`, `ICMSSN102` (102, 103, 300, 400), `ICMSSN201`, `ICMSSN202`, " +
-      "`ICMSSN500` or `ICMSSN900`."
+      "allowance, 102 without, 103 exempt within its revenue band, 201, 202 and 203 charging the buyers' ICMS by " +
+      "substitution (`st`) with credit allowance, without, and exempt within the band, 300 immune, 400 not taxed, " +
+      "500 charged before by substitution, 900 other. Becomes `ICMSSN101`, `ICMSSN102` (102, 103, 300, 400), " +
+      "`ICMSSN201`, `ICMSSN202` (202, 203), `ICMSSN500` or `ICMSSN900`."
   })),
   rate: Schema.optionalKey(GoodsRate.annotate({
     description: "The ICMS rate (`pICMS`): required with CST 00, 10, 20 and 70; with CST 90 and CSOSN 900 it adds " +

@@ -336,6 +336,34 @@ describe("ICMS charged by substitution (ICMS-ST, modBCST 4: the added-value marg
       "<pMVAST>140.00</pMVAST><vBCST>1200.00</vBCST><pICMSST>17.00</pICMSST><vICMSST>144.00"
     )
   })
+
+  it("with an exempt own operation (CST 30, CSOSN 203) deducts what the request names, or nothing", () => {
+    const exempt = buildNfe(nfeInput({
+      request: {
+        ...interstateSale,
+        items: [item({ origin: 0, cst: "30", st: { margin: "40.00", rate: "18.00" } }, { cst: "50", rate: "10.00" })]
+      }
+    }))
+    expectSchemaValid(exempt.xml)
+    // 1 100.00 × 1.40 = 1 540.00 at 18 %: 277.20, nothing deducted.
+    expect(exempt.xml).toContain(
+      "<ICMS30><orig>0</orig><CST>30</CST><modBCST>4</modBCST><pMVAST>40.00</pMVAST><vBCST>1540.00</vBCST>" +
+        "<pICMSST>18.00</pICMSST><vICMSST>277.20</vICMSST></ICMS30>"
+    )
+    const band = buildNfe(nfeInput({
+      issuer: rsSimplesIssuer,
+      request: {
+        ...simplesSale,
+        items: [{
+          ...item({ origin: 0, csosn: "203", st: { margin: "50.00", rate: "17.00", own_rate: "12.00" } }),
+          unit_amount: 50000
+        }]
+      }
+    }))
+    expectSchemaValid(band.xml)
+    expect(band.xml).toContain("<ICMSSN202><orig>0</orig><CSOSN>203</CSOSN><modBCST>4</modBCST>")
+    expect(band.xml).toContain("<vBCST>750.00</vBCST><pICMSST>17.00</pICMSST><vICMSST>67.50</vICMSST>")
+  })
 })
 
 describe("an NF-e of a Simples Nacional emitter in Rio Grande do Sul (CSOSN)", () => {

@@ -278,6 +278,13 @@ describe("the sale", () => {
     expect(issuesOf(simplesItem({ origin: 0, csosn: "202", st }), rsSimplesIssuer)).toEqual([
       "items.0.icms.st.own_rate"
     ])
+    expect(issuesOf(simplesItem({ origin: 0, csosn: "203", st }), rsSimplesIssuer)).toEqual([
+      "items.0.icms.st.own_rate"
+    ])
+    // An exempt own operation: the deduction is the request's to name, or none.
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "30", st } }))).toEqual([])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "30", st: { ...st, own_rate: "12.00" } } }))).toEqual([])
+    expect(issuesOf(withItem({ icms: { origin: 0, cst: "30", rate: "18.00", st } }))).toEqual(["items.0.icms.rate"])
     expect(issuesOf(simplesItem({ origin: 0, csosn: "201", st: { ...st, own_rate: "12.00" } }), rsSimplesIssuer))
       .toEqual(["items.0.icms.credit_rate"])
     expect(issuesOf(withItem({ icms: { origin: 0, cst: "10", rate: "18.00", st } }, counterSale))).toEqual([

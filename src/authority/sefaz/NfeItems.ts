@@ -109,6 +109,8 @@ const icmsGroup = (item: GoodsItem, figures: ItemFigures): string => {
         return node("ICMS00", origin, cst, ...taxedIcms(item, figures))
       case "10":
         return node("ICMS10", origin, cst, ...taxedIcms(item, figures), ...substitution(item, figures))
+      case "30":
+        return node("ICMS30", origin, cst, ...substitution(item, figures))
       case "70":
         return node("ICMS70", origin, cst, ...taxedIcms(item, figures), ...substitution(item, figures))
       case "20":
@@ -133,6 +135,7 @@ const icmsGroup = (item: GoodsItem, figures: ItemFigures): string => {
     case "201":
       return node("ICMSSN201", origin, csosn, ...substitution(item, figures), ...credit)
     case "202":
+    case "203":
       return node("ICMSSN202", origin, csosn, ...substitution(item, figures))
     case "500":
       return node("ICMSSN500", origin, csosn)
