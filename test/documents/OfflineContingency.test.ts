@@ -19,11 +19,10 @@ import { pdfText } from "../support/DanfseText.js"
 import {
   accepted,
   goodsAppSettings,
-  goodsSimulatorAuthorities,
   goodsTenant,
   issue,
   settled,
-  simulatorAuthorities,
+  simulatorsTimingOutAfter,
   until
 } from "../support/GoodsApp.js"
 import { counterSale, hasXmllint, xmllintNfe } from "../support/NfeXml.js"
@@ -35,6 +34,10 @@ import {
   testConfig,
   testDatabases
 } from "../support/TestApp.js"
+
+// Only a first attempt goes offline, and a timed-out one never does: the simulators' calls get three
+// seconds, so that loading the NF-e schemas on a loaded machine cannot time the first attempt out.
+const simulators = simulatorsTimingOutAfter("3 seconds")
 
 // Retries four seconds apart: long enough to read a note in contingency before its transmission, even
 // on a loaded machine.
@@ -53,7 +56,7 @@ const eventsOf = (documentId: string) =>
 
 for (const database of testDatabases) {
   layer(
-    makeApp(testConfig(paced), databaseLayer(database), simulatorAuthorities, goodsSimulatorAuthorities).pipe(
+    makeApp(testConfig(paced), databaseLayer(database), simulators.services, simulators.goods).pipe(
       Layer.provideMerge(httpServerTest)
     ),
     { timeout: 60_000, excludeTestServices: true }

@@ -30,13 +30,18 @@ export const quickRetries = goodsAppSettings({
 })
 
 // A short call timeout: `simulate:timeout` keeps the caller waiting for all of it.
-const shortTimeout = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: "500 millis" }))
+/** The built-in simulators of both authorities, their calls bounded by `timeout` (a Config duration). */
+export const simulatorsTimingOutAfter = (timeout: string) => {
+  const bounded = ConfigProvider.layer(ConfigProvider.fromUnknown({ TAX_AUTHORITY_TIMEOUT: timeout }))
+  return {
+    services: TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(bounded)),
+    goods: GoodsAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(bounded))
+  }
+}
+const halfSecond = simulatorsTimingOutAfter("500 millis")
 /** The built-in simulators of both authorities, their calls bounded by half a second. */
-export const simulatorAuthorities = TaxAuthoritiesLive.pipe(Layer.provide(AppConfigLive), Layer.provide(shortTimeout))
-export const goodsSimulatorAuthorities = GoodsAuthoritiesLive.pipe(
-  Layer.provide(AppConfigLive),
-  Layer.provide(shortTimeout)
-)
+export const simulatorAuthorities = halfSecond.services
+export const goodsSimulatorAuthorities = halfSecond.goods
 
 export const decode = Schema.decodeUnknownSync(Schema.toCodecJson(AnyDocument))
 
@@ -74,7 +79,7 @@ export const asGoods = (document: AnyDocument): GoodsDocument => {
 /** Polls the document until its status is final. */
 export const settled = (token: string, id: string) =>
   Effect.gen(function*() {
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 800; i++) {
       const response = yield* rawRequest("GET", `/v1/documents/${id}`, { token })
       const document = decode(response.json)
       if (["authorized", "rejected", "failed"].includes(document.status)) return asGoods(document)
@@ -91,7 +96,7 @@ export const until = (
   holds: (document: GoodsDocument) => boolean = () => true
 ) =>
   Effect.gen(function*() {
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 800; i++) {
       const document = asGoods(decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json))
       if (document.status === status && holds(document)) return document
       yield* Effect.sleep(Duration.millis(25))
@@ -103,7 +108,7 @@ export const until = (
 export const authorizedDocument = (token: string, body: unknown) =>
   Effect.gen(function*() {
     const id = accepted(yield* issue(token, body)).id
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 800; i++) {
       const document = decode((yield* rawRequest("GET", `/v1/documents/${id}`, { token })).json)
       if (document.status !== "queued" && document.status !== "submitting") {
         expect(document.status, JSON.stringify([document.rejection, document.last_error])).toBe("authorized")
