@@ -2,7 +2,7 @@
  * The state authorizers' status, asked every `SEFAZ_STATUS_CHECK_INTERVAL`: for each state with a
  * goods emitter, its NF-e and its NFC-e authorizer in each environment, over that emitter's
  * certificate (the authorizers take no call without one; the answer does not depend on whose). The
- * instances share the asking through the database (EmitterRepo's `claim`): each authorizer is asked
+ * instances share the asking through the database (AuthorizerStatusRepo's `claim`): each authorizer is asked
  * once per interval however many instances run, since the authorities refuse a client that asks too
  * often (656, consumo indevido). The answers go to `/readyz` as details and to the
  * `etd.authority.authorizer.in_operation` gauge; an authorizer that is down does not make the
@@ -19,7 +19,7 @@ import { now } from "../domain/Time.js"
 import { runPeriodically } from "../runtime/Periodic.js"
 import { Readiness } from "../runtime/Readiness.js"
 import { authorizerInOperation } from "../telemetry/Metrics.js"
-import { EmitterRepo } from "./EmitterRepo.js"
+import { AuthorizerStatusRepo } from "./AuthorizerStatusRepo.js"
 
 const ENVIRONMENTS: ReadonlyArray<Environment> = ["live", "test"]
 
@@ -65,7 +65,7 @@ const ask = (authority: GoodsAuthority, environment: Environment, probe: Authori
  */
 export const makeAuthorizerSweep = (every: Duration.Duration) =>
   Effect.gen(function*() {
-    const repo = yield* EmitterRepo
+    const repo = yield* AuthorizerStatusRepo
     const authorities = yield* GoodsAuthorities
     const readiness = yield* Readiness
     let reported: ReadonlyArray<AuthorizerStatus> = []
@@ -108,4 +108,4 @@ export const AuthorizerMonitorLive = Layer.effectDiscard(
     const every = config.authorizerStatusCheckInterval
     yield* runPeriodically("authorizer-status-monitor", every, yield* makeAuthorizerSweep(every))
   })
-).pipe(Layer.provide(EmitterRepo.layer))
+).pipe(Layer.provide(AuthorizerStatusRepo.layer))

@@ -50,7 +50,7 @@ export const makeGoodsIssuance = Effect.gen(function*() {
     })
 
   /**
-   * A goods note's submission, as a service note's: any attempt after the first asks the state
+   * A goods note's submission, as a service note's: every attempt after the first asks the state
    * authority about the note's key first and adopts its authorization (never a second note).
    */
   const submit = (job: IssuanceJob, row: StoredGoodsDocument) => {

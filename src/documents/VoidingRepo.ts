@@ -58,7 +58,7 @@ export class VoidingRepo extends Context.Service<VoidingRepo>()("etd/VoidingRepo
         FOR UPDATE`).pipe(Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.lastNumber)))
 
     /**
-     * Documents of the range that hold their number: any but those the authority rejected or that
+     * Documents of the range that hold their number: all but those the authority rejected or that
      * failed; an NFC-e issued offline holds it even rejected (its consumer has the printed note).
      */
     const holdersOf = (ref: SeriesRef, from: number, to: number) =>

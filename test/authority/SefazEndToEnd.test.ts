@@ -17,7 +17,7 @@ import { eventBatch } from "../../src/authority/sefaz/NfeCancellation.js"
 import { makeSefazAuthority } from "../../src/authority/sefaz/SefazAdapter.js"
 import { AppConfig, type AppConfigShape } from "../../src/Config.js"
 import { makeAuthorizerSweep } from "../../src/documents/AuthorizerMonitor.js"
-import { EmitterRepo } from "../../src/documents/EmitterRepo.js"
+import { AuthorizerStatusRepo } from "../../src/documents/AuthorizerStatusRepo.js"
 import type { AuthorizerStatus } from "../../src/domain/AuthorizerStatus.js"
 import { AnyDocument, type GoodsDocument } from "../../src/domain/GoodsDocument.js"
 import type { GoodsInvoiceRequest } from "../../src/domain/GoodsInvoice.js"
@@ -393,7 +393,7 @@ for (const database of testDatabases) {
           const sefaz = yield* Sefaz
           yield* emitter("sefaz-status")
           // Every round of this one asks; an instance's round within the interval asks nothing (below).
-          const sweep = yield* Effect.provide(makeAuthorizerSweep(Duration.zero), EmitterRepo.layer)
+          const sweep = yield* Effect.provide(makeAuthorizerSweep(Duration.zero), AuthorizerStatusRepo.layer)
           const inSaoPaulo = (statuses: ReadonlyArray<AuthorizerStatus>) =>
             statuses.filter((status) => status.state === "SP").map(({ code, environment, status, type }) => ({
               environment,
@@ -432,7 +432,7 @@ for (const database of testDatabases) {
               .toBe("paused")
             // Another instance within the interval: the authorities are not asked again, the answers are shared.
             const asked = sefaz.counts().NfeStatusServico ?? 0
-            const patient = yield* Effect.provide(makeAuthorizerSweep(Duration.hours(1)), EmitterRepo.layer)
+            const patient = yield* Effect.provide(makeAuthorizerSweep(Duration.hours(1)), AuthorizerStatusRepo.layer)
             expect(inSaoPaulo(yield* patient).map((status) => status.status)).toEqual(["paused", "paused"])
             expect(sefaz.counts().NfeStatusServico ?? 0).toBe(asked)
           } finally {

@@ -1,7 +1,7 @@
 /**
  * The correction letter (CC-e, event 110110) of an authorized NF-e: the `evento` (signed over its
  * `infEvento`) with the correction's text and the fixed conditions of use, sent in the same batch
- * (`envEvento`) as any event. It is checked against the official generic envelope of the events
+ * (`envEvento`) as every event is. It is checked against the official generic envelope of the events
  * (schemas/nfe-evento-v1.00/, NT 2026.004: the alphanumeric CNPJ too), whose detail is open; the
  * detail is written as the MOC 7.0 describes it, and the API bounds the text before it is built.
  *

@@ -38,7 +38,7 @@ const statuses = decodeRows(Schema.Struct({
   checkedAt: Schema.Date
 }))
 
-export class EmitterRepo extends Context.Service<EmitterRepo>()("etd/EmitterRepo", {
+export class AuthorizerStatusRepo extends Context.Service<AuthorizerStatusRepo>()("etd/AuthorizerStatusRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
@@ -78,7 +78,7 @@ export class EmitterRepo extends Context.Service<EmitterRepo>()("etd/EmitterRepo
       Effect.map((rows) => rows.map(({ checkedAt, ...row }): AuthorizerStatus => ({ ...row, checked_at: checkedAt })))
     )
 
-    return repository("EmitterRepo", { onePerState, claim, record, answered })
+    return repository("AuthorizerStatusRepo", { onePerState, claim, record, answered })
   })
 }) {
   static readonly layer = Layer.effect(this, this.make)
