@@ -7,6 +7,7 @@
 import {
   BinaryBitmap,
   Code128Reader,
+  DecodeHintType,
   GlobalHistogramBinarizer,
   HybridBinarizer,
   QRCodeReader,
@@ -87,7 +88,14 @@ export const decodeCode128 = (image: GreyImage, box: PageBox, dpi = 300): string
 /** The text of the QR code on a rasterized page (ZXing finds it by its finder patterns). */
 export const decodeQrCode = (image: GreyImage): string => {
   const source = new RGBLuminanceSource(new Uint8ClampedArray(image.pixels), image.width, image.height)
-  return new QRCodeReader().decode(new BinaryBitmap(new HybridBinarizer(source))).getText()
+  // ZXing's thorough search, with its local binarizer and then its global one: a reader of either
+  // kind that finds the symbol is enough, the text it reads still has to be the note's.
+  const hints = new Map([[DecodeHintType.TRY_HARDER, true]])
+  try {
+    return new QRCodeReader().decode(new BinaryBitmap(new HybridBinarizer(source)), hints).getText()
+  } catch {
+    return new QRCodeReader().decode(new BinaryBitmap(new GlobalHistogramBinarizer(source)), hints).getText()
+  }
 }
 
 /**
